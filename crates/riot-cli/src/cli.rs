@@ -1,0 +1,316 @@
+//! The command tree of INTERFACES.md, as clap types.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use riot_protocol::PermissionMode;
+
+/// Riot — a local AI coding agent.
+#[derive(Debug, Parser)]
+#[command(name = "riot", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub shared: SharedOptions,
+
+    /// Prompt to pre-fill in the terminal UI.
+    pub prompt: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one task without a UI; PROMPT or, if absent, stdin.
+    Exec(ExecArgs),
+    /// Agent Client Protocol agent over stdio (for editors).
+    Acp(AcpArgs),
+    /// Kernel over WebSocket plus the web UI (used by the desktop app).
+    Serve(ServeArgs),
+    /// List, show and delete sessions.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// Inspect and run tools through the full pipeline.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// MCP servers of the user configuration and their status.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+    /// Inspect permission decisions.
+    #[command(subcommand)]
+    Permissions(PermissionsCommand),
+    /// Show the effective configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+/// Options shared by `riot`, `exec`, `acp`, `serve`, `tools call` and
+/// `permissions check` (INTERFACES.md). The `RIOT_*` environment variables
+/// are read by the configuration layering, not here, so `riot config show`
+/// can tell a flag from a variable.
+#[derive(Debug, Clone, Args)]
+pub struct SharedOptions {
+    /// Project directory (default: the current directory).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub cwd: Option<PathBuf>,
+
+    /// Wire format of the model endpoint [env: RIOT_PROVIDER].
+    #[arg(long, value_enum, global = true)]
+    pub provider: Option<ProviderKind>,
+
+    /// Endpoint root, e.g. http://127.0.0.1:11434/v1 [env: RIOT_BASE_URL].
+    #[arg(long, value_name = "URL", global = true)]
+    pub base_url: Option<String>,
+
+    /// Model id [env: RIOT_MODEL].
+    #[arg(long, value_name = "NAME", global = true)]
+    pub model: Option<String>,
+
+    /// Name of the environment variable holding the API key.
+    #[arg(long, value_name = "VAR", global = true)]
+    pub api_key_env: Option<String>,
+
+    /// Permission mode: default, accept-edits, plan, auto, bypass, dont-ask
+    /// [env: RIOT_PERMISSION_MODE].
+    #[arg(long, value_name = "MODE", global = true)]
+    pub permission_mode: Option<PermissionMode>,
+
+    /// Extra allow rule for this run (repeatable), e.g. 'Bash(cargo test *)'.
+    #[arg(long = "allow", value_name = "RULE", global = true)]
+    pub allow: Vec<String>,
+
+    /// Extra ask rule for this run (repeatable).
+    #[arg(long = "ask", value_name = "RULE", global = true)]
+    pub ask: Vec<String>,
+
+    /// Extra deny rule for this run (repeatable).
+    #[arg(long = "deny", value_name = "RULE", global = true)]
+    pub deny: Vec<String>,
+
+    /// Stop after N iterations (default 100 for exec).
+    #[arg(long, value_name = "N", global = true)]
+    pub max_turns: Option<u32>,
+
+    /// Trust this project's .riot/ files and .mcp.json (remembered).
+    #[arg(long, global = true)]
+    pub trust_project: bool,
+}
+
+/// The wire formats of INTERFACES.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderKind {
+    Anthropic,
+    Openai,
+    OpenaiResponses,
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// The task; read from stdin when absent.
+    pub prompt: Option<String>,
+
+    /// text (default), json, or stream-json.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+
+    /// Continue the session with this id.
+    #[arg(long, value_name = "ID", conflicts_with = "continue")]
+    pub resume: Option<String>,
+
+    /// Continue the most recent session in this directory.
+    #[arg(long = "continue")]
+    pub r#continue: bool,
+}
+
+/// `riot exec --output-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
+}
+
+#[derive(Debug, Args)]
+pub struct AcpArgs {}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+
+    /// Port (0 = random).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+
+    /// Open a browser.
+    #[arg(long)]
+    pub open: bool,
+
+    /// Serve the built web UI from DIR instead of the embedded copy.
+    #[arg(long, value_name = "DIR")]
+    pub ui_dir: Option<PathBuf>,
+
+    /// Shut down when stdin closes (the desktop shell passes this).
+    #[arg(long)]
+    pub exit_on_stdin_eof: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Sessions, newest first.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A transcript, human-readable or as records.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a session.
+    Delete { id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// Tools in the exact order sent to the model, with schemas.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one tool through the full pipeline.
+    Call {
+        name: String,
+        /// The tool input as JSON.
+        #[arg(long, value_name = "JSON")]
+        input: String,
+        /// Answer permission questions "yes" instead of "no".
+        #[arg(long)]
+        yes: bool,
+        /// Run in this session's file state.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Configured servers and their status.
+    List,
+    /// Add a server to the user configuration.
+    Add {
+        name: String,
+        /// The command (stdio) or URL (streamable HTTP), then its arguments.
+        #[arg(required = true, num_args = 1.., trailing_var_arg = true)]
+        target: Vec<String>,
+    },
+    /// Remove a server from the user configuration.
+    Remove { name: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PermissionsCommand {
+    /// Print the decision for a call as JSON; never executes it.
+    Check {
+        #[arg(long, value_name = "NAME")]
+        tool: String,
+        #[arg(long, value_name = "JSON")]
+        input: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// The effective configuration and where each value came from.
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_tree_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn help_lists_every_interfaces_command() {
+        let help = Cli::command().render_long_help().to_string();
+        for command in [
+            "exec",
+            "acp",
+            "serve",
+            "sessions",
+            "tools",
+            "mcp",
+            "permissions",
+            "config",
+        ] {
+            assert!(
+                help.contains(command),
+                "`riot --help` lacks {command}:\n{help}"
+            );
+        }
+        let mut cmd = Cli::command();
+        let nested: Vec<(&str, Vec<&str>)> = vec![
+            ("sessions", vec!["list", "show", "delete"]),
+            ("tools", vec!["list", "call"]),
+            ("mcp", vec!["list", "add", "remove"]),
+            ("permissions", vec!["check"]),
+            ("config", vec!["show"]),
+        ];
+        for (parent, children) in nested {
+            let sub = cmd.find_subcommand_mut(parent).unwrap();
+            let names: Vec<String> = sub
+                .get_subcommands()
+                .map(|c| c.get_name().to_owned())
+                .collect();
+            for child in children {
+                assert!(names.iter().any(|n| n == child), "{parent} lacks {child}");
+            }
+        }
+    }
+
+    #[test]
+    fn shared_options_parse_after_the_subcommand() {
+        let cli = Cli::try_parse_from([
+            "riot",
+            "exec",
+            "--permission-mode",
+            "accept-edits",
+            "--allow",
+            "Bash(cargo test *)",
+            "--allow",
+            "Read",
+            "--output-format",
+            "stream-json",
+            "fix it",
+        ])
+        .unwrap();
+        assert_eq!(
+            cli.shared.permission_mode,
+            Some(PermissionMode::AcceptEdits)
+        );
+        assert_eq!(cli.shared.allow, vec!["Bash(cargo test *)", "Read"]);
+        let Some(Command::Exec(exec)) = cli.command else {
+            panic!("expected exec");
+        };
+        assert_eq!(exec.output_format, OutputFormat::StreamJson);
+        assert_eq!(exec.prompt.as_deref(), Some("fix it"));
+    }
+
+    #[test]
+    fn unknown_permission_mode_is_a_usage_error() {
+        let err =
+            Cli::try_parse_from(["riot", "exec", "--permission-mode", "yolo", "x"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("accept-edits"), "{err}");
+    }
+}

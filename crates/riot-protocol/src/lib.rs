@@ -1,0 +1,78 @@
+//! # riot-protocol — the contract every Riot crate compiles against
+//!
+//! This crate holds the types that cross crate and process boundaries:
+//! typed ids ([`ids`]), conversation [`message`]s, the session [`event`]
+//! stream, the provider-neutral model interface ([`provider`]), the
+//! [`tool`] trait with its outcomes and context, [`permission`] types,
+//! structured UI payloads ([`ui`]), and the capability traits through which
+//! the deterministic crates touch the world ([`fs`], [`process`], [`clock`],
+//! [`web`], [`devices`]). [`invariants`] holds the checks more than one
+//! crate needs.
+//!
+//! It deliberately contains no behaviour beyond small helpers on its own
+//! types: no agent loop, no HTTP, no file access. It depends on no workspace
+//! crate (ARCHITECTURE §3).
+//!
+//! Wire types derive `JsonSchema`; `cargo run -p riot-protocol --bin
+//! gen-schema` writes `schemas/*.json`, from which the UI's TypeScript types
+//! are generated.
+//!
+//! ```
+//! use riot_protocol::{AgentEvent, TerminalReason};
+//!
+//! let done = AgentEvent::Done { reason: TerminalReason::Completed };
+//! let json = serde_json::to_string(&done).unwrap();
+//! assert_eq!(json, r#"{"type":"done","reason":{"type":"completed"}}"#);
+//! ```
+
+pub mod clock;
+pub mod devices;
+pub mod event;
+pub mod file_state;
+pub mod fs;
+pub mod ids;
+pub mod invariants;
+pub mod message;
+pub mod permission;
+pub mod process;
+pub mod provider;
+pub mod schema;
+pub mod tool;
+pub mod ui;
+pub mod web;
+
+pub use clock::{Clock, ClockExt, Elapsed, FixedClock};
+pub use devices::{Browser, NoBrowser, NoTerminal, NoVision, Terminal, Unavailable, Vision};
+pub use event::{
+    AbortSource, AgentError, AgentEvent, CompactionStrategy, ErrorKind, StreamDelta,
+    TerminalReason, Transition, Usage,
+};
+pub use file_state::{FileState, FileStateStore, FileView};
+pub use fs::{DirEntry, FileKind, FileMeta, FileSystem};
+pub use ids::{AgentId, IdGen, IdKind, MessageId, RequestId, SequentialIds, SessionId, ToolUseId};
+pub use message::{
+    AssistantBlock, AssistantMessage, ImageSource, Message, MessageOrigin, StopReason, SystemLevel,
+    SystemMessage, ToolResultContent, ToolResultUi, UserBlock, UserMessage,
+};
+pub use permission::{
+    DecisionReason, PermissionAnswer, PermissionMode, PermissionOutcome, PermissionRequestDetail,
+    PermissionResult, PermissionRule, RuleBehavior, RulePattern, RuleSource,
+};
+pub use process::{
+    BackgroundOutput, CaptureLimit, CapturedOutput, ProcessError, ProcessOutput, ProcessRunner,
+    ProcessSpec,
+};
+pub use provider::{
+    CacheHints, CachingStyle, ModelCapabilities, ModelRequest, Provider, ProviderError,
+    ProviderErrorKind, ProviderEvent, ProviderStream, ReasoningReplay, SystemPrompt,
+    ThinkingConfig, ToolSpec,
+};
+pub use tool::{
+    DynTool, InterruptBehavior, PathAccess, PermissionTarget, PreparedCall, PromptContext,
+    ResultBudget, Tool, ToolContext, ToolEnv, ToolOutcome, ValidationError,
+};
+pub use ui::{
+    DiffHunk, DiffLine, DiffLineKind, OutputStream, ProgressPayload, SearchMatch, Todo, TodoStatus,
+    UiPayload,
+};
+pub use web::{NoWeb, Web};

@@ -1,0 +1,277 @@
+//! Conversation messages and their content blocks.
+//!
+//! The canonical shape follows Anthropic's content blocks (ARCHITECTURE §4);
+//! every other wire format is an adapter in `riot-providers`. `System`
+//! messages are notes for people (warnings, notices) and never reach a
+//! provider request (INV-7, checked by [`crate::invariants`]).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ids::{MessageId, ToolUseId};
+use crate::ui::UiPayload;
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    System(SystemMessage),
+}
+
+impl Message {
+    /// The message's id, whatever its role.
+    pub fn id(&self) -> &MessageId {
+        match self {
+            Message::User(m) => &m.id,
+            Message::Assistant(m) => &m.id,
+            Message::System(m) => &m.id,
+        }
+    }
+
+    /// A user message holding one text block typed by the person.
+    pub fn user_text(id: MessageId, text: impl Into<String>) -> Self {
+        Message::User(UserMessage {
+            id,
+            content: vec![UserBlock::Text { text: text.into() }],
+            origin: MessageOrigin::Person,
+        })
+    }
+
+    /// The assistant message, if this is one.
+    pub fn as_assistant(&self) -> Option<&AssistantMessage> {
+        match self {
+            Message::Assistant(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The user message, if this is one.
+    pub fn as_user(&self) -> Option<&UserMessage> {
+        match self {
+            Message::User(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+/// Where a user-role message came from. Providers send them all the same;
+/// faces show them differently and compaction keeps person-typed ones verbatim.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageOrigin {
+    /// Typed by the person (a prompt or a queued message).
+    #[default]
+    Person,
+    /// Tool results for the preceding assistant message.
+    ToolResults,
+    /// Riot asking the model to continue after an output-token limit.
+    Continuation,
+    /// Context Riot appended (memory files, changed files, a new day).
+    Context,
+    /// A compaction summary standing in for earlier history.
+    Summary,
+    /// Text produced by a hook (a Stop hook's reason, extra context).
+    Hook,
+}
+
+impl MessageOrigin {
+    fn is_person(&self) -> bool {
+        *self == MessageOrigin::Person
+    }
+}
+
+/// A user-role message: the person's text, tool results, attachments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UserMessage {
+    pub id: MessageId,
+    pub content: Vec<UserBlock>,
+    #[serde(default, skip_serializing_if = "MessageOrigin::is_person")]
+    pub origin: MessageOrigin,
+}
+
+impl UserMessage {
+    /// The tool results this message carries, in order.
+    pub fn tool_results(&self) -> impl Iterator<Item = (&ToolUseId, bool)> {
+        self.content.iter().filter_map(|b| match b {
+            UserBlock::ToolResult {
+                tool_use_id,
+                is_error,
+                ..
+            } => Some((tool_use_id, *is_error)),
+            _ => None,
+        })
+    }
+}
+
+/// A model reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AssistantMessage {
+    pub id: MessageId,
+    pub content: Vec<AssistantBlock>,
+    /// The model that produced this reply.
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<StopReason>,
+    /// The person stopped the reply while it streamed; what arrived is kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+}
+
+impl AssistantMessage {
+    /// The concatenated text blocks.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let AssistantBlock::Text { text } = block {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The tool calls of this reply, in order.
+    pub fn tool_uses(&self) -> impl Iterator<Item = ToolUseRef<'_>> {
+        self.content.iter().filter_map(|b| match b {
+            AssistantBlock::ToolUse { id, name, input } => Some(ToolUseRef { id, name, input }),
+            _ => None,
+        })
+    }
+
+    /// Whether the loop goes round again: decided only by the presence of
+    /// `tool_use` blocks, never by `stop_reason` (ARCHITECTURE §5.5).
+    pub fn has_tool_use(&self) -> bool {
+        self.tool_uses().next().is_some()
+    }
+}
+
+/// A borrowed view of one `tool_use` block.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolUseRef<'a> {
+    pub id: &'a ToolUseId,
+    pub name: &'a str,
+    pub input: &'a Value,
+}
+
+/// A note for people; never sent to a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SystemMessage {
+    pub id: MessageId,
+    pub text: String,
+    pub level: SystemLevel,
+}
+
+/// How prominently a face shows a [`SystemMessage`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemLevel {
+    Info,
+    Warning,
+    Error,
+}
+
+/// Why the model stopped producing output, as the provider reported it.
+/// Informational only: the loop never decides on it (ARCHITECTURE §5.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    EndTurn,
+    ToolUse,
+    MaxTokens,
+    StopSequence,
+    Refusal,
+    PauseTurn,
+    /// A reason this version of Riot does not know.
+    #[serde(other)]
+    Other,
+}
+
+/// A content block of a user-role message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UserBlock {
+    Text {
+        text: String,
+    },
+    Image {
+        source: ImageSource,
+    },
+    ToolResult {
+        tool_use_id: ToolUseId,
+        content: Vec<ToolResultContent>,
+        is_error: bool,
+        /// For faces and the transcript only; no provider request contains it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ui: Option<ToolResultUi>,
+    },
+    /// Text Riot attaches for the model (a memory file, a mentioned file).
+    Attachment {
+        title: String,
+        text: String,
+    },
+}
+
+/// A content block of an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AssistantBlock {
+    Text {
+        text: String,
+    },
+    /// Visible reasoning. The signature (Anthropic) or encrypted content
+    /// (OpenAI Responses) is bound to `model` and is dropped on a switch.
+    Thinking {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+        model: String,
+        /// The provider's own id for this reasoning item, when it has one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        item_id: Option<String>,
+    },
+    RedactedThinking {
+        data: String,
+        model: String,
+    },
+    ToolUse {
+        id: ToolUseId,
+        name: String,
+        input: Value,
+    },
+}
+
+/// Content of a tool result as the model reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolResultContent {
+    Text { text: String },
+    Image { source: ImageSource },
+}
+
+impl ToolResultContent {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolResultContent::Text { text: text.into() }
+    }
+}
+
+/// Inline image data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ImageSource {
+    /// e.g. `image/png`.
+    pub media_type: String,
+    /// Base64 (standard alphabet, padded).
+    pub data: String,
+}
+
+/// What faces need to redraw a finished tool call when a session is
+/// reloaded; kept in the transcript, stripped from every provider request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolResultUi {
+    pub describe: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<UiPayload>,
+    pub duration_ms: u64,
+}

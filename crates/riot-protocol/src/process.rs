@@ -1,0 +1,130 @@
+//! Process capability (ARCHITECTURE §3, §6.6): tools run subprocesses only
+//! through a [`ProcessRunner`]. The real runner in `riot-runtime` puts every
+//! child in its own process group and kills the group on timeout, cancel and
+//! shutdown.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::ui::OutputStream;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    /// Variables set on top of the inherited environment.
+    pub env_set: Vec<(String, String)>,
+    /// Variables removed from the inherited environment (model keys).
+    pub env_remove: Vec<String>,
+    /// Kill the process group after this long; `None` waits forever.
+    pub timeout_ms: Option<u64>,
+    /// How much output is kept per stream.
+    pub capture: CaptureLimit,
+}
+
+/// Output kept per stream: the first `head_bytes` and the last
+/// `tail_bytes`; what lies between is counted, not stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaptureLimit {
+    pub head_bytes: usize,
+    pub tail_bytes: usize,
+}
+
+impl Default for CaptureLimit {
+    fn default() -> Self {
+        Self {
+            head_bytes: 64 * 1024,
+            tail_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// One stream's captured output (decoded lossily: process output is shown,
+/// never written back to a file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CapturedOutput {
+    pub head: String,
+    pub tail: String,
+    /// Bytes the process wrote in total.
+    pub total_bytes: u64,
+    /// Bytes between head and tail that were not kept.
+    pub omitted_bytes: u64,
+}
+
+impl CapturedOutput {
+    /// Whether anything was cut.
+    pub fn truncated(&self) -> bool {
+        self.omitted_bytes > 0
+    }
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessOutput {
+    /// Exit code, `None` when killed by a signal.
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stdout: CapturedOutput,
+    pub stderr: CapturedOutput,
+    pub timed_out: bool,
+    pub cancelled: bool,
+}
+
+/// Receives output as it arrives (for `Progress` events).
+pub type OutputCallback = Arc<dyn Fn(OutputStream, &[u8]) + Send + Sync>;
+
+/// A process could not be started or supervised.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("could not start `{program}`: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no background job `{0}`")]
+    UnknownJob(String),
+    #[error("running processes is not available here")]
+    Unavailable,
+    #[error("process supervision failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// New output of a background job since the last read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BackgroundOutput {
+    pub stdout: String,
+    pub stderr: String,
+    /// `None` while running.
+    pub exit_code: Option<i32>,
+    pub running: bool,
+    /// Output dropped because it was not read in time.
+    pub dropped_bytes: u64,
+}
+
+/// Runs subprocesses.
+#[async_trait]
+pub trait ProcessRunner: Send + Sync + std::fmt::Debug {
+    /// Runs to completion, timeout or cancellation (which kill the process
+    /// group and still return the output so far).
+    async fn run(
+        &self,
+        spec: ProcessSpec,
+        cancel: CancellationToken,
+        on_output: Option<OutputCallback>,
+    ) -> Result<ProcessOutput, ProcessError>;
+
+    /// Starts a background job and returns its id.
+    async fn spawn_background(&self, spec: ProcessSpec) -> Result<String, ProcessError>;
+
+    /// New output of a background job.
+    async fn read_background(&self, id: &str) -> Result<BackgroundOutput, ProcessError>;
+
+    /// Kills a background job's process group.
+    async fn kill_background(&self, id: &str) -> Result<(), ProcessError>;
+}

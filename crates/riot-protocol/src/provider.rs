@@ -1,0 +1,325 @@
+//! The provider-neutral model interface (ARCHITECTURE §11).
+//!
+//! `riot-core` builds one [`ModelRequest`] per model call; each provider in
+//! `riot-providers` turns it into its wire JSON and turns the reply bytes
+//! into [`ProviderEvent`]s. Errors are classified once, here, so the loop's
+//! recovery decisions and the transport's retries agree.
+
+use std::fmt;
+
+use futures::stream::BoxStream;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{ErrorKind, StreamDelta, Usage};
+use crate::message::{AssistantBlock, Message, StopReason};
+
+/// One model call, independent of the wire format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelRequest {
+    pub model: String,
+    pub system: SystemPrompt,
+    /// Conversation history; never contains `Message::System` (INV-7).
+    pub messages: Vec<Message>,
+    /// Tools in the exact order sent to the model.
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<ThinkingConfig>,
+    pub cache: CacheHints,
+    /// Stream the reply (false only for the watchdog's fallback).
+    pub stream: bool,
+}
+
+/// The system prompt split for caching: the stable section is byte-identical
+/// across sessions of a version; the session section is snapshotted when a
+/// session starts (date, git summary, memory files) and reused byte for byte.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SystemPrompt {
+    pub stable: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub session: String,
+}
+
+impl SystemPrompt {
+    /// A prompt with only a stable section (the default constructor).
+    pub fn stable(text: impl Into<String>) -> Self {
+        Self {
+            stable: text.into(),
+            session: String::new(),
+        }
+    }
+}
+
+/// A tool as declared to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// Extended thinking / reasoning settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ThinkingConfig {
+    pub budget_tokens: u32,
+}
+
+/// Prompt-caching hints every provider maps to its own mechanism.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CacheHints {
+    /// Stable per-session key (OpenAI `prompt_cache_key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_key: Option<String>,
+    /// Put the one message-level breakpoint on the last message (Anthropic).
+    pub message_breakpoint: bool,
+    /// Request the long (1 h) cache lifetime where supported.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub long_ttl: bool,
+}
+
+/// One event of a streamed reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderEvent {
+    /// The server accepted the request; the model that answers.
+    Started { model: String },
+    /// A fragment for live display.
+    Delta(StreamDelta),
+    /// A finished content block, in reply order.
+    Block(AssistantBlock),
+    /// Usage so far (cumulative for this request).
+    Usage(Usage),
+    /// The reply ended normally.
+    Stop { reason: StopReason },
+    /// The transport will retry after a transient failure (before any
+    /// content arrived).
+    Retrying {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+}
+
+/// A streamed reply: events, then at most one error which ends the stream.
+pub type ProviderStream = BoxStream<'static, Result<ProviderEvent, ProviderError>>;
+
+/// A model endpoint.
+pub trait Provider: Send + Sync + fmt::Debug {
+    /// Sends the request and streams the reply. The stream ends after
+    /// `Stop` or after one `Err`; cancelling the token ends it promptly.
+    fn stream(&self, request: ModelRequest, cancel: CancellationToken) -> ProviderStream;
+
+    /// What the given model supports.
+    fn capabilities(&self, model: &str) -> ModelCapabilities;
+}
+
+/// Per-model facts from the model table (overridable in settings).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelCapabilities {
+    pub context_window: u64,
+    pub max_output_tokens: u32,
+    pub vision: bool,
+    pub thinking: bool,
+    pub parallel_tools: bool,
+    pub caching: CachingStyle,
+    pub reasoning_replay: ReasoningReplay,
+}
+
+impl Default for ModelCapabilities {
+    /// Unknown models: a 128k window and 8k output (INTERFACES: `models`).
+    fn default() -> Self {
+        Self {
+            context_window: 128_000,
+            max_output_tokens: 8_192,
+            vision: false,
+            thinking: false,
+            parallel_tools: true,
+            caching: CachingStyle::None,
+            reasoning_replay: ReasoningReplay::None,
+        }
+    }
+}
+
+/// How a provider caches prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CachingStyle {
+    /// No caching, or caching Riot cannot influence.
+    None,
+    /// Explicit `cache_control` breakpoints (Anthropic).
+    Breakpoints,
+    /// Automatic prefix caching keyed by `prompt_cache_key` (OpenAI).
+    Automatic,
+}
+
+/// Which assistant reasoning goes back to the server in later requests
+/// (ARCHITECTURE §11: a per-model policy, not a constant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningReplay {
+    /// Never (OpenAI's own endpoint rejects unknown fields).
+    None,
+    /// Only on assistant messages that made tool calls (DeepSeek, Kimi).
+    ToolTurns,
+    /// On every assistant message.
+    All,
+}
+
+/// A classified provider failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    pub kind: ProviderErrorKind,
+    /// The server's own message when it sent one, else a description.
+    pub message: String,
+    #[source]
+    pub detail: Option<ErrorDetail>,
+    /// HTTP status, when there was a response.
+    pub status: Option<u16>,
+    /// Server-requested delay (`Retry-After`), in milliseconds.
+    pub retry_after_ms: Option<u64>,
+}
+
+/// Extra context of an error (kept out of `Display`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ErrorDetail(pub String);
+
+/// The classes of ARCHITECTURE §11 "Error classification".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderErrorKind {
+    /// 400 "prompt is too long", 413, `context_length_exceeded`.
+    ContextOverflow,
+    /// The reply hit the output-token limit (`finish_reason: "length"`).
+    OutputLimit,
+    /// An image or document is too large.
+    MediaTooLarge,
+    /// 401 / 403.
+    Auth,
+    /// 429.
+    RateLimit,
+    /// 429 `insufficient_quota`: retrying cannot help.
+    QuotaExhausted,
+    /// 402 (e.g. DeepSeek's balance).
+    Payment,
+    /// 529 / 503.
+    Overloaded,
+    /// Other 5xx.
+    Server,
+    /// 400 and other 4xx: the server's message is kept, never retried.
+    InvalidRequest,
+    /// Connection refused, reset, DNS, TLS.
+    Network,
+    /// The stream ended before its final event.
+    StreamCut,
+    /// No event within the idle watchdog's window.
+    Stalled,
+    /// The request was cancelled by the caller.
+    Cancelled,
+    /// The reply could not be decoded.
+    Malformed,
+}
+
+impl ProviderError {
+    /// An error of the given kind with a message.
+    pub fn new(kind: ProviderErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            detail: None,
+            status: None,
+            retry_after_ms: None,
+        }
+    }
+
+    /// Attaches the HTTP status.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// Whether the transport may retry the same request (before the first
+    /// event of a stream only). Auth errors retry exactly once; that count is
+    /// the transport's business.
+    pub fn is_retryable(&self) -> bool {
+        match self.kind {
+            ProviderErrorKind::RateLimit
+            | ProviderErrorKind::Overloaded
+            | ProviderErrorKind::Server
+            | ProviderErrorKind::Network
+            | ProviderErrorKind::Stalled
+            | ProviderErrorKind::StreamCut
+            | ProviderErrorKind::Auth => true,
+            ProviderErrorKind::ContextOverflow
+            | ProviderErrorKind::OutputLimit
+            | ProviderErrorKind::MediaTooLarge
+            | ProviderErrorKind::QuotaExhausted
+            | ProviderErrorKind::Payment
+            | ProviderErrorKind::InvalidRequest
+            | ProviderErrorKind::Cancelled
+            | ProviderErrorKind::Malformed => false,
+        }
+    }
+
+    /// Whether the agent loop withholds this error and tries to recover
+    /// (compact, raise the limit, shrink media) instead of surfacing it.
+    pub fn is_recoverable_by_loop(&self) -> bool {
+        matches!(
+            self.kind,
+            ProviderErrorKind::ContextOverflow
+                | ProviderErrorKind::OutputLimit
+                | ProviderErrorKind::MediaTooLarge
+        )
+    }
+
+    /// The turn-ending error class for faces.
+    pub fn error_kind(&self) -> ErrorKind {
+        match self.kind {
+            ProviderErrorKind::ContextOverflow | ProviderErrorKind::MediaTooLarge => {
+                ErrorKind::ContextOverflow
+            }
+            ProviderErrorKind::OutputLimit => ErrorKind::OutputLimit,
+            ProviderErrorKind::Auth => ErrorKind::Auth,
+            ProviderErrorKind::RateLimit => ErrorKind::RateLimit,
+            ProviderErrorKind::QuotaExhausted | ProviderErrorKind::Payment => ErrorKind::Payment,
+            ProviderErrorKind::Overloaded => ErrorKind::Overloaded,
+            ProviderErrorKind::InvalidRequest | ProviderErrorKind::Malformed => {
+                ErrorKind::InvalidRequest
+            }
+            ProviderErrorKind::Server
+            | ProviderErrorKind::Network
+            | ProviderErrorKind::StreamCut
+            | ProviderErrorKind::Stalled => ErrorKind::Network,
+            ProviderErrorKind::Cancelled => ErrorKind::Other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quota_and_payment_are_not_retryable_but_rate_limits_are() {
+        let err = |kind| ProviderError::new(kind, "x");
+        assert!(err(ProviderErrorKind::RateLimit).is_retryable());
+        assert!(err(ProviderErrorKind::Overloaded).is_retryable());
+        assert!(!err(ProviderErrorKind::QuotaExhausted).is_retryable());
+        assert!(!err(ProviderErrorKind::Payment).is_retryable());
+        assert!(!err(ProviderErrorKind::InvalidRequest).is_retryable());
+        assert!(!err(ProviderErrorKind::ContextOverflow).is_retryable());
+    }
+
+    #[test]
+    fn only_overflow_output_limit_and_media_are_withheld() {
+        let err = |kind| ProviderError::new(kind, "x");
+        assert!(err(ProviderErrorKind::ContextOverflow).is_recoverable_by_loop());
+        assert!(err(ProviderErrorKind::OutputLimit).is_recoverable_by_loop());
+        assert!(err(ProviderErrorKind::MediaTooLarge).is_recoverable_by_loop());
+        assert!(!err(ProviderErrorKind::RateLimit).is_recoverable_by_loop());
+        assert!(!err(ProviderErrorKind::Auth).is_recoverable_by_loop());
+    }
+}

@@ -1,0 +1,144 @@
+//! Structured tool payloads for people (ARCHITECTURE §6.2).
+//!
+//! A tool returns two independent channels: `model_content` for the model and
+//! a [`UiPayload`] that each face renders its own way (a diff view, a
+//! terminal pane, a todo list). Neither is a fallback for the other.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What a tool shows people about a finished call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UiPayload {
+    /// Lines of a file were shown to the model.
+    FileRead {
+        path: String,
+        /// First line shown, 1-based.
+        start_line: u64,
+        /// Number of lines shown.
+        lines: u64,
+        /// Lines in the whole file.
+        total_lines: u64,
+        truncated: bool,
+    },
+    /// An image file was read.
+    ImageRead {
+        path: String,
+        media_type: String,
+        bytes: u64,
+    },
+    /// A file was created or changed.
+    FileDiff {
+        path: String,
+        /// The file did not exist before.
+        created: bool,
+        hunks: Vec<DiffHunk>,
+    },
+    /// A shell command ran (or was started in the background).
+    Command {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        stdout: String,
+        stderr: String,
+        truncated: bool,
+        timed_out: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        background_id: Option<String>,
+    },
+    /// File paths found by a pattern.
+    FileList {
+        pattern: String,
+        paths: Vec<String>,
+        /// Matches before the cap.
+        total: u64,
+        truncated: bool,
+    },
+    /// Matches of a content search.
+    SearchResults {
+        pattern: String,
+        matches: Vec<SearchMatch>,
+        total: u64,
+        truncated: bool,
+    },
+    /// The session's todo list after a TodoWrite.
+    Todos { todos: Vec<Todo> },
+    /// Plain text, for tools without a richer shape (MCP tools).
+    Text { text: String },
+}
+
+/// One hunk of a unified diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DiffHunk {
+    pub old_start: u64,
+    pub old_lines: u64,
+    pub new_start: u64,
+    pub new_lines: u64,
+    pub lines: Vec<DiffLine>,
+}
+
+/// One line of a diff hunk, without its line terminator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DiffLine {
+    pub kind: DiffLineKind,
+    pub text: String,
+}
+
+/// Whether a diff line is kept, added or removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffLineKind {
+    Context,
+    Added,
+    Removed,
+}
+
+/// A search hit: a file, or a line in a file (`content` mode), or a count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SearchMatch {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+}
+
+/// One entry of the todo list (INTERFACES: TodoWrite).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Todo {
+    pub content: String,
+    pub status: TodoStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_form: Option<String>,
+}
+
+/// Progress of a todo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// Live progress of a running tool, forwarded as `AgentEvent::Progress`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ProgressPayload {
+    /// New output of a running command.
+    Output { stream: OutputStream, text: String },
+    /// A short status line ("searched 1200 files").
+    Status { text: String },
+}
+
+/// Which pipe output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+}
