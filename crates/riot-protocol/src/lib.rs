@@ -3,7 +3,9 @@
 //! This crate holds the types that cross crate and process boundaries:
 //! typed ids ([`ids`]), conversation [`message`]s, the session [`event`]
 //! stream, the provider-neutral model interface ([`provider`]), the
-//! [`tool`] trait with its outcomes and context, [`permission`] types,
+//! [`tool`] trait with its outcomes and context, [`permission`] types, the
+//! [`runner`] seams between loop, scheduler, permission chain and person,
+//! the [`cancel`]lation tree,
 //! structured UI payloads ([`ui`]), and the capability traits through which
 //! the deterministic crates touch the world ([`fs`], [`process`], [`clock`],
 //! [`web`], [`devices`]). [`invariants`] holds the checks more than one
@@ -25,6 +27,7 @@
 //! assert_eq!(json, r#"{"type":"done","reason":{"type":"completed"}}"#);
 //! ```
 
+pub mod cancel;
 pub mod clock;
 pub mod devices;
 pub mod event;
@@ -36,11 +39,13 @@ pub mod message;
 pub mod permission;
 pub mod process;
 pub mod provider;
+pub mod runner;
 pub mod schema;
 pub mod tool;
 pub mod ui;
 pub mod web;
 
+pub use cancel::{CancelReason, CancelScope};
 pub use clock::{Clock, ClockExt, Elapsed, FixedClock};
 pub use devices::{Browser, NoBrowser, NoTerminal, NoVision, Terminal, Unavailable, Vision};
 pub use event::{
@@ -66,6 +71,10 @@ pub use provider::{
     CacheHints, CachingStyle, ModelCapabilities, ModelRequest, Provider, ProviderError,
     ProviderErrorKind, ProviderEvent, ProviderStream, ReasoningReplay, SystemPrompt,
     ThinkingConfig, ToolSpec,
+};
+pub use runner::{
+    ExecuteOptions, PermissionGate, PermissionPolicy, PermissionQuery, ToolCall, ToolCallResult,
+    ToolRunEvent, ToolRunner,
 };
 pub use tool::{
     DynTool, InterruptBehavior, PathAccess, PermissionTarget, PreparedCall, PromptContext,

@@ -1,0 +1,109 @@
+//! The seam between the agent loop (`riot-core`) and tool execution
+//! (`riot-tools`' scheduler), and between the scheduler and the permission
+//! chain (`riot-permissions`) and the person (a face). Traits here keep the
+//! crates independent: the kernel wires the implementations together.
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use serde_json::Value;
+
+use crate::cancel::CancelScope;
+use crate::event::AgentEvent;
+use crate::ids::{RequestId, ToolUseId};
+use crate::message::{Message, ToolResultContent, ToolResultUi};
+use crate::permission::{
+    PermissionMode, PermissionOutcome, PermissionRequestDetail, PermissionResult, PermissionRule,
+};
+use crate::provider::ToolSpec;
+use crate::tool::PermissionTarget;
+
+/// One `tool_use` block to execute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: ToolUseId,
+    pub name: String,
+    pub input: Value,
+}
+
+/// The result for one call; the loop wraps these, in call order, into one
+/// user message of `tool_result` blocks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallResult {
+    pub tool_use_id: ToolUseId,
+    pub content: Vec<ToolResultContent>,
+    pub is_error: bool,
+    pub ui: Option<ToolResultUi>,
+    /// Messages the tool asked to append after the results.
+    pub side_messages: Vec<Message>,
+}
+
+/// What executing a batch of calls produces: events to forward as they
+/// happen, and exactly one result per call, in call order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolRunEvent {
+    Event(AgentEvent),
+    Result(ToolCallResult),
+}
+
+/// Per-execution settings the loop hands the scheduler.
+#[derive(Debug, Clone)]
+pub struct ExecuteOptions {
+    /// The user request's scope; the scheduler makes batch and tool children.
+    pub cancel: CancelScope,
+    pub mode: PermissionMode,
+}
+
+/// Executes tool calls (implemented by `riot-tools`' scheduler).
+pub trait ToolRunner: Send + Sync + std::fmt::Debug {
+    /// Tools in the exact order sent to the model.
+    fn specs(&self) -> Vec<ToolSpec>;
+
+    /// Runs the calls of one assistant message. The stream yields exactly one
+    /// `Result` per call, in call order, on every path (unknown tool, panic,
+    /// cascade, cancellation), then ends.
+    fn execute(
+        &self,
+        calls: Vec<ToolCall>,
+        options: ExecuteOptions,
+    ) -> BoxStream<'static, ToolRunEvent>;
+}
+
+/// What the permission chain needs to know about one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionQuery {
+    pub tool_name: String,
+    pub input: Value,
+    pub is_read_only: bool,
+    pub target: PermissionTarget,
+    /// The tool's own `check_permissions` verdict (often `Passthrough`).
+    pub tool_verdict: PermissionResult,
+    pub classifier_input: Option<String>,
+    pub mode: PermissionMode,
+}
+
+/// The decision chain (implemented by `riot-permissions`).
+#[async_trait]
+pub trait PermissionPolicy: Send + Sync + std::fmt::Debug {
+    /// Allow, Ask or Deny — never `Passthrough`.
+    async fn decide(&self, query: &PermissionQuery) -> PermissionResult;
+
+    /// Remembers a rule the person chose with "always" (session source), so
+    /// the same question is not asked again.
+    fn remember(&self, rule: PermissionRule);
+}
+
+/// Asks the person (implemented by each face; `riot exec` answers nobody).
+#[async_trait]
+pub trait PermissionGate: Send + Sync + std::fmt::Debug {
+    /// Whether anyone can answer at all. When false, an Ask is a Deny
+    /// without a question (ARCHITECTURE §9.2).
+    fn can_answer(&self) -> bool;
+
+    /// Asks and waits for the answer. The caller enforces the timeout and
+    /// cancellation (both become denials) and emits `PermissionResolved`.
+    async fn ask(
+        &self,
+        request_id: RequestId,
+        detail: PermissionRequestDetail,
+    ) -> PermissionOutcome;
+}
