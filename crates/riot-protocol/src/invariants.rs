@@ -134,6 +134,23 @@ fn check_pairing(messages: &[Message], open_tail: bool) -> Result<(), Violation>
     }
 }
 
+/// INV-3: a parallel batch holds only concurrency-safe calls (a batch of
+/// one may hold anything). `safe[i]` is call i's `is_concurrency_safe`.
+pub fn check_parallel_batch(safe: &[bool]) -> Result<(), Violation> {
+    if safe.len() > 1
+        && let Some(i) = safe.iter().position(|s| !s)
+    {
+        return violation(
+            "INV-3",
+            format!(
+                "call {i} of a parallel batch of {} is not concurrency-safe",
+                safe.len()
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// INV-7: no `System` message reaches a provider.
 pub fn check_no_system_messages(messages: &[Message]) -> Result<(), Violation> {
     match messages

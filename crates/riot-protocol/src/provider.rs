@@ -94,10 +94,12 @@ pub enum ProviderEvent {
     /// The reply ended normally.
     Stop { reason: StopReason },
     /// The transport will retry after a transient failure (before any
-    /// content arrived).
+    /// content arrived). `kind` lets the loop count overload streaks
+    /// (three in a row switch to the fallback model).
     Retrying {
         attempt: u32,
         delay_ms: u64,
+        kind: ProviderErrorKind,
         reason: String,
     },
 }

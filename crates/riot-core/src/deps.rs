@@ -1,0 +1,162 @@
+//! What the loop is given (ARCHITECTURE §1.5: everything non-deterministic
+//! is injected). The kernel wires real implementations; tests wire the
+//! scripted doubles of [`crate::testing`].
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use riot_protocol::{
+    Clock, CompactionStrategy, IdGen, Message, MessageId, ModelCapabilities, Provider, ToolRunner,
+    Usage,
+};
+
+/// The loop's collaborators.
+#[derive(Debug, Clone)]
+pub struct AgentDeps {
+    pub provider: Arc<dyn Provider>,
+    /// The scheduler; it owns the permission chain and the gate.
+    pub tools: Arc<dyn ToolRunner>,
+    pub compactor: Arc<dyn Compactor>,
+    pub transcript: Arc<dyn TranscriptSink>,
+    pub hooks: Arc<dyn StopHooks>,
+    pub queue: Arc<dyn MessageQueue>,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn IdGen>,
+}
+
+/// Why context is being compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactTrigger {
+    /// Before a request, because the estimate passed the threshold.
+    Proactive,
+    /// After the provider said the context overflowed.
+    Reactive,
+}
+
+/// What the compactor needs besides the history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactRequest {
+    pub trigger: CompactTrigger,
+    pub model: String,
+    pub capabilities: ModelCapabilities,
+    /// Usage of the last request, the anchor of the token estimate.
+    pub last_usage: Option<Usage>,
+    /// Unix ms of the last model request (the cache-cold rule).
+    pub now_ms: u64,
+}
+
+/// A compacted history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compaction {
+    /// Replaces the whole history. Must keep tool pairing (INV-1, checked
+    /// by the loop right after).
+    pub messages: Vec<Message>,
+    pub before_tokens: u64,
+    pub after_tokens: u64,
+    pub strategy: CompactionStrategy,
+}
+
+/// Compaction failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("compaction failed: {0}")]
+pub struct CompactError(pub String);
+
+/// Reduces context (ARCHITECTURE §10). The loop asks before every request
+/// (proactive: `Ok(None)` when nothing needs doing) and after an overflow
+/// (reactive: must reduce or fail).
+#[async_trait]
+pub trait Compactor: Send + Sync + std::fmt::Debug {
+    async fn compact(
+        &self,
+        messages: &[Message],
+        request: &CompactRequest,
+    ) -> Result<Option<Compaction>, CompactError>;
+}
+
+/// A compactor that never compacts: proactive checks pass, reactive ones
+/// fail (so an overflow surfaces instead of looping).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoCompaction;
+
+#[async_trait]
+impl Compactor for NoCompaction {
+    async fn compact(
+        &self,
+        _messages: &[Message],
+        request: &CompactRequest,
+    ) -> Result<Option<Compaction>, CompactError> {
+        match request.trigger {
+            CompactTrigger::Proactive => Ok(None),
+            CompactTrigger::Reactive => Err(CompactError("compaction is not configured".into())),
+        }
+    }
+}
+
+/// Where the loop records what must survive a crash (ARCHITECTURE §12).
+/// Implementations append to the transcript and flush at each call.
+pub trait TranscriptSink: Send + Sync + std::fmt::Debug {
+    /// A finished message was appended to the history.
+    fn message(&self, message: &Message);
+    /// The prompt was withdrawn; resume must not bring it back.
+    fn withdrawn(&self, message_id: &MessageId);
+    /// The history was replaced by a compacted one.
+    fn compacted(&self, messages: &[Message], strategy: CompactionStrategy);
+    /// The model changed (fallback).
+    fn model_changed(&self, model: &str);
+}
+
+/// A sink that keeps nothing (one-off runs, tests that do not look).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoTranscript;
+
+impl TranscriptSink for NoTranscript {
+    fn message(&self, _message: &Message) {}
+    fn withdrawn(&self, _message_id: &MessageId) {}
+    fn compacted(&self, _messages: &[Message], _strategy: CompactionStrategy) {}
+    fn model_changed(&self, _model: &str) {}
+}
+
+/// A Stop hook's answer when the model wants to end the turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopVerdict {
+    /// End the turn.
+    Allow,
+    /// Do not end yet: the reason goes to the model and the loop goes round.
+    Continue { reason: String },
+    /// End the turn now, reported as `stop_hook_prevented`.
+    Prevent { reason: String },
+}
+
+/// Stop hooks (ARCHITECTURE §5.6). Never called after an API error (INV-6).
+#[async_trait]
+pub trait StopHooks: Send + Sync + std::fmt::Debug {
+    async fn on_stop(&self, messages: &[Message]) -> StopVerdict;
+}
+
+/// No stop hooks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoStopHooks;
+
+#[async_trait]
+impl StopHooks for NoStopHooks {
+    async fn on_stop(&self, _messages: &[Message]) -> StopVerdict {
+        StopVerdict::Allow
+    }
+}
+
+/// Messages the person sent while the turn runs (ARCHITECTURE §5). The loop
+/// drains them after tool results, never between a `tool_use` and its
+/// result. Until drained, faces may edit or remove them.
+pub trait MessageQueue: Send + Sync + std::fmt::Debug {
+    fn drain(&self) -> Vec<Message>;
+}
+
+/// An empty queue.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoQueue;
+
+impl MessageQueue for NoQueue {
+    fn drain(&self) -> Vec<Message> {
+        Vec::new()
+    }
+}

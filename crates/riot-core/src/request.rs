@@ -1,0 +1,242 @@
+//! The one request builder (ARCHITECTURE §11): `AgentState` → a
+//! provider-neutral `ModelRequest`. Retries change the [`RetryContext`] and
+//! call it again; there is no second builder.
+
+use riot_protocol::{
+    AssistantBlock, AssistantMessage, CacheHints, Message, ModelRequest, UserBlock, UserMessage,
+};
+
+use crate::state::AgentState;
+
+/// What a retry changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RetryContext {
+    /// A raised output limit (output-limit escalation).
+    pub max_tokens: Option<u32>,
+}
+
+/// Builds the request for the current state.
+///
+/// - `System` messages are dropped (INV-7).
+/// - The `ui` meta of tool results is stripped: no provider request carries it.
+/// - Thinking blocks from another model are dropped, not just unsigned
+///   (Anthropic rejects unsigned thinking); thinking is turned off when the
+///   last assistant tool-use turn has no thinking block of this model.
+/// - Messages left with no content are dropped.
+pub fn build_request(state: &AgentState, retry: &RetryContext) -> ModelRequest {
+    let model = state.model.clone();
+    let messages: Vec<Message> = state
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::System(_) => None,
+            Message::User(u) => strip_ui(u),
+            Message::Assistant(a) => own_thinking_only(a, &model),
+        })
+        .collect();
+    let thinking = state
+        .thinking
+        .filter(|_| last_tool_turn_has_own_thinking(&messages, &model));
+    ModelRequest {
+        model,
+        system: state.system.clone(),
+        messages,
+        tools: state.tools.clone(),
+        max_tokens: retry.max_tokens.unwrap_or(state.max_tokens),
+        thinking,
+        cache: CacheHints {
+            session_key: state.cache_key.clone(),
+            message_breakpoint: true,
+            long_ttl: false,
+        },
+        stream: true,
+    }
+}
+
+fn strip_ui(user: &UserMessage) -> Option<Message> {
+    let content: Vec<UserBlock> = user
+        .content
+        .iter()
+        .map(|b| match b {
+            UserBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+                ui: _,
+            } => UserBlock::ToolResult {
+                tool_use_id: tool_use_id.clone(),
+                content: content.clone(),
+                is_error: *is_error,
+                ui: None,
+            },
+            other => other.clone(),
+        })
+        .collect();
+    (!content.is_empty()).then(|| {
+        Message::User(UserMessage {
+            id: user.id.clone(),
+            content,
+            origin: user.origin,
+        })
+    })
+}
+
+fn own_thinking_only(assistant: &AssistantMessage, model: &str) -> Option<Message> {
+    let content: Vec<AssistantBlock> = assistant
+        .content
+        .iter()
+        .filter(|b| match b {
+            AssistantBlock::Thinking { model: from, .. }
+            | AssistantBlock::RedactedThinking { model: from, .. } => from == model,
+            _ => true,
+        })
+        .cloned()
+        .collect();
+    (!content.is_empty()).then(|| {
+        Message::Assistant(AssistantMessage {
+            content,
+            ..assistant.clone()
+        })
+    })
+}
+
+fn last_tool_turn_has_own_thinking(messages: &[Message], model: &str) -> bool {
+    let last_tool_turn = messages
+        .iter()
+        .rev()
+        .filter_map(Message::as_assistant)
+        .find(|a| a.has_tool_use());
+    match last_tool_turn {
+        None => true,
+        Some(a) => a.content.iter().any(|b| {
+            matches!(b, AssistantBlock::Thinking { model: from, .. } if from == model)
+                || matches!(b, AssistantBlock::RedactedThinking { model: from, .. } if from == model)
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use riot_protocol::*;
+    use serde_json::json;
+
+    use super::*;
+
+    fn state() -> AgentState {
+        let mut s = AgentState::new(SessionId::new("s"), "model-b", SystemPrompt::stable("sys"));
+        s.thinking = Some(ThinkingConfig {
+            budget_tokens: 1024,
+        });
+        s
+    }
+
+    fn tool_turn(model: &str, with_thinking: bool) -> Message {
+        let mut content = Vec::new();
+        if with_thinking {
+            content.push(AssistantBlock::Thinking {
+                text: "t".into(),
+                signature: Some("sig".into()),
+                model: model.into(),
+                item_id: None,
+            });
+        }
+        content.push(AssistantBlock::ToolUse {
+            id: ToolUseId::new("t1"),
+            name: "Read".into(),
+            input: json!({}),
+        });
+        Message::Assistant(AssistantMessage {
+            id: MessageId::new("a1"),
+            content,
+            model: model.into(),
+            stop_reason: None,
+            interrupted: false,
+        })
+    }
+
+    fn results() -> Message {
+        Message::User(UserMessage {
+            id: MessageId::new("u1"),
+            content: vec![UserBlock::ToolResult {
+                tool_use_id: ToolUseId::new("t1"),
+                content: vec![ToolResultContent::text("ok")],
+                is_error: false,
+                ui: Some(ToolResultUi {
+                    describe: "Read a".into(),
+                    payload: None,
+                    duration_ms: 1,
+                }),
+            }],
+            origin: MessageOrigin::ToolResults,
+        })
+    }
+
+    #[test]
+    fn system_notes_and_ui_meta_never_reach_the_request() {
+        let mut s = state();
+        s.messages = vec![
+            Message::user_text(MessageId::new("u0"), "go"),
+            Message::System(SystemMessage {
+                id: MessageId::new("n"),
+                text: "note".into(),
+                level: SystemLevel::Info,
+            }),
+            tool_turn("model-b", true),
+            results(),
+        ];
+        let req = build_request(&s, &RetryContext::default());
+        assert_eq!(req.messages.len(), 3);
+        assert_eq!(invariants::check_no_system_messages(&req.messages), Ok(()));
+        let text = serde_json::to_string(&req).unwrap();
+        assert!(!text.contains("\"ui\""), "{text}");
+        assert_eq!(req.thinking.map(|t| t.budget_tokens), Some(1024));
+    }
+
+    #[test]
+    fn a_model_switch_drops_foreign_thinking_and_turns_thinking_off() {
+        let mut s = state();
+        s.messages = vec![
+            Message::user_text(MessageId::new("u0"), "go"),
+            tool_turn("model-a", true),
+            results(),
+        ];
+        let req = build_request(&s, &RetryContext::default());
+        let Message::Assistant(a) = &req.messages[1] else {
+            panic!("assistant expected");
+        };
+        assert!(
+            a.content
+                .iter()
+                .all(|b| !matches!(b, AssistantBlock::Thinking { .. }))
+        );
+        assert_eq!(
+            invariants::check_thinking_model(&req.messages, "model-b"),
+            Ok(())
+        );
+        assert_eq!(
+            req.thinking, None,
+            "no own thinking block in the last tool turn"
+        );
+    }
+
+    #[test]
+    fn retries_change_only_the_retry_context() {
+        let s = state();
+        let normal = build_request(&s, &RetryContext::default());
+        let raised = build_request(
+            &s,
+            &RetryContext {
+                max_tokens: Some(64_000),
+            },
+        );
+        assert_eq!(normal.max_tokens, 8_192);
+        assert_eq!(raised.max_tokens, 64_000);
+        assert_eq!(
+            ModelRequest {
+                max_tokens: 8_192,
+                ..raised
+            },
+            normal
+        );
+    }
+}
