@@ -1,6 +1,305 @@
 //! # riot-store — durable sessions
 //!
-//! Will hold append-only JSONL transcripts and their rebuildable index
-//! (ARCHITECTURE §12).
+//! One append-only JSONL transcript per session,
+//! `<riot home>/sessions/<session id>.jsonl` (ARCHITECTURE §12). Each line is
+//! a [`Record`]: the session's metadata first, then messages, withdrawals,
+//! compaction boundaries, model and mode changes. Every record is written
+//! and flushed as one line, so a `kill -9` loses at most the line being
+//! written — and a torn last line is ignored on load, never fatal.
 //!
-//! Empty until the kernel issue lands.
+//! The session list ([`SessionStore::list`]) is derived from the transcripts
+//! themselves, so it can always be rebuilt; nothing else needs to agree with
+//! them.
+//!
+//! This crate knows files and records, not the agent loop: the kernel
+//! adapts a [`TranscriptWriter`] to the loop's transcript sink.
+//!
+//! ```
+//! # let dir = tempfile::tempdir().unwrap();
+//! use riot_protocol::{Message, MessageId, SessionId};
+//! use riot_store::{SessionMeta, SessionStore};
+//!
+//! let store = SessionStore::new(dir.path().join("sessions"));
+//! let meta = SessionMeta::new(SessionId::new("ses_1"), "/work/p".into(), "m", 1_000);
+//! let mut writer = store.create(&meta).unwrap();
+//! writer.message(&Message::user_text(MessageId::new("u1"), "hi"), 1_001).unwrap();
+//! let loaded = store.load(&SessionId::new("ses_1")).unwrap();
+//! assert_eq!(loaded.messages.len(), 1);
+//! ```
+
+// riot-store is the file-backed implementation of transcripts; like
+// riot-runtime it owns real file I/O (ARCHITECTURE §3).
+#![allow(clippy::disallowed_methods)]
+
+mod record;
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+pub use record::{LoadedSession, Record, SessionMeta, SessionSummary};
+use riot_protocol::{CompactionStrategy, Message, MessageId, PermissionMode, SessionId};
+
+/// A store operation failed; the message says which file and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no session `{0}`; `riot sessions list` shows the sessions that exist")]
+    UnknownSession(String),
+    #[error("session id `{0}` is not valid: use the id shown by `riot sessions list`")]
+    BadId(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "{path}:{line}: not a transcript record ({reason}); the file is damaged before its last line"
+    )]
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    #[error("{0}: the transcript has no metadata line")]
+    NoMeta(PathBuf),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The directory of transcripts.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    dir: PathBuf,
+}
+
+impl SessionStore {
+    /// Transcripts live directly in `dir` (created on first write).
+    pub fn new(dir: PathBuf) -> Self {
+        Self { dir }
+    }
+
+    /// The transcript path of a session. Ids are checked so a crafted id
+    /// cannot name a file outside the store.
+    pub fn path_of(&self, id: &SessionId) -> Result<PathBuf, StoreError> {
+        let s = id.as_str();
+        let ok = !s.is_empty()
+            && s.len() <= 128
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !ok {
+            return Err(StoreError::BadId(s.to_owned()));
+        }
+        Ok(self.dir.join(format!("{s}.jsonl")))
+    }
+
+    /// Starts a new transcript with its metadata line.
+    pub fn create(&self, meta: &SessionMeta) -> Result<TranscriptWriter, StoreError> {
+        std::fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
+        let path = self.path_of(&meta.id)?;
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        let mut writer = TranscriptWriter { path, file };
+        writer.write(&Record::Meta(meta.clone()))?;
+        Ok(writer)
+    }
+
+    /// Opens an existing transcript for appending (resume). A torn last
+    /// line (a crash mid-write) is cut off first: it was never a complete
+    /// record, and the next record must start on its own line.
+    pub fn append_to(&self, id: &SessionId) -> Result<TranscriptWriter, StoreError> {
+        let path = self.path_of(id)?;
+        if !path.exists() {
+            return Err(StoreError::UnknownSession(id.to_string()));
+        }
+        let bytes = std::fs::read(&path).map_err(io_err(&path))?;
+        if bytes.last().is_some_and(|b| *b != b'\n') {
+            let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let file = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(io_err(&path))?;
+            file.set_len(keep as u64).map_err(io_err(&path))?;
+        }
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        Ok(TranscriptWriter { path, file })
+    }
+
+    /// Reads a transcript and rebuilds the session's history.
+    pub fn load(&self, id: &SessionId) -> Result<LoadedSession, StoreError> {
+        let path = self.path_of(id)?;
+        if !path.exists() {
+            return Err(StoreError::UnknownSession(id.to_string()));
+        }
+        let records = read_records(&path)?;
+        LoadedSession::from_records(&path, records)
+    }
+
+    /// Every record of a transcript, in order (for `riot sessions show --json`).
+    pub fn records(&self, id: &SessionId) -> Result<Vec<Record>, StoreError> {
+        let path = self.path_of(id)?;
+        if !path.exists() {
+            return Err(StoreError::UnknownSession(id.to_string()));
+        }
+        read_records(&path)
+    }
+
+    /// All sessions, newest first (by last update, then id). Derived from
+    /// the transcripts; unreadable ones are skipped with a warning.
+    pub fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&self.dir)(e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let path = entry.map_err(io_err(&self.dir))?.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+                continue;
+            }
+            match read_records(&path).and_then(|r| LoadedSession::from_records(&path, r)) {
+                Ok(session) => out.push(session.summary()),
+                Err(e) => tracing::warn!(error = %e, "skipping an unreadable transcript"),
+            }
+        }
+        out.sort_by(|a, b| {
+            b.updated_ms
+                .cmp(&a.updated_ms)
+                .then_with(|| b.id.cmp(&a.id))
+        });
+        Ok(out)
+    }
+
+    /// The most recently updated top-level session whose cwd is `cwd`.
+    pub fn latest_in(&self, cwd: &Path) -> Result<Option<SessionSummary>, StoreError> {
+        Ok(self
+            .list()?
+            .into_iter()
+            .find(|s| s.cwd == cwd && s.parent.is_none()))
+    }
+
+    /// Deletes a transcript.
+    pub fn delete(&self, id: &SessionId) -> Result<(), StoreError> {
+        let path = self.path_of(id)?;
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                Err(StoreError::UnknownSession(id.to_string()))
+            }
+            Err(e) => Err(io_err(&path)(e)),
+        }
+    }
+}
+
+fn read_records(path: &Path) -> Result<Vec<Record>, StoreError> {
+    let file = File::open(path).map_err(io_err(path))?;
+    let lines: Vec<Vec<u8>> = BufReader::new(file)
+        .split(b'\n')
+        .collect::<Result<_, _>>()
+        .map_err(io_err(path))?;
+    let last_nonempty = lines.iter().rposition(|l| !l.is_empty());
+    let mut records = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(line) {
+            Ok(record) => records.push(record),
+            // A crash mid-write leaves a torn last line: ignore it.
+            Err(_) if Some(i) == last_nonempty => {
+                tracing::warn!(path = %path.display(), line = i + 1, "ignoring a torn last line");
+            }
+            Err(e) => {
+                return Err(StoreError::Corrupt {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    reason: e.to_string(),
+                });
+            }
+        }
+    }
+    Ok(records)
+}
+
+/// Appends records to one transcript; each call writes and flushes one line.
+#[derive(Debug)]
+pub struct TranscriptWriter {
+    path: PathBuf,
+    file: File,
+}
+
+impl TranscriptWriter {
+    /// The file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record as one line and flushes it to the OS.
+    pub fn write(&mut self, record: &Record) -> Result<(), StoreError> {
+        let mut line = serde_json::to_vec(record).map_err(|e| StoreError::Io {
+            path: self.path.clone(),
+            source: io::Error::other(e),
+        })?;
+        line.push(b'\n');
+        self.file.write_all(&line).map_err(io_err(&self.path))?;
+        self.file.flush().map_err(io_err(&self.path))
+    }
+
+    /// A finished message.
+    pub fn message(&mut self, message: &Message, at_ms: u64) -> Result<(), StoreError> {
+        self.write(&Record::Message {
+            at_ms,
+            message: message.clone(),
+        })
+    }
+
+    /// A withdrawn prompt (resume must not bring it back).
+    pub fn withdrawn(&mut self, message_id: &MessageId, at_ms: u64) -> Result<(), StoreError> {
+        self.write(&Record::Withdrawn {
+            at_ms,
+            message_id: message_id.clone(),
+        })
+    }
+
+    /// A compaction boundary: the history from here on.
+    pub fn compacted(
+        &mut self,
+        messages: &[Message],
+        strategy: CompactionStrategy,
+        at_ms: u64,
+    ) -> Result<(), StoreError> {
+        self.write(&Record::Compacted {
+            at_ms,
+            strategy,
+            messages: messages.to_vec(),
+        })
+    }
+
+    /// The model changed (fallback, `/model`).
+    pub fn model_changed(&mut self, model: &str, at_ms: u64) -> Result<(), StoreError> {
+        self.write(&Record::ModelChanged {
+            at_ms,
+            model: model.to_owned(),
+        })
+    }
+
+    /// The permission mode changed.
+    pub fn mode_changed(&mut self, mode: PermissionMode, at_ms: u64) -> Result<(), StoreError> {
+        self.write(&Record::ModeChanged { at_ms, mode })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,175 @@
+//! Transcript records and what loading them rebuilds.
+
+use std::path::{Path, PathBuf};
+
+use riot_protocol::{
+    CompactionStrategy, Message, MessageId, MessageOrigin, PermissionMode, SessionId, UserBlock,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::StoreError;
+
+/// One line of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// The first line: what the session is.
+    Meta(SessionMeta),
+    Message {
+        at_ms: u64,
+        message: Message,
+    },
+    /// A prompt stopped before anything was produced.
+    Withdrawn {
+        at_ms: u64,
+        message_id: MessageId,
+    },
+    /// The history was replaced by a compacted one; later records follow it.
+    Compacted {
+        at_ms: u64,
+        strategy: CompactionStrategy,
+        messages: Vec<Message>,
+    },
+    ModelChanged {
+        at_ms: u64,
+        model: String,
+    },
+    ModeChanged {
+        at_ms: u64,
+        mode: PermissionMode,
+    },
+}
+
+/// What a session is: written once, as the first line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    pub id: SessionId,
+    pub cwd: PathBuf,
+    pub model: String,
+    pub created_ms: u64,
+    /// Set for subagent transcripts: the session that started them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<SessionId>,
+}
+
+impl SessionMeta {
+    /// A top-level session.
+    pub fn new(id: SessionId, cwd: PathBuf, model: impl Into<String>, created_ms: u64) -> Self {
+        Self {
+            id,
+            cwd,
+            model: model.into(),
+            created_ms,
+            parent: None,
+        }
+    }
+}
+
+/// A session rebuilt from its transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedSession {
+    pub meta: SessionMeta,
+    /// The history to resume from: withdrawals applied, starting at the
+    /// last compaction boundary.
+    pub messages: Vec<Message>,
+    /// The model in effect at the end (after fallbacks and switches).
+    pub model: String,
+    pub mode: Option<PermissionMode>,
+    pub updated_ms: u64,
+    /// Messages ever recorded (including those before a compaction).
+    pub message_count: u64,
+}
+
+impl LoadedSession {
+    pub(crate) fn from_records(path: &Path, records: Vec<Record>) -> Result<Self, StoreError> {
+        let mut iter = records.into_iter();
+        let Some(Record::Meta(meta)) = iter.next() else {
+            return Err(StoreError::NoMeta(path.to_path_buf()));
+        };
+        let mut session = LoadedSession {
+            model: meta.model.clone(),
+            updated_ms: meta.created_ms,
+            meta,
+            messages: Vec::new(),
+            mode: None,
+            message_count: 0,
+        };
+        for record in iter {
+            match record {
+                Record::Meta(_) => {}
+                Record::Message { at_ms, message } => {
+                    session.updated_ms = session.updated_ms.max(at_ms);
+                    session.message_count += 1;
+                    session.messages.push(message);
+                }
+                Record::Withdrawn { at_ms, message_id } => {
+                    session.updated_ms = session.updated_ms.max(at_ms);
+                    session.messages.retain(|m| m.id() != &message_id);
+                }
+                Record::Compacted {
+                    at_ms, messages, ..
+                } => {
+                    session.updated_ms = session.updated_ms.max(at_ms);
+                    session.messages = messages;
+                }
+                Record::ModelChanged { at_ms, model } => {
+                    session.updated_ms = session.updated_ms.max(at_ms);
+                    session.model = model;
+                }
+                Record::ModeChanged { at_ms, mode } => {
+                    session.updated_ms = session.updated_ms.max(at_ms);
+                    session.mode = Some(mode);
+                }
+            }
+        }
+        Ok(session)
+    }
+
+    /// The title: the first words of the first prompt the person typed.
+    pub fn title(&self) -> String {
+        let first = self.messages.iter().find_map(|m| match m {
+            Message::User(u) if u.origin == MessageOrigin::Person => {
+                u.content.iter().find_map(|b| match b {
+                    UserBlock::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+            }
+            _ => None,
+        });
+        let text = first.unwrap_or("(no prompt)");
+        let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if one_line.chars().count() > 60 {
+            format!("{}…", one_line.chars().take(59).collect::<String>())
+        } else {
+            one_line
+        }
+    }
+
+    /// The list entry for this session.
+    pub fn summary(&self) -> SessionSummary {
+        SessionSummary {
+            id: self.meta.id.clone(),
+            title: self.title(),
+            cwd: self.meta.cwd.clone(),
+            created_ms: self.meta.created_ms,
+            updated_ms: self.updated_ms,
+            messages: self.message_count,
+            model: self.model.clone(),
+            parent: self.meta.parent.clone(),
+        }
+    }
+}
+
+/// One entry of `riot sessions list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    pub id: SessionId,
+    pub title: String,
+    pub cwd: PathBuf,
+    pub created_ms: u64,
+    pub updated_ms: u64,
+    pub messages: u64,
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<SessionId>,
+}
