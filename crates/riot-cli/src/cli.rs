@@ -104,6 +104,17 @@ pub enum ProviderKind {
     OpenaiResponses,
 }
 
+impl ProviderKind {
+    /// The name used in settings and `RIOT_PROVIDER`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Openai => "openai",
+            ProviderKind::OpenaiResponses => "openai-responses",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ExecArgs {
     /// The task; read from stdin when absent.

@@ -3,31 +3,72 @@
 //! exit 2 with "not available yet: <what>" — never a fake success.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line face
+#![allow(clippy::disallowed_methods)] // a face: reads the real environment and current directory
 
 mod cli;
+mod exec;
+mod inspect;
+mod world;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command};
+use cli::{Cli, Command, ConfigCommand, SessionsCommand};
 
-/// Exit code for usage and configuration errors (INTERFACES: exit codes).
-const EXIT_USAGE: u8 = 2;
+fn init_logging() {
+    // Logs go to stderr (stdout carries results); RIOT_LOG sets the filter.
+    let filter = std::env::var("RIOT_LOG").unwrap_or_else(|_| "warn".to_owned());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+fn not_available(what: &str) -> i32 {
+    eprintln!("riot: not available yet: {what}");
+    exec::EXIT_USAGE
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let what = match &cli.command {
-        None => "the terminal UI (use `riot exec` once it lands)",
-        Some(Command::Exec(_)) => "`riot exec` (the kernel issue)",
-        Some(Command::Acp(_)) => "`riot acp` (the ACP issue)",
-        Some(Command::Serve(_)) => "`riot serve` (the ACP issue)",
-        Some(Command::Sessions(_)) => "`riot sessions` (the kernel issue)",
-        Some(Command::Tools(_)) => "`riot tools` (the core-tools issue)",
-        Some(Command::Mcp(_)) => "`riot mcp` (the MCP issue)",
-        Some(Command::Permissions(_)) => "`riot permissions` (the permissions issue)",
-        Some(Command::Config(_)) => "`riot config` (the kernel issue)",
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("riot: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
     };
-    eprintln!("riot: not available yet: {what}");
-    ExitCode::from(EXIT_USAGE)
+    let code = runtime.block_on(async {
+        match &cli.command {
+            None => not_available("the terminal UI (use `riot exec`)"),
+            Some(Command::Exec(args)) => exec::run(&cli.shared, args).await,
+            Some(Command::Acp(_)) => not_available("`riot acp` (the ACP issue)"),
+            Some(Command::Serve(_)) => not_available("`riot serve` (the ACP issue)"),
+            Some(Command::Sessions(SessionsCommand::List { json })) => {
+                inspect::sessions_list(*json)
+            }
+            Some(Command::Sessions(SessionsCommand::Show { id, json })) => {
+                inspect::sessions_show(id, *json)
+            }
+            Some(Command::Sessions(SessionsCommand::Delete { id })) => inspect::sessions_delete(id),
+            Some(Command::Tools(_)) => not_available("`riot tools` (the core-tools issue)"),
+            Some(Command::Mcp(_)) => not_available("`riot mcp` (the MCP issue)"),
+            Some(Command::Permissions(_)) => {
+                not_available("`riot permissions` (the permissions issue)")
+            }
+            Some(Command::Config(ConfigCommand::Show { json })) => {
+                inspect::config_show(&cli.shared, *json).await
+            }
+        }
+    });
+    // Sessions may still own tool processes; the runtime drop kills them.
+    drop(runtime);
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

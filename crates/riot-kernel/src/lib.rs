@@ -1,7 +1,23 @@
 //! # riot-kernel — the one API every face drives
 //!
-//! Will hold the session manager, configuration layering, system prompt
-//! assembly, memory files, skills, slash commands, hooks, subagents and the
-//! ACP mapping (ARCHITECTURE §2, §13).
+//! Configuration layering ([`config`]), credentials, project trust, memory
+//! files and the system prompt, and the session manager that joins the
+//! loop (`riot-core`), the tools and scheduler (`riot-tools`), the
+//! permission chain (`riot-permissions`), the providers
+//! (`riot-providers`) and the transcripts (`riot-store`) into sessions
+//! (ARCHITECTURE §2, §11–§13). Faces (`riot exec`, `riot acp`, the TUI)
+//! depend on this crate and never reach into `riot-core`.
 //!
-//! Empty until the kernel issue lands.
+//! It is a deterministic crate: files, processes, time and randomness come
+//! in through the capability traits of `riot-protocol`.
+
+pub mod config;
+pub mod credentials;
+pub mod memory;
+pub mod prompt;
+pub mod session;
+pub mod trust;
+
+pub use session::{
+    Capabilities, Kernel, KernelError, NobodyAnswers, OpenOptions, ResumeFrom, Session,
+};

@@ -1,7 +1,39 @@
 //! # riot-runtime — the real world behind the capability traits
 //!
-//! Will hold the real file system (atomic writes), process runner (process
-//! groups, sandbox), HTTP and clock behind the traits of `riot-protocol`.
-//! The only library crate allowed the raw non-deterministic APIs.
+//! The real implementations of `riot-protocol`'s capability traits:
 //!
-//! Empty until the kernel issue lands.
+//! - [`RealFs`] — the file system, with atomic writes (a temporary file in
+//!   the same directory, then a rename) that keep an existing file's mode.
+//! - [`RealProcessRunner`] — subprocesses, each in its own process group
+//!   (with `PR_SET_PDEATHSIG` on Linux), stdin `/dev/null`, head + tail
+//!   capture, and the whole group killed on timeout, cancellation and drop;
+//!   background jobs with capped output buffers.
+//! - [`SystemClock`] — wall-clock time and tokio sleeping.
+//! - [`RandomIds`] — random ids with a readable prefix.
+//!
+//! This is the only library crate allowed the raw non-deterministic std and
+//! tokio APIs; each module that uses them says so at its top. It holds no
+//! policy: what may run, and where, is decided before a call reaches here.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use riot_protocol::FileSystem;
+//! use riot_runtime::RealFs;
+//!
+//! RealFs.write_atomic(std::path::Path::new("/tmp/riot-demo.txt"), b"hi\n").await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod background;
+mod capture;
+mod clock;
+mod fs;
+mod group;
+mod ids;
+mod process;
+
+pub use clock::SystemClock;
+pub use fs::RealFs;
+pub use ids::RandomIds;
+pub use process::RealProcessRunner;

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use riot_protocol::{
-    CompactionStrategy, Message, MessageId, MessageOrigin, PermissionMode, SessionId, UserBlock,
+    CompactionStrategy, Message, MessageId, MessageOrigin, PermissionMode, SessionId, SystemPrompt,
+    UserBlock,
 };
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +51,10 @@ pub struct SessionMeta {
     /// Set for subagent transcripts: the session that started them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<SessionId>,
+    /// The system prompt snapshotted when the session started; a resumed
+    /// session reuses it byte for byte (ARCHITECTURE §11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<SystemPrompt>,
 }
 
 impl SessionMeta {
@@ -61,6 +66,7 @@ impl SessionMeta {
             model: model.into(),
             created_ms,
             parent: None,
+            system: None,
         }
     }
 }

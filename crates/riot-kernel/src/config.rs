@@ -1,0 +1,522 @@
+//! Configuration layering (INTERFACES "Files", ARCHITECTURE §13):
+//! defaults → user settings → project settings → local settings →
+//! environment → command-line flags. Every effective value remembers the
+//! layer it came from, for `riot config show`.
+//!
+//! Project files (`.riot/settings.json`, `.riot/settings.local.json`) are
+//! untrusted until the person trusts the directory: until then the keys
+//! that widen what Riot may do or where it sends data are ignored, with a
+//! notice; deny and ask rules always apply (they only narrow).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use riot_protocol::{PermissionMode, RuleBehavior, RulePattern, RuleSource};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// Where a value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "layer", rename_all = "snake_case")]
+pub enum ConfigSource {
+    Default,
+    User { path: PathBuf },
+    Project { path: PathBuf },
+    Local { path: PathBuf },
+    Env { var: String },
+    Flag { flag: String },
+}
+
+impl fmt::Display for ConfigSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigSource::Default => f.write_str("default"),
+            ConfigSource::User { path }
+            | ConfigSource::Project { path }
+            | ConfigSource::Local { path } => write!(f, "{}", path.display()),
+            ConfigSource::Env { var } => write!(f, "${var}"),
+            ConfigSource::Flag { flag } => write!(f, "{flag}"),
+        }
+    }
+}
+
+/// A value and its source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: ConfigSource,
+}
+
+/// A permission rule as configured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfiguredRule {
+    pub rule: String,
+    pub behavior: RuleBehavior,
+    pub source: RuleSource,
+    pub from: ConfigSource,
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Config {
+    pub provider: Option<Sourced<String>>,
+    pub base_url: Option<Sourced<String>>,
+    pub model: Option<Sourced<String>>,
+    pub api_key_env: Option<Sourced<String>>,
+    pub fallback_model: Option<Sourced<String>>,
+    pub context_window: Option<Sourced<u64>>,
+    pub max_output_tokens: Option<Sourced<u32>>,
+    pub stream_idle_timeout_ms: Option<Sourced<u64>>,
+    pub default_mode: Option<Sourced<PermissionMode>>,
+    pub unattended_confirmed: bool,
+    /// Per-model overrides keyed by a glob on the model name.
+    pub models: BTreeMap<String, Sourced<Value>>,
+    pub rules: Vec<ConfiguredRule>,
+    /// What was ignored because the project is not trusted.
+    pub ignored_untrusted: Vec<String>,
+    /// Unknown keys seen in settings files (likely typos).
+    pub unknown_keys: Vec<String>,
+}
+
+/// A settings file that cannot be used. Says which file and which line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}:{line}:{column}: invalid JSON: {reason}. Fix the file or move it aside.")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        reason: String,
+    },
+    #[error("{path}: `{key}` {problem}")]
+    BadValue {
+        path: PathBuf,
+        key: String,
+        problem: String,
+    },
+    #[error("{path}: cannot read: {reason}")]
+    Unreadable { path: PathBuf, reason: String },
+    #[error("${var}: {problem}")]
+    BadEnv { var: String, problem: String },
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// One settings layer as read from a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingsFile {
+    pub path: PathBuf,
+    pub layer: Layer,
+    pub json: Map<String, Value>,
+}
+
+/// Which file layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    User,
+    Project,
+    Local,
+}
+
+impl Layer {
+    fn source(self, path: &Path) -> ConfigSource {
+        let path = path.to_path_buf();
+        match self {
+            Layer::User => ConfigSource::User { path },
+            Layer::Project => ConfigSource::Project { path },
+            Layer::Local => ConfigSource::Local { path },
+        }
+    }
+
+    fn rule_source(self) -> RuleSource {
+        match self {
+            Layer::User => RuleSource::User,
+            Layer::Project => RuleSource::Project,
+            Layer::Local => RuleSource::Local,
+        }
+    }
+}
+
+/// Parses a settings file's text; the error names the line.
+pub fn parse_settings(path: &Path, layer: Layer, text: &str) -> Result<SettingsFile, ConfigError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        reason: e
+            .to_string()
+            .split(" at line")
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
+    })?;
+    let Value::Object(json) = value else {
+        return Err(ConfigError::BadValue {
+            path: path.to_path_buf(),
+            key: "(top level)".into(),
+            problem: "must be a JSON object".into(),
+        });
+    };
+    Ok(SettingsFile {
+        path: path.to_path_buf(),
+        layer,
+        json,
+    })
+}
+
+/// Values from the environment (`RIOT_*`), read by the face and passed in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvLayer {
+    pub vars: BTreeMap<String, String>,
+}
+
+/// Values from command-line flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlagLayer {
+    pub provider: Option<String>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub permission_mode: Option<PermissionMode>,
+    pub allow: Vec<String>,
+    pub ask: Vec<String>,
+    pub deny: Vec<String>,
+}
+
+/// Keys a project file may not set until the project is trusted.
+const TRUST_GATED: &[&str] = &[
+    "provider",
+    "base_url",
+    "api_key_env",
+    "model",
+    "fallback_model",
+    "env",
+];
+
+const KNOWN_KEYS: &[&str] = &[
+    "provider",
+    "base_url",
+    "model",
+    "api_key_env",
+    "models",
+    "fallback_model",
+    "context_window",
+    "max_output_tokens",
+    "stream_idle_timeout_ms",
+    "permissions",
+    "unattended_confirmed",
+    "env",
+    "hooks",
+    "$schema",
+];
+
+/// Layers the files (in order user, project, local), then environment and
+/// flags. `trusted` says whether the project's files are trusted.
+pub fn layer(
+    files: &[SettingsFile],
+    env: &EnvLayer,
+    flags: &FlagLayer,
+    trusted: bool,
+) -> Result<Config, ConfigError> {
+    let mut config = Config::default();
+    for file in files {
+        apply_file(&mut config, file, trusted)?;
+    }
+    apply_env(&mut config, env)?;
+    apply_flags(&mut config, flags);
+    if let Some(mode) = &config.default_mode
+        && mode.value == PermissionMode::Unattended
+    {
+        let from_file = matches!(
+            mode.source,
+            ConfigSource::User { .. } | ConfigSource::Project { .. } | ConfigSource::Local { .. }
+        );
+        if !from_file {
+            return Err(ConfigError::Usage(format!(
+                "unattended mode can only be set in a settings file with \"unattended_confirmed\": true (it came from {})",
+                mode.source
+            )));
+        }
+        if !config.unattended_confirmed {
+            return Err(ConfigError::Usage(format!(
+                "{} sets unattended mode without \"unattended_confirmed\": true; add it to confirm that safety findings may pass",
+                mode.source
+            )));
+        }
+    }
+    Ok(config)
+}
+
+fn apply_file(config: &mut Config, file: &SettingsFile, trusted: bool) -> Result<(), ConfigError> {
+    let from = file.layer.source(&file.path);
+    let untrusted = file.layer != Layer::User && !trusted;
+    let bad = |key: &str, problem: &str| ConfigError::BadValue {
+        path: file.path.clone(),
+        key: key.to_owned(),
+        problem: problem.to_owned(),
+    };
+    let ignore = |key: &str, config: &mut Config| {
+        config
+            .ignored_untrusted
+            .push(format!("{key} (from {})", file.path.display()));
+    };
+    for key in file.json.keys() {
+        if !KNOWN_KEYS.contains(&key.as_str()) {
+            config
+                .unknown_keys
+                .push(format!("{key} (in {})", file.path.display()));
+        }
+    }
+    let string = |key: &str| -> Result<Option<String>, ConfigError> {
+        match file.json.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(bad(key, "must be a string")),
+        }
+    };
+    let number = |key: &str| -> Result<Option<u64>, ConfigError> {
+        match file.json.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| bad(key, "must be a non-negative integer")),
+        }
+    };
+    for (key, slot) in [
+        ("provider", &mut config.provider),
+        ("base_url", &mut config.base_url),
+        ("model", &mut config.model),
+        ("api_key_env", &mut config.api_key_env),
+        ("fallback_model", &mut config.fallback_model),
+    ] {
+        if let Some(value) = string(key)? {
+            if untrusted && TRUST_GATED.contains(&key) {
+                config
+                    .ignored_untrusted
+                    .push(format!("{key} (from {})", file.path.display()));
+                continue;
+            }
+            *slot = Some(Sourced {
+                value,
+                source: from.clone(),
+            });
+        }
+    }
+    if file.json.contains_key("env") && untrusted {
+        ignore("env", config);
+    }
+    if let Some(n) = number("context_window")? {
+        config.context_window = Some(Sourced {
+            value: n,
+            source: from.clone(),
+        });
+    }
+    if let Some(n) = number("max_output_tokens")? {
+        let n = u32::try_from(n).map_err(|_| bad("max_output_tokens", "is too large"))?;
+        config.max_output_tokens = Some(Sourced {
+            value: n,
+            source: from.clone(),
+        });
+    }
+    if let Some(n) = number("stream_idle_timeout_ms")? {
+        config.stream_idle_timeout_ms = Some(Sourced {
+            value: n,
+            source: from.clone(),
+        });
+    }
+    if let Some(v) = file.json.get("unattended_confirmed") {
+        let Some(b) = v.as_bool() else {
+            return Err(bad("unattended_confirmed", "must be true or false"));
+        };
+        if untrusted {
+            ignore("unattended_confirmed", config);
+        } else {
+            config.unattended_confirmed = b;
+        }
+    }
+    match file.json.get("models") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(models)) => {
+            for (glob, value) in models {
+                if !value.is_object() {
+                    return Err(bad(&format!("models.{glob}"), "must be an object"));
+                }
+                config.models.insert(
+                    glob.clone(),
+                    Sourced {
+                        value: value.clone(),
+                        source: from.clone(),
+                    },
+                );
+            }
+        }
+        Some(_) => return Err(bad("models", "must be an object keyed by model-name glob")),
+    }
+    match file.json.get("permissions") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(perms)) => {
+            for (list, behavior) in [
+                ("deny", RuleBehavior::Deny),
+                ("ask", RuleBehavior::Ask),
+                ("allow", RuleBehavior::Allow),
+            ] {
+                let key = format!("permissions.{list}");
+                let rules = match perms.get(list) {
+                    None | Some(Value::Null) => continue,
+                    Some(Value::Array(rules)) => rules,
+                    Some(_) => return Err(bad(&key, "must be a list of rule strings")),
+                };
+                if behavior == RuleBehavior::Allow && untrusted {
+                    if !rules.is_empty() {
+                        ignore(&key, config);
+                    }
+                    continue;
+                }
+                for rule in rules {
+                    let Some(text) = rule.as_str() else {
+                        return Err(bad(&key, "must be a list of rule strings"));
+                    };
+                    RulePattern::parse(text).map_err(|e| bad(&key, &e.to_string()))?;
+                    config.rules.push(ConfiguredRule {
+                        rule: text.to_owned(),
+                        behavior,
+                        source: file.layer.rule_source(),
+                        from: from.clone(),
+                    });
+                }
+            }
+            if let Some(mode) = perms.get("default_mode") {
+                let Some(text) = mode.as_str() else {
+                    return Err(bad("permissions.default_mode", "must be a string"));
+                };
+                let mode: PermissionMode =
+                    text.parse()
+                        .map_err(|e: riot_protocol::permission::UnknownMode| {
+                            bad("permissions.default_mode", &e.to_string())
+                        })?;
+                if untrusted && mode != PermissionMode::Default {
+                    ignore("permissions.default_mode", config);
+                } else {
+                    config.default_mode = Some(Sourced {
+                        value: mode,
+                        source: from.clone(),
+                    });
+                }
+            }
+        }
+        Some(_) => return Err(bad("permissions", "must be an object")),
+    }
+    Ok(())
+}
+
+fn apply_env(config: &mut Config, env: &EnvLayer) -> Result<(), ConfigError> {
+    let src = |var: &str| ConfigSource::Env {
+        var: var.to_owned(),
+    };
+    for (var, slot) in [
+        ("RIOT_PROVIDER", &mut config.provider),
+        ("RIOT_BASE_URL", &mut config.base_url),
+        ("RIOT_MODEL", &mut config.model),
+    ] {
+        if let Some(v) = env.vars.get(var).filter(|v| !v.is_empty()) {
+            *slot = Some(Sourced {
+                value: v.clone(),
+                source: src(var),
+            });
+        }
+    }
+    if let Some(v) = env
+        .vars
+        .get("RIOT_PERMISSION_MODE")
+        .filter(|v| !v.is_empty())
+    {
+        let mode: PermissionMode = v.parse().map_err(
+            |e: riot_protocol::permission::UnknownMode| ConfigError::BadEnv {
+                var: "RIOT_PERMISSION_MODE".into(),
+                problem: e.to_string(),
+            },
+        )?;
+        config.default_mode = Some(Sourced {
+            value: mode,
+            source: src("RIOT_PERMISSION_MODE"),
+        });
+    }
+    if let Some(v) = env
+        .vars
+        .get("RIOT_STREAM_IDLE_TIMEOUT_MS")
+        .filter(|v| !v.is_empty())
+    {
+        let ms: u64 = v.parse().map_err(|_| ConfigError::BadEnv {
+            var: "RIOT_STREAM_IDLE_TIMEOUT_MS".into(),
+            problem: format!("`{v}` is not a number of milliseconds"),
+        })?;
+        config.stream_idle_timeout_ms = Some(Sourced {
+            value: ms,
+            source: src("RIOT_STREAM_IDLE_TIMEOUT_MS"),
+        });
+    }
+    Ok(())
+}
+
+fn apply_flags(config: &mut Config, flags: &FlagLayer) {
+    let src = |flag: &str| ConfigSource::Flag {
+        flag: flag.to_owned(),
+    };
+    for (flag, value, slot) in [
+        ("--provider", &flags.provider, &mut config.provider),
+        ("--base-url", &flags.base_url, &mut config.base_url),
+        ("--model", &flags.model, &mut config.model),
+        ("--api-key-env", &flags.api_key_env, &mut config.api_key_env),
+    ] {
+        if let Some(v) = value {
+            *slot = Some(Sourced {
+                value: v.clone(),
+                source: src(flag),
+            });
+        }
+    }
+    if let Some(mode) = flags.permission_mode {
+        config.default_mode = Some(Sourced {
+            value: mode,
+            source: src("--permission-mode"),
+        });
+    }
+    for (flag, rules, behavior) in [
+        ("--deny", &flags.deny, RuleBehavior::Deny),
+        ("--ask", &flags.ask, RuleBehavior::Ask),
+        ("--allow", &flags.allow, RuleBehavior::Allow),
+    ] {
+        for rule in rules {
+            config.rules.push(ConfiguredRule {
+                rule: rule.clone(),
+                behavior,
+                source: RuleSource::CliFlag,
+                from: src(flag),
+            });
+        }
+    }
+}
+
+impl Config {
+    /// The one-line notice shown when project settings were ignored.
+    pub fn trust_notice(&self) -> Option<String> {
+        (!self.ignored_untrusted.is_empty()).then(|| {
+            format!(
+                "This project is not trusted, so Riot ignored: {}. Pass --trust-project once to trust it.",
+                self.ignored_untrusted.join(", ")
+            )
+        })
+    }
+
+    /// The permission mode: configured, else `default`.
+    pub fn mode(&self) -> PermissionMode {
+        self.default_mode
+            .as_ref()
+            .map_or(PermissionMode::Default, |m| m.value)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,501 @@
+//! Session assembly: configuration, credentials, provider, tools,
+//! permission chain, system prompt and transcript joined into a
+//! [`Session`] whose turns the faces run (ARCHITECTURE §2, §11–§13).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use futures::Stream;
+use riot_core::{AgentDeps, AgentState, NoCompaction, NoQueue, NoStopHooks, TranscriptSink};
+use riot_protocol::{
+    AgentEvent, CancelScope, Clock, CompactionStrategy, FileSystem, IdGen, Message, MessageId,
+    PermissionGate, PermissionMode, PermissionRule, ProcessRunner, RulePattern, SessionId, ToolEnv,
+    ToolRunner,
+};
+use riot_providers::{
+    ApiKey, HttpProvider, ModelOverride, ProviderConfig, ProviderKind, SplitMix64,
+};
+use riot_store::{SessionMeta, SessionStore, TranscriptWriter};
+use riot_tools::{Scheduler, SchedulerConfig};
+
+use crate::config::{self, Config, ConfigError, EnvLayer, FlagLayer, Layer, SettingsFile};
+use crate::credentials::{self, KeyResolution};
+use crate::memory;
+use crate::prompt::{self, SessionFacts};
+use crate::trust::Trust;
+
+/// The world the kernel works in, injected by the face.
+#[derive(Debug, Clone)]
+pub struct Capabilities {
+    pub fs: Arc<dyn FileSystem>,
+    pub proc: Arc<dyn ProcessRunner>,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn IdGen>,
+    /// Seeds the retry jitter (a well-mixed random value from the face).
+    pub seed: u64,
+}
+
+/// Which session to continue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeFrom {
+    Id(SessionId),
+    /// The most recent session in this directory.
+    Latest,
+}
+
+/// How to open a session.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    pub cwd: PathBuf,
+    /// The process environment.
+    pub env: BTreeMap<String, String>,
+    pub flags: FlagLayer,
+    pub trust_project: bool,
+    pub max_turns: Option<u32>,
+    pub resume: Option<ResumeFrom>,
+    /// Who answers permission questions (`riot exec`: nobody).
+    pub gate: Arc<dyn PermissionGate>,
+}
+
+/// A kernel error, classified for exit codes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KernelError {
+    /// Bad input or configuration: exit 2 with this one-line fix.
+    #[error("{0}")]
+    Usage(String),
+    /// Something failed at run time: exit 1.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<ConfigError> for KernelError {
+    fn from(e: ConfigError) -> Self {
+        KernelError::Usage(e.to_string())
+    }
+}
+
+/// Loaded configuration and what it was loaded from.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub config: Config,
+    pub project_root: PathBuf,
+    pub trusted: bool,
+}
+
+/// The kernel: one per process, shared by its sessions.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    caps: Capabilities,
+    home: PathBuf,
+}
+
+impl Kernel {
+    /// A kernel whose configuration and sessions live in `home`.
+    pub fn new(caps: Capabilities, home: PathBuf) -> Self {
+        Self { caps, home }
+    }
+
+    /// The transcript store.
+    pub fn store(&self) -> SessionStore {
+        SessionStore::new(self.home.join("sessions"))
+    }
+
+    /// Reads and layers the configuration for a project directory.
+    pub async fn load_config(
+        &self,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+        flags: &FlagLayer,
+        trust_project: bool,
+    ) -> Result<LoadedConfig, KernelError> {
+        let fs = self.caps.fs.as_ref();
+        let project_root = memory::project_root(fs, cwd).await;
+        let trust = Trust::new(&self.home);
+        if trust_project {
+            trust.trust(fs, &project_root).await.map_err(|e| {
+                KernelError::Failed(format!(
+                    "could not record trust in {}: {e}",
+                    self.home.join("trusted.json").display()
+                ))
+            })?;
+        }
+        let trusted = trust.is_trusted(fs, &project_root).await;
+        let mut files: Vec<SettingsFile> = Vec::new();
+        for (path, layer) in [
+            (self.home.join("settings.json"), Layer::User),
+            (project_root.join(".riot/settings.json"), Layer::Project),
+            (project_root.join(".riot/settings.local.json"), Layer::Local),
+        ] {
+            match fs.read(&path).await {
+                Ok(bytes) => {
+                    let text = String::from_utf8(bytes).map_err(|_| {
+                        KernelError::Usage(format!("{}: not UTF-8 text", path.display()))
+                    })?;
+                    files.push(config::parse_settings(&path, layer, &text)?);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(KernelError::Usage(format!(
+                        "{}: cannot read: {e}",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        let env_layer = EnvLayer { vars: env.clone() };
+        let config = config::layer(&files, &env_layer, flags, trusted)?;
+        Ok(LoadedConfig {
+            config,
+            project_root,
+            trusted,
+        })
+    }
+
+    /// Opens a new or resumed session.
+    pub async fn open(&self, options: OpenOptions) -> Result<Session, KernelError> {
+        let loaded = self
+            .load_config(
+                &options.cwd,
+                &options.env,
+                &options.flags,
+                options.trust_project,
+            )
+            .await?;
+        let mut notices: Vec<String> = loaded.config.trust_notice().into_iter().collect();
+        let config = &loaded.config;
+
+        // Which session: resumed ones keep their id, history and prompt.
+        let store = self.store();
+        let resumed = match &options.resume {
+            None => None,
+            Some(ResumeFrom::Id(id)) => Some(
+                store
+                    .load(id)
+                    .map_err(|e| KernelError::Usage(e.to_string()))?,
+            ),
+            Some(ResumeFrom::Latest) => {
+                let latest = store
+                    .latest_in(&options.cwd)
+                    .map_err(|e| KernelError::Failed(e.to_string()))?
+                    .ok_or_else(|| {
+                        KernelError::Usage(format!(
+                            "no earlier session in {}; run without --continue to start one",
+                            options.cwd.display()
+                        ))
+                    })?;
+                Some(
+                    store
+                        .load(&latest.id)
+                        .map_err(|e| KernelError::Usage(e.to_string()))?,
+                )
+            }
+        };
+
+        // Provider and model.
+        let provider_name = config.provider.as_ref().map(|p| p.value.clone()).ok_or_else(|| {
+            KernelError::Usage(
+                "no provider configured: pass --provider anthropic|openai|openai-responses or set RIOT_PROVIDER".into(),
+            )
+        })?;
+        let kind = ProviderKind::from_name(&provider_name).ok_or_else(|| {
+            KernelError::Usage(format!(
+                "unknown provider `{provider_name}`: use anthropic, openai or openai-responses"
+            ))
+        })?;
+        let model = match (&config.model, &resumed) {
+            (Some(m), _) => m.value.clone(),
+            (None, Some(r)) => r.model.clone(),
+            (None, None) => {
+                return Err(KernelError::Usage(
+                    "no model configured: pass --model NAME or set RIOT_MODEL".into(),
+                ));
+            }
+        };
+        let base_url = config
+            .base_url
+            .as_ref()
+            .map_or_else(|| kind.default_base_url().to_owned(), |b| b.value.clone());
+        let key_var = config
+            .api_key_env
+            .as_ref()
+            .map_or_else(|| kind.default_key_env().to_owned(), |v| v.value.clone());
+        let credentials_path = self.home.join("credentials.json");
+        let credentials_text = self
+            .caps
+            .fs
+            .read(&credentials_path)
+            .await
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok());
+        let credentials_label = credentials_path.display().to_string();
+        let env = options.env.clone();
+        let key = credentials::resolve_key(
+            kind.name(),
+            &base_url,
+            &key_var,
+            &|k| env.get(k).cloned(),
+            credentials_text
+                .as_deref()
+                .map(|t| (credentials_label.as_str(), t)),
+        )
+        .map_err(|e| KernelError::Usage(e.to_string()))?;
+
+        let mut model_overrides: Vec<(String, ModelOverride)> = Vec::new();
+        for (glob, value) in &config.models {
+            let o: ModelOverride = serde_json::from_value(value.value.clone()).map_err(|e| {
+                KernelError::Usage(format!("{}: `models.{glob}`: {e}", value.source))
+            })?;
+            model_overrides.push((glob.clone(), o));
+        }
+        if config.context_window.is_some() || config.max_output_tokens.is_some() {
+            // Top-level overrides apply to every model and win over `models`.
+            let o = ModelOverride {
+                context_window: config.context_window.as_ref().map(|c| c.value),
+                max_output_tokens: config.max_output_tokens.as_ref().map(|c| c.value),
+                ..ModelOverride::default()
+            };
+            model_overrides.push(("*".into(), o));
+        }
+        let mut provider_config = ProviderConfig::new(
+            kind,
+            Arc::clone(&self.caps.clock),
+            Arc::new(SplitMix64::new(self.caps.seed)),
+        );
+        provider_config.base_url = Some(base_url.clone());
+        provider_config.api_key = match key {
+            KeyResolution::Found { key, .. } => Some(ApiKey::new(key.expose())),
+            KeyResolution::NotNeeded => None,
+        };
+        if let Some(ms) = &config.stream_idle_timeout_ms {
+            provider_config.idle_timeout_ms = ms.value;
+        }
+        provider_config.model_overrides = model_overrides;
+        let provider = Arc::new(
+            HttpProvider::new(provider_config).map_err(|e| KernelError::Usage(e.to_string()))?,
+        );
+        let capabilities = riot_protocol::Provider::capabilities(provider.as_ref(), &model);
+
+        // Identity of the session.
+        let session_id = resumed.as_ref().map_or_else(
+            || SessionId::generate(self.caps.ids.as_ref()),
+            |r| r.meta.id.clone(),
+        );
+
+        // Tools and the permission chain.
+        let mut scrubbed = vec!["ANTHROPIC_API_KEY".to_owned(), "OPENAI_API_KEY".to_owned()];
+        if !scrubbed.contains(&key_var) {
+            scrubbed.push(key_var.clone());
+        }
+        let mut tool_env = ToolEnv::new(
+            options.cwd.clone(),
+            self.home.join("spill").join(session_id.as_str()),
+            Arc::clone(&self.caps.fs),
+            Arc::clone(&self.caps.proc),
+            Arc::clone(&self.caps.clock),
+            Arc::clone(&self.caps.ids),
+        );
+        tool_env.scrubbed_env = scrubbed.clone();
+        let rules: Vec<PermissionRule> = config
+            .rules
+            .iter()
+            .filter_map(|r| {
+                RulePattern::parse(&r.rule)
+                    .ok()
+                    .map(|pattern| PermissionRule {
+                        pattern,
+                        behavior: r.behavior,
+                        source: r.source,
+                    })
+            })
+            .collect();
+        let user_home = options.env.get("HOME").map(PathBuf::from);
+        let policy = riot_permissions::Policy::new(options.cwd.clone(), user_home.clone())
+            .with_rules(rules)
+            .with_file_system(Arc::clone(&self.caps.fs))
+            .with_riot_home(self.home.clone());
+        let scheduler = Arc::new(Scheduler::new(
+            riot_tools::builtin(),
+            Arc::new(tool_env),
+            Arc::new(policy),
+            options.gate.clone(),
+            SchedulerConfig::default(),
+        ));
+
+        // The system prompt: snapshotted at start, reused byte for byte.
+        let now = self.caps.clock.now_ms();
+        let system = match resumed.as_ref().and_then(|r| r.meta.system.clone()) {
+            Some(system) => system,
+            None => {
+                let memory = memory::load(self.caps.fs.as_ref(), &self.home, &options.cwd).await;
+                notices.extend(memory.notices.iter().cloned());
+                let facts = SessionFacts {
+                    date: prompt::date_of(now),
+                    cwd: options.cwd.display().to_string(),
+                    platform: std::env::consts::OS.to_owned(),
+                    git: prompt::git_summary(self.caps.proc.as_ref(), &options.cwd, &scrubbed)
+                        .await,
+                    memory,
+                };
+                prompt::system_prompt(&facts)
+            }
+        };
+
+        // The transcript.
+        let writer = match &resumed {
+            Some(r) => store
+                .append_to(&r.meta.id)
+                .map_err(|e| KernelError::Failed(e.to_string()))?,
+            None => {
+                let mut meta =
+                    SessionMeta::new(session_id.clone(), options.cwd.clone(), model.clone(), now);
+                meta.system = Some(system.clone());
+                store
+                    .create(&meta)
+                    .map_err(|e| KernelError::Failed(e.to_string()))?
+            }
+        };
+        let transcript = Arc::new(StoreSink {
+            writer: Mutex::new(writer),
+            clock: Arc::clone(&self.caps.clock),
+        });
+        if resumed.as_ref().is_some_and(|r| r.model != model) {
+            transcript.model_changed(&model);
+        }
+
+        let mut state = AgentState::new(session_id.clone(), model, system);
+        state.tools = scheduler.specs();
+        state.mode = config.mode();
+        state.fallback_model = config.fallback_model.as_ref().map(|f| f.value.clone());
+        state.cache_key = Some(session_id.to_string());
+        state.max_tokens = capabilities.max_output_tokens.min(DEFAULT_MAX_TOKENS);
+        if let Some(n) = options.max_turns {
+            state.max_turns = n;
+        }
+        if let Some(r) = resumed {
+            state.messages = r.messages;
+        }
+        if state.mode == PermissionMode::Bypass || state.mode == PermissionMode::Unattended {
+            notices.push(format!(
+                "Permission mode is {}: Riot will not ask before most actions.",
+                state.mode
+            ));
+        }
+
+        let deps = AgentDeps {
+            provider,
+            tools: scheduler,
+            compactor: Arc::new(NoCompaction),
+            transcript,
+            hooks: Arc::new(NoStopHooks),
+            queue: Arc::new(NoQueue),
+            clock: Arc::clone(&self.caps.clock),
+            ids: Arc::clone(&self.caps.ids),
+        };
+        Ok(Session {
+            state,
+            deps,
+            notices,
+        })
+    }
+}
+
+/// Output-token limit of a normal request; the loop escalates to the
+/// model's maximum when a reply hits it.
+pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
+
+/// An open session.
+#[derive(Debug)]
+pub struct Session {
+    state: AgentState,
+    deps: AgentDeps,
+    notices: Vec<String>,
+}
+
+impl Session {
+    /// The session id.
+    pub fn id(&self) -> &SessionId {
+        &self.state.session_id
+    }
+
+    /// One-line notices for the person (ignored project settings, memory
+    /// files cut, bypass mode).
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    /// The history so far.
+    pub fn messages(&self) -> &[Message] {
+        &self.state.messages
+    }
+
+    /// The model in use.
+    pub fn model(&self) -> &str {
+        &self.state.model
+    }
+
+    /// Runs one turn for `prompt`. Exactly one `Done`, always last.
+    pub fn turn<'a>(
+        &'a mut self,
+        prompt: &str,
+        cancel: CancelScope,
+    ) -> impl Stream<Item = AgentEvent> + Send + 'a {
+        let message = Message::user_text(MessageId::generate(self.deps.ids.as_ref()), prompt);
+        riot_core::run_agent(&mut self.state, Some(message), &self.deps, cancel)
+    }
+}
+
+/// Adapts a transcript file to the loop's sink. A failed write is logged:
+/// the session goes on rather than losing the person's work in progress.
+#[derive(Debug)]
+struct StoreSink {
+    writer: Mutex<TranscriptWriter>,
+    clock: Arc<dyn Clock>,
+}
+
+impl StoreSink {
+    fn with(
+        &self,
+        f: impl FnOnce(&mut TranscriptWriter, u64) -> Result<(), riot_store::StoreError>,
+    ) {
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = f(&mut writer, self.clock.now_ms()) {
+            tracing::error!(error = %e, "could not write the transcript");
+        }
+    }
+}
+
+impl TranscriptSink for StoreSink {
+    fn message(&self, message: &Message) {
+        self.with(|w, at| w.message(message, at));
+    }
+    fn withdrawn(&self, message_id: &MessageId) {
+        self.with(|w, at| w.withdrawn(message_id, at));
+    }
+    fn compacted(&self, messages: &[Message], strategy: CompactionStrategy) {
+        self.with(|w, at| w.compacted(messages, strategy, at));
+    }
+    fn model_changed(&self, model: &str) {
+        self.with(|w, at| w.model_changed(model, at));
+    }
+}
+
+/// The gate of faces where nobody can answer (`riot exec`): every Ask
+/// becomes a Deny, and the model is told why (ARCHITECTURE §9.2).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NobodyAnswers;
+
+#[async_trait::async_trait]
+impl PermissionGate for NobodyAnswers {
+    fn can_answer(&self) -> bool {
+        false
+    }
+
+    async fn ask(
+        &self,
+        _request_id: riot_protocol::RequestId,
+        _detail: riot_protocol::PermissionRequestDetail,
+    ) -> riot_protocol::PermissionOutcome {
+        riot_protocol::PermissionOutcome::Cancelled
+    }
+}

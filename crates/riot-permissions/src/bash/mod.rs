@@ -1,0 +1,271 @@
+//! Shell command analysis (ARCHITECTURE §9.3).
+//!
+//! [`analyze_command`] parses a command line with tree-sitter-bash, refuses
+//! any node kind (named **or anonymous**) outside an allow-list, splits the
+//! line into simple commands, and grades what it finds:
+//!
+//! - *unverifiable* (variables, `$(...)`, loops, a redirect into an ordinary
+//!   file, a shape it does not understand): an Ask that bypass mode waves
+//!   through;
+//! - *dangerous* (`eval`, `source`, `LD_PRELOAD=`/`PATH=` prefixes, a
+//!   redirect into a sensitive path, a credential file named as an
+//!   argument): an Ask that bypass mode does **not** wave through.
+//!
+//! The scan keeps the first finding of each grade and never stops at an
+//! unverifiable one, so a later dangerous construct is never hidden.
+//!
+//! ```
+//! use riot_permissions::analyze_command;
+//!
+//! assert!(analyze_command("git log --oneline | head -5").is_read_only());
+//! assert!(!analyze_command("sed -i s/a/b/ x").is_read_only());
+//! assert!(analyze_command("echo x >> ~/.zshrc").dangerous().is_some());
+//! ```
+
+mod danger;
+mod fallback;
+mod git;
+mod readonly;
+mod walk;
+mod wrappers;
+
+pub use wrappers::{strip_runners, strip_wrappers};
+
+/// At most this many simple commands are judged one by one; more → Ask.
+pub const MAX_SUBCOMMANDS: usize = 50;
+
+/// One word of a simple command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// The word's value with quotes and escapes removed; expansions in it
+    /// keep their source text (`$HOME/x`, `$(cmd)`).
+    pub text: String,
+    /// No expansion of any kind: the shell passes `text` as is (a leading
+    /// `~` is kept as written).
+    pub literal: bool,
+    /// Contains an unquoted `*`, `?` or `[`, which the shell expands.
+    pub unquoted_glob: bool,
+}
+
+/// One simple command: `NAME=value ... cmd args ... redirects`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// The source text, for display.
+    pub text: String,
+    /// `NAME=value` prefixes.
+    pub env: Vec<(String, String)>,
+    /// The command name and its arguments.
+    pub words: Vec<Word>,
+    /// Files this command's output is redirected into (not `/dev/null`).
+    pub redirect_writes: Vec<String>,
+    /// Found by the AST walk (as opposed to the fallback splitter).
+    pub ast_verified: bool,
+}
+
+impl SimpleCommand {
+    /// The words as strings.
+    pub fn argv(&self) -> Vec<&str> {
+        self.words.iter().map(|w| w.text.as_str()).collect()
+    }
+
+    /// The text rules match against: the words joined by single spaces.
+    pub fn match_text(&self) -> String {
+        join(&self.words)
+    }
+
+    /// The match text with known wrappers (`timeout 30`, `nice -n 5`,
+    /// `nohup`, `time`, `env VAR=x`) removed, when that differs.
+    pub fn stripped_match_text(&self) -> Option<String> {
+        let stripped = strip_wrappers(&self.words);
+        (stripped.words.len() != self.words.len()).then(|| join(stripped.words))
+    }
+
+    /// The match text with every command-running prefix removed, `sudo`
+    /// included (`sudo -u root rm -rf /` → `rm -rf /`). Only deny and ask
+    /// rules use it: they may over-match, an allow rule must not.
+    pub fn runner_stripped_match_text(&self) -> Option<String> {
+        let stripped = strip_runners(&self.words);
+        (stripped.len() != self.words.len()).then(|| join(stripped))
+    }
+
+    /// Whether every word is free of expansions.
+    pub fn is_literal(&self) -> bool {
+        self.words.iter().all(|w| w.literal)
+    }
+
+    /// Read-only: a command on the allow-list whose every flag is on its
+    /// safe list, with no expansions, unquoted globs, env prefixes or
+    /// output redirects.
+    pub fn is_read_only(&self) -> bool {
+        self.env.is_empty() && self.redirect_writes.is_empty() && self.command_only_reads()
+    }
+
+    /// The command and its arguments only read (env prefixes and
+    /// redirects aside): whether a protected path it names is only read.
+    pub(crate) fn command_only_reads(&self) -> bool {
+        if self.words.iter().any(|w| !w.literal || w.unquoted_glob) {
+            return false;
+        }
+        let stripped = strip_wrappers(&self.words);
+        if stripped.used_env {
+            return false;
+        }
+        let argv: Vec<&str> = stripped.words.iter().map(|w| w.text.as_str()).collect();
+        readonly::is_read_only_argv(&argv)
+    }
+}
+
+fn join(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The result of [`analyze_command`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CommandAnalysis {
+    /// The command line as given.
+    pub source: String,
+    /// Simple commands in source order, including those nested inside
+    /// `$(...)`, loops and subshells.
+    pub subcommands: Vec<SimpleCommand>,
+    /// Why the split cannot be trusted (parse failure, a node kind outside
+    /// the allow-list, loops, too many subcommands). When set, content
+    /// allow rules do not apply.
+    pub structure: Option<String>,
+    unverifiable: Option<String>,
+    dangerous: Option<String>,
+}
+
+impl CommandAnalysis {
+    /// The first unverifiable finding, if any.
+    pub fn unverifiable(&self) -> Option<&str> {
+        self.unverifiable.as_deref()
+    }
+
+    /// The first dangerous finding, if any.
+    pub fn dangerous(&self) -> Option<&str> {
+        self.dangerous.as_deref()
+    }
+
+    /// Whether the split into subcommands came from a clean AST walk.
+    pub fn is_verified(&self) -> bool {
+        self.structure.is_none()
+    }
+
+    /// True only when every subcommand is read-only and nothing was found.
+    /// A wrong `true` lets a command run in every mode, so this fails closed.
+    pub fn is_read_only(&self) -> bool {
+        self.structure.is_none()
+            && self.unverifiable.is_none()
+            && self.dangerous.is_none()
+            && !self.subcommands.is_empty()
+            && self.subcommands.iter().all(SimpleCommand::is_read_only)
+    }
+
+    /// A short reason why the command is not read-only, for messages.
+    pub fn not_read_only_reason(&self) -> String {
+        if let Some(d) = &self.dangerous {
+            return d.clone();
+        }
+        if let Some(s) = &self.structure {
+            return s.clone();
+        }
+        if let Some(u) = &self.unverifiable {
+            return u.clone();
+        }
+        match self.subcommands.iter().find(|s| !s.is_read_only()) {
+            Some(sub) => format!("`{}` is not a known read-only command", sub.text),
+            None if self.subcommands.is_empty() => "the command is empty".into(),
+            None => "the command is read-only".into(),
+        }
+    }
+
+    pub(crate) fn note_unverifiable(&mut self, detail: impl Into<String>) {
+        if self.unverifiable.is_none() {
+            self.unverifiable = Some(detail.into());
+        }
+    }
+
+    pub(crate) fn note_dangerous(&mut self, detail: impl Into<String>) {
+        if self.dangerous.is_none() {
+            self.dangerous = Some(detail.into());
+        }
+    }
+
+    pub(crate) fn note_structure(&mut self, detail: impl Into<String>) {
+        let detail = detail.into();
+        self.note_unverifiable(detail.clone());
+        if self.structure.is_none() {
+            self.structure = Some(detail);
+        }
+    }
+}
+
+/// Analyzes a shell command line. Never fails: what cannot be understood
+/// is reported as unverifiable.
+pub fn analyze_command(command: &str) -> CommandAnalysis {
+    analyze_at_depth(command, 0)
+}
+
+/// `bash -c '...'` strings are analyzed as commands of their own, this
+/// deep at most.
+const MAX_NESTED_SHELLS: usize = 3;
+
+fn analyze_at_depth(command: &str, depth: usize) -> CommandAnalysis {
+    let mut analysis = CommandAnalysis {
+        source: command.to_owned(),
+        ..CommandAnalysis::default()
+    };
+    if !walk::analyze(command, &mut analysis) {
+        fallback::analyze(command, &mut analysis);
+    }
+    for sub in analysis.subcommands.clone() {
+        danger::judge_subcommand(&sub, &mut analysis, depth);
+    }
+    if analysis.subcommands.len() > MAX_SUBCOMMANDS {
+        analysis.note_structure(format!(
+            "the command has {} subcommands; at most {MAX_SUBCOMMANDS} are checked one by one",
+            analysis.subcommands.len()
+        ));
+    }
+    analysis
+}
+
+/// Variables that change what a command runs or loads.
+const DANGEROUS_VARS: &[&str] = &[
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "IFS",
+    "SHELLOPTS",
+    "PS4",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "NODE_OPTIONS",
+    "PERL5OPT",
+    "PERL5LIB",
+    "RUBYOPT",
+    "GIT_SSH_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_EXTERNAL_DIFF",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+];
+
+/// Whether setting this variable can change what a command executes.
+pub fn is_dangerous_var(name: &str) -> bool {
+    DANGEROUS_VARS.contains(&name) || name.starts_with("DYLD_") || name.starts_with("GIT_CONFIG_")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,586 @@
+//! The tree-sitter-bash walk: an allow-list check over every node (named
+//! and anonymous), then extraction of simple commands and findings.
+
+use tree_sitter::{Node, Parser};
+
+use super::{CommandAnalysis, SimpleCommand, Word};
+use crate::paths;
+
+/// Node kinds the analysis understands. Anything else — a function
+/// definition, `case`, arithmetic, `&` (background), brace expansion — is
+/// too complex to verify. Anonymous kinds are listed too: `&` is one, and a
+/// walk that skipped anonymous nodes would wave `cmd &` through.
+const ALLOWED_KINDS: &[&str] = &[
+    // structure
+    "program",
+    "list",
+    "pipeline",
+    "negated_command",
+    "redirected_statement",
+    "command",
+    "command_name",
+    "comment",
+    // words
+    "word",
+    "number",
+    "string",
+    "string_content",
+    "raw_string",
+    "concatenation",
+    "ansi_c_string",
+    // expansions (unverifiable, but understood)
+    "simple_expansion",
+    "expansion",
+    "variable_name",
+    "special_variable_name",
+    "command_substitution",
+    "process_substitution",
+    "variable_assignment",
+    // redirects
+    "file_redirect",
+    "file_descriptor",
+    "heredoc_redirect",
+    "heredoc_start",
+    "heredoc_body",
+    "heredoc_content",
+    "heredoc_end",
+    "herestring_redirect",
+    // loops and groups (unverifiable, but their commands are still checked)
+    "for_statement",
+    "while_statement",
+    "do_group",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "compound_statement",
+    "subshell",
+    // anonymous: separators and operators
+    "&&",
+    "||",
+    "|",
+    "|&",
+    ";",
+    "\"",
+    "$",
+    "${",
+    "}",
+    "{",
+    "$(",
+    "(",
+    ")",
+    "`",
+    "=",
+    ">",
+    ">>",
+    "<",
+    "&>",
+    "&>>",
+    ">&",
+    "<&",
+    ">&-",
+    "<&-",
+    ">|",
+    "<<",
+    "<<-",
+    "<<<",
+    "<(",
+    ">(",
+    "!",
+    "for",
+    "in",
+    "do",
+    "done",
+    "while",
+    "until",
+    "if",
+    "then",
+    "elif",
+    "else",
+    "fi",
+];
+
+/// Deepest nesting walked; deeper input is too complex (and would risk
+/// the stack).
+const MAX_DEPTH: usize = 64;
+
+/// Returns false when the parser could not produce a clean tree, so the
+/// caller falls back to word splitting.
+pub(super) fn analyze(source: &str, analysis: &mut CommandAnalysis) -> bool {
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .is_err()
+    {
+        return false;
+    }
+    let Some(tree) = parser.parse(source, None) else {
+        return false;
+    };
+    let root = tree.root_node();
+    if root.has_error() {
+        return false;
+    }
+    if let Some(kind) = first_disallowed(root, 0) {
+        analysis.note_structure(format!(
+            "the command uses `{kind}`, which Riot cannot verify"
+        ));
+        // Keep scanning so a dangerous construct is still reported.
+        super::fallback::scan_tokens(source, analysis);
+    }
+    let mut walker = Walker {
+        src: source.as_bytes(),
+        analysis,
+        depth: 0,
+    };
+    walker.statement(root);
+    true
+}
+
+/// The first node kind not on the allow-list, visiting **every** child.
+pub(super) fn first_disallowed(node: Node<'_>, depth: usize) -> Option<String> {
+    if depth > MAX_DEPTH {
+        return Some("deep nesting".into());
+    }
+    if node.is_error() || node.is_missing() || !ALLOWED_KINDS.contains(&node.kind()) {
+        return Some(node.kind().to_owned());
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        if let Some(kind) = first_disallowed(child, depth + 1) {
+            return Some(kind);
+        }
+    }
+    None
+}
+
+struct Walker<'a> {
+    src: &'a [u8],
+    analysis: &'a mut CommandAnalysis,
+    depth: usize,
+}
+
+impl Walker<'_> {
+    fn text(&self, node: Node<'_>) -> String {
+        node.utf8_text(self.src).unwrap_or_default().to_owned()
+    }
+
+    fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+        let mut cursor = node.walk();
+        node.named_children(&mut cursor).collect()
+    }
+
+    fn statement(&mut self, node: Node<'_>) {
+        if self.depth > MAX_DEPTH {
+            return;
+        }
+        self.depth += 1;
+        match node.kind() {
+            "program" | "list" | "pipeline" | "negated_command" => {
+                for child in Self::named_children(node) {
+                    self.statement(child);
+                }
+            }
+            "do_group" | "compound_statement" | "subshell" | "else_clause" => {
+                self.analysis
+                    .note_structure(format!("the command uses a `{}` block", node.kind()));
+                for child in Self::named_children(node) {
+                    self.statement(child);
+                }
+            }
+            "for_statement" | "while_statement" | "if_statement" | "elif_clause" => {
+                self.analysis
+                    .note_structure("the command uses a loop or conditional".to_owned());
+                for child in Self::named_children(node) {
+                    if is_statement(child.kind()) {
+                        self.statement(child);
+                    } else {
+                        self.word(child);
+                    }
+                }
+            }
+            "redirected_statement" => {
+                let children = Self::named_children(node);
+                let (redirects, body): (Vec<_>, Vec<_>) =
+                    children.into_iter().partition(|c| is_redirect(c.kind()));
+                let text = self.text(node);
+                match body.as_slice() {
+                    [cmd] if cmd.kind() == "command" => self.command(*cmd, &redirects, text),
+                    _ => {
+                        for b in body {
+                            self.statement(b);
+                        }
+                        let mut orphan = SimpleCommand {
+                            text,
+                            env: Vec::new(),
+                            words: Vec::new(),
+                            redirect_writes: Vec::new(),
+                            ast_verified: true,
+                        };
+                        for r in redirects {
+                            self.redirect(r, &mut orphan);
+                        }
+                    }
+                }
+            }
+            "command" => {
+                let text = self.text(node);
+                self.command(node, &[], text);
+            }
+            "variable_assignment" => {
+                let (name, value) = self.assignment(node);
+                if super::is_dangerous_var(&name) {
+                    self.analysis
+                        .note_dangerous(format!("`{name}=` changes what later commands run"));
+                }
+                let _ = value;
+                self.analysis
+                    .note_unverifiable(format!("`{}` sets a shell variable", self.text(node)));
+            }
+            "comment" => {}
+            other => {
+                self.analysis.note_structure(format!(
+                    "the command uses `{other}`, which Riot cannot verify"
+                ));
+            }
+        }
+        self.depth -= 1;
+    }
+
+    fn assignment(&mut self, node: Node<'_>) -> (String, String) {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| self.text(n))
+            .unwrap_or_default();
+        let value = match node.child_by_field_name("value") {
+            Some(v) => self.word(v).text,
+            None => String::new(),
+        };
+        (name, value)
+    }
+
+    fn command(&mut self, node: Node<'_>, outer_redirects: &[Node<'_>], text: String) {
+        let mut sc = SimpleCommand {
+            text,
+            env: Vec::new(),
+            words: Vec::new(),
+            redirect_writes: Vec::new(),
+            ast_verified: true,
+        };
+        for child in Self::named_children(node) {
+            match child.kind() {
+                "variable_assignment" => {
+                    let pair = self.assignment(child);
+                    sc.env.push(pair);
+                }
+                "command_name" => {
+                    for part in Self::named_children(child) {
+                        let w = self.word(part);
+                        sc.words.push(w);
+                    }
+                }
+                k if is_redirect(k) => self.redirect(child, &mut sc),
+                "comment" => {}
+                _ => {
+                    let w = self.word(child);
+                    sc.words.push(w);
+                }
+            }
+        }
+        for r in outer_redirects {
+            self.redirect(*r, &mut sc);
+        }
+        self.analysis.subcommands.push(sc);
+    }
+
+    /// Turns an argument node into a [`Word`], noting expansions and
+    /// walking into command substitutions.
+    fn word(&mut self, node: Node<'_>) -> Word {
+        let raw = self.text(node);
+        match node.kind() {
+            "word" => {
+                let (text, glob) = unescape_word(&raw);
+                Word {
+                    text,
+                    literal: true,
+                    unquoted_glob: glob,
+                }
+            }
+            "number" | "variable_name" => Word {
+                text: raw,
+                literal: node.kind() == "number",
+                unquoted_glob: false,
+            },
+            "raw_string" => Word {
+                text: raw
+                    .strip_prefix('\'')
+                    .and_then(|s| s.strip_suffix('\''))
+                    .unwrap_or(&raw)
+                    .to_owned(),
+                literal: true,
+                unquoted_glob: false,
+            },
+            "string" => {
+                let mut literal = true;
+                let mut text = String::new();
+                for part in Self::named_children(node) {
+                    if part.kind() == "string_content" {
+                        text.push_str(&unescape_dquoted(&self.text(part)));
+                    } else {
+                        let w = self.word(part);
+                        literal &= w.literal;
+                        text.push_str(&w.text);
+                    }
+                }
+                Word {
+                    text,
+                    literal,
+                    unquoted_glob: false,
+                }
+            }
+            "concatenation" => {
+                let mut literal = true;
+                let mut glob = false;
+                let mut text = String::new();
+                for part in Self::named_children(node) {
+                    // `{a,b}` arrives as the words `{`, `a,b`, `}`.
+                    if part.kind() == "word" && self.text(part).contains(['{', '}']) {
+                        glob = true;
+                    }
+                    let w = self.word(part);
+                    literal &= w.literal;
+                    glob |= w.unquoted_glob;
+                    text.push_str(&w.text);
+                }
+                Word {
+                    text,
+                    literal,
+                    unquoted_glob: glob,
+                }
+            }
+            "simple_expansion" | "expansion" => {
+                self.analysis
+                    .note_unverifiable(format!("`{raw}` is a variable, only known when it runs"));
+                for part in Self::named_children(node) {
+                    if !matches!(part.kind(), "variable_name" | "special_variable_name") {
+                        self.word(part);
+                    }
+                }
+                non_literal(raw)
+            }
+            "command_substitution" | "process_substitution" => {
+                self.analysis.note_unverifiable(format!(
+                    "`{raw}` runs a command whose output is only known when it runs"
+                ));
+                for child in Self::named_children(node) {
+                    self.statement(child);
+                }
+                non_literal(raw)
+            }
+            "ansi_c_string" => {
+                self.analysis
+                    .note_unverifiable(format!("`{raw}` is an ANSI-C quoted string"));
+                non_literal(raw)
+            }
+            "heredoc_body" => {
+                for part in Self::named_children(node) {
+                    if part.kind() != "heredoc_content" {
+                        self.word(part);
+                    }
+                }
+                Word {
+                    text: raw,
+                    literal: true,
+                    unquoted_glob: false,
+                }
+            }
+            other => {
+                self.analysis.note_structure(format!(
+                    "the command uses `{other}`, which Riot cannot verify"
+                ));
+                non_literal(raw)
+            }
+        }
+    }
+
+    fn redirect(&mut self, node: Node<'_>, sc: &mut SimpleCommand) {
+        match node.kind() {
+            "file_redirect" => {
+                let mut cursor = node.walk();
+                let op = node
+                    .children(&mut cursor)
+                    .find(|c| !c.is_named())
+                    .map(|c| c.kind().to_owned())
+                    .unwrap_or_default();
+                let Some(dest) = node.child_by_field_name("destination") else {
+                    self.analysis
+                        .note_unverifiable(format!("`{}` has no target", self.text(node)));
+                    return;
+                };
+                let is_number = dest.kind() == "number";
+                let target = self.word(dest);
+                self.grade_redirect(&op, &target, is_number, sc);
+            }
+            "herestring_redirect" => {
+                for part in Self::named_children(node) {
+                    self.word(part);
+                }
+            }
+            "heredoc_redirect" => {
+                for part in Self::named_children(node) {
+                    match part.kind() {
+                        "heredoc_start" | "heredoc_end" => {}
+                        "heredoc_body" => {
+                            self.word(part);
+                        }
+                        k if is_redirect(k) => self.redirect(part, sc),
+                        k if is_statement(k) => self.statement(part),
+                        _ => {
+                            self.word(part);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn grade_redirect(&mut self, op: &str, target: &Word, is_number: bool, sc: &mut SimpleCommand) {
+        let reads = matches!(op, "<" | "<&" | "<&-");
+        let dup = matches!(op, ">&" | "<&" | ">&-" | "<&-") && (is_number || target.text == "-");
+        if dup {
+            return;
+        }
+        if !target.literal {
+            // `>> $HOME/.zshrc` still names a shell startup file.
+            if let Some(s) = paths::classify(&target.text, None)
+                && (!reads || s.applies_to_reads())
+            {
+                self.analysis.note_dangerous(format!(
+                    "redirects into `{}`: {}",
+                    target.text,
+                    s.detail()
+                ));
+            }
+            self.analysis.note_unverifiable(format!(
+                "redirects to `{}`, which is only known when it runs",
+                target.text
+            ));
+            if !reads {
+                sc.redirect_writes.push(target.text.clone());
+            }
+            return;
+        }
+        let sensitivity = paths::classify(&target.text, None);
+        if reads {
+            if let Some(s) = sensitivity.filter(|s| s.applies_to_reads()) {
+                self.analysis
+                    .note_dangerous(format!("reads a credential file: {}", s.detail()));
+            }
+            return;
+        }
+        if matches!(
+            target.text.as_str(),
+            "/dev/null" | "/dev/stdout" | "/dev/stderr"
+        ) {
+            return;
+        }
+        if let Some(s) = sensitivity {
+            self.analysis.note_dangerous(format!(
+                "redirects output into `{}`: {}",
+                target.text,
+                s.detail()
+            ));
+        } else {
+            self.analysis
+                .note_unverifiable(format!("writes to the file `{}`", target.text));
+        }
+        sc.redirect_writes.push(target.text.clone());
+    }
+}
+
+fn non_literal(raw: String) -> Word {
+    Word {
+        text: raw,
+        literal: false,
+        unquoted_glob: false,
+    }
+}
+
+fn is_redirect(kind: &str) -> bool {
+    matches!(
+        kind,
+        "file_redirect" | "heredoc_redirect" | "herestring_redirect"
+    )
+}
+
+fn is_statement(kind: &str) -> bool {
+    matches!(
+        kind,
+        "command"
+            | "list"
+            | "pipeline"
+            | "negated_command"
+            | "redirected_statement"
+            | "variable_assignment"
+            | "for_statement"
+            | "while_statement"
+            | "if_statement"
+            | "elif_clause"
+            | "else_clause"
+            | "do_group"
+            | "compound_statement"
+            | "subshell"
+            | "comment"
+    )
+}
+
+/// Removes backslash escapes from an unquoted word and reports whether an
+/// unescaped glob or brace-expansion character remains.
+fn unescape_word(raw: &str) -> (String, bool) {
+    let mut out = String::with_capacity(raw.len());
+    let mut glob = false;
+    let mut brace_open = false;
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            }
+            '*' | '?' | '[' => {
+                glob = true;
+                out.push(c);
+            }
+            // Brace expansion (`{a,b}`, `{1..9}`) also makes new words.
+            '{' => {
+                brace_open = true;
+                out.push(c);
+            }
+            '}' if brace_open => {
+                glob = true;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    (out, glob)
+}
+
+/// Inside double quotes a backslash only escapes `$`, `` ` ``, `"`, `\`.
+fn unescape_dquoted(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && matches!(next, '$' | '`' | '"' | '\\')
+        {
+            out.push(next);
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}

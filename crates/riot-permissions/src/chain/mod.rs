@@ -1,0 +1,512 @@
+//! The decision chain of ARCHITECTURE §9.2 and the mode table of §9.1.
+//!
+//! ```text
+//! hook deny                                   → Deny  (hook)
+//! 1. deny rules, whole-tool or content        → Deny  (rule)      every mode
+//! hook ask                                    → Ask   (hook)
+//! 2. whole-tool ask rule                      → Ask   (rule)
+//! 3. the tool's own verdict: Deny is final; an Ask that does not yield
+//!    to bypass is final; a yielding Ask is parked; an Allow is NOT final
+//! 4. content ask rules, safety checks         → Ask   (rule / safety)
+//!    (unattended lets safety findings through, not ask rules)
+//! 5. bypass / unattended                      → Allow (mode)
+//! 6. allow rules, a hook's allow, the tool's Allow → Allow
+//! 7. parked consent → Ask (auto: the classifier answers); else the mode
+//!    default for this kind of call
+//! plan / dont-ask: an Ask becomes a Deny with the same reason
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use riot_protocol::{
+    DecisionReason, FileSystem, PathAccess, PermissionMode, PermissionPolicy, PermissionQuery,
+    PermissionResult, PermissionRule, PermissionTarget, RuleBehavior,
+};
+
+use crate::bash::{CommandAnalysis, analyze_command};
+use crate::paths;
+use crate::rules::{RuleSet, Subject, source_label};
+
+mod inputs;
+mod modes;
+mod verdicts;
+
+pub use inputs::{
+    Classifier, ClassifierRequest, ClassifierUnavailable, ClassifierVerdict, HookDecision,
+};
+use verdicts::{allow, ask, ask_rule, deny, finish_for_mode, rule_reason};
+pub use verdicts::{nobody_can_answer, resolve_answer};
+
+/// The permission policy: rules, the project and home directories, an
+/// optional file system for resolving symlinks and an optional classifier.
+#[derive(Debug)]
+pub struct Policy {
+    rules: RwLock<RuleSet>,
+    project: PathBuf,
+    home: Option<PathBuf>,
+    riot_home: Option<PathBuf>,
+    fs: Option<Arc<dyn FileSystem>>,
+    classifier: Option<Arc<dyn Classifier>>,
+}
+
+/// What the chain knows about the call beyond the query.
+enum Facts {
+    Bash(CommandAnalysis),
+    Path {
+        /// The path as the tool gave it, before joining and normalizing.
+        given: String,
+        literal: PathBuf,
+        resolved: PathBuf,
+        access: PathAccess,
+        inside_project: bool,
+    },
+    Url(String),
+    Opaque,
+}
+
+/// Where the chain stopped.
+enum Step {
+    Final(PermissionResult),
+    /// Auto mode: the classifier answers; `describe` says what the call is.
+    Classify {
+        describe: String,
+    },
+}
+
+impl Policy {
+    /// A policy for a project. `home` expands `~` in rules; without it,
+    /// `~/` rules match nothing.
+    pub fn new(project: impl Into<PathBuf>, home: Option<PathBuf>) -> Self {
+        Self {
+            rules: RwLock::new(RuleSet::default()),
+            project: paths::normalize(&project.into()),
+            home,
+            riot_home: None,
+            fs: None,
+            classifier: None,
+        }
+    }
+
+    /// Adds configured rules (any sources, any order).
+    pub fn with_rules(self, rules: impl IntoIterator<Item = PermissionRule>) -> Self {
+        {
+            let mut set = self.rules.write().unwrap_or_else(|e| e.into_inner());
+            for rule in rules {
+                set.push(rule);
+            }
+        }
+        self
+    }
+
+    /// Resolves symlinks through this file system for the resolved-path
+    /// checks. Without one, only the literal path is judged.
+    pub fn with_file_system(mut self, fs: Arc<dyn FileSystem>) -> Self {
+        self.fs = Some(fs);
+        self
+    }
+
+    /// The auto-mode classifier. Without one, auto mode asks.
+    pub fn with_classifier(mut self, classifier: Arc<dyn Classifier>) -> Self {
+        self.classifier = Some(classifier);
+        self
+    }
+
+    /// Riot's own configuration directory, protected from writes (and its
+    /// `credentials.json` from reads).
+    pub fn with_riot_home(mut self, riot_home: impl Into<PathBuf>) -> Self {
+        self.riot_home = Some(paths::normalize(&riot_home.into()));
+        self
+    }
+
+    /// A snapshot of the current rules.
+    pub fn rules(&self) -> RuleSet {
+        self.rules.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The chain with a PreToolUse hook's decision as an input.
+    pub async fn decide_with_hook(
+        &self,
+        query: &PermissionQuery,
+        hook: Option<&HookDecision>,
+    ) -> PermissionResult {
+        let facts = self.facts(query).await;
+        let rules = self.rules();
+        let result = match self.chain(query, hook, &facts, &rules) {
+            Step::Final(result) => result,
+            Step::Classify { describe } => self.classify(query, describe).await,
+        };
+        finish_for_mode(query.mode, result)
+    }
+
+    async fn facts(&self, query: &PermissionQuery) -> Facts {
+        match &query.target {
+            PermissionTarget::Command { command } => Facts::Bash(analyze_command(command)),
+            PermissionTarget::Path { path, access } => {
+                let absolute = if path.is_absolute() {
+                    path.clone()
+                } else {
+                    self.project.join(path)
+                };
+                let literal = paths::normalize(&absolute);
+                let resolved = self.resolve(&literal).await;
+                let project = self.resolve(&self.project).await;
+                let inside_project =
+                    literal.starts_with(&self.project) && resolved.starts_with(&project);
+                Facts::Path {
+                    given: path.to_string_lossy().into_owned(),
+                    literal,
+                    resolved,
+                    access: *access,
+                    inside_project,
+                }
+            }
+            PermissionTarget::Url { url } => Facts::Url(url.clone()),
+            PermissionTarget::Opaque => Facts::Opaque,
+        }
+    }
+
+    /// The path with symlinks resolved: the longest existing ancestor is
+    /// canonicalized and the rest appended (a new file does not exist yet).
+    async fn resolve(&self, path: &Path) -> PathBuf {
+        let Some(fs) = &self.fs else {
+            return path.to_path_buf();
+        };
+        let mut existing = path.to_path_buf();
+        let mut tail = Vec::new();
+        loop {
+            if let Ok(real) = fs.canonicalize(&existing).await {
+                let stripped = paths::strip_verbatim(&real.to_string_lossy()).to_owned();
+                let mut out = PathBuf::from(stripped);
+                for part in tail.iter().rev() {
+                    out.push(part);
+                }
+                return paths::normalize(&out);
+            }
+            match (existing.file_name(), existing.parent()) {
+                (Some(name), Some(parent)) => {
+                    tail.push(name.to_owned());
+                    existing = parent.to_path_buf();
+                }
+                _ => return path.to_path_buf(),
+            }
+        }
+    }
+
+    fn chain(
+        &self,
+        q: &PermissionQuery,
+        hook: Option<&HookDecision>,
+        facts: &Facts,
+        rules: &RuleSet,
+    ) -> Step {
+        let tool = q.tool_name.as_str();
+        let describe = describe(q, facts);
+
+        if let Some(HookDecision::Deny { hook, reason }) = hook {
+            return Step::Final(deny(
+                DecisionReason::Hook {
+                    detail: reason.clone(),
+                    hook: hook.clone(),
+                },
+                format!("A PreToolUse hook blocked this call: {reason}"),
+            ));
+        }
+
+        // 1. Deny rules, whole-tool or content, in every mode.
+        let deny_rule = rules
+            .whole_tool(RuleBehavior::Deny, tool)
+            .or_else(|| self.content_rule(rules, RuleBehavior::Deny, tool, facts));
+        if let Some(rule) = deny_rule {
+            let reason = rule_reason(rule);
+            let message = format!(
+                "Permission to {describe} was denied by the rule `{}` from {}. Do not retry it; choose another approach or ask the user.",
+                rule.pattern,
+                source_label(rule.source)
+            );
+            return Step::Final(deny(reason, message));
+        }
+
+        if let Some(HookDecision::Ask { hook, reason }) = hook {
+            return Step::Final(ask(
+                DecisionReason::Hook {
+                    detail: reason.clone(),
+                    hook: hook.clone(),
+                },
+                format!("A PreToolUse hook asks before {describe}: {reason}"),
+            ));
+        }
+
+        // 2. Whole-tool ask rule.
+        if let Some(rule) = rules.whole_tool(RuleBehavior::Ask, tool) {
+            return Step::Final(ask_rule(rule, &describe));
+        }
+
+        // 3. The tool's own verdict. Its Allow is not final: the safety
+        // checks below still run (a tool cannot wave a call past them).
+        let mut parked: Option<(DecisionReason, String)> = None;
+        let mut tool_allow: Option<DecisionReason> = None;
+        match &q.tool_verdict {
+            PermissionResult::Deny { reason, message } => {
+                return Step::Final(deny(reason.clone(), message.clone()));
+            }
+            PermissionResult::Ask { reason, message } => {
+                let waived_safety = q.mode == PermissionMode::Unattended
+                    && matches!(reason, DecisionReason::Safety { .. });
+                if reason.yields_to_bypass() || waived_safety {
+                    parked = Some((reason.clone(), message.clone()));
+                } else {
+                    return Step::Final(ask(reason.clone(), message.clone()));
+                }
+            }
+            PermissionResult::Allow { reason, .. } => tool_allow = Some(reason.clone()),
+            PermissionResult::Passthrough => {}
+        }
+
+        // 4. Content ask rules and safety checks: Ask even in bypass.
+        if let Some(rule) = self.content_rule(rules, RuleBehavior::Ask, tool, facts) {
+            return Step::Final(ask_rule(rule, &describe));
+        }
+        if q.mode != PermissionMode::Unattended
+            && let Some(finding) = self.safety_finding(facts)
+        {
+            return Step::Final(ask(
+                DecisionReason::Safety {
+                    detail: finding.clone(),
+                },
+                format!("Riot wants to {describe}. Safety check: {finding}"),
+            ));
+        }
+
+        // 5. Bypass and unattended allow what got this far.
+        if matches!(q.mode, PermissionMode::Bypass | PermissionMode::Unattended) {
+            return Step::Final(allow(DecisionReason::Mode {
+                detail: format!(
+                    "{} mode allows calls no rule or safety check stopped",
+                    q.mode
+                ),
+                mode: q.mode,
+            }));
+        }
+
+        // 6. Allow rules, a hook's allow, the tool's own allow.
+        let allow_rule = rules
+            .whole_tool(RuleBehavior::Allow, tool)
+            .or_else(|| self.allow_content_rule(rules, tool, facts));
+        if let Some(rule) = allow_rule {
+            return Step::Final(allow(rule_reason(rule)));
+        }
+        if let Some(HookDecision::Allow { hook, reason }) = hook {
+            return Step::Final(allow(DecisionReason::Hook {
+                detail: reason.clone(),
+                hook: hook.clone(),
+            }));
+        }
+        if let Some(reason) = tool_allow {
+            return Step::Final(allow(reason));
+        }
+
+        // 7. Parked consent, the classifier, the mode default.
+        if let Some((reason, message)) = parked {
+            if q.mode == PermissionMode::Auto {
+                return Step::Classify { describe };
+            }
+            return Step::Final(ask(reason, message));
+        }
+        self.mode_default(q, facts, describe)
+    }
+
+    /// A deny or ask content rule: matched generously (a wildcard may cross
+    /// anything), because over-matching a deny only narrows.
+    fn content_rule<'r>(
+        &self,
+        rules: &'r RuleSet,
+        behavior: RuleBehavior,
+        tool: &str,
+        facts: &Facts,
+    ) -> Option<&'r PermissionRule> {
+        match facts {
+            Facts::Bash(analysis) => {
+                let mut texts = vec![analysis.source.trim().to_owned()];
+                for sub in &analysis.subcommands {
+                    if sub.ast_verified {
+                        texts.push(sub.match_text());
+                        texts.extend(sub.stripped_match_text());
+                        texts.extend(sub.runner_stripped_match_text());
+                    } else {
+                        // Untrusted split: try every word as a start.
+                        let argv = sub.argv();
+                        for start in 0..argv.len() {
+                            texts.push(argv[start..].join(" "));
+                        }
+                    }
+                }
+                texts.iter().find_map(|text| {
+                    rules.content(
+                        behavior,
+                        tool,
+                        Subject::Command {
+                            text,
+                            ast_split: true,
+                        },
+                    )
+                })
+            }
+            Facts::Path {
+                literal, resolved, ..
+            } => [literal, resolved].into_iter().find_map(|path| {
+                rules.content(
+                    behavior,
+                    tool,
+                    Subject::Path {
+                        path,
+                        project: &self.project,
+                        home: self.home.as_deref(),
+                    },
+                )
+            }),
+            Facts::Url(url) => rules.content(behavior, tool, Subject::Url(url)),
+            Facts::Opaque => None,
+        }
+    }
+
+    /// An allow content rule covers the call only when it covers all of it:
+    /// every subcommand of an AST-verified command (read-only ones count as
+    /// covered, a redirect into a file does not), both the literal and the
+    /// resolved path.
+    fn allow_content_rule<'r>(
+        &self,
+        rules: &'r RuleSet,
+        tool: &str,
+        facts: &Facts,
+    ) -> Option<&'r PermissionRule> {
+        match facts {
+            Facts::Bash(analysis) => {
+                if analysis.structure.is_some() || analysis.subcommands.is_empty() {
+                    // An empty command can only match `Bash()`.
+                    return match analysis.source.trim().is_empty() {
+                        true => rules.content(
+                            RuleBehavior::Allow,
+                            tool,
+                            Subject::Command {
+                                text: "",
+                                ast_split: true,
+                            },
+                        ),
+                        false => None,
+                    };
+                }
+                let mut quoted = None;
+                for sub in &analysis.subcommands {
+                    let by_rule = if sub.redirect_writes.is_empty() && !sub.words.is_empty() {
+                        let mut texts = vec![sub.match_text()];
+                        texts.extend(sub.stripped_match_text());
+                        texts.iter().find_map(|text| {
+                            rules.content(
+                                RuleBehavior::Allow,
+                                tool,
+                                Subject::Command {
+                                    text,
+                                    ast_split: sub.ast_verified,
+                                },
+                            )
+                        })
+                    } else {
+                        None
+                    };
+                    match by_rule {
+                        Some(rule) => {
+                            quoted.get_or_insert(rule);
+                        }
+                        None if sub.is_read_only() => {}
+                        None => return None,
+                    }
+                }
+                quoted
+            }
+            Facts::Path {
+                literal, resolved, ..
+            } => {
+                let subject = |path| Subject::Path {
+                    path,
+                    project: &self.project,
+                    home: self.home.as_deref(),
+                };
+                let rule = rules.content(RuleBehavior::Allow, tool, subject(literal))?;
+                rules.content(RuleBehavior::Allow, tool, subject(resolved))?;
+                Some(rule)
+            }
+            Facts::Url(url) => rules.content(RuleBehavior::Allow, tool, Subject::Url(url)),
+            Facts::Opaque => None,
+        }
+    }
+
+    /// Safety checks (§9.2): dangerous shell constructs, sensitive paths by
+    /// component (credentials for reads too), path shapes on the literal
+    /// and the resolved path.
+    fn safety_finding(&self, facts: &Facts) -> Option<String> {
+        match facts {
+            Facts::Bash(analysis) => analysis.dangerous().map(str::to_owned),
+            Facts::Path { given, .. } if paths::shape_problem(given).is_some() => {
+                paths::shape_problem(given)
+            }
+            Facts::Path {
+                literal,
+                resolved,
+                access,
+                ..
+            } => {
+                let literal_s = literal.to_string_lossy();
+                let resolved_s = resolved.to_string_lossy();
+                let resolved_s = paths::strip_verbatim(&resolved_s);
+                if let Some(problem) = paths::shape_problem(&literal_s) {
+                    return Some(problem);
+                }
+                if let Some(problem) = paths::shape_problem(resolved_s) {
+                    return Some(format!("{problem} (after resolving links: {resolved_s})"));
+                }
+                for (path, via) in [(literal_s.as_ref(), ""), (resolved_s, " (through a link)")] {
+                    if let Some(s) = paths::classify(path, self.riot_home.as_deref())
+                        && (s.applies_to_reads() || *access == PathAccess::Write)
+                    {
+                        return Some(format!("{}{via}", s.detail()));
+                    }
+                }
+                None
+            }
+            Facts::Url(_) | Facts::Opaque => None,
+        }
+    }
+}
+
+#[async_trait]
+impl PermissionPolicy for Policy {
+    async fn decide(&self, query: &PermissionQuery) -> PermissionResult {
+        self.decide_with_hook(query, None).await
+    }
+
+    fn remember(&self, rule: PermissionRule) {
+        self.rules
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(rule);
+    }
+}
+
+fn describe(q: &PermissionQuery, facts: &Facts) -> String {
+    match facts {
+        Facts::Bash(a) => format!("run `{}`", a.source.trim()),
+        Facts::Path {
+            resolved, access, ..
+        } => {
+            let verb = match access {
+                PathAccess::Read => "read",
+                PathAccess::Write => "write",
+            };
+            format!("{verb} {} ({})", resolved.display(), q.tool_name)
+        }
+        Facts::Url(url) => format!("fetch {url}"),
+        Facts::Opaque => format!("use {}", q.tool_name),
+    }
+}

@@ -1,0 +1,134 @@
+//! Step 7: the mode table of ARCHITECTURE §9.1 for calls nothing else
+//! decided, and the auto-mode classifier's turn.
+
+use riot_protocol::{
+    DecisionReason, PathAccess, PermissionMode, PermissionQuery, PermissionResult,
+};
+
+use super::verdicts::{allow, ask, deny};
+use super::{ClassifierRequest, ClassifierUnavailable, ClassifierVerdict, Facts, Policy, Step};
+
+impl Policy {
+    /// Step 7's mode default for a call nothing else decided (§9.1 table).
+    pub(super) fn mode_default(
+        &self,
+        q: &PermissionQuery,
+        facts: &Facts,
+        describe: String,
+    ) -> Step {
+        let mode = q.mode;
+        let read_only = q.is_read_only
+            && match facts {
+                Facts::Bash(analysis) => analysis.is_read_only(),
+                Facts::Path { access, .. } => *access == PathAccess::Read,
+                _ => true,
+            };
+        if read_only {
+            return Step::Final(allow(DecisionReason::Mode {
+                detail: "read-only calls are allowed in every mode".into(),
+                mode,
+            }));
+        }
+        let mode_reason = |detail: String| DecisionReason::Mode { detail, mode };
+        if mode == PermissionMode::Plan {
+            return Step::Final(deny(
+                mode_reason("plan mode allows only read-only calls".into()),
+                format!(
+                    "Plan mode: cannot {describe} until the plan is approved. Finish the plan and call ExitPlanMode."
+                ),
+            ));
+        }
+        match facts {
+            Facts::Path {
+                resolved,
+                inside_project: true,
+                ..
+            } => match mode {
+                PermissionMode::AcceptEdits | PermissionMode::Auto => Step::Final(allow(
+                    mode_reason(format!("{mode} mode allows edits inside the project")),
+                )),
+                _ => Step::Final(ask(
+                    mode_reason(format!("{mode} mode asks before changing files")),
+                    format!("Riot wants to write {}", resolved.display()),
+                )),
+            },
+            Facts::Path {
+                resolved,
+                inside_project: false,
+                ..
+            } => match mode {
+                PermissionMode::Auto => Step::Classify { describe },
+                _ => Step::Final(ask(
+                    mode_reason(format!(
+                        "{} is outside the project; writes there are always asked about",
+                        resolved.display()
+                    )),
+                    format!(
+                        "Riot wants to write {}, outside the project {}",
+                        resolved.display(),
+                        self.project.display()
+                    ),
+                )),
+            },
+            Facts::Bash(analysis) => match mode {
+                PermissionMode::Auto => Step::Classify { describe },
+                _ => Step::Final(ask(
+                    DecisionReason::Unverifiable {
+                        detail: analysis.not_read_only_reason(),
+                    },
+                    format!(
+                        "Riot wants to {describe}: {}",
+                        analysis.not_read_only_reason()
+                    ),
+                )),
+            },
+            Facts::Url(_) | Facts::Opaque => match mode {
+                PermissionMode::Auto => Step::Classify { describe },
+                _ => Step::Final(ask(
+                    mode_reason(format!("{mode} mode asks before {} runs", q.tool_name)),
+                    format!("Riot wants to {describe}"),
+                )),
+            },
+        }
+    }
+
+    pub(super) async fn classify(&self, q: &PermissionQuery, describe: String) -> PermissionResult {
+        let unavailable = |why: String| {
+            ask(
+                DecisionReason::Classifier {
+                    detail: why.clone(),
+                },
+                format!("Riot wants to {describe}. {why}"),
+            )
+        };
+        let Some(classifier) = &self.classifier else {
+            return unavailable(
+                "No auto-mode classifier is available, so a person must answer.".into(),
+            );
+        };
+        let Some(input) = &q.classifier_input else {
+            return unavailable(format!(
+                "{} gives the classifier nothing to judge, so a person must answer.",
+                q.tool_name
+            ));
+        };
+        let request = ClassifierRequest {
+            tool_name: q.tool_name.clone(),
+            input: input.clone(),
+        };
+        match classifier.classify(&request).await {
+            Ok(ClassifierVerdict::Allow { reason }) => {
+                allow(DecisionReason::Classifier { detail: reason })
+            }
+            Ok(ClassifierVerdict::Deny { reason }) => deny(
+                DecisionReason::Classifier {
+                    detail: reason.clone(),
+                },
+                format!("The auto-mode classifier denied this call: {reason}"),
+            ),
+            Err(ClassifierUnavailable(why)) => unavailable(format!(
+                "The classifier could not answer ({why}), so a person must."
+            )),
+        }
+    }
+}

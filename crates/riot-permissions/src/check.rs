@@ -1,0 +1,173 @@
+//! `riot permissions check` (INTERFACES): the chain's decision for one
+//! call, as JSON, without executing anything.
+//!
+//! The CLI knows the real tools; when it does not pass their facts,
+//! [`builtin_query`] derives them for the built-in tools from their input
+//! the same way the tools do (file tools read `file_path`/`path`, Bash is
+//! read-only exactly when [`analyze_command`](crate::analyze_command) says
+//! so). An unknown tool is treated as one that writes (fail closed).
+
+use std::path::{Path, PathBuf};
+
+use riot_protocol::{
+    PathAccess, PermissionMode, PermissionPolicy, PermissionQuery, PermissionResult,
+    PermissionRule, PermissionTarget,
+};
+use serde_json::{Value, json};
+
+use crate::Policy;
+use crate::bash::analyze_command;
+
+/// The permission query for a built-in tool, derived from its input.
+pub fn builtin_query(
+    tool_name: &str,
+    input: &Value,
+    cwd: &Path,
+    mode: PermissionMode,
+) -> PermissionQuery {
+    let text = |key: &str| input.get(key).and_then(Value::as_str);
+    let path_of = |raw: &str| -> PathBuf {
+        let p = Path::new(raw);
+        // Windows absolute forms (`C:\x`, `\\server\x`, `\\?\x`) are never
+        // project-relative, whatever platform judges them.
+        let windows_absolute = raw.starts_with("\\\\")
+            || (raw.len() > 2
+                && raw.as_bytes()[1] == b':'
+                && matches!(raw.as_bytes()[2], b'\\' | b'/'));
+        if p.is_absolute() || windows_absolute {
+            p.to_path_buf()
+        } else {
+            cwd.join(p)
+        }
+    };
+    let (is_read_only, target, classifier_input) = match tool_name {
+        "Read" | "Glob" | "Grep" => {
+            let key = if tool_name == "Read" {
+                "file_path"
+            } else {
+                "path"
+            };
+            let path = text(key).map_or_else(|| cwd.to_path_buf(), path_of);
+            let line = format!("{tool_name} {}", path.display());
+            (
+                true,
+                PermissionTarget::Path {
+                    path,
+                    access: PathAccess::Read,
+                },
+                Some(line),
+            )
+        }
+        "Write" | "Edit" => match text("file_path") {
+            Some(p) => {
+                let path = path_of(p);
+                let line = format!("{tool_name} {}", path.display());
+                (
+                    false,
+                    PermissionTarget::Path {
+                        path,
+                        access: PathAccess::Write,
+                    },
+                    Some(line),
+                )
+            }
+            None => (false, PermissionTarget::Opaque, None),
+        },
+        "Bash" => {
+            let command = text("command").unwrap_or_default().to_owned();
+            (
+                analyze_command(&command).is_read_only(),
+                PermissionTarget::Command {
+                    command: command.clone(),
+                },
+                Some(format!("Bash: {command}")),
+            )
+        }
+        "WebFetch" => {
+            let url = text("url").unwrap_or_default().to_owned();
+            (
+                false,
+                PermissionTarget::Url { url: url.clone() },
+                Some(format!("WebFetch {url}")),
+            )
+        }
+        // Tools that only read session state or ask the person.
+        "TodoWrite" | "AskUser" | "BashOutput" | "ToolSearch" | "ExitPlanMode" => {
+            (true, PermissionTarget::Opaque, None)
+        }
+        _ => (false, PermissionTarget::Opaque, None),
+    };
+    PermissionQuery {
+        tool_name: tool_name.to_owned(),
+        input: input.clone(),
+        is_read_only,
+        target,
+        tool_verdict: PermissionResult::Passthrough,
+        classifier_input,
+        mode,
+    }
+}
+
+/// The decision for `permissions check`, serializable as INTERFACES
+/// describes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckReport {
+    pub result: PermissionResult,
+}
+
+impl CheckReport {
+    /// `allow`, `ask` or `deny`.
+    pub fn decision(&self) -> &'static str {
+        match self.result {
+            PermissionResult::Allow { .. } => "allow",
+            PermissionResult::Ask { .. } => "ask",
+            PermissionResult::Deny { .. } | PermissionResult::Passthrough => "deny",
+        }
+    }
+
+    /// `{"decision": ..., "reason": {"kind": ..., "detail": ...}, "message": ...}`.
+    pub fn to_json(&self) -> Value {
+        let (reason, message) = match &self.result {
+            PermissionResult::Allow { reason, .. } => (Some(reason), reason.detail().to_owned()),
+            PermissionResult::Ask { reason, message }
+            | PermissionResult::Deny { reason, message } => (Some(reason), message.clone()),
+            PermissionResult::Passthrough => (None, "no decision".to_owned()),
+        };
+        let reason = match reason {
+            Some(r) => json!({"kind": r.kind(), "detail": r.detail()}),
+            None => json!({"kind": "unverifiable", "detail": "no decision"}),
+        };
+        json!({"decision": self.decision(), "reason": reason, "message": message})
+    }
+}
+
+/// Runs the chain for one call of a built-in tool with the given policy
+/// (rules, project, home). `riot permissions check` prints
+/// `check(..).await.to_json()`; an Ask stays an Ask here (the gate, not the
+/// chain, turns it into a Deny when nobody can answer).
+pub async fn check(
+    policy: &Policy,
+    tool_name: &str,
+    input: &Value,
+    cwd: &Path,
+    mode: PermissionMode,
+) -> CheckReport {
+    let query = builtin_query(tool_name, input, cwd, mode);
+    CheckReport {
+        result: policy.decide(&query).await,
+    }
+}
+
+/// `riot permissions check` in one call: a policy from `rules`, the
+/// project `cwd` and `home` (for `~` in rules), then [`check`].
+pub async fn check_call(
+    tool_name: &str,
+    input: &Value,
+    mode: PermissionMode,
+    rules: Vec<PermissionRule>,
+    cwd: &Path,
+    home: Option<PathBuf>,
+) -> CheckReport {
+    let policy = Policy::new(cwd, home).with_rules(rules);
+    check(&policy, tool_name, input, cwd, mode).await
+}

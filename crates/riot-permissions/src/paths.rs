@@ -1,0 +1,392 @@
+//! Path safety: which paths are sensitive (ARCHITECTURE §9.2 "safety
+//! checks") and which path shapes are refused on every platform
+//! ("path-shape checks"). Everything here works on path **components**,
+//! never on substrings: `src/legit.git-helper.rs` is not a `.git` path.
+//!
+//! Components are split on both `/` and `\`, so a Windows-style path written
+//! on Unix is judged the same way (fail closed).
+
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path is sensitive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sensitivity {
+    /// Secrets: reading is a finding too (`.env`, `~/.ssh/id_rsa`,
+    /// `~/.aws/credentials`, `.netrc`, key files).
+    Credential(String),
+    /// Only writing is a finding (`.git/` internals, shell rc files, SSH
+    /// config, Riot's own settings and hooks).
+    WriteSensitive(String),
+}
+
+impl Sensitivity {
+    /// The human-readable explanation.
+    pub fn detail(&self) -> &str {
+        match self {
+            Sensitivity::Credential(d) | Sensitivity::WriteSensitive(d) => d,
+        }
+    }
+
+    /// Whether reading the path is already a finding.
+    pub fn applies_to_reads(&self) -> bool {
+        matches!(self, Sensitivity::Credential(_))
+    }
+}
+
+/// Splits a textual path into its components on `/` and `\`, dropping
+/// empty and `.` components.
+pub fn components(path: &str) -> Vec<&str> {
+    path.split(['/', '\\'])
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect()
+}
+
+const SHELL_STARTUP_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".cshrc",
+    ".tcshrc",
+    ".kshrc",
+    ".login",
+    ".logout",
+    ".inputrc",
+    ".bash_aliases",
+    "bash.bashrc",
+    "zshrc",
+    "zshenv",
+    "config.fish",
+];
+
+const CREDENTIAL_FILES: &[&str] = &[
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".my.cnf",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_ecdsa_sk",
+    "id_ed25519_sk",
+];
+
+const CREDENTIAL_DIRS: &[&str] = &[".ssh", ".aws", ".gnupg", ".azure"];
+
+const KEY_EXTENSIONS: &[&str] = &[".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk"];
+
+/// `.env.example` and friends are documentation, not secrets.
+const ENV_TEMPLATES: &[&str] = &["example", "sample", "template", "dist", "defaults"];
+
+fn is_env_file(name: &str) -> bool {
+    if name == ".env" {
+        return true;
+    }
+    match name.strip_prefix(".env.") {
+        Some(suffix) => !ENV_TEMPLATES.contains(&suffix.to_ascii_lowercase().as_str()),
+        None => false,
+    }
+}
+
+fn is_key_file(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    KEY_EXTENSIONS.iter().any(|ext| lower.ends_with(ext)) || CREDENTIAL_FILES.contains(&name)
+}
+
+/// Classifies a path by its components. `riot_home`, when known, marks
+/// Riot's own configuration directory as write-sensitive.
+///
+/// Names are compared case-insensitively: on macOS and Windows `.GIT/config`
+/// and `~/.ZSHRC` are the same files as `.git/config` and `~/.zshrc`.
+pub fn classify(path: &str, riot_home: Option<&Path>) -> Option<Sensitivity> {
+    let lowered = path.to_ascii_lowercase();
+    let comps = components(&lowered);
+    let name = comps.last().copied().unwrap_or("");
+
+    // Credentials first: they are the stronger finding.
+    if is_env_file(name) {
+        return Some(Sensitivity::Credential(format!(
+            "`{name}` holds secrets (environment file)"
+        )));
+    }
+    for (i, comp) in comps.iter().enumerate() {
+        if CREDENTIAL_DIRS.contains(comp) {
+            let rest = &comps[i + 1..];
+            // Inside ~/.ssh only private keys are secrets; config and
+            // known_hosts are write-sensitive (below), public keys are not.
+            if *comp == ".ssh" {
+                match rest.first() {
+                    None => {
+                        return Some(Sensitivity::Credential(
+                            "`.ssh` holds SSH private keys".into(),
+                        ));
+                    }
+                    Some(file) if file.starts_with("id_") && !file.ends_with(".pub") => {
+                        return Some(Sensitivity::Credential(format!(
+                            "`.ssh/{file}` is an SSH private key"
+                        )));
+                    }
+                    Some(file) if file.ends_with(".pub") => {}
+                    Some(file) => {
+                        return Some(Sensitivity::WriteSensitive(format!(
+                            "`.ssh/{file}` is SSH configuration"
+                        )));
+                    }
+                }
+            } else {
+                return Some(Sensitivity::Credential(format!(
+                    "`{comp}` holds credentials"
+                )));
+            }
+        }
+        if (*comp == ".docker" && rest_is(&comps[i + 1..], "config.json"))
+            || (*comp == ".kube" && rest_is(&comps[i + 1..], "config"))
+        {
+            return Some(Sensitivity::Credential(format!(
+                "`{comp}/{name}` holds credentials"
+            )));
+        }
+    }
+    // `/proc/<pid>/environ` holds a process's environment, keys included.
+    if name == "environ" && comps.first() == Some(&"proc") {
+        return Some(Sensitivity::Credential(
+            "`/proc/*/environ` holds a process's environment variables".into(),
+        ));
+    }
+    // The default Riot home, also when no riot_home was given (shell
+    // arguments): `~/.config/riot/...`.
+    let in_default_home = comps
+        .windows(2)
+        .position(|w| w == [".config", "riot"])
+        .is_some_and(|i| i + 2 < comps.len());
+    if in_default_home {
+        if name == "credentials.json" {
+            return Some(Sensitivity::Credential(
+                "Riot's saved API keys (`credentials.json`)".into(),
+            ));
+        }
+        return Some(Sensitivity::WriteSensitive(
+            "`~/.config/riot` is Riot's own configuration".into(),
+        ));
+    }
+    if is_key_file(name) {
+        return Some(Sensitivity::Credential(format!(
+            "`{name}` looks like a private key or credential file"
+        )));
+    }
+    if let Some(home) = riot_home {
+        let home = home.to_string_lossy().to_ascii_lowercase();
+        let home_comps = components(&home);
+        if comps.len() > home_comps.len() && comps[..home_comps.len()] == home_comps[..] {
+            if name == "credentials.json" {
+                return Some(Sensitivity::Credential(
+                    "Riot's saved API keys (`credentials.json`)".into(),
+                ));
+            }
+            return Some(Sensitivity::WriteSensitive(format!(
+                "`{}` is inside Riot's own configuration directory",
+                path
+            )));
+        }
+    }
+
+    // Write-sensitive.
+    if let Some(i) = comps.iter().position(|c| *c == ".git") {
+        let inner = comps[i + 1..].join("/");
+        let what = if inner.is_empty() {
+            ".git".to_owned()
+        } else {
+            format!(".git/{inner}")
+        };
+        return Some(Sensitivity::WriteSensitive(format!(
+            "`{what}` is git's internal state (hooks and config run code)"
+        )));
+    }
+    if SHELL_STARTUP_FILES.contains(&name) {
+        return Some(Sensitivity::WriteSensitive(format!(
+            "`{name}` is a shell startup file: it runs on every new shell"
+        )));
+    }
+    if name == ".gitconfig" {
+        return Some(Sensitivity::WriteSensitive(
+            "`.gitconfig` can make every git command run code".into(),
+        ));
+    }
+    if comps.len() >= 2 {
+        let dir = comps[comps.len() - 2];
+        let riot_config = (dir == ".riot" || dir == ".claude")
+            && ((name.starts_with("settings") && name.ends_with(".json")) || name == "hooks.json");
+        if riot_config {
+            return Some(Sensitivity::WriteSensitive(format!(
+                "`{dir}/{name}` is agent configuration (rules and hooks)"
+            )));
+        }
+    }
+    if name == ".mcp.json" {
+        return Some(Sensitivity::WriteSensitive(
+            "`.mcp.json` starts MCP servers (runs code)".into(),
+        ));
+    }
+    None
+}
+
+fn rest_is(rest: &[&str], name: &str) -> bool {
+    rest.len() == 1 && rest[0] == name
+}
+
+const DOS_DEVICES: &[&str] = &[
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
+    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9", "CONIN$",
+    "CONOUT$",
+];
+
+/// Path-shape checks (ARCHITECTURE §9.2): shapes that mean something else
+/// to some file system than they appear to. Returns the first problem.
+pub fn shape_problem(path: &str) -> Option<String> {
+    if path.contains('\0') {
+        return Some("the path contains a NUL byte".into());
+    }
+    if path.starts_with("\\\\?\\") || path.starts_with("//?/") {
+        return Some("the path uses a `\\\\?\\` verbatim prefix".into());
+    }
+    if path.starts_with("\\\\.\\") || path.starts_with("//./") {
+        return Some("the path names a device (`\\\\.\\`)".into());
+    }
+    for (i, comp) in components(path).iter().enumerate() {
+        if *comp == ".." {
+            continue;
+        }
+        let is_drive = i == 0 && comp.len() == 2 && comp.ends_with(':');
+        if comp.contains(':') && !is_drive {
+            return Some(format!(
+                "`{comp}` names an NTFS alternate data stream (`:` in a file name)"
+            ));
+        }
+        if comp.ends_with('.') || comp.ends_with(' ') {
+            return Some(format!(
+                "`{comp}` ends with a dot or space, which Windows silently drops"
+            ));
+        }
+        if is_short_name(comp) {
+            return Some(format!(
+                "`{comp}` looks like an 8.3 short name, which can alias another file"
+            ));
+        }
+        let stem = comp.split('.').next().unwrap_or(comp).trim_end();
+        if DOS_DEVICES.iter().any(|d| d.eq_ignore_ascii_case(stem)) {
+            return Some(format!("`{comp}` is a DOS device name"));
+        }
+    }
+    None
+}
+
+/// `PROGRA~1`, `SETTIN~2.JSO`: a `~` followed by digits in the stem.
+fn is_short_name(comp: &str) -> bool {
+    let stem = comp.split('.').next().unwrap_or(comp);
+    match stem.rfind('~') {
+        Some(pos) if pos > 0 => {
+            let digits = &stem[pos + 1..];
+            !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+        }
+        _ => false,
+    }
+}
+
+/// Removes a Windows verbatim prefix (`\\?\C:\x` → `C:\x`), which
+/// `canonicalize` adds on Windows; done before the resolved-path checks.
+pub fn strip_verbatim(path: &str) -> &str {
+    path.strip_prefix("\\\\?\\UNC\\")
+        .or_else(|| path.strip_prefix("\\\\?\\"))
+        .unwrap_or(path)
+}
+
+/// Resolves `.` and `..` lexically (no file-system access).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Expands a leading `~` against `home`.
+pub fn expand_home(text: &str, home: Option<&Path>) -> Option<PathBuf> {
+    let home = home?;
+    if text == "~" {
+        Some(home.to_path_buf())
+    } else {
+        text.strip_prefix("~/").map(|rest| home.join(rest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn component_matching_is_not_substring_matching() {
+        assert_eq!(classify("/p/src/legit.git-helper.rs", None), None);
+        assert_eq!(classify("/p/.github/workflows/ci.yml", None), None);
+        assert!(classify("/p/.git/config", None).is_some());
+        assert_eq!(classify("/p/.environment", None), None);
+        assert_eq!(classify("/p/.env.example", None), None);
+        assert!(matches!(
+            classify("/p/.env.local", None),
+            Some(Sensitivity::Credential(_))
+        ));
+    }
+
+    #[test]
+    fn names_compare_case_insensitively() {
+        assert!(classify("/p/.GIT/hooks/pre-commit", None).is_some());
+        assert!(classify("/h/.ZshRC", None).is_some());
+        assert!(matches!(
+            classify("/p/.ENV", None),
+            Some(Sensitivity::Credential(_))
+        ));
+        let home = Path::new("/Users/Me/.config/riot");
+        assert!(classify("/users/me/.config/riot/settings.json", Some(home)).is_some());
+    }
+
+    #[test]
+    fn ssh_public_keys_are_not_secrets_but_private_keys_are() {
+        assert_eq!(classify("/h/.ssh/id_rsa.pub", None), None);
+        assert!(matches!(
+            classify("/h/.ssh/id_rsa", None),
+            Some(Sensitivity::Credential(_))
+        ));
+        assert!(matches!(
+            classify("/h/.ssh/config", None),
+            Some(Sensitivity::WriteSensitive(_))
+        ));
+    }
+
+    #[test]
+    fn shapes() {
+        assert!(shape_problem("C:\\x\\file.txt").is_none());
+        assert!(shape_problem("/p/a.txt:stream").is_some());
+        assert!(shape_problem("/p/PROGRA~1/x").is_some());
+        assert!(shape_problem("/p/file.txt.").is_some());
+        assert!(shape_problem("/p/nul.txt").is_some());
+        assert!(shape_problem("/p/nullable.rs").is_none());
+        assert_eq!(strip_verbatim("\\\\?\\C:\\x"), "C:\\x");
+    }
+}

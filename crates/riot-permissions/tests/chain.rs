@@ -1,0 +1,455 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+//! The chain's inputs beyond rules: hook decisions, the tool's own
+//! verdict, the classifier; the `permissions check` JSON; settings.
+
+mod support;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use riot_permissions::{
+    Classifier, ClassifierRequest, ClassifierUnavailable, ClassifierVerdict, HookDecision, check,
+    nobody_can_answer, rules_from_settings,
+};
+use riot_protocol::RuleBehavior::{Allow, Ask, Deny};
+use riot_protocol::RuleSource::{Project, User};
+use riot_protocol::{
+    DecisionReason, PermissionMode, PermissionPolicy, PermissionResult, RuleBehavior, RuleSource,
+};
+use serde_json::json;
+use support::{PROJECT, policy, query, rule, verdict};
+
+fn hook(kind: &str) -> HookDecision {
+    let (hook, reason) = ("guard.sh".to_owned(), format!("hook says {kind}"));
+    match kind {
+        "allow" => HookDecision::Allow { hook, reason },
+        "ask" => HookDecision::Ask { hook, reason },
+        _ => HookDecision::Deny { hook, reason },
+    }
+}
+
+#[tokio::test]
+async fn hook_decisions_enter_the_chain_at_their_places() {
+    let p = policy(vec![
+        rule("Bash(rm *)", Ask, User),
+        rule("Bash(git push *)", Deny, User),
+        rule("Bash(cargo *)", Allow, User),
+    ]);
+    let cases = [
+        // (command, mode, hook, expected)
+        ("npm install", "default", "allow", ("allow", "hook")),
+        ("npm install", "default", "ask", ("ask", "hook")),
+        ("npm install", "bypass", "ask", ("ask", "hook")),
+        ("npm install", "bypass", "deny", ("deny", "hook")),
+        ("cargo build", "default", "deny", ("deny", "hook")),
+        ("cargo build", "default", "ask", ("ask", "hook")),
+        // A hook's allow cannot override an ask rule, a deny rule, safety.
+        ("rm x", "default", "allow", ("ask", "rule")),
+        ("git push", "default", "allow", ("deny", "rule")),
+        ("cat .env", "default", "allow", ("ask", "safety")),
+        ("echo x >> ~/.zshrc", "bypass", "allow", ("ask", "safety")),
+        // An allow rule is quoted before the hook's allow (both allow).
+        ("cargo build", "default", "allow", ("allow", "rule")),
+        // Plan mode cannot ask: the hook's ask becomes a denial.
+        ("npm install", "plan", "ask", ("deny", "hook")),
+    ];
+    for (cmd, mode, h, expected) in cases {
+        let q = query("Bash", cmd, mode.parse().unwrap());
+        let got = verdict(&p.decide_with_hook(&q, Some(&hook(h))).await);
+        assert_eq!(got, expected, "{cmd} in {mode} with hook {h}");
+    }
+}
+
+#[tokio::test]
+async fn the_tools_own_verdict() {
+    let p = policy(vec![]);
+    let consent = PermissionResult::Ask {
+        reason: DecisionReason::Consent {
+            detail: "this tool always asks".into(),
+        },
+        message: "ok?".into(),
+    };
+    let safety = PermissionResult::Ask {
+        reason: DecisionReason::Safety {
+            detail: "tool-specific finding".into(),
+        },
+        message: "careful".into(),
+    };
+    let tool_deny = PermissionResult::Deny {
+        reason: DecisionReason::Safety {
+            detail: "refused".into(),
+        },
+        message: "no".into(),
+    };
+    let tool_allow = PermissionResult::Allow {
+        reason: DecisionReason::Consent {
+            detail: "tool knows this is fine".into(),
+        },
+        updated_input: None,
+    };
+    let cases = [
+        (consent.clone(), "default", ("ask", "consent")),
+        (consent.clone(), "bypass", ("allow", "mode")),
+        (consent.clone(), "dont-ask", ("deny", "consent")),
+        (safety.clone(), "bypass", ("ask", "safety")),
+        (safety.clone(), "unattended", ("allow", "mode")),
+        (tool_deny.clone(), "bypass", ("deny", "safety")),
+        (tool_allow.clone(), "default", ("allow", "consent")),
+    ];
+    for (tool_verdict, mode, expected) in cases {
+        let mut q = query("Bash", "npm install", mode.parse().unwrap());
+        q.tool_verdict = tool_verdict.clone();
+        assert_eq!(
+            verdict(&p.decide(&q).await),
+            expected,
+            "{tool_verdict:?} in {mode}"
+        );
+    }
+}
+
+#[derive(Debug)]
+struct FixedClassifier {
+    answer: Result<ClassifierVerdict, ClassifierUnavailable>,
+    calls: AtomicUsize,
+}
+
+#[async_trait]
+impl Classifier for FixedClassifier {
+    async fn classify(
+        &self,
+        request: &ClassifierRequest,
+    ) -> Result<ClassifierVerdict, ClassifierUnavailable> {
+        assert!(!request.input.is_empty());
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.answer.clone()
+    }
+}
+
+fn classifier(answer: Result<ClassifierVerdict, ClassifierUnavailable>) -> Arc<FixedClassifier> {
+    Arc::new(FixedClassifier {
+        answer,
+        calls: AtomicUsize::new(0),
+    })
+}
+
+#[tokio::test]
+async fn auto_mode_asks_the_classifier_only_what_rules_and_modes_left_open() {
+    let yes = classifier(Ok(ClassifierVerdict::Allow {
+        reason: "routine build".into(),
+    }));
+    let p = policy(vec![rule("Bash(git push *)", Deny, User)]).with_classifier(yes.clone());
+    let auto = PermissionMode::Auto;
+    assert_eq!(
+        verdict(&p.decide(&query("Bash", "npm install", auto)).await),
+        ("allow", "classifier")
+    );
+    assert_eq!(
+        verdict(&p.decide(&query("Write", "/tmp/x", auto)).await),
+        ("allow", "classifier")
+    );
+    assert_eq!(yes.calls.load(Ordering::SeqCst), 2);
+    // Read-only calls, in-project edits, rules and safety never reach it.
+    assert_eq!(
+        verdict(&p.decide(&query("Bash", "ls", auto)).await),
+        ("allow", "mode")
+    );
+    assert_eq!(
+        verdict(&p.decide(&query("Write", "src/a.rs", auto)).await),
+        ("allow", "mode")
+    );
+    assert_eq!(
+        verdict(&p.decide(&query("Bash", "git push", auto)).await),
+        ("deny", "rule")
+    );
+    assert_eq!(
+        verdict(&p.decide(&query("Bash", "cat .env", auto)).await),
+        ("ask", "safety")
+    );
+    assert_eq!(yes.calls.load(Ordering::SeqCst), 2);
+
+    let no = classifier(Ok(ClassifierVerdict::Deny {
+        reason: "deletes data".into(),
+    }));
+    let p = policy(vec![]).with_classifier(no);
+    assert_eq!(
+        verdict(&p.decide(&query("Bash", "rm -rf x", auto)).await),
+        ("deny", "classifier")
+    );
+
+    let down = classifier(Err(ClassifierUnavailable("timeout".into())));
+    let p = policy(vec![]).with_classifier(down);
+    assert_eq!(
+        verdict(&p.decide(&query("Bash", "rm -rf x", auto)).await),
+        ("ask", "classifier")
+    );
+
+    // A tool with no classifier input always needs a person.
+    let yes = classifier(Ok(ClassifierVerdict::Allow {
+        reason: "ok".into(),
+    }));
+    let p = policy(vec![]).with_classifier(yes.clone());
+    let mut q = query("Bash", "npm install", auto);
+    q.classifier_input = None;
+    assert_eq!(verdict(&p.decide(&q).await), ("ask", "classifier"));
+    assert_eq!(yes.calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn nobody_answering_turns_an_ask_into_a_denial_that_remembers_the_question() {
+    let p = policy(vec![]);
+    let asked = p
+        .decide(&query("Bash", "echo x >> ~/.zshrc", PermissionMode::Bypass))
+        .await;
+    let result = nobody_can_answer(asked, "the question timed out after 60 s");
+    let PermissionResult::Deny { reason, message } = result else {
+        panic!("expected a denial, got {result:?}");
+    };
+    let DecisionReason::NoAnswer { asked, .. } = &reason else {
+        panic!("expected no_answer, got {reason:?}");
+    };
+    assert_eq!(asked.kind(), "safety");
+    assert!(message.contains("timed out"), "{message}");
+    // Allow and Deny pass through unchanged.
+    let allowed = p
+        .decide(&query("Bash", "ls", PermissionMode::Default))
+        .await;
+    assert_eq!(nobody_can_answer(allowed.clone(), "x"), allowed);
+}
+
+#[tokio::test]
+async fn permissions_check_prints_the_interfaces_json() {
+    let p = policy(vec![rule("Bash(git push *)", Deny, User)]);
+    let cwd = Path::new(PROJECT);
+    let report = check(
+        &p,
+        "Bash",
+        &json!({"command": "git push"}),
+        cwd,
+        PermissionMode::Default,
+    )
+    .await;
+    let out = report.to_json();
+    assert_eq!(out["decision"], "deny");
+    assert_eq!(out["reason"]["kind"], "rule");
+    assert!(
+        out["reason"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Bash(git push *)")
+    );
+    assert!(out["message"].as_str().unwrap().contains("denied"));
+    assert_eq!(out.as_object().unwrap().len(), 3);
+
+    let report = check(
+        &p,
+        "Bash",
+        &json!({"command": "rm -rf build"}),
+        cwd,
+        PermissionMode::Default,
+    )
+    .await;
+    assert_eq!(report.to_json()["decision"], "ask");
+    assert_eq!(report.to_json()["reason"]["kind"], "unverifiable");
+
+    let report = check(
+        &p,
+        "Read",
+        &json!({"file_path": ".env"}),
+        cwd,
+        PermissionMode::Bypass,
+    )
+    .await;
+    assert_eq!(report.decision(), "ask");
+    assert_eq!(report.to_json()["reason"]["kind"], "safety");
+
+    // The one-call form the CLI uses: rules, cwd and home in, JSON out.
+    let report = riot_permissions::check_call(
+        "Read",
+        &json!({"file_path": "secrets/key.txt"}),
+        PermissionMode::Bypass,
+        vec![rule("Read(./secrets/**)", Deny, Project)],
+        cwd,
+        Some("/home/me".into()),
+    )
+    .await;
+    assert_eq!(report.to_json()["decision"], "deny");
+    assert_eq!(report.to_json()["reason"]["kind"], "rule");
+
+    // dont-ask reports the chain's final word: a denial.
+    let report = check(
+        &p,
+        "Write",
+        &json!({"file_path": "a.rs", "content": ""}),
+        cwd,
+        PermissionMode::DontAsk,
+    )
+    .await;
+    assert_eq!(report.to_json()["decision"], "deny");
+    assert_eq!(report.to_json()["reason"]["kind"], "mode");
+}
+
+#[test]
+fn settings_rules_respect_project_trust() {
+    let settings = json!({"permissions": {
+        "allow": ["Bash(npm test *)"],
+        "ask": ["Bash(rm *)"],
+        "deny": ["Read(./secrets/**)", "Bash(ls"],
+        "default_mode": "bypass"
+    }});
+    let untrusted = rules_from_settings(&settings, Project, false);
+    let behaviors: Vec<RuleBehavior> = untrusted.rules.iter().map(|r| r.behavior).collect();
+    assert_eq!(behaviors, [Deny, Ask]);
+    assert_eq!(untrusted.default_mode, None);
+    assert_eq!(untrusted.ignored.len(), 2, "{:?}", untrusted.ignored);
+    assert_eq!(untrusted.errors.len(), 1, "{:?}", untrusted.errors);
+    assert!(untrusted.errors[0].contains("closing"));
+
+    let trusted = rules_from_settings(&settings, Project, true);
+    assert_eq!(trusted.rules.len(), 3);
+    assert_eq!(trusted.default_mode, Some(PermissionMode::Bypass));
+    assert!(
+        trusted
+            .rules
+            .iter()
+            .all(|r| r.source == RuleSource::Project)
+    );
+
+    let user = rules_from_settings(&settings, User, false);
+    assert_eq!(user.rules.len(), 3, "user settings are always trusted");
+
+    let unattended = json!({"permissions": {"default_mode": "unattended"}});
+    assert_eq!(
+        rules_from_settings(&unattended, User, true).default_mode,
+        None
+    );
+    let confirmed =
+        json!({"permissions": {"default_mode": "unattended", "unattended_confirmed": true}});
+    assert_eq!(
+        rules_from_settings(&confirmed, User, true).default_mode,
+        Some(PermissionMode::Unattended)
+    );
+}
+
+/// "Allow always" offers a rule only when that rule would stick, and the
+/// rule it offers really silences the question.
+#[tokio::test]
+async fn allow_always_offers_a_rule_that_sticks_or_none() {
+    use riot_permissions::suggested_rule;
+    use riot_protocol::{PermissionRule, RulePattern};
+
+    let project = Path::new(PROJECT);
+    let cases = [
+        ("Bash", "npm install", Some("Bash(npm install)")),
+        ("Bash", "timeout 30 npm test", Some("Bash(npm test)")),
+        ("Write", "src/a.rs", Some("Edit(./src/a.rs)")),
+        ("Write", "/tmp/report.txt", Some("Edit(/tmp/report.txt)")),
+        (
+            "WebFetch",
+            "https://docs.rs/serde",
+            Some("WebFetch(domain:docs.rs)"),
+        ),
+        ("mcp__db__query", "", Some("mcp__db__query")),
+        // Compound or unverifiable lines: no rule would match their parts.
+        ("Bash", "npm install; rm x", None),
+        ("Bash", "echo $HOME > out", None),
+        // Safety findings cannot be silenced by an allow rule.
+        ("Bash", "echo x >> ~/.zshrc", None),
+        ("Write", ".git/config", None),
+    ];
+    for (tool, arg, expected) in cases {
+        let p = policy(vec![]);
+        let q = query(tool, arg, PermissionMode::Default);
+        let asked = p.decide(&q).await;
+        assert_eq!(verdict(&asked).0, "ask", "{tool} {arg}");
+        let offered = suggested_rule(&asked, &q, project);
+        assert_eq!(offered.as_deref(), expected, "{tool} {arg}");
+        if let Some(text) = offered {
+            p.remember(PermissionRule {
+                pattern: RulePattern::parse(&text).unwrap(),
+                behavior: RuleBehavior::Allow,
+                source: RuleSource::Session,
+            });
+            assert_eq!(
+                verdict(&p.decide(&q).await),
+                ("allow", "rule"),
+                "{tool} {arg} after {text}"
+            );
+        }
+    }
+    // A user's ask rule wins over any allow, so none is offered.
+    let p = policy(vec![rule("Bash(npm *)", Ask, User)]);
+    let q = query("Bash", "npm install", PermissionMode::Default);
+    let asked = p.decide(&q).await;
+    assert_eq!(verdict(&asked), ("ask", "rule"));
+    assert_eq!(suggested_rule(&asked, &q, project), None);
+}
+
+/// The person's answer becomes the result; "always" sticks; nobody
+/// answering is a denial.
+#[tokio::test]
+async fn answers_resolve_asks_and_always_answers_stick() {
+    use riot_permissions::resolve_answer;
+    use riot_protocol::PermissionOutcome;
+
+    let p = policy(vec![]);
+    let q = query("Bash", "npm install", PermissionMode::Default);
+    let asked = p.decide(&q).await;
+    assert_eq!(verdict(&asked), ("ask", "unverifiable"));
+
+    for (outcome, expected) in [
+        (PermissionOutcome::TimedOut, ("deny", "no_answer")),
+        (PermissionOutcome::Cancelled, ("deny", "no_answer")),
+        (
+            PermissionOutcome::RejectOnce {
+                feedback: Some("use pnpm".into()),
+            },
+            ("deny", "user"),
+        ),
+        (PermissionOutcome::AllowOnce, ("allow", "user")),
+    ] {
+        assert_eq!(
+            verdict(&resolve_answer(&p, &asked, &outcome)),
+            expected,
+            "{outcome:?}"
+        );
+    }
+    // Nothing was remembered by the once-answers.
+    assert_eq!(verdict(&p.decide(&q).await), ("ask", "unverifiable"));
+
+    let always = PermissionOutcome::AllowAlways {
+        rule: "Bash(npm install)".into(),
+    };
+    assert_eq!(
+        verdict(&resolve_answer(&p, &asked, &always)),
+        ("allow", "user")
+    );
+    assert_eq!(verdict(&p.decide(&q).await), ("allow", "rule"));
+
+    let q = query("Bash", "git push", PermissionMode::Bypass);
+    let never = PermissionOutcome::RejectAlways {
+        rule: "Bash(git push *)".into(),
+    };
+    let asked = p
+        .decide(&query("Bash", "git push", PermissionMode::Default))
+        .await;
+    assert_eq!(
+        verdict(&resolve_answer(&p, &asked, &never)),
+        ("deny", "user")
+    );
+    assert_eq!(
+        verdict(&p.decide(&q).await),
+        ("deny", "rule"),
+        "even in bypass"
+    );
+
+    // A result that was not a question passes through.
+    let allowed = p
+        .decide(&query("Bash", "ls", PermissionMode::Default))
+        .await;
+    assert_eq!(
+        resolve_answer(&p, &allowed, &PermissionOutcome::TimedOut),
+        allowed
+    );
+}

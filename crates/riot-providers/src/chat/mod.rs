@@ -1,0 +1,4 @@
+//! The chat wire format: request builder and stream decoder.
+
+pub mod decode;
+pub mod request;

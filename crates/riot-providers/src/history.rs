@@ -1,0 +1,85 @@
+//! The provider-side cleaning every wire format shares before a history is
+//! serialized, and the invariant checks on what is about to be sent
+//! (VERIFICATION L2: INV-1, INV-2, INV-7, INV-9).
+
+use riot_protocol::invariants::{
+    check_no_system_messages, check_thinking_model, check_tool_pairing, enforce,
+};
+use riot_protocol::{AssistantBlock, Message, ToolResultContent, UserBlock};
+
+/// The history as it may be sent to `model`:
+/// - `System` messages never reach a provider (INV-7);
+/// - thinking from another model is dropped, not just its signature
+///   (ARCHITECTURE §11: Anthropic rejects unsigned thinking);
+/// - empty text blocks and then empty messages are dropped.
+pub fn prepare(messages: &[Message], model: &str) -> Vec<Message> {
+    enforce(check_no_system_messages(messages));
+    let mut out = Vec::with_capacity(messages.len());
+    for message in messages {
+        match message {
+            Message::System(_) => {}
+            Message::User(user) => {
+                let mut user = user.clone();
+                user.content.retain(|b| match b {
+                    UserBlock::Text { text } => !text.is_empty(),
+                    UserBlock::Attachment { title, text } => !(title.is_empty() && text.is_empty()),
+                    UserBlock::Image { .. } | UserBlock::ToolResult { .. } => true,
+                });
+                for block in &mut user.content {
+                    if let UserBlock::ToolResult { content, ui, .. } = block {
+                        // The `ui` payload is for faces only; never sent.
+                        *ui = None;
+                        content.retain(
+                            |c| !matches!(c, ToolResultContent::Text { text } if text.is_empty()),
+                        );
+                    }
+                }
+                if !user.content.is_empty() {
+                    out.push(Message::User(user));
+                }
+            }
+            Message::Assistant(assistant) => {
+                let mut assistant = assistant.clone();
+                assistant.content.retain(|b| match b {
+                    AssistantBlock::Text { text } => !text.is_empty(),
+                    AssistantBlock::Thinking { model: from, .. }
+                    | AssistantBlock::RedactedThinking { model: from, .. } => from == model,
+                    AssistantBlock::ToolUse { .. } => true,
+                });
+                if !assistant.content.is_empty() {
+                    out.push(Message::Assistant(assistant));
+                }
+            }
+        }
+    }
+    enforce(check_tool_pairing(&out));
+    enforce(check_thinking_model(&out, model));
+    out
+}
+
+/// The text of tool-result content (images are carried separately).
+pub fn result_text(content: &[ToolResultContent]) -> String {
+    let mut text = String::new();
+    for c in content {
+        if let ToolResultContent::Text { text: t } = c {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(t);
+        }
+    }
+    text
+}
+
+/// An attachment as the model reads it.
+pub fn attachment_text(title: &str, text: &str) -> String {
+    format!("<attachment title=\"{title}\">\n{text}\n</attachment>")
+}
+
+/// A `data:` URL for an inline image.
+pub fn data_url(media_type: &str, data: &str) -> String {
+    format!("data:{media_type};base64,{data}")
+}
+
+/// What a model without vision reads instead of an image.
+pub const IMAGE_OMITTED: &str = "[image omitted: this model does not accept images]";

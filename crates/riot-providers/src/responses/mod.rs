@@ -1,0 +1,4 @@
+//! The responses wire format: request builder and stream decoder.
+
+pub mod decode;
+pub mod request;

@@ -1,0 +1,76 @@
+//! # riot-testkit — test support for every Riot crate
+//!
+//! A strict, scripted mock model server speaking the three wire formats
+//! (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses), in
+//! process ([`MockServer`]) and as the `riot-mock-model` binary for tests
+//! written in other languages (VERIFICATION: "a strict mock model
+//! server"), plus [`TestClock`] for tests that go through real sockets.
+//!
+//! ## What the server does with a request
+//!
+//! 1. Records it (method, path, lowercased headers, JSON body, the status
+//!    it answered) — [`MockServer::requests`].
+//! 2. Rejects, with the real API's status and a realistic body, what the
+//!    real API rejects: for Anthropic a `tool_use` without a `tool_result`
+//!    in the next user message, content before the `tool_result` blocks,
+//!    a result for an unknown id, empty content or empty text blocks,
+//!    unsigned thinking, a `ui` field in a tool result, more than 4
+//!    `cache_control` blocks (consecutive same-role turns are merged, not
+//!    rejected), a missing `anthropic-version` header; for Chat
+//!    Completions a `tool` message not preceded by matching `tool_calls`,
+//!    unanswered `tool_calls`, non-string `arguments`, an empty-string
+//!    content, and `reasoning_content` per [`ReasoningRule`] (rejected by
+//!    default like OpenAI; required on tool-call turns in DeepSeek mode);
+//!    for Responses unpaired `function_call`/`function_call_output`,
+//!    non-string arguments, reasoning without `encrypted_content` under
+//!    `store: false`. A rejection does not use up a scripted reply.
+//! 3. Answers with the next scripted [`Reply`]. A script that has run out
+//!    answers 400 — never a retryable status (VERIFICATION L4).
+//!
+//! ## Script format (JSON, also the `--script` file of the binary)
+//!
+//! ```json
+//! {
+//!   "wire": "anthropic" | "openai" | "openai-responses",
+//!   "reasoning": "reject" | "require-on-tool-turns" | "ignore",
+//!   "chunk_size": 4096,
+//!   "model": "mock-model",
+//!   "replies": [
+//!     {"text": "Hello"},
+//!     {"tool_call": {"id": "call_1", "name": "Read", "arguments": "{\"file_path\":\"a\"}", "text": ""}},
+//!     {"events": [{"type": "message_start", "message": {}}]},
+//!     {"sse": "data: {...}\n\n"},
+//!     {"json": {"id": "..."}},
+//!     {"error": {"status": 429, "body": "{...}", "headers": [["retry-after", "2"]]}},
+//!     {"stall": "event: message_start\ndata: {...}\n\n"},
+//!     {"cut": "event: message_start\ndata: {...}\n\n"}
+//!   ]
+//! }
+//! ```
+//!
+//! `text` and `tool_call` generate a complete reply in the wire's format
+//! (streamed, or a JSON body when the request says `"stream": false`);
+//! `events` are payloads framed for the wire; `sse` is sent verbatim;
+//! `stall` sends its prefix and then nothing until shutdown; `cut` sends
+//! its prefix and drops the connection. Bodies are written `chunk_size`
+//! bytes per write. Only `wire` and `replies` are required.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use riot_testkit::{MockServer, Reply, Script, Wire};
+//! let server = MockServer::start(Script::new(Wire::Anthropic, vec![Reply::Text("hi".into())]).chunk_size(7)).await?;
+//! let base_url = server.base_url(); // http://127.0.0.1:PORT
+//! # let _ = base_url;
+//! server.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+pub mod clock;
+pub mod script;
+pub mod server;
+pub mod validate;
+
+pub use clock::TestClock;
+pub use script::{ReasoningRule, Reply, Script, Wire, frame};
+pub use server::{MockServer, REQUESTS_PATH, RecordedRequest};
+pub use validate::{Rejection, validate};

@@ -1,0 +1,256 @@
+//! Scripts: what the mock server answers, request by request, and how each
+//! answer becomes bytes in the chosen wire format.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The wire format the server speaks (and validates).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Wire {
+    /// Anthropic Messages, `POST /v1/messages`.
+    Anthropic,
+    /// Chat Completions, `POST /v1/chat/completions`.
+    #[serde(alias = "openai-chat")]
+    Openai,
+    /// OpenAI Responses, `POST /v1/responses`.
+    OpenaiResponses,
+}
+
+/// How strictly a Chat Completions server treats `reasoning_content`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReasoningRule {
+    /// OpenAI's own endpoint: `reasoning_content` in a request is a 400.
+    #[default]
+    Reject,
+    /// Current DeepSeek/Kimi thinking models: every assistant message that
+    /// made tool calls must carry it, or 400.
+    RequireOnToolTurns,
+    /// Accept either.
+    Ignore,
+}
+
+/// One scripted answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// A complete text reply, streamed (or as JSON for `stream: false`).
+    Text(String),
+    /// A complete reply calling one tool; `arguments` is raw JSON text.
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+        #[serde(default)]
+        text: String,
+    },
+    /// Event payloads, framed for the wire (`event:` lines for Anthropic
+    /// and Responses; `data: [DONE]` appended for Chat Completions).
+    Events(Vec<Value>),
+    /// A raw SSE body, sent as is.
+    Sse(String),
+    /// A raw JSON body with status 200 (a non-streaming reply).
+    Json(Value),
+    /// An HTTP error.
+    Error {
+        status: u16,
+        body: String,
+        #[serde(default)]
+        headers: Vec<(String, String)>,
+    },
+    /// Sends this SSE prefix, then nothing until the server shuts down.
+    Stall(String),
+    /// Sends this SSE prefix, then drops the connection mid-body.
+    Cut(String),
+}
+
+/// A whole script.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Script {
+    pub wire: Wire,
+    #[serde(default)]
+    pub reasoning: ReasoningRule,
+    /// Bytes per body chunk written to the socket (default 4096).
+    #[serde(default = "default_chunk")]
+    pub chunk_size: usize,
+    /// Model name used in generated replies.
+    #[serde(default = "default_model")]
+    pub model: String,
+    pub replies: Vec<Reply>,
+}
+
+fn default_chunk() -> usize {
+    4096
+}
+
+fn default_model() -> String {
+    "mock-model".to_owned()
+}
+
+impl Script {
+    /// A script for `wire` with the given replies and defaults otherwise.
+    pub fn new(wire: Wire, replies: Vec<Reply>) -> Self {
+        Self {
+            wire,
+            reasoning: ReasoningRule::default(),
+            chunk_size: default_chunk(),
+            model: default_model(),
+            replies,
+        }
+    }
+
+    /// Sets the chunk size.
+    pub fn chunk_size(mut self, size: usize) -> Self {
+        self.chunk_size = size.max(1);
+        self
+    }
+
+    /// Sets the reasoning rule (Chat Completions).
+    pub fn reasoning(mut self, rule: ReasoningRule) -> Self {
+        self.reasoning = rule;
+        self
+    }
+}
+
+/// Frames event payloads as an SSE body for `wire`.
+pub fn frame(wire: Wire, events: &[Value]) -> String {
+    let mut out = String::new();
+    for event in events {
+        match wire {
+            Wire::Openai => out.push_str(&format!("data: {event}\n\n")),
+            _ => {
+                let kind = event
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("message");
+                out.push_str(&format!("event: {kind}\ndata: {event}\n\n"));
+            }
+        }
+    }
+    if wire == Wire::Openai {
+        out.push_str("data: [DONE]\n\n");
+    }
+    out
+}
+
+/// The streamed events of a generated reply.
+pub fn generated_events(
+    wire: Wire,
+    model: &str,
+    text: &str,
+    call: Option<(&str, &str, &str)>,
+) -> Vec<Value> {
+    match wire {
+        Wire::Anthropic => {
+            let mut ev = vec![
+                json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": null, "usage": {"input_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 1}}}),
+            ];
+            let mut index = 0;
+            if !text.is_empty() {
+                ev.push(json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}));
+                ev.push(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}));
+                ev.push(json!({"type": "content_block_stop", "index": index}));
+                index += 1;
+            }
+            if let Some((id, name, args)) = call {
+                ev.push(json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}));
+                ev.push(json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": args}}));
+                ev.push(json!({"type": "content_block_stop", "index": index}));
+            }
+            let stop = if call.is_some() {
+                "tool_use"
+            } else {
+                "end_turn"
+            };
+            ev.push(json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 5}}));
+            ev.push(json!({"type": "message_stop"}));
+            ev
+        }
+        Wire::Openai => {
+            let chunk = |delta: Value, finish: Value| json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+            let mut ev = vec![chunk(
+                json!({"role": "assistant", "content": ""}),
+                Value::Null,
+            )];
+            if !text.is_empty() {
+                ev.push(chunk(json!({"content": text}), Value::Null));
+            }
+            if let Some((id, name, args)) = call {
+                ev.push(chunk(json!({"tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}), Value::Null));
+                ev.push(chunk(
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": args}}]}),
+                    Value::Null,
+                ));
+            }
+            let finish = if call.is_some() { "tool_calls" } else { "stop" };
+            ev.push(chunk(json!({}), json!(finish)));
+            ev.push(json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "model": model, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}));
+            ev
+        }
+        Wire::OpenaiResponses => {
+            let mut ev = vec![
+                json!({"type": "response.created", "response": {"id": "resp_mock", "model": model, "status": "in_progress", "output": []}}),
+            ];
+            let mut index = 0;
+            if !text.is_empty() {
+                ev.push(json!({"type": "response.output_item.added", "output_index": index, "item": {"id": "msg_mock", "type": "message", "role": "assistant", "content": []}}));
+                ev.push(json!({"type": "response.output_text.delta", "output_index": index, "item_id": "msg_mock", "delta": text}));
+                ev.push(json!({"type": "response.output_item.done", "output_index": index, "item": {"id": "msg_mock", "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}}));
+                index += 1;
+            }
+            if let Some((id, name, args)) = call {
+                ev.push(json!({"type": "response.output_item.added", "output_index": index, "item": {"id": "fc_mock", "type": "function_call", "call_id": id, "name": name, "arguments": ""}}));
+                ev.push(json!({"type": "response.function_call_arguments.delta", "output_index": index, "item_id": "fc_mock", "delta": args}));
+                ev.push(json!({"type": "response.output_item.done", "output_index": index, "item": {"id": "fc_mock", "type": "function_call", "call_id": id, "name": name, "arguments": args}}));
+            }
+            ev.push(json!({"type": "response.completed", "response": {"id": "resp_mock", "model": model, "status": "completed", "usage": {"input_tokens": 10, "output_tokens": 5}}}));
+            ev
+        }
+    }
+}
+
+/// The non-streaming JSON body of a generated reply.
+pub fn generated_json(
+    wire: Wire,
+    model: &str,
+    text: &str,
+    call: Option<(&str, &str, &str)>,
+) -> Value {
+    match wire {
+        Wire::Anthropic => {
+            let mut content = Vec::new();
+            if !text.is_empty() {
+                content.push(json!({"type": "text", "text": text}));
+            }
+            if let Some((id, name, args)) = call {
+                let input: Value = serde_json::from_str(args).unwrap_or(Value::Null);
+                content.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+            }
+            let stop = if call.is_some() {
+                "tool_use"
+            } else {
+                "end_turn"
+            };
+            json!({"id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": content, "stop_reason": stop, "usage": {"input_tokens": 10, "output_tokens": 5}})
+        }
+        Wire::Openai => {
+            let mut message = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+            if let Some((id, name, args)) = call {
+                message["tool_calls"] = json!([{"id": id, "type": "function", "function": {"name": name, "arguments": args}}]);
+            }
+            let finish = if call.is_some() { "tool_calls" } else { "stop" };
+            json!({"id": "chatcmpl-mock", "object": "chat.completion", "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+        }
+        Wire::OpenaiResponses => {
+            let mut output = Vec::new();
+            if !text.is_empty() {
+                output.push(json!({"id": "msg_mock", "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}));
+            }
+            if let Some((id, name, args)) = call {
+                output.push(json!({"id": "fc_mock", "type": "function_call", "call_id": id, "name": name, "arguments": args}));
+            }
+            json!({"id": "resp_mock", "object": "response", "model": model, "status": "completed", "output": output, "usage": {"input_tokens": 10, "output_tokens": 5}})
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! The in-process mock model server (axum on loopback, port 0).
+
+#![allow(clippy::disallowed_methods)] // test support: a real pause before a scripted cut
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::script::{Reply, Script, Wire, frame, generated_events, generated_json};
+use crate::validate::{error_body, validate};
+
+/// One request as the server received it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    /// Header names lowercased, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON (`Value::Null` if it was not JSON).
+    pub body: Value,
+    /// The status the server answered with.
+    pub status: u16,
+    /// The client's address: the same value means the same connection
+    /// (keep-alive reuse).
+    pub peer: SocketAddr,
+}
+
+impl RecordedRequest {
+    /// The first value of a header.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Debug)]
+struct Shared {
+    script: Script,
+    replies: VecDeque<Reply>,
+    requests: Vec<RecordedRequest>,
+}
+
+#[derive(Debug, Clone)]
+struct AppState {
+    shared: Arc<Mutex<Shared>>,
+    shutdown: watch::Receiver<bool>,
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    // A test that panicked while holding the lock still lets others read.
+    shared.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A running mock server. Call [`MockServer::shutdown`] at the end of a
+/// test (dropping it also stops it, without waiting).
+#[derive(Debug)]
+pub struct MockServer {
+    addr: SocketAddr,
+    wire: Wire,
+    shared: Arc<Mutex<Shared>>,
+    stop: watch::Sender<bool>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl MockServer {
+    /// Starts a server for `script` on `127.0.0.1:port` (0 = any free port).
+    pub async fn start_on(script: Script, port: u16) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
+        let wire = script.wire;
+        let shared = Arc::new(Mutex::new(Shared {
+            replies: script.replies.iter().cloned().collect(),
+            script,
+            requests: Vec::new(),
+        }));
+        let (stop, shutdown) = watch::channel(false);
+        let state = AppState {
+            shared: Arc::clone(&shared),
+            shutdown: shutdown.clone(),
+        };
+        let app = Router::new().fallback(handle).with_state(state);
+        let mut signal = shutdown;
+        let task = tokio::spawn(async move {
+            let app = app.into_make_service_with_connect_info::<SocketAddr>();
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                let _ = signal.wait_for(|stopped| *stopped).await;
+            });
+            let _ = serve.await;
+        });
+        Ok(Self {
+            addr,
+            wire,
+            shared,
+            stop,
+            task: Some(task),
+        })
+    }
+
+    /// Starts a server on any free loopback port.
+    pub async fn start(script: Script) -> std::io::Result<Self> {
+        Self::start_on(script, 0).await
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// The base URL to configure a provider with (INTERFACES: Anthropic's
+    /// base has no `/v1`, OpenAI-style bases do).
+    pub fn base_url(&self) -> String {
+        match self.wire {
+            Wire::Anthropic => format!("http://{}", self.addr),
+            Wire::Openai | Wire::OpenaiResponses => format!("http://{}/v1", self.addr),
+        }
+    }
+
+    /// Every request so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared).requests.clone()
+    }
+
+    /// Appends replies to the script.
+    pub fn push(&self, reply: Reply) {
+        lock(&self.shared).replies.push_back(reply);
+    }
+
+    /// Replies not yet used.
+    pub fn remaining(&self) -> usize {
+        lock(&self.shared).replies.len()
+    }
+
+    /// Stops the server: stalled replies end, connections close, and the
+    /// call returns when the server task has finished.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// `GET` here returns every recorded request as a JSON array (for tests
+/// in other languages driving `riot-mock-model`).
+pub const REQUESTS_PATH: &str = "/_mock/requests";
+
+fn expected_path(wire: Wire, path: &str) -> bool {
+    match wire {
+        Wire::Anthropic => path == "/v1/messages",
+        Wire::Openai => path == "/v1/chat/completions" || path == "/chat/completions",
+        Wire::OpenaiResponses => path == "/v1/responses" || path == "/responses",
+    }
+}
+
+fn json_response(status: u16, body: &Value) -> Response {
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+    response.headers_mut().insert(
+        "content-type",
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+async fn handle(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let headers: Vec<(String, String)> = headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_ascii_lowercase(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let path = uri.path().to_owned();
+    if method == Method::GET && path == REQUESTS_PATH {
+        let requests = lock(&state.shared).requests.clone();
+        return json_response(200, &json!(requests));
+    }
+    {
+        let mut shared = lock(&state.shared);
+        let script = shared.script.clone();
+        let (response, status) = respond(
+            &mut shared.replies,
+            &script,
+            &method,
+            &path,
+            &headers,
+            &parsed,
+            &state.shutdown,
+        );
+        shared.requests.push(RecordedRequest {
+            method: method.to_string(),
+            path,
+            headers,
+            body: parsed,
+            status,
+            peer,
+        });
+        response
+    }
+}
+
+fn respond(
+    replies: &mut VecDeque<Reply>,
+    script: &Script,
+    method: &Method,
+    path: &str,
+    headers: &[(String, String)],
+    body: &Value,
+    shutdown: &watch::Receiver<bool>,
+) -> (Response, u16) {
+    let wire = script.wire;
+    if method != Method::POST || !expected_path(wire, path) {
+        let body = error_body(
+            wire,
+            &format!("mock model server: no route for {method} {path}"),
+        );
+        return (json_response(404, &body), 404);
+    }
+    if body.is_null() {
+        let body = error_body(
+            wire,
+            "There was an error parsing the body of your request: not JSON",
+        );
+        return (json_response(400, &body), 400);
+    }
+    if wire == Wire::Anthropic && !headers.iter().any(|(k, _)| k == "anthropic-version") {
+        let body = error_body(wire, "anthropic-version: header is required");
+        return (json_response(400, &body), 400);
+    }
+    if let Err(rejection) = validate(wire, script.reasoning, body) {
+        return (
+            json_response(rejection.status, &rejection.body),
+            rejection.status,
+        );
+    }
+    let Some(reply) = replies.pop_front() else {
+        // Running out of script is a test bug: answer with a non-retryable
+        // error so it is surfaced, never retried (VERIFICATION L4).
+        let body = error_body(
+            wire,
+            "mock model server: the script has no reply left for this request",
+        );
+        return (json_response(400, &body), 400);
+    };
+    let streaming = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    let model = script.model.as_str();
+    let chunk = script.chunk_size.max(1);
+    match reply {
+        Reply::Text(text) if streaming => (
+            sse(
+                frame(wire, &generated_events(wire, model, &text, None)),
+                chunk,
+                End::Finish,
+                shutdown,
+            ),
+            200,
+        ),
+        Reply::Text(text) => (
+            json_response(200, &generated_json(wire, model, &text, None)),
+            200,
+        ),
+        Reply::ToolCall {
+            id,
+            name,
+            arguments,
+            text,
+        } => {
+            let call = Some((id.as_str(), name.as_str(), arguments.as_str()));
+            if streaming {
+                (
+                    sse(
+                        frame(wire, &generated_events(wire, model, &text, call)),
+                        chunk,
+                        End::Finish,
+                        shutdown,
+                    ),
+                    200,
+                )
+            } else {
+                (
+                    json_response(200, &generated_json(wire, model, &text, call)),
+                    200,
+                )
+            }
+        }
+        Reply::Events(events) => (sse(frame(wire, &events), chunk, End::Finish, shutdown), 200),
+        Reply::Sse(raw) => (sse(raw, chunk, End::Finish, shutdown), 200),
+        Reply::Json(value) => (json_response(200, &value), 200),
+        Reply::Error {
+            status,
+            body,
+            headers,
+        } => {
+            let mut response = Response::new(Body::from(body));
+            *response.status_mut() =
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            for (k, v) in headers {
+                if let (Ok(k), Ok(v)) = (
+                    axum::http::HeaderName::from_bytes(k.as_bytes()),
+                    axum::http::HeaderValue::from_str(&v),
+                ) {
+                    response.headers_mut().insert(k, v);
+                }
+            }
+            (response, status)
+        }
+        Reply::Stall(prefix) => (sse(prefix, chunk, End::Stall, shutdown), 200),
+        Reply::Cut(prefix) => (sse(prefix, chunk, End::Cut, shutdown), 200),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum End {
+    Finish,
+    Stall,
+    Cut,
+}
+
+/// An SSE response written `chunk` bytes at a time (each chunk its own
+/// write, so multi-byte characters really are split on the wire).
+fn sse(body: String, chunk: usize, end: End, shutdown: &watch::Receiver<bool>) -> Response {
+    let bytes = Bytes::from(body.into_bytes());
+    let shutdown = shutdown.clone();
+    let stream = futures::stream::unfold((0usize, false), move |(at, finished)| {
+        let bytes = bytes.clone();
+        let mut shutdown_rx = shutdown.clone();
+        async move {
+            if finished {
+                return None;
+            }
+            if at < bytes.len() {
+                let next = (at + chunk).min(bytes.len());
+                tokio::task::yield_now().await;
+                return Some((
+                    Ok::<Bytes, std::io::Error>(bytes.slice(at..next)),
+                    (next, false),
+                ));
+            }
+            match end {
+                End::Finish => None,
+                End::Cut => {
+                    // Let what was sent reach the socket before the cut;
+                    // hyper drops unflushed bytes when a body fails.
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    Some((
+                        Err(std::io::Error::other("mock: connection cut mid-stream")),
+                        (at, true),
+                    ))
+                }
+                End::Stall => {
+                    let _ = shutdown_rx.wait_for(|stopped| *stopped).await;
+                    Some((
+                        Err(std::io::Error::other(
+                            "mock: server shut down during a stall",
+                        )),
+                        (at, true),
+                    ))
+                }
+            }
+        }
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    response.headers_mut().insert(
+        "content-type",
+        axum::http::HeaderValue::from_static("text/event-stream"),
+    );
+    response
+}

@@ -1,0 +1,441 @@
+//! Strict request validation (VERIFICATION "a strict mock model server"):
+//! reject what the real APIs reject, with realistic 400 bodies. A lenient
+//! mock is how pairing bugs reach users.
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+
+use crate::script::{ReasoningRule, Wire};
+
+/// A rejection: HTTP status and body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    pub status: u16,
+    pub body: Value,
+}
+
+/// An error body in the wire's own shape.
+pub fn error_body(wire: Wire, message: &str) -> Value {
+    match wire {
+        Wire::Anthropic => {
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+        }
+        Wire::Openai | Wire::OpenaiResponses => {
+            json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": null}})
+        }
+    }
+}
+
+fn reject(wire: Wire, message: String) -> Result<(), Rejection> {
+    Err(Rejection {
+        status: 400,
+        body: error_body(wire, &message),
+    })
+}
+
+/// Validates a request body; `Ok` when the real API would accept it.
+pub fn validate(wire: Wire, rule: ReasoningRule, body: &Value) -> Result<(), Rejection> {
+    match wire {
+        Wire::Anthropic => anthropic(body),
+        Wire::Openai => chat(body, rule),
+        Wire::OpenaiResponses => responses(body),
+    }
+}
+
+fn count_cache_control(v: &Value) -> usize {
+    match v {
+        Value::Object(m) => {
+            usize::from(m.contains_key("cache_control"))
+                + m.values().map(count_cache_control).sum::<usize>()
+        }
+        Value::Array(a) => a.iter().map(count_cache_control).sum(),
+        _ => 0,
+    }
+}
+
+fn anthropic(body: &Value) -> Result<(), Rejection> {
+    let w = Wire::Anthropic;
+    if body
+        .get("model")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        return reject(w, "model: Field required".into());
+    }
+    if body.get("max_tokens").and_then(Value::as_u64).is_none() {
+        return reject(w, "max_tokens: Field required".into());
+    }
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return reject(w, "messages: Field required".into());
+    };
+    if messages.is_empty() {
+        return reject(w, "messages: at least one message is required".into());
+    }
+    let breakpoints = count_cache_control(body);
+    if breakpoints > 4 {
+        return reject(
+            w,
+            format!(
+                "A maximum of 4 blocks with cache_control may be provided. Found {breakpoints}."
+            ),
+        );
+    }
+    // Consecutive same-role turns are merged by the real API, not rejected.
+    let mut turns: Vec<(String, Vec<Value>, usize)> = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let role = m
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if role != "user" && role != "assistant" {
+            return reject(
+                w,
+                format!("messages.{i}.role: Input should be 'user' or 'assistant'"),
+            );
+        }
+        let blocks: Vec<Value> = match m.get("content") {
+            Some(Value::String(s)) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
+            Some(Value::Array(a)) if !a.is_empty() => a.clone(),
+            _ => {
+                return reject(
+                    w,
+                    format!(
+                        "messages.{i}: all messages must have non-empty content except for the optional final assistant message"
+                    ),
+                );
+            }
+        };
+        for (j, b) in blocks.iter().enumerate() {
+            let kind = b.get("type").and_then(Value::as_str).unwrap_or("");
+            if kind == "text"
+                && b.get("text")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+            {
+                return reject(
+                    w,
+                    format!("messages.{i}.content.{j}.text: text content blocks must be non-empty"),
+                );
+            }
+            if kind == "thinking"
+                && b.get("signature")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+            {
+                return reject(
+                    w,
+                    format!("messages.{i}.content.{j}.thinking.signature: Field required"),
+                );
+            }
+            if kind == "tool_use" && !b.get("input").is_some_and(Value::is_object) {
+                return reject(
+                    w,
+                    format!(
+                        "messages.{i}.content.{j}.tool_use.input: Input should be a valid dictionary"
+                    ),
+                );
+            }
+            if kind == "tool_result" && b.get("ui").is_some() {
+                return reject(
+                    w,
+                    format!(
+                        "messages.{i}.content.{j}.tool_result.ui: Extra inputs are not permitted"
+                    ),
+                );
+            }
+        }
+        match turns.last_mut() {
+            Some((r, acc, _)) if *r == role => acc.extend(blocks),
+            _ => turns.push((role, blocks, i)),
+        }
+    }
+    let mut pending: Vec<String> = Vec::new();
+    for (role, blocks, i) in &turns {
+        let kind = |b: &Value| {
+            b.get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        if role == "assistant" {
+            pending = blocks
+                .iter()
+                .filter(|b| kind(b) == "tool_use")
+                .filter_map(|b| b.get("id").and_then(Value::as_str).map(str::to_owned))
+                .collect();
+            continue;
+        }
+        let mut seen_other = false;
+        let mut answered = HashSet::new();
+        for (j, b) in blocks.iter().enumerate() {
+            if kind(b) == "tool_result" {
+                let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+                if seen_other && !pending.is_empty() {
+                    return reject(
+                        w,
+                        format!(
+                            "messages.{i}.content.{j}: tool_result blocks must come before any other content in the user message that follows tool use"
+                        ),
+                    );
+                }
+                if !pending.iter().any(|p| p == id) {
+                    return reject(
+                        w,
+                        format!(
+                            "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                        ),
+                    );
+                }
+                answered.insert(id.to_owned());
+            } else {
+                seen_other = true;
+            }
+        }
+        let missing: Vec<&str> = pending
+            .iter()
+            .filter(|p| !answered.contains(*p))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return reject(
+                w,
+                format!(
+                    "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+                    missing.join(", ")
+                ),
+            );
+        }
+        pending.clear();
+    }
+    if let Some((role, _, i)) = turns.last()
+        && role == "assistant"
+        && !pending.is_empty()
+    {
+        return reject(
+            w,
+            format!(
+                "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+                pending.join(", ")
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn chat(body: &Value, rule: ReasoningRule) -> Result<(), Rejection> {
+    let w = Wire::Openai;
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return reject(w, "Missing required parameter: 'messages'.".into());
+    };
+    // Ids of the last assistant `tool_calls` still waiting for answers.
+    let mut open: Option<(usize, Vec<String>)> = None;
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        if let Some(Value::String(s)) = m.get("content")
+            && s.is_empty()
+        {
+            return reject(
+                w,
+                format!(
+                    "Invalid 'messages[{i}].content': string too short. Expected a string with minimum length 1, but got an empty string instead."
+                ),
+            );
+        }
+        if m.get("reasoning_content").is_some() && rule == ReasoningRule::Reject {
+            return reject(
+                w,
+                format!("Unrecognized request argument supplied: messages[{i}].reasoning_content"),
+            );
+        }
+        if role != "tool"
+            && let Some((at, ids)) = &open
+            && !ids.is_empty()
+        {
+            return reject(
+                w,
+                format!(
+                    "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {} (messages[{at}])",
+                    ids.join(", ")
+                ),
+            );
+        }
+        match role {
+            "system" | "developer" | "user" => open = None,
+            "assistant" => {
+                let calls = m.get("tool_calls").and_then(Value::as_array);
+                let mut ids = Vec::new();
+                for (j, call) in calls.into_iter().flatten().enumerate() {
+                    if call.get("type").and_then(Value::as_str) != Some("function") {
+                        return reject(
+                            w,
+                            format!(
+                                "Missing required parameter: 'messages[{i}].tool_calls[{j}].type'."
+                            ),
+                        );
+                    }
+                    let args = call.pointer("/function/arguments");
+                    if !args.is_some_and(Value::is_string) {
+                        let got = match args {
+                            Some(Value::Object(_)) => "an object",
+                            Some(Value::Array(_)) => "an array",
+                            None => "nothing",
+                            _ => "a non-string value",
+                        };
+                        return reject(
+                            w,
+                            format!(
+                                "Invalid type for 'messages[{i}].tool_calls[{j}].function.arguments': expected a string, but got {got} instead."
+                            ),
+                        );
+                    }
+                    ids.push(
+                        call.get("id")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                    );
+                }
+                if !ids.is_empty()
+                    && rule == ReasoningRule::RequireOnToolTurns
+                    && m.get("reasoning_content").is_none()
+                {
+                    return reject(
+                        w,
+                        format!(
+                            "Missing `reasoning_content` field in the assistant message at message index {i}. In thinking mode, the `reasoning_content` of assistant messages that made tool calls must be passed back to the API."
+                        ),
+                    );
+                }
+                let content_ok = match m.get("content") {
+                    Some(Value::String(_)) | Some(Value::Array(_)) => true,
+                    None | Some(Value::Null) => !ids.is_empty(),
+                    _ => false,
+                };
+                if !content_ok {
+                    return reject(
+                        w,
+                        format!(
+                            "Invalid value for 'messages[{i}].content': an assistant message needs content or tool_calls."
+                        ),
+                    );
+                }
+                open = Some((i, ids));
+            }
+            "tool" => {
+                let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
+                let answered = match &mut open {
+                    Some((_, ids)) => match ids.iter().position(|x| x == id) {
+                        Some(p) => {
+                            ids.remove(p);
+                            true
+                        }
+                        None => false,
+                    },
+                    None => false,
+                };
+                if !answered {
+                    return reject(w, "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.".into());
+                }
+            }
+            other => {
+                return reject(
+                    w,
+                    format!(
+                        "Invalid value: '{other}'. Supported values are: 'system', 'assistant', 'user', 'tool', and 'developer'."
+                    ),
+                );
+            }
+        }
+    }
+    if let Some((at, ids)) = open
+        && !ids.is_empty()
+    {
+        return reject(
+            w,
+            format!(
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {} (messages[{at}])",
+                ids.join(", ")
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn responses(body: &Value) -> Result<(), Rejection> {
+    let w = Wire::OpenaiResponses;
+    let Some(input) = body.get("input").and_then(Value::as_array) else {
+        return reject(w, "Missing required parameter: 'input'.".into());
+    };
+    let store = body.get("store").and_then(Value::as_bool).unwrap_or(true);
+    let mut calls: Vec<String> = Vec::new();
+    let mut answered: HashSet<String> = HashSet::new();
+    for (i, item) in input.iter().enumerate() {
+        let kind = item
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("message");
+        match kind {
+            "function_call" => {
+                if !item.get("arguments").is_some_and(Value::is_string) {
+                    return reject(
+                        w,
+                        format!(
+                            "Invalid type for 'input[{i}].arguments': expected a string, but got an object instead."
+                        ),
+                    );
+                }
+                calls.push(
+                    item.get("call_id")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                );
+            }
+            "function_call_output" => {
+                let id = item.get("call_id").and_then(Value::as_str).unwrap_or("");
+                if !calls.iter().any(|c| c == id) {
+                    return reject(
+                        w,
+                        format!("No tool call found for function call output with call_id {id}."),
+                    );
+                }
+                answered.insert(id.to_owned());
+            }
+            "reasoning" => {
+                if !store
+                    && item
+                        .get("encrypted_content")
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty)
+                {
+                    let id = item.get("id").and_then(Value::as_str).unwrap_or("");
+                    return reject(
+                        w,
+                        format!(
+                            "Item with id '{id}' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."
+                        ),
+                    );
+                }
+            }
+            _ => {
+                if item.get("role").and_then(Value::as_str) == Some("user")
+                    && let Some(missing) = calls.iter().find(|c| !answered.contains(*c))
+                {
+                    return reject(
+                        w,
+                        format!("No tool output found for function call {missing}."),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(missing) = calls.iter().find(|c| !answered.contains(*c)) {
+        return reject(
+            w,
+            format!("No tool output found for function call {missing}."),
+        );
+    }
+    Ok(())
+}

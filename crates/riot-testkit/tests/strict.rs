@@ -1,0 +1,219 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+//! The mock is only useful if it is as strict as the real APIs: each rule
+//! of VERIFICATION's "strict mock model server" is asserted with the
+//! reason of the refusal, plus the `riot-mock-model` binary end to end.
+
+use riot_testkit::{ReasoningRule, Wire, validate};
+use serde_json::{Value, json};
+
+fn message(wire: Wire, rule: ReasoningRule, body: Value) -> Option<String> {
+    validate(wire, rule, &body).err().map(|r| {
+        assert_eq!(r.status, 400);
+        r.body["error"]["message"].as_str().unwrap().to_owned()
+    })
+}
+
+fn anthropic(messages: Value) -> Option<String> {
+    message(
+        Wire::Anthropic,
+        ReasoningRule::Reject,
+        json!({"model": "m", "max_tokens": 10, "messages": messages}),
+    )
+}
+
+#[test]
+fn anthropic_rules() {
+    let call = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]});
+    let ok = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}, {"type": "text", "text": "next"}]});
+    assert_eq!(
+        anthropic(json!([{"role": "user", "content": "hi"}, call, ok])),
+        None
+    );
+    // Consecutive same-role turns are merged, not rejected.
+    assert_eq!(
+        anthropic(json!([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])),
+        None
+    );
+
+    let missing = anthropic(
+        json!([{"role": "user", "content": "hi"}, call, {"role": "user", "content": "hello?"}]),
+    )
+    .unwrap();
+    assert!(missing.starts_with("messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: t1."), "{missing}");
+    let text_first = anthropic(json!([{"role": "user", "content": "hi"}, call, {"role": "user", "content": [{"type": "text", "text": "wait"}, {"type": "tool_result", "tool_use_id": "t1"}]}])).unwrap();
+    assert!(
+        text_first.contains("tool_result blocks must come before any other content"),
+        "{text_first}"
+    );
+    let unknown = anthropic(json!([{"role": "user", "content": "hi"}, call, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"}, {"type": "tool_result", "tool_use_id": "t9"}]}])).unwrap();
+    assert!(
+        unknown.contains("unexpected `tool_use_id` found in `tool_result` blocks: t9"),
+        "{unknown}"
+    );
+    let empty = anthropic(json!([{"role": "user", "content": []}])).unwrap();
+    assert!(
+        empty.contains("all messages must have non-empty content"),
+        "{empty}"
+    );
+    let empty_text =
+        anthropic(json!([{"role": "user", "content": [{"type": "text", "text": ""}]}])).unwrap();
+    assert!(
+        empty_text.contains("text content blocks must be non-empty"),
+        "{empty_text}"
+    );
+    let ui = anthropic(json!([{"role": "user", "content": "hi"}, call, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "ui": {}}]}])).unwrap();
+    assert!(ui.contains("ui: Extra inputs are not permitted"), "{ui}");
+    let string_input = anthropic(json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": "{}"}]}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"}]}])).unwrap();
+    assert!(
+        string_input.ends_with("tool_use.input: Input should be a valid dictionary"),
+        "{string_input}"
+    );
+    let unsigned = anthropic(json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": [{"type": "thinking", "thinking": "x"}, {"type": "text", "text": "y"}]}, {"role": "user", "content": "z"}])).unwrap();
+    assert!(unsigned.contains("signature: Field required"), "{unsigned}");
+    let cc = json!({"type": "ephemeral"});
+    let five = json!({"model": "m", "max_tokens": 10,
+        "system": [{"type": "text", "text": "a", "cache_control": cc}, {"type": "text", "text": "b", "cache_control": cc}],
+        "tools": [{"name": "t", "input_schema": {}, "cache_control": cc}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "x", "cache_control": cc}, {"type": "text", "text": "y", "cache_control": cc}]}]});
+    assert_eq!(
+        message(Wire::Anthropic, ReasoningRule::Reject, five).unwrap(),
+        "A maximum of 4 blocks with cache_control may be provided. Found 5."
+    );
+}
+
+fn chat(rule: ReasoningRule, messages: Value) -> Option<String> {
+    message(
+        Wire::Openai,
+        rule,
+        json!({"model": "m", "messages": messages}),
+    )
+}
+
+#[test]
+fn chat_completions_rules() {
+    let call = |reasoning: Option<&str>| {
+        let mut m = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "Read", "arguments": "{}"}}]});
+        if let Some(r) = reasoning {
+            m["reasoning_content"] = json!(r);
+        }
+        m
+    };
+    let tool = json!({"role": "tool", "tool_call_id": "c1", "content": "x"});
+    let user = json!({"role": "user", "content": "hi"});
+    assert_eq!(
+        chat(ReasoningRule::Reject, json!([user, call(None), tool, user])),
+        None
+    );
+
+    let orphan = chat(ReasoningRule::Reject, json!([user, tool])).unwrap();
+    assert_eq!(
+        orphan,
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
+    );
+    let unanswered = chat(ReasoningRule::Reject, json!([user, call(None), user])).unwrap();
+    assert!(
+        unanswered.contains("did not have response messages: c1"),
+        "{unanswered}"
+    );
+    let object_args = chat(ReasoningRule::Reject, json!([user, {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "Read", "arguments": {}}}]}, tool])).unwrap();
+    assert_eq!(
+        object_args,
+        "Invalid type for 'messages[1].tool_calls[0].function.arguments': expected a string, but got an object instead."
+    );
+    let empty = chat(
+        ReasoningRule::Reject,
+        json!([{"role": "user", "content": ""}]),
+    )
+    .unwrap();
+    assert!(empty.contains("string too short"), "{empty}");
+    let sent = chat(ReasoningRule::Reject, json!([user, call(Some("r")), tool])).unwrap();
+    assert_eq!(
+        sent,
+        "Unrecognized request argument supplied: messages[1].reasoning_content"
+    );
+    let missing = chat(
+        ReasoningRule::RequireOnToolTurns,
+        json!([user, call(None), tool]),
+    )
+    .unwrap();
+    assert!(
+        missing.starts_with(
+            "Missing `reasoning_content` field in the assistant message at message index 1"
+        ),
+        "{missing}"
+    );
+    assert_eq!(
+        chat(
+            ReasoningRule::RequireOnToolTurns,
+            json!([user, call(Some("r")), tool, user])
+        ),
+        None
+    );
+}
+
+#[test]
+fn responses_rules() {
+    let body = |input: Value| json!({"model": "m", "store": false, "input": input});
+    let call = json!({"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"});
+    let output = json!({"type": "function_call_output", "call_id": "c1", "output": "x"});
+    let user = json!({"role": "user", "content": [{"type": "input_text", "text": "hi"}]});
+    let r = |input| message(Wire::OpenaiResponses, ReasoningRule::Reject, body(input));
+    assert_eq!(r(json!([user, call, output])), None);
+    assert_eq!(
+        r(json!([user, output])).unwrap(),
+        "No tool call found for function call output with call_id c1."
+    );
+    assert_eq!(
+        r(json!([user, call, user])).unwrap(),
+        "No tool output found for function call c1."
+    );
+    let reasoning =
+        r(json!([user, {"type": "reasoning", "id": "rs_1", "summary": []}, call, output])).unwrap();
+    assert!(
+        reasoning.starts_with("Item with id 'rs_1' not found."),
+        "{reasoning}"
+    );
+}
+
+#[test]
+#[allow(clippy::disallowed_methods)] // test code: spawns the binary and writes its script file
+fn the_binary_prints_its_port_first_and_serves_the_script() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    std::fs::write(
+        &path,
+        r#"{"wire": "openai", "replies": [{"text": "hello from the binary"}]}"#,
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_riot-mock-model"))
+        .args(["--script", path.to_str().unwrap(), "--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let port: u16 = line.strip_prefix("PORT ").unwrap().trim().parse().unwrap();
+    let post = |body: &str| {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(s, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    };
+    let ok = post(r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}"#);
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    assert!(
+        ok.contains("hello from the binary") && ok.contains("data: [DONE]"),
+        "{ok}"
+    );
+    let exhausted =
+        post(r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}"#);
+    assert!(
+        exhausted.starts_with("HTTP/1.1 400"),
+        "out of script is never retryable: {exhausted}"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

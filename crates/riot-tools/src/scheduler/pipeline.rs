@@ -1,0 +1,652 @@
+//! One call through the pipeline of ARCHITECTURE §6.3: lookup → cancelled?
+//! → structural validation → `validate_input` → permission (and the
+//! person) → cancelled? → `call` with progress → result budget, with
+//! panics caught. Every path ends in exactly one `ToolCallResult`.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+
+use futures::FutureExt;
+use futures::future::Either;
+use riot_protocol::{
+    AgentEvent, CancelReason, CancelScope, ClockExt, DecisionReason, DynTool, InterruptBehavior,
+    PermissionGate, PermissionMode, PermissionOutcome, PermissionPolicy, PermissionQuery,
+    PermissionRequestDetail, PermissionResult, PermissionRule, PermissionTarget, PreparedCall,
+    RequestId, RuleBehavior, RulePattern, RuleSource, ToolCall, ToolCallResult, ToolContext,
+    ToolEnv, ToolOutcome, ToolResultContent, ToolResultUi, ToolRunEvent, UiPayload,
+};
+
+use super::SchedulerConfig;
+use super::budget;
+use super::schema_hint::schema_hint;
+
+pub(crate) type Sender = futures::channel::mpsc::UnboundedSender<ToolRunEvent>;
+
+/// Sends an event; a dropped receiver means nobody listens any more.
+pub(crate) fn send(tx: &Sender, event: ToolRunEvent) {
+    let _ = tx.unbounded_send(event);
+}
+
+/// A call after lookup and structural validation.
+pub(crate) enum Prepared {
+    Ready {
+        tool: Arc<dyn DynTool>,
+        call: Box<dyn PreparedCall>,
+    },
+    /// Unknown tool or bad input: the message for the model.
+    Invalid { message: String },
+}
+
+/// The failed call that stopped the rest of its message.
+#[derive(Debug, Clone)]
+pub(crate) struct Cascade {
+    tool: String,
+    describe: String,
+}
+
+/// Everything one `execute` needs, shared by its calls.
+pub(crate) struct Run {
+    pub tools: Vec<Arc<dyn DynTool>>,
+    pub tool_names: Vec<String>,
+    pub env: Arc<ToolEnv>,
+    pub policy: Arc<dyn PermissionPolicy>,
+    pub gate: Arc<dyn PermissionGate>,
+    pub config: SchedulerConfig,
+    pub mode: PermissionMode,
+}
+
+/// How a call ended, for results and the cascade.
+enum Ending {
+    Outcome(ToolOutcome),
+    /// Refused before running (validation, permission): is_error, no cascade
+    /// unless `cascades`.
+    Refused {
+        message: String,
+        cascades: bool,
+    },
+    /// Cancelled while running.
+    Cancelled,
+    /// Cancelled while asking or right after: the call never started.
+    CancelledBeforeStart,
+}
+
+fn text_result(
+    id: &ToolCall,
+    text: String,
+    is_error: bool,
+    ui: Option<ToolResultUi>,
+) -> ToolCallResult {
+    ToolCallResult {
+        tool_use_id: id.id.clone(),
+        content: vec![ToolResultContent::text(text)],
+        is_error,
+        ui,
+        side_messages: Vec::new(),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_owned()
+    }
+}
+
+fn is_empty(content: &[ToolResultContent]) -> bool {
+    content
+        .iter()
+        .all(|c| matches!(c, ToolResultContent::Text { text } if text.trim().is_empty()))
+}
+
+impl Run {
+    /// Lookup and structural validation (steps 1 and 3).
+    pub(crate) fn prepare(&self, call: &ToolCall) -> Prepared {
+        let Some(tool) = self.tools.iter().find(|t| t.name() == call.name) else {
+            return Prepared::Invalid {
+                message: format!(
+                    "There is no tool named `{}`. Use one of the available tools: {}.",
+                    call.name,
+                    self.tool_names.join(", ")
+                ),
+            };
+        };
+        let tool = Arc::clone(tool);
+        let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            Arc::clone(&tool).prepare(call.input.clone())
+        }));
+        match parsed {
+            Ok(Ok(prepared)) => Prepared::Ready {
+                tool,
+                call: prepared,
+            },
+            Ok(Err(e)) => Prepared::Invalid {
+                message: schema_hint(&call.name, &e),
+            },
+            Err(_) => Prepared::Invalid {
+                message: format!(
+                    "The input to {} could not be read. Check it against the schema and call again.",
+                    call.name
+                ),
+            },
+        }
+    }
+
+    fn describe_of(&self, call: &ToolCall, prepared: &Prepared) -> String {
+        match prepared {
+            Prepared::Ready { call: p, .. } => {
+                let p: &dyn PreparedCall = p.as_ref();
+                std::panic::catch_unwind(AssertUnwindSafe(|| p.describe()))
+                    .unwrap_or_else(|_| call.name.clone())
+            }
+            Prepared::Invalid { .. } => call.name.clone(),
+        }
+    }
+
+    fn ui(
+        &self,
+        describe: &str,
+        payload: Option<UiPayload>,
+        duration_ms: u64,
+    ) -> Option<ToolResultUi> {
+        Some(ToolResultUi {
+            describe: describe.to_owned(),
+            payload,
+            duration_ms,
+        })
+    }
+
+    /// The result of a call skipped because an earlier call cascaded.
+    pub(crate) fn skipped(
+        &self,
+        call: &ToolCall,
+        prepared: &Prepared,
+        cause: &Cascade,
+    ) -> ToolCallResult {
+        let describe = self.describe_of(call, prepared);
+        text_result(
+            call,
+            format!(
+                "Not run: an earlier {} call ({}) failed, so the remaining tool calls of this message were skipped before they started (they may have depended on it). Look at that failure, then make this call again if it is still needed.",
+                cause.tool, cause.describe
+            ),
+            true,
+            self.ui(&describe, None, 0),
+        )
+    }
+
+    fn cancelled_text(
+        &self,
+        scope: &CancelScope,
+        cascade: &Mutex<Option<Cascade>>,
+        started: bool,
+    ) -> String {
+        let when = if started {
+            "while it was running"
+        } else {
+            "before it started"
+        };
+        match scope.reason() {
+            Some(CancelReason::SiblingFailure) => {
+                let cause = cascade.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                match cause {
+                    Some(c) => format!(
+                        "Cancelled {when}: a {} call in the same batch ({}) failed, and a failing {} stops the calls that may depend on it. Look at that failure, then make this call again if it is still needed.",
+                        c.tool, c.describe, c.tool
+                    ),
+                    None => format!("Cancelled {when}: another call in the same batch failed."),
+                }
+            }
+            Some(CancelReason::UserInterjection) => {
+                format!("Interrupted {when}: the user sent a new message.")
+            }
+            Some(CancelReason::Shutdown) => format!("Cancelled {when}: Riot is shutting down."),
+            Some(CancelReason::User) | None => format!("Interrupted by the user {when}."),
+        }
+    }
+
+    /// Runs one call through the whole pipeline.
+    pub(crate) async fn run_one(
+        self: Arc<Self>,
+        call: ToolCall,
+        prepared: Prepared,
+        tool_scope: CancelScope,
+        batch_scope: CancelScope,
+        cascade: Arc<Mutex<Option<Cascade>>>,
+        tx: Sender,
+    ) -> ToolCallResult {
+        let describe = self.describe_of(&call, &prepared);
+        // Step 2: cancelled already → a cancelled result.
+        if tool_scope.is_cancelled() {
+            return text_result(
+                &call,
+                self.cancelled_text(&tool_scope, &cascade, false),
+                true,
+                self.ui(&describe, None, 0),
+            );
+        }
+        let (tool, prepared) = match prepared {
+            Prepared::Ready { tool, call } => (tool, call),
+            Prepared::Invalid { message } => {
+                return text_result(&call, message, true, self.ui(&describe, None, 0));
+            }
+        };
+        let progress_tx = tx.clone();
+        let progress_id = call.id.clone();
+        let ctx = ToolContext {
+            env: Arc::clone(&self.env),
+            tool_use_id: call.id.clone(),
+            mode: self.mode,
+            cancel: tool_scope.token().clone(),
+            progress: Some(Arc::new(move |payload| {
+                send(
+                    &progress_tx,
+                    ToolRunEvent::Event(AgentEvent::Progress {
+                        tool_use_id: progress_id.clone(),
+                        payload,
+                    }),
+                );
+            })),
+        };
+        let started_ms = self.env.clock.now_ms();
+        let before = AssertUnwindSafe(self.before_call(
+            &call,
+            &tool,
+            prepared,
+            &ctx,
+            &tool_scope,
+            &describe,
+            &tx,
+        ))
+        .catch_unwind()
+        .await;
+        let ending = match before {
+            Err(panic) => Ending::Outcome(ToolOutcome::failed(format!(
+                "{} failed with an internal error before running ({}). This is a bug in Riot, not in your input; try another approach.",
+                call.name,
+                panic_message(panic.as_ref())
+            ))),
+            Ok(Err(ending)) => ending,
+            Ok(Ok(ready)) => {
+                self.execute_call(&call, &tool, ready, &ctx, &tool_scope, &describe, &tx)
+                    .await
+            }
+        };
+        let duration_ms = self.env.clock.now_ms().saturating_sub(started_ms);
+        let cascades = tool.cascades_on_failure();
+        let (result, failed_for_cascade) = match ending {
+            Ending::CancelledBeforeStart => (
+                text_result(
+                    &call,
+                    self.cancelled_text(&tool_scope, &cascade, false),
+                    true,
+                    self.ui(&describe, None, duration_ms),
+                ),
+                false,
+            ),
+            Ending::Cancelled => (
+                text_result(
+                    &call,
+                    self.cancelled_text(&tool_scope, &cascade, true),
+                    true,
+                    self.ui(&describe, None, duration_ms),
+                ),
+                false,
+            ),
+            Ending::Refused {
+                message,
+                cascades: c,
+            } => (
+                text_result(&call, message, true, self.ui(&describe, None, duration_ms)),
+                c,
+            ),
+            Ending::Outcome(ToolOutcome::Cancelled) => (
+                text_result(
+                    &call,
+                    self.cancelled_text(&tool_scope, &cascade, true),
+                    true,
+                    self.ui(&describe, None, duration_ms),
+                ),
+                false,
+            ),
+            Ending::Outcome(ToolOutcome::Ok {
+                model_content,
+                ui_payload,
+                side_messages,
+            }) => {
+                let content = self.finish_content(&call, &tool, model_content).await;
+                (
+                    ToolCallResult {
+                        tool_use_id: call.id.clone(),
+                        content,
+                        is_error: false,
+                        ui: self.ui(&describe, ui_payload, duration_ms),
+                        side_messages,
+                    },
+                    false,
+                )
+            }
+            Ending::Outcome(ToolOutcome::Failed {
+                error_for_model,
+                ui_payload,
+            }) => {
+                let content = self
+                    .finish_content(&call, &tool, vec![ToolResultContent::text(error_for_model)])
+                    .await;
+                (
+                    ToolCallResult {
+                        tool_use_id: call.id.clone(),
+                        content,
+                        is_error: true,
+                        ui: self.ui(&describe, ui_payload, duration_ms),
+                        side_messages: Vec::new(),
+                    },
+                    true,
+                )
+            }
+        };
+        if failed_for_cascade && cascades && !tool_scope.is_cancelled() {
+            let mut cause = cascade.lock().unwrap_or_else(|e| e.into_inner());
+            if cause.is_none() {
+                *cause = Some(Cascade {
+                    tool: call.name.clone(),
+                    describe: describe.clone(),
+                });
+            }
+            drop(cause);
+            batch_scope.cancel(CancelReason::SiblingFailure);
+        }
+        result
+    }
+
+    /// Empty output becomes a statement; over-budget output is spilled.
+    async fn finish_content(
+        &self,
+        call: &ToolCall,
+        tool: &Arc<dyn DynTool>,
+        content: Vec<ToolResultContent>,
+    ) -> Vec<ToolResultContent> {
+        if is_empty(&content) {
+            return vec![ToolResultContent::text(format!(
+                "({} completed with no output)",
+                call.name
+            ))];
+        }
+        budget::apply(&self.env, &call.id, tool.result_budget(), content).await
+    }
+
+    /// Steps 4–6: semantic validation and permission. `Ok` carries the call
+    /// to run (possibly re-prepared with an input the permission layer
+    /// changed).
+    #[allow(clippy::too_many_arguments)]
+    async fn before_call(
+        &self,
+        call: &ToolCall,
+        tool: &Arc<dyn DynTool>,
+        prepared: Box<dyn PreparedCall>,
+        ctx: &ToolContext,
+        scope: &CancelScope,
+        describe: &str,
+        tx: &Sender,
+    ) -> Result<Box<dyn PreparedCall>, Ending> {
+        let cascades = tool.cascades_on_failure();
+        if let Err(e) = prepared.validate_input(ctx).await {
+            return Err(Ending::Refused {
+                message: e.message,
+                cascades,
+            });
+        }
+        let tool_verdict = prepared.check_permissions(ctx).await;
+        let target = prepared.permission_target(ctx);
+        let query = PermissionQuery {
+            tool_name: call.name.clone(),
+            input: call.input.clone(),
+            is_read_only: prepared.is_read_only(),
+            target: target.clone(),
+            tool_verdict,
+            classifier_input: prepared.classifier_input(),
+            mode: self.mode,
+        };
+        let decision = self.policy.decide(&query).await;
+        let prepared = match decision {
+            PermissionResult::Allow {
+                updated_input: None,
+                ..
+            } => prepared,
+            PermissionResult::Allow {
+                updated_input: Some(input),
+                ..
+            } => {
+                // A hook or the person changed the input: parse and check it again.
+                let re = Arc::clone(tool)
+                    .prepare(input)
+                    .map_err(|e| Ending::Refused {
+                        message: schema_hint(&call.name, &e),
+                        cascades,
+                    })?;
+                if let Err(e) = re.validate_input(ctx).await {
+                    return Err(Ending::Refused {
+                        message: e.message,
+                        cascades,
+                    });
+                }
+                re
+            }
+            PermissionResult::Deny { reason, message } => {
+                return Err(Ending::Refused {
+                    message: denied_text(&call.name, describe, &message, &reason),
+                    cascades: false,
+                });
+            }
+            PermissionResult::Ask { reason, message } => {
+                self.ask(call, &target, reason, message, scope, describe, tx)
+                    .await?;
+                prepared
+            }
+            PermissionResult::Passthrough => {
+                // The chain must not answer Passthrough; fail closed by asking.
+                let reason = DecisionReason::Consent {
+                    detail: "the permission chain gave no verdict".into(),
+                };
+                self.ask(
+                    call,
+                    &target,
+                    reason,
+                    format!("Allow {describe}?"),
+                    scope,
+                    describe,
+                    tx,
+                )
+                .await?;
+                prepared
+            }
+        };
+        // Step 6, end: the question may have taken minutes.
+        if scope.is_cancelled() {
+            return Err(Ending::CancelledBeforeStart);
+        }
+        Ok(prepared)
+    }
+
+    /// Asks the person through the gate, under the timeout and the cancel
+    /// scope; always closes the question with `PermissionResolved`.
+    #[allow(clippy::too_many_arguments)]
+    async fn ask(
+        &self,
+        call: &ToolCall,
+        target: &PermissionTarget,
+        reason: DecisionReason,
+        message: String,
+        scope: &CancelScope,
+        describe: &str,
+        tx: &Sender,
+    ) -> Result<(), Ending> {
+        if !self.gate.can_answer() {
+            // ARCHITECTURE §9.2: nobody can answer → Deny, never Allow.
+            return Err(Ending::Refused {
+                message: format!(
+                    "Permission to run {} ({describe}) was denied: it needs the person's approval ({}), and nobody can answer permission questions in this session. Do not retry it; find another way that does not need this permission, or tell the person what you need and why.",
+                    call.name,
+                    reason.detail()
+                ),
+                cascades: false,
+            });
+        }
+        let request_id = RequestId::generate(self.env.ids.as_ref());
+        let (path, command) = match target {
+            PermissionTarget::Path { path, .. } => (Some(path.display().to_string()), None),
+            PermissionTarget::Command { command } => (None, Some(command.clone())),
+            PermissionTarget::Url { url } => (Some(url.clone()), None),
+            PermissionTarget::Opaque => (None, None),
+        };
+        let suggested_rule = Some(match target {
+            PermissionTarget::Command { command } => format!("{}({command})", call.name),
+            PermissionTarget::Path { path, .. } => format!("{}({})", call.name, path.display()),
+            PermissionTarget::Url { url } => format!("{}({url})", call.name),
+            PermissionTarget::Opaque => call.name.clone(),
+        });
+        let detail = PermissionRequestDetail {
+            tool_use_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            describe: describe.to_owned(),
+            input: call.input.clone(),
+            path,
+            command,
+            reason: reason.clone(),
+            message,
+            suggested_rule,
+        };
+        send(
+            tx,
+            ToolRunEvent::Event(AgentEvent::PermissionRequest {
+                request_id: request_id.clone(),
+                detail: Box::new(detail.clone()),
+            }),
+        );
+        let timeout_ms = self.config.permission_timeout_ms;
+        let asking = self
+            .env
+            .clock
+            .timeout(timeout_ms, self.gate.ask(request_id.clone(), detail));
+        let outcome =
+            match futures::future::select(Box::pin(asking), Box::pin(scope.cancelled())).await {
+                Either::Left((Ok(outcome), _)) => outcome,
+                Either::Left((Err(_elapsed), _)) => PermissionOutcome::TimedOut,
+                Either::Right(((), _)) => PermissionOutcome::Cancelled,
+            };
+        send(
+            tx,
+            ToolRunEvent::Event(AgentEvent::PermissionResolved {
+                request_id,
+                outcome: outcome.clone(),
+            }),
+        );
+        match outcome {
+            PermissionOutcome::AllowOnce => Ok(()),
+            PermissionOutcome::AllowAlways { rule } => {
+                self.remember(&rule, RuleBehavior::Allow);
+                Ok(())
+            }
+            PermissionOutcome::RejectOnce { feedback } => Err(Ending::Refused {
+                message: match feedback {
+                    Some(f) if !f.trim().is_empty() => format!(
+                        "The person denied permission to run {} ({describe}) and said: {f}\nFollow their guidance instead of retrying.",
+                        call.name
+                    ),
+                    _ => format!(
+                        "The person denied permission to run {} ({describe}). Do not retry it; ask what they would prefer or take another approach.",
+                        call.name
+                    ),
+                },
+                cascades: false,
+            }),
+            PermissionOutcome::RejectAlways { rule } => {
+                self.remember(&rule, RuleBehavior::Deny);
+                Err(Ending::Refused {
+                    message: format!(
+                        "The person denied permission to run {} ({describe}) and asked not to be asked again (rule `{rule}`). Do not retry it; take another approach.",
+                        call.name
+                    ),
+                    cascades: false,
+                })
+            }
+            PermissionOutcome::TimedOut => Err(Ending::Refused {
+                message: format!(
+                    "Permission to run {} ({describe}) was denied: nobody answered the question within {} seconds. Continue without it, or tell the person what you need.",
+                    call.name,
+                    timeout_ms / 1000
+                ),
+                cascades: false,
+            }),
+            PermissionOutcome::Cancelled => Err(Ending::CancelledBeforeStart),
+        }
+    }
+
+    fn remember(&self, rule: &str, behavior: RuleBehavior) {
+        match RulePattern::parse(rule) {
+            Ok(pattern) => self.policy.remember(PermissionRule {
+                pattern,
+                behavior,
+                source: RuleSource::Session,
+            }),
+            Err(e) => {
+                tracing::warn!(rule, error = %e, "ignoring an unparsable rule from a permission answer")
+            }
+        }
+    }
+
+    /// Step 7 and 10: emits ToolStarted, runs the call with panics caught,
+    /// and lets an interrupt cancel it unless the tool blocks.
+    #[allow(clippy::too_many_arguments)]
+    async fn execute_call(
+        &self,
+        call: &ToolCall,
+        tool: &Arc<dyn DynTool>,
+        prepared: Box<dyn PreparedCall>,
+        ctx: &ToolContext,
+        scope: &CancelScope,
+        describe: &str,
+        tx: &Sender,
+    ) -> Ending {
+        send(
+            tx,
+            ToolRunEvent::Event(AgentEvent::ToolStarted {
+                tool_use_id: call.id.clone(),
+                name: call.name.clone(),
+                describe: describe.to_owned(),
+            }),
+        );
+        let running = AssertUnwindSafe(prepared.call(ctx)).catch_unwind();
+        let caught = match tool.interrupt_behavior() {
+            InterruptBehavior::Block => running.await,
+            InterruptBehavior::Cancel => {
+                match futures::future::select(Box::pin(running), Box::pin(scope.cancelled())).await
+                {
+                    Either::Left((caught, _)) => caught,
+                    Either::Right(((), _)) => return Ending::Cancelled,
+                }
+            }
+        };
+        match caught {
+            Ok(outcome) => Ending::Outcome(outcome),
+            Err(panic) => Ending::Outcome(ToolOutcome::failed(format!(
+                "{} crashed with an internal error ({}). This is a bug in Riot, not in your input; try another approach or tell the person.",
+                call.name,
+                panic_message(panic.as_ref())
+            ))),
+        }
+    }
+}
+
+fn denied_text(tool: &str, describe: &str, message: &str, reason: &DecisionReason) -> String {
+    let why = if message.trim().is_empty() {
+        reason.detail()
+    } else {
+        message
+    };
+    format!(
+        "Permission to run {tool} ({describe}) was denied: {why}. Do not retry the same call; choose an approach this permission allows, or tell the person what you need."
+    )
+}

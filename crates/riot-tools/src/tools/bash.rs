@@ -1,0 +1,304 @@
+//! Bash: one fresh non-interactive `bash -c` per call (ARCHITECTURE §6.6).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use riot_protocol::process::OutputCallback;
+use riot_protocol::{
+    CaptureLimit, CapturedOutput, PermissionTarget, ProcessOutput, ProcessSpec, ProgressPayload,
+    PromptContext, Tool, ToolContext, ToolOutcome, UiPayload, ValidationError,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::tools::schema_of;
+
+/// Default timeout: 2 minutes.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Longest timeout a call may ask for: 10 minutes.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Output kept per stream: head and tail (errors are at the end). Over the
+/// result budget, the scheduler spills it to a file with a preview.
+pub const CAPTURE: CaptureLimit = CaptureLimit {
+    head_bytes: 512 * 1024,
+    tail_bytes: 512 * 1024,
+};
+
+/// The non-interactive environment every command gets (ARCHITECTURE §6.6).
+/// Deliberately not `CI=1`: that changes what many tools do.
+pub const NON_INTERACTIVE_ENV: [(&str, &str); 7] = [
+    ("GIT_EDITOR", "true"),
+    ("EDITOR", "true"),
+    ("VISUAL", "true"),
+    ("GIT_PAGER", "cat"),
+    ("PAGER", "cat"),
+    ("NO_COLOR", "1"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+];
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashInput {
+    /// The command line, run by `bash -c` in the project directory.
+    pub command: String,
+    /// Timeout in milliseconds (default 120000, at most 600000).
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// Five to ten words saying what the command does, for people.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Start the command in the background and return at once.
+    #[serde(default)]
+    pub run_in_background: Option<bool>,
+}
+
+/// The Bash tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Bash;
+
+/// The process to run for `input` in `ctx`.
+pub(crate) fn spec_for(
+    input: &BashInput,
+    ctx: &ToolContext,
+    timeout_ms: Option<u64>,
+) -> ProcessSpec {
+    ProcessSpec {
+        // Never -l or -i: rc files make behaviour machine-specific.
+        program: "bash".into(),
+        args: vec!["-c".into(), input.command.clone()],
+        cwd: ctx.env.cwd.clone(),
+        env_set: NON_INTERACTIVE_ENV
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+        env_remove: ctx.env.scrubbed_env.clone(),
+        timeout_ms,
+        capture: CAPTURE,
+    }
+}
+
+fn stream_text(out: &CapturedOutput) -> String {
+    if out.truncated() {
+        format!(
+            "{}\n[… {} bytes omitted from the middle: {} bytes in total, the first {} and the last {} are shown …]\n{}",
+            out.head,
+            out.omitted_bytes,
+            out.total_bytes,
+            out.head.len(),
+            out.tail.len(),
+            out.tail
+        )
+    } else {
+        format!("{}{}", out.head, out.tail)
+    }
+}
+
+/// What the model reads for a finished command.
+pub(crate) fn model_text(out: &ProcessOutput, timeout_ms: u64) -> String {
+    let mut parts = Vec::new();
+    let stdout = stream_text(&out.stdout);
+    let stderr = stream_text(&out.stderr);
+    if !stdout.is_empty() {
+        parts.push(stdout.trim_end_matches('\n').to_owned());
+    }
+    if !stderr.is_empty() {
+        parts.push(format!("[stderr]\n{}", stderr.trim_end_matches('\n')));
+    }
+    if out.timed_out {
+        parts.push(format!(
+            "The command timed out after {timeout_ms} ms and was stopped (with everything it started); the output above is what it produced until then. Run long commands with a larger `timeout` (at most {MAX_TIMEOUT_MS}) or with run_in_background."
+        ));
+    } else if let Some(code) = out.exit_code.filter(|c| *c != 0) {
+        // Neutral: grep's 1 means "no match", not a failure.
+        parts.push(format!("Exit code {code}"));
+    } else if let Some(signal) = out.signal {
+        parts.push(format!("The command was ended by signal {signal}."));
+    }
+    parts.join("\n")
+}
+
+#[async_trait]
+impl Tool for Bash {
+    type Input = BashInput;
+
+    fn name(&self) -> &str {
+        "Bash"
+    }
+
+    fn input_schema(&self) -> Value {
+        schema_of::<BashInput>()
+    }
+
+    fn prompt(&self, cx: &PromptContext) -> String {
+        let mut p = String::from(
+            "Runs a shell command with `bash -c` in the project directory and returns its output and exit code.\n\n\
+             - Every call is a fresh, non-interactive shell: `cd`, variables and aliases do NOT carry over to the next call. Chain dependent steps in one command with `&&`, or use absolute paths.\n\
+             - stdin is empty; editors and pagers are disabled (EDITOR=true, PAGER=cat, GIT_TERMINAL_PROMPT=0), so commands that wait for input fail instead of hanging.\n\
+             - Timeout: `timeout` in ms, default 120000 (2 minutes), at most 600000 (10 minutes). On timeout the command and everything it started are stopped and the output so far is returned.\n\
+             - Long output keeps its beginning and its end (errors are usually at the end) and says how much was cut; very long results are saved to a file whose path you get.\n\
+             - A non-zero exit code is reported as `Exit code N`; it is not always a failure (grep exits 1 when nothing matched).\n\
+             - `run_in_background: true` starts a long-running command (a server, a watcher) and returns its id at once",
+        );
+        if cx.has_tool("BashOutput") {
+            p.push_str("; read its output with BashOutput");
+        }
+        if cx.has_tool("KillShell") {
+            p.push_str(" and stop it with KillShell");
+        }
+        p.push_str(".\n- Quote paths with spaces (\"my dir/file\"). Give a short `description` of what the command does.\n");
+        let mut never = String::from(
+            "\nNEVER:\n- run interactive programs (vim, less, git rebase -i, a REPL); they cannot get input.\n- use `sleep` loops to wait for a background job; read its output instead.\n",
+        );
+        if cx.has_tool("Read") {
+            never.push_str("- use cat, head or tail to read files; use Read.\n");
+        }
+        if cx.has_tool("Edit") {
+            never.push_str(
+                "- edit files with sed -i, awk or echo redirection; use Edit or Write.\n",
+            );
+        }
+        if cx.has_tool("Grep") {
+            never.push_str("- search with grep, rg or find; use Grep and Glob.\n");
+        }
+        never.push_str("- run destructive commands (rm -rf, git push --force, git reset --hard) unless the person asked for exactly that.\n");
+        p.push_str(&never);
+        p
+    }
+
+    fn describe(&self, input: &BashInput) -> String {
+        match &input.description {
+            Some(d) if !d.trim().is_empty() => {
+                format!("{} ({})", d.trim(), first_line(&input.command))
+            }
+            _ => first_line(&input.command),
+        }
+    }
+
+    // is_read_only stays false until the permissions issue's command
+    // analysis lands: fail closed (and so never concurrency-safe).
+
+    fn cascades_on_failure(&self) -> bool {
+        true
+    }
+
+    fn classifier_input(&self, input: &BashInput) -> Option<String> {
+        Some(format!("Bash: {}", input.command))
+    }
+
+    fn permission_target(&self, input: &BashInput, _ctx: &ToolContext) -> PermissionTarget {
+        PermissionTarget::Command {
+            command: input.command.clone(),
+        }
+    }
+
+    async fn validate_input(
+        &self,
+        input: &BashInput,
+        _ctx: &ToolContext,
+    ) -> Result<(), ValidationError> {
+        if input.command.trim().is_empty() {
+            return Err(ValidationError::rejected(
+                "`command` must not be empty. Give the shell command to run.",
+            ));
+        }
+        match input.timeout {
+            Some(0) => Err(ValidationError::rejected(format!(
+                "`timeout` must be at least 1 ms; omit it for the default of {DEFAULT_TIMEOUT_MS} ms."
+            ))),
+            Some(t) if t > MAX_TIMEOUT_MS => Err(ValidationError::rejected(format!(
+                "`timeout` {t} ms is over the maximum of {MAX_TIMEOUT_MS} ms (10 minutes). Use at most {MAX_TIMEOUT_MS}, or run_in_background for longer jobs."
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    async fn call(&self, input: BashInput, ctx: &ToolContext) -> ToolOutcome {
+        if input.run_in_background.unwrap_or(false) {
+            return start_background(&input, ctx).await;
+        }
+        let timeout_ms = input
+            .timeout
+            .unwrap_or(DEFAULT_TIMEOUT_MS)
+            .min(MAX_TIMEOUT_MS);
+        let spec = spec_for(&input, ctx, Some(timeout_ms));
+        let progress_ctx = ctx.clone();
+        let on_output: OutputCallback = Arc::new(move |stream, bytes| {
+            progress_ctx.report(ProgressPayload::Output {
+                stream,
+                text: String::from_utf8_lossy(bytes).into_owned(),
+            });
+        });
+        let out = match ctx
+            .env
+            .proc
+            .run(spec, ctx.cancel.clone(), Some(on_output))
+            .await
+        {
+            Ok(out) => out,
+            Err(e) => {
+                return ToolOutcome::failed(format!("The command could not be started: {e}."));
+            }
+        };
+        if out.cancelled {
+            return ToolOutcome::Cancelled;
+        }
+        let text = model_text(&out, timeout_ms);
+        let ui = UiPayload::Command {
+            command: input.command.clone(),
+            exit_code: out.exit_code,
+            stdout: stream_text(&out.stdout),
+            stderr: stream_text(&out.stderr),
+            truncated: out.stdout.truncated() || out.stderr.truncated(),
+            timed_out: out.timed_out,
+            background_id: None,
+        };
+        // A non-zero exit is reported neutrally but is still an error result,
+        // so a failing command cascades to its batch (ARCHITECTURE §7).
+        if out.exit_code == Some(0) && !out.timed_out {
+            ToolOutcome::text(text, Some(ui))
+        } else {
+            ToolOutcome::Failed {
+                error_for_model: text,
+                ui_payload: Some(ui),
+            }
+        }
+    }
+}
+
+async fn start_background(input: &BashInput, ctx: &ToolContext) -> ToolOutcome {
+    // A background job runs until it ends or is killed; `timeout` still
+    // bounds it when given.
+    let spec = spec_for(input, ctx, input.timeout);
+    match ctx.env.proc.spawn_background(spec).await {
+        Ok(id) => ToolOutcome::text(
+            format!(
+                "Started in the background with id {id}. Read its new output with BashOutput (bash_id: \"{id}\"); stop it with KillShell (shell_id: \"{id}\")."
+            ),
+            Some(UiPayload::Command {
+                command: input.command.clone(),
+                exit_code: None,
+                stdout: String::new(),
+                stderr: String::new(),
+                truncated: false,
+                timed_out: false,
+                background_id: Some(id),
+            }),
+        ),
+        Err(e) => ToolOutcome::failed(format!("The background command could not be started: {e}.")),
+    }
+}
+
+fn first_line(command: &str) -> String {
+    let line = command.lines().next().unwrap_or("");
+    let short: String = line.chars().take(80).collect();
+    if short.len() < command.trim_end().len() {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
+#[cfg(test)]
+#[path = "bash_tests.rs"]
+mod tests;

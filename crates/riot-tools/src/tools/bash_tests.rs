@@ -1,0 +1,208 @@
+use std::sync::{Arc, Mutex};
+
+use riot_protocol::ToolOutcome;
+
+use super::*;
+use crate::testing::{TempProject, text_of};
+use crate::tools::bash_output::{BashOutput, BashOutputInput};
+use crate::tools::kill_shell::{KillShell, KillShellInput};
+
+fn bash(command: &str) -> BashInput {
+    BashInput {
+        command: command.into(),
+        timeout: None,
+        description: None,
+        run_in_background: None,
+    }
+}
+
+#[tokio::test]
+async fn runs_in_the_project_with_a_non_interactive_environment() {
+    let p = TempProject::with_scrubbed_env(vec!["HOME".into()]);
+    let out = Bash
+        .call(
+            bash("pwd; echo \"$GIT_EDITOR $EDITOR $VISUAL $GIT_PAGER $PAGER $NO_COLOR $GIT_TERMINAL_PROMPT home=${HOME:-scrubbed}\"; cat; echo done"),
+            &p.ctx(),
+        )
+        .await;
+    assert_eq!(
+        text_of(&out),
+        format!(
+            "{}\ntrue true true cat cat 1 0 home=scrubbed\ndone",
+            p.root().display()
+        ),
+        "stdin is /dev/null, so `cat` returns at once"
+    );
+    let ToolOutcome::Ok {
+        ui_payload:
+            Some(UiPayload::Command {
+                exit_code,
+                timed_out,
+                ..
+            }),
+        ..
+    } = out
+    else {
+        panic!("no command payload")
+    };
+    assert_eq!((exit_code, timed_out), (Some(0), false));
+}
+
+#[tokio::test]
+async fn each_call_is_a_fresh_shell() {
+    let p = TempProject::new();
+    Bash.call(bash("cd /; export RIOT_X=1"), &p.ctx()).await;
+    let out = Bash
+        .call(bash("pwd; echo ${RIOT_X:-unset}"), &p.ctx())
+        .await;
+    assert_eq!(text_of(&out), format!("{}\nunset", p.root().display()));
+}
+
+#[tokio::test]
+async fn a_non_zero_exit_is_reported_neutrally_but_is_an_error_result() {
+    let p = TempProject::new();
+    let out = Bash
+        .call(bash("echo looked; echo 'no match' >&2; exit 1"), &p.ctx())
+        .await;
+    assert!(
+        out.is_failed(),
+        "a failing command is an error result, for the cascade"
+    );
+    assert_eq!(text_of(&out), "looked\n[stderr]\nno match\nExit code 1");
+}
+
+#[tokio::test]
+async fn a_timed_out_command_returns_what_it_produced() {
+    let p = TempProject::new();
+    let mut input = bash("echo before; sleep 30; echo after");
+    input.timeout = Some(300);
+    let out = Bash.call(input, &p.ctx()).await;
+    assert!(out.is_failed());
+    let text = text_of(&out);
+    assert!(
+        text.starts_with("before\nThe command timed out after 300 ms and was stopped"),
+        "{text}"
+    );
+    assert!(!text.contains("after\n"));
+}
+
+#[tokio::test]
+async fn huge_output_keeps_head_and_tail_and_states_the_cut() {
+    let p = TempProject::new();
+    let out = Bash
+        .call(
+            bash("echo FIRST; head -c 2000000 /dev/zero | tr '\\0' 'x'; echo; echo LAST"),
+            &p.ctx(),
+        )
+        .await;
+    let text = text_of(&out);
+    assert!(text.starts_with("FIRST\nxxx"));
+    assert!(text.ends_with("xxx\nLAST"));
+    assert!(
+        text.contains("bytes omitted from the middle: 2000012 bytes in total"),
+        "output of {} chars lacks the statement of the cut",
+        text.len()
+    );
+}
+
+#[tokio::test]
+async fn output_is_reported_as_progress() {
+    let p = TempProject::new();
+    let seen = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::clone(&seen);
+    let mut ctx = p.ctx();
+    ctx.progress = Some(Arc::new(move |payload| {
+        if let ProgressPayload::Output { text, .. } = payload {
+            sink.lock().unwrap().push_str(&text);
+        }
+    }));
+    Bash.call(bash("echo live"), &ctx).await;
+    assert_eq!(seen.lock().unwrap().as_str(), "live\n");
+}
+
+#[tokio::test]
+async fn cancellation_ends_the_call_as_cancelled() {
+    let p = TempProject::new();
+    let ctx = p.ctx();
+    let cancel = ctx.cancel.clone();
+    let mut ctx2 = ctx.clone();
+    ctx2.progress = Some(Arc::new(move |_| cancel.cancel()));
+    let out = Bash.call(bash("echo go; sleep 30"), &ctx2).await;
+    assert_eq!(out, ToolOutcome::Cancelled);
+}
+
+#[tokio::test]
+async fn timeouts_over_the_maximum_and_empty_commands_are_refused() {
+    let p = TempProject::new();
+    let mut input = bash("ls");
+    input.timeout = Some(600_001);
+    let e = Bash.validate_input(&input, &p.ctx()).await.unwrap_err();
+    assert!(
+        e.message
+            .starts_with("`timeout` 600001 ms is over the maximum of 600000 ms")
+    );
+    let e = Bash
+        .validate_input(&bash("  "), &p.ctx())
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("must not be empty"));
+}
+
+#[tokio::test]
+async fn background_jobs_can_be_read_and_stopped() {
+    let p = TempProject::new();
+    let mut input = bash("echo started; sleep 30");
+    input.run_in_background = Some(true);
+    let out = Bash.call(input, &p.ctx()).await;
+    assert_eq!(
+        text_of(&out),
+        "Started in the background with id bash_1. Read its new output with BashOutput (bash_id: \"bash_1\"); stop it with KillShell (shell_id: \"bash_1\")."
+    );
+    let mut seen = String::new();
+    for _ in 0..250 {
+        let read = BashOutput
+            .call(
+                BashOutputInput {
+                    bash_id: "bash_1".into(),
+                },
+                &p.ctx(),
+            )
+            .await;
+        seen = text_of(&read);
+        if seen.contains("started") {
+            break;
+        }
+        // Real time, so the job's reader can catch up (bounded: 5 s).
+        riot_protocol::Clock::sleep_ms(&riot_runtime::SystemClock, 20).await;
+    }
+    assert_eq!(seen, "Status: running\nstarted");
+    let killed = KillShell
+        .call(
+            KillShellInput {
+                shell_id: "bash_1".into(),
+            },
+            &p.ctx(),
+        )
+        .await;
+    assert_eq!(text_of(&killed), "Stopped background command bash_1.");
+    let unknown = BashOutput
+        .call(
+            BashOutputInput {
+                bash_id: "bash_9".into(),
+            },
+            &p.ctx(),
+        )
+        .await;
+    assert!(text_of(&unknown).starts_with("There is no background command with id `bash_9`"));
+}
+
+#[test]
+fn bash_cascades_and_is_never_read_only_yet() {
+    let input = bash("ls");
+    assert!(Bash.cascades_on_failure());
+    assert!(
+        !Bash.is_read_only(&input),
+        "fail closed until command analysis lands"
+    );
+    assert!(!Bash.is_concurrency_safe(&input));
+}

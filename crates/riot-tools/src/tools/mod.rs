@@ -1,0 +1,119 @@
+//! The built-in tools, one module each, and [`builtin`].
+
+use std::sync::Arc;
+
+use riot_protocol::DynTool;
+use schemars::JsonSchema;
+use serde_json::Value;
+
+pub mod bash;
+pub mod bash_output;
+pub mod edit;
+mod edit_match;
+pub mod glob;
+pub mod grep;
+mod grep_sink;
+pub mod kill_shell;
+pub mod read;
+pub mod write;
+
+pub use bash::Bash;
+pub use bash_output::BashOutput;
+pub use edit::Edit;
+pub use glob::Glob;
+pub use grep::Grep;
+pub use kill_shell::KillShell;
+pub use read::Read;
+pub use write::Write;
+
+/// The built-in tools in the order sent to the model.
+///
+/// **Append only** (ARCHITECTURE §6.7): this order is part of the cached
+/// prompt prefix; inserting in the middle invalidates every live session's
+/// cache. New tools go at the end.
+pub fn builtin() -> Vec<Arc<dyn DynTool>> {
+    vec![
+        Arc::new(Read),
+        Arc::new(Write),
+        Arc::new(Edit),
+        Arc::new(Glob),
+        Arc::new(Grep),
+        Arc::new(Bash),
+        Arc::new(BashOutput),
+        Arc::new(KillShell),
+    ]
+}
+
+/// The JSON Schema of a tool's input type.
+pub(crate) fn schema_of<T: JsonSchema>() -> Value {
+    schemars::schema_for!(T).to_value()
+}
+
+/// A walker with ripgrep's default filters: .gitignore/.ignore respected
+/// (gitignore only inside a git repository, as rg does), hidden files
+/// skipped unless asked for, the .git directory never searched, paths in
+/// sorted order.
+pub(crate) fn walker(base: &std::path::Path, hidden: bool) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(base);
+    builder
+        .standard_filters(true)
+        .hidden(!hidden)
+        .sort_by_file_path(|a, b| a.cmp(b))
+        .filter_entry(|e| e.file_name() != ".git");
+    builder
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_order_is_the_append_only_list() {
+        let names: Vec<String> = builtin().iter().map(|t| t.name().to_owned()).collect();
+        assert_eq!(
+            names,
+            [
+                "Read",
+                "Write",
+                "Edit",
+                "Glob",
+                "Grep",
+                "Bash",
+                "BashOutput",
+                "KillShell"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_schema_is_an_object_that_rejects_unknown_fields() {
+        for tool in builtin() {
+            let schema = tool.input_schema();
+            assert_eq!(schema["type"], "object", "{}", tool.name());
+            assert_eq!(
+                schema["additionalProperties"],
+                Value::Bool(false),
+                "{} must deny unknown fields",
+                tool.name()
+            );
+        }
+    }
+
+    #[test]
+    fn every_prompt_has_a_never_list() {
+        let cx = riot_protocol::PromptContext {
+            cwd: "/p".into(),
+            platform: "linux".into(),
+            tool_names: builtin().iter().map(|t| t.name().to_owned()).collect(),
+        };
+        for tool in builtin() {
+            let prompt = tool.prompt(&cx);
+            assert!(
+                prompt.contains("NEVER"),
+                "{} prompt lacks a NEVER list",
+                tool.name()
+            );
+            assert!(prompt.len() > 200, "{} prompt is too thin", tool.name());
+        }
+    }
+}

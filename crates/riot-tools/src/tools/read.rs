@@ -1,0 +1,291 @@
+//! Read: numbered lines of a text file, or an image (ARCHITECTURE §6.4).
+
+use async_trait::async_trait;
+use base64::Engine as _;
+use riot_protocol::{
+    FileView, ImageSource, PathAccess, PermissionTarget, PromptContext, ResultBudget, Tool,
+    ToolContext, ToolOutcome, ToolResultContent, UiPayload, ValidationError,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::encoding::decode;
+use crate::freshness::{display_path, record, resolve_path};
+use crate::tools::schema_of;
+
+/// Lines shown when no `limit` is given.
+pub const DEFAULT_LIMIT: u64 = 2000;
+/// Files over this size need an explicit range.
+pub const MAX_WHOLE_FILE_BYTES: u64 = 256 * 1024;
+/// Longer lines are cut in the output (the file is untouched).
+pub const MAX_LINE_CHARS: usize = 2000;
+const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadInput {
+    /// Absolute path, or relative to the project directory.
+    pub file_path: String,
+    /// 1-based line to start at.
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Number of lines to show (default 2000).
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+/// The Read tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Read;
+
+fn image_type(path: &str) -> Option<&'static str> {
+    let ext = path.rsplit('.').next()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "png" => Some("image/png"),
+        "jpg" | "jpeg" => Some("image/jpeg"),
+        "gif" => Some("image/gif"),
+        "webp" => Some("image/webp"),
+        _ => None,
+    }
+}
+
+/// Formats one line `cat -n` style (INTERFACES: six columns, a tab).
+fn numbered(n: u64, line: &str) -> String {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    if line.chars().count() > MAX_LINE_CHARS {
+        let kept: String = line.chars().take(MAX_LINE_CHARS).collect();
+        let total = line.chars().count();
+        format!("{n:>6}\t{kept}… [line cut: {total} characters, first {MAX_LINE_CHARS} shown]")
+    } else {
+        format!("{n:>6}\t{line}")
+    }
+}
+
+#[async_trait]
+impl Tool for Read {
+    type Input = ReadInput;
+
+    fn name(&self) -> &str {
+        "Read"
+    }
+
+    fn input_schema(&self) -> Value {
+        schema_of::<ReadInput>()
+    }
+
+    fn prompt(&self, cx: &PromptContext) -> String {
+        let mut p = String::from(
+            "Reads a file from the local file system and shows it with line numbers.\n\n\
+             - `file_path` may be absolute or relative to the project directory.\n\
+             - By default up to 2000 lines from the start are shown; use `offset` (1-based line) and `limit` to read a range. Files over 256 KB need a range.\n\
+             - Output is `cat -n` style: the line number right-aligned in six columns, a tab, then the line. The number and the tab are NOT part of the file.\n\
+             - Images (PNG, JPEG, GIF, WebP) are returned as images.\n\
+             - Binary files and files that are not valid UTF-8 are refused rather than shown garbled.\n\
+             - Reading a file is what allows Edit and Write to change it later in this session.\n",
+        );
+        if cx.has_tool("Grep") || cx.has_tool("Glob") {
+            p.push_str("\nUse Glob to find files by name and Grep to search contents; Read a file once you know which one you need.\n");
+        }
+        p.push_str(
+            "\nNEVER:\n\
+             - use Bash `cat`, `head` or `tail` to read a file; use Read.\n\
+             - copy the line-number prefix (`    12\\t`) into an Edit's old_string.\n\
+             - read a huge file whole; read the range you need.\n",
+        );
+        p
+    }
+
+    fn describe(&self, input: &ReadInput) -> String {
+        match (input.offset, input.limit) {
+            (None, None) => format!("Read {}", input.file_path),
+            (offset, limit) => {
+                let start = offset.unwrap_or(1);
+                let end = start + limit.unwrap_or(DEFAULT_LIMIT) - 1;
+                format!("Read {} (lines {start}-{end})", input.file_path)
+            }
+        }
+    }
+
+    fn is_read_only(&self, _input: &ReadInput) -> bool {
+        true
+    }
+
+    fn is_concurrency_safe(&self, _input: &ReadInput) -> bool {
+        true
+    }
+
+    fn classifier_input(&self, input: &ReadInput) -> Option<String> {
+        Some(format!("Read {}", input.file_path))
+    }
+
+    fn result_budget(&self) -> ResultBudget {
+        // Read → spill file → Read would loop; Read limits itself.
+        ResultBudget::Unlimited
+    }
+
+    fn permission_target(&self, input: &ReadInput, ctx: &ToolContext) -> PermissionTarget {
+        PermissionTarget::Path {
+            path: ctx.resolve(&input.file_path),
+            access: PathAccess::Read,
+        }
+    }
+
+    async fn validate_input(
+        &self,
+        input: &ReadInput,
+        _ctx: &ToolContext,
+    ) -> Result<(), ValidationError> {
+        if input.file_path.trim().is_empty() {
+            return Err(ValidationError::rejected(
+                "`file_path` must not be empty. Give the path of the file to read.",
+            ));
+        }
+        if input.offset == Some(0) {
+            return Err(ValidationError::rejected(
+                "`offset` is 1-based: the first line is 1. Use offset=1 to start at the top.",
+            ));
+        }
+        if input.limit == Some(0) {
+            return Err(ValidationError::rejected(
+                "`limit` must be at least 1, or omitted for up to 2000 lines.",
+            ));
+        }
+        Ok(())
+    }
+
+    async fn call(&self, input: ReadInput, ctx: &ToolContext) -> ToolOutcome {
+        let path = resolve_path(ctx, &input.file_path).await;
+        let display = display_path(ctx, &path);
+        let meta = match ctx.env.fs.metadata(&path).await {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return ToolOutcome::failed(format!(
+                    "{display} does not exist. Check the path; Glob finds files by name."
+                ));
+            }
+            Err(e) => {
+                return ToolOutcome::failed(format!(
+                    "{display} could not be read ({e}). Check the path and its permissions."
+                ));
+            }
+        };
+        if meta.kind == riot_protocol::FileKind::Dir {
+            return ToolOutcome::failed(format!(
+                "{display} is a directory, not a file. Use Glob (pattern `{display}/*`) to list it."
+            ));
+        }
+        if let Some(media_type) = image_type(&input.file_path) {
+            if meta.len > MAX_IMAGE_BYTES {
+                return ToolOutcome::failed(format!(
+                    "{display} is {} bytes, over the {MAX_IMAGE_BYTES}-byte limit for images. Do not read it.",
+                    meta.len
+                ));
+            }
+            return match ctx.env.fs.read(&path).await {
+                Ok(bytes) => ToolOutcome::Ok {
+                    model_content: vec![ToolResultContent::Image {
+                        source: ImageSource {
+                            media_type: media_type.to_owned(),
+                            data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                        },
+                    }],
+                    ui_payload: Some(UiPayload::ImageRead {
+                        path: display,
+                        media_type: media_type.to_owned(),
+                        bytes: bytes.len() as u64,
+                    }),
+                    side_messages: Vec::new(),
+                },
+                Err(e) => ToolOutcome::failed(format!("{display} could not be read ({e}).")),
+            };
+        }
+        let ranged = input.offset.is_some() || input.limit.is_some();
+        if meta.len > MAX_WHOLE_FILE_BYTES && !ranged {
+            return ToolOutcome::failed(format!(
+                "{display} is {} KB, over the 256 KB limit for reading a whole file. Read a range with `offset` and `limit` (e.g. offset=1, limit=500), or use Grep to find the lines you need.",
+                meta.len / 1024
+            ));
+        }
+        let bytes = match ctx.env.fs.read(&path).await {
+            Ok(b) => b,
+            Err(e) => return ToolOutcome::failed(format!("{display} could not be read ({e}).")),
+        };
+        let decoded = match decode(&bytes) {
+            Ok(d) => d,
+            Err(e) => return ToolOutcome::failed(e.explain(&display)),
+        };
+        let mut lines: Vec<&str> = decoded.text.split('\n').collect();
+        if decoded.text.ends_with('\n') || decoded.text.is_empty() {
+            lines.pop();
+        }
+        let total = lines.len() as u64;
+        if total == 0 {
+            record(ctx, &path, &bytes, FileView::Full).await;
+            return ToolOutcome::text(
+                format!("{display} exists but is empty (0 lines)."),
+                Some(UiPayload::FileRead {
+                    path: display,
+                    start_line: 1,
+                    lines: 0,
+                    total_lines: 0,
+                    truncated: false,
+                }),
+            );
+        }
+        let start = input.offset.unwrap_or(1);
+        if start > total {
+            return ToolOutcome::failed(format!(
+                "`offset` {start} is past the end: {display} has {total} lines. Use an offset between 1 and {total}."
+            ));
+        }
+        let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
+        let end = total.min(start.saturating_add(limit) - 1);
+        let mut out = String::new();
+        for (i, line) in lines[(start - 1) as usize..end as usize].iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&numbered(start + i as u64, line));
+        }
+        let cut = end < total || start > 1;
+        if end < total {
+            out.push_str(&format!(
+                "\n\n(Showing lines {start}-{end} of {total}. Continue with offset={}.)",
+                end + 1
+            ));
+        } else if start > 1 {
+            out.push_str(&format!(
+                "\n\n(Showing lines {start}-{end} of {total}: the end of the file.)"
+            ));
+        }
+        let view = if !cut {
+            FileView::Full
+        } else {
+            // Ranges add up while the file is unchanged.
+            let mut view = match ctx.env.file_state.get(&path) {
+                Some(s) if s.content_hash == riot_protocol::file_state::content_hash(&bytes) => {
+                    s.view
+                }
+                _ => FileView::Partial { ranges: vec![] },
+            };
+            view.add_range(start, end);
+            view
+        };
+        record(ctx, &path, &bytes, view).await;
+        ToolOutcome::text(
+            out,
+            Some(UiPayload::FileRead {
+                path: display,
+                start_line: start,
+                lines: end - start + 1,
+                total_lines: total,
+                truncated: cut,
+            }),
+        )
+    }
+}
+
+#[cfg(test)]
+#[path = "read_tests.rs"]
+mod tests;
