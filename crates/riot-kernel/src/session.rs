@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use futures::Stream;
+use std::panic::AssertUnwindSafe;
+
+use futures::{Stream, StreamExt};
 use riot_core::{AgentDeps, AgentState, NoCompaction, NoQueue, NoStopHooks, TranscriptSink};
 use riot_protocol::{
-    AgentEvent, CancelScope, Clock, CompactionStrategy, FileSystem, IdGen, Message, MessageId,
-    PermissionGate, PermissionMode, PermissionRule, ProcessRunner, RulePattern, SessionId, ToolEnv,
-    ToolRunner,
+    AgentError, AgentEvent, CancelScope, Clock, CompactionStrategy, ErrorKind, FileSystem, IdGen,
+    Message, MessageId, PermissionGate, PermissionMode, PermissionRule, ProcessRunner, RulePattern,
+    SessionId, TerminalReason, ToolEnv, ToolRunner,
 };
 use riot_providers::{
     ApiKey, HttpProvider, ModelOverride, ProviderConfig, ProviderKind, SplitMix64,
@@ -434,14 +436,50 @@ impl Session {
         &self.state.model
     }
 
-    /// Runs one turn for `prompt`. Exactly one `Done`, always last.
+    /// Runs one turn for `prompt`. Exactly one `Done`, always last — also
+    /// when the loop panics: the panic becomes this session's
+    /// `Done { Error }` instead of taking the process down (ARCHITECTURE §2).
+    /// The next turn answers any tool use the panic left unanswered.
     pub fn turn<'a>(
         &'a mut self,
         prompt: &str,
         cancel: CancelScope,
     ) -> impl Stream<Item = AgentEvent> + Send + 'a {
         let message = Message::user_text(MessageId::generate(self.deps.ids.as_ref()), prompt);
-        riot_core::run_agent(&mut self.state, Some(message), &self.deps, cancel)
+        let inner = riot_core::run_agent(&mut self.state, Some(message), &self.deps, cancel);
+        panic_to_done(inner)
+    }
+}
+
+/// Turns a panic inside a turn's stream into that turn's final
+/// `Done { Error }`.
+pub fn panic_to_done<'a>(
+    inner: impl Stream<Item = AgentEvent> + Send + 'a,
+) -> impl Stream<Item = AgentEvent> + Send + 'a {
+    async_stream::stream! {
+        let mut guarded = std::pin::pin!(AssertUnwindSafe(inner).catch_unwind());
+        while let Some(item) = guarded.next().await {
+            match item {
+                Ok(event) => yield event,
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| panic.downcast_ref::<&str>().copied())
+                        .unwrap_or("unknown panic");
+                    tracing::error!(panic = what, "the agent loop panicked");
+                    yield AgentEvent::Done {
+                        reason: TerminalReason::Error {
+                            error: AgentError {
+                                kind: ErrorKind::Internal,
+                                message: format!("Riot hit an internal error and stopped this turn: {what}. The session is saved; you can resume it."),
+                            },
+                        },
+                    };
+                    return;
+                }
+            }
+        }
     }
 }
 
@@ -497,5 +535,39 @@ impl PermissionGate for NobodyAnswers {
         _detail: riot_protocol::PermissionRequestDetail,
     ) -> riot_protocol::PermissionOutcome {
         riot_protocol::PermissionOutcome::Cancelled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+    use riot_protocol::{AgentEvent, CompactionStrategy, ErrorKind, TerminalReason};
+
+    use super::panic_to_done;
+
+    #[tokio::test]
+    async fn a_panic_in_the_loop_becomes_the_turns_done_error() {
+        let inner = futures::stream::iter(0..3).map(|i| {
+            if i == 2 {
+                panic!("broken invariant");
+            }
+            AgentEvent::Compacting {
+                strategy: CompactionStrategy::Summary,
+            }
+        });
+        let events: Vec<AgentEvent> = panic_to_done(inner).collect().await;
+        assert_eq!(events.len(), 3);
+        let AgentEvent::Done {
+            reason: TerminalReason::Error { error },
+        } = &events[2]
+        else {
+            panic!("expected Done(Error), got {:?}", events[2]);
+        };
+        assert_eq!(error.kind, ErrorKind::Internal);
+        assert!(
+            error.message.contains("broken invariant"),
+            "{}",
+            error.message
+        );
     }
 }
