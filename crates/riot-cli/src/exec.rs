@@ -173,6 +173,17 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         },
         "duration_ms": clock.now_ms().saturating_sub(started),
     });
+    let side = session.side_usage();
+    let mut result = result;
+    if side != Usage::default() {
+        // INTERFACES: side requests (compaction summaries) are reported apart.
+        result["side_usage"] = json!({
+            "input_tokens": side.input_tokens,
+            "output_tokens": side.output_tokens,
+            "cache_read_tokens": side.cache_read_tokens,
+            "cache_write_tokens": side.cache_write_tokens,
+        });
+    }
     match format {
         OutputFormat::Text => {
             if !final_text.is_empty() {

@@ -26,6 +26,7 @@ use riot_protocol::{
     UserMessage,
 };
 
+use crate::context::{self, UsageAnchor};
 use crate::deps::{AgentDeps, CompactRequest, CompactTrigger, Compaction, StopVerdict};
 use crate::done_guard::DoneGuard;
 use crate::invariants::{RecoveryWatch, check_results_match, check_stop_hook_entry};
@@ -143,16 +144,20 @@ fn turn<'a>(
             // Proactive compaction (not right after a reactive one).
             if after != Some(Transition::ReactiveCompactRetry) {
                 let request = compact_request(state, deps, CompactTrigger::Proactive);
-                match deps.compactor.compact(&state.messages, &request).await {
-                    Ok(Some(compaction)) => {
-                        for event in apply_compaction(state, deps, compaction) {
-                            yield event;
+                if let Some(strategy) = deps.compactor.plan(&state.messages, &request) {
+                    yield AgentEvent::Compacting { strategy };
+                    match deps.compactor.compact(&state.messages, &request, strategy).await {
+                        Ok(compaction) => {
+                            for event in apply_compaction(state, deps, compaction) {
+                                yield event;
+                            }
                         }
-                    }
-                    Ok(None) => {}
-                    Err(e) => {
-                        state.recovery.compaction_failures += 1;
-                        tracing::warn!(error = %e, "proactive compaction failed");
+                        Err(e) => {
+                            // Not fatal: the request may still fit; an
+                            // overflow then takes the reactive path.
+                            state.recovery.compaction_failures += 1;
+                            tracing::warn!(error = %e, "proactive compaction failed");
+                        }
                     }
                 }
                 watch.check(&state.recovery);
@@ -171,6 +176,7 @@ fn turn<'a>(
                 section_breakpoints + tool_breakpoint + message_breakpoints,
             ));
             let sent_max_tokens = request.max_tokens;
+            state.last_request_ms = Some(deps.clock.now_ms());
 
             // Stream the reply.
             let mut reply = Reply::default();
@@ -301,26 +307,25 @@ fn turn<'a>(
                                 RetryPlan::ReactiveCompact => {
                                     state.recovery.reactive_compact_attempted = true;
                                     let request = compact_request(state, deps, CompactTrigger::Reactive);
-                                    yield AgentEvent::Compacting {
-                                        strategy: riot_protocol::CompactionStrategy::Summary,
+                                    let compacted = match deps.compactor.plan(&state.messages, &request) {
+                                        Some(strategy) => {
+                                            yield AgentEvent::Compacting { strategy };
+                                            deps.compactor.compact(&state.messages, &request, strategy).await
+                                        }
+                                        None => Err(crate::deps::CompactError("nothing could be compacted".into())),
                                     };
-                                    let compacted = deps.compactor.compact(&state.messages, &request).await;
                                     match compacted {
-                                        Ok(Some(compaction)) => {
+                                        Ok(compaction) => {
                                             for event in apply_compaction(state, deps, compaction) {
                                                 yield event;
                                             }
                                         }
-                                        failed => {
+                                        Err(e) => {
                                             state.recovery.compaction_failures += 1;
-                                            let why = match failed {
-                                                Err(e) => e.to_string(),
-                                                _ => "nothing could be compacted".to_owned(),
-                                            };
                                             let error = AgentError {
                                                 kind: ErrorKind::ContextOverflow,
                                                 message: format!(
-                                                    "The conversation is too long for the model and {why}. Start a new session or run /compact with a focus."
+                                                    "The conversation is too long for the model and {e}. Start a new session or run /compact with a focus."
                                                 ),
                                             };
                                             for event in surface(state, deps, error) {
@@ -364,9 +369,13 @@ fn turn<'a>(
 
             // A finished reply.
             let stop_reason = reply.stop_reason;
+            let reply_usage = reply.saw_usage.then_some(reply.usage);
             let message = assistant(deps, state, reply.blocks, stop_reason, false);
             produced_message = true;
             append(state, deps, message.clone());
+            if let Some(usage) = reply_usage {
+                state.usage_anchor = Some(UsageAnchor::after_reply(state.messages.len(), &usage));
+            }
             yield AgentEvent::Message { message: message.clone() };
 
             let calls: Vec<ToolCall> = message
@@ -526,8 +535,18 @@ fn compact_request(
         trigger,
         model: state.model.clone(),
         capabilities: deps.provider.capabilities(&state.model),
-        last_usage: state.last_usage,
+        estimate: context::estimate(
+            &state.system,
+            &state.tools,
+            &state.messages,
+            state.usage_anchor,
+        ),
         now_ms: deps.clock.now_ms(),
+        last_request_ms: state.last_request_ms,
+        system: state.system.clone(),
+        tools: state.tools.clone(),
+        session_key: state.cache_key.clone(),
+        focus: None,
     }
 }
 
@@ -542,6 +561,7 @@ fn apply_compaction(
     deps.transcript
         .compacted(&compaction.messages, compaction.strategy);
     state.messages = compaction.messages;
+    state.usage_anchor = None;
     vec![AgentEvent::Compacted {
         before: compaction.before_tokens,
         after: compaction.after_tokens,

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use riot_protocol::{
-    Clock, CompactionStrategy, IdGen, Message, MessageId, ModelCapabilities, Provider, ToolRunner,
-    Usage,
+    Clock, CompactionStrategy, IdGen, Message, MessageId, ModelCapabilities, Provider,
+    SystemPrompt, ToolRunner, ToolSpec,
 };
 
 /// The loop's collaborators.
@@ -34,15 +34,24 @@ pub enum CompactTrigger {
 }
 
 /// What the compactor needs besides the history.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CompactRequest {
     pub trigger: CompactTrigger,
     pub model: String,
     pub capabilities: ModelCapabilities,
-    /// Usage of the last request, the anchor of the token estimate.
-    pub last_usage: Option<Usage>,
-    /// Unix ms of the last model request (the cache-cold rule).
+    /// Estimated tokens of the next request (ARCHITECTURE §10).
+    pub estimate: u64,
+    /// Unix ms now, by the injected clock.
     pub now_ms: u64,
+    /// Unix ms of the last model request (the cache-cold rule).
+    pub last_request_ms: Option<u64>,
+    /// The session's system prompt and tools, so a summary request shares
+    /// the cached prefix of normal requests.
+    pub system: SystemPrompt,
+    pub tools: Vec<ToolSpec>,
+    pub session_key: Option<String>,
+    /// What a manual `/compact` should focus on.
+    pub focus: Option<String>,
 }
 
 /// A compacted history.
@@ -61,34 +70,40 @@ pub struct Compaction {
 #[error("compaction failed: {0}")]
 pub struct CompactError(pub String);
 
-/// Reduces context (ARCHITECTURE §10). The loop asks before every request
-/// (proactive: `Ok(None)` when nothing needs doing) and after an overflow
-/// (reactive: must reduce or fail).
+/// Reduces context (ARCHITECTURE §10). Before every request the loop asks
+/// for a plan (cheap, no I/O; `None` when nothing needs doing); after an
+/// overflow it asks with the reactive trigger, where `None` means nothing
+/// can be done. Then it announces `Compacting` and runs the plan.
 #[async_trait]
 pub trait Compactor: Send + Sync + std::fmt::Debug {
+    fn plan(&self, messages: &[Message], request: &CompactRequest) -> Option<CompactionStrategy>;
+
     async fn compact(
         &self,
         messages: &[Message],
         request: &CompactRequest,
-    ) -> Result<Option<Compaction>, CompactError>;
+        strategy: CompactionStrategy,
+    ) -> Result<Compaction, CompactError>;
 }
 
-/// A compactor that never compacts: proactive checks pass, reactive ones
-/// fail (so an overflow surfaces instead of looping).
+/// A compactor that never compacts (an overflow then surfaces instead of
+/// looping).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoCompaction;
 
 #[async_trait]
 impl Compactor for NoCompaction {
+    fn plan(&self, _messages: &[Message], _request: &CompactRequest) -> Option<CompactionStrategy> {
+        None
+    }
+
     async fn compact(
         &self,
         _messages: &[Message],
-        request: &CompactRequest,
-    ) -> Result<Option<Compaction>, CompactError> {
-        match request.trigger {
-            CompactTrigger::Proactive => Ok(None),
-            CompactTrigger::Reactive => Err(CompactError("compaction is not configured".into())),
-        }
+        _request: &CompactRequest,
+        _strategy: CompactionStrategy,
+    ) -> Result<Compaction, CompactError> {
+        Err(CompactError("compaction is not configured".into()))
     }
 }
 

@@ -42,6 +42,8 @@
 //! ```
 
 pub mod agent;
+pub mod compaction;
+pub mod context;
 pub mod deps;
 pub mod done_guard;
 pub mod invariants;
@@ -52,6 +54,7 @@ pub mod state;
 pub mod testing;
 
 pub use agent::{INTERRUPTED_RESULT, run_agent};
+pub use compaction::{ContextManager, NoWorkingSet, WorkingSet};
 pub use deps::{
     AgentDeps, CompactError, CompactRequest, CompactTrigger, Compaction, Compactor, MessageQueue,
     NoCompaction, NoQueue, NoStopHooks, NoTranscript, StopHooks, StopVerdict, TranscriptSink,

@@ -25,15 +25,7 @@ pub struct RetryContext {
 /// - Messages left with no content are dropped.
 pub fn build_request(state: &AgentState, retry: &RetryContext) -> ModelRequest {
     let model = state.model.clone();
-    let messages: Vec<Message> = state
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::System(_) => None,
-            Message::User(u) => strip_ui(u),
-            Message::Assistant(a) => own_thinking_only(a, &model),
-        })
-        .collect();
+    let messages = strip_for_request(&state.messages, &model);
     let thinking = state
         .thinking
         .filter(|_| last_tool_turn_has_own_thinking(&messages, &model));
@@ -51,6 +43,19 @@ pub fn build_request(state: &AgentState, retry: &RetryContext) -> ModelRequest {
         },
         stream: true,
     }
+}
+
+/// The history as a provider may see it: no `System` messages, no `ui`
+/// meta, no thinking from another model, no empty messages.
+pub(crate) fn strip_for_request(messages: &[Message], model: &str) -> Vec<Message> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::System(_) => None,
+            Message::User(u) => strip_ui(u),
+            Message::Assistant(a) => own_thinking_only(a, model),
+        })
+        .collect()
 }
 
 fn strip_ui(user: &UserMessage) -> Option<Message> {

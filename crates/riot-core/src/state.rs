@@ -1,6 +1,7 @@
 //! The state one session's loop works on, and the recovery counters whose
 //! reset rules are part of the design (ARCHITECTURE §5).
 
+use crate::context::UsageAnchor;
 use riot_protocol::{
     Message, MessageId, PermissionMode, SessionId, SystemPrompt, ThinkingConfig, ToolSpec,
     Transition, Usage,
@@ -33,8 +34,13 @@ pub struct AgentState {
     /// Why the loop goes round again; set on every `continue`.
     pub transition: Option<Transition>,
     pub recovery: RecoveryState,
-    /// Usage of the most recent request (the token estimate's anchor).
+    /// Usage of the most recent request.
     pub last_usage: Option<Usage>,
+    /// Where that usage applies in `messages` (the token estimate's anchor);
+    /// cleared when compaction replaces the history.
+    pub usage_anchor: Option<UsageAnchor>,
+    /// Unix ms of the last model request (the cache-cold rule).
+    pub last_request_ms: Option<u64>,
     /// Sum over the main loop's requests in this session.
     pub total_usage: Usage,
     /// The prompt of the running turn (withdrawn if stopped before any
@@ -61,6 +67,8 @@ impl AgentState {
             transition: None,
             recovery: RecoveryState::default(),
             last_usage: None,
+            usage_anchor: None,
+            last_request_ms: None,
             total_usage: Usage::default(),
             turn_prompt: None,
         }

@@ -80,6 +80,12 @@ impl ScriptedProvider {
         self
     }
 
+    /// Reports these capabilities for every model.
+    pub fn with_capabilities(mut self, capabilities: ModelCapabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
     /// Every request received so far.
     pub fn requests(&self) -> Vec<ModelRequest> {
         lock(&self.requests).clone()
@@ -388,15 +394,18 @@ pub const CLEARED: &str = "[tool result cleared to save context]";
 
 #[async_trait]
 impl Compactor for FakeCompactor {
+    fn plan(&self, _messages: &[Message], request: &CompactRequest) -> Option<CompactionStrategy> {
+        lock(&self.seen).push(request.trigger);
+        (request.trigger == CompactTrigger::Reactive || self.proactive)
+            .then_some(CompactionStrategy::ClearToolResults)
+    }
+
     async fn compact(
         &self,
         messages: &[Message],
         request: &CompactRequest,
-    ) -> Result<Option<Compaction>, CompactError> {
-        lock(&self.seen).push(request.trigger);
-        if request.trigger == CompactTrigger::Proactive && !self.proactive {
-            return Ok(None);
-        }
+        strategy: CompactionStrategy,
+    ) -> Result<Compaction, CompactError> {
         {
             let mut failures = lock(&self.failures);
             if request.trigger == CompactTrigger::Reactive && *failures > 0 {
@@ -428,12 +437,12 @@ impl Compactor for FakeCompactor {
                 other => other.clone(),
             })
             .collect();
-        Ok(Some(Compaction {
+        Ok(Compaction {
             messages: out,
             before_tokens: 1000,
             after_tokens: 400,
-            strategy: CompactionStrategy::ClearToolResults,
-        }))
+            strategy,
+        })
     }
 }
 

@@ -17,6 +17,7 @@ pub mod memory;
 pub mod prompt;
 pub mod session;
 pub mod trust;
+pub mod working_set;
 
 pub use session::{
     Capabilities, Kernel, KernelError, NobodyAnswers, OpenOptions, ResumeFrom, Session,

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::panic::AssertUnwindSafe;
 
 use futures::{Stream, StreamExt};
-use riot_core::{AgentDeps, AgentState, NoCompaction, NoQueue, NoStopHooks, TranscriptSink};
+use riot_core::{AgentDeps, AgentState, ContextManager, NoQueue, NoStopHooks, TranscriptSink};
 use riot_protocol::{
     AgentError, AgentEvent, CancelScope, Clock, CompactionStrategy, ErrorKind, FileSystem, IdGen,
     Message, MessageId, PermissionGate, PermissionMode, PermissionRule, ProcessRunner, RulePattern,
@@ -298,6 +298,7 @@ impl Kernel {
             Arc::clone(&self.caps.ids),
         );
         tool_env.scrubbed_env = scrubbed.clone();
+        let file_state = Arc::clone(&tool_env.file_state);
         let rules: Vec<PermissionRule> = config
             .rules
             .iter()
@@ -384,10 +385,17 @@ impl Kernel {
             ));
         }
 
+        let context = Arc::new(ContextManager::new(
+            provider.clone(),
+            Arc::new(crate::working_set::RecentFiles {
+                fs: Arc::clone(&self.caps.fs),
+                files: file_state,
+            }),
+        ));
         let deps = AgentDeps {
             provider,
             tools: scheduler,
-            compactor: Arc::new(NoCompaction),
+            compactor: context.clone(),
             transcript,
             hooks: Arc::new(NoStopHooks),
             queue: Arc::new(NoQueue),
@@ -397,6 +405,7 @@ impl Kernel {
         Ok(Session {
             state,
             deps,
+            context,
             notices,
         })
     }
@@ -411,6 +420,7 @@ pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
 pub struct Session {
     state: AgentState,
     deps: AgentDeps,
+    context: Arc<ContextManager>,
     notices: Vec<String>,
 }
 
@@ -434,6 +444,11 @@ impl Session {
     /// The model in use.
     pub fn model(&self) -> &str {
         &self.state.model
+    }
+
+    /// Usage of side requests (compaction summaries) in this process.
+    pub fn side_usage(&self) -> riot_protocol::Usage {
+        self.context.side_usage()
     }
 
     /// Runs one turn for `prompt`. Exactly one `Done`, always last — also

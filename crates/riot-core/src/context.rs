@@ -1,0 +1,181 @@
+//! How full the context is (ARCHITECTURE §10): the last real usage from
+//! the provider plus a rough estimate for what was appended after it — no
+//! count-tokens call per turn — and the threshold at which to compact.
+
+use riot_protocol::{
+    AssistantBlock, Message, ModelCapabilities, SystemPrompt, ToolResultContent, ToolSpec, Usage,
+    UserBlock,
+};
+
+/// Rough tokens of an image block.
+pub const IMAGE_TOKENS: u64 = 1_600;
+/// Room kept free below the effective window (the compaction request
+/// itself needs room).
+pub const COMPACT_MARGIN: u64 = 13_000;
+/// At most this much of the window is reserved for output.
+pub const OUTPUT_RESERVE_CAP: u64 = 20_000;
+
+fn text_tokens(s: &str) -> u64 {
+    (s.len() as u64).div_ceil(4)
+}
+
+fn json_tokens(v: &serde_json::Value) -> u64 {
+    (v.to_string().len() as u64).div_ceil(2)
+}
+
+/// A rough token count of one message (≈4 bytes per token of text, 2 for
+/// JSON, a fixed amount per image).
+pub fn rough_tokens(message: &Message) -> u64 {
+    match message {
+        Message::System(_) => 0,
+        Message::User(u) => u
+            .content
+            .iter()
+            .map(|b| match b {
+                UserBlock::Text { text } => text_tokens(text),
+                UserBlock::Image { .. } => IMAGE_TOKENS,
+                UserBlock::Attachment { title, text } => text_tokens(title) + text_tokens(text),
+                UserBlock::ToolResult { content, .. } => content
+                    .iter()
+                    .map(|c| match c {
+                        ToolResultContent::Text { text } => text_tokens(text),
+                        ToolResultContent::Image { .. } => IMAGE_TOKENS,
+                    })
+                    .sum(),
+            })
+            .sum(),
+        Message::Assistant(a) => a
+            .content
+            .iter()
+            .map(|b| match b {
+                AssistantBlock::Text { text } | AssistantBlock::Thinking { text, .. } => {
+                    text_tokens(text)
+                }
+                AssistantBlock::RedactedThinking { data, .. } => text_tokens(data),
+                AssistantBlock::ToolUse { name, input, .. } => {
+                    text_tokens(name) + json_tokens(input)
+                }
+            })
+            .sum(),
+    }
+}
+
+/// Where the last real usage applies: after `messages[..len]` the context
+/// held `total` tokens (input of that request plus its reply).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsageAnchor {
+    pub len: usize,
+    pub total: u64,
+}
+
+impl UsageAnchor {
+    /// The anchor for a request's usage once its reply is appended.
+    pub fn after_reply(len: usize, usage: &Usage) -> Self {
+        Self {
+            len,
+            total: usage.total_input() + usage.output_tokens,
+        }
+    }
+}
+
+/// Estimated tokens of the next request.
+pub fn estimate(
+    system: &SystemPrompt,
+    tools: &[ToolSpec],
+    messages: &[Message],
+    anchor: Option<UsageAnchor>,
+) -> u64 {
+    match anchor {
+        Some(a) if a.len <= messages.len() => {
+            a.total + messages[a.len..].iter().map(rough_tokens).sum::<u64>()
+        }
+        _ => {
+            text_tokens(&system.stable)
+                + text_tokens(&system.session)
+                + tools
+                    .iter()
+                    .map(|t| text_tokens(&t.description) + json_tokens(&t.input_schema))
+                    .sum::<u64>()
+                + messages.iter().map(rough_tokens).sum::<u64>()
+        }
+    }
+}
+
+/// The estimate above which the loop compacts before sending: the window
+/// minus the output reserve (at most 20k) minus a 13k margin.
+pub fn threshold(caps: &ModelCapabilities) -> u64 {
+    let reserve = u64::from(caps.max_output_tokens).min(OUTPUT_RESERVE_CAP);
+    caps.context_window
+        .saturating_sub(reserve)
+        .saturating_sub(COMPACT_MARGIN)
+}
+
+#[cfg(test)]
+mod tests {
+    use riot_protocol::*;
+    use serde_json::json;
+
+    use super::*;
+
+    fn caps(window: u64, out: u32) -> ModelCapabilities {
+        ModelCapabilities {
+            context_window: window,
+            max_output_tokens: out,
+            ..ModelCapabilities::default()
+        }
+    }
+
+    #[test]
+    fn threshold_reserves_output_capped_at_20k_and_a_13k_margin() {
+        assert_eq!(threshold(&caps(200_000, 64_000)), 167_000);
+        assert_eq!(threshold(&caps(128_000, 8_192)), 106_808);
+        assert_eq!(
+            threshold(&caps(10_000, 8_192)),
+            0,
+            "tiny windows saturate at zero"
+        );
+    }
+
+    #[test]
+    fn estimate_uses_the_anchor_and_adds_only_what_came_after() {
+        let history = vec![
+            Message::user_text(MessageId::new("u"), "x".repeat(4000)),
+            Message::Assistant(AssistantMessage {
+                id: MessageId::new("a"),
+                content: vec![AssistantBlock::ToolUse {
+                    id: ToolUseId::new("t"),
+                    name: "Read".into(),
+                    input: json!({"file_path": "a"}),
+                }],
+                model: "m".into(),
+                stop_reason: None,
+                interrupted: false,
+            }),
+            Message::User(UserMessage {
+                id: MessageId::new("r"),
+                content: vec![UserBlock::ToolResult {
+                    tool_use_id: ToolUseId::new("t"),
+                    content: vec![ToolResultContent::text("y".repeat(400))],
+                    is_error: false,
+                    ui: None,
+                }],
+                origin: MessageOrigin::ToolResults,
+            }),
+        ];
+        let usage = Usage {
+            input_tokens: 900,
+            output_tokens: 50,
+            cache_read_tokens: 100,
+            cache_write_tokens: 0,
+        };
+        let anchor = UsageAnchor::after_reply(2, &usage);
+        let system = SystemPrompt::stable("s");
+        assert_eq!(estimate(&system, &[], &history, Some(anchor)), 1050 + 100);
+        // Without an anchor everything is estimated roughly.
+        let rough = estimate(&system, &[], &history, None);
+        assert_eq!(rough, 1 + 1000 + (1 + 9) + 100);
+        // A stale anchor (history replaced by compaction) is ignored.
+        let stale = UsageAnchor { len: 10, total: 5 };
+        assert_eq!(estimate(&system, &[], &history, Some(stale)), rough);
+    }
+}
