@@ -124,6 +124,15 @@ MUTANTS = [
     ("case-sensitive-sensitive-names", "paths.rs",
      "let lowered = path.to_ascii_lowercase();",
      "let lowered = path.to_owned();"),
+    ("file-rules-ignored-for-shell-arguments", "chain/mod.rs",
+     ".or_else(|| self.path_rule_on_arguments(rules, behavior, analysis))",
+     ""),
+    ("classifier-never-pauses", "chain/modes.rs",
+     "if in_a_row >= MAX_DENIALS_IN_A_ROW || total >= MAX_DENIALS_PER_SESSION {",
+     "if in_a_row > MAX_DENIALS_IN_A_ROW && total >= MAX_DENIALS_PER_SESSION {"),
+    ("plan-mode-honours-allow-rules", "chain/mod.rs",
+     "if q.mode == PermissionMode::Plan && !modes::is_read_only(q, facts) {",
+     "if q.mode == PermissionMode::Plan && modes::is_read_only(q, facts) && false {"),
 ]
 
 

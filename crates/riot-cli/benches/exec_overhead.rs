@@ -44,7 +44,9 @@ async fn main() {
     let project = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(project.path().join("src")).unwrap();
     for i in 0..5 {
-        let body: String = (0..200).map(|l| format!("fn f{l}() -> u32 {{ {l} }}\n")).collect();
+        let body: String = (0..200)
+            .map(|l| format!("fn f{l}() -> u32 {{ {l} }}\n"))
+            .collect();
         std::fs::write(project.path().join(format!("src/file_{i}.rs")), body).unwrap();
     }
     let home = tempfile::tempdir().unwrap();
@@ -53,7 +55,15 @@ async fn main() {
     let server = MockServer::start(script()).await.unwrap();
     let riot_started = Instant::now();
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_riot"))
-        .args(["exec", "--output-format", "json", "--provider", "anthropic", "--model", "claude-bench"])
+        .args([
+            "exec",
+            "--output-format",
+            "json",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-bench",
+        ])
         .arg("--base-url")
         .arg(server.base_url())
         .arg("--cwd")
@@ -65,7 +75,11 @@ async fn main() {
         .await
         .unwrap();
     let riot_total = riot_started.elapsed();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["turns"], json!(TURNS + 1));
     let bodies: Vec<serde_json::Value> = server.requests().into_iter().map(|r| r.body).collect();
@@ -93,13 +107,25 @@ async fn main() {
 
     let requests = bodies.len() as f64;
     let overhead = riot_total.saturating_sub(mock_total);
-    println!("exec_overhead: {TURNS} Read turns, {} requests", bodies.len());
-    println!("  riot exec total      {:>9.1} ms", riot_total.as_secs_f64() * 1e3);
-    println!("  mock alone (same)    {:>9.1} ms", mock_total.as_secs_f64() * 1e3);
+    println!(
+        "exec_overhead: {TURNS} Read turns, {} requests",
+        bodies.len()
+    );
+    println!(
+        "  riot exec total      {:>9.1} ms",
+        riot_total.as_secs_f64() * 1e3
+    );
+    println!(
+        "  mock alone (same)    {:>9.1} ms",
+        mock_total.as_secs_f64() * 1e3
+    );
     println!(
         "  overhead per request {:>9.2} ms  (ratio riot/mock {:.1}x)",
         overhead.as_secs_f64() * 1e3 / requests,
         riot_total.as_secs_f64() / mock_total.as_secs_f64()
     );
-    println!("  peak RSS of riot     {:>9} KiB", peak_rss_kib_of_children());
+    println!(
+        "  peak RSS of riot     {:>9} KiB",
+        peak_rss_kib_of_children()
+    );
 }

@@ -56,8 +56,8 @@ mod suggest;
 
 pub use bash::{CommandAnalysis, SimpleCommand, analyze_command};
 pub use chain::{
-    Classifier, ClassifierRequest, ClassifierUnavailable, ClassifierVerdict, HookDecision, Policy,
-    nobody_can_answer, resolve_answer,
+    Classifier, ClassifierRequest, ClassifierUnavailable, ClassifierVerdict, HookDecision,
+    MAX_DENIALS_IN_A_ROW, MAX_DENIALS_PER_SESSION, Policy, nobody_can_answer, resolve_answer,
 };
 pub use check::{CheckReport, builtin_query, check, check_call};
 pub use rules::{RuleSet, SettingsRules, rules_from_settings};

@@ -122,6 +122,8 @@ const READ_ONLY: &[&str] = &[
     "l\\s",
     "cat ~/.config/riot/settings.json",
     "ls;",
+    "cd src && ls",
+    "cd .. && git status",
 ];
 
 /// Not read-only, nothing dangerous: Ask (unverifiable) in default mode.
@@ -314,6 +316,8 @@ const DANGEROUS: &[&str] = &[
     "git config core.pager 'sh -c evil'",
     "git -C sub config filter.lfs.clean x",
     "cd .git && echo x > config",
+    "cd ~/.ssh && ls",
+    "pushd .git/hooks && touch pre-commit",
     "echo x > .GIT/config",
     "echo x >> ~/.ZSHRC",
     "cat /proc/self/environ",

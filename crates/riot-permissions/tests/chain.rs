@@ -453,3 +453,39 @@ async fn answers_resolve_asks_and_always_answers_stick() {
         allowed
     );
 }
+
+/// §9.5: three classifier denials in a row, or twenty in a session, hand
+/// the decision back to a person.
+#[tokio::test]
+async fn repeated_classifier_denials_hand_control_back_to_the_person() {
+    use riot_permissions::{MAX_DENIALS_IN_A_ROW, MAX_DENIALS_PER_SESSION};
+
+    let no = classifier(Ok(ClassifierVerdict::Deny {
+        reason: "risky".into(),
+    }));
+    let p = policy(vec![]).with_classifier(no.clone());
+    let q = query("Bash", "npm install", PermissionMode::Auto);
+    for _ in 0..MAX_DENIALS_IN_A_ROW {
+        assert_eq!(verdict(&p.decide(&q).await), ("deny", "classifier"));
+    }
+    let paused = p.decide(&q).await;
+    assert_eq!(verdict(&paused), ("ask", "classifier"));
+    let PermissionResult::Ask { reason, .. } = &paused else {
+        unreachable!()
+    };
+    assert!(reason.detail().contains("paused"), "{}", reason.detail());
+    assert_eq!(
+        no.calls.load(Ordering::SeqCst),
+        MAX_DENIALS_IN_A_ROW as usize
+    );
+
+    // The person answering resets the streak, not the session total.
+    let mut denied = MAX_DENIALS_IN_A_ROW;
+    while denied < MAX_DENIALS_PER_SESSION {
+        p.reset_classifier_streak();
+        assert_eq!(verdict(&p.decide(&q).await), ("deny", "classifier"));
+        denied += 1;
+    }
+    p.reset_classifier_streak();
+    assert_eq!(verdict(&p.decide(&q).await), ("ask", "classifier"));
+}

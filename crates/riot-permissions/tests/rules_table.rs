@@ -141,6 +141,28 @@ async fn exact_prefix_and_legacy_patterns() {
 }
 
 #[tokio::test]
+async fn plan_mode_stays_read_only_whatever_allows() {
+    let p = policy(vec![
+        rule("Bash(npm test *)", Allow, User),
+        rule("Edit(./src/**)", Allow, User),
+        rule("Bash(ls *)", Allow, User),
+        rule("mcp__db", Allow, User),
+    ]);
+    run_table(
+        &p,
+        "plan",
+        &[
+            ("Bash", "npm test", D, "mode"),
+            ("Write", "src/main.rs", D, "mode"),
+            ("mcp__db__drop", "", D, "mode"),
+            ("Bash", "ls -la", A, "rule"),
+            ("Read", "src/main.rs", A, "mode"),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn empty_pattern_matches_only_the_empty_command() {
     let p = policy(vec![rule("Bash()", Deny, User)]);
     run_table(
@@ -220,6 +242,29 @@ async fn file_rules_match_path_components_per_family() {
     )
     .await;
     run_table(&p, "bypass", &[("Read", "secrets/a", D, "rule")]).await;
+}
+
+#[tokio::test]
+async fn file_deny_and_ask_rules_hold_against_shell_commands() {
+    let p = policy(vec![
+        rule("Read(./secrets/**)", Deny, Project),
+        rule("Edit(./vendor/**)", Ask, User),
+        rule("Read(~/notes/**)", Deny, User),
+    ]);
+    let rows = &[
+        ("Bash", "cat secrets/key.txt", D, "rule"),
+        ("Bash", "cat ./secrets/../secrets/key.txt", D, "rule"),
+        ("Bash", "grep -r token secrets", D, "rule"),
+        ("Bash", "cp secrets/key.txt /tmp/x", D, "rule"),
+        ("Bash", "cat /work/proj/secrets/a", D, "rule"),
+        ("Bash", "cat ~/notes/diary.md", D, "rule"),
+        ("Bash", "tar czf out.tgz --directory=secrets .", D, "rule"),
+        ("Bash", "echo x > vendor/lib.rs", Q, "rule"),
+        ("Bash", "cat secretsx/a", A, "mode"),
+        ("Bash", "cat src/secrets.rs", A, "mode"),
+    ];
+    run_table(&p, "default", rows).await;
+    run_table(&p, "bypass", &rows[..8]).await;
 }
 
 #[tokio::test]

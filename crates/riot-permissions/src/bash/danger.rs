@@ -54,6 +54,18 @@ pub(super) fn judge_subcommand(sub: &SimpleCommand, analysis: &mut CommandAnalys
             _ => {}
         }
     }
+    // `cd .git && echo x > config` writes into .git through a harmless-
+    // looking redirect: entering a protected directory is itself a finding.
+    if let Some(first) = runs.first()
+        && matches!(first.text.as_str(), "cd" | "pushd")
+        && let Some(dir) = runs.get(1)
+        && let Some(s) = paths::classify(&dir.text, None)
+    {
+        analysis.note_dangerous(format!(
+            "changes into a protected directory: {}",
+            s.detail()
+        ));
+    }
     let read_only = sub.command_only_reads();
     for word in sub.words.iter().skip(1) {
         // Non-literal words are judged by their text too: `$HOME/.ssh/id_rsa`

@@ -117,6 +117,11 @@ const SPECS: &[Spec] = &[
     },
     spec("echo", "neE"),
     spec("pwd", "LP"),
+    // Each call is a fresh shell, so `cd` only steers the commands after it
+    // (which are judged on their own; cd into a protected dir is a finding).
+    Spec { max_positional: Some(1), ..spec("cd", "LPe") },
+    Spec { max_positional: Some(1), ..spec("pushd", "n") },
+    spec("popd", "n"),
     spec("true", ""),
     spec("false", ""),
     spec("whoami", ""),

@@ -56,3 +56,37 @@ fn wrappers_strip_only_in_their_exact_shape() {
     assert_eq!(text("timeout --weird 30 ls"), None);
     assert_eq!(text("sudo rm -rf /"), None);
 }
+
+#[test]
+fn wrapper_shapes() {
+    let text = |c: &str| analyze_command(c).subcommands[0].stripped_match_text();
+    assert_eq!(
+        text("timeout --signal=KILL 5 make").as_deref(),
+        Some("make")
+    );
+    assert_eq!(text("timeout -s TERM 1.5m make").as_deref(), Some("make"));
+    assert_eq!(
+        text("timeout --preserve-status 10s make").as_deref(),
+        Some("make")
+    );
+    assert_eq!(text("timeout 5x make"), None);
+    assert_eq!(text("nice -5 make").as_deref(), Some("make"));
+    assert_eq!(text("nice --adjustment=3 make").as_deref(), Some("make"));
+    assert_eq!(text("nice -n x make"), None);
+    assert_eq!(text("time -p make").as_deref(), Some("make"));
+    assert_eq!(text("time -v make"), None);
+    assert_eq!(text("env -i make"), None);
+    assert_eq!(text("timeout 5"), None);
+}
+
+#[test]
+fn cd_is_harmless_unless_it_enters_a_protected_directory() {
+    assert!(analyze_command("cd src && ls -la").is_read_only());
+    assert!(
+        analyze_command("cd .git && echo x > config")
+            .dangerous()
+            .is_some()
+    );
+    assert!(analyze_command("cd ~/.ssh && ls").dangerous().is_some());
+    assert!(!analyze_command("cd a b").is_read_only());
+}

@@ -227,12 +227,12 @@ impl Walker<'_> {
                 self.command(node, &[], text);
             }
             "variable_assignment" => {
-                let (name, value) = self.assignment(node);
+                // Walking the value also collects commands it substitutes.
+                let (name, _) = self.assignment(node);
                 if super::is_dangerous_var(&name) {
                     self.analysis
                         .note_dangerous(format!("`{name}=` changes what later commands run"));
                 }
-                let _ = value;
                 self.analysis
                     .note_unverifiable(format!("`{}` sets a shell variable", self.text(node)));
             }

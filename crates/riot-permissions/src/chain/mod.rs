@@ -17,6 +17,7 @@
 //! ```
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
@@ -36,6 +37,7 @@ mod verdicts;
 pub use inputs::{
     Classifier, ClassifierRequest, ClassifierUnavailable, ClassifierVerdict, HookDecision,
 };
+pub use modes::{MAX_DENIALS_IN_A_ROW, MAX_DENIALS_PER_SESSION};
 use verdicts::{allow, ask, ask_rule, deny, finish_for_mode, rule_reason};
 pub use verdicts::{nobody_can_answer, resolve_answer};
 
@@ -49,6 +51,10 @@ pub struct Policy {
     riot_home: Option<PathBuf>,
     fs: Option<Arc<dyn FileSystem>>,
     classifier: Option<Arc<dyn Classifier>>,
+    /// Classifier denials in a row and in the session (§9.5: three in a
+    /// row or twenty in all hand control back to the person).
+    denials_in_a_row: AtomicU32,
+    denials_total: AtomicU32,
 }
 
 /// What the chain knows about the call beyond the query.
@@ -86,6 +92,8 @@ impl Policy {
             riot_home: None,
             fs: None,
             classifier: None,
+            denials_in_a_row: AtomicU32::new(0),
+            denials_total: AtomicU32::new(0),
         }
     }
 
@@ -290,7 +298,11 @@ impl Policy {
             }));
         }
 
-        // 6. Allow rules, a hook's allow, the tool's own allow.
+        // 6. Allow rules, a hook's allow, the tool's own allow. Plan mode is
+        // read-only until the plan is approved: no allow makes it write.
+        if q.mode == PermissionMode::Plan && !modes::is_read_only(q, facts) {
+            return self.mode_default(q, facts, describe);
+        }
         let allow_rule = rules
             .whole_tool(RuleBehavior::Allow, tool)
             .or_else(|| self.allow_content_rule(rules, tool, facts));
@@ -342,16 +354,19 @@ impl Policy {
                         }
                     }
                 }
-                texts.iter().find_map(|text| {
-                    rules.content(
-                        behavior,
-                        tool,
-                        Subject::Command {
-                            text,
-                            ast_split: true,
-                        },
-                    )
-                })
+                texts
+                    .iter()
+                    .find_map(|text| {
+                        rules.content(
+                            behavior,
+                            tool,
+                            Subject::Command {
+                                text,
+                                ast_split: true,
+                            },
+                        )
+                    })
+                    .or_else(|| self.path_rule_on_arguments(rules, behavior, analysis))
             }
             Facts::Path {
                 literal, resolved, ..
@@ -369,6 +384,48 @@ impl Policy {
             Facts::Url(url) => rules.content(behavior, tool, Subject::Url(url)),
             Facts::Opaque => None,
         }
+    }
+
+    /// Deny and ask rules on files hold against the shell too: with
+    /// `Read(./secrets/**)` denied, `cat secrets/key` is denied. Every
+    /// argument and redirect target is tried as a path (relative to the
+    /// project, `~/` to the home directory); over-matching only narrows.
+    fn path_rule_on_arguments<'r>(
+        &self,
+        rules: &'r RuleSet,
+        behavior: RuleBehavior,
+        analysis: &CommandAnalysis,
+    ) -> Option<&'r PermissionRule> {
+        let words = analysis.subcommands.iter().flat_map(|sub| {
+            sub.words
+                .iter()
+                .skip(1)
+                .map(|w| w.text.as_str())
+                .chain(sub.redirect_writes.iter().map(String::as_str))
+        });
+        for word in words {
+            let value = word.split_once('=').map_or(word, |(_, v)| v);
+            if value.is_empty() || value.starts_with('-') {
+                continue;
+            }
+            let path = match paths::expand_home(value, self.home.as_deref()) {
+                Some(expanded) => expanded,
+                None => self.project.join(value),
+            };
+            let path = paths::normalize(&path);
+            let subject = Subject::Path {
+                path: &path,
+                project: &self.project,
+                home: self.home.as_deref(),
+            };
+            let found = rules
+                .content(behavior, "Read", subject)
+                .or_else(|| rules.content(behavior, "Edit", subject));
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
     }
 
     /// An allow content rule covers the call only when it covers all of it:

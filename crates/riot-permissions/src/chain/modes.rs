@@ -1,6 +1,8 @@
 //! Step 7: the mode table of ARCHITECTURE §9.1 for calls nothing else
 //! decided, and the auto-mode classifier's turn.
 
+use std::sync::atomic::Ordering;
+
 use riot_protocol::{
     DecisionReason, PathAccess, PermissionMode, PermissionQuery, PermissionResult,
 };
@@ -8,7 +10,29 @@ use riot_protocol::{
 use super::verdicts::{allow, ask, deny};
 use super::{ClassifierRequest, ClassifierUnavailable, ClassifierVerdict, Facts, Policy, Step};
 
+/// Classifier denials in a row after which auto mode asks a person.
+pub const MAX_DENIALS_IN_A_ROW: u32 = 3;
+/// Classifier denials in one session after which auto mode asks a person.
+pub const MAX_DENIALS_PER_SESSION: u32 = 20;
+
+/// Read-only by the tool's word **and** by what the chain sees: a Bash
+/// command must pass `analyze_command`, a path must only be read.
+pub(super) fn is_read_only(q: &PermissionQuery, facts: &Facts) -> bool {
+    q.is_read_only
+        && match facts {
+            Facts::Bash(analysis) => analysis.is_read_only(),
+            Facts::Path { access, .. } => *access == PathAccess::Read,
+            _ => true,
+        }
+}
+
 impl Policy {
+    /// The person took over (answered a question): the classifier gets a
+    /// fresh streak. The session total stays.
+    pub fn reset_classifier_streak(&self) {
+        self.denials_in_a_row.store(0, Ordering::SeqCst);
+    }
+
     /// Step 7's mode default for a call nothing else decided (§9.1 table).
     pub(super) fn mode_default(
         &self,
@@ -17,13 +41,7 @@ impl Policy {
         describe: String,
     ) -> Step {
         let mode = q.mode;
-        let read_only = q.is_read_only
-            && match facts {
-                Facts::Bash(analysis) => analysis.is_read_only(),
-                Facts::Path { access, .. } => *access == PathAccess::Read,
-                _ => true,
-            };
-        if read_only {
+        if is_read_only(q, facts) {
             return Step::Final(allow(DecisionReason::Mode {
                 detail: "read-only calls are allowed in every mode".into(),
                 mode,
@@ -112,20 +130,32 @@ impl Policy {
                 q.tool_name
             ));
         };
+        let in_a_row = self.denials_in_a_row.load(Ordering::SeqCst);
+        let total = self.denials_total.load(Ordering::SeqCst);
+        if in_a_row >= MAX_DENIALS_IN_A_ROW || total >= MAX_DENIALS_PER_SESSION {
+            return unavailable(format!(
+                "Auto mode is paused after {in_a_row} classifier denials in a row ({total} this session), so a person must answer."
+            ));
+        }
         let request = ClassifierRequest {
             tool_name: q.tool_name.clone(),
             input: input.clone(),
         };
         match classifier.classify(&request).await {
             Ok(ClassifierVerdict::Allow { reason }) => {
+                self.denials_in_a_row.store(0, Ordering::SeqCst);
                 allow(DecisionReason::Classifier { detail: reason })
             }
-            Ok(ClassifierVerdict::Deny { reason }) => deny(
-                DecisionReason::Classifier {
-                    detail: reason.clone(),
-                },
-                format!("The auto-mode classifier denied this call: {reason}"),
-            ),
+            Ok(ClassifierVerdict::Deny { reason }) => {
+                self.denials_in_a_row.fetch_add(1, Ordering::SeqCst);
+                self.denials_total.fetch_add(1, Ordering::SeqCst);
+                deny(
+                    DecisionReason::Classifier {
+                        detail: reason.clone(),
+                    },
+                    format!("The auto-mode classifier denied this call: {reason}"),
+                )
+            }
             Err(ClassifierUnavailable(why)) => unavailable(format!(
                 "The classifier could not answer ({why}), so a person must."
             )),
