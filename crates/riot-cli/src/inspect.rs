@@ -245,3 +245,44 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
     }
     0
 }
+
+/// `riot permissions check --tool NAME --input JSON`: the chain's decision
+/// as JSON; nothing is executed. An Ask stays an Ask here (a face with
+/// nobody to answer turns it into a Deny at the gate).
+pub async fn permissions_check(shared: &SharedOptions, tool: &str, input: &str) -> i32 {
+    let (kernel, env) = match kernel() {
+        Ok(k) => k,
+        Err(e) => return fail("permissions check", &e, EXIT_USAGE),
+    };
+    let cwd = match world::project_dir(shared.cwd.as_ref()) {
+        Ok(d) => d,
+        Err(e) => return fail("permissions check", &e, EXIT_USAGE),
+    };
+    let input: serde_json::Value = match serde_json::from_str(input) {
+        Ok(v) => v,
+        Err(e) => {
+            return fail(
+                "permissions check",
+                &format!("--input is not valid JSON: {e}"),
+                EXIT_USAGE,
+            );
+        }
+    };
+    match kernel
+        .check_permission(
+            &cwd,
+            &env,
+            &flag_layer(shared),
+            shared.trust_project,
+            tool,
+            input,
+        )
+        .await
+    {
+        Ok(result) => {
+            println!("{}", riot_permissions::CheckReport { result }.to_json());
+            0
+        }
+        Err(e) => fail("permissions check", &e.to_string(), EXIT_USAGE),
+    }
+}

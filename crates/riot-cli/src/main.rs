@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command, ConfigCommand, SessionsCommand};
+use cli::{Cli, Command, ConfigCommand, PermissionsCommand, SessionsCommand};
 
 fn init_logging() {
     // Logs go to stderr (stdout carries results); RIOT_LOG sets the filter.
@@ -60,8 +60,8 @@ fn main() -> ExitCode {
             Some(Command::Sessions(SessionsCommand::Delete { id })) => inspect::sessions_delete(id),
             Some(Command::Tools(_)) => not_available("`riot tools` (the core-tools issue)"),
             Some(Command::Mcp(_)) => not_available("`riot mcp` (the MCP issue)"),
-            Some(Command::Permissions(_)) => {
-                not_available("`riot permissions` (the permissions issue)")
+            Some(Command::Permissions(PermissionsCommand::Check { tool, input })) => {
+                inspect::permissions_check(&cli.shared, tool, input).await
             }
             Some(Command::Config(ConfigCommand::Show { json })) => {
                 inspect::config_show(&cli.shared, *json).await

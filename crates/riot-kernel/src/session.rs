@@ -154,6 +154,86 @@ impl Kernel {
         })
     }
 
+    /// The permission chain for a project: configured rules, the person's
+    /// home for `~`, Riot's home for its own protected files.
+    fn policy(
+        &self,
+        config: &Config,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> riot_permissions::Policy {
+        let rules: Vec<PermissionRule> = config
+            .rules
+            .iter()
+            .filter_map(|r| {
+                RulePattern::parse(&r.rule)
+                    .ok()
+                    .map(|pattern| PermissionRule {
+                        pattern,
+                        behavior: r.behavior,
+                        source: r.source,
+                    })
+            })
+            .collect();
+        let user_home = env.get("HOME").map(PathBuf::from);
+        riot_permissions::Policy::new(cwd.to_path_buf(), user_home)
+            .with_rules(rules)
+            .with_file_system(Arc::clone(&self.caps.fs))
+            .with_riot_home(self.home.clone())
+    }
+
+    /// The chain's decision for one call of a built-in tool, without
+    /// running it (`riot permissions check`). The tool itself supplies its
+    /// facts (read-only, target path or command) exactly as in a session.
+    pub async fn check_permission(
+        &self,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+        flags: &FlagLayer,
+        trust_project: bool,
+        tool_name: &str,
+        input: serde_json::Value,
+    ) -> Result<riot_protocol::PermissionResult, KernelError> {
+        let loaded = self.load_config(cwd, env, flags, trust_project).await?;
+        let policy = self.policy(&loaded.config, cwd, env);
+        let tools = riot_tools::builtin();
+        let Some(tool) = tools.iter().find(|t| t.name() == tool_name) else {
+            let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+            return Err(KernelError::Usage(format!(
+                "unknown tool `{tool_name}`; built-in tools: {}",
+                names.join(", ")
+            )));
+        };
+        let call = Arc::clone(tool)
+            .prepare(input.clone())
+            .map_err(|e| KernelError::Usage(riot_tools::scheduler::schema_hint(tool_name, &e)))?;
+        let tool_env = Arc::new(ToolEnv::new(
+            cwd.to_path_buf(),
+            self.home.join("spill"),
+            Arc::clone(&self.caps.fs),
+            Arc::clone(&self.caps.proc),
+            Arc::clone(&self.caps.clock),
+            Arc::clone(&self.caps.ids),
+        ));
+        let ctx = riot_protocol::ToolContext {
+            env: tool_env,
+            tool_use_id: riot_protocol::ToolUseId::new("check"),
+            mode: loaded.config.mode(),
+            cancel: tokio_util::sync::CancellationToken::new(),
+            progress: None,
+        };
+        let query = riot_protocol::PermissionQuery {
+            tool_name: tool_name.to_owned(),
+            input,
+            is_read_only: call.is_read_only(),
+            target: call.permission_target(&ctx),
+            tool_verdict: call.check_permissions(&ctx).await,
+            classifier_input: call.classifier_input(),
+            mode: loaded.config.mode(),
+        };
+        Ok(riot_protocol::PermissionPolicy::decide(&policy, &query).await)
+    }
+
     /// Opens a new or resumed session.
     pub async fn open(&self, options: OpenOptions) -> Result<Session, KernelError> {
         let loaded = self
@@ -299,24 +379,7 @@ impl Kernel {
         );
         tool_env.scrubbed_env = scrubbed.clone();
         let file_state = Arc::clone(&tool_env.file_state);
-        let rules: Vec<PermissionRule> = config
-            .rules
-            .iter()
-            .filter_map(|r| {
-                RulePattern::parse(&r.rule)
-                    .ok()
-                    .map(|pattern| PermissionRule {
-                        pattern,
-                        behavior: r.behavior,
-                        source: r.source,
-                    })
-            })
-            .collect();
-        let user_home = options.env.get("HOME").map(PathBuf::from);
-        let policy = riot_permissions::Policy::new(options.cwd.clone(), user_home.clone())
-            .with_rules(rules)
-            .with_file_system(Arc::clone(&self.caps.fs))
-            .with_riot_home(self.home.clone());
+        let policy = self.policy(config, &options.cwd, &options.env);
         let scheduler = Arc::new(Scheduler::new(
             riot_tools::builtin(),
             Arc::new(tool_env),
