@@ -8,6 +8,7 @@
 mod cli;
 mod exec;
 mod inspect;
+mod logs;
 mod world;
 
 use std::process::ExitCode;
@@ -16,13 +17,22 @@ use clap::Parser;
 
 use cli::{Cli, Command, ConfigCommand, PermissionsCommand, SessionsCommand};
 
+/// Logs go to `<riot home>/logs/riot.log` (stdout and stderr belong to the
+/// person and to scripts); `RIOT_LOG` sets the filter, default `info`.
 fn init_logging() {
-    // Logs go to stderr (stdout carries results); RIOT_LOG sets the filter.
-    let filter = std::env::var("RIOT_LOG").unwrap_or_else(|_| "warn".to_owned());
+    let filter = std::env::var("RIOT_LOG").unwrap_or_else(|_| "info".to_owned());
+    let env = world::environment();
+    let Ok(home) = world::riot_home(&env) else {
+        return;
+    };
+    let Ok(file) = logs::RotatingFile::open(&home.join("logs"), logs::MAX_FILE_BYTES) else {
+        return;
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_target(false)
+        .with_writer(move || file.clone())
+        .with_ansi(false)
+        .with_target(true)
         .try_init();
 }
 

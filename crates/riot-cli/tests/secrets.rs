@@ -1,0 +1,96 @@
+//! ARCHITECTURE §15: API keys never reach logs, transcripts or output. A
+//! whole session runs with a key and a trace-level log; then every file
+//! Riot wrote and everything it printed is searched for the key — after
+//! checking the key really was used, so the search can fail.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // black-box tests use real files and processes
+
+mod support;
+
+use std::path::Path;
+
+use riot_testkit::{MockServer, Reply, Script, Wire};
+use serde_json::json;
+use support::{World, run};
+
+const KEY: &str = "sk-ant-riot-test-SECRET-7f3a9c";
+
+fn files_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_trace_level_session_writes_the_key_nowhere() {
+    let world = World::new();
+    std::fs::write(world.project.path().join("notes.txt"), "hello\n").unwrap();
+    let server = MockServer::start(Script::new(
+        Wire::Anthropic,
+        vec![
+            Reply::ToolCall {
+                id: "toolu_1".into(),
+                name: "Bash".into(),
+                arguments: json!({"command": "env"}).to_string(),
+                text: String::new(),
+            },
+            Reply::ToolCall {
+                id: "toolu_2".into(),
+                name: "Read".into(),
+                arguments: json!({"file_path": "notes.txt"}).to_string(),
+                text: String::new(),
+            },
+            Reply::Text("Done.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let mut cmd = world.exec(
+        &server,
+        Wire::Anthropic,
+        &[
+            "--permission-mode",
+            "bypass",
+            "--output-format",
+            "stream-json",
+            "go",
+        ],
+    );
+    cmd.env("ANTHROPIC_API_KEY", KEY).env("RIOT_LOG", "trace");
+    let out = run(cmd).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    // The key was used: the mock saw it on every request.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    for r in &requests {
+        assert_eq!(r.header("x-api-key"), Some(KEY));
+    }
+    // The model saw `env` output: the key variable was scrubbed from Bash.
+    let bash_result = requests[1].body.to_string();
+    assert!(bash_result.contains("PATH="), "env ran: {bash_result}");
+    assert!(!bash_result.contains("ANTHROPIC_API_KEY"), "{bash_result}");
+
+    let mut files = Vec::new();
+    files_under(world.home.path(), &mut files);
+    let log = world.home.path().join("logs/riot.log");
+    assert!(files.contains(&log), "a log was written: {files:?}");
+    assert!(
+        std::fs::metadata(&log).unwrap().len() > 1000,
+        "the trace log has content"
+    );
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains(KEY), "{} contains the key", file.display());
+    }
+    assert!(!out.stdout.contains(KEY), "stdout contains the key");
+    assert!(!out.stderr.contains(KEY), "stderr contains the key");
+    server.shutdown().await;
+}
