@@ -62,16 +62,16 @@ MUTANTS = [
     ("scheduler: a denial cascades", "riot-tools", "scheduler/pipeline.rs",
      "message: denied_text(&call.name, describe, &message, &reason),\n                    cascades: false,",
      "message: denied_text(&call.name, describe, &message, &reason),\n                    cascades: true,"),
-    ("scheduler: nobody to answer becomes allow", "riot-tools", "scheduler/pipeline.rs",
+    ("scheduler: nobody to answer becomes allow", "riot-tools", "scheduler/permission.rs",
      "        if !self.gate.can_answer() {\n", "        if !self.gate.can_answer() && false {\n"),
-    ("scheduler: timeout becomes allow", "riot-tools", "scheduler/pipeline.rs",
+    ("scheduler: timeout becomes allow", "riot-tools", "scheduler/permission.rs",
      "Either::Left((Err(_elapsed), _)) => PermissionOutcome::TimedOut,",
      "Either::Left((Err(_elapsed), _)) => PermissionOutcome::AllowOnce,"),
     ("scheduler: no cancellation check after the gate", "riot-tools", "scheduler/pipeline.rs",
      "        if scope.is_cancelled() {\n            return Err(Ending::CancelledBeforeStart);",
      "        if false {\n            return Err(Ending::CancelledBeforeStart);"),
     ("scheduler: skipped calls get no result (break)", "riot-tools", "scheduler/mod.rs",
-     "            continue;\n        }\n        let batch_scope", "            break;\n        }\n        let batch_scope"),
+     "            continue;\n        }\n        // INV-3", "            break;\n        }\n        // INV-3"),
     ("scheduler: concurrency cap ignored", "riot-tools", "scheduler/mod.rs",
      "Some(last) if safe && open_parallel && last.len() < cap =>", "Some(last) if safe && open_parallel =>"),
     ("scheduler: unsafe calls join parallel batches", "riot-tools", "scheduler/mod.rs",
@@ -80,13 +80,15 @@ MUTANTS = [
      "if total <= limit {", "if total <= limit.saturating_mul(1000) {"),
     ("scheduler: empty output passed through", "riot-tools", "scheduler/pipeline.rs",
      "        if is_empty(&content) {\n", "        if false && is_empty(&content) {\n"),
-    ("scheduler: AllowAlways not remembered", "riot-tools", "scheduler/pipeline.rs",
+    ("scheduler: AllowAlways not remembered", "riot-tools", "scheduler/permission.rs",
      "self.remember(&rule, RuleBehavior::Allow);", "let _ = &rule;"),
     ("runtime: no own process group", "riot-runtime", "group.rs",
      "        .process_group(0);", "        ;"),
     ("runtime: leftovers of a finished leader survive", "riot-runtime", "process.rs",
      "            // killed too, which also closes the pipes for the readers.\n            guard.kill_now();",
      "            // killed too, which also closes the pipes for the readers.\n            std::mem::forget(guard);"),
+    ("runtime: no PR_SET_PDEATHSIG", "riot-runtime", "group.rs",
+     "if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {", "if false {"),
     ("runtime: tail not kept", "riot-runtime", "capture.rs",
      "        if bytes.is_empty() || self.limit.tail_bytes == 0 {", "        if true {"),
     ("runtime: atomic write loses the mode", "riot-runtime", "fs.rs",
@@ -109,11 +111,21 @@ def prepare_copy():
                         copy_function=shutil.copy)
 
 
-def tests_pass(crate):
+def cargo(*args):
     env = dict(os.environ, CARGO_TARGET_DIR=str(ROOT / "target"))
-    cmd = ["cargo", "test", "-q", "-p", crate, "--lib"]
-    return subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+    return subprocess.run(["cargo", *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL).returncode == 0
+
+
+def tests_pass(crate):
+    return cargo("test", "-q", "-p", crate, "--tests")
+
+
+def verdict_of(crate):
+    """A mutant that does not compile proves nothing: it is reported apart."""
+    if not cargo("test", "-q", "-p", crate, "--tests", "--no-run"):
+        return "does-not-compile"
+    return "missed" if tests_pass(crate) else "caught"
 
 
 def main():
@@ -132,7 +144,7 @@ def main():
             continue
         path.write_text(original.replace(before, after))
         try:
-            verdict = "missed" if tests_pass(crate) else "caught"
+            verdict = verdict_of(crate)
         finally:
             path.write_text(original)
         results.append((name, verdict))

@@ -126,6 +126,9 @@ pub fn describe(error: &ProviderError) -> String {
             " The model is overloaded; try again or configure a fallback_model."
         }
         ProviderErrorKind::Network => " Check the base URL and that the server is reachable.",
+        ProviderErrorKind::Unreachable => {
+            " Check --base-url (or RIOT_BASE_URL) and that the server is running."
+        }
         ProviderErrorKind::Stalled => {
             " The stream stalled; RIOT_STREAM_IDLE_TIMEOUT_MS sets the idle limit."
         }

@@ -509,6 +509,17 @@ impl Session {
         &self.state.model
     }
 
+    /// The permission mode the next turn runs in.
+    pub fn mode(&self) -> PermissionMode {
+        self.state.mode
+    }
+
+    /// Switches the permission mode between turns (ACP `session/set_mode`,
+    /// a UI's mode picker); it applies from the next model request on.
+    pub fn set_mode(&mut self, mode: PermissionMode) {
+        self.state.mode = mode;
+    }
+
     /// Usage of side requests (compaction summaries) in this process.
     pub fn side_usage(&self) -> riot_protocol::Usage {
         self.context.side_usage()

@@ -213,8 +213,11 @@ pub enum ProviderErrorKind {
     Server,
     /// 400 and other 4xx: the server's message is kept, never retried.
     InvalidRequest,
-    /// Connection refused, reset, DNS, TLS.
+    /// Connection reset, TLS or timeout on an endpoint that was reachable.
     Network,
+    /// The endpoint could not be reached at all (connection refused, no
+    /// such host): retried briefly, then surfaced with a fix.
+    Unreachable,
     /// The stream ended before its final event.
     StreamCut,
     /// No event within the idle watchdog's window.
@@ -252,6 +255,7 @@ impl ProviderError {
             | ProviderErrorKind::Overloaded
             | ProviderErrorKind::Server
             | ProviderErrorKind::Network
+            | ProviderErrorKind::Unreachable
             | ProviderErrorKind::Stalled
             | ProviderErrorKind::StreamCut
             | ProviderErrorKind::Auth => true,
@@ -293,6 +297,7 @@ impl ProviderError {
             }
             ProviderErrorKind::Server
             | ProviderErrorKind::Network
+            | ProviderErrorKind::Unreachable
             | ProviderErrorKind::StreamCut
             | ProviderErrorKind::Stalled => ErrorKind::Network,
             ProviderErrorKind::Cancelled => ErrorKind::Other,

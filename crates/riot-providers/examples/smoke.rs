@@ -51,7 +51,7 @@ fn diagnosis(kind: ProviderErrorKind) -> &'static str {
         K::InvalidRequest => {
             "the server refused the request: check RIOT_MODEL (does this endpoint serve it?) and RIOT_PROVIDER (the wire format)"
         }
-        K::Network => {
+        K::Network | K::Unreachable => {
             "could not reach the server: check RIOT_BASE_URL, that the server runs, and your network/proxy"
         }
         K::RateLimit => "rate limited even after retries: wait and try again",

@@ -88,6 +88,11 @@ pub enum Decision {
     GiveUp,
 }
 
+/// Attempts, the first included, at an endpoint that cannot be reached at
+/// all: a wrong base URL or a server that is not running should fail in
+/// seconds with a fix, not after minutes of backoff.
+pub const UNREACHABLE_ATTEMPTS: u32 = 3;
+
 /// Per-request retry bookkeeping.
 #[derive(Debug, Default)]
 pub struct RetryState {
@@ -116,6 +121,9 @@ impl RetryState {
             ProviderErrorKind::Auth if self.auth_retried => return Decision::GiveUp,
             ProviderErrorKind::Auth => self.auth_retried = true,
             ProviderErrorKind::Overloaded if background => return Decision::GiveUp,
+            ProviderErrorKind::Unreachable if self.failures >= UNREACHABLE_ATTEMPTS => {
+                return Decision::GiveUp;
+            }
             _ => {}
         }
         let delay_ms = match error.retry_after_ms {
@@ -140,6 +148,16 @@ mod tests {
 
     fn err(kind: ProviderErrorKind) -> ProviderError {
         ProviderError::new(kind, "x")
+    }
+
+    #[test]
+    fn an_unreachable_endpoint_is_given_up_after_three_attempts() {
+        let policy = RetryPolicy::default();
+        let mut state = RetryState::default();
+        let e = err(ProviderErrorKind::Unreachable);
+        assert!(matches!(state.decide(&policy, &e, false, &Constant(0)), Decision::Retry { delay_ms: 500 }));
+        assert!(matches!(state.decide(&policy, &e, false, &Constant(0)), Decision::Retry { delay_ms: 1000 }));
+        assert_eq!(state.decide(&policy, &e, false, &Constant(0)), Decision::GiveUp);
     }
 
     #[test]

@@ -438,14 +438,14 @@ async fn or_cancel<F: Future>(cancel: &CancellationToken, fut: F) -> Option<F::O
 
 fn network(e: &reqwest::Error) -> ProviderError {
     // Never include the request (headers hold the key); the URL is fine.
-    let what = if e.is_connect() {
-        "could not connect"
+    let (kind, what) = if e.is_connect() {
+        (ProviderErrorKind::Unreachable, "could not connect")
     } else if e.is_timeout() {
-        "the connection timed out"
+        (ProviderErrorKind::Network, "the connection timed out")
     } else {
-        "the connection failed"
+        (ProviderErrorKind::Network, "the connection failed")
     };
-    let mut err = ProviderError::new(ProviderErrorKind::Network, format!("{what}: {e}"));
+    let mut err = ProviderError::new(kind, format!("{what}: {e}"));
     err.detail = Some(riot_protocol::provider::ErrorDetail(format!("{e:?}")));
     err
 }

@@ -191,6 +191,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_failed_atomic_write_leaves_the_target_and_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // Renaming a file over a non-empty directory fails, even for root.
+        let target = dir.path().join("taken");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("inside.txt"), b"kept").unwrap();
+        let err = RealFs.write_atomic(&target, b"new").await.unwrap_err();
+        assert_ne!(err.kind(), io::ErrorKind::NotFound, "{err}");
+        assert_eq!(std::fs::read(target.join("inside.txt")).unwrap(), b"kept");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from("taken")],
+            "no temporary file left"
+        );
+    }
+
+    #[tokio::test]
     async fn metadata_read_dir_and_errors() {
         let dir = tempfile::tempdir().unwrap();
         RealFs

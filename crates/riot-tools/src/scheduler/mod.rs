@@ -15,6 +15,7 @@
 //!   for every remaining call (never `break`).
 
 mod budget;
+mod permission;
 mod pipeline;
 mod schema_hint;
 
@@ -23,6 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
 use futures::stream::{BoxStream, FuturesOrdered, StreamExt};
+use riot_protocol::invariants;
 use riot_protocol::{
     DynTool, ExecuteOptions, PermissionGate, PermissionPolicy, PreparedCall, PromptContext,
     ToolCall, ToolEnv, ToolRunEvent, ToolRunner, ToolSpec,
@@ -194,6 +196,9 @@ async fn walk(run: Arc<Run>, calls: Vec<ToolCall>, options: ExecuteOptions, tx: 
             }
             continue;
         }
+        // INV-3 (VERIFICATION L2): a parallel batch holds only safe calls.
+        let safe: Vec<bool> = batch.iter().map(|(_, p)| concurrency_safe(p)).collect();
+        invariants::enforce(invariants::check_parallel_batch(&safe));
         let batch_scope = options.cancel.child();
         let cascade: Arc<Mutex<Option<Cascade>>> = Arc::new(Mutex::new(None));
         let mut running: FuturesOrdered<_> = batch

@@ -9,15 +9,15 @@ use std::sync::{Arc, Mutex};
 use futures::FutureExt;
 use futures::future::Either;
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, ClockExt, DecisionReason, DynTool, InterruptBehavior,
-    PermissionGate, PermissionMode, PermissionOutcome, PermissionPolicy, PermissionQuery,
-    PermissionRequestDetail, PermissionResult, PermissionRule, PermissionTarget, PreparedCall,
-    RequestId, RuleBehavior, RulePattern, RuleSource, ToolCall, ToolCallResult, ToolContext,
-    ToolEnv, ToolOutcome, ToolResultContent, ToolResultUi, ToolRunEvent, UiPayload,
+    AgentEvent, CancelReason, CancelScope, DecisionReason, DynTool, InterruptBehavior,
+    PermissionGate, PermissionMode, PermissionPolicy, PermissionQuery, PermissionResult,
+    PreparedCall, ToolCall, ToolCallResult, ToolContext, ToolEnv, ToolOutcome, ToolResultContent,
+    ToolResultUi, ToolRunEvent, UiPayload,
 };
 
 use super::SchedulerConfig;
 use super::budget;
+use super::permission::denied_text;
 use super::schema_hint::schema_hint;
 
 pub(crate) type Sender = futures::channel::mpsc::UnboundedSender<ToolRunEvent>;
@@ -56,7 +56,7 @@ pub(crate) struct Run {
 }
 
 /// How a call ended, for results and the cascade.
-enum Ending {
+pub(super) enum Ending {
     Outcome(ToolOutcome),
     /// Refused before running (validation, permission): is_error, no cascade
     /// unless `cascades`.
@@ -470,133 +470,6 @@ impl Run {
         Ok(prepared)
     }
 
-    /// Asks the person through the gate, under the timeout and the cancel
-    /// scope; always closes the question with `PermissionResolved`.
-    #[allow(clippy::too_many_arguments)]
-    async fn ask(
-        &self,
-        call: &ToolCall,
-        target: &PermissionTarget,
-        reason: DecisionReason,
-        message: String,
-        scope: &CancelScope,
-        describe: &str,
-        tx: &Sender,
-    ) -> Result<(), Ending> {
-        if !self.gate.can_answer() {
-            // ARCHITECTURE §9.2: nobody can answer → Deny, never Allow.
-            return Err(Ending::Refused {
-                message: format!(
-                    "Permission to run {} ({describe}) was denied: it needs the person's approval ({}), and nobody can answer permission questions in this session. Do not retry it; find another way that does not need this permission, or tell the person what you need and why.",
-                    call.name,
-                    reason.detail()
-                ),
-                cascades: false,
-            });
-        }
-        let request_id = RequestId::generate(self.env.ids.as_ref());
-        let (path, command) = match target {
-            PermissionTarget::Path { path, .. } => (Some(path.display().to_string()), None),
-            PermissionTarget::Command { command } => (None, Some(command.clone())),
-            PermissionTarget::Url { url } => (Some(url.clone()), None),
-            PermissionTarget::Opaque => (None, None),
-        };
-        let suggested_rule = Some(match target {
-            PermissionTarget::Command { command } => format!("{}({command})", call.name),
-            PermissionTarget::Path { path, .. } => format!("{}({})", call.name, path.display()),
-            PermissionTarget::Url { url } => format!("{}({url})", call.name),
-            PermissionTarget::Opaque => call.name.clone(),
-        });
-        let detail = PermissionRequestDetail {
-            tool_use_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            describe: describe.to_owned(),
-            input: call.input.clone(),
-            path,
-            command,
-            reason: reason.clone(),
-            message,
-            suggested_rule,
-        };
-        send(
-            tx,
-            ToolRunEvent::Event(AgentEvent::PermissionRequest {
-                request_id: request_id.clone(),
-                detail: Box::new(detail.clone()),
-            }),
-        );
-        let timeout_ms = self.config.permission_timeout_ms;
-        let asking = self
-            .env
-            .clock
-            .timeout(timeout_ms, self.gate.ask(request_id.clone(), detail));
-        let outcome =
-            match futures::future::select(Box::pin(asking), Box::pin(scope.cancelled())).await {
-                Either::Left((Ok(outcome), _)) => outcome,
-                Either::Left((Err(_elapsed), _)) => PermissionOutcome::TimedOut,
-                Either::Right(((), _)) => PermissionOutcome::Cancelled,
-            };
-        send(
-            tx,
-            ToolRunEvent::Event(AgentEvent::PermissionResolved {
-                request_id,
-                outcome: outcome.clone(),
-            }),
-        );
-        match outcome {
-            PermissionOutcome::AllowOnce => Ok(()),
-            PermissionOutcome::AllowAlways { rule } => {
-                self.remember(&rule, RuleBehavior::Allow);
-                Ok(())
-            }
-            PermissionOutcome::RejectOnce { feedback } => Err(Ending::Refused {
-                message: match feedback {
-                    Some(f) if !f.trim().is_empty() => format!(
-                        "The person denied permission to run {} ({describe}) and said: {f}\nFollow their guidance instead of retrying.",
-                        call.name
-                    ),
-                    _ => format!(
-                        "The person denied permission to run {} ({describe}). Do not retry it; ask what they would prefer or take another approach.",
-                        call.name
-                    ),
-                },
-                cascades: false,
-            }),
-            PermissionOutcome::RejectAlways { rule } => {
-                self.remember(&rule, RuleBehavior::Deny);
-                Err(Ending::Refused {
-                    message: format!(
-                        "The person denied permission to run {} ({describe}) and asked not to be asked again (rule `{rule}`). Do not retry it; take another approach.",
-                        call.name
-                    ),
-                    cascades: false,
-                })
-            }
-            PermissionOutcome::TimedOut => Err(Ending::Refused {
-                message: format!(
-                    "Permission to run {} ({describe}) was denied: nobody answered the question within {} seconds. Continue without it, or tell the person what you need.",
-                    call.name,
-                    timeout_ms / 1000
-                ),
-                cascades: false,
-            }),
-            PermissionOutcome::Cancelled => Err(Ending::CancelledBeforeStart),
-        }
-    }
-
-    fn remember(&self, rule: &str, behavior: RuleBehavior) {
-        match RulePattern::parse(rule) {
-            Ok(pattern) => self.policy.remember(PermissionRule {
-                pattern,
-                behavior,
-                source: RuleSource::Session,
-            }),
-            Err(e) => {
-                tracing::warn!(rule, error = %e, "ignoring an unparsable rule from a permission answer")
-            }
-        }
-    }
-
     /// Step 7 and 10: emits ToolStarted, runs the call with panics caught,
     /// and lets an interrupt cancel it unless the tool blocks.
     #[allow(clippy::too_many_arguments)]
@@ -638,15 +511,4 @@ impl Run {
             ))),
         }
     }
-}
-
-fn denied_text(tool: &str, describe: &str, message: &str, reason: &DecisionReason) -> String {
-    let why = if message.trim().is_empty() {
-        reason.detail()
-    } else {
-        message
-    };
-    format!(
-        "Permission to run {tool} ({describe}) was denied: {why}. Do not retry the same call; choose an approach this permission allows, or tell the person what you need."
-    )
 }

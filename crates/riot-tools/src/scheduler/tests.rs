@@ -35,6 +35,8 @@ enum Action {
     /// Sleeps 250 ms of the injected clock.
     Sleep,
     Progress,
+    /// `is_concurrency_safe` panics.
+    PanicInPredicate,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -95,6 +97,9 @@ impl Tool for Probe {
         format!("probe {}", input.id)
     }
     fn is_concurrency_safe(&self, input: &ProbeInput) -> bool {
+        if input.action == Action::PanicInPredicate {
+            panic!("predicate of {} exploded", input.id);
+        }
         input.safe
     }
     fn cascades_on_failure(&self) -> bool {
@@ -132,6 +137,7 @@ impl Tool for Probe {
                 ctx.env.clock.sleep_ms(250).await;
                 ToolOutcome::text("slept", None)
             }
+            Action::PanicInPredicate => ToolOutcome::text(format!("ran {}", input.id), None),
             Action::Progress => {
                 ctx.report(ProgressPayload::Status {
                     text: "halfway".into(),
@@ -781,4 +787,34 @@ async fn a_refused_bash_call_cascades_but_a_refused_read_does_not() {
         "{}",
         ran.text(2)
     );
+}
+
+#[tokio::test]
+async fn no_calls_is_an_empty_stream() {
+    let h = harness();
+    let ran = run(&h, vec![]).await;
+    assert!(ran.events.is_empty() && ran.results.is_empty());
+}
+
+#[tokio::test]
+async fn a_panicking_safety_predicate_makes_the_call_unsafe() {
+    let h = harness();
+    let mut a = probe("Probe", "a", "slow", true);
+    a.input["yields"] = json!(3);
+    let ran = run(
+        &h,
+        vec![
+            a,
+            probe("Probe", "b", "panic_in_predicate", true),
+            probe("Probe", "c", "ok", true),
+        ],
+    )
+    .await;
+    assert_eq!(ran.ids(), ["t_a", "t_b", "t_c"]);
+    assert_eq!(ran.text(1), "ran b");
+    assert!(
+        h.log.index("end a") < h.log.index("start b"),
+        "b ran alone, after a's batch"
+    );
+    assert!(h.log.index("end b") < h.log.index("start c"));
 }

@@ -51,14 +51,14 @@ pub(crate) fn schema_of<T: JsonSchema>() -> Value {
 
 /// A walker with ripgrep's default filters: .gitignore/.ignore respected
 /// (gitignore only inside a git repository, as rg does), hidden files
-/// skipped unless asked for, the .git directory never searched, paths in
-/// sorted order.
+/// skipped unless asked for, the .git directory never searched. Callers
+/// sort what they found (walk order is not stable, least of all in
+/// parallel).
 pub(crate) fn walker(base: &std::path::Path, hidden: bool) -> ignore::WalkBuilder {
     let mut builder = ignore::WalkBuilder::new(base);
     builder
         .standard_filters(true)
         .hidden(!hidden)
-        .sort_by_file_path(|a, b| a.cmp(b))
         .filter_entry(|e| e.file_name() != ".git");
     builder
 }
