@@ -768,7 +768,12 @@ async fn a_refused_bash_call_cascades_but_a_refused_read_does_not() {
         &h,
         vec![
             call("r", "Read", json!({"file_path": "missing.txt"})),
-            call("b", "Bash", json!({"command": "true", "timeout": 700000})),
+            // Not read-only, so it runs in its own batch after the Read.
+            call(
+                "b",
+                "Bash",
+                json!({"command": "rm -f x", "timeout": 700000}),
+            ),
             call("after", "Bash", json!({"command": "echo never"})),
         ],
     )
@@ -783,7 +788,7 @@ async fn a_refused_bash_call_cascades_but_a_refused_read_does_not() {
     );
     assert!(
         ran.text(2)
-            .starts_with("Not run: an earlier Bash call (true) failed"),
+            .starts_with("Not run: an earlier Bash call (rm -f x) failed"),
         "{}",
         ran.text(2)
     );

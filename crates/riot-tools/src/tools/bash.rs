@@ -182,6 +182,17 @@ impl Tool for Bash {
         true
     }
 
+    /// Read-only exactly when the permission layer's command analysis says
+    /// so (ARCHITECTURE §6.6, §9.3): the same judgement in both places.
+    fn is_read_only(&self, input: &BashInput) -> bool {
+        riot_permissions::analyze_command(&input.command).is_read_only()
+    }
+
+    /// Concurrency-safe exactly when read-only.
+    fn is_concurrency_safe(&self, input: &BashInput) -> bool {
+        self.is_read_only(input)
+    }
+
     fn classifier_input(&self, input: &BashInput) -> Option<String> {
         Some(format!("Bash: {}", input.command))
     }

@@ -197,12 +197,23 @@ async fn background_jobs_can_be_read_and_stopped() {
 }
 
 #[test]
-fn bash_cascades_and_is_never_read_only_yet() {
-    let input = bash("ls");
+fn bash_cascades_and_is_read_only_exactly_when_the_command_analysis_says_so() {
     assert!(Bash.cascades_on_failure());
-    assert!(
-        !Bash.is_read_only(&input),
-        "fail closed until command analysis lands"
-    );
-    assert!(!Bash.is_concurrency_safe(&input));
+    for (command, read_only) in [
+        ("ls -la", true),
+        ("git status", true),
+        ("rg foo", true),
+        ("rm -rf build", false),
+        ("sed -i s/a/b/ f", false),
+        ("ls > out.txt", false),
+        ("echo $(whoami)", false),
+    ] {
+        let input = bash(command);
+        assert_eq!(Bash.is_read_only(&input), read_only, "{command}");
+        assert_eq!(
+            Bash.is_concurrency_safe(&input),
+            read_only,
+            "concurrency-safe exactly when read-only: {command}"
+        );
+    }
 }
