@@ -210,32 +210,26 @@ impl ContextManager {
     }
 
     /// The history that replaces everything: one user message with the
-    /// summary, the person's own messages verbatim, and the working set.
+    /// summary, each of the person's messages verbatim (also those an
+    /// earlier summary carried), the instruction to continue, and the
+    /// working set.
     async fn continuation(&self, messages: &[Message], summary: &str) -> Vec<Message> {
-        let mut text = format!(
-            "{CONTINUE_PREFIX}\n\n<summary>\n{}\n</summary>\n",
-            summary.trim()
+        let mut content = vec![UserBlock::Text {
+            text: format!(
+                "{CONTINUE_PREFIX}\n\n<summary>\n{}\n</summary>",
+                summary.trim()
+            ),
+        }];
+        content.extend(
+            persons_words(messages)
+                .into_iter()
+                .map(|said| UserBlock::Text {
+                    text: format!("{VERBATIM_MARK}{said}"),
+                }),
         );
-        let said: Vec<String> = messages
-            .iter()
-            .filter_map(Message::as_user)
-            .filter(|u| u.origin == MessageOrigin::Person)
-            .flat_map(|u| {
-                u.content.iter().filter_map(|b| match b {
-                    UserBlock::Text { text } => Some(text.clone()),
-                    _ => None,
-                })
-            })
-            .collect();
-        if !said.is_empty() {
-            text.push_str("\nEverything the user said so far, verbatim:\n");
-            for s in said {
-                text.push_str(&format!("- {}\n", s.trim()));
-            }
-        }
-        text.push('\n');
-        text.push_str(CONTINUE_SUFFIX);
-        let mut content = vec![UserBlock::Text { text }];
+        content.push(UserBlock::Text {
+            text: CONTINUE_SUFFIX.to_owned(),
+        });
         content.extend(self.working_set.restore().await);
         vec![Message::User(UserMessage {
             id: MessageId::new(format!("summary_{}", messages.len())),
@@ -243,6 +237,32 @@ impl ContextManager {
             origin: MessageOrigin::Summary,
         })]
     }
+}
+
+/// Marks a person's message carried verbatim through a summary.
+pub const VERBATIM_MARK: &str = "Earlier message from the user, verbatim:\n";
+
+/// Everything the person typed, in order: their own messages, and those an
+/// earlier summary carried verbatim (so a second compaction keeps them).
+fn persons_words(messages: &[Message]) -> Vec<String> {
+    let mut out = Vec::new();
+    for u in messages.iter().filter_map(Message::as_user) {
+        for block in &u.content {
+            let UserBlock::Text { text } = block else {
+                continue;
+            };
+            match u.origin {
+                MessageOrigin::Person => out.push(text.clone()),
+                MessageOrigin::Summary => {
+                    if let Some(said) = text.strip_prefix(VERBATIM_MARK) {
+                        out.push(said.to_owned());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// The summary part of a reply: inside `<summary>`, else the whole text

@@ -24,8 +24,12 @@
 //!    for Responses unpaired `function_call`/`function_call_output`,
 //!    non-string arguments, reasoning without `encrypted_content` under
 //!    `store: false`. A rejection does not use up a scripted reply.
-//! 3. Answers with the next scripted [`Reply`]. A script that has run out
-//!    answers 400 — never a retryable status (VERIFICATION L4).
+//! 3. Answers with the reply of the first `when` rule ([`When`]) whose
+//!    text the request's last user message contains — out of turn, without
+//!    using up a scripted reply, as often as it matches — and otherwise with
+//!    the next scripted [`Reply`]. A script that has run out answers 400 —
+//!    never a retryable status (VERIFICATION L4). The recorded request
+//!    names the rule that answered it ([`RecordedRequest::rule`]).
 //!
 //! ## Script format (JSON, also the `--script` file of the binary)
 //!
@@ -35,6 +39,10 @@
 //!   "reasoning": "reject" | "require-on-tool-turns" | "ignore",
 //!   "chunk_size": 4096,
 //!   "model": "mock-model",
+//!   "usage": "fixed" | "request-size",
+//!   "when": [
+//!     {"last_user_contains": "Do not call any tools", "reply": {"text": "<summary>…</summary>"}}
+//!   ],
 //!   "replies": [
 //!     {"text": "Hello"},
 //!     {"tool_call": {"id": "call_1", "name": "Read", "arguments": "{\"file_path\":\"a\"}", "text": ""}},
@@ -53,7 +61,14 @@
 //! `events` are payloads framed for the wire; `sse` is sent verbatim;
 //! `stall` sends its prefix and then nothing until shutdown; `cut` sends
 //! its prefix and drops the connection. Bodies are written `chunk_size`
-//! bytes per write. Only `wire` and `replies` are required.
+//! bytes per write. Generated replies report 10 input tokens (`fixed`, the
+//! default) or, with `request-size`, the request body's bytes / 4 so that a
+//! client estimating its context from usage sees it grow ([`UsageRule`]).
+//! A `when` rule matches the text of the last message with role `user`
+//! (string content, or its `text`/`input_text` parts; tool results are not
+//! text) — for requests a script cannot place in order, such as a
+//! compaction summary request. Rules see only requests that passed
+//! validation. Only `wire` and `replies` are required.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -71,6 +86,6 @@ pub mod server;
 pub mod validate;
 
 pub use clock::TestClock;
-pub use script::{ReasoningRule, Reply, Script, Wire, frame};
+pub use script::{ReasoningRule, Reply, Script, UsageRule, When, Wire, frame, last_user_text};
 pub use server::{MockServer, REQUESTS_PATH, RecordedRequest};
 pub use validate::{Rejection, validate};

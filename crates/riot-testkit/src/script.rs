@@ -65,12 +65,99 @@ pub enum Reply {
     Cut(String),
 }
 
+/// What usage generated replies (`text`, `tool_call`) report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UsageRule {
+    /// 10 input tokens per request, whatever its size.
+    #[default]
+    Fixed,
+    /// Input tokens grow with the request like a real tokenizer's count:
+    /// the request body's bytes / 4, rounded up. Context management that
+    /// anchors its estimate on reported usage then sees the real growth.
+    RequestSize,
+}
+
+impl UsageRule {
+    /// The input tokens reported for a request body of `body_bytes`.
+    pub fn input_tokens(self, body_bytes: usize) -> u64 {
+        match self {
+            UsageRule::Fixed => FIXED_INPUT_TOKENS,
+            UsageRule::RequestSize => (body_bytes as u64).div_ceil(4),
+        }
+    }
+}
+
+/// Input tokens reported under [`UsageRule::Fixed`].
+pub const FIXED_INPUT_TOKENS: u64 = 10;
+
+/// A reply given to every (valid) request whose last user message contains
+/// `last_user_contains`, instead of the next scripted reply — which stays
+/// for the next request. For requests that come at a time the script cannot
+/// know, such as a context-compaction summary request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct When {
+    /// Matched against the text of the last message with role `user`
+    /// (string content, or its `text` / `input_text` parts joined by a
+    /// newline; tool results are not text).
+    pub last_user_contains: String,
+    pub reply: Reply,
+}
+
+impl When {
+    /// Whether this rule answers `body` (a request of `wire`).
+    pub fn matches(&self, wire: Wire, body: &Value) -> bool {
+        last_user_text(wire, body).is_some_and(|t| t.contains(&self.last_user_contains))
+    }
+}
+
+/// The text of the last message with role `user` of a request body:
+/// Anthropic and Chat Completions `messages`, Responses `input` (a plain
+/// string input is the user's text). `None` if there is no user message.
+pub fn last_user_text(wire: Wire, body: &Value) -> Option<String> {
+    let list = match wire {
+        Wire::Anthropic | Wire::Openai => body.get("messages")?,
+        Wire::OpenaiResponses => body.get("input")?,
+    };
+    if let Some(text) = list.as_str() {
+        return Some(text.to_owned());
+    }
+    let last = list
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))?;
+    match last.get("content") {
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(Value::Array(parts)) => Some(
+            parts
+                .iter()
+                .filter(|p| {
+                    matches!(
+                        p.get("type").and_then(Value::as_str),
+                        Some("text" | "input_text")
+                    )
+                })
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => Some(String::new()),
+    }
+}
+
 /// A whole script.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Script {
     pub wire: Wire,
     #[serde(default)]
     pub reasoning: ReasoningRule,
+    /// What generated replies report as usage (default `fixed`).
+    #[serde(default)]
+    pub usage: UsageRule,
+    /// Rules answering matching requests out of turn, first match wins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub when: Vec<When>,
     /// Bytes per body chunk written to the socket (default 4096).
     #[serde(default = "default_chunk")]
     pub chunk_size: usize,
@@ -94,6 +181,8 @@ impl Script {
         Self {
             wire,
             reasoning: ReasoningRule::default(),
+            usage: UsageRule::default(),
+            when: Vec::new(),
             chunk_size: default_chunk(),
             model: default_model(),
             replies,
@@ -109,6 +198,22 @@ impl Script {
     /// Sets the reasoning rule (Chat Completions).
     pub fn reasoning(mut self, rule: ReasoningRule) -> Self {
         self.reasoning = rule;
+        self
+    }
+
+    /// Sets what usage generated replies report.
+    pub fn usage(mut self, rule: UsageRule) -> Self {
+        self.usage = rule;
+        self
+    }
+
+    /// Adds a rule: every valid request whose last user message contains
+    /// `text` is answered with `reply`, out of turn.
+    pub fn when(mut self, text: impl Into<String>, reply: Reply) -> Self {
+        self.when.push(When {
+            last_user_contains: text.into(),
+            reply,
+        });
         self
     }
 }
@@ -134,17 +239,18 @@ pub fn frame(wire: Wire, events: &[Value]) -> String {
     out
 }
 
-/// The streamed events of a generated reply.
+/// The streamed events of a generated reply reporting `input_tokens`.
 pub fn generated_events(
     wire: Wire,
     model: &str,
     text: &str,
     call: Option<(&str, &str, &str)>,
+    input_tokens: u64,
 ) -> Vec<Value> {
     match wire {
         Wire::Anthropic => {
             let mut ev = vec![
-                json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": null, "usage": {"input_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 1}}}),
+                json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": null, "usage": {"input_tokens": input_tokens, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 1}}}),
             ];
             let mut index = 0;
             if !text.is_empty() {
@@ -185,7 +291,7 @@ pub fn generated_events(
             }
             let finish = if call.is_some() { "tool_calls" } else { "stop" };
             ev.push(chunk(json!({}), json!(finish)));
-            ev.push(json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "model": model, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}));
+            ev.push(json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "model": model, "choices": [], "usage": {"prompt_tokens": input_tokens, "completion_tokens": 5, "total_tokens": input_tokens + 5}}));
             ev
         }
         Wire::OpenaiResponses => {
@@ -204,18 +310,20 @@ pub fn generated_events(
                 ev.push(json!({"type": "response.function_call_arguments.delta", "output_index": index, "item_id": "fc_mock", "delta": args}));
                 ev.push(json!({"type": "response.output_item.done", "output_index": index, "item": {"id": "fc_mock", "type": "function_call", "call_id": id, "name": name, "arguments": args}}));
             }
-            ev.push(json!({"type": "response.completed", "response": {"id": "resp_mock", "model": model, "status": "completed", "usage": {"input_tokens": 10, "output_tokens": 5}}}));
+            ev.push(json!({"type": "response.completed", "response": {"id": "resp_mock", "model": model, "status": "completed", "usage": {"input_tokens": input_tokens, "output_tokens": 5}}}));
             ev
         }
     }
 }
 
-/// The non-streaming JSON body of a generated reply.
+/// The non-streaming JSON body of a generated reply reporting
+/// `input_tokens`.
 pub fn generated_json(
     wire: Wire,
     model: &str,
     text: &str,
     call: Option<(&str, &str, &str)>,
+    input_tokens: u64,
 ) -> Value {
     match wire {
         Wire::Anthropic => {
@@ -232,7 +340,7 @@ pub fn generated_json(
             } else {
                 "end_turn"
             };
-            json!({"id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": content, "stop_reason": stop, "usage": {"input_tokens": 10, "output_tokens": 5}})
+            json!({"id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": content, "stop_reason": stop, "usage": {"input_tokens": input_tokens, "output_tokens": 5}})
         }
         Wire::Openai => {
             let mut message = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
@@ -240,7 +348,7 @@ pub fn generated_json(
                 message["tool_calls"] = json!([{"id": id, "type": "function", "function": {"name": name, "arguments": args}}]);
             }
             let finish = if call.is_some() { "tool_calls" } else { "stop" };
-            json!({"id": "chatcmpl-mock", "object": "chat.completion", "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+            json!({"id": "chatcmpl-mock", "object": "chat.completion", "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": {"prompt_tokens": input_tokens, "completion_tokens": 5, "total_tokens": input_tokens + 5}})
         }
         Wire::OpenaiResponses => {
             let mut output = Vec::new();
@@ -250,7 +358,7 @@ pub fn generated_json(
             if let Some((id, name, args)) = call {
                 output.push(json!({"id": "fc_mock", "type": "function_call", "call_id": id, "name": name, "arguments": args}));
             }
-            json!({"id": "resp_mock", "object": "response", "model": model, "status": "completed", "output": output, "usage": {"input_tokens": 10, "output_tokens": 5}})
+            json!({"id": "resp_mock", "object": "response", "model": model, "status": "completed", "output": output, "usage": {"input_tokens": input_tokens, "output_tokens": 5}})
         }
     }
 }

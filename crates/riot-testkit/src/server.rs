@@ -29,6 +29,10 @@ pub struct RecordedRequest {
     pub body: Value,
     /// The status the server answered with.
     pub status: u16,
+    /// The index of the script's `when` rule that answered it, or `None`
+    /// when a scripted reply (or a rejection) did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<usize>,
     /// The client's address: the same value means the same connection
     /// (keep-alive reuse).
     pub peer: SocketAddr,
@@ -206,13 +210,16 @@ async fn handle(
     {
         let mut shared = lock(&state.shared);
         let script = shared.script.clone();
-        let (response, status) = respond(
+        let (response, status, rule) = respond(
             &mut shared.replies,
             &script,
-            &method,
-            &path,
-            &headers,
-            &parsed,
+            Incoming {
+                method: &method,
+                path: &path,
+                headers: &headers,
+                body: &parsed,
+                body_bytes: body.len(),
+            },
             &state.shutdown,
         );
         shared.requests.push(RecordedRequest {
@@ -221,62 +228,104 @@ async fn handle(
             headers,
             body: parsed,
             status,
+            rule,
             peer,
         });
         response
     }
 }
 
+/// What arrived.
+struct Incoming<'a> {
+    method: &'a Method,
+    path: &'a str,
+    headers: &'a [(String, String)],
+    body: &'a Value,
+    body_bytes: usize,
+}
+
+/// The answer, its status, and the `when` rule that gave it.
 fn respond(
     replies: &mut VecDeque<Reply>,
     script: &Script,
-    method: &Method,
-    path: &str,
-    headers: &[(String, String)],
-    body: &Value,
+    incoming: Incoming<'_>,
     shutdown: &watch::Receiver<bool>,
-) -> (Response, u16) {
+) -> (Response, u16, Option<usize>) {
+    let Incoming {
+        method,
+        path,
+        headers,
+        body,
+        body_bytes,
+    } = incoming;
     let wire = script.wire;
     if method != Method::POST || !expected_path(wire, path) {
         let body = error_body(
             wire,
             &format!("mock model server: no route for {method} {path}"),
         );
-        return (json_response(404, &body), 404);
+        return (json_response(404, &body), 404, None);
     }
     if body.is_null() {
         let body = error_body(
             wire,
             "There was an error parsing the body of your request: not JSON",
         );
-        return (json_response(400, &body), 400);
+        return (json_response(400, &body), 400, None);
     }
     if wire == Wire::Anthropic && !headers.iter().any(|(k, _)| k == "anthropic-version") {
         let body = error_body(wire, "anthropic-version: header is required");
-        return (json_response(400, &body), 400);
+        return (json_response(400, &body), 400, None);
     }
     if let Err(rejection) = validate(wire, script.reasoning, body) {
         return (
             json_response(rejection.status, &rejection.body),
             rejection.status,
+            None,
         );
     }
-    let Some(reply) = replies.pop_front() else {
-        // Running out of script is a test bug: answer with a non-retryable
-        // error so it is surfaced, never retried (VERIFICATION L4).
-        let body = error_body(
-            wire,
-            "mock model server: the script has no reply left for this request",
-        );
-        return (json_response(400, &body), 400);
+    // A `when` rule answers out of turn and leaves the script where it is.
+    let rule = script.when.iter().position(|w| w.matches(wire, body));
+    let reply = match rule {
+        Some(i) => script.when[i].reply.clone(),
+        None => {
+            let Some(reply) = replies.pop_front() else {
+                // Running out of script is a test bug: answer with a
+                // non-retryable error so it is surfaced, never retried
+                // (VERIFICATION L4).
+                let body = error_body(
+                    wire,
+                    "mock model server: the script has no reply left for this request",
+                );
+                return (json_response(400, &body), 400, None);
+            };
+            reply
+        }
     };
+    let (response, status) = reply_response(script, reply, body, body_bytes, shutdown);
+    (response, status, rule)
+}
+
+/// A reply as bytes on the wire.
+fn reply_response(
+    script: &Script,
+    reply: Reply,
+    body: &Value,
+    body_bytes: usize,
+    shutdown: &watch::Receiver<bool>,
+) -> (Response, u16) {
+    let wire = script.wire;
+    let input_tokens = script.usage.input_tokens(body_bytes);
     let streaming = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let model = script.model.as_str();
     let chunk = script.chunk_size.max(1);
     match reply {
         Reply::Text(text) if streaming => (
             sse(
-                frame(wire, &generated_events(wire, model, &text, None)),
+                frame(
+                    wire,
+                    &generated_events(wire, model, &text, None, input_tokens),
+                ),
                 chunk,
                 End::Finish,
                 shutdown,
@@ -284,7 +333,7 @@ fn respond(
             200,
         ),
         Reply::Text(text) => (
-            json_response(200, &generated_json(wire, model, &text, None)),
+            json_response(200, &generated_json(wire, model, &text, None, input_tokens)),
             200,
         ),
         Reply::ToolCall {
@@ -297,7 +346,10 @@ fn respond(
             if streaming {
                 (
                     sse(
-                        frame(wire, &generated_events(wire, model, &text, call)),
+                        frame(
+                            wire,
+                            &generated_events(wire, model, &text, call, input_tokens),
+                        ),
                         chunk,
                         End::Finish,
                         shutdown,
@@ -306,7 +358,7 @@ fn respond(
                 )
             } else {
                 (
-                    json_response(200, &generated_json(wire, model, &text, call)),
+                    json_response(200, &generated_json(wire, model, &text, call, input_tokens)),
                     200,
                 )
             }

@@ -193,21 +193,29 @@ async fn a_summary_replaces_history_keeps_the_users_words_and_restores_the_worki
         panic!("a user message");
     };
     assert_eq!(u.origin, MessageOrigin::Summary);
-    let UserBlock::Text { text } = &u.content[0] else {
-        panic!("text first");
-    };
+    let texts: Vec<&str> = u
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            UserBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
     assert!(
-        text.contains("<summary>\n1. Intent: fix the parser\n</summary>"),
-        "{text}"
+        texts[0].contains("<summary>\n1. Intent: fix the parser\n</summary>"),
+        "{texts:?}"
     );
-    assert!(!text.contains("long"), "the analysis is dropped");
-    assert!(
-        text.contains("- Fix the parser\n- also check the lexer\n"),
-        "{text}"
+    assert!(!texts[0].contains("long"), "the analysis is dropped");
+    assert_eq!(
+        &texts[1..],
+        &[
+            "Earlier message from the user, verbatim:\nFix the parser",
+            "Earlier message from the user, verbatim:\nalso check the lexer",
+            CONTINUE_SUFFIX,
+        ]
     );
-    assert!(text.ends_with(CONTINUE_SUFFIX));
     assert!(
-        matches!(&u.content[1], UserBlock::Attachment { title, .. } if title.starts_with("src/parser.rs"))
+        matches!(u.content.last(), Some(UserBlock::Attachment { title, .. }) if title.starts_with("src/parser.rs"))
     );
     assert_eq!(compaction.before_tokens, 90_000);
     assert!(compaction.after_tokens < 1_000);
@@ -252,13 +260,34 @@ async fn a_summary_request_that_overflows_is_retried_over_less_history() {
     assert!(requests[1].messages.len() < requests[0].messages.len());
     invariants::check_tool_pairing(&requests[1].messages).unwrap();
     // The user's words survive even from the part that was not summarized.
-    let Message::User(u) = &compaction.messages[0] else {
-        panic!()
-    };
-    let UserBlock::Text { text } = &u.content[0] else {
-        panic!()
-    };
-    assert!(text.contains("- Fix the parser"), "{text}");
+    assert_eq!(
+        super::persons_words(&compaction.messages),
+        vec!["Fix the parser", "also check the lexer"]
+    );
+}
+
+#[tokio::test]
+async fn a_second_summary_still_carries_the_persons_first_words() {
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        summary_reply("<summary>first</summary>"),
+        summary_reply("<summary>second</summary>"),
+    ]));
+    let cm = ContextManager::new(provider, Arc::new(NoWorkingSet));
+    let reactive = request(CompactTrigger::Reactive, 1, 0);
+    let once = cm
+        .compact(&history(), &reactive, CompactionStrategy::Summary)
+        .await
+        .unwrap();
+    let mut later = once.messages.clone();
+    later.push(Message::user_text(MessageId::new("u9"), "and the docs"));
+    let twice = cm
+        .compact(&later, &reactive, CompactionStrategy::Summary)
+        .await
+        .unwrap();
+    assert_eq!(
+        super::persons_words(&twice.messages),
+        vec!["Fix the parser", "also check the lexer", "and the docs"]
+    );
 }
 
 #[tokio::test]
