@@ -152,6 +152,9 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         }
     }
     signals.abort();
+    if let Err(e) = session.save_file_state().await {
+        tracing::warn!(error = %e, "could not save the session's file state");
+    }
     let reason = reason.unwrap_or(TerminalReason::Error {
         error: riot_protocol::AgentError {
             kind: riot_protocol::ErrorKind::Internal,

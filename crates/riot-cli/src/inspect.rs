@@ -128,8 +128,12 @@ pub fn sessions_delete(id: &str) -> i32 {
         Ok(k) => k,
         Err(e) => return fail("sessions delete", &e, EXIT_USAGE),
     };
-    match kernel.store().delete(&SessionId::new(id)) {
+    let session = SessionId::new(id);
+    match kernel.store().delete(&session) {
         Ok(()) => {
+            // What the session had read goes with it.
+            let _ =
+                std::fs::remove_file(riot_kernel::tools::file_state_path(kernel.home(), &session));
             println!("Deleted session {id}.");
             0
         }

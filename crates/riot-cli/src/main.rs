@@ -9,13 +9,14 @@ mod cli;
 mod exec;
 mod inspect;
 mod logs;
+mod tools_cmd;
 mod world;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command, ConfigCommand, PermissionsCommand, SessionsCommand};
+use cli::{Cli, Command, ConfigCommand, PermissionsCommand, SessionsCommand, ToolsCommand};
 
 /// Logs go to `<riot home>/logs/riot.log` (stdout and stderr belong to the
 /// person and to scripts); `RIOT_LOG` sets the filter, default `info`.
@@ -68,7 +69,15 @@ fn main() -> ExitCode {
                 inspect::sessions_show(id, *json)
             }
             Some(Command::Sessions(SessionsCommand::Delete { id })) => inspect::sessions_delete(id),
-            Some(Command::Tools(_)) => not_available("`riot tools` (the core-tools issue)"),
+            Some(Command::Tools(ToolsCommand::List { json })) => {
+                tools_cmd::list(&cli.shared, *json).await
+            }
+            Some(Command::Tools(ToolsCommand::Call {
+                name,
+                input,
+                yes,
+                session,
+            })) => tools_cmd::call(&cli.shared, name, input, *yes, session.as_deref()).await,
             Some(Command::Mcp(_)) => not_available("`riot mcp` (the MCP issue)"),
             Some(Command::Permissions(PermissionsCommand::Check { tool, input })) => {
                 inspect::permissions_check(&cli.shared, tool, input).await

@@ -16,6 +16,7 @@ pub mod credentials;
 pub mod memory;
 pub mod prompt;
 pub mod session;
+pub mod tools;
 pub mod trust;
 pub mod working_set;
 

@@ -98,6 +98,28 @@ impl Kernel {
         Self { caps, home }
     }
 
+    /// The injected capabilities.
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    /// Riot's home directory.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// The model key variables removed from every tool environment: both
+    /// defaults and the configured one (ARCHITECTURE §6.6).
+    pub(crate) fn scrubbed_env(&self, config: &Config) -> Vec<String> {
+        let mut scrubbed = vec!["ANTHROPIC_API_KEY".to_owned(), "OPENAI_API_KEY".to_owned()];
+        if let Some(var) = &config.api_key_env
+            && !scrubbed.contains(&var.value)
+        {
+            scrubbed.push(var.value.clone());
+        }
+        scrubbed
+    }
+
     /// The transcript store.
     pub fn store(&self) -> SessionStore {
         SessionStore::new(self.home.join("sessions"))
@@ -156,7 +178,7 @@ impl Kernel {
 
     /// The permission chain for a project: configured rules, the person's
     /// home for `~`, Riot's home for its own protected files.
-    fn policy(
+    pub(crate) fn policy(
         &self,
         config: &Config,
         cwd: &Path,
@@ -365,10 +387,7 @@ impl Kernel {
         );
 
         // Tools and the permission chain.
-        let mut scrubbed = vec!["ANTHROPIC_API_KEY".to_owned(), "OPENAI_API_KEY".to_owned()];
-        if !scrubbed.contains(&key_var) {
-            scrubbed.push(key_var.clone());
-        }
+        let scrubbed = self.scrubbed_env(config);
         let mut tool_env = ToolEnv::new(
             options.cwd.clone(),
             self.home.join("spill").join(session_id.as_str()),
@@ -378,6 +397,11 @@ impl Kernel {
             Arc::clone(&self.caps.ids),
         );
         tool_env.scrubbed_env = scrubbed.clone();
+        let state_path = crate::tools::file_state_path(&self.home, &session_id);
+        if resumed.is_some() {
+            crate::tools::load_file_state(self.caps.fs.as_ref(), &state_path, &tool_env.file_state)
+                .await;
+        }
         let file_state = Arc::clone(&tool_env.file_state);
         let policy = self.policy(config, &options.cwd, &options.env);
         let scheduler = Arc::new(Scheduler::new(
@@ -452,7 +476,7 @@ impl Kernel {
             provider.clone(),
             Arc::new(crate::working_set::RecentFiles {
                 fs: Arc::clone(&self.caps.fs),
-                files: file_state,
+                files: Arc::clone(&file_state),
             }),
         ));
         let deps = AgentDeps {
@@ -470,6 +494,9 @@ impl Kernel {
             deps,
             context,
             notices,
+            file_state,
+            state_path,
+            fs: Arc::clone(&self.caps.fs),
         })
     }
 }
@@ -485,6 +512,9 @@ pub struct Session {
     deps: AgentDeps,
     context: Arc<ContextManager>,
     notices: Vec<String>,
+    file_state: Arc<riot_protocol::FileStateStore>,
+    state_path: PathBuf,
+    fs: Arc<dyn FileSystem>,
 }
 
 impl Session {
@@ -518,6 +548,12 @@ impl Session {
     /// a UI's mode picker); it applies from the next model request on.
     pub fn set_mode(&mut self, mode: PermissionMode) {
         self.state.mode = mode;
+    }
+
+    /// Persists what this session has read, so a resumed session and
+    /// `riot tools call --session ID` keep read-before-write knowledge.
+    pub async fn save_file_state(&self) -> std::io::Result<()> {
+        crate::tools::save_file_state(self.fs.as_ref(), &self.state_path, &self.file_state).await
     }
 
     /// Usage of side requests (compaction summaries) in this process.

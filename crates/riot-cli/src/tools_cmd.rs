@@ -1,0 +1,159 @@
+//! `riot tools list` and `riot tools call` (INTERFACES): the tools in the
+//! exact order sent to the model, and one call through the full pipeline
+//! (validation, permission decision, budget). A permission question is
+//! answered "no" unless `--yes`.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use riot_protocol::{
+    AgentEvent, CancelScope, ExecuteOptions, IdGen, PermissionGate, PermissionOutcome,
+    PermissionRequestDetail, RequestId, SessionId, ToolCall, ToolResultContent, ToolRunEvent,
+    ToolRunner, ToolUseId,
+};
+
+use crate::cli::SharedOptions;
+use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::world;
+
+/// Answers every question the same way, as `--yes` says.
+#[derive(Debug)]
+struct FixedAnswer {
+    allow: bool,
+}
+
+#[async_trait::async_trait]
+impl PermissionGate for FixedAnswer {
+    fn can_answer(&self) -> bool {
+        true
+    }
+
+    async fn ask(
+        &self,
+        _request_id: RequestId,
+        detail: PermissionRequestDetail,
+    ) -> PermissionOutcome {
+        eprintln!("riot tools call: {}", detail.message);
+        if self.allow {
+            eprintln!("riot tools call: allowed (--yes)");
+            PermissionOutcome::AllowOnce
+        } else {
+            PermissionOutcome::RejectOnce {
+                feedback: Some("answered no by `riot tools call`; pass --yes to allow it".into()),
+            }
+        }
+    }
+}
+
+fn fail(command: &str, message: &str, code: i32) -> i32 {
+    eprintln!("riot {command}: {message}");
+    code
+}
+
+async fn harness(
+    shared: &SharedOptions,
+    allow: bool,
+    session: Option<&SessionId>,
+) -> Result<(riot_kernel::tools::ToolHarness, Arc<dyn IdGen>), (String, i32)> {
+    let env = world::environment();
+    let home = world::riot_home(&env).map_err(|e| (e, EXIT_USAGE))?;
+    let cwd = world::project_dir(shared.cwd.as_ref()).map_err(|e| (e, EXIT_USAGE))?;
+    let caps = world::capabilities();
+    let ids = Arc::clone(&caps.ids);
+    let kernel = riot_kernel::Kernel::new(caps, home);
+    let harness = kernel
+        .tools(
+            &cwd,
+            &env,
+            &flag_layer(shared),
+            shared.trust_project,
+            Arc::new(FixedAnswer { allow }),
+            session,
+        )
+        .await
+        .map_err(|e| (e.to_string(), EXIT_USAGE))?;
+    Ok((harness, ids))
+}
+
+/// `riot tools list [--json]`.
+pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
+    let (harness, _) = match harness(shared, false, None).await {
+        Ok(h) => h,
+        Err((e, code)) => return fail("tools list", &e, code),
+    };
+    let specs = harness.scheduler.specs();
+    if json_out {
+        println!("{}", serde_json::to_string(&specs).unwrap_or_default());
+    } else {
+        for spec in specs {
+            let first = spec.description.lines().next().unwrap_or_default();
+            println!("{:<12} {first}", spec.name);
+        }
+    }
+    0
+}
+
+/// `riot tools call NAME --input JSON [--yes] [--session ID]`.
+pub async fn call(
+    shared: &SharedOptions,
+    name: &str,
+    input: &str,
+    yes: bool,
+    session: Option<&str>,
+) -> i32 {
+    let input: serde_json::Value = match serde_json::from_str(input) {
+        Ok(v) => v,
+        Err(e) => {
+            return fail(
+                "tools call",
+                &format!("--input is not valid JSON: {e}"),
+                EXIT_USAGE,
+            );
+        }
+    };
+    let session = session.map(|s| SessionId::new(s.to_owned()));
+    let (harness, ids) = match harness(shared, yes, session.as_ref()).await {
+        Ok(h) => h,
+        Err((e, code)) => return fail("tools call", &e, code),
+    };
+    let call = ToolCall {
+        id: ToolUseId::generate(ids.as_ref()),
+        name: name.to_owned(),
+        input,
+    };
+    let options = ExecuteOptions {
+        cancel: CancelScope::new(),
+        mode: harness.mode,
+    };
+    let mut events = harness.scheduler.execute(vec![call], options);
+    let mut result = None;
+    while let Some(event) = events.next().await {
+        match event {
+            ToolRunEvent::Result(r) => result = Some(r),
+            ToolRunEvent::Event(AgentEvent::ToolStarted { describe, .. }) => {
+                eprintln!("• {describe}");
+            }
+            ToolRunEvent::Event(_) => {}
+        }
+    }
+    drop(events);
+    if let Err(e) = harness.save().await {
+        eprintln!("riot tools call: could not save the session's file state: {e}");
+    }
+    let Some(result) = result else {
+        return fail("tools call", "the tool produced no result", 1);
+    };
+    for block in &result.content {
+        match block {
+            ToolResultContent::Text { text } => println!("{text}"),
+            ToolResultContent::Image { source } => {
+                println!(
+                    "[image {} ({} bytes of base64)]",
+                    source.media_type,
+                    source.data.len()
+                );
+            }
+        }
+    }
+    i32::from(result.is_error)
+}
