@@ -146,3 +146,22 @@ fn thinking_from_another_model_is_flagged() {
 fn enforce_panics_in_debug_builds() {
     enforce(check_tool_pairing(&[assistant("a1", &["t1"])]));
 }
+
+#[test]
+fn a_parallel_batch_with_an_unsafe_call_is_flagged() {
+    assert_eq!(check_parallel_batch(&[true, true, true]), Ok(()));
+    assert_eq!(
+        check_parallel_batch(&[false]),
+        Ok(()),
+        "a batch of one may hold anything"
+    );
+    let v = check_parallel_batch(&[true, false, true]).unwrap_err();
+    assert_eq!(v.id, "INV-3");
+    assert!(v.detail.contains("call 1 of a parallel batch of 3"), "{v}");
+}
+
+#[test]
+#[should_panic(expected = "invariant violated: INV-3")]
+fn enforce_panics_on_an_unsafe_parallel_batch() {
+    enforce(check_parallel_batch(&[true, false]));
+}
