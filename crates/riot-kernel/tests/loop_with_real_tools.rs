@@ -280,12 +280,14 @@ async fn a_failing_bash_cascades_to_the_calls_after_it_but_a_failing_read_does_n
 #[tokio::test]
 async fn stopping_during_a_real_command_answers_every_call_and_ends_aborted() {
     let project = Project::new();
+    let marker = project.root().join("never.txt");
     let run = run(
         &project,
         PermissionMode::Bypass,
         vec![tool_reply(&[
             ("t1", "Bash", json!({"command": "sleep 30"})),
-            ("t2", "Bash", json!({"command": "echo never"})),
+            // Not read-only, so it waits for the first call's batch.
+            ("t2", "Bash", json!({"command": format!("touch {}", marker.display())})),
         ])],
         true,
     )
@@ -294,5 +296,6 @@ async fn stopping_during_a_real_command_answers_every_call_and_ends_aborted() {
     let (_, e1) = result_text(&run.state, "t1");
     let (t2, e2) = result_text(&run.state, "t2");
     assert!(e1);
-    assert!(e2 && !t2.contains("never"), "{t2}");
+    assert!(e2, "{t2}");
+    assert!(!marker.exists(), "the call after the stop never ran");
 }
