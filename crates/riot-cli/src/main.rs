@@ -5,6 +5,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line face
 #![allow(clippy::disallowed_methods)] // a face: reads the real environment and current directory
 
+mod acp;
 mod cli;
 mod exec;
 mod inspect;
@@ -60,7 +61,7 @@ fn main() -> ExitCode {
         match &cli.command {
             None => not_available("the terminal UI (use `riot exec`)"),
             Some(Command::Exec(args)) => exec::run(&cli.shared, args).await,
-            Some(Command::Acp(_)) => not_available("`riot acp` (the ACP issue)"),
+            Some(Command::Acp(_)) => acp::run(&cli.shared).await,
             Some(Command::Serve(_)) => not_available("`riot serve` (the ACP issue)"),
             Some(Command::Sessions(SessionsCommand::List { json })) => {
                 inspect::sessions_list(*json)

@@ -1,0 +1,460 @@
+//! The ACP agent: the session table and one handler per client method.
+//! Handlers that wait (opening a session, running a turn) run in their own
+//! task, because the SDK's dispatch loop is blocked while a handler runs
+//! and `session/cancel` must get through while a turn streams.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    SessionCapabilities, SessionInfo, SessionListCapabilities, SessionNotification, SessionUpdate,
+    SetSessionModeRequest, SetSessionModeResponse,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, Error, Stdio};
+use futures::StreamExt;
+use riot_kernel::config::FlagLayer;
+use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, Session};
+use riot_protocol::{
+    AgentEvent, CancelReason, CancelScope, FileSystem, PermissionMode, SessionId, StreamDelta,
+    TerminalReason,
+};
+
+use crate::gate::ClientGate;
+use crate::mapping::{self, ToolCalls};
+
+/// JSON-RPC error codes (JSON-RPC 2.0 §5.1).
+const INVALID_PARAMS: i32 = -32602;
+const INTERNAL_ERROR: i32 = -32603;
+
+/// What `riot acp` was started with: the kernel and the defaults every
+/// new session gets (INTERFACES: provider options apply as defaults).
+#[derive(Debug, Clone)]
+pub struct AcpConfig {
+    pub kernel: Kernel,
+    /// Resolves the client's `cwd` to the canonical project directory.
+    pub fs: Arc<dyn FileSystem>,
+    /// The process environment.
+    pub env: BTreeMap<String, String>,
+    pub flags: FlagLayer,
+    pub trust_project: bool,
+    pub max_turns: Option<u32>,
+}
+
+/// One open session and the state its handlers share.
+#[derive(Debug)]
+struct Slot {
+    session: tokio::sync::Mutex<Session>,
+    /// The running turn's scope, for `session/cancel`.
+    running: Mutex<Option<CancelScope>>,
+    /// A mode chosen while a turn ran; applied when it ends.
+    pending_mode: Mutex<Option<PermissionMode>>,
+    calls: Arc<Mutex<ToolCalls>>,
+    /// The session's canonical project directory.
+    cwd: PathBuf,
+}
+
+#[derive(Debug)]
+struct RiotAgent {
+    config: AcpConfig,
+    sessions: Mutex<HashMap<String, Arc<Slot>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn kernel_error(e: KernelError) -> Error {
+    match e {
+        KernelError::Usage(m) => Error::new(INVALID_PARAMS, m),
+        KernelError::Failed(m) => Error::new(INTERNAL_ERROR, m),
+    }
+}
+
+fn send(cx: &ConnectionTo<Client>, session_id: &str, update: SessionUpdate) {
+    if let Err(e) = cx.send_notification(SessionNotification::new(session_id.to_owned(), update)) {
+        tracing::warn!(error = %e, "could not send a session update");
+    }
+}
+
+fn reply<T: agent_client_protocol::JsonRpcResponse>(
+    responder: Responder<T>,
+    result: Result<T, Error>,
+) {
+    let sent = match result {
+        Ok(response) => responder.respond(response),
+        Err(e) => responder.respond_with_error(e),
+    };
+    if let Err(e) = sent {
+        tracing::warn!(error = %e, "could not send a response");
+    }
+}
+
+impl RiotAgent {
+    fn slot(&self, id: &str) -> Result<Arc<Slot>, Error> {
+        lock(&self.sessions)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| Error::new(INVALID_PARAMS, format!("unknown session `{id}`")))
+    }
+
+    async fn open(
+        &self,
+        cx: &ConnectionTo<Client>,
+        cwd: PathBuf,
+        resume: Option<ResumeFrom>,
+        mcp_servers: usize,
+    ) -> Result<(String, Arc<Slot>), Error> {
+        if !cwd.is_absolute() {
+            return Err(Error::new(
+                INVALID_PARAMS,
+                format!("cwd {} is not an absolute path", cwd.display()),
+            ));
+        }
+        // Canonical, so sessions and trust match however the path was sent.
+        let cwd = self
+            .config
+            .fs
+            .canonicalize(&cwd)
+            .await
+            .map_err(|e| Error::new(INVALID_PARAMS, format!("cwd {}: {e}", cwd.display())))?;
+        if mcp_servers > 0 {
+            tracing::info!(
+                count = mcp_servers,
+                "ignoring the MCP servers the client handed over (not supported yet)"
+            );
+        }
+        let calls = Arc::new(Mutex::new(ToolCalls::new(cwd.clone())));
+        let gate = Arc::new(ClientGate::new(cx.clone(), Arc::clone(&calls)));
+        let options_cwd = cwd.clone();
+        let options = OpenOptions {
+            cwd,
+            env: self.config.env.clone(),
+            flags: self.config.flags.clone(),
+            trust_project: self.config.trust_project,
+            max_turns: self.config.max_turns,
+            resume,
+            gate: gate.clone(),
+        };
+        let session = self
+            .config
+            .kernel
+            .open(options)
+            .await
+            .map_err(kernel_error)?;
+        let id = session.id().to_string();
+        gate.bind(&id);
+        for notice in session.notices() {
+            tracing::info!(session = %id, "{notice}");
+        }
+        let slot = Arc::new(Slot {
+            session: tokio::sync::Mutex::new(session),
+            running: Mutex::new(None),
+            pending_mode: Mutex::new(None),
+            calls,
+            cwd: options_cwd,
+        });
+        lock(&self.sessions).insert(id.clone(), Arc::clone(&slot));
+        Ok((id, slot))
+    }
+
+    async fn new_session(
+        &self,
+        cx: &ConnectionTo<Client>,
+        request: NewSessionRequest,
+    ) -> Result<NewSessionResponse, Error> {
+        let (id, slot) = self
+            .open(cx, request.cwd, None, request.mcp_servers.len())
+            .await?;
+        let mode = slot.session.lock().await.mode();
+        Ok(NewSessionResponse::new(id).modes(mapping::mode_state(mode)))
+    }
+
+    /// ACP `session/load`: the whole conversation is replayed as updates
+    /// before the response (ARCHITECTURE §12).
+    async fn load_session(
+        &self,
+        cx: &ConnectionTo<Client>,
+        request: LoadSessionRequest,
+    ) -> Result<LoadSessionResponse, Error> {
+        let id = request.session_id.0.to_string();
+        let existing = lock(&self.sessions).get(&id).cloned();
+        let slot = match existing {
+            Some(slot) => slot,
+            None => {
+                let resume = Some(ResumeFrom::Id(SessionId::new(id.clone())));
+                self.open(cx, request.cwd, resume, request.mcp_servers.len())
+                    .await?
+                    .1
+            }
+        };
+        let Ok(session) = slot.session.try_lock() else {
+            return Err(Error::new(
+                INVALID_PARAMS,
+                format!("session `{id}` is running a prompt; load it when the turn ends"),
+            ));
+        };
+        let mut replay = ToolCalls::new(slot.cwd.clone());
+        for message in session.messages() {
+            for update in replay.message_updates(message, true) {
+                send(cx, &id, update);
+            }
+        }
+        Ok(LoadSessionResponse::new().modes(mapping::mode_state(session.mode())))
+    }
+
+    async fn prompt(
+        &self,
+        cx: &ConnectionTo<Client>,
+        request: PromptRequest,
+    ) -> Result<PromptResponse, Error> {
+        let id = request.session_id.0.to_string();
+        let slot = self.slot(&id)?;
+        let text =
+            mapping::prompt_text(&request.prompt).map_err(|m| Error::new(INVALID_PARAMS, m))?;
+        if text.trim().is_empty() {
+            return Err(Error::new(INVALID_PARAMS, "the prompt is empty"));
+        }
+        let Ok(mut session) = slot.session.try_lock() else {
+            return Err(Error::new(
+                INVALID_PARAMS,
+                "a prompt is already running in this session; cancel it or wait for its end",
+            ));
+        };
+        if let Some(mode) = lock(&slot.pending_mode).take() {
+            session.set_mode(mode);
+        }
+        let cancel = CancelScope::new();
+        *lock(&slot.running) = Some(cancel.clone());
+        let mut reason = None;
+        {
+            let mut events = std::pin::pin!(session.turn(&text, cancel));
+            while let Some(event) = events.next().await {
+                let updates: Vec<SessionUpdate> = match &event {
+                    AgentEvent::Delta {
+                        delta: StreamDelta::Text { text },
+                    } if !text.is_empty() => vec![mapping::message_chunk(text)],
+                    AgentEvent::Delta {
+                        delta: StreamDelta::Thinking { text },
+                    } if !text.is_empty() => vec![mapping::thought_chunk(text)],
+                    AgentEvent::Message { message } => {
+                        lock(&slot.calls).message_updates(message, false)
+                    }
+                    AgentEvent::ToolStarted {
+                        tool_use_id,
+                        name,
+                        describe,
+                    } => vec![lock(&slot.calls).started(tool_use_id.as_str(), name, describe)],
+                    AgentEvent::Done { reason: r } => {
+                        reason = Some(r.clone());
+                        Vec::new()
+                    }
+                    _ => Vec::new(),
+                };
+                for update in updates {
+                    send(cx, &id, update);
+                }
+            }
+        }
+        *lock(&slot.running) = None;
+        if let Some(mode) = lock(&slot.pending_mode).take() {
+            session.set_mode(mode);
+        }
+        drop(session);
+        let reason = reason.unwrap_or(TerminalReason::Error {
+            error: riot_protocol::AgentError {
+                kind: riot_protocol::ErrorKind::Internal,
+                message: "the turn ended without a terminal reason".into(),
+            },
+        });
+        match mapping::stop_reason(&reason) {
+            Some(stop) => Ok(PromptResponse::new(stop)),
+            None => {
+                let message = match &reason {
+                    TerminalReason::Error { error } => error.message.clone(),
+                    other => other.name().to_owned(),
+                };
+                Err(Error::new(INTERNAL_ERROR, message))
+            }
+        }
+    }
+
+    /// ACP `session/list`: the transcripts in Riot's home, newest first,
+    /// optionally only those of one directory. Subagent transcripts are
+    /// not sessions a person resumes, so they are left out.
+    async fn list_sessions(
+        &self,
+        request: ListSessionsRequest,
+    ) -> Result<ListSessionsResponse, Error> {
+        let cwd = match request.cwd {
+            Some(cwd) => Some(self.config.fs.canonicalize(&cwd).await.unwrap_or(cwd)),
+            None => None,
+        };
+        let summaries = self
+            .config
+            .kernel
+            .store()
+            .list()
+            .map_err(|e| Error::new(INTERNAL_ERROR, e.to_string()))?;
+        let sessions = summaries
+            .into_iter()
+            .filter(|s| s.parent.is_none())
+            .filter(|s| cwd.as_ref().is_none_or(|c| *c == s.cwd))
+            .map(|s| {
+                let mut info = SessionInfo::new(s.id.to_string(), s.cwd)
+                    .updated_at(mapping::rfc3339(s.updated_ms));
+                if !s.title.is_empty() {
+                    info = info.title(s.title);
+                }
+                info
+            })
+            .collect();
+        Ok(ListSessionsResponse::new(sessions))
+    }
+
+    fn cancel(&self, notification: &CancelNotification) {
+        let id = notification.session_id.0.to_string();
+        let Ok(slot) = self.slot(&id) else {
+            tracing::info!(session = %id, "cancel for an unknown session");
+            return;
+        };
+        if let Some(scope) = lock(&slot.running).take() {
+            scope.cancel(CancelReason::User);
+        }
+    }
+
+    fn set_mode(&self, request: &SetSessionModeRequest) -> Result<SetSessionModeResponse, Error> {
+        let id = request.session_id.0.to_string();
+        let slot = self.slot(&id)?;
+        let wanted = request.mode_id.0.to_string();
+        let mode = mapping::offered_mode(&wanted).ok_or_else(|| {
+            let offered: Vec<&str> = mapping::OFFERED_MODES.iter().map(|m| m.as_str()).collect();
+            Error::new(
+                INVALID_PARAMS,
+                format!("unknown mode `{wanted}`; use one of {}", offered.join(", ")),
+            )
+        })?;
+        match slot.session.try_lock() {
+            Ok(mut session) => session.set_mode(mode),
+            // A turn is running: its mode holds until it ends.
+            Err(_) => *lock(&slot.pending_mode) = Some(mode),
+        }
+        Ok(SetSessionModeResponse::new())
+    }
+}
+
+fn initialize(request: &InitializeRequest) -> InitializeResponse {
+    tracing::info!(client_version = ?request.protocol_version, "ACP initialize");
+    InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .session_capabilities(
+                    SessionCapabilities::new().list(SessionListCapabilities::new()),
+                )
+                // Text and resource links are the baseline every agent takes.
+                .prompt_capabilities(PromptCapabilities::new()),
+        )
+        .agent_info(Implementation::new("riot", env!("CARGO_PKG_VERSION")).title("Riot".to_owned()))
+}
+
+/// Serves ACP on stdin/stdout until the client closes stdin. Nothing but
+/// protocol messages is written to stdout.
+pub async fn serve_stdio(config: AcpConfig) -> Result<(), Error> {
+    let agent = Arc::new(RiotAgent {
+        config,
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let (a1, a2, a3, a4, a5, a6) = (
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+    );
+    Agent
+        .v1()
+        .name("riot")
+        .on_receive_request(
+            async move |request: InitializeRequest,
+                        responder: Responder<InitializeResponse>,
+                        _cx: ConnectionTo<Client>| {
+                responder.respond(initialize(&request))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: NewSessionRequest,
+                        responder: Responder<NewSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&a1);
+                tokio::spawn(async move {
+                    let result = agent.new_session(&cx, request).await;
+                    reply(responder, result);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: LoadSessionRequest,
+                        responder: Responder<LoadSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&a2);
+                tokio::spawn(async move {
+                    let result = agent.load_session(&cx, request).await;
+                    reply(responder, result);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: PromptRequest,
+                        responder: Responder<PromptResponse>,
+                        cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&a3);
+                tokio::spawn(async move {
+                    let result = agent.prompt(&cx, request).await;
+                    reply(responder, result);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ListSessionsRequest,
+                        responder: Responder<ListSessionsResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&a6);
+                tokio::spawn(async move {
+                    reply(responder, agent.list_sessions(request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionModeRequest,
+                        responder: Responder<SetSessionModeResponse>,
+                        _cx: ConnectionTo<Client>| {
+                reply(responder, a4.set_mode(&request));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |notification: CancelNotification, _cx: ConnectionTo<Client>| {
+                a5.cancel(&notification);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(Stdio::new())
+        .await
+}

@@ -1,0 +1,105 @@
+//! The permission gate of an ACP session: each question becomes a
+//! `session/request_permission` request to the client, and the option the
+//! person picked becomes the [`PermissionOutcome`] (ARCHITECTURE §9.2).
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields,
+};
+use riot_protocol::{PermissionGate, PermissionOutcome, PermissionRequestDetail, RequestId};
+
+use crate::mapping::{self, ToolCalls};
+
+/// Asks the ACP client. The caller (the scheduler) enforces the timeout and
+/// the turn's cancellation, both of which are denials.
+#[derive(Debug)]
+pub struct ClientGate {
+    connection: ConnectionTo<Client>,
+    /// Set once the kernel has opened the session and knows its id.
+    session_id: OnceLock<String>,
+    calls: Arc<Mutex<ToolCalls>>,
+}
+
+impl ClientGate {
+    /// A gate asking through `connection`, sharing the session's record of
+    /// which tool calls the client already knows.
+    pub fn new(connection: ConnectionTo<Client>, calls: Arc<Mutex<ToolCalls>>) -> Self {
+        Self {
+            connection,
+            session_id: OnceLock::new(),
+            calls,
+        }
+    }
+
+    /// Binds the gate to the session it asks for.
+    pub fn bind(&self, session_id: &str) {
+        let _ = self.session_id.set(session_id.to_owned());
+    }
+}
+
+#[async_trait::async_trait]
+impl PermissionGate for ClientGate {
+    fn can_answer(&self) -> bool {
+        true
+    }
+
+    async fn ask(
+        &self,
+        _request_id: RequestId,
+        detail: PermissionRequestDetail,
+    ) -> PermissionOutcome {
+        let Some(session_id) = self.session_id.get().cloned() else {
+            return PermissionOutcome::Cancelled;
+        };
+        let id = detail.tool_use_id.as_str().to_owned();
+        // A question names a call the client must already know: announce it
+        // first (the scheduler asks before the call starts).
+        let first = self
+            .calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .announce(&id);
+        if first {
+            let update = mapping::tool_call(
+                &id,
+                &detail.tool_name,
+                &detail.describe,
+                Some(&detail.input),
+                ToolCallStatus::Pending,
+            );
+            if let Err(e) = self
+                .connection
+                .send_notification(SessionNotification::new(session_id.clone(), update))
+            {
+                tracing::warn!(error = %e, "could not announce a tool call");
+            }
+        }
+        let fields = ToolCallUpdateFields::new()
+            .title(detail.describe.clone())
+            .kind(mapping::tool_kind(&detail.tool_name))
+            .status(ToolCallStatus::Pending)
+            .raw_input(detail.input.clone());
+        let rule = detail.suggested_rule.as_deref();
+        let request = RequestPermissionRequest::new(
+            session_id,
+            ToolCallUpdate::new(id, fields),
+            mapping::permission_options(rule),
+        );
+        match self.connection.send_request(request).block_task().await {
+            Ok(response) => match response.outcome {
+                RequestPermissionOutcome::Selected(chosen) => {
+                    mapping::chosen_outcome(&chosen.option_id.0, rule)
+                }
+                _ => PermissionOutcome::Cancelled,
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "the client did not answer a permission request");
+                PermissionOutcome::Cancelled
+            }
+        }
+    }
+}

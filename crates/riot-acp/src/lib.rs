@@ -1,0 +1,26 @@
+//! # riot-acp — Riot as an Agent Client Protocol agent
+//!
+//! `riot acp` lets editors (Zed, JetBrains, Neovim plugins, any ACP client)
+//! drive Riot's sessions over JSON-RPC on stdio (ARCHITECTURE §2). This
+//! crate maps the kernel API to ACP v1 with the official
+//! `agent-client-protocol` SDK: `initialize`, `session/new`,
+//! `session/load` (the transcript replayed as updates), `session/prompt`
+//! (stop reasons from [`riot_protocol::TerminalReason::acp_stop_reason`]),
+//! `session/cancel`, `session/set_mode` (Riot's permission modes),
+//! `session/update` for chunks, tool calls and plans, and
+//! `session/request_permission` as the sessions' permission gate.
+//!
+//! It is a separate crate, not a module of `riot-kernel`, so the SDK and
+//! its schema types are compiled only by the faces that speak ACP and not
+//! by every kernel build and test. It does not do `riot serve` (WebSocket)
+//! nor the `_riot/...` extension methods.
+//!
+//! Invariant: nothing but protocol messages is written to stdout; logs go
+//! through `tracing` to the face's log file.
+
+mod agent;
+mod gate;
+pub mod mapping;
+
+pub use agent::{AcpConfig, serve_stdio};
+pub use gate::ClientGate;

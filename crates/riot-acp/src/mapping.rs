@@ -1,0 +1,481 @@
+//! Pure translations between Riot's types and ACP's: tool kinds, stop
+//! reasons, permission modes and options, prompt content, and the
+//! `session/update` payloads for messages and tool calls. No I/O here, so
+//! the mapping is tested without a connection.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema::{
+    Content, ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind, Plan,
+    PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionMode, SessionModeState, SessionUpdate,
+    StopReason, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
+};
+use riot_protocol::{
+    AssistantBlock, DiffLineKind, Message, MessageOrigin, PermissionMode, PermissionOutcome,
+    TerminalReason, TodoStatus, ToolResultContent, ToolResultUi, UiPayload, UserBlock,
+};
+use serde_json::Value;
+
+/// The ACP kind of a built-in tool, so editors pick the right icon and
+/// grouping; MCP and unknown tools are `other`.
+pub fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "Read" => ToolKind::Read,
+        "Edit" | "Write" => ToolKind::Edit,
+        "Bash" | "BashOutput" | "KillShell" => ToolKind::Execute,
+        "Grep" | "Glob" | "ToolSearch" | "WebSearch" => ToolKind::Search,
+        "WebFetch" => ToolKind::Fetch,
+        "ExitPlanMode" => ToolKind::SwitchMode,
+        "TodoWrite" => ToolKind::Think,
+        _ => ToolKind::Other,
+    }
+}
+
+/// ARCHITECTURE §4: the terminal reason's ACP `stopReason`; `None` means
+/// the prompt request fails with a JSON-RPC error instead.
+pub fn stop_reason(reason: &TerminalReason) -> Option<StopReason> {
+    Some(match reason.acp_stop_reason()? {
+        "end_turn" => StopReason::EndTurn,
+        "max_turn_requests" => StopReason::MaxTurnRequests,
+        "cancelled" => StopReason::Cancelled,
+        "refusal" => StopReason::Refusal,
+        "max_tokens" => StopReason::MaxTokens,
+        _ => return None,
+    })
+}
+
+/// The permission modes offered as ACP session modes. `auto` needs the
+/// classifier and `unattended` comes only from settings (ARCHITECTURE §9.1),
+/// so neither is offered; a session already in one still lists it.
+pub const OFFERED_MODES: [PermissionMode; 5] = [
+    PermissionMode::Default,
+    PermissionMode::AcceptEdits,
+    PermissionMode::Plan,
+    PermissionMode::Bypass,
+    PermissionMode::DontAsk,
+];
+
+fn mode_text(mode: PermissionMode) -> (&'static str, &'static str) {
+    match mode {
+        PermissionMode::Default => ("Default", "Ask before edits and commands"),
+        PermissionMode::AcceptEdits => ("Accept edits", "Edit files in the project without asking"),
+        PermissionMode::Plan => ("Plan", "Read-only until a plan is approved"),
+        PermissionMode::Auto => ("Auto", "A classifier model answers what rules did not"),
+        PermissionMode::Bypass => ("Bypass", "Do what rules and safety checks do not stop"),
+        PermissionMode::DontAsk => ("Don't ask", "Every question is answered no"),
+        PermissionMode::Unattended => ("Unattended", "Safety findings pass too"),
+    }
+}
+
+/// The `modes` of `session/new` and `session/load`.
+pub fn mode_state(current: PermissionMode) -> SessionModeState {
+    let mut modes: Vec<PermissionMode> = OFFERED_MODES.to_vec();
+    if !modes.contains(&current) {
+        modes.push(current);
+    }
+    let available = modes
+        .into_iter()
+        .map(|m| {
+            let (name, description) = mode_text(m);
+            SessionMode::new(m.as_str(), name).description(description.to_owned())
+        })
+        .collect();
+    SessionModeState::new(current.as_str(), available)
+}
+
+/// A mode id a client may switch to.
+pub fn offered_mode(id: &str) -> Option<PermissionMode> {
+    OFFERED_MODES.into_iter().find(|m| m.as_str() == id)
+}
+
+/// Option ids of `session/request_permission`.
+pub const ALLOW_ONCE: &str = "allow_once";
+pub const ALLOW_ALWAYS: &str = "allow_always";
+pub const REJECT_ONCE: &str = "reject_once";
+pub const REJECT_ALWAYS: &str = "reject_always";
+
+/// The options offered for a question; the "always" ones only when the
+/// chain suggested a rule to remember.
+pub fn permission_options(suggested_rule: Option<&str>) -> Vec<PermissionOption> {
+    let mut options = vec![PermissionOption::new(
+        ALLOW_ONCE,
+        "Allow",
+        PermissionOptionKind::AllowOnce,
+    )];
+    if let Some(rule) = suggested_rule {
+        options.push(PermissionOption::new(
+            ALLOW_ALWAYS,
+            format!("Always allow {rule}"),
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(PermissionOption::new(
+        REJECT_ONCE,
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
+    if let Some(rule) = suggested_rule {
+        options.push(PermissionOption::new(
+            REJECT_ALWAYS,
+            format!("Always reject {rule}"),
+            PermissionOptionKind::RejectAlways,
+        ));
+    }
+    options
+}
+
+/// The outcome of the option the client chose. An unknown option id is a
+/// rejection: only an explicit allow lets a call run (ARCHITECTURE §9.2).
+pub fn chosen_outcome(option_id: &str, suggested_rule: Option<&str>) -> PermissionOutcome {
+    match (option_id, suggested_rule) {
+        (ALLOW_ONCE, _) => PermissionOutcome::AllowOnce,
+        (ALLOW_ALWAYS, Some(rule)) => PermissionOutcome::AllowAlways {
+            rule: rule.to_owned(),
+        },
+        (ALLOW_ALWAYS, None) => PermissionOutcome::AllowOnce,
+        (REJECT_ALWAYS, Some(rule)) => PermissionOutcome::RejectAlways {
+            rule: rule.to_owned(),
+        },
+        _ => PermissionOutcome::RejectOnce { feedback: None },
+    }
+}
+
+/// The prompt's content as the text of one user message. Resource links
+/// become a mention of their URI, which the model reads with its tools.
+pub fn prompt_text(blocks: &[ContentBlock]) -> Result<String, String> {
+    let mut parts: Vec<String> = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(t) => parts.push(t.text.clone()),
+            ContentBlock::ResourceLink(link) => {
+                let path = link
+                    .uri
+                    .strip_prefix("file://")
+                    .map_or_else(|| link.uri.clone(), str::to_owned);
+                parts.push(format!("@{path}"));
+            }
+            ContentBlock::Resource(_) => {
+                return Err("embedded resources are not supported; send a resource link".into());
+            }
+            ContentBlock::Image(_) | ContentBlock::Audio(_) => {
+                return Err("images and audio are not supported in prompts yet".into());
+            }
+            _ => return Err("unsupported prompt content".into()),
+        }
+    }
+    Ok(parts.join("\n"))
+}
+
+fn text_block(text: impl Into<String>) -> ContentBlock {
+    ContentBlock::from(text.into())
+}
+
+/// A text chunk of the agent's reply.
+pub fn message_chunk(text: &str) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(text)))
+}
+
+/// A chunk of the agent's visible reasoning.
+pub fn thought_chunk(text: &str) -> SessionUpdate {
+    SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(text)))
+}
+
+/// A chunk of the person's prompt (replay of a loaded session).
+pub fn user_chunk(text: &str) -> SessionUpdate {
+    SessionUpdate::UserMessageChunk(ContentChunk::new(text_block(text)))
+}
+
+/// A new tool call, announced with everything known when it is first seen.
+pub fn tool_call(
+    id: &str,
+    name: &str,
+    title: &str,
+    input: Option<&Value>,
+    status: ToolCallStatus,
+) -> SessionUpdate {
+    let mut call = ToolCall::new(id.to_owned(), title.to_owned())
+        .kind(tool_kind(name))
+        .status(status);
+    if let Some(input) = input {
+        call = call.raw_input(input.clone());
+    }
+    SessionUpdate::ToolCall(call)
+}
+
+/// The fields of a running call: its describe line as the title.
+pub fn tool_started(id: &str, describe: &str) -> SessionUpdate {
+    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+        id.to_owned(),
+        ToolCallUpdateFields::new()
+            .status(ToolCallStatus::InProgress)
+            .title(describe.to_owned()),
+    ))
+}
+
+/// The fields of a finished call: status, the model's content as text, the
+/// UI payload as `rawOutput`, the file it touched as a location.
+pub fn tool_finished(
+    content: &[ToolResultContent],
+    is_error: bool,
+    ui: Option<&ToolResultUi>,
+    cwd: &Path,
+) -> ToolCallUpdateFields {
+    let status = if is_error {
+        ToolCallStatus::Failed
+    } else {
+        ToolCallStatus::Completed
+    };
+    let mut blocks: Vec<ToolCallContent> = content
+        .iter()
+        .filter_map(|c| match c {
+            ToolResultContent::Text { text } => Some(ToolCallContent::Content(Content::new(
+                text_block(text.as_str()),
+            ))),
+            ToolResultContent::Image { .. } => None,
+        })
+        .collect();
+    if let Some(diff) = ui
+        .and_then(|u| u.payload.as_ref())
+        .and_then(|p| diff_content(p, cwd))
+    {
+        blocks.push(diff);
+    }
+    let mut fields = ToolCallUpdateFields::new().status(status).content(blocks);
+    if let Some(ui) = ui {
+        fields = fields.title(ui.describe.clone());
+        if let Some(payload) = &ui.payload {
+            if let Ok(raw) = serde_json::to_value(payload) {
+                fields = fields.raw_output(raw);
+            }
+            if let Some(path) = payload_path(payload) {
+                fields = fields.locations(vec![ToolCallLocation::new(cwd.join(path))]);
+            }
+        }
+    }
+    fields
+}
+
+/// An RFC 3339 UTC timestamp of milliseconds since the epoch.
+pub fn rfc3339(ms: u64) -> String {
+    let secs = (ms / 1000) % 86_400;
+    format!(
+        "{}T{:02}:{:02}:{:02}Z",
+        riot_kernel::prompt::date_of(ms),
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// An edit's hunks as ACP diff content: the changed region before and
+/// after (a created file has no old text). ACP paths are absolute; a
+/// relative one is resolved against the session's directory.
+pub fn diff_content(payload: &UiPayload, cwd: &Path) -> Option<ToolCallContent> {
+    let UiPayload::FileDiff {
+        path,
+        created,
+        hunks,
+    } = payload
+    else {
+        return None;
+    };
+    let mut old = String::new();
+    let mut new = String::new();
+    for (i, hunk) in hunks.iter().enumerate() {
+        if i > 0 {
+            // Hunks are apart in the file; keep them apart in the region.
+            old.push_str("…\n");
+            new.push_str("…\n");
+        }
+        for line in &hunk.lines {
+            let (to_old, to_new) = match line.kind {
+                DiffLineKind::Context => (true, true),
+                DiffLineKind::Removed => (true, false),
+                DiffLineKind::Added => (false, true),
+            };
+            if to_old {
+                old.push_str(&line.text);
+                old.push('\n');
+            }
+            if to_new {
+                new.push_str(&line.text);
+                new.push('\n');
+            }
+        }
+    }
+    let mut diff = Diff::new(cwd.join(path), new);
+    if !created {
+        diff = diff.old_text(old);
+    }
+    Some(ToolCallContent::Diff(diff))
+}
+
+fn payload_path(payload: &UiPayload) -> Option<&str> {
+    match payload {
+        UiPayload::FileRead { path, .. }
+        | UiPayload::ImageRead { path, .. }
+        | UiPayload::FileDiff { path, .. } => Some(path),
+        _ => None,
+    }
+}
+
+/// TodoWrite's list as an ACP plan.
+pub fn plan(payload: &UiPayload) -> Option<SessionUpdate> {
+    let UiPayload::Todos { todos } = payload else {
+        return None;
+    };
+    let entries = todos
+        .iter()
+        .map(|t| {
+            let status = match t.status {
+                TodoStatus::Pending => PlanEntryStatus::Pending,
+                TodoStatus::InProgress => PlanEntryStatus::InProgress,
+                TodoStatus::Completed => PlanEntryStatus::Completed,
+            };
+            PlanEntry::new(t.content.clone(), PlanEntryPriority::Medium, status)
+        })
+        .collect();
+    Some(SessionUpdate::Plan(Plan::new(entries)))
+}
+
+/// Tracks which tool calls the client has been told about, so each call is
+/// announced once (`tool_call`) and updated afterwards (`tool_call_update`).
+#[derive(Debug, Default)]
+pub struct ToolCalls {
+    /// The session's directory, against which relative paths resolve.
+    cwd: PathBuf,
+    /// Calls the model made: id → (tool name, input).
+    seen: HashMap<String, (String, Value)>,
+    announced: std::collections::HashSet<String>,
+}
+
+impl ToolCalls {
+    /// The calls of a session working in `cwd`.
+    pub fn new(cwd: PathBuf) -> Self {
+        Self {
+            cwd,
+            ..Self::default()
+        }
+    }
+
+    /// Remembers the calls of an assistant message.
+    pub fn saw_calls(&mut self, message: &Message) {
+        if let Message::Assistant(a) = message {
+            for call in a.tool_uses() {
+                self.seen.insert(
+                    call.id.as_str().to_owned(),
+                    (call.name.to_owned(), call.input.clone()),
+                );
+            }
+        }
+    }
+
+    /// Marks a call announced; true the first time.
+    pub fn announce(&mut self, id: &str) -> bool {
+        self.announced.insert(id.to_owned())
+    }
+
+    /// The update for a call starting to run.
+    pub fn started(&mut self, id: &str, name: &str, describe: &str) -> SessionUpdate {
+        if self.announce(id) {
+            let input = self.seen.get(id).map(|(_, input)| input.clone());
+            tool_call(
+                id,
+                name,
+                describe,
+                input.as_ref(),
+                ToolCallStatus::InProgress,
+            )
+        } else {
+            tool_started(id, describe)
+        }
+    }
+
+    /// The updates for a message: chunks are streamed as deltas, so only
+    /// tool results (and, when `replay`, the whole conversation) map here.
+    pub fn message_updates(&mut self, message: &Message, replay: bool) -> Vec<SessionUpdate> {
+        let mut out = Vec::new();
+        match message {
+            Message::Assistant(a) => {
+                self.saw_calls(message);
+                if !replay {
+                    return out;
+                }
+                for block in &a.content {
+                    match block {
+                        AssistantBlock::Text { text } if !text.is_empty() => {
+                            out.push(message_chunk(text));
+                        }
+                        AssistantBlock::Thinking { text, .. } if !text.is_empty() => {
+                            out.push(thought_chunk(text));
+                        }
+                        AssistantBlock::ToolUse { id, name, input } => {
+                            self.announce(id.as_str());
+                            out.push(tool_call(
+                                id.as_str(),
+                                name,
+                                name,
+                                Some(input),
+                                ToolCallStatus::Pending,
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Message::User(u) => {
+                for block in &u.content {
+                    match block {
+                        UserBlock::ToolResult {
+                            tool_use_id,
+                            content,
+                            is_error,
+                            ui,
+                        } => {
+                            let id = tool_use_id.as_str();
+                            let fields = tool_finished(content, *is_error, ui.as_ref(), &self.cwd);
+                            if self.announce(id) {
+                                // Never started (invalid input, denied before
+                                // a question): announce it finished.
+                                let (name, input) = self
+                                    .seen
+                                    .get(id)
+                                    .cloned()
+                                    .unwrap_or_else(|| ("tool".to_owned(), Value::Null));
+                                let title = ui.as_ref().map_or(name.as_str(), |u| &u.describe);
+                                out.push(tool_call(
+                                    id,
+                                    &name,
+                                    title,
+                                    Some(&input),
+                                    ToolCallStatus::Pending,
+                                ));
+                            }
+                            out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                                id.to_owned(),
+                                fields,
+                            )));
+                            if let Some(update) =
+                                ui.as_ref().and_then(|u| u.payload.as_ref()).and_then(plan)
+                            {
+                                out.push(update);
+                            }
+                        }
+                        UserBlock::Text { text } if replay && u.origin == MessageOrigin::Person => {
+                            out.push(user_chunk(text));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Message::System(_) => {}
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+#[path = "mapping_tests.rs"]
+mod tests;

@@ -1,0 +1,274 @@
+use riot_protocol::{
+    AbortSource, AgentError, AssistantMessage, ErrorKind, MessageId, ToolUseId, UserMessage,
+};
+use serde_json::json;
+
+use super::*;
+
+#[test]
+fn tool_names_map_to_acp_kinds() {
+    for (name, kind) in [
+        ("Read", ToolKind::Read),
+        ("Edit", ToolKind::Edit),
+        ("Write", ToolKind::Edit),
+        ("Bash", ToolKind::Execute),
+        ("Grep", ToolKind::Search),
+        ("Glob", ToolKind::Search),
+        ("WebFetch", ToolKind::Fetch),
+        ("mcp__github__create_issue", ToolKind::Other),
+    ] {
+        assert_eq!(tool_kind(name), kind, "{name}");
+    }
+}
+
+#[test]
+fn terminal_reasons_become_stop_reasons_or_an_error() {
+    let error = |kind| TerminalReason::Error {
+        error: AgentError {
+            kind,
+            message: "x".into(),
+        },
+    };
+    assert_eq!(
+        stop_reason(&TerminalReason::Completed),
+        Some(StopReason::EndTurn)
+    );
+    assert_eq!(
+        stop_reason(&TerminalReason::Aborted {
+            by: AbortSource::User
+        }),
+        Some(StopReason::Cancelled)
+    );
+    assert_eq!(
+        stop_reason(&TerminalReason::MaxTurns),
+        Some(StopReason::MaxTurnRequests)
+    );
+    assert_eq!(
+        stop_reason(&TerminalReason::Refusal),
+        Some(StopReason::Refusal)
+    );
+    assert_eq!(
+        stop_reason(&error(ErrorKind::OutputLimit)),
+        Some(StopReason::MaxTokens)
+    );
+    assert_eq!(stop_reason(&error(ErrorKind::Auth)), None);
+}
+
+#[test]
+fn chosen_options_map_to_outcomes_and_unknown_ones_reject() {
+    let rule = Some("Write(out.txt)");
+    assert_eq!(
+        chosen_outcome(ALLOW_ONCE, rule),
+        PermissionOutcome::AllowOnce
+    );
+    assert_eq!(
+        chosen_outcome(ALLOW_ALWAYS, rule),
+        PermissionOutcome::AllowAlways {
+            rule: "Write(out.txt)".into()
+        }
+    );
+    assert_eq!(
+        chosen_outcome(REJECT_ALWAYS, rule),
+        PermissionOutcome::RejectAlways {
+            rule: "Write(out.txt)".into()
+        }
+    );
+    assert_eq!(
+        chosen_outcome(REJECT_ONCE, rule),
+        PermissionOutcome::RejectOnce { feedback: None }
+    );
+    assert!(!chosen_outcome("yes-please", rule).is_allowed());
+    // Without a suggested rule, "always" options are neither offered nor
+    // honoured as always.
+    assert_eq!(permission_options(None).len(), 2);
+    assert_eq!(permission_options(rule).len(), 4);
+    assert_eq!(
+        chosen_outcome(ALLOW_ALWAYS, None),
+        PermissionOutcome::AllowOnce
+    );
+}
+
+#[test]
+fn modes_offer_the_five_choosable_permission_modes() {
+    let state = serde_json::to_value(mode_state(PermissionMode::Default)).unwrap();
+    assert_eq!(state["currentModeId"], "default");
+    let ids: Vec<&str> = state["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["default", "accept-edits", "plan", "bypass", "dont-ask"]
+    );
+    assert_eq!(
+        offered_mode("accept-edits"),
+        Some(PermissionMode::AcceptEdits)
+    );
+    assert_eq!(offered_mode("unattended"), None);
+    let auto = serde_json::to_value(mode_state(PermissionMode::Auto)).unwrap();
+    assert_eq!(auto["availableModes"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn prompt_text_joins_text_and_mentions_resource_links() {
+    let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
+        {"type": "text", "text": "Explain"},
+        {"type": "resource_link", "name": "main.rs", "uri": "file:///p/src/main.rs"}
+    ]))
+    .unwrap();
+    assert_eq!(prompt_text(&blocks).unwrap(), "Explain\n@/p/src/main.rs");
+    let image: Vec<ContentBlock> = serde_json::from_value(json!([
+        {"type": "image", "mimeType": "image/png", "data": "AAAA"}
+    ]))
+    .unwrap();
+    assert!(prompt_text(&image).unwrap_err().contains("images"));
+}
+
+fn assistant(content: Vec<AssistantBlock>) -> Message {
+    Message::Assistant(AssistantMessage {
+        id: MessageId::new("m1"),
+        content,
+        model: "m".into(),
+        stop_reason: None,
+        interrupted: false,
+    })
+}
+
+#[test]
+fn a_replayed_conversation_becomes_chunks_and_one_announced_tool_call() {
+    let mut calls = ToolCalls::new(PathBuf::from("/p"));
+    let messages = [
+        Message::user_text(MessageId::new("u1"), "Read a"),
+        assistant(vec![
+            AssistantBlock::Text {
+                text: "Reading.".into(),
+            },
+            AssistantBlock::ToolUse {
+                id: ToolUseId::new("call_1"),
+                name: "Read".into(),
+                input: json!({"file_path": "a"}),
+            },
+        ]),
+        Message::User(UserMessage {
+            id: MessageId::new("u2"),
+            content: vec![UserBlock::ToolResult {
+                tool_use_id: ToolUseId::new("call_1"),
+                content: vec![ToolResultContent::text("     1\thi")],
+                is_error: false,
+                ui: Some(ToolResultUi {
+                    describe: "Read a".into(),
+                    payload: Some(UiPayload::FileRead {
+                        path: "a".into(),
+                        start_line: 1,
+                        lines: 1,
+                        total_lines: 1,
+                        truncated: false,
+                    }),
+                    duration_ms: 1,
+                }),
+            }],
+            origin: MessageOrigin::ToolResults,
+        }),
+    ];
+    let updates: Vec<Value> = messages
+        .iter()
+        .flat_map(|m| calls.message_updates(m, true))
+        .map(|u| serde_json::to_value(u).unwrap())
+        .collect();
+    let kinds: Vec<&str> = updates
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user_message_chunk",
+            "agent_message_chunk",
+            "tool_call",
+            "tool_call_update"
+        ]
+    );
+    assert_eq!(updates[2]["kind"], "read");
+    assert_eq!(updates[3]["status"], "completed");
+    assert_eq!(updates[3]["content"][0]["content"]["text"], "     1\thi");
+    assert_eq!(updates[3]["rawOutput"]["type"], "file_read");
+    assert_eq!(updates[3]["locations"][0]["path"], "/p/a");
+}
+
+#[test]
+fn todo_write_becomes_a_plan_with_every_entry() {
+    let payload = UiPayload::Todos {
+        todos: vec![
+            riot_protocol::Todo {
+                content: "Read the notes".into(),
+                status: TodoStatus::Completed,
+                active_form: None,
+            },
+            riot_protocol::Todo {
+                content: "Summarize".into(),
+                status: TodoStatus::InProgress,
+                active_form: Some("Summarizing".into()),
+            },
+        ],
+    };
+    let update = serde_json::to_value(plan(&payload).unwrap()).unwrap();
+    assert_eq!(update["sessionUpdate"], "plan");
+    let entries: Vec<(&str, &str)> = update["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap(),
+                e["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("Read the notes", "completed"),
+            ("Summarize", "in_progress")
+        ]
+    );
+    assert!(plan(&UiPayload::Text { text: "x".into() }).is_none());
+}
+
+#[test]
+fn an_edit_becomes_diff_content_of_the_changed_region() {
+    use riot_protocol::{DiffHunk, DiffLine};
+    let line = |kind, text: &str| DiffLine {
+        kind,
+        text: text.into(),
+    };
+    let edit = UiPayload::FileDiff {
+        path: "/p/a.rs".into(),
+        created: false,
+        hunks: vec![DiffHunk {
+            old_start: 1,
+            old_lines: 2,
+            new_start: 1,
+            new_lines: 2,
+            lines: vec![
+                line(DiffLineKind::Context, "fn main() {"),
+                line(DiffLineKind::Removed, "    old();"),
+                line(DiffLineKind::Added, "    new();"),
+            ],
+        }],
+    };
+    let diff = serde_json::to_value(diff_content(&edit, Path::new("/elsewhere")).unwrap()).unwrap();
+    assert_eq!(
+        diff,
+        json!({"type": "diff", "path": "/p/a.rs",
+               "oldText": "fn main() {\n    old();\n", "newText": "fn main() {\n    new();\n"})
+    );
+    assert!(diff_content(&UiPayload::Text { text: "x".into() }, Path::new("/p")).is_none());
+}
+
+#[test]
+fn timestamps_are_rfc3339_utc() {
+    assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+    assert_eq!(rfc3339(1_700_000_000_123), "2023-11-14T22:13:20Z");
+}

@@ -1,0 +1,45 @@
+//! `riot acp`: an Agent Client Protocol agent on stdio for editors
+//! (INTERFACES). The provider options of the command line are the
+//! defaults of every session the client opens; the client picks each
+//! session's directory. Stdout carries protocol messages only — logs go to
+//! the log file (see `logs.rs`).
+
+use std::sync::Arc;
+
+use riot_acp::{AcpConfig, serve_stdio};
+use riot_kernel::Kernel;
+
+use crate::cli::SharedOptions;
+use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::world;
+
+/// Runs `riot acp` until the client closes stdin; returns the exit code.
+pub async fn run(shared: &SharedOptions) -> i32 {
+    let env = world::environment();
+    let home = match world::riot_home(&env) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("riot acp: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let caps = world::capabilities();
+    let fs = Arc::clone(&caps.fs);
+    let config = AcpConfig {
+        kernel: Kernel::new(caps, home),
+        fs,
+        env,
+        flags: flag_layer(shared),
+        trust_project: shared.trust_project,
+        max_turns: shared.max_turns,
+    };
+    tracing::info!("riot acp: serving on stdio");
+    match serve_stdio(config).await {
+        Ok(()) => 0,
+        Err(e) => {
+            tracing::error!(error = %e, "riot acp: the connection failed");
+            eprintln!("riot acp: {e}");
+            1
+        }
+    }
+}
