@@ -526,6 +526,34 @@ fn system_note(deps: &AgentDeps, level: SystemLevel, text: String) -> Message {
     })
 }
 
+/// Compacts now, between turns (`/compact [focus]`): a summary focused on
+/// `focus` when given. Returns the events to show (`Compacting`,
+/// `Compacted`); pairing is checked as after any compaction.
+pub async fn compact_now(
+    state: &mut AgentState,
+    deps: &AgentDeps,
+    focus: Option<String>,
+) -> Result<Vec<AgentEvent>, crate::deps::CompactError> {
+    let mut request = compact_request(state, deps, CompactTrigger::Proactive);
+    request.focus = Some(focus.unwrap_or_default());
+    let strategy = riot_protocol::CompactionStrategy::Summary;
+    let mut events = vec![AgentEvent::Compacting { strategy }];
+    match deps
+        .compactor
+        .compact(&state.messages, &request, strategy)
+        .await
+    {
+        Ok(compaction) => {
+            events.extend(apply_compaction(state, deps, compaction));
+            Ok(events)
+        }
+        Err(e) => {
+            state.recovery.compaction_failures += 1;
+            Err(e)
+        }
+    }
+}
+
 fn compact_request(
     state: &AgentState,
     deps: &AgentDeps,

@@ -53,7 +53,7 @@ pub mod state;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use agent::{INTERRUPTED_RESULT, run_agent};
+pub use agent::{INTERRUPTED_RESULT, compact_now, run_agent};
 pub use compaction::{ContextManager, NoWorkingSet, WorkingSet};
 pub use deps::{
     AgentDeps, CompactError, CompactRequest, CompactTrigger, Compaction, Compactor, MessageQueue,

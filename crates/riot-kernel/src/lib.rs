@@ -15,6 +15,7 @@ pub mod config;
 pub mod credentials;
 pub mod memory;
 pub mod prompt;
+pub mod queue;
 pub mod session;
 pub mod tools;
 pub mod trust;

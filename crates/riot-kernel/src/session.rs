@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::panic::AssertUnwindSafe;
 
 use futures::{Stream, StreamExt};
-use riot_core::{AgentDeps, AgentState, ContextManager, NoQueue, NoStopHooks, TranscriptSink};
+use riot_core::{AgentDeps, AgentState, ContextManager, NoStopHooks, TranscriptSink};
 use riot_protocol::{
     AgentError, AgentEvent, CancelScope, Clock, CompactionStrategy, ErrorKind, FileSystem, IdGen,
     Message, MessageId, PermissionGate, PermissionMode, PermissionRule, ProcessRunner, RulePattern,
@@ -472,6 +472,7 @@ impl Kernel {
             ));
         }
 
+        let pending = crate::queue::PendingMessages::new(Arc::clone(&self.caps.ids));
         let context = Arc::new(ContextManager::new(
             provider.clone(),
             Arc::new(crate::working_set::RecentFiles {
@@ -485,7 +486,7 @@ impl Kernel {
             compactor: context.clone(),
             transcript,
             hooks: Arc::new(NoStopHooks),
-            queue: Arc::new(NoQueue),
+            queue: Arc::new(pending.clone()),
             clock: Arc::clone(&self.caps.clock),
             ids: Arc::clone(&self.caps.ids),
         };
@@ -497,6 +498,7 @@ impl Kernel {
             file_state,
             state_path,
             fs: Arc::clone(&self.caps.fs),
+            pending,
         })
     }
 }
@@ -515,6 +517,7 @@ pub struct Session {
     file_state: Arc<riot_protocol::FileStateStore>,
     state_path: PathBuf,
     fs: Arc<dyn FileSystem>,
+    pending: crate::queue::PendingMessages,
 }
 
 impl Session {
@@ -548,6 +551,20 @@ impl Session {
     /// a UI's mode picker); it applies from the next model request on.
     pub fn set_mode(&mut self, mode: PermissionMode) {
         self.state.mode = mode;
+    }
+
+    /// The queue of messages sent while a turn runs. Clone the handle
+    /// before starting a turn; messages pushed during it are delivered
+    /// after the pending tool results.
+    pub fn pending(&self) -> crate::queue::PendingMessages {
+        self.pending.clone()
+    }
+
+    /// Compacts the conversation now (`/compact [focus]`), between turns.
+    pub async fn compact(&mut self, focus: Option<String>) -> Result<Vec<AgentEvent>, KernelError> {
+        riot_core::compact_now(&mut self.state, &self.deps, focus)
+            .await
+            .map_err(|e| KernelError::Failed(e.to_string()))
     }
 
     /// Persists what this session has read, so a resumed session and

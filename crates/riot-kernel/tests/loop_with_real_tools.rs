@@ -287,7 +287,11 @@ async fn stopping_during_a_real_command_answers_every_call_and_ends_aborted() {
         vec![tool_reply(&[
             ("t1", "Bash", json!({"command": "sleep 30"})),
             // Not read-only, so it waits for the first call's batch.
-            ("t2", "Bash", json!({"command": format!("touch {}", marker.display())})),
+            (
+                "t2",
+                "Bash",
+                json!({"command": format!("touch {}", marker.display())}),
+            ),
         ])],
         true,
     )

@@ -372,3 +372,51 @@ async fn the_loop_compacts_proactively_at_the_threshold() {
     assert_eq!(transcript.replay(), state.messages);
     assert_eq!(state.messages[0], after[0]);
 }
+
+/// `/compact [focus]`: a summary between turns, focused when asked, with
+/// the same events as automatic compaction and pairing kept.
+#[tokio::test]
+async fn manual_compaction_summarizes_with_the_focus() {
+    let provider = Arc::new(ScriptedProvider::new(vec![summary_reply(
+        "<summary>focused</summary>",
+    )]));
+    let cm = Arc::new(ContextManager::new(
+        provider.clone(),
+        Arc::new(NoWorkingSet),
+    ));
+    let deps = AgentDeps {
+        provider: provider.clone(),
+        tools: Arc::new(ScriptedTools::new(Default::default())),
+        compactor: cm,
+        transcript: Arc::new(RecordingTranscript::default()),
+        hooks: Arc::new(NoStopHooks),
+        queue: Arc::new(NoQueue),
+        clock: Arc::new(FixedClock::new()),
+        ids: Arc::new(SequentialIds::new()),
+    };
+    let mut state = AgentState::new(SessionId::new("s"), "m", SystemPrompt::stable("sys"));
+    state.messages = history();
+    let events = crate::compact_now(&mut state, &deps, Some("the lexer".into()))
+        .await
+        .unwrap();
+    assert!(matches!(
+        events.as_slice(),
+        [
+            AgentEvent::Compacting {
+                strategy: CompactionStrategy::Summary
+            },
+            AgentEvent::Compacted {
+                strategy: CompactionStrategy::Summary,
+                ..
+            }
+        ]
+    ));
+    assert_eq!(state.messages.len(), 1);
+    let sent = &provider.requests()[0];
+    let Message::User(last) = sent.messages.last().unwrap() else {
+        panic!()
+    };
+    assert!(
+        matches!(&last.content[0], UserBlock::Text { text } if text.ends_with("focus on: the lexer"))
+    );
+}
