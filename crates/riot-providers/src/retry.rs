@@ -155,9 +155,18 @@ mod tests {
         let policy = RetryPolicy::default();
         let mut state = RetryState::default();
         let e = err(ProviderErrorKind::Unreachable);
-        assert!(matches!(state.decide(&policy, &e, false, &Constant(0)), Decision::Retry { delay_ms: 500 }));
-        assert!(matches!(state.decide(&policy, &e, false, &Constant(0)), Decision::Retry { delay_ms: 1000 }));
-        assert_eq!(state.decide(&policy, &e, false, &Constant(0)), Decision::GiveUp);
+        assert!(matches!(
+            state.decide(&policy, &e, false, &Constant(0)),
+            Decision::Retry { delay_ms: 500 }
+        ));
+        assert!(matches!(
+            state.decide(&policy, &e, false, &Constant(0)),
+            Decision::Retry { delay_ms: 1000 }
+        ));
+        assert_eq!(
+            state.decide(&policy, &e, false, &Constant(0)),
+            Decision::GiveUp
+        );
     }
 
     #[test]
