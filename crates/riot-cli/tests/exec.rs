@@ -714,7 +714,6 @@ async fn after_kill_9_during_bash_the_session_shows_and_resumes_with_valid_pairi
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "bug: PR_SET_PDEATHSIG reaches only the direct child (bash); its grandchildren survive a SIGKILLed riot"]
 async fn kill_9_during_bash_leaves_no_tool_process_running() {
     let (_world, _server, _id, sleep, _guard) = kill_9_during_bash().await;
     // ARCHITECTURE §2: a SIGKILLed kernel does not leave its tool

@@ -91,6 +91,7 @@ impl Job {
         let err = tokio::spawn(pump(child.stderr.take(), Arc::clone(&state), cap, false));
         let timeout_ms = spec.timeout_ms;
         let waiter_state = Arc::clone(&state);
+        let watchdog = pgid.and_then(group::Watchdog::start);
         tokio::spawn(async move {
             let status = match timeout_ms {
                 Some(ms) => {
@@ -109,6 +110,7 @@ impl Job {
             if let Some(pgid) = pgid {
                 kill_group(pgid); // what the leader left behind; closes the pipes
             }
+            drop(watchdog); // after the group is gone: it must not outlive it
             let _ = out.await;
             let _ = err.await;
             let (code, _signal) = exit_parts(status.ok());

@@ -23,17 +23,22 @@ pub(crate) fn kill_group(pgid: u32) {
     }
 }
 
-/// Kills the group when dropped unless disarmed: whoever spawns a child owns
-/// its whole tree (ARCHITECTURE §2), on every exit path including panics
-/// and dropped futures.
+/// Kills the group when dropped: whoever spawns a child owns its whole
+/// tree (ARCHITECTURE §2), on every exit path including panics and dropped
+/// futures. While it lives, a [`Watchdog`] kills the group if the kernel
+/// itself is SIGKILLed.
 #[derive(Debug)]
 pub(crate) struct GroupGuard {
     pgid: Option<u32>,
+    _watchdog: Option<Watchdog>,
 }
 
 impl GroupGuard {
     pub(crate) fn new(pgid: Option<u32>) -> Self {
-        Self { pgid }
+        Self {
+            pgid,
+            _watchdog: pgid.and_then(Watchdog::start),
+        }
     }
 
     pub(crate) fn kill_now(&self) {
@@ -46,6 +51,44 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.kill_now();
+    }
+}
+
+/// Kills a process group when the kernel dies, even by SIGKILL.
+///
+/// `PR_SET_PDEATHSIG` reaches only the direct child: the grandchildren of
+/// `bash -c "a; b"` would outlive a SIGKILLed kernel. The watchdog is a
+/// tiny `sh` blocked reading a pipe whose only write end the kernel holds.
+/// When the kernel dies the OS closes that end, the read returns, and the
+/// watchdog kills the group. On a normal end the kernel kills the watchdog
+/// first (dropping it), so it never signals a group id that may have been
+/// reused.
+#[derive(Debug)]
+pub(crate) struct Watchdog {
+    // kill_on_drop: dropping kills the watchdog before its stdin closes.
+    _child: Child,
+}
+
+impl Watchdog {
+    pub(crate) fn start(pgid: u32) -> Option<Self> {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            // `kill -KILL -PGID` (dash and bash both take a negative pid
+            // after the signal; dash rejects `--`).
+            .arg("read _ignored; kill -KILL -\"$0\" 2>/dev/null")
+            .arg(pgid.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .process_group(0);
+        match cmd.spawn() {
+            Ok(child) => Some(Self { _child: child }),
+            Err(e) => {
+                tracing::warn!(error = %e, "no process-group watchdog: a SIGKILLed riot may leave tool processes behind");
+                None
+            }
+        }
     }
 }
 
