@@ -12,26 +12,16 @@ mod support;
 
 use std::process::Stdio;
 
-use riot_testkit::{MockServer, Reply, Script, Wire, frame};
+use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::{Value, json};
-use support::{PATIENCE, Running, World, provider};
+use support::{
+    NOTES, NOTES_NUMBERED, PATIENCE, Running, World, provider, stalled_partial_answer, tool_call,
+};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{ChildStdin, ChildStdout};
 
-const NOTES: &str = "alpha\nbeta ✓\n";
-/// `NOTES` as Read numbers it (INTERFACES: `cat -n` style).
-const NOTES_NUMBERED: &str = "     1\talpha\n     2\tbeta ✓";
 const ANSWER: &str = "The notes say alpha and beta.";
 const WIRE: Wire = Wire::Anthropic;
-
-fn tool_call(id: &str, name: &str, arguments: Value) -> Reply {
-    Reply::ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments: arguments.to_string(),
-        text: String::new(),
-    }
-}
 
 /// What one request produced: the agent's requests to us (with the answer
 /// we gave), the updates in order, and the response.
@@ -87,6 +77,16 @@ struct AcpClient {
 }
 
 impl AcpClient {
+    /// A mock server answering with `replies`, and a client that has
+    /// initialized `riot acp` against it and opened a session.
+    async fn in_session(world: &World, replies: Vec<Reply>) -> (MockServer, Self, String) {
+        let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
+        let mut client = Self::start(world, &server);
+        client.initialize().await;
+        let session_id = client.new_session(world).await;
+        (server, client, session_id)
+    }
+
     fn start(world: &World, server: &MockServer) -> Self {
         let base = server.base_url();
         let mut cmd = world.bare(&[
@@ -362,11 +362,8 @@ async fn a_write_asks_the_client_and_only_allow_once_creates_the_file() {
         write("call_write_2"),
         Reply::Text("Written.".into()),
     ];
-    let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
     let out = world.project.path().join("out.txt");
-    let mut client = AcpClient::start(&world, &server);
-    client.initialize().await;
-    let session_id = client.new_session(&world).await;
 
     // Rejected: the file stays absent and the call fails.
     let rejected = client
@@ -446,22 +443,8 @@ async fn a_write_asks_the_client_and_only_allow_once_creates_the_file() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_during_a_stalled_reply_ends_the_prompt_cancelled() {
     let world = World::new();
-    // The reply starts a text answer, then the server goes silent.
-    let stall = frame(
-        WIRE,
-        &[
-            json!({"type": "message_start", "message": {"id": "msg_stall", "type": "message", "role": "assistant",
-               "model": "mock-model", "content": [], "stop_reason": null,
-               "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Partial answer"}}),
-        ],
-    );
-    let replies = vec![Reply::Stall(stall), Reply::Text("Back again.".into())];
-    let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
-    let mut client = AcpClient::start(&world, &server);
-    client.initialize().await;
-    let session_id = client.new_session(&world).await;
+    let replies = vec![stalled_partial_answer(), Reply::Text("Back again.".into())];
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
 
     let id = client
         .send_request("session/prompt", prompt(&session_id, "Explain"))
@@ -515,10 +498,7 @@ async fn accept_edits_chosen_with_set_mode_writes_without_asking() {
         ),
         Reply::Text("Written.".into()),
     ];
-    let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
-    let mut client = AcpClient::start(&world, &server);
-    client.initialize().await;
-    let session_id = client.new_session(&world).await;
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
 
     let unknown = client
         .call(
@@ -560,10 +540,7 @@ async fn a_turn_ending_in_a_model_error_fails_the_prompt_request() {
         headers: Vec::new(),
     };
     let replies = vec![unauthorized(), unauthorized()];
-    let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
-    let mut client = AcpClient::start(&world, &server);
-    client.initialize().await;
-    let session_id = client.new_session(&world).await;
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
     let turn = client
         .call("session/prompt", prompt(&session_id, "Hello"))
         .await;
@@ -595,10 +572,7 @@ async fn cancel_during_a_running_bash_call_keeps_the_call_paired() {
         ),
         Reply::Text("Stopped waiting.".into()),
     ];
-    let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
-    let mut client = AcpClient::start(&world, &server);
-    client.initialize().await;
-    let session_id = client.new_session(&world).await;
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
     client
         .call(
             "session/set_mode",
@@ -687,10 +661,7 @@ async fn cancel_while_a_permission_question_is_open_denies_the_call() {
         "Write",
         json!({"file_path": "out.txt", "content": "never\n"}),
     )];
-    let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
-    let mut client = AcpClient::start(&world, &server);
-    client.initialize().await;
-    let session_id = client.new_session(&world).await;
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
     let id = client
         .send_request("session/prompt", prompt(&session_id, "Create out.txt"))
         .await;

@@ -9,27 +9,16 @@
 
 mod support;
 
-use riot_testkit::{MockServer, Reply, Script, Wire, frame};
+use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::{Value, json};
 use support::{
-    GroupGuard, Running, World, assert_paired, bodies, conversation, lines_until, only_session,
-    pgid_of, processes_with, run, signal, transcript_messages, wait_until,
+    GroupGuard, NOTES, NOTES_NUMBERED, Running, World, assert_paired, bodies, conversation,
+    lines_until, only_session, pgid_of, processes_with, run, signal, stalled_partial_answer,
+    tool_call, transcript_messages, wait_until,
 };
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-const NOTES: &str = "alpha\nbeta ✓\n";
-/// `NOTES` as Read numbers it (INTERFACES: `cat -n` style).
-const NOTES_NUMBERED: &str = "     1\talpha\n     2\tbeta ✓";
 const ANSWER: &str = "The notes say alpha and beta.";
-
-fn tool_call(id: &str, name: &str, arguments: Value) -> Reply {
-    Reply::ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments: arguments.to_string(),
-        text: String::new(),
-    }
-}
 
 fn read_notes() -> Reply {
     tool_call("call_read_1", "Read", json!({"file_path": "notes.txt"}))
@@ -487,18 +476,7 @@ async fn sigint_during_a_stall_exits_130_and_saves_a_paired_session() {
     let world = World::new();
     std::fs::write(world.project.path().join("notes.txt"), NOTES).unwrap();
     let wire = Wire::Anthropic;
-    // The second reply starts a text answer, then the server goes silent.
-    let stall = frame(
-        wire,
-        &[
-            json!({"type": "message_start", "message": {"id": "msg_stall", "type": "message", "role": "assistant",
-               "model": "mock-model", "content": [], "stop_reason": null,
-               "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Partial answer"}}),
-        ],
-    );
-    let server = server(wire, vec![read_notes(), Reply::Stall(stall)]).await;
+    let server = server(wire, vec![read_notes(), stalled_partial_answer()]).await;
     let args = ["--output-format", "stream-json", "Summarize notes.txt"];
     let mut riot = Running::spawn(world.exec(&server, wire, &args));
     let mut lines = BufReader::new(riot.child.stdout.take().unwrap()).lines();

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::json;
-use support::{World, run};
+use support::{World, run, tool_call};
 
 const KEY: &str = "sk-ant-riot-test-SECRET-7f3a9c";
 
@@ -34,18 +34,8 @@ async fn a_trace_level_session_writes_the_key_nowhere() {
     let server = MockServer::start(Script::new(
         Wire::Anthropic,
         vec![
-            Reply::ToolCall {
-                id: "toolu_1".into(),
-                name: "Bash".into(),
-                arguments: json!({"command": "env"}).to_string(),
-                text: String::new(),
-            },
-            Reply::ToolCall {
-                id: "toolu_2".into(),
-                name: "Read".into(),
-                arguments: json!({"file_path": "notes.txt"}).to_string(),
-                text: String::new(),
-            },
+            tool_call("toolu_1", "Bash", json!({"command": "env"})),
+            tool_call("toolu_2", "Read", json!({"file_path": "notes.txt"})),
             Reply::Text("Done.".into()),
         ],
     ))

@@ -1,24 +1,24 @@
 //! `riot permissions check` (INTERFACES): the chain's decision for one
-//! call, as JSON, without executing anything.
+//! call as JSON ([`CheckReport::to_json`]); the CLI gets the decision from
+//! `Kernel::check_permission`, which asks the real tools for their facts.
 //!
-//! The CLI knows the real tools; when it does not pass their facts,
-//! [`builtin_query`] derives them for the built-in tools from their input
-//! the same way the tools do (file tools read `file_path`/`path`, Bash is
-//! read-only exactly when [`analyze_command`](crate::analyze_command) says
-//! so). An unknown tool is treated as one that writes (fail closed).
+//! [`builtin_query`] derives those facts for the built-in tools from their
+//! input the same way the tools do (file tools read `file_path`/`path`,
+//! Bash is read-only exactly when [`analyze_command`](crate::analyze_command)
+//! says so); it serves this crate's tests and examples, which have no tools.
+//! An unknown tool is treated as one that writes (fail closed).
 
 use std::path::{Path, PathBuf};
 
 use riot_protocol::{
-    PathAccess, PermissionMode, PermissionPolicy, PermissionQuery, PermissionResult,
-    PermissionRule, PermissionTarget,
+    PathAccess, PermissionMode, PermissionQuery, PermissionResult, PermissionTarget,
 };
 use serde_json::{Value, json};
 
-use crate::Policy;
 use crate::bash::analyze_command;
 
-/// The permission query for a built-in tool, derived from its input.
+/// The permission query for a built-in tool, derived from its input — a
+/// fixture for this crate's tests and examples; the kernel asks the tools.
 pub fn builtin_query(
     tool_name: &str,
     input: &Value,
@@ -139,35 +139,4 @@ impl CheckReport {
         };
         json!({"decision": self.decision(), "reason": reason, "message": message})
     }
-}
-
-/// Runs the chain for one call of a built-in tool with the given policy
-/// (rules, project, home). `riot permissions check` prints
-/// `check(..).await.to_json()`; an Ask stays an Ask here (the gate, not the
-/// chain, turns it into a Deny when nobody can answer).
-pub async fn check(
-    policy: &Policy,
-    tool_name: &str,
-    input: &Value,
-    cwd: &Path,
-    mode: PermissionMode,
-) -> CheckReport {
-    let query = builtin_query(tool_name, input, cwd, mode);
-    CheckReport {
-        result: policy.decide(&query).await,
-    }
-}
-
-/// `riot permissions check` in one call: a policy from `rules`, the
-/// project `cwd` and `home` (for `~` in rules), then [`check`].
-pub async fn check_call(
-    tool_name: &str,
-    input: &Value,
-    mode: PermissionMode,
-    rules: Vec<PermissionRule>,
-    cwd: &Path,
-    home: Option<PathBuf>,
-) -> CheckReport {
-    let policy = Policy::new(cwd, home).with_rules(rules);
-    check(&policy, tool_name, input, cwd, mode).await
 }

@@ -13,9 +13,9 @@
 //! answers into session rules; [`suggested_rule`] says which rule to offer.
 //! It does not touch the file system except through an injected
 //! [`FileSystem`](riot_protocol::FileSystem) used to resolve symlinks, so
-//! every decision is reproducible in tests. `riot permissions check` is
-//! [`check_call`] (or [`check`] with a prepared [`Policy`]) printed with
-//! [`CheckReport::to_json`].
+//! every decision is reproducible in tests. `riot permissions check` prints
+//! the kernel's decision with [`CheckReport::to_json`]. Settings files are
+//! read (with project trust) by the kernel's configuration, not here.
 //!
 //! Architecture invariant: deny > ask > allow across all rule sources, and
 //! nothing — a tool's own Allow, a hook's allow, an allow rule, bypass mode
@@ -59,6 +59,6 @@ pub use chain::{
     Classifier, ClassifierRequest, ClassifierUnavailable, ClassifierVerdict, HookDecision,
     MAX_DENIALS_IN_A_ROW, MAX_DENIALS_PER_SESSION, Policy, nobody_can_answer, resolve_answer,
 };
-pub use check::{CheckReport, builtin_query, check, check_call};
-pub use rules::{RuleSet, SettingsRules, rules_from_settings};
+pub use check::{CheckReport, builtin_query};
+pub use rules::RuleSet;
 pub use suggest::suggested_rule;

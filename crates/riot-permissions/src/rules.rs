@@ -23,8 +23,7 @@
 
 use std::path::{Component, Path};
 
-use riot_protocol::{PermissionMode, PermissionRule, RuleBehavior, RulePattern, RuleSource};
-use serde_json::Value;
+use riot_protocol::{PermissionRule, RuleBehavior, RuleSource};
 
 /// The configured rules of a session.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -321,95 +320,6 @@ fn url_pattern_matches(pattern: &str, url: &str) -> bool {
         }
         None => wildcard(pattern.as_bytes(), url.as_bytes(), &|_| true),
     }
-}
-
-/// Rules and notices read from one settings file's `permissions` key.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SettingsRules {
-    pub rules: Vec<PermissionRule>,
-    /// The file's `default_mode`, when present and honoured.
-    pub default_mode: Option<PermissionMode>,
-    /// Entries that could not be read, each with what to write instead.
-    pub errors: Vec<String>,
-    /// Entries ignored because the project is not trusted (one line each).
-    pub ignored: Vec<String>,
-}
-
-/// Reads `{"permissions": {"allow": [], "ask": [], "deny": [],
-/// "default_mode": "..."}}`. From an untrusted project (ARCHITECTURE §13)
-/// allow rules and a default mode wider than `default` are ignored with a
-/// notice; deny and ask rules always apply because they only narrow.
-pub fn rules_from_settings(settings: &Value, source: RuleSource, trusted: bool) -> SettingsRules {
-    let mut out = SettingsRules::default();
-    let Some(perms) = settings.get("permissions") else {
-        return out;
-    };
-    let untrusted = !trusted && matches!(source, RuleSource::Project | RuleSource::Local);
-    for (key, behavior) in [
-        ("deny", RuleBehavior::Deny),
-        ("ask", RuleBehavior::Ask),
-        ("allow", RuleBehavior::Allow),
-    ] {
-        let Some(list) = perms.get(key) else {
-            continue;
-        };
-        let Some(items) = list.as_array() else {
-            out.errors.push(format!(
-                "`permissions.{key}` must be a list of rule strings"
-            ));
-            continue;
-        };
-        for item in items {
-            let Some(text) = item.as_str() else {
-                out.errors.push(format!(
-                    "`permissions.{key}` holds a non-string entry: {item}"
-                ));
-                continue;
-            };
-            match RulePattern::parse(text) {
-                Ok(pattern) if untrusted && behavior == RuleBehavior::Allow => {
-                    out.ignored.push(format!(
-                        "ignored allow rule `{pattern}` from an untrusted project; trust the project to use it"
-                    ));
-                }
-                Ok(pattern) => out.rules.push(PermissionRule {
-                    pattern,
-                    behavior,
-                    source,
-                }),
-                Err(e) => out.errors.push(e.to_string()),
-            }
-        }
-    }
-    if let Some(mode) = perms.get("default_mode").and_then(Value::as_str) {
-        match mode.parse::<PermissionMode>() {
-            Ok(mode) if untrusted && !is_narrow(mode) => out.ignored.push(format!(
-                "ignored default_mode `{mode}` from an untrusted project; trust the project to use it"
-            )),
-            Ok(PermissionMode::Unattended) if !unattended_confirmed(settings, perms) => {
-                out.errors.push(
-                    "default_mode `unattended` needs `\"unattended_confirmed\": true` beside it"
-                        .into(),
-                );
-            }
-            Ok(mode) => out.default_mode = Some(mode),
-            Err(e) => out.errors.push(e.to_string()),
-        }
-    }
-    out
-}
-
-fn is_narrow(mode: PermissionMode) -> bool {
-    matches!(
-        mode,
-        PermissionMode::Default | PermissionMode::Plan | PermissionMode::DontAsk
-    )
-}
-
-fn unattended_confirmed(settings: &Value, perms: &Value) -> bool {
-    [perms, settings]
-        .iter()
-        .any(|v| v.get("unattended_confirmed").and_then(Value::as_bool) == Some(true))
 }
 
 #[cfg(test)]

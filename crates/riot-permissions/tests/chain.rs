@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 //! The chain's inputs beyond rules: hook decisions, the tool's own
-//! verdict, the classifier; the `permissions check` JSON; settings.
+//! verdict, the classifier; the `permissions check` JSON.
 
 mod support;
 
@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use riot_permissions::{
-    Classifier, ClassifierRequest, ClassifierUnavailable, ClassifierVerdict, HookDecision, check,
-    nobody_can_answer, rules_from_settings,
+    CheckReport, Classifier, ClassifierRequest, ClassifierUnavailable, ClassifierVerdict,
+    HookDecision, Policy, builtin_query, nobody_can_answer,
 };
 use riot_protocol::RuleBehavior::{Allow, Ask, Deny};
-use riot_protocol::RuleSource::{Project, User};
+use riot_protocol::RuleSource::User;
 use riot_protocol::{
     DecisionReason, PermissionMode, PermissionPolicy, PermissionResult, RuleBehavior, RuleSource,
 };
@@ -218,6 +218,20 @@ async fn nobody_answering_turns_an_ask_into_a_denial_that_remembers_the_question
     assert_eq!(nobody_can_answer(allowed.clone(), "x"), allowed);
 }
 
+/// The report `riot permissions check` prints for a built-in tool's call.
+async fn check(
+    policy: &Policy,
+    tool_name: &str,
+    input: &serde_json::Value,
+    cwd: &Path,
+    mode: PermissionMode,
+) -> CheckReport {
+    let query = builtin_query(tool_name, input, cwd, mode);
+    CheckReport {
+        result: policy.decide(&query).await,
+    }
+}
+
 #[tokio::test]
 async fn permissions_check_prints_the_interfaces_json() {
     let p = policy(vec![rule("Bash(git push *)", Deny, User)]);
@@ -264,19 +278,6 @@ async fn permissions_check_prints_the_interfaces_json() {
     assert_eq!(report.decision(), "ask");
     assert_eq!(report.to_json()["reason"]["kind"], "safety");
 
-    // The one-call form the CLI uses: rules, cwd and home in, JSON out.
-    let report = riot_permissions::check_call(
-        "Read",
-        &json!({"file_path": "secrets/key.txt"}),
-        PermissionMode::Bypass,
-        vec![rule("Read(./secrets/**)", Deny, Project)],
-        cwd,
-        Some("/home/me".into()),
-    )
-    .await;
-    assert_eq!(report.to_json()["decision"], "deny");
-    assert_eq!(report.to_json()["reason"]["kind"], "rule");
-
     // dont-ask reports the chain's final word: a denial.
     let report = check(
         &p,
@@ -288,48 +289,6 @@ async fn permissions_check_prints_the_interfaces_json() {
     .await;
     assert_eq!(report.to_json()["decision"], "deny");
     assert_eq!(report.to_json()["reason"]["kind"], "mode");
-}
-
-#[test]
-fn settings_rules_respect_project_trust() {
-    let settings = json!({"permissions": {
-        "allow": ["Bash(npm test *)"],
-        "ask": ["Bash(rm *)"],
-        "deny": ["Read(./secrets/**)", "Bash(ls"],
-        "default_mode": "bypass"
-    }});
-    let untrusted = rules_from_settings(&settings, Project, false);
-    let behaviors: Vec<RuleBehavior> = untrusted.rules.iter().map(|r| r.behavior).collect();
-    assert_eq!(behaviors, [Deny, Ask]);
-    assert_eq!(untrusted.default_mode, None);
-    assert_eq!(untrusted.ignored.len(), 2, "{:?}", untrusted.ignored);
-    assert_eq!(untrusted.errors.len(), 1, "{:?}", untrusted.errors);
-    assert!(untrusted.errors[0].contains("closing"));
-
-    let trusted = rules_from_settings(&settings, Project, true);
-    assert_eq!(trusted.rules.len(), 3);
-    assert_eq!(trusted.default_mode, Some(PermissionMode::Bypass));
-    assert!(
-        trusted
-            .rules
-            .iter()
-            .all(|r| r.source == RuleSource::Project)
-    );
-
-    let user = rules_from_settings(&settings, User, false);
-    assert_eq!(user.rules.len(), 3, "user settings are always trusted");
-
-    let unattended = json!({"permissions": {"default_mode": "unattended"}});
-    assert_eq!(
-        rules_from_settings(&unattended, User, true).default_mode,
-        None
-    );
-    let confirmed =
-        json!({"permissions": {"default_mode": "unattended", "unattended_confirmed": true}});
-    assert_eq!(
-        rules_from_settings(&confirmed, User, true).default_mode,
-        Some(PermissionMode::Unattended)
-    );
 }
 
 /// "Allow always" offers a rule only when that rule would stick, and the

@@ -22,9 +22,7 @@ use riot_protocol::{
     CacheHints, Clock, Message, MessageId, ModelRequest, Provider, ProviderErrorKind,
     ProviderEvent, StreamDelta, SystemPrompt,
 };
-use riot_providers::{
-    ApiKey, HttpProvider, ProviderConfig, ProviderKind, SplitMix64, idle_timeout_ms,
-};
+use riot_providers::{ApiKey, HttpProvider, ProviderConfig, ProviderKind, SplitMix64};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug)]
@@ -97,10 +95,14 @@ async fn main() -> ExitCode {
         .ok()
         .filter(|k| !k.is_empty())
         .map(ApiKey::new);
-    config.idle_timeout_ms = idle_timeout_ms(
-        std::env::var("RIOT_STREAM_IDLE_TIMEOUT_MS").ok().as_deref(),
-        None,
-    );
+    // Unparsable or zero: keep the default window.
+    if let Some(ms) = std::env::var("RIOT_STREAM_IDLE_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&ms| ms > 0)
+    {
+        config.idle_timeout_ms = ms;
+    }
     let provider = match HttpProvider::new(config) {
         Ok(p) => p,
         Err(e) => {

@@ -93,16 +93,6 @@ impl fmt::Debug for ApiKey {
 /// `RIOT_STREAM_IDLE_TIMEOUT_MS`).
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 90_000;
 
-/// The watchdog window: the environment variable's value wins over the
-/// setting; unparsable or zero values are ignored.
-pub fn idle_timeout_ms(env_value: Option<&str>, setting: Option<u64>) -> u64 {
-    env_value
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&v| v > 0)
-        .or(setting.filter(|&v| v > 0))
-        .unwrap_or(DEFAULT_IDLE_TIMEOUT_MS)
-}
-
 /// Everything needed to construct an [`crate::HttpProvider`].
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
@@ -165,13 +155,5 @@ mod tests {
         let key = ApiKey::new("sk-secret-123");
         assert_eq!(format!("{key:?}"), "ApiKey(<redacted>)");
         assert!(!format!("{:?}", Some(key)).contains("secret"));
-    }
-
-    #[test]
-    fn the_environment_wins_over_the_setting_for_the_watchdog() {
-        assert_eq!(idle_timeout_ms(None, None), 90_000);
-        assert_eq!(idle_timeout_ms(Some("5000"), Some(7000)), 5_000);
-        assert_eq!(idle_timeout_ms(Some("junk"), Some(7000)), 7_000);
-        assert_eq!(idle_timeout_ms(Some("0"), None), 90_000);
     }
 }

@@ -52,6 +52,15 @@ pub fn parse_json(data: &str) -> Result<Value, ProviderError> {
     })
 }
 
+/// An event's type: the payload's `type`, else the SSE `event:` name.
+/// Data-only frames carry the type in the payload, so it is preferred.
+pub fn event_kind<'a>(payload: &'a Value, event: &'a SseEvent) -> &'a str {
+    match payload.get("type").and_then(Value::as_str) {
+        Some(t) => t,
+        None => event.event.as_deref().unwrap_or(""),
+    }
+}
+
 /// The error for a body that ended before the reply's final event.
 pub fn stream_cut() -> ProviderError {
     ProviderError::new(

@@ -5,7 +5,9 @@
 use riot_protocol::invariants::{
     check_no_system_messages, check_thinking_model, check_tool_pairing, enforce,
 };
-use riot_protocol::{AssistantBlock, Message, ToolResultContent, UserBlock};
+use riot_protocol::{
+    AssistantBlock, ImageSource, Message, SystemPrompt, ToolResultContent, UserBlock,
+};
 
 /// The history as it may be sent to `model`:
 /// - `System` messages never reach a provider (INV-7);
@@ -83,3 +85,78 @@ pub fn data_url(media_type: &str, data: &str) -> String {
 
 /// What a model without vision reads instead of an image.
 pub const IMAGE_OMITTED: &str = "[image omitted: this model does not accept images]";
+
+/// What a tool result with no text says (content is never an empty string).
+pub const EMPTY_RESULT: &str = "(no output)";
+
+/// The system prompt as one string: the stable part, then the session part.
+pub fn system_text(system: &SystemPrompt) -> String {
+    let mut text = system.stable.clone();
+    if !system.session.is_empty() {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&system.session);
+    }
+    text
+}
+
+/// A piece of a user message for the formats whose tool outputs carry text
+/// only (Chat Completions, Responses).
+#[derive(Debug)]
+pub enum UserPart<'a> {
+    Text(String),
+    Image(&'a ImageSource),
+}
+
+/// A user message split for the text-only-output formats: each tool output
+/// is sent on its own, right after the assistant message that called it;
+/// the person's text, attachments and every image (the outputs' too)
+/// follow, in order, as one user message.
+#[derive(Debug)]
+pub struct SplitUser<'a> {
+    /// `(tool_use_id, text)` in call order; the text is never empty and
+    /// an error's starts with `Error: `.
+    pub outputs: Vec<(&'a str, String)>,
+    pub parts: Vec<UserPart<'a>>,
+}
+
+/// Splits a user message's blocks (see [`SplitUser`]).
+pub fn split_user(content: &[UserBlock]) -> SplitUser<'_> {
+    let mut split = SplitUser {
+        outputs: Vec::new(),
+        parts: Vec::new(),
+    };
+    for block in content {
+        match block {
+            UserBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+                ..
+            } => {
+                let mut text = result_text(content);
+                if text.is_empty() {
+                    text = EMPTY_RESULT.to_owned();
+                }
+                if *is_error {
+                    text = format!("Error: {text}");
+                }
+                split.outputs.push((tool_use_id.as_str(), text));
+                for c in content {
+                    if let ToolResultContent::Image { source } = c {
+                        split.parts.push(UserPart::Image(source));
+                    }
+                }
+            }
+            UserBlock::Text { text } => split.parts.push(UserPart::Text(text.clone())),
+            UserBlock::Attachment { title, text } => {
+                split
+                    .parts
+                    .push(UserPart::Text(attachment_text(title, text)));
+            }
+            UserBlock::Image { source } => split.parts.push(UserPart::Image(source)),
+        }
+    }
+    split
+}

@@ -51,9 +51,7 @@ pub mod retry;
 pub mod sse;
 pub mod transport;
 
-pub use config::{
-    ApiKey, ConfigError, DEFAULT_IDLE_TIMEOUT_MS, ProviderConfig, ProviderKind, idle_timeout_ms,
-};
+pub use config::{ApiKey, ConfigError, DEFAULT_IDLE_TIMEOUT_MS, ProviderConfig, ProviderKind};
 pub use models::{ModelOverride, capabilities_for};
 pub use retry::{Jitter, RetryPolicy, SplitMix64};
 pub use transport::HttpProvider;

@@ -52,6 +52,21 @@ fn provider(server: &MockServer, wire: Wire, clock: &TestClock) -> HttpProvider 
     HttpProvider::new(config).unwrap()
 }
 
+/// A server that answers with `replies`, in order.
+async fn serve(wire: Wire, replies: Vec<Reply>) -> MockServer {
+    MockServer::start(Script::new(wire, replies)).await.unwrap()
+}
+
+/// One "hi" to `model` through a fresh provider for `server`.
+async fn ask(
+    server: &MockServer,
+    wire: Wire,
+    clock: &TestClock,
+    model: &str,
+) -> (Vec<ProviderEvent>, Option<ProviderError>) {
+    collect(&provider(server, wire, clock), request(model, "hi")).await
+}
+
 fn request(model: &str, text: &str) -> ModelRequest {
     ModelRequest {
         model: model.into(),
@@ -117,11 +132,7 @@ async fn chinese_and_emoji_arrive_byte_identical_in_every_chunk_size_and_format(
                 Script::new(wire, vec![Reply::Text(INTERNATIONAL.into())]).chunk_size(size);
             let server = MockServer::start(script).await.unwrap();
             let clock = clock();
-            let (events, err) = collect(
-                &provider(&server, wire, &clock),
-                request("mock-model", "hi"),
-            )
-            .await;
+            let (events, err) = ask(&server, wire, &clock, "mock-model").await;
             assert_eq!(err, None, "{wire:?} chunk {size}");
             assert_eq!(block_text(&events), INTERNATIONAL, "{wire:?} chunk {size}");
             assert_eq!(delta_text(&events), INTERNATIONAL, "{wire:?} chunk {size}");
@@ -219,15 +230,9 @@ async fn rate_limits_back_off_by_the_injected_clock_and_retry_after_wins() {
         ),
         Reply::Text("finally".into()),
     ];
-    let server = MockServer::start(Script::new(Wire::Anthropic, replies))
-        .await
-        .unwrap();
+    let server = serve(Wire::Anthropic, replies).await;
     let clock = clock();
-    let (events, err) = collect(
-        &provider(&server, Wire::Anthropic, &clock),
-        request("mock-model", "hi"),
-    )
-    .await;
+    let (events, err) = ask(&server, Wire::Anthropic, &clock, "mock-model").await;
     assert_eq!(err, None);
     let retries: Vec<(u32, u64, ProviderErrorKind)> = events
         .iter()
@@ -264,12 +269,11 @@ async fn rate_limits_back_off_by_the_injected_clock_and_retry_after_wins() {
 async fn background_requests_give_up_on_overload_at_once() {
     let overloaded =
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
-    let server = MockServer::start(Script::new(
+    let server = serve(
         Wire::Anthropic,
         vec![error(529, overloaded, &[]), Reply::Text("no".into())],
-    ))
-    .await
-    .unwrap();
+    )
+    .await;
     let clock = clock();
     let background = provider(&server, Wire::Anthropic, &clock).for_background();
     let (events, err) = collect(&background, request("mock-model", "title?")).await;
@@ -289,15 +293,9 @@ async fn an_auth_error_is_retried_exactly_once_then_surfaced() {
         error(401, unauthorized, &[]),
         Reply::Text("never sent".into()),
     ];
-    let server = MockServer::start(Script::new(Wire::Anthropic, replies))
-        .await
-        .unwrap();
+    let server = serve(Wire::Anthropic, replies).await;
     let clock = clock();
-    let (events, err) = collect(
-        &provider(&server, Wire::Anthropic, &clock),
-        request("mock-model", "hi"),
-    )
-    .await;
+    let (events, err) = ask(&server, Wire::Anthropic, &clock, "mock-model").await;
     let err = err.expect("surfaced");
     assert_eq!(err.kind, ProviderErrorKind::Auth);
     assert_eq!(err.message, "invalid x-api-key");
@@ -335,18 +333,13 @@ async fn quota_and_overflow_are_not_retried_and_overflow_is_recoverable() {
         ),
     ];
     for (status, body, kind) in cases {
-        let server = MockServer::start(Script::new(
+        let server = serve(
             Wire::Anthropic,
             vec![error(status, body, &[]), Reply::Text("no".into())],
-        ))
-        .await
-        .unwrap();
-        let clock = clock();
-        let (events, err) = collect(
-            &provider(&server, Wire::Anthropic, &clock),
-            request("mock-model", "hi"),
         )
         .await;
+        let clock = clock();
+        let (events, err) = ask(&server, Wire::Anthropic, &clock, "mock-model").await;
         let err = err.unwrap();
         assert_eq!(err.kind, kind, "{status}");
         assert_eq!(
@@ -380,11 +373,7 @@ async fn a_stream_cut_after_content_keeps_the_partial_text_and_surfaces_stream_c
         .await
         .unwrap();
     let clock = clock();
-    let (events, err) = collect(
-        &provider(&server, Wire::Anthropic, &clock),
-        request("mock-model", "hi"),
-    )
-    .await;
+    let (events, err) = ask(&server, Wire::Anthropic, &clock, "mock-model").await;
     assert_eq!(
         err.map(|e| e.kind),
         Some(ProviderErrorKind::StreamCut),
@@ -415,15 +404,9 @@ async fn a_stream_cut_before_any_content_is_retried() {
         &[serde_json::json!({"type": "message_start", "message": {"model": "mock-model"}})],
     );
     let replies = vec![Reply::Cut(prefix), Reply::Text("second try".into())];
-    let server = MockServer::start(Script::new(Wire::Anthropic, replies))
-        .await
-        .unwrap();
+    let server = serve(Wire::Anthropic, replies).await;
     let clock = clock();
-    let (events, err) = collect(
-        &provider(&server, Wire::Anthropic, &clock),
-        request("mock-model", "hi"),
-    )
-    .await;
+    let (events, err) = ask(&server, Wire::Anthropic, &clock, "mock-model").await;
     assert_eq!(err, None);
     assert!(
         matches!(
@@ -459,15 +442,9 @@ async fn a_stall_before_content_falls_back_to_one_non_streaming_request() {
         Reply::Stall(prefix),
         Reply::Text("from the fallback".into()),
     ];
-    let server = MockServer::start(Script::new(Wire::Anthropic, replies))
-        .await
-        .unwrap();
+    let server = serve(Wire::Anthropic, replies).await;
     let clock = stall_clock();
-    let (events, err) = collect(
-        &provider(&server, Wire::Anthropic, &clock),
-        request("mock-model", "hi"),
-    )
-    .await;
+    let (events, err) = ask(&server, Wire::Anthropic, &clock, "mock-model").await;
     assert_eq!(err, None);
     assert_eq!(block_text(&events), "from the fallback");
     assert_eq!(
@@ -492,15 +469,9 @@ async fn a_stall_after_content_surfaces_stalled_without_re_requesting() {
         Reply::Stall(anthropic_prefix("half")),
         Reply::Text("never".into()),
     ];
-    let server = MockServer::start(Script::new(Wire::Anthropic, replies))
-        .await
-        .unwrap();
+    let server = serve(Wire::Anthropic, replies).await;
     let clock = stall_clock();
-    let (events, err) = collect(
-        &provider(&server, Wire::Anthropic, &clock),
-        request("mock-model", "hi"),
-    )
-    .await;
+    let (events, err) = ask(&server, Wire::Anthropic, &clock, "mock-model").await;
     assert_eq!(err.map(|e| e.kind), Some(ProviderErrorKind::Stalled));
     assert_eq!(delta_text(&events), "half");
     assert_eq!(server.requests().len(), 1);
@@ -513,11 +484,7 @@ async fn a_mock_out_of_script_answers_non_retryable() {
         .await
         .unwrap();
     let clock = clock();
-    let (_, err) = collect(
-        &provider(&server, Wire::Openai, &clock),
-        request("gpt-4.1", "hi"),
-    )
-    .await;
+    let (_, err) = ask(&server, Wire::Openai, &clock, "gpt-4.1").await;
     let err = err.unwrap();
     assert_eq!(err.kind, ProviderErrorKind::InvalidRequest);
     assert!(err.message.contains("no reply left"), "{}", err.message);
@@ -527,12 +494,7 @@ async fn a_mock_out_of_script_answers_non_retryable() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_ends_a_stalled_stream_promptly() {
-    let server = MockServer::start(Script::new(
-        Wire::Anthropic,
-        vec![Reply::Stall(anthropic_prefix("x"))],
-    ))
-    .await
-    .unwrap();
+    let server = serve(Wire::Anthropic, vec![Reply::Stall(anthropic_prefix("x"))]).await;
     let clock = TestClock::new(60_000, Duration::from_secs(600));
     let provider = provider(&server, Wire::Anthropic, &clock);
     let cancel = CancellationToken::new();
@@ -612,18 +574,13 @@ fn a_key_is_required_unless_the_host_is_loopback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_json_error_body_with_status_200_on_a_streaming_request_is_classified_not_retried() {
     let body = serde_json::json!({"error": {"message": "model 'qwen9' not found", "type": "invalid_request_error"}});
-    let server = MockServer::start(Script::new(
+    let server = serve(
         Wire::Openai,
         vec![Reply::Json(body), Reply::Text("no".into())],
-    ))
-    .await
-    .unwrap();
-    let clock = clock();
-    let (events, err) = collect(
-        &provider(&server, Wire::Openai, &clock),
-        request("qwen9", "hi"),
     )
     .await;
+    let clock = clock();
+    let (events, err) = ask(&server, Wire::Openai, &clock, "qwen9").await;
     let err = err.unwrap();
     assert_eq!(
         (err.kind, err.message.as_str()),
@@ -692,8 +649,7 @@ async fn recorded_streams_through_http_yield_exactly_what_the_in_memory_decoder_
             .await
             .unwrap();
             let clock = clock();
-            let (events, err) =
-                collect(&provider(&server, wire, &clock), request(model, "hi")).await;
+            let (events, err) = ask(&server, wire, &clock, model).await;
             assert_eq!(err, None, "{file} chunk {size}");
             assert_eq!(events, expected, "{file} chunk {size}");
             server.shutdown().await;
@@ -708,9 +664,7 @@ async fn one_provider_reuses_its_connection_across_requests() {
         Reply::Text("two".into()),
         Reply::Text("three".into()),
     ];
-    let server = MockServer::start(Script::new(Wire::Openai, replies))
-        .await
-        .unwrap();
+    let server = serve(Wire::Openai, replies).await;
     let clock = clock();
     let provider = provider(&server, Wire::Openai, &clock);
     for expected in ["one", "two", "three"] {
@@ -738,18 +692,9 @@ async fn a_web_page_instead_of_a_stream_fails_fast_with_a_base_url_hint() {
         "<html><body>Welcome</body></html>",
         &[("content-type", "text/html; charset=utf-8")],
     );
-    let server = MockServer::start(Script::new(
-        Wire::Openai,
-        vec![page, Reply::Text("no".into())],
-    ))
-    .await
-    .unwrap();
+    let server = serve(Wire::Openai, vec![page, Reply::Text("no".into())]).await;
     let clock = clock();
-    let (_, err) = collect(
-        &provider(&server, Wire::Openai, &clock),
-        request("gpt-4.1", "hi"),
-    )
-    .await;
+    let (_, err) = ask(&server, Wire::Openai, &clock, "gpt-4.1").await;
     let err = err.unwrap();
     assert_eq!(err.kind, ProviderErrorKind::Malformed);
     assert!(
@@ -770,9 +715,7 @@ async fn the_loop_can_stop_after_three_overloads_and_switch_models() {
     let overloaded =
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
     let replies = (0..5).map(|_| error(529, overloaded, &[])).collect();
-    let server = MockServer::start(Script::new(Wire::Anthropic, replies))
-        .await
-        .unwrap();
+    let server = serve(Wire::Anthropic, replies).await;
     let clock = clock();
     let provider = provider(&server, Wire::Anthropic, &clock);
     let mut stream = provider.stream(request("claude-opus-4-5", "hi"), CancellationToken::new());

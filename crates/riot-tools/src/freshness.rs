@@ -112,6 +112,24 @@ pub(crate) fn check_region(
     }
 }
 
+/// Writes `bytes` atomically, then records them as what the session knows
+/// (`view`). The error is the message the model reads.
+pub(crate) async fn write_and_record(
+    ctx: &ToolContext,
+    path: &Path,
+    display: &str,
+    bytes: &[u8],
+    view: FileView,
+) -> Result<(), String> {
+    if let Err(e) = ctx.env.fs.write_atomic(path, bytes).await {
+        return Err(format!(
+            "Could not write {display} ({e}). Check the path and its permissions."
+        ));
+    }
+    record(ctx, path, bytes, view).await;
+    Ok(())
+}
+
 /// Records what the session now knows after reading or writing `bytes`.
 pub(crate) async fn record(ctx: &ToolContext, path: &Path, bytes: &[u8], view: FileView) {
     let mtime_ms = ctx

@@ -9,11 +9,41 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use riot_testkit::{MockServer, RecordedRequest, Wire};
-use serde_json::Value;
+use riot_testkit::{MockServer, RecordedRequest, Reply, Wire, frame};
+use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::io::{BufReader, Lines};
 use tokio::process::{Child, ChildStdout, Command};
+
+/// The `notes.txt` the Read tests put in the project.
+pub const NOTES: &str = "alpha\nbeta ✓\n";
+/// `NOTES` as Read numbers it (INTERFACES: `cat -n` style).
+pub const NOTES_NUMBERED: &str = "     1\talpha\n     2\tbeta ✓";
+
+/// A reply that calls one tool.
+pub fn tool_call(id: &str, name: &str, arguments: Value) -> Reply {
+    Reply::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.to_string(),
+        text: String::new(),
+    }
+}
+
+/// An Anthropic reply that streams the text "Partial answer", then goes
+/// silent (the connection stays open).
+pub fn stalled_partial_answer() -> Reply {
+    Reply::Stall(frame(
+        Wire::Anthropic,
+        &[
+            json!({"type": "message_start", "message": {"id": "msg_stall", "type": "message", "role": "assistant",
+               "model": "mock-model", "content": [], "stop_reason": null,
+               "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Partial answer"}}),
+        ],
+    ))
+}
 
 /// Long enough for a debug binary on a loaded two-core machine; only a
 /// hang ever reaches it.

@@ -6,7 +6,9 @@ use riot_protocol::{
 use serde_json::Value;
 
 use crate::classify::classify_stream_error;
-use crate::decode::{Decoder, finish, parse_json, parse_tool_input, str_at, stream_cut, u64_at};
+use crate::decode::{
+    Decoder, event_kind, finish, parse_json, parse_tool_input, str_at, stream_cut, u64_at,
+};
 use crate::sse::SseEvent;
 
 /// The block being streamed.
@@ -115,11 +117,7 @@ impl Decoder for AnthropicDecoder {
             return Ok(());
         }
         let v = parse_json(&event.data)?;
-        // Data-only frames carry the type in the payload; prefer it.
-        let kind = match v.get("type").and_then(Value::as_str) {
-            Some(t) => t,
-            None => event.event.as_deref().unwrap_or(""),
-        };
+        let kind = event_kind(&v, event);
         match kind {
             "message_start" => {
                 let message = v.get("message").unwrap_or(&Value::Null);

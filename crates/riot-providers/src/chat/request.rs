@@ -2,19 +2,15 @@
 //! compatible-server rules).
 
 use riot_protocol::{
-    AssistantBlock, Message, ModelCapabilities, ModelRequest, ReasoningReplay, ToolResultContent,
-    UserBlock,
+    AssistantBlock, ImageSource, Message, ModelCapabilities, ModelRequest, ReasoningReplay,
 };
 use serde_json::{Map, Value, json};
 
-use crate::history::{IMAGE_OMITTED, attachment_text, data_url, prepare, result_text};
+use crate::history::{IMAGE_OMITTED, UserPart, data_url, prepare, split_user, system_text};
 
-/// What a tool result with no text says (content is never an empty string).
-pub const EMPTY_RESULT: &str = "(no output)";
-
-fn image_part(caps: &ModelCapabilities, media_type: &str, data: &str) -> Value {
+fn image_part(caps: &ModelCapabilities, source: &ImageSource) -> Value {
     if caps.vision {
-        json!({"type": "image_url", "image_url": {"url": data_url(media_type, data)}})
+        json!({"type": "image_url", "image_url": {"url": data_url(&source.media_type, &source.data)}})
     } else {
         json!({"type": "text", "text": IMAGE_OMITTED})
     }
@@ -35,59 +31,25 @@ fn user_message(parts: Vec<Value>) -> Value {
 pub fn build(request: &ModelRequest, caps: &ModelCapabilities, openai: bool) -> Value {
     let history = prepare(&request.messages, &request.model);
     let mut messages = Vec::new();
-    let mut system = request.system.stable.clone();
-    if !request.system.session.is_empty() {
-        if !system.is_empty() {
-            system.push_str("\n\n");
-        }
-        system.push_str(&request.system.session);
-    }
+    let system = system_text(&request.system);
     if !system.is_empty() {
         messages.push(json!({"role": "system", "content": system}));
     }
     for message in &history {
         match message {
             Message::User(user) => {
-                // Tool results first, one `tool` message per id, right after
-                // the assistant message that called them; `tool` messages
-                // carry text only, so their images and the person's new text
-                // follow in one user message.
-                let mut parts = Vec::new();
-                for block in &user.content {
-                    match block {
-                        UserBlock::ToolResult {
-                            tool_use_id,
-                            content,
-                            is_error,
-                            ..
-                        } => {
-                            let mut text = result_text(content);
-                            if text.is_empty() {
-                                text = EMPTY_RESULT.to_owned();
-                            }
-                            if *is_error {
-                                text = format!("Error: {text}");
-                            }
-                            messages.push(json!({"role": "tool", "tool_call_id": tool_use_id.as_str(), "content": text}));
-                            for c in content {
-                                if let ToolResultContent::Image { source } = c {
-                                    parts.push(image_part(caps, &source.media_type, &source.data));
-                                }
-                            }
-                        }
-                        UserBlock::Text { text } => {
-                            parts.push(json!({"type": "text", "text": text}))
-                        }
-                        UserBlock::Attachment { title, text } => {
-                            parts.push(
-                                json!({"type": "text", "text": attachment_text(title, text)}),
-                            );
-                        }
-                        UserBlock::Image { source } => {
-                            parts.push(image_part(caps, &source.media_type, &source.data));
-                        }
-                    }
+                let split = split_user(&user.content);
+                for (id, text) in split.outputs {
+                    messages.push(json!({"role": "tool", "tool_call_id": id, "content": text}));
                 }
+                let parts: Vec<Value> = split
+                    .parts
+                    .into_iter()
+                    .map(|part| match part {
+                        UserPart::Text(text) => json!({"type": "text", "text": text}),
+                        UserPart::Image(source) => image_part(caps, source),
+                    })
+                    .collect();
                 if !parts.is_empty() {
                     messages.push(user_message(parts));
                 }

@@ -14,7 +14,8 @@ use serde_json::Value;
 
 use crate::classify::classify_stream_error;
 use crate::decode::{
-    Decoder, finish, output_limit, parse_json, parse_tool_input, str_at, stream_cut, u64_at,
+    Decoder, event_kind, finish, output_limit, parse_json, parse_tool_input, str_at, stream_cut,
+    u64_at,
 };
 use crate::sse::SseEvent;
 
@@ -168,10 +169,7 @@ impl Decoder for ResponsesDecoder {
             return Ok(());
         }
         let v = parse_json(&event.data)?;
-        let kind = match v.get("type").and_then(Value::as_str) {
-            Some(t) => t,
-            None => event.event.as_deref().unwrap_or(""),
-        };
+        let kind = event_kind(&v, event);
         let index = v.get("output_index").and_then(Value::as_u64).unwrap_or(0);
         match kind {
             "response.created" | "response.in_progress" => {

@@ -2,17 +2,14 @@
 //! encrypted reasoning requested and replayed unchanged, tool calls and
 //! outputs paired by `call_id` (ARCHITECTURE §11).
 
-use riot_protocol::{
-    AssistantBlock, Message, ModelCapabilities, ModelRequest, ToolResultContent, UserBlock,
-};
+use riot_protocol::{AssistantBlock, ImageSource, Message, ModelCapabilities, ModelRequest};
 use serde_json::{Map, Value, json};
 
-use crate::chat::request::EMPTY_RESULT;
-use crate::history::{IMAGE_OMITTED, attachment_text, data_url, prepare, result_text};
+use crate::history::{IMAGE_OMITTED, UserPart, data_url, prepare, split_user, system_text};
 
-fn image_part(caps: &ModelCapabilities, media_type: &str, data: &str) -> Value {
+fn image_part(caps: &ModelCapabilities, source: &ImageSource) -> Value {
     if caps.vision {
-        json!({"type": "input_image", "image_url": data_url(media_type, data)})
+        json!({"type": "input_image", "image_url": data_url(&source.media_type, &source.data)})
     } else {
         json!({"type": "input_text", "text": IMAGE_OMITTED})
     }
@@ -25,42 +22,20 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities) -> Value {
     for message in &history {
         match message {
             Message::User(user) => {
-                let mut parts = Vec::new();
-                for block in &user.content {
-                    match block {
-                        UserBlock::ToolResult {
-                            tool_use_id,
-                            content,
-                            is_error,
-                            ..
-                        } => {
-                            let mut text = result_text(content);
-                            if text.is_empty() {
-                                text = EMPTY_RESULT.to_owned();
-                            }
-                            if *is_error {
-                                text = format!("Error: {text}");
-                            }
-                            input.push(json!({"type": "function_call_output", "call_id": tool_use_id.as_str(), "output": text}));
-                            for c in content {
-                                if let ToolResultContent::Image { source } = c {
-                                    parts.push(image_part(caps, &source.media_type, &source.data));
-                                }
-                            }
-                        }
-                        UserBlock::Text { text } => {
-                            parts.push(json!({"type": "input_text", "text": text}))
-                        }
-                        UserBlock::Attachment { title, text } => {
-                            parts.push(
-                                json!({"type": "input_text", "text": attachment_text(title, text)}),
-                            );
-                        }
-                        UserBlock::Image { source } => {
-                            parts.push(image_part(caps, &source.media_type, &source.data));
-                        }
-                    }
+                let split = split_user(&user.content);
+                for (id, text) in split.outputs {
+                    input.push(
+                        json!({"type": "function_call_output", "call_id": id, "output": text}),
+                    );
                 }
+                let parts: Vec<Value> = split
+                    .parts
+                    .into_iter()
+                    .map(|part| match part {
+                        UserPart::Text(text) => json!({"type": "input_text", "text": text}),
+                        UserPart::Image(source) => image_part(caps, source),
+                    })
+                    .collect();
                 if !parts.is_empty() {
                     input.push(json!({"role": "user", "content": parts}));
                 }
@@ -116,13 +91,7 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities) -> Value {
         }
     }
 
-    let mut instructions = request.system.stable.clone();
-    if !request.system.session.is_empty() {
-        if !instructions.is_empty() {
-            instructions.push_str("\n\n");
-        }
-        instructions.push_str(&request.system.session);
-    }
+    let instructions = system_text(&request.system);
     let mut body = Map::new();
     body.insert("model".into(), request.model.clone().into());
     if !instructions.is_empty() {

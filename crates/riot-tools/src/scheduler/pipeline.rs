@@ -286,15 +286,6 @@ impl Run {
                 ),
                 false,
             ),
-            Ending::Cancelled => (
-                text_result(
-                    &call,
-                    self.cancelled_text(&tool_scope, &cascade, true),
-                    true,
-                    self.ui(&describe, None, duration_ms),
-                ),
-                false,
-            ),
             Ending::Refused {
                 message,
                 cascades: c,
@@ -302,7 +293,7 @@ impl Run {
                 text_result(&call, message, true, self.ui(&describe, None, duration_ms)),
                 c,
             ),
-            Ending::Outcome(ToolOutcome::Cancelled) => (
+            Ending::Cancelled | Ending::Outcome(ToolOutcome::Cancelled) => (
                 text_result(
                     &call,
                     self.cancelled_text(&tool_scope, &cascade, true),
@@ -392,12 +383,11 @@ impl Run {
         tx: &Sender,
     ) -> Result<Box<dyn PreparedCall>, Ending> {
         let cascades = tool.cascades_on_failure();
-        if let Err(e) = prepared.validate_input(ctx).await {
-            return Err(Ending::Refused {
-                message: e.message,
-                cascades,
-            });
-        }
+        let refused = |message| Ending::Refused { message, cascades };
+        prepared
+            .validate_input(ctx)
+            .await
+            .map_err(|e| refused(e.message))?;
         let tool_verdict = prepared.check_permissions(ctx).await;
         let target = prepared.permission_target(ctx);
         let query = PermissionQuery {
@@ -422,16 +412,10 @@ impl Run {
                 // A hook or the person changed the input: parse and check it again.
                 let re = Arc::clone(tool)
                     .prepare(input)
-                    .map_err(|e| Ending::Refused {
-                        message: schema_hint(&call.name, &e),
-                        cascades,
-                    })?;
-                if let Err(e) = re.validate_input(ctx).await {
-                    return Err(Ending::Refused {
-                        message: e.message,
-                        cascades,
-                    });
-                }
+                    .map_err(|e| refused(schema_hint(&call.name, &e)))?;
+                re.validate_input(ctx)
+                    .await
+                    .map_err(|e| refused(e.message))?;
                 re
             }
             PermissionResult::Deny { reason, message } => {

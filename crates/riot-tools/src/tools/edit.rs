@@ -15,7 +15,8 @@ use serde_json::Value;
 use crate::diff::hunks;
 use crate::encoding::{Decoded, decode};
 use crate::freshness::{
-    Need, check_fresh, check_region, code, display_path, read_existing, record, resolve_path,
+    Need, check_fresh, check_region, code, display_path, read_existing, resolve_path,
+    write_and_record,
 };
 use crate::tools::edit_match::{Plan, plan};
 use crate::tools::schema_of;
@@ -198,12 +199,11 @@ impl Tool for Edit {
                     ));
                 }
                 let bytes = input.new_string.as_bytes();
-                if let Err(e) = ctx.env.fs.write_atomic(&path, bytes).await {
-                    return ToolOutcome::failed(format!(
-                        "Could not write {display} ({e}). Check the path and its permissions."
-                    ));
+                if let Err(message) =
+                    write_and_record(ctx, &path, &display, bytes, FileView::Full).await
+                {
+                    return ToolOutcome::failed(message);
                 }
-                record(ctx, &path, bytes, FileView::Full).await;
                 ToolOutcome::text(
                     format!("Created {display}."),
                     Some(UiPayload::FileDiff {
@@ -220,18 +220,15 @@ impl Tool for Edit {
                 plan,
             } => {
                 let bytes = decoded.to_bytes(&plan.new_text);
-                if let Err(e) = ctx.env.fs.write_atomic(&path, &bytes).await {
-                    return ToolOutcome::failed(format!(
-                        "Could not write {display} ({e}). Check the path and its permissions."
-                    ));
-                }
                 // The model has not seen the new lines' numbers, but it
                 // wrote them; keep the old view where it was partial.
                 let view = match ctx.env.file_state.get(&path) {
                     Some(s) => s.view,
                     None => FileView::Full,
                 };
-                record(ctx, &path, &bytes, view).await;
+                if let Err(message) = write_and_record(ctx, &path, &display, &bytes, view).await {
+                    return ToolOutcome::failed(message);
+                }
                 let occurrences = if plan.count == 1 {
                     "1 occurrence".to_owned()
                 } else {

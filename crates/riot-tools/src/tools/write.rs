@@ -11,7 +11,9 @@ use serde_json::Value;
 
 use crate::diff::hunks;
 use crate::encoding::{BOM, LineEndings, decode, lf_to_crlf, line_endings};
-use crate::freshness::{Need, check_fresh, display_path, read_existing, record, resolve_path};
+use crate::freshness::{
+    Need, check_fresh, display_path, read_existing, record, resolve_path, write_and_record,
+};
 use crate::tools::schema_of;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -171,12 +173,9 @@ impl Tool for Write {
                 None,
             );
         }
-        if let Err(e) = ctx.env.fs.write_atomic(&path, &bytes).await {
-            return ToolOutcome::failed(format!(
-                "Could not write {display} ({e}). Check the path and its permissions."
-            ));
+        if let Err(message) = write_and_record(ctx, &path, &display, &bytes, FileView::Full).await {
+            return ToolOutcome::failed(message);
         }
-        record(ctx, &path, &bytes, FileView::Full).await;
         let lines = text.lines().count();
         let verb = if existing.is_some() {
             "Replaced the content of"
