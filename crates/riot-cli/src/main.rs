@@ -1,6 +1,6 @@
 //! The `riot` binary. Parses the command line of INTERFACES.md and hands
 //! each command to the kernel. Commands whose capability is not built yet
-//! exit 2 with "not available yet: <what>" — never a fake success.
+//! exit 2 with "not available yet: …" — never a fake success.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line face
 #![allow(clippy::disallowed_methods)] // a face: reads the real environment and current directory

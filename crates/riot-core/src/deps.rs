@@ -1,6 +1,6 @@
 //! What the loop is given (ARCHITECTURE §1.5: everything non-deterministic
 //! is injected). The kernel wires real implementations; tests wire the
-//! scripted doubles of [`crate::testing`].
+//! scripted doubles of `crate::testing` (feature `testing`).
 
 use std::sync::Arc;
 

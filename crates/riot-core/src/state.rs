@@ -75,7 +75,7 @@ impl AgentState {
     }
 
     /// Moves to the next iteration. The only place the per-iteration
-    /// recovery guards reset (ARCHITECTURE §5 [rule]).
+    /// recovery guards reset (ARCHITECTURE §5, a rule).
     pub fn advance_turn(&mut self) {
         self.turn += 1;
         self.recovery.reactive_compact_attempted = false;

@@ -104,7 +104,7 @@ pub fn str_at<'a>(value: &'a Value, key: &str) -> &'a str {
     value.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-/// Runs a whole body, chunk by chunk, through a fresh [`SseParser`] and
+/// Runs a whole body, chunk by chunk, through a fresh [`SseParser`](crate::sse::SseParser) and
 /// `decoder`: the events, then the error that ended the stream (if any).
 /// The transport does the same incrementally; tests and the benchmark use
 /// this.

@@ -9,8 +9,10 @@
 //! Grep (the tool, in-process, through `Tool::call`) against the `rg`
 //! binary on the same deterministic tree (ISSUE 4: target ≤ 1.3×).
 //!
-//! Run: `cargo bench -p riot-tools --bench grep_vs_rg` (release), or
-//! `cargo test -p riot-tools --bench grep_vs_rg` for a quick dev-profile
+//! Run: `cargo bench -p riot-tools --features testing --bench grep_vs_rg`
+//! (release), or
+//! `cargo test -p riot-tools --features testing --bench grep_vs_rg` for a
+//! quick dev-profile
 //! smoke run. `RIOT_BENCH_FILES` sets the number of files (default 30000).
 
 use std::path::Path;
