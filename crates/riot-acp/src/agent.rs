@@ -15,7 +15,7 @@ use agent_client_protocol::v1::schema::{
     SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, Error, Stdio};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
 use futures::StreamExt;
 use riot_kernel::config::FlagLayer;
 use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, Session};
@@ -365,6 +365,16 @@ fn initialize(request: &InitializeRequest) -> InitializeResponse {
 /// Serves ACP on stdin/stdout until the client closes stdin. Nothing but
 /// protocol messages is written to stdout.
 pub async fn serve_stdio(config: AcpConfig) -> Result<(), Error> {
+    serve_on(config, Stdio::new()).await
+}
+
+/// Serves ACP on any transport (stdio, or one WebSocket connection of
+/// `riot serve`) until the client goes away. One agent, with its own
+/// session table, per connection.
+pub(crate) async fn serve_on(
+    config: AcpConfig,
+    transport: impl ConnectTo<Agent> + 'static,
+) -> Result<(), Error> {
     let agent = Arc::new(RiotAgent {
         config,
         sessions: Mutex::new(HashMap::new()),
@@ -455,6 +465,6 @@ pub async fn serve_stdio(config: AcpConfig) -> Result<(), Error> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(transport)
         .await
 }

@@ -12,8 +12,9 @@
 //!
 //! It is a separate crate, not a module of `riot-kernel`, so the SDK and
 //! its schema types are compiled only by the faces that speak ACP and not
-//! by every kernel build and test. It does not do `riot serve` (WebSocket)
-//! nor the `_riot/...` extension methods.
+//! by every kernel build and test. [`WsServer`] carries the same agent over
+//! a WebSocket for `riot serve` (token and `Origin` checks in `ws.rs`). The
+//! `_riot/...` extension methods are not done yet.
 //!
 //! Invariant: nothing but protocol messages is written to stdout; logs go
 //! through `tracing` to the face's log file.
@@ -21,6 +22,8 @@
 mod agent;
 mod gate;
 pub mod mapping;
+mod ws;
 
 pub use agent::{AcpConfig, serve_stdio};
 pub use gate::ClientGate;
+pub use ws::WsServer;

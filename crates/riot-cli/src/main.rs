@@ -10,6 +10,7 @@ mod cli;
 mod exec;
 mod inspect;
 mod logs;
+mod serve;
 mod tools_cmd;
 mod world;
 
@@ -62,7 +63,7 @@ fn main() -> ExitCode {
             None => not_available("the terminal UI (use `riot exec`)"),
             Some(Command::Exec(args)) => exec::run(&cli.shared, args).await,
             Some(Command::Acp(_)) => acp::run(&cli.shared).await,
-            Some(Command::Serve(_)) => not_available("`riot serve` (the ACP issue)"),
+            Some(Command::Serve(args)) => serve::run(&cli.shared, args).await,
             Some(Command::Sessions(SessionsCommand::List { json })) => {
                 inspect::sessions_list(*json)
             }

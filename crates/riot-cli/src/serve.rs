@@ -1,0 +1,161 @@
+//! `riot serve`: ACP over a WebSocket on loopback, for the desktop app and
+//! the browser (INTERFACES, ARCHITECTURE §2). Prints exactly one line,
+//! `Riot is serving at http://HOST:PORT/?token=TOKEN`, and nothing else on
+//! stdout; logs go to the log file. Stops on SIGTERM, SIGINT, or — with
+//! `--exit-on-stdin-eof` — when stdin closes.
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+
+use riot_acp::{AcpConfig, WsServer};
+use riot_kernel::Kernel;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::cli::{ServeArgs, SharedOptions};
+use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::world;
+
+/// Exit code after SIGINT (INTERFACES: 130 interrupted).
+const EXIT_INTERRUPTED: i32 = 130;
+
+/// 256 random bits from the OS, as 64 hex digits. No fallback: a token
+/// that is not random would let any local process drive the agent.
+fn random_token() -> std::io::Result<String> {
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Resolves when stdin reaches end of file (or fails). Read on a plain
+/// thread, not the runtime's blocking pool: the runtime must not wait for
+/// a read that never ends when a signal stops the server.
+fn stdin_closed() -> tokio::sync::oneshot::Receiver<()> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = [0u8; 4096];
+        while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+        let _ = tx.send(());
+    });
+    rx
+}
+
+/// Why the server stopped.
+enum Stop {
+    Interrupt,
+    Terminate,
+    StdinClosed,
+}
+
+/// Runs `riot serve` until it is told to stop; returns the exit code.
+pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
+    let env = world::environment();
+    let home = match world::riot_home(&env) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("riot serve: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let ui_dir = match &args.ui_dir {
+        None => None,
+        Some(dir) => match std::fs::canonicalize(dir) {
+            Ok(dir) if dir.is_dir() => Some(dir),
+            _ => {
+                eprintln!(
+                    "riot serve: --ui-dir {} is not a directory; pass the directory of the built web UI (it holds index.html)",
+                    dir.display()
+                );
+                return EXIT_USAGE;
+            }
+        },
+    };
+    if args.open {
+        eprintln!("riot serve: --open is not available yet; open the printed address in a browser");
+    }
+    let token = match random_token() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("riot serve: cannot read random bytes for the token: {e}");
+            return 1;
+        }
+    };
+    // Handlers first, so a signal right after the line is printed counts.
+    let (mut interrupt, mut terminate) = match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(i), Ok(t)) => (i, t),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("riot serve: cannot handle signals: {e}");
+            return 1;
+        }
+    };
+    let stdin = args.exit_on_stdin_eof.then(stdin_closed);
+
+    let caps = world::capabilities();
+    let fs = Arc::clone(&caps.fs);
+    let config = AcpConfig {
+        kernel: Kernel::new(caps, home),
+        fs,
+        env,
+        flags: flag_layer(shared),
+        trust_project: shared.trust_project,
+        max_turns: shared.max_turns,
+    };
+    let server = match WsServer::bind(&args.host, args.port, config, token.clone(), ui_dir).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "riot serve: cannot listen on {}:{}: {e}; choose another --port or --host",
+                args.host, args.port
+            );
+            return 1;
+        }
+    };
+    let addr = server.local_addr();
+    tracing::info!(%addr, "riot serve: listening");
+    {
+        let mut out = std::io::stdout().lock();
+        let printed = writeln!(out, "Riot is serving at http://{addr}/?token={token}")
+            .and_then(|()| out.flush());
+        if let Err(e) = printed {
+            tracing::warn!(error = %e, "riot serve: cannot print the address");
+        }
+    }
+
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
+    let shutdown = async move {
+        let why = tokio::select! {
+            _ = interrupt.recv() => Stop::Interrupt,
+            _ = terminate.recv() => Stop::Terminate,
+            _ = async {
+                match stdin {
+                    Some(rx) => { let _ = rx.await; }
+                    None => std::future::pending::<()>().await,
+                }
+            } => Stop::StdinClosed,
+        };
+        let _ = stop_tx.send(why);
+    };
+    if let Err(e) = server.run(shutdown).await {
+        tracing::error!(error = %e, "riot serve: the server failed");
+        eprintln!("riot serve: {e}");
+        return 1;
+    }
+    match stop_rx.await {
+        Ok(Stop::Interrupt) => {
+            tracing::info!("riot serve: stopped by SIGINT");
+            EXIT_INTERRUPTED
+        }
+        Ok(Stop::Terminate) => {
+            tracing::info!("riot serve: stopped by SIGTERM");
+            0
+        }
+        Ok(Stop::StdinClosed) => {
+            tracing::info!("riot serve: stdin closed; stopped");
+            0
+        }
+        Err(_) => 0,
+    }
+}

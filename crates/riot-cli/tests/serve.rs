@@ -1,0 +1,376 @@
+//! `riot serve` black-box tests (INTERFACES `riot serve`, ARCHITECTURE §2):
+//! the real binary in a fresh project and `RIOT_HOME`, against the strict
+//! mock model server. Checks the one printed line, an ACP conversation over
+//! the WebSocket (one JSON-RPC message per text frame), the token and
+//! `Origin` refusals, the page at `/`, and the ways the server stops.
+//! Every `riot` started here is killed on drop (`kill_on_drop`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // black-box tests use real files and processes
+
+mod support;
+
+use std::process::Stdio;
+
+use futures::{SinkExt, StreamExt};
+use riot_testkit::{MockServer, Reply, Script, Wire};
+use serde_json::{Value, json};
+use support::{PATIENCE, Running, World, provider, signal};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::net::TcpStream;
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
+
+const ANSWER: &str = "Served over a WebSocket.";
+const WIRE: Wire = Wire::Anthropic;
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// A running `riot serve` and what its one line said.
+struct Serving {
+    riot: Running,
+    stdin: Option<ChildStdin>,
+    stdout: Lines<BufReader<ChildStdout>>,
+    port: u16,
+    token: String,
+}
+
+impl Serving {
+    /// `riot serve --port 0 EXTRA` against `server`; waits for its line and
+    /// checks its exact format.
+    async fn start(world: &World, server: &MockServer, extra: &[&str]) -> Self {
+        let base = server.base_url();
+        let mut args = vec![
+            "serve",
+            "--provider",
+            provider(WIRE),
+            "--base-url",
+            base.as_str(),
+            "--model",
+            "mock-model",
+            "--port",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        let mut cmd = world.bare(&args);
+        cmd.stdin(Stdio::piped());
+        let mut riot = Running::spawn(cmd);
+        let stdin = riot.child.stdin.take();
+        let mut stdout = BufReader::new(riot.child.stdout.take().unwrap()).lines();
+        let line = tokio::time::timeout(PATIENCE, stdout.next_line())
+            .await
+            .expect("riot serve printed no line")
+            .unwrap();
+        let Some(line) = line else {
+            let run = riot.finish().await;
+            panic!("riot serve closed stdout without a line: {run:?}");
+        };
+        let rest = line
+            .strip_prefix("Riot is serving at http://127.0.0.1:")
+            .unwrap_or_else(|| panic!("unexpected line: {line:?}"));
+        let (port, token) = rest
+            .split_once("/?token=")
+            .unwrap_or_else(|| panic!("no token in {line:?}"));
+        let port: u16 = port.parse().unwrap();
+        assert_ne!(port, 0, "{line}");
+        assert!(
+            token.len() >= 32 && token.chars().all(|c| c.is_ascii_hexdigit()),
+            "the token is at least 128 bits of hex: {line:?}"
+        );
+        Self {
+            riot,
+            stdin,
+            stdout,
+            port,
+            token: token.to_owned(),
+        }
+    }
+
+    /// Opens `/acp` with `query` and extra `headers`: the socket, or the
+    /// HTTP status of the refusal.
+    async fn connect(&self, query: &str, headers: &[(&str, &str)]) -> Result<Socket, u16> {
+        let mut request = format!("ws://127.0.0.1:{}/acp{query}", self.port)
+            .into_client_request()
+            .unwrap();
+        for (name, value) in headers {
+            request.headers_mut().insert(
+                HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        match tokio::time::timeout(PATIENCE, connect_async(request))
+            .await
+            .expect("the WebSocket handshake hung")
+        {
+            Ok((socket, response)) => {
+                assert_eq!(response.status().as_u16(), 101);
+                Ok(socket)
+            }
+            Err(WsError::Http(response)) => Err(response.status().as_u16()),
+            Err(e) => panic!("the WebSocket handshake failed: {e}"),
+        }
+    }
+
+    fn with_token(&self) -> String {
+        format!("?token={}", self.token)
+    }
+
+    /// Stdout must end without another line once the server has stopped.
+    async fn assert_no_more_stdout(&mut self) {
+        let next = tokio::time::timeout(PATIENCE, self.stdout.next_line())
+            .await
+            .expect("riot serve did not close stdout")
+            .unwrap();
+        assert_eq!(next, None, "riot serve printed more than its one line");
+    }
+}
+
+/// `GET target` over plain HTTP/1.1: the status and the body.
+async fn http_get(port: u16, target: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    stream
+        .write_all(
+            format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut raw))
+        .await
+        .expect("the HTTP response hung")
+        .unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// A minimal ACP client over one WebSocket.
+struct WsClient {
+    socket: Socket,
+    next_id: u64,
+}
+
+impl WsClient {
+    /// The next JSON-RPC message: every text frame is exactly one.
+    async fn read(&mut self) -> Value {
+        loop {
+            let frame = tokio::time::timeout(PATIENCE, self.socket.next())
+                .await
+                .expect("riot serve went silent")
+                .expect("riot serve closed the WebSocket")
+                .unwrap();
+            match frame {
+                Message::Text(text) => {
+                    let message: Value = serde_json::from_str(text.as_str()).unwrap_or_else(|e| {
+                        panic!("a frame is not one JSON-RPC message ({e}): {text}")
+                    });
+                    assert_eq!(message["jsonrpc"], "2.0", "{message}");
+                    return message;
+                }
+                Message::Ping(_) | Message::Pong(_) => {}
+                other => panic!("unexpected frame: {other:?}"),
+            }
+        }
+    }
+
+    /// Sends a request; returns the `session/update` payloads that arrived
+    /// before its response, and the response.
+    async fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+        self.next_id += 1;
+        let id = self.next_id;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.socket
+            .send(Message::Text(request.to_string().into()))
+            .await
+            .unwrap();
+        let mut updates = Vec::new();
+        loop {
+            let message = self.read().await;
+            if message["method"] == "session/update" {
+                updates.push(message["params"]["update"].clone());
+            } else if message["id"] == id {
+                assert!(message.get("error").is_none(), "{method} failed: {message}");
+                return (updates, message["result"].clone());
+            } else {
+                panic!("unexpected message: {message}");
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_prints_one_line_and_holds_a_conversation_over_websocket() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, vec![Reply::Text(ANSWER.into())]))
+        .await
+        .unwrap();
+    let mut serving = Serving::start(&world, &server, &[]).await;
+
+    // A non-browser client: the token, no Origin.
+    let socket = serving.connect(&serving.with_token(), &[]).await.unwrap();
+    let mut client = WsClient { socket, next_id: 0 };
+    let (_, init) = client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await;
+    assert_eq!(init["protocolVersion"], 1, "{init}");
+    assert_eq!(init["agentInfo"]["name"], "riot", "{init}");
+    let (_, opened) = client
+        .call(
+            "session/new",
+            json!({"cwd": world.project.path(), "mcpServers": []}),
+        )
+        .await;
+    let session_id = opened["sessionId"].as_str().unwrap().to_owned();
+    let (updates, done) = client
+        .call(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "Say something"}]}),
+        )
+        .await;
+    assert_eq!(done["stopReason"], "end_turn", "{done}");
+    let text: String = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, ANSWER, "{updates:#?}");
+    assert_eq!(server.requests().len(), 1);
+    client.socket.close(None).await.unwrap();
+
+    // SIGTERM stops it cleanly, and stdout held only the line.
+    assert!(signal("TERM", i64::from(serving.riot.pid())));
+    serving.assert_no_more_stdout().await;
+    let run = serving.riot.finish().await;
+    assert_eq!(run.code, Some(0), "riot serve after SIGTERM: {run:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_refuses_without_the_token_or_from_a_foreign_origin() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let serving = Serving::start(&world, &server, &[]).await;
+    let port = serving.port;
+    let token = serving.with_token();
+    let wrong = format!("?token={}", "0".repeat(serving.token.len()));
+    let other_port = if port == u16::MAX { port - 1 } else { port + 1 };
+    let own = format!("http://127.0.0.1:{port}");
+    let other = format!("http://localhost:{other_port}");
+    let localhost = format!("http://localhost:{port}");
+    let bearer = format!("Bearer {}", serving.token);
+
+    // Without the right token: 401, whatever else is sent.
+    assert_eq!(serving.connect("", &[]).await.err(), Some(401));
+    assert_eq!(serving.connect(&wrong, &[]).await.err(), Some(401));
+    assert_eq!(
+        serving
+            .connect("", &[("Authorization", "Bearer nope")])
+            .await
+            .err(),
+        Some(401)
+    );
+    assert_eq!(
+        serving.connect("", &[("Origin", own.as_str())]).await.err(),
+        Some(401)
+    );
+    // With the token, a foreign Origin: 403.
+    for origin in [
+        "http://evil.example",
+        other.as_str(),
+        // Reached at 127.0.0.1: another name of the same server is foreign.
+        localhost.as_str(),
+        "null",
+    ] {
+        assert_eq!(
+            serving.connect(&token, &[("Origin", origin)]).await.err(),
+            Some(403),
+            "Origin {origin}"
+        );
+    }
+    // The server's own Origin is accepted, and the socket speaks ACP.
+    let socket = serving
+        .connect(&token, &[("Origin", own.as_str())])
+        .await
+        .unwrap();
+    let mut client = WsClient { socket, next_id: 0 };
+    let (_, init) = client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await;
+    assert_eq!(init["protocolVersion"], 1, "{init}");
+    // The token also works as a bearer header.
+    assert!(
+        serving
+            .connect("", &[("Authorization", bearer.as_str())])
+            .await
+            .is_ok()
+    );
+
+    // The page at `/` needs the token too; without --ui-dir it says the
+    // web UI is not built.
+    assert_eq!(http_get(port, "/").await.0, 401);
+    assert_eq!(http_get(port, &format!("/{wrong}")).await.0, 401);
+    let (status, body) = http_get(port, &format!("/{token}")).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("not built"), "{body}");
+    assert_eq!(server.requests().len(), 0);
+
+    // SIGINT stops it even with a client still connected (130: interrupted).
+    assert!(signal("INT", i64::from(serving.riot.pid())));
+    let run = serving.riot.finish().await;
+    assert_eq!(run.code, Some(130), "riot serve after SIGINT: {run:?}");
+    drop(client);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_shows_the_ui_dir_and_exits_when_stdin_closes() {
+    let world = World::new();
+    let files = tempfile::tempdir().unwrap();
+    let ui = files.path().join("ui");
+    std::fs::create_dir(&ui).unwrap();
+    std::fs::write(ui.join("index.html"), "<p>the riot test ui</p>").unwrap();
+    std::fs::write(ui.join("app.js"), "console.log('ui');").unwrap();
+    std::fs::write(files.path().join("secret.txt"), "not for the web").unwrap();
+    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let ui_arg = ui.to_str().unwrap().to_owned();
+    let mut serving = Serving::start(
+        &world,
+        &server,
+        &["--ui-dir", ui_arg.as_str(), "--exit-on-stdin-eof"],
+    )
+    .await;
+    let port = serving.port;
+
+    assert_eq!(http_get(port, "/").await.0, 401);
+    let (status, body) = http_get(port, &format!("/{}", serving.with_token())).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, "<p>the riot test ui</p>");
+    let (status, body) = http_get(port, "/app.js").await;
+    assert_eq!(status, 200);
+    assert_eq!(body, "console.log('ui');");
+    // Nothing outside the UI directory.
+    assert_eq!(http_get(port, "/..%2Fsecret.txt").await.0, 404);
+    assert_eq!(http_get(port, "/missing.js").await.0, 404);
+
+    // Closing stdin shuts it down, successfully, with nothing more printed.
+    drop(serving.stdin.take());
+    serving.assert_no_more_stdout().await;
+    let run = serving.riot.finish().await;
+    assert_eq!(run.code, Some(0), "riot serve after stdin EOF: {run:?}");
+}
