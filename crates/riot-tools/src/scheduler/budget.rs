@@ -2,7 +2,7 @@
 //! written in full to a file and the model gets the path, a head and tail
 //! preview, and the statement of what was cut.
 
-use riot_protocol::{ResultBudget, ToolEnv, ToolResultContent, ToolUseId};
+use riot_protocol::{ResultBudget, ToolCallResult, ToolEnv, ToolResultContent, ToolUseId};
 
 /// Characters of preview at each end, at most.
 pub const PREVIEW_CHARS: usize = 2_000;
@@ -73,6 +73,45 @@ pub async fn apply(
             .filter(|c| matches!(c, ToolResultContent::Image { .. })),
     );
     out
+}
+
+/// The aggregate budget of one assistant message's results
+/// (ARCHITECTURE §10, layer 2): parallel calls that each fit their own
+/// budget can still flood the context together.
+pub const MESSAGE_BUDGET_CHARS: usize = 200_000;
+
+/// Tracks what one message's results have used; results past the
+/// aggregate are spilled like an over-budget result, with what is left
+/// (at least a preview's worth) as their limit.
+#[derive(Debug)]
+pub struct MessageBudget {
+    limit: usize,
+    used: usize,
+}
+
+impl MessageBudget {
+    pub fn new(limit: usize) -> Self {
+        Self { limit, used: 0 }
+    }
+
+    /// Lets a result through, spilling it if it does not fit what is left.
+    pub async fn admit(&mut self, env: &ToolEnv, mut result: ToolCallResult) -> ToolCallResult {
+        let size = text_chars(&result.content);
+        let left = self.limit.saturating_sub(self.used);
+        if size > left {
+            let limit = left.max(4 * PREVIEW_CHARS);
+            let content = std::mem::take(&mut result.content);
+            result.content = apply(
+                env,
+                &result.tool_use_id,
+                ResultBudget::Limit(limit),
+                content,
+            )
+            .await;
+        }
+        self.used += text_chars(&result.content);
+        result
+    }
 }
 
 /// Tool-use ids come from providers; keep only filename-safe characters.

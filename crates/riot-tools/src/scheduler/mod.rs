@@ -188,6 +188,7 @@ async fn walk(run: Arc<Run>, calls: Vec<ToolCall>, options: ExecuteOptions, tx: 
         })
         .collect();
     let mut skipped_by: Option<Cascade> = None;
+    let mut aggregate = budget::MessageBudget::new(budget::MESSAGE_BUDGET_CHARS);
     for batch in batches(prepared, run.config.max_concurrency) {
         if let Some(cause) = &skipped_by {
             for (call, prepared) in batch {
@@ -216,6 +217,7 @@ async fn walk(run: Arc<Run>, calls: Vec<ToolCall>, options: ExecuteOptions, tx: 
             })
             .collect();
         while let Some(result) = running.next().await {
+            let result = aggregate.admit(&run.env, result).await;
             pipeline::send(&tx, ToolRunEvent::Result(result));
         }
         let cause = cascade.lock().unwrap_or_else(|e| e.into_inner()).take();

@@ -682,6 +682,47 @@ async fn read_is_never_spilled() {
 }
 
 #[tokio::test]
+async fn a_messages_results_together_stay_within_the_aggregate_budget() {
+    // ARCHITECTURE §10 layer 2: five parallel Reads of ~66 KB each (each
+    // within its own unlimited budget) would put ~330 KB in one message.
+    let h = harness();
+    let line = "q".repeat(59) + "\n";
+    for i in 0..5 {
+        h.project.write(&format!("f{i}.txt"), line.repeat(1000));
+    }
+    let calls = (0..5)
+        .map(|i| {
+            call(
+                &format!("r{i}"),
+                "Read",
+                json!({"file_path": format!("f{i}.txt")}),
+            )
+        })
+        .collect();
+    let ran = run(&h, calls).await;
+    let sizes: Vec<usize> = (0..5).map(|i| ran.text(i).chars().count()).collect();
+    for i in 0..2 {
+        assert!(
+            ran.text(i).starts_with("     1\tqqq"),
+            "result {i} is whole"
+        );
+    }
+    for i in 3..5 {
+        assert!(
+            ran.text(i).contains("saved in full to"),
+            "result {i} is spilled: {}",
+            &ran.text(i)[..200]
+        );
+        assert!(h.project.path(&format!(".riot-spill/r{i}.txt")).exists());
+    }
+    let total: usize = sizes.iter().sum();
+    assert!(
+        total <= super::budget::MESSAGE_BUDGET_CHARS + 2 * 4 * PREVIEW_CHARS,
+        "the message stays near its budget: {sizes:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_request_cancelled_before_execution_gets_cancelled_results() {
     let h = harness();
     let request = CancelScope::new();
