@@ -10,7 +10,8 @@ use futures::StreamExt;
 use riot_kernel::config::FlagLayer;
 use riot_kernel::{Kernel, NobodyAnswers, OpenOptions, ResumeFrom};
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, Message, SessionId, SystemLevel, TerminalReason, Usage,
+    AgentEvent, CancelReason, CancelScope, Message, SessionId, SystemLevel, TerminalReason,
+    ToolResultContent, Usage, UserBlock,
 };
 use serde_json::json;
 
@@ -138,6 +139,30 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
                 }
                 AgentEvent::ToolStarted { describe, .. } if format == OutputFormat::Text => {
                     eprintln!("• {describe}");
+                }
+                AgentEvent::Message {
+                    message: Message::User(u),
+                } if format == OutputFormat::Text => {
+                    // Failed and denied calls, so a CI log shows why.
+                    for block in &u.content {
+                        if let UserBlock::ToolResult {
+                            content,
+                            is_error: true,
+                            ui,
+                            ..
+                        } = block
+                        {
+                            let what = ui.as_ref().map_or("a tool call", |u| u.describe.as_str());
+                            let why = content
+                                .iter()
+                                .find_map(|c| match c {
+                                    ToolResultContent::Text { text } => text.lines().next(),
+                                    ToolResultContent::Image { .. } => None,
+                                })
+                                .unwrap_or("");
+                            eprintln!("✗ {what}: {why}");
+                        }
+                    }
                 }
                 AgentEvent::Retrying {
                     attempt,
