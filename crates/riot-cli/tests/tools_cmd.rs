@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use support::{World, run};
 
 #[tokio::test]
-async fn list_gives_the_builtin_order_with_schemas() {
+async fn list_gives_the_builtin_then_session_tools_in_order_with_schemas() {
     let world = World::new();
     let out = run(world.bare(&["tools", "list", "--json"])).await;
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -29,7 +29,8 @@ async fn list_gives_the_builtin_order_with_schemas() {
             "Grep",
             "Bash",
             "BashOutput",
-            "KillShell"
+            "KillShell",
+            "TodoWrite"
         ]
     );
     for t in &tools {

@@ -17,6 +17,7 @@ pub mod memory;
 pub mod prompt;
 pub mod queue;
 pub mod session;
+pub mod todo;
 pub mod tools;
 pub mod trust;
 pub mod working_set;

@@ -404,8 +404,9 @@ impl Kernel {
         }
         let file_state = Arc::clone(&tool_env.file_state);
         let policy = self.policy(config, &options.cwd, &options.env);
+        let todos = crate::todo::TodoList::default();
         let scheduler = Arc::new(Scheduler::new(
-            riot_tools::builtin(),
+            session_tools(&todos),
             Arc::new(tool_env),
             Arc::new(policy),
             options.gate.clone(),
@@ -478,6 +479,7 @@ impl Kernel {
             Arc::new(crate::working_set::RecentFiles {
                 fs: Arc::clone(&self.caps.fs),
                 files: Arc::clone(&file_state),
+                todos: Some(todos),
             }),
         ));
         let deps = AgentDeps {
@@ -501,6 +503,17 @@ impl Kernel {
             pending,
         })
     }
+}
+
+/// The tools of a session in the order sent to the model: the built-in
+/// list (append-only), then the session-level tools the kernel adds
+/// (ARCHITECTURE §6.7).
+pub fn session_tools(todos: &crate::todo::TodoList) -> Vec<Arc<dyn riot_protocol::DynTool>> {
+    let mut tools = riot_tools::builtin();
+    tools.push(Arc::new(crate::todo::TodoWrite {
+        list: todos.clone(),
+    }));
+    tools
 }
 
 /// Output-token limit of a normal request; the loop escalates to the

@@ -114,7 +114,7 @@ impl Kernel {
         let file_state = Arc::clone(&tool_env.file_state);
         let policy = self.policy(&loaded.config, cwd, env);
         let scheduler = Arc::new(Scheduler::new(
-            riot_tools::builtin(),
+            crate::session::session_tools(&crate::todo::TodoList::default()),
             Arc::new(tool_env),
             Arc::new(policy),
             gate,

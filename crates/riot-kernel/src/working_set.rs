@@ -2,7 +2,7 @@
 //! five most recently changed files this session read, re-read from disk
 //! (≤ 5k tokens each, ≤ 50k in total). Memory files need no re-injection:
 //! they live in the session section of the system prompt, which compaction
-//! never touches.
+//! never touches. The todo list comes after the files.
 
 use std::sync::Arc;
 
@@ -23,6 +23,8 @@ pub const MAX_TOTAL_CHARS: usize = 200_000;
 pub struct RecentFiles {
     pub fs: Arc<dyn FileSystem>,
     pub files: Arc<FileStateStore>,
+    /// The session's todo list, re-attached after the files.
+    pub todos: Option<crate::todo::TodoList>,
 }
 
 #[async_trait]
@@ -82,6 +84,13 @@ impl WorkingSet for RecentFiles {
                 text: numbered,
             });
         }
+        if let Some(todo) = self
+            .todos
+            .as_ref()
+            .and_then(crate::todo::TodoList::attachment)
+        {
+            out.push(todo);
+        }
         out
     }
 }
@@ -116,6 +125,7 @@ mod tests {
         let ws = RecentFiles {
             fs: Arc::new(riot_runtime::RealFs),
             files: Arc::clone(&files),
+            todos: None,
         };
         let blocks = ws.restore().await;
         let titles: Vec<String> = blocks
