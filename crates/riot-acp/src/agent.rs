@@ -15,7 +15,7 @@ use agent_client_protocol::v1::schema::{
     SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 use futures::StreamExt;
 use riot_kernel::config::FlagLayer;
 use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, Session};
@@ -24,6 +24,10 @@ use riot_protocol::{
     TerminalReason,
 };
 
+use crate::ext::{
+    self, CompactionNotification, CompactionStatus, ShutdownRequest, ShutdownResponse,
+    UsageNotification,
+};
 use crate::gate::ClientGate;
 use crate::mapping::{self, ToolCalls};
 
@@ -58,10 +62,42 @@ struct Slot {
     cwd: PathBuf,
 }
 
+/// Tells every connection of a face to stop gracefully (`_riot/shutdown`,
+/// a signal): running turns are cancelled and allowed to finish, so each
+/// transcript ends with its tool calls paired, and each pending prompt
+/// gets its response before the connection closes.
+#[derive(Debug, Clone, Default)]
+pub struct Shutdown(tokio_util::sync::CancellationToken);
+
+impl Shutdown {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks everything watching this to stop; idempotent.
+    pub fn trigger(&self) {
+        self.0.cancel();
+    }
+
+    pub fn is_triggered(&self) -> bool {
+        self.0.is_cancelled()
+    }
+
+    /// Resolves once [`trigger`](Self::trigger) was called.
+    pub async fn triggered(&self) {
+        self.0.cancelled().await;
+    }
+}
+
 #[derive(Debug)]
 struct RiotAgent {
     config: AcpConfig,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
+    stop: Shutdown,
+    /// The prompt tasks, so a shutdown waits for their responses.
+    turns: tokio_util::task::TaskTracker,
+    /// The `_riot/...` notifications the client asked for in `initialize`.
+    wanted: Mutex<Vec<String>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -95,6 +131,22 @@ fn reply<T: agent_client_protocol::JsonRpcResponse>(
 }
 
 impl RiotAgent {
+    /// Sends one of Riot's extension notifications (`ext.rs`) if the
+    /// client asked for it.
+    fn notify(
+        &self,
+        cx: &ConnectionTo<Client>,
+        notification: impl agent_client_protocol::JsonRpcNotification,
+    ) {
+        let method = notification.method().to_owned();
+        if !lock(&self.wanted).contains(&method) {
+            return;
+        }
+        if let Err(e) = cx.send_notification(notification) {
+            tracing::warn!(error = %e, method, "could not send a _riot notification");
+        }
+    }
+
     fn slot(&self, id: &str) -> Result<Arc<Slot>, Error> {
         lock(&self.sessions)
             .get(id)
@@ -213,6 +265,12 @@ impl RiotAgent {
         request: PromptRequest,
     ) -> Result<PromptResponse, Error> {
         let id = request.session_id.0.to_string();
+        if self.stop.is_triggered() {
+            return Err(Error::new(
+                INVALID_PARAMS,
+                "Riot is shutting down; it takes no new prompts",
+            ));
+        }
         let slot = self.slot(&id)?;
         let text =
             mapping::prompt_text(&request.prompt).map_err(|m| Error::new(INVALID_PARAMS, m))?;
@@ -230,7 +288,15 @@ impl RiotAgent {
         }
         let cancel = CancelScope::new();
         *lock(&slot.running) = Some(cancel.clone());
+        // A shutdown that came while this turn was being set up did not
+        // see it running: cancel it here.
+        if self.stop.is_triggered() {
+            cancel.cancel(CancelReason::Shutdown);
+        }
         let mut reason = None;
+        let mut usage = riot_protocol::Usage::default();
+        let mut requests = 0u32;
+        let mut model = String::new();
         {
             let mut events = std::pin::pin!(session.turn(&text, cancel));
             while let Some(event) = events.next().await {
@@ -253,6 +319,44 @@ impl RiotAgent {
                         reason = Some(r.clone());
                         Vec::new()
                     }
+                    AgentEvent::Usage { model: m, usage: u } => {
+                        usage.add(u);
+                        requests += 1;
+                        m.clone_into(&mut model);
+                        Vec::new()
+                    }
+                    AgentEvent::Compacting { strategy } => {
+                        self.notify(
+                            cx,
+                            CompactionNotification {
+                                session_id: id.clone(),
+                                status: CompactionStatus::Compacting,
+                                strategy: *strategy,
+                                tokens_before: None,
+                                tokens_after: None,
+                                meta: None,
+                            },
+                        );
+                        Vec::new()
+                    }
+                    AgentEvent::Compacted {
+                        before,
+                        after,
+                        strategy,
+                    } => {
+                        self.notify(
+                            cx,
+                            CompactionNotification {
+                                session_id: id.clone(),
+                                status: CompactionStatus::Compacted,
+                                strategy: *strategy,
+                                tokens_before: Some(*before),
+                                tokens_after: Some(*after),
+                                meta: None,
+                            },
+                        );
+                        Vec::new()
+                    }
                     _ => Vec::new(),
                 };
                 for update in updates {
@@ -265,6 +369,18 @@ impl RiotAgent {
             session.set_mode(mode);
         }
         drop(session);
+        // Before the response, so the client has the figures of the turn
+        // that just ended.
+        self.notify(
+            cx,
+            UsageNotification {
+                session_id: id.clone(),
+                model,
+                requests,
+                usage: usage.into(),
+                meta: None,
+            },
+        );
         let reason = reason.unwrap_or(TerminalReason::Error {
             error: riot_protocol::AgentError {
                 kind: riot_protocol::ErrorKind::Internal,
@@ -327,6 +443,32 @@ impl RiotAgent {
         }
     }
 
+    /// Cancels every running turn for a shutdown; how many there were.
+    fn cancel_all(&self) -> u32 {
+        let slots: Vec<Arc<Slot>> = lock(&self.sessions).values().cloned().collect();
+        let mut cancelled = 0;
+        for slot in slots {
+            if let Some(scope) = lock(&slot.running).take() {
+                scope.cancel(CancelReason::Shutdown);
+                cancelled += 1;
+            }
+        }
+        cancelled
+    }
+
+    /// The end of the connection: running turns are cancelled and run to
+    /// their end (results recorded, responses sent), then the sessions are
+    /// closed.
+    async fn wind_down(&self) {
+        let cancelled = self.cancel_all();
+        if cancelled > 0 {
+            tracing::info!(cancelled, "ACP: waiting for cancelled turns to end");
+        }
+        self.turns.close();
+        self.turns.wait().await;
+        lock(&self.sessions).clear();
+    }
+
     fn set_mode(&self, request: &SetSessionModeRequest) -> Result<SetSessionModeResponse, Error> {
         let id = request.session_id.0.to_string();
         let slot = self.slot(&id)?;
@@ -357,29 +499,38 @@ fn initialize(request: &InitializeRequest) -> InitializeResponse {
                     SessionCapabilities::new().list(SessionListCapabilities::new()),
                 )
                 // Text and resource links are the baseline every agent takes.
-                .prompt_capabilities(PromptCapabilities::new()),
+                .prompt_capabilities(PromptCapabilities::new())
+                .meta(ext::capabilities_meta()),
         )
         .agent_info(Implementation::new("riot", env!("CARGO_PKG_VERSION")).title("Riot".to_owned()))
 }
 
-/// Serves ACP on stdin/stdout until the client closes stdin. Nothing but
-/// protocol messages is written to stdout.
-pub async fn serve_stdio(config: AcpConfig) -> Result<(), Error> {
-    serve_on(config, Stdio::new()).await
+/// Serves ACP on stdin/stdout until the client closes stdin or `stop` is
+/// triggered (`_riot/shutdown` triggers it too). Nothing but protocol
+/// messages is written to stdout.
+pub async fn serve_stdio(config: AcpConfig, stop: Shutdown) -> Result<(), Error> {
+    serve_on(config, crate::stdio::stdio_lines(), stop).await
 }
 
 /// Serves ACP on any transport (stdio, or one WebSocket connection of
-/// `riot serve`) until the client goes away. One agent, with its own
-/// session table, per connection.
+/// `riot serve`) until the client goes away or `stop` is triggered, then
+/// winds down: running turns are cancelled and end before this returns.
+/// One agent, with its own session table, per connection.
 pub(crate) async fn serve_on(
     config: AcpConfig,
     transport: impl ConnectTo<Agent> + 'static,
+    stop: Shutdown,
 ) -> Result<(), Error> {
     let agent = Arc::new(RiotAgent {
         config,
         sessions: Mutex::new(HashMap::new()),
+        stop,
+        turns: tokio_util::task::TaskTracker::new(),
+        wanted: Mutex::new(Vec::new()),
     });
-    let (a1, a2, a3, a4, a5, a6) = (
+    let (a0, a1, a2, a3, a4, a5, a6, a7) = (
+        Arc::clone(&agent),
+        Arc::clone(&agent),
         Arc::clone(&agent),
         Arc::clone(&agent),
         Arc::clone(&agent),
@@ -394,6 +545,8 @@ pub(crate) async fn serve_on(
             async move |request: InitializeRequest,
                         responder: Responder<InitializeResponse>,
                         _cx: ConnectionTo<Client>| {
+                *lock(&a0.wanted) =
+                    ext::wanted_notifications(request.client_capabilities.meta.as_ref());
                 responder.respond(initialize(&request))
             },
             agent_client_protocol::on_receive_request!(),
@@ -429,7 +582,7 @@ pub(crate) async fn serve_on(
                         responder: Responder<PromptResponse>,
                         cx: ConnectionTo<Client>| {
                 let agent = Arc::clone(&a3);
-                tokio::spawn(async move {
+                a3.turns.spawn(async move {
                     let result = agent.prompt(&cx, request).await;
                     reply(responder, result);
                 });
@@ -465,6 +618,29 @@ pub(crate) async fn serve_on(
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(transport)
+        .on_receive_request(
+            async move |_request: ShutdownRequest,
+                        responder: Responder<ShutdownResponse>,
+                        _cx: ConnectionTo<Client>| {
+                tracing::info!("ACP: _riot/shutdown requested");
+                let cancelled_turns = a7.cancel_all();
+                // The reply is queued before the connection starts closing.
+                let sent = responder.respond(ShutdownResponse {
+                    cancelled_turns,
+                    meta: None,
+                });
+                a7.stop.trigger();
+                sent
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Client>| {
+            tokio::select! {
+                () = cx.incoming_closed() => {}
+                () = agent.stop.triggered() => {}
+            }
+            agent.wind_down().await;
+            Ok(())
+        })
         .await
 }

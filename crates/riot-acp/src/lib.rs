@@ -13,17 +13,21 @@
 //! It is a separate crate, not a module of `riot-kernel`, so the SDK and
 //! its schema types are compiled only by the faces that speak ACP and not
 //! by every kernel build and test. [`WsServer`] carries the same agent over
-//! a WebSocket for `riot serve` (token and `Origin` checks in `ws.rs`). The
-//! `_riot/...` extension methods are not done yet.
+//! a WebSocket for `riot serve` (token and `Origin` checks in `ws.rs`).
+//! Riot's extensions (`_riot/shutdown`, `_riot/usage`, `_riot/compaction`)
+//! are described in `ext.rs`; queue management and session changes are
+//! not done yet.
 //!
 //! Invariant: nothing but protocol messages is written to stdout; logs go
 //! through `tracing` to the face's log file.
 
 mod agent;
+pub mod ext;
 mod gate;
 pub mod mapping;
+mod stdio;
 mod ws;
 
-pub use agent::{AcpConfig, serve_stdio};
+pub use agent::{AcpConfig, Shutdown, serve_stdio};
 pub use gate::ClientGate;
 pub use ws::WsServer;

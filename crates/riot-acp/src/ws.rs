@@ -33,7 +33,7 @@ use axum::routing::get;
 use futures::{SinkExt, StreamExt};
 use tokio::net::TcpListener;
 
-use crate::agent::{AcpConfig, serve_on};
+use crate::agent::{AcpConfig, Shutdown, serve_on};
 
 /// The page `GET /` shows when no `--ui-dir` is given: the web UI is not
 /// embedded in the binary yet, and the page says so.
@@ -56,6 +56,11 @@ struct Shared {
     port: u16,
     /// Host names (lowercase, IPv6 in brackets) a browser may reach us at.
     host_names: Vec<String>,
+    /// Stops the server and every connection (`_riot/shutdown` on any
+    /// connection, or the caller's shutdown future).
+    stop: Shutdown,
+    /// The WebSocket connections, so stopping waits for their turns.
+    connections: tokio_util::task::TaskTracker,
 }
 
 /// A bound, not yet running `riot serve` listener.
@@ -104,6 +109,8 @@ impl WsServer {
                 ui_dir,
                 port: addr.port(),
                 host_names,
+                stop: Shutdown::new(),
+                connections: tokio_util::task::TaskTracker::new(),
             }),
         })
     }
@@ -113,17 +120,38 @@ impl WsServer {
         self.addr
     }
 
-    /// Serves until `shutdown` resolves, then stops accepting and lets the
-    /// HTTP connections in flight finish.
+    /// What stops this server; triggered by a client's `_riot/shutdown`.
+    pub fn shutdown(&self) -> Shutdown {
+        self.shared.stop.clone()
+    }
+
+    /// Serves until `shutdown` resolves or a client asks `_riot/shutdown`,
+    /// then stops accepting, lets the HTTP requests in flight finish, and
+    /// winds down every ACP connection: running turns are cancelled and
+    /// end, with their responses sent, before this returns.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> io::Result<()> {
+        let stop = self.shared.stop.clone();
+        let connections = self.shared.connections.clone();
         let app = Router::new()
             .route("/acp", get(acp))
             .route("/", get(index))
             .route("/{*path}", get(asset))
             .with_state(self.shared);
-        axum::serve(self.listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await
+        let stopping = stop.clone();
+        let served = axum::serve(self.listener, app)
+            .with_graceful_shutdown(async move {
+                tokio::select! {
+                    () = shutdown => {}
+                    () = stopping.triggered() => {}
+                }
+                stopping.trigger();
+            })
+            .await;
+        // Connections watch `stop`; an error above must stop them too.
+        stop.trigger();
+        connections.close();
+        connections.wait().await;
+        served
     }
 }
 
@@ -236,12 +264,14 @@ async fn acp(
         Err(rejection) => return rejection.into_response(),
     };
     let config = shared.config.clone();
-    upgrade.on_upgrade(move |socket| connection(socket, config))
+    let stop = shared.stop.clone();
+    let tracked = shared.connections.clone();
+    upgrade.on_upgrade(move |socket| tracked.track_future(connection(socket, config, stop)))
 }
 
 /// Runs one ACP agent over one WebSocket: each text frame is one incoming
 /// message, each outgoing message one text frame.
-async fn connection(socket: WebSocket, config: AcpConfig) {
+async fn connection(socket: WebSocket, config: AcpConfig, stop: Shutdown) {
     tracing::info!("riot serve: an ACP client connected");
     let (sink, stream) = socket.split();
     let outgoing = sink
@@ -263,7 +293,7 @@ async fn connection(socket: WebSocket, config: AcpConfig) {
             }
         }
     });
-    match serve_on(config, Lines::new(outgoing, incoming)).await {
+    match serve_on(config, Lines::new(outgoing, incoming), stop).await {
         Ok(()) => tracing::info!("riot serve: an ACP client disconnected"),
         Err(e) => tracing::warn!(error = %e, "riot serve: an ACP connection failed"),
     }

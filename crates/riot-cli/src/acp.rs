@@ -6,14 +6,16 @@
 
 use std::sync::Arc;
 
-use riot_acp::{AcpConfig, serve_stdio};
+use riot_acp::{AcpConfig, Shutdown, serve_stdio};
 use riot_kernel::Kernel;
+use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cli::SharedOptions;
 use crate::exec::{EXIT_USAGE, flag_layer};
 use crate::world;
 
-/// Runs `riot acp` until the client closes stdin; returns the exit code.
+/// Runs `riot acp` until the client closes stdin, asks `_riot/shutdown`,
+/// or SIGTERM arrives; returns the exit code.
 pub async fn run(shared: &SharedOptions) -> i32 {
     let env = world::environment();
     let home = match world::riot_home(&env) {
@@ -33,8 +35,23 @@ pub async fn run(shared: &SharedOptions) -> i32 {
         trust_project: shared.trust_project,
         max_turns: shared.max_turns,
     };
+    // SIGTERM stops like `_riot/shutdown`: running turns are cancelled and
+    // end with their transcripts paired.
+    let stop = Shutdown::new();
+    match signal(SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                if terminate.recv().await.is_some() {
+                    tracing::info!("riot acp: SIGTERM; stopping");
+                    stop.trigger();
+                }
+            });
+        }
+        Err(e) => tracing::warn!(error = %e, "riot acp: cannot handle SIGTERM"),
+    }
     tracing::info!("riot acp: serving on stdio");
-    match serve_stdio(config).await {
+    match serve_stdio(config, stop).await {
         Ok(()) => 0,
         Err(e) => {
             tracing::error!(error = %e, "riot acp: the connection failed");

@@ -1,8 +1,9 @@
 //! `riot serve`: ACP over a WebSocket on loopback, for the desktop app and
 //! the browser (INTERFACES, ARCHITECTURE §2). Prints exactly one line,
 //! `Riot is serving at http://HOST:PORT/?token=TOKEN`, and nothing else on
-//! stdout; logs go to the log file. Stops on SIGTERM, SIGINT, or — with
-//! `--exit-on-stdin-eof` — when stdin closes.
+//! stdout; logs go to the log file. Stops on SIGTERM, SIGINT, a client's
+//! `_riot/shutdown`, or — with `--exit-on-stdin-eof` — when stdin closes;
+//! running turns are cancelled and end before the process exits.
 
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -114,6 +115,7 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
         }
     };
     let addr = server.local_addr();
+    let requested = server.shutdown();
     tracing::info!(%addr, "riot serve: listening");
     {
         let mut out = std::io::stdout().lock();
@@ -156,6 +158,11 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
             tracing::info!("riot serve: stdin closed; stopped");
             0
         }
-        Err(_) => 0,
+        Err(_) => {
+            if requested.is_triggered() {
+                tracing::info!("riot serve: stopped by _riot/shutdown");
+            }
+            0
+        }
     }
 }

@@ -707,3 +707,503 @@ async fn cancel_while_a_permission_question_is_open_denies_the_call() {
     client.close().await;
     server.shutdown().await;
 }
+
+/// Reads until the responses to all of `ids` arrived; returns them by id,
+/// with the updates and `_riot/...` notifications seen meanwhile.
+async fn responses_to(client: &mut AcpClient, ids: &[u64]) -> (Vec<Value>, Vec<Value>, Vec<Value>) {
+    let mut responses: Vec<Option<Value>> = vec![None; ids.len()];
+    let mut updates = Vec::new();
+    let mut extensions = Vec::new();
+    while responses.iter().any(Option::is_none) {
+        let message = client.read().await;
+        if let Some(at) = ids.iter().position(|id| message["id"] == *id)
+            && message.get("method").is_none()
+        {
+            responses[at] = Some(message);
+        } else if message["method"] == "session/update" {
+            updates.push(message["params"]["update"].clone());
+        } else if message["method"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("_riot/"))
+        {
+            extensions.push(message);
+        } else {
+            panic!("unexpected message: {message}");
+        }
+    }
+    (
+        responses.into_iter().map(Option::unwrap).collect(),
+        updates,
+        extensions,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn riot_shutdown_replies_then_ends_the_running_turn_and_exits_zero() {
+    let world = World::new();
+    // A sleep no other test runs, so this test can see it start and end.
+    let sleep = format!("sleep 121.{}", std::process::id());
+    let replies = vec![tool_call(
+        "call_bash_1",
+        "Bash",
+        json!({"command": format!("{sleep}; echo slept"), "description": "Wait"}),
+    )];
+    let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    let init = client.initialize().await;
+    // The extension is advertised the ACP way, in the capabilities' _meta.
+    assert_eq!(
+        init["agentCapabilities"]["_meta"]["riot"]["requests"],
+        json!(["_riot/shutdown"]),
+        "{init}"
+    );
+    let session_id = client.new_session(&world).await;
+    client
+        .call(
+            "session/set_mode",
+            json!({"sessionId": session_id, "modeId": "bypass"}),
+        )
+        .await
+        .result();
+    let prompt_id = client
+        .send_request(
+            "session/prompt",
+            prompt(&session_id, "Run the slow command"),
+        )
+        .await;
+    let mut updates = Vec::new();
+    while !updates
+        .iter()
+        .any(|u: &Value| u["sessionUpdate"] == "tool_call")
+    {
+        let message = client.read().await;
+        assert_eq!(message["method"], "session/update", "{message}");
+        updates.push(message["params"]["update"].clone());
+    }
+    let mut sleeping = None;
+    support::wait_until("the sleep to start", || {
+        sleeping = support::processes_with(&sleep).into_iter().find(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep\0"))
+        });
+        sleeping.is_some()
+    })
+    .await;
+    let _guard = support::GroupGuard {
+        pgid: support::pgid_of(sleeping.unwrap()),
+    };
+
+    // The request takes `_meta` like every ACP payload.
+    let shutdown_id = client
+        .send_request("_riot/shutdown", json!({"_meta": {"reason": "test"}}))
+        .await;
+    let (responses, more, extensions) = responses_to(&mut client, &[shutdown_id, prompt_id]).await;
+    updates.extend(more);
+    assert_eq!(
+        responses[0]["result"],
+        json!({"cancelledTurns": 1}),
+        "{}",
+        responses[0]
+    );
+    assert_eq!(
+        responses[1]["result"]["stopReason"], "cancelled",
+        "the running prompt is answered before the agent stops: {}",
+        responses[1]
+    );
+    assert!(
+        extensions.is_empty(),
+        "no _riot notification the client did not ask for: {extensions:?}"
+    );
+    let last = updates
+        .iter()
+        .rev()
+        .find(|u| u["sessionUpdate"] == "tool_call_update")
+        .expect("the call's end is reported");
+    assert_eq!(last["toolCallId"], "call_bash_1");
+    assert_eq!(last["status"], "failed", "{last}");
+
+    // It exits by itself, successfully, with stdin still open.
+    let stdin = client.stdin.take();
+    let out = client.riot.finish().await;
+    drop(stdin);
+    assert_eq!(out.code, Some(0), "riot acp after _riot/shutdown: {out:?}");
+    support::wait_until("the sleep to be stopped", || {
+        support::is_gone(sleeping.unwrap())
+    })
+    .await;
+    // The transcript ends with the call answered by its interrupted result,
+    // so the session can be resumed.
+    let messages = support::transcript_messages(&world.transcript(&session_id));
+    support::assert_paired(&messages);
+    assert_eq!(
+        support::conversation(&messages),
+        [
+            "user: Run the slow command",
+            "assistant: tool_use call_bash_1",
+            "user: tool_result call_bash_1"
+        ]
+    );
+    assert_eq!(server.requests().len(), 1);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn riot_shutdown_without_params_stops_an_idle_agent() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, Vec::new()))
+        .await
+        .unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    client.initialize().await;
+    // JSON-RPC lets a request leave `params` out.
+    client.next_id += 1;
+    let id = client.next_id;
+    client
+        .write(json!({"jsonrpc": "2.0", "id": id, "method": "_riot/shutdown"}))
+        .await;
+    let (responses, _, _) = responses_to(&mut client, &[id]).await;
+    assert_eq!(responses[0]["result"], json!({"cancelledTurns": 0}));
+    let stdin = client.stdin.take();
+    let out = client.riot.finish().await;
+    drop(stdin);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(server.requests().is_empty());
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_after_each_prompt_goes_to_a_client_that_asked_for_it() {
+    let world = World::new();
+    std::fs::write(world.project.path().join("notes.txt"), NOTES).unwrap();
+    // The second request reports cache figures, as a warm prompt cache does.
+    let cached = Reply::Events(vec![
+        json!({"type": "message_start", "message": {"id": "msg_cached", "type": "message", "role": "assistant",
+           "model": "mock-model", "content": [], "stop_reason": null,
+           "usage": {"input_tokens": 12, "cache_read_input_tokens": 700, "cache_creation_input_tokens": 30, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": ANSWER}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}}),
+        json!({"type": "message_stop"}),
+    ]);
+    let replies = vec![
+        tool_call("call_read_1", "Read", json!({"file_path": "notes.txt"})),
+        cached,
+        Reply::Text("Again.".into()),
+    ];
+    let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    let init = client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {
+                "_meta": {"riot": {"notifications": ["_riot/usage", "_riot/unknown"]}}
+            }}),
+        )
+        .await;
+    assert_eq!(
+        init.result()["agentCapabilities"]["_meta"]["riot"]["notifications"],
+        json!(["_riot/usage", "_riot/compaction"])
+    );
+    let session_id = client.new_session(&world).await;
+
+    let id = client
+        .send_request("session/prompt", prompt(&session_id, "Summarize notes.txt"))
+        .await;
+    let (responses, updates, extensions) = responses_to(&mut client, &[id]).await;
+    assert_eq!(responses[0]["result"]["stopReason"], "end_turn");
+    assert!(!updates.is_empty());
+    assert_eq!(
+        extensions.len(),
+        1,
+        "one usage report per prompt: {extensions:#?}"
+    );
+    assert_eq!(extensions[0]["method"], "_riot/usage");
+    assert!(extensions[0].get("id").is_none(), "a notification");
+    let params = &extensions[0]["params"];
+    assert_eq!(params["sessionId"], session_id.as_str());
+    assert_eq!(params["model"], "mock-model");
+    assert_eq!(params["requests"], 2);
+    // Summed over the turn's two requests: 10 + 12 input tokens outside
+    // the cache, 5 + 9 output, and the second request's cache figures.
+    assert_eq!(
+        params["usage"],
+        json!({"inputTokens": 22, "outputTokens": 14, "cacheReadTokens": 700, "cacheWriteTokens": 30})
+    );
+
+    // The next prompt reports its own turn only.
+    let id = client
+        .send_request("session/prompt", prompt(&session_id, "Again"))
+        .await;
+    let (_, _, extensions) = responses_to(&mut client, &[id]).await;
+    assert_eq!(extensions.len(), 1, "{extensions:#?}");
+    assert_eq!(extensions[0]["params"]["requests"], 1);
+    assert_eq!(
+        extensions[0]["params"]["usage"],
+        json!({"inputTokens": 10, "outputTokens": 5, "cacheReadTokens": 0, "cacheWriteTokens": 0})
+    );
+    client.close().await;
+    server.shutdown().await;
+}
+
+/// `riot serve` stops on `_riot/shutdown` from any of its WebSocket
+/// clients: the reply, the running prompt's `cancelled`, then exit 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn riot_shutdown_over_the_websocket_stops_riot_serve() {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, vec![stalled_partial_answer()]))
+        .await
+        .unwrap();
+    let base = server.base_url();
+    let mut cmd = world.bare(&[
+        "serve",
+        "--provider",
+        provider(WIRE),
+        "--base-url",
+        base.as_str(),
+        "--model",
+        "mock-model",
+        "--port",
+        "0",
+    ]);
+    cmd.stdin(Stdio::piped());
+    let mut riot = Running::spawn(cmd);
+    let stdin = riot.child.stdin.take();
+    let mut stdout = BufReader::new(riot.child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(PATIENCE, stdout.next_line())
+        .await
+        .expect("riot serve printed no line")
+        .unwrap()
+        .expect("riot serve printed no line");
+    let address = line
+        .strip_prefix("Riot is serving at http://")
+        .unwrap_or_else(|| panic!("unexpected line: {line:?}"));
+    let url = format!("ws://{}", address.replacen("/?", "/acp?", 1));
+    let (mut socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+
+    let mut next_id = 0;
+    let mut request = async |socket: &mut _, method: &str, params: Value| -> u64 {
+        next_id += 1;
+        let message = json!({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params});
+        SinkExt::send(socket, Message::Text(message.to_string().into()))
+            .await
+            .unwrap();
+        next_id
+    };
+    async fn receive(
+        socket: &mut tokio_tungstenite::WebSocketStream<
+            tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+        >,
+    ) -> Value {
+        loop {
+            let frame = tokio::time::timeout(PATIENCE, socket.next())
+                .await
+                .expect("riot serve went silent")
+                .expect("the socket closed")
+                .unwrap();
+            if let Message::Text(text) = frame {
+                return serde_json::from_str(text.as_str()).unwrap();
+            }
+        }
+    }
+    let id = request(
+        &mut socket,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    )
+    .await;
+    assert_eq!(receive(&mut socket).await["id"], id);
+    let id = request(
+        &mut socket,
+        "session/new",
+        json!({"cwd": world.project.path(), "mcpServers": []}),
+    )
+    .await;
+    let created = receive(&mut socket).await;
+    assert_eq!(created["id"], id, "{created}");
+    let session_id = created["result"]["sessionId"].as_str().unwrap().to_owned();
+    let prompt_id = request(
+        &mut socket,
+        "session/prompt",
+        prompt(&session_id, "Explain"),
+    )
+    .await;
+    // The model's reply has started (and stalls): the turn is running.
+    loop {
+        let message = receive(&mut socket).await;
+        if message["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            break;
+        }
+    }
+    let shutdown_id = request(&mut socket, "_riot/shutdown", json!({})).await;
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let message = receive(&mut socket).await;
+        if message.get("method").is_none() {
+            answers.push(message);
+        }
+    }
+    let shutdown = answers.iter().find(|m| m["id"] == shutdown_id).unwrap();
+    assert_eq!(
+        shutdown["result"],
+        json!({"cancelledTurns": 1}),
+        "{shutdown}"
+    );
+    let prompted = answers.iter().find(|m| m["id"] == prompt_id).unwrap();
+    assert_eq!(prompted["result"]["stopReason"], "cancelled", "{prompted}");
+
+    // The server stops by itself, stdin still open, with nothing more on
+    // stdout than its one line.
+    let rest = tokio::time::timeout(PATIENCE, stdout.next_line())
+        .await
+        .expect("riot serve did not close stdout")
+        .unwrap();
+    assert_eq!(rest, None, "riot serve printed more than its one line");
+    let out = riot.finish().await;
+    drop(stdin);
+    assert_eq!(
+        out.code,
+        Some(0),
+        "riot serve after _riot/shutdown: {out:?}"
+    );
+    // The partial answer was kept: the transcript is whole.
+    let messages = support::transcript_messages(&world.transcript(&session_id));
+    assert_eq!(
+        support::conversation(&messages),
+        ["user: Explain", "assistant: Partial answer"]
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_is_reported_to_a_client_that_asked_for_it() {
+    use riot_testkit::UsageRule;
+    // As in compaction.rs: a small window that a few Reads of ~3 KB files
+    // fill, and a `when` rule answering the summary request.
+    const FILES: usize = 12;
+    const TURNS: usize = 40;
+    let world = World::new();
+    std::fs::create_dir_all(world.project.path().join("src")).unwrap();
+    for i in 0..FILES {
+        let body: String = (0..60)
+            .map(|l| format!("pub fn module_{i:02}_helper_{l:02}(x: u64) -> u64 {{ x + {l} }}\n"))
+            .collect();
+        std::fs::write(
+            world.project.path().join(format!("src/module_{i:02}.rs")),
+            body,
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"context_window": 30000, "max_output_tokens": 4000}"#,
+    )
+    .unwrap();
+    let mut replies: Vec<Reply> = (0..TURNS - 1)
+        .map(|t| {
+            tool_call(
+                &format!("toolu_{t:03}"),
+                "Read",
+                json!({"file_path": format!("src/module_{:02}.rs", t % FILES)}),
+            )
+        })
+        .collect();
+    replies.push(Reply::Text("All modules read.".into()));
+    let script = Script::new(WIRE, replies)
+        .usage(UsageRule::RequestSize)
+        .when(
+            "Stop working on the task for a moment",
+            Reply::Text(
+                "<analysis>Read modules.</analysis>\n<summary>\n1. Read every module.\n</summary>"
+                    .into(),
+            ),
+        );
+    let server = MockServer::start(script).await.unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {
+                "_meta": {"riot": {"notifications": ["_riot/compaction"]}}
+            }}),
+        )
+        .await
+        .result();
+    let session_id = client.new_session(&world).await;
+    let id = client
+        .send_request(
+            "session/prompt",
+            prompt(
+                &session_id,
+                "Read every module under src/ one by one and report.",
+            ),
+        )
+        .await;
+    let (responses, _, extensions) = responses_to(&mut client, &[id]).await;
+    assert_eq!(
+        responses[0]["result"]["stopReason"], "end_turn",
+        "{}",
+        responses[0]
+    );
+    let summaries = server
+        .requests()
+        .iter()
+        .filter(|r| r.rule == Some(0))
+        .count();
+    assert!(summaries > 0, "the session did not compact");
+
+    // Only the notification asked for (no `_riot/usage`), each summary
+    // announced before and reported after.
+    assert!(
+        extensions.iter().all(|e| e["method"] == "_riot/compaction"
+            && e["params"]["sessionId"] == session_id.as_str()),
+        "{extensions:#?}"
+    );
+    let summary: Vec<&Value> = extensions
+        .iter()
+        .map(|e| &e["params"])
+        .filter(|p| p["strategy"] == "summary")
+        .collect();
+    assert_eq!(summary.len(), 2 * summaries, "{summary:#?}");
+    for pair in summary.chunks(2) {
+        assert_eq!(pair[0]["status"], "compacting", "{pair:?}");
+        assert!(pair[0].get("tokensBefore").is_none(), "{pair:?}");
+        assert_eq!(pair[1]["status"], "compacted", "{pair:?}");
+        let before = pair[1]["tokensBefore"].as_u64().unwrap();
+        let after = pair[1]["tokensAfter"].as_u64().unwrap();
+        assert!(after < before, "compaction shrinks the context: {pair:?}");
+    }
+    client.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_the_running_turn_cancelled_and_exits_zero() {
+    let world = World::new();
+    let replies = vec![stalled_partial_answer()];
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
+    let id = client
+        .send_request("session/prompt", prompt(&session_id, "Explain"))
+        .await;
+    loop {
+        let message = client.read().await;
+        if message["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            break;
+        }
+    }
+    assert!(support::signal("TERM", i64::from(client.riot.pid())));
+    let (responses, _, _) = responses_to(&mut client, &[id]).await;
+    assert_eq!(responses[0]["result"]["stopReason"], "cancelled");
+    let stdin = client.stdin.take();
+    let out = client.riot.finish().await;
+    drop(stdin);
+    assert_eq!(out.code, Some(0), "riot acp after SIGTERM: {out:?}");
+    let messages = support::transcript_messages(&world.transcript(&session_id));
+    assert_eq!(
+        support::conversation(&messages),
+        ["user: Explain", "assistant: Partial answer"]
+    );
+    server.shutdown().await;
+}
