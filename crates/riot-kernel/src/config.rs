@@ -5,8 +5,8 @@
 //!
 //! Project files (`.riot/settings.json`, `.riot/settings.local.json`) are
 //! untrusted until the person trusts the directory: until then the keys
-//! that widen what Riot may do or where it sends data are ignored, with a
-//! notice; deny and ask rules always apply (they only narrow).
+//! that widen what Riot may do or where it sends data, and hooks, are
+//! ignored, with a notice; deny and ask rules always apply (they only narrow).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -306,6 +306,11 @@ fn apply_file(config: &mut Config, file: &SettingsFile, trusted: bool) -> Result
     }
     if file.json.contains_key("env") && untrusted {
         ignore("env", config);
+    }
+    // Hooks run commands: a project's hooks wait for trust (they are read
+    // by `crate::hooks`, which applies the same rule).
+    if file.json.contains_key("hooks") && untrusted {
+        ignore("hooks", config);
     }
     if let Some(n) = number("context_window")? {
         config.context_window = Some(Sourced {

@@ -13,6 +13,7 @@
 
 pub mod config;
 pub mod credentials;
+pub mod hooks;
 pub mod memory;
 pub mod prompt;
 pub mod queue;

@@ -88,6 +88,7 @@ pub async fn git_summary(proc: &dyn ProcessRunner, cwd: &Path, scrub: &[String])
             head_bytes: 2_000,
             tail_bytes: 0,
         },
+        stdin: None,
     };
     let status = proc
         .run(

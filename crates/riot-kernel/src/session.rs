@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::panic::AssertUnwindSafe;
 
 use futures::{Stream, StreamExt};
-use riot_core::{AgentDeps, AgentState, ContextManager, NoStopHooks, TranscriptSink};
+use riot_core::{AgentDeps, AgentState, ContextManager, TranscriptSink};
 use riot_protocol::{
     AgentError, AgentEvent, CancelScope, Clock, CompactionStrategy, ErrorKind, FileSystem, IdGen,
     Message, MessageId, PermissionGate, PermissionMode, PermissionRule, ProcessRunner, RulePattern,
@@ -83,6 +83,8 @@ pub struct LoadedConfig {
     pub config: Config,
     pub project_root: PathBuf,
     pub trusted: bool,
+    /// Every layer's hooks (a project's only when trusted).
+    pub hooks: crate::hooks::HookConfig,
 }
 
 /// The kernel: one per process, shared by its sessions.
@@ -168,11 +170,21 @@ impl Kernel {
             }
         }
         let env_layer = EnvLayer { vars: env.clone() };
-        let config = config::layer(&files, &env_layer, flags, trusted)?;
+        let mut config = config::layer(&files, &env_layer, flags, trusted)?;
+        let hooks = crate::hooks::load(
+            fs,
+            &self.home,
+            &project_root,
+            &files,
+            trusted,
+            &mut config.ignored_untrusted,
+        )
+        .await?;
         Ok(LoadedConfig {
             config,
             project_root,
             trusted,
+            hooks,
         })
     }
 
@@ -252,6 +264,7 @@ impl Kernel {
             tool_verdict: call.check_permissions(&ctx).await,
             classifier_input: call.classifier_input(),
             mode: loaded.config.mode(),
+            hook: None,
         };
         Ok(riot_protocol::PermissionPolicy::decide(&policy, &query).await)
     }
@@ -405,13 +418,23 @@ impl Kernel {
         let file_state = Arc::clone(&tool_env.file_state);
         let policy = self.policy(config, &options.cwd, &options.env);
         let todos = crate::todo::TodoList::default();
-        let scheduler = Arc::new(Scheduler::new(
-            session_tools(&todos),
-            Arc::new(tool_env),
-            Arc::new(policy),
-            options.gate.clone(),
-            SchedulerConfig::default(),
+        let hooks = Arc::new(crate::hooks::HookRunner::new(
+            loaded.hooks.clone(),
+            Arc::clone(&self.caps.proc),
+            options.cwd.clone(),
+            scrubbed.clone(),
+            session_id.to_string(),
         ));
+        let scheduler = Arc::new(
+            Scheduler::new(
+                session_tools(&todos),
+                Arc::new(tool_env),
+                Arc::new(policy),
+                options.gate.clone(),
+                SchedulerConfig::default(),
+            )
+            .with_hooks(hooks.clone()),
+        );
 
         // The system prompt: snapshotted at start, reused byte for byte.
         let now = self.caps.clock.now_ms();
@@ -473,6 +496,14 @@ impl Kernel {
             ));
         }
 
+        // SessionStart hooks: what they print goes with the first prompt.
+        let source = if state.messages.is_empty() {
+            "startup"
+        } else {
+            "resume"
+        };
+        let start_context = hooks.session_start(source).await;
+
         let pending = crate::queue::PendingMessages::new(Arc::clone(&self.caps.ids));
         let context = Arc::new(ContextManager::new(
             provider.clone(),
@@ -487,7 +518,7 @@ impl Kernel {
             tools: scheduler,
             compactor: context.clone(),
             transcript,
-            hooks: Arc::new(NoStopHooks),
+            hooks: hooks.clone(),
             queue: Arc::new(pending.clone()),
             clock: Arc::clone(&self.caps.clock),
             ids: Arc::clone(&self.caps.ids),
@@ -501,6 +532,8 @@ impl Kernel {
             state_path,
             fs: Arc::clone(&self.caps.fs),
             pending,
+            hooks,
+            start_context,
         })
     }
 }
@@ -531,6 +564,9 @@ pub struct Session {
     state_path: PathBuf,
     fs: Arc<dyn FileSystem>,
     pending: crate::queue::PendingMessages,
+    hooks: Arc<crate::hooks::HookRunner>,
+    /// SessionStart hooks' context, sent with the next prompt.
+    start_context: Vec<String>,
 }
 
 impl Session {
@@ -595,13 +631,45 @@ impl Session {
     /// when the loop panics: the panic becomes this session's
     /// `Done { Error }` instead of taking the process down (ARCHITECTURE §2).
     /// The next turn answers any tool use the panic left unanswered.
+    ///
+    /// UserPromptSubmit hooks run first: a block ends the turn with the
+    /// reason shown to the person (the prompt is not sent); their context,
+    /// and that of SessionStart hooks, follows the prompt.
     pub fn turn<'a>(
         &'a mut self,
         prompt: &str,
         cancel: CancelScope,
     ) -> impl Stream<Item = AgentEvent> + Send + 'a {
-        let message = Message::user_text(MessageId::generate(self.deps.ids.as_ref()), prompt);
-        let inner = riot_core::run_agent(&mut self.state, Some(message), &self.deps, cancel);
+        let prompt = prompt.to_owned();
+        let inner = async_stream::stream! {
+            let mut extra = std::mem::take(&mut self.start_context);
+            match self.hooks.user_prompt_submit(&prompt).await {
+                crate::hooks::PromptVerdict::Block { reason } => {
+                    self.start_context = extra;
+                    yield AgentEvent::Message {
+                        message: Message::System(riot_protocol::SystemMessage {
+                            id: MessageId::generate(self.deps.ids.as_ref()),
+                            text: format!("A UserPromptSubmit hook blocked this prompt: {reason}"),
+                            level: riot_protocol::SystemLevel::Warning,
+                        }),
+                    };
+                    yield AgentEvent::Done { reason: TerminalReason::StopHookPrevented };
+                    return;
+                }
+                crate::hooks::PromptVerdict::Context(context) => extra.extend(context),
+            }
+            let mut message =
+                Message::user_text(MessageId::generate(self.deps.ids.as_ref()), prompt);
+            if let Message::User(user) = &mut message {
+                user.content
+                    .extend(extra.into_iter().map(|text| riot_protocol::UserBlock::Text { text }));
+            }
+            let run = riot_core::run_agent(&mut self.state, Some(message), &self.deps, cancel);
+            let mut run = std::pin::pin!(run);
+            while let Some(event) = run.next().await {
+                yield event;
+            }
+        };
         panic_to_done(inner)
     }
 }

@@ -105,6 +105,7 @@ pub fn builtin_query(
         tool_verdict: PermissionResult::Passthrough,
         classifier_input,
         mode,
+        hook: None,
     }
 }
 

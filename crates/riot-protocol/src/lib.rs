@@ -73,8 +73,9 @@ pub use provider::{
     ThinkingConfig, ToolSpec,
 };
 pub use runner::{
-    ExecuteOptions, PermissionGate, PermissionPolicy, PermissionQuery, ToolCall, ToolCallResult,
-    ToolRunEvent, ToolRunner,
+    ExecuteOptions, HookDecisionKind, HookPermission, HookVerdict, NoToolHooks, PermissionGate,
+    PermissionPolicy, PermissionQuery, ToolCall, ToolCallResult, ToolHooks, ToolRunEvent,
+    ToolRunner,
 };
 pub use tool::{
     DynTool, InterruptBehavior, PathAccess, PermissionTarget, PreparedCall, PromptContext,

@@ -25,6 +25,9 @@ pub struct ProcessSpec {
     pub timeout_ms: Option<u64>,
     /// How much output is kept per stream.
     pub capture: CaptureLimit,
+    /// Bytes written to the child's stdin, which is then closed; `None`
+    /// gives the child `/dev/null` (hooks read their event here).
+    pub stdin: Option<Vec<u8>>,
 }
 
 /// Output kept per stream: the first `head_bytes` and the last

@@ -79,7 +79,58 @@ pub struct PermissionQuery {
     pub tool_verdict: PermissionResult,
     pub classifier_input: Option<String>,
     pub mode: PermissionMode,
+    /// What a PreToolUse hook decided, if one did (ARCHITECTURE §9.2: its
+    /// deny and ask act before the rules' allow, its allow only at step 6).
+    pub hook: Option<HookPermission>,
 }
+
+/// A PreToolUse hook's permission decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookDecisionKind {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// A PreToolUse hook's decision, with the hook (its command) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookPermission {
+    pub decision: HookDecisionKind,
+    pub hook: String,
+    pub reason: String,
+}
+
+/// What the PreToolUse hooks said about one call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HookVerdict {
+    /// A permission decision; `None` is "no opinion".
+    pub permission: Option<HookPermission>,
+    /// A replacement input (prepared and validated again).
+    pub updated_input: Option<Value>,
+    /// Text added to the call's result for the model.
+    pub additional_context: Option<String>,
+}
+
+/// PreToolUse and PostToolUse hooks (ARCHITECTURE §6.3 steps 5 and 9),
+/// implemented by the kernel. The defaults have no opinion.
+#[async_trait]
+pub trait ToolHooks: Send + Sync + std::fmt::Debug {
+    /// Runs before the permission decision.
+    async fn pre_tool_use(&self, _call: &ToolCall) -> HookVerdict {
+        HookVerdict::default()
+    }
+
+    /// Runs after the result budget; the text is appended to the result.
+    async fn post_tool_use(&self, _call: &ToolCall, _result: &ToolCallResult) -> Option<String> {
+        None
+    }
+}
+
+/// No tool hooks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoToolHooks;
+
+impl ToolHooks for NoToolHooks {}
 
 /// The decision chain (implemented by `riot-permissions`).
 #[async_trait]

@@ -82,6 +82,8 @@ fn take_text(pending: &mut Pending, finished: bool) -> String {
 impl Job {
     pub(crate) fn start(spec: &ProcessSpec, cap: usize) -> Result<Arc<Self>, ProcessError> {
         let mut child = group::spawn(spec)?;
+        // Background jobs get no input: a piped stdin is closed at once.
+        drop(child.stdin.take());
         let pgid = child.id();
         let state = Arc::new(Mutex::new(JobState {
             running: true,

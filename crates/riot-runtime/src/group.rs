@@ -92,13 +92,18 @@ impl Watchdog {
     }
 }
 
-/// Spawns `spec` with stdin `/dev/null`, stdout and stderr piped, in a new
+/// Spawns `spec` with stdin `/dev/null` (or a pipe when `spec.stdin` is
+/// set; the caller writes it), stdout and stderr piped, in a new
 /// process group whose id is the child's pid.
 pub(crate) fn spawn(spec: &ProcessSpec) -> Result<Child, ProcessError> {
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
-        .stdin(Stdio::null())
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)

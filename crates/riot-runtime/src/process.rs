@@ -13,7 +13,7 @@ use riot_protocol::{
     BackgroundOutput, CaptureLimit, CapturedOutput, OutputStream, ProcessError, ProcessOutput,
     ProcessRunner, ProcessSpec,
 };
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::background::Job;
@@ -120,6 +120,18 @@ impl ProcessRunner for RealProcessRunner {
     ) -> Result<ProcessOutput, ProcessError> {
         let mut child = group::spawn(&spec)?;
         let guard = GroupGuard::new(child.id());
+        // The input is written alongside the readers (a child that does
+        // not read it must not block us); a closed pipe is not an error.
+        let writer = {
+            let stdin = child.stdin.take();
+            let input = spec.stdin.clone();
+            async move {
+                if let (Some(mut pipe), Some(bytes)) = (stdin, input) {
+                    let _ = pipe.write_all(&bytes).await;
+                    let _ = pipe.shutdown().await;
+                }
+            }
+        };
         let readers = futures::future::join(
             read_stream(
                 child.stdout.take(),
@@ -162,8 +174,8 @@ impl ProcessRunner for RealProcessRunner {
             guard.kill_now();
             (status, timed_out, cancelled)
         };
-        let ((status, timed_out, cancelled), (stdout, stderr)) =
-            futures::future::join(waiter, readers).await;
+        let ((status, timed_out, cancelled), (stdout, stderr), ()) =
+            futures::future::join3(waiter, readers, writer).await;
         let status = status.map_err(ProcessError::Io)?;
         let (exit_code, signal) = split_status(Some(status));
         Ok(ProcessOutput {

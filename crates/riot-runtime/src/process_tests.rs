@@ -14,6 +14,7 @@ fn spec(dir: &Path, script: &str) -> ProcessSpec {
         env_remove: vec![],
         timeout_ms: None,
         capture: CaptureLimit::default(),
+        stdin: None,
     }
 }
 
@@ -77,6 +78,30 @@ async fn captures_both_streams_exit_code_and_environment() {
     assert_eq!(out.stderr.head, "err\n");
     assert_eq!(out.exit_code, Some(3));
     assert!(!out.timed_out && !out.cancelled);
+}
+
+#[tokio::test]
+async fn stdin_bytes_reach_the_child_and_are_closed_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = spec(dir.path(), "cat; echo end");
+    s.stdin = Some(b"{\"hook_event_name\": \"Stop\"}\n".to_vec());
+    let out = RealProcessRunner::new()
+        .run(s, CancellationToken::new(), None)
+        .await
+        .unwrap();
+    assert_eq!(out.stdout.head, "{\"hook_event_name\": \"Stop\"}\nend\n");
+    assert_eq!(out.exit_code, Some(0));
+
+    // A child that never reads its input still ends normally, even with
+    // more input than a pipe holds.
+    let mut s = spec(dir.path(), "echo done");
+    s.stdin = Some(vec![b'x'; 1024 * 1024]);
+    let out = RealProcessRunner::new()
+        .run(s, CancellationToken::new(), None)
+        .await
+        .unwrap();
+    assert_eq!(out.stdout.head, "done\n");
+    assert_eq!(out.exit_code, Some(0));
 }
 
 #[tokio::test]

@@ -43,6 +43,7 @@ async fn stand_in_kernel() {
         env_remove: vec![],
         timeout_ms: None,
         capture: CaptureLimit::default(),
+        stdin: None,
     };
     // Runs until the parent SIGKILLs this whole process.
     let _ = runner.run(spec, CancellationToken::new(), None).await;

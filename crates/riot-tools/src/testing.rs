@@ -418,6 +418,7 @@ mod tests {
             env_remove: vec![],
             timeout_ms: None,
             capture: riot_protocol::CaptureLimit::default(),
+            stdin: None,
         };
         assert!(matches!(
             env.proc.run(spec, CancellationToken::new(), None).await,

@@ -13,6 +13,18 @@ pub enum HookDecision {
     Deny { hook: String, reason: String },
 }
 
+impl HookDecision {
+    /// The decision a scheduler carried in a `PermissionQuery`.
+    pub fn from_query(hook: &riot_protocol::HookPermission) -> Self {
+        let (h, reason) = (hook.hook.clone(), hook.reason.clone());
+        match hook.decision {
+            riot_protocol::HookDecisionKind::Allow => Self::Allow { hook: h, reason },
+            riot_protocol::HookDecisionKind::Ask => Self::Ask { hook: h, reason },
+            riot_protocol::HookDecisionKind::Deny => Self::Deny { hook: h, reason },
+        }
+    }
+}
+
 /// What the auto-mode classifier sees: the tool's one-line
 /// `classifier_input`, never tool outputs.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -139,6 +139,9 @@ impl Policy {
         query: &PermissionQuery,
         hook: Option<&HookDecision>,
     ) -> PermissionResult {
+        // Without an explicit decision, the one the scheduler put in the query.
+        let from_query = query.hook.as_ref().map(HookDecision::from_query);
+        let hook = hook.or(from_query.as_ref());
         let facts = self.facts(query).await;
         let rules = self.rules();
         let result = match self.chain(query, hook, &facts, &rules) {

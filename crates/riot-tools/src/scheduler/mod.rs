@@ -26,8 +26,8 @@ use futures::FutureExt;
 use futures::stream::{BoxStream, FuturesOrdered, StreamExt};
 use riot_protocol::invariants;
 use riot_protocol::{
-    DynTool, ExecuteOptions, PermissionGate, PermissionPolicy, PreparedCall, PromptContext,
-    ToolCall, ToolEnv, ToolRunEvent, ToolRunner, ToolSpec,
+    DynTool, ExecuteOptions, NoToolHooks, PermissionGate, PermissionPolicy, PreparedCall,
+    PromptContext, ToolCall, ToolEnv, ToolHooks, ToolRunEvent, ToolRunner, ToolSpec,
 };
 
 pub use budget::PREVIEW_CHARS;
@@ -59,6 +59,7 @@ pub struct Scheduler {
     env: Arc<ToolEnv>,
     policy: Arc<dyn PermissionPolicy>,
     gate: Arc<dyn PermissionGate>,
+    hooks: Arc<dyn ToolHooks>,
     config: SchedulerConfig,
     prompt_cx: PromptContext,
 }
@@ -91,9 +92,18 @@ impl Scheduler {
             env,
             policy,
             gate,
+            hooks: Arc::new(NoToolHooks),
             config,
             prompt_cx,
         }
+    }
+
+    /// PreToolUse and PostToolUse hooks (ARCHITECTURE §6.3 steps 5 and 9);
+    /// without them no hook runs.
+    #[must_use]
+    pub fn with_hooks(mut self, hooks: Arc<dyn ToolHooks>) -> Self {
+        self.hooks = hooks;
+        self
     }
 
     /// The tools, in order.
@@ -113,6 +123,7 @@ impl Scheduler {
             env: Arc::clone(&self.env),
             policy: Arc::clone(&self.policy),
             gate: Arc::clone(&self.gate),
+            hooks: Arc::clone(&self.hooks),
             config: self.config,
             mode: options.mode,
         })

@@ -1,7 +1,8 @@
 //! One call through the pipeline of ARCHITECTURE §6.3: lookup → cancelled?
-//! → structural validation → `validate_input` → permission (and the
-//! person) → cancelled? → `call` with progress → result budget, with
-//! panics caught. Every path ends in exactly one `ToolCallResult`.
+//! → structural validation → `validate_input` → PreToolUse hooks →
+//! permission (and the person) → cancelled? → `call` with progress →
+//! result budget → PostToolUse hooks, with panics caught. Every path ends
+//! in exactly one `ToolCallResult`.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
@@ -9,10 +10,10 @@ use std::sync::{Arc, Mutex};
 use futures::FutureExt;
 use futures::future::Either;
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, DecisionReason, DynTool, InterruptBehavior,
-    PermissionGate, PermissionMode, PermissionPolicy, PermissionQuery, PermissionResult,
-    PreparedCall, ToolCall, ToolCallResult, ToolContext, ToolEnv, ToolOutcome, ToolResultContent,
-    ToolResultUi, ToolRunEvent, UiPayload,
+    AgentEvent, CancelReason, CancelScope, DecisionReason, DynTool, HookDecisionKind,
+    InterruptBehavior, PermissionGate, PermissionMode, PermissionPolicy, PermissionQuery,
+    PermissionResult, PreparedCall, ToolCall, ToolCallResult, ToolContext, ToolEnv, ToolHooks,
+    ToolOutcome, ToolResultContent, ToolResultUi, ToolRunEvent, UiPayload,
 };
 
 use super::SchedulerConfig;
@@ -37,6 +38,14 @@ pub(crate) enum Prepared {
     Invalid { message: String },
 }
 
+/// A call cleared to run: the prepared call, the input it was prepared
+/// from, and a PreToolUse hook's extra context for the model.
+pub(super) struct Ready {
+    call: Box<dyn PreparedCall>,
+    input: serde_json::Value,
+    context: Option<String>,
+}
+
 /// The failed call that stopped the rest of its message.
 #[derive(Debug, Clone)]
 pub(crate) struct Cascade {
@@ -51,6 +60,7 @@ pub(crate) struct Run {
     pub env: Arc<ToolEnv>,
     pub policy: Arc<dyn PermissionPolicy>,
     pub gate: Arc<dyn PermissionGate>,
+    pub hooks: Arc<dyn ToolHooks>,
     pub config: SchedulerConfig,
     pub mode: PermissionMode,
 }
@@ -262,6 +272,9 @@ impl Run {
         ))
         .catch_unwind()
         .await;
+        // The call as it runs: a PreToolUse hook may have replaced the input.
+        let mut effective = call.clone();
+        let mut hook_context: Option<String> = None;
         let ending = match before {
             Err(panic) => Ending::Outcome(ToolOutcome::failed(format!(
                 "{} failed with an internal error before running ({}). This is a bug in Riot, not in your input; try another approach.",
@@ -270,12 +283,18 @@ impl Run {
             ))),
             Ok(Err(ending)) => ending,
             Ok(Ok(ready)) => {
-                self.execute_call(&call, &tool, ready, &ctx, &tool_scope, &describe, &tx)
+                effective.input = ready.input;
+                hook_context = ready.context;
+                self.execute_call(&call, &tool, ready.call, &ctx, &tool_scope, &describe, &tx)
                     .await
             }
         };
         let duration_ms = self.env.clock.now_ms().saturating_sub(started_ms);
         let cascades = tool.cascades_on_failure();
+        let ran_to_an_outcome = matches!(
+            ending,
+            Ending::Outcome(ToolOutcome::Ok { .. } | ToolOutcome::Failed { .. })
+        );
         let (result, failed_for_cascade) = match ending {
             Ending::CancelledBeforeStart => (
                 text_result(
@@ -338,6 +357,13 @@ impl Run {
                 )
             }
         };
+        // Step 9: only a call that ran to an outcome has PostToolUse hooks.
+        let result = if ran_to_an_outcome {
+            self.after_call(&effective, result, hook_context, &tool_scope)
+                .await
+        } else {
+            result
+        };
         if failed_for_cascade && cascades && !tool_scope.is_cancelled() {
             let mut cause = cascade.lock().unwrap_or_else(|e| e.into_inner());
             if cause.is_none() {
@@ -368,9 +394,9 @@ impl Run {
         budget::apply(&self.env, &call.id, tool.result_budget(), content).await
     }
 
-    /// Steps 4–6: semantic validation and permission. `Ok` carries the call
-    /// to run (possibly re-prepared with an input the permission layer
-    /// changed).
+    /// Steps 4–6: semantic validation, PreToolUse hooks and permission.
+    /// `Ok` carries the call to run (possibly re-prepared with an input a
+    /// hook or the permission layer changed).
     #[allow(clippy::too_many_arguments)]
     async fn before_call(
         &self,
@@ -381,37 +407,97 @@ impl Run {
         scope: &CancelScope,
         describe: &str,
         tx: &Sender,
-    ) -> Result<Box<dyn PreparedCall>, Ending> {
+    ) -> Result<Ready, Ending> {
         let cascades = tool.cascades_on_failure();
         let refused = |message| Ending::Refused { message, cascades };
         prepared
             .validate_input(ctx)
             .await
             .map_err(|e| refused(e.message))?;
+        // Step 5: PreToolUse hooks. A replaced input is parsed and checked
+        // again, and the permission decision judges the new input.
+        // An interrupt does not wait for a slow hook (dropping it kills it).
+        let verdict = match futures::future::select(
+            Box::pin(self.hooks.pre_tool_use(call)),
+            Box::pin(scope.cancelled()),
+        )
+        .await
+        {
+            Either::Left((verdict, _)) => verdict,
+            Either::Right(((), _)) => return Err(Ending::CancelledBeforeStart),
+        };
+        let mut input = call.input.clone();
+        let prepared = match verdict.updated_input {
+            Some(updated) if updated != call.input => {
+                let re = Arc::clone(tool)
+                    .prepare(updated.clone())
+                    .map_err(|e| refused(schema_hint(&call.name, &e)))?;
+                re.validate_input(ctx)
+                    .await
+                    .map_err(|e| refused(e.message))?;
+                input = updated;
+                re
+            }
+            _ => prepared,
+        };
+        let hook = verdict.permission;
+        if let Some(h) = &hook
+            && h.decision == HookDecisionKind::Deny
+        {
+            // A hook's deny is final whatever the policy (§9.2).
+            let reason = DecisionReason::Hook {
+                detail: h.reason.clone(),
+                hook: h.hook.clone(),
+            };
+            return Err(Ending::Refused {
+                message: denied_text(
+                    &call.name,
+                    describe,
+                    &format!("a PreToolUse hook blocked it: {}", h.reason),
+                    &reason,
+                ),
+                cascades: false,
+            });
+        }
         let tool_verdict = prepared.check_permissions(ctx).await;
         let target = prepared.permission_target(ctx);
         let query = PermissionQuery {
             tool_name: call.name.clone(),
-            input: call.input.clone(),
+            input: input.clone(),
             is_read_only: prepared.is_read_only(),
             target: target.clone(),
             tool_verdict,
             classifier_input: prepared.classifier_input(),
             mode: self.mode,
+            hook: hook.clone(),
         };
-        let decision = self.policy.decide(&query).await;
+        let mut decision = self.policy.decide(&query).await;
+        if let Some(h) = &hook
+            && h.decision == HookDecisionKind::Ask
+            && matches!(decision, PermissionResult::Allow { .. })
+        {
+            // A hook's ask is never waved through, whatever the policy.
+            decision = PermissionResult::Ask {
+                reason: DecisionReason::Hook {
+                    detail: h.reason.clone(),
+                    hook: h.hook.clone(),
+                },
+                message: format!("A PreToolUse hook asks before {describe}: {}", h.reason),
+            };
+        }
         let prepared = match decision {
             PermissionResult::Allow {
                 updated_input: None,
                 ..
             } => prepared,
             PermissionResult::Allow {
-                updated_input: Some(input),
+                updated_input: Some(updated),
                 ..
             } => {
-                // A hook or the person changed the input: parse and check it again.
+                // The person changed the input: parse and check it again.
+                input = updated.clone();
                 let re = Arc::clone(tool)
-                    .prepare(input)
+                    .prepare(updated)
                     .map_err(|e| refused(schema_hint(&call.name, &e)))?;
                 re.validate_input(ctx)
                     .await
@@ -451,7 +537,38 @@ impl Run {
         if scope.is_cancelled() {
             return Err(Ending::CancelledBeforeStart);
         }
-        Ok(prepared)
+        Ok(Ready {
+            call: prepared,
+            input,
+            context: verdict.additional_context,
+        })
+    }
+
+    /// Step 9: PostToolUse hooks; what they say is appended to the result
+    /// (after the budget, so it is never spilled), with a PreToolUse
+    /// hook's extra context.
+    async fn after_call(
+        &self,
+        call: &ToolCall,
+        mut result: ToolCallResult,
+        pre_context: Option<String>,
+        scope: &CancelScope,
+    ) -> ToolCallResult {
+        let post = match futures::future::select(
+            Box::pin(self.hooks.post_tool_use(call, &result)),
+            Box::pin(scope.cancelled()),
+        )
+        .await
+        {
+            Either::Left((post, _)) => post,
+            Either::Right(((), _)) => None,
+        };
+        for text in [pre_context, post].into_iter().flatten() {
+            if !text.trim().is_empty() {
+                result.content.push(ToolResultContent::text(text));
+            }
+        }
+        result
     }
 
     /// Step 7 and 10: emits ToolStarted, runs the call with panics caught,

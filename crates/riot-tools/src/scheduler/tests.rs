@@ -864,3 +864,203 @@ async fn a_panicking_safety_predicate_makes_the_call_unsafe() {
     );
     assert!(h.log.index("end b") < h.log.index("start c"));
 }
+
+// ---- PreToolUse and PostToolUse hooks (§6.3 steps 5 and 9) ----
+
+/// Hooks that log when they run and answer as scripted.
+#[derive(Debug)]
+struct ScriptedHooks {
+    log: Arc<Log>,
+    pre: riot_protocol::HookVerdict,
+    post: Option<String>,
+}
+
+#[async_trait]
+impl riot_protocol::ToolHooks for ScriptedHooks {
+    async fn pre_tool_use(&self, call: &ToolCall) -> riot_protocol::HookVerdict {
+        self.log
+            .push(format!("pre {}", call.input["id"].as_str().unwrap_or("?")));
+        self.pre.clone()
+    }
+
+    async fn post_tool_use(&self, call: &ToolCall, result: &ToolCallResult) -> Option<String> {
+        let ToolResultContent::Text { text } = &result.content[0] else {
+            panic!("text result expected");
+        };
+        self.log.push(format!(
+            "post {} saw `{text}`",
+            call.input["id"].as_str().unwrap_or("?")
+        ));
+        self.post.clone()
+    }
+}
+
+fn hooked(mut h: Harness, pre: riot_protocol::HookVerdict, post: Option<String>) -> Harness {
+    let hooks = Arc::new(ScriptedHooks {
+        log: Arc::clone(&h.log),
+        pre,
+        post,
+    });
+    h.scheduler = h.scheduler.with_hooks(hooks);
+    h
+}
+
+fn hook_says(
+    decision: riot_protocol::HookDecisionKind,
+    reason: &str,
+) -> riot_protocol::HookVerdict {
+    riot_protocol::HookVerdict {
+        permission: Some(riot_protocol::HookPermission {
+            decision,
+            hook: "./guard.sh".into(),
+            reason: reason.into(),
+        }),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn hooks_run_before_permission_and_after_the_call_in_order() {
+    let h = hooked(
+        harness(),
+        riot_protocol::HookVerdict {
+            additional_context: Some("pre context".into()),
+            ..Default::default()
+        },
+        Some("post context".into()),
+    );
+    let ran = run(&h, vec![probe("Probe", "a", "ok", false)]).await;
+    assert_eq!(
+        h.log.events(),
+        ["pre a", "start a", "end a", "post a saw `ok a`"]
+    );
+    let texts: Vec<String> = ran.results[0]
+        .content
+        .iter()
+        .map(|c| match c {
+            ToolResultContent::Text { text } => text.clone(),
+            ToolResultContent::Image { .. } => "<image>".into(),
+        })
+        .collect();
+    assert_eq!(texts, ["ok a", "pre context", "post context"]);
+    assert_eq!(h.policy.queries()[0].hook, None);
+}
+
+#[tokio::test]
+async fn a_hook_deny_refuses_before_the_policy_and_the_call_never_starts() {
+    let h = hooked(
+        harness(),
+        hook_says(
+            riot_protocol::HookDecisionKind::Deny,
+            "no pushing on Fridays",
+        ),
+        Some("never".into()),
+    );
+    let ran = run(&h, vec![probe("Shell", "s", "ok", false)]).await;
+    assert!(ran.results[0].is_error);
+    assert!(
+        ran.text(0).contains("no pushing on Fridays"),
+        "{}",
+        ran.text(0)
+    );
+    assert!(ran.started().is_empty());
+    assert!(
+        h.policy.queries().is_empty(),
+        "the policy was not consulted"
+    );
+    assert_eq!(
+        h.log.events(),
+        ["pre s"],
+        "no PostToolUse for a refused call"
+    );
+}
+
+#[tokio::test]
+async fn a_hook_ask_is_never_waved_through_by_an_allowing_policy() {
+    let h = harness_with(
+        ScriptedPolicy::allow_all(),
+        ScriptedGate::nobody(),
+        SchedulerConfig::default(),
+    );
+    let h = hooked(
+        h,
+        hook_says(
+            riot_protocol::HookDecisionKind::Ask,
+            "check the target branch",
+        ),
+        None,
+    );
+    let ran = run(&h, vec![probe("Probe", "p", "ok", false)]).await;
+    assert!(ran.results[0].is_error);
+    assert!(
+        ran.text(0).contains("check the target branch"),
+        "{}",
+        ran.text(0)
+    );
+    assert!(ran.started().is_empty());
+    let q = &h.policy.queries()[0];
+    assert_eq!(
+        q.hook.as_ref().map(|h| h.decision),
+        Some(riot_protocol::HookDecisionKind::Ask)
+    );
+}
+
+#[tokio::test]
+async fn a_hooks_updated_input_is_prepared_again_and_judged() {
+    let h = hooked(
+        harness(),
+        riot_protocol::HookVerdict {
+            updated_input: Some(json!({"id": "rewritten", "action": "ok"})),
+            ..Default::default()
+        },
+        None,
+    );
+    let ran = run(&h, vec![probe("Probe", "orig", "fail", false)]).await;
+    assert_eq!(ran.text(0), "ok rewritten");
+    assert_eq!(h.policy.queries()[0].input["id"], "rewritten");
+
+    let h = hooked(
+        harness(),
+        riot_protocol::HookVerdict {
+            updated_input: Some(json!({"id": "x", "bogus": true})),
+            ..Default::default()
+        },
+        None,
+    );
+    let ran = run(&h, vec![probe("Probe", "orig", "ok", false)]).await;
+    assert!(ran.results[0].is_error);
+    assert!(ran.text(0).contains("bogus"), "{}", ran.text(0));
+    assert!(ran.started().is_empty());
+}
+
+/// A PreToolUse hook that hangs after the person presses stop.
+#[derive(Debug)]
+struct HangingHook {
+    log: Arc<Log>,
+}
+
+#[async_trait]
+impl riot_protocol::ToolHooks for HangingHook {
+    async fn pre_tool_use(&self, _call: &ToolCall) -> riot_protocol::HookVerdict {
+        let scope = self.log.interrupt.lock().unwrap().clone();
+        if let Some(scope) = scope {
+            scope.cancel(CancelReason::User);
+        }
+        futures::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn an_interrupt_does_not_wait_for_a_hanging_pre_tool_use_hook() {
+    let mut h = harness();
+    let request = CancelScope::new();
+    *h.log.interrupt.lock().unwrap() = Some(request.clone());
+    h.scheduler = h.scheduler.with_hooks(Arc::new(HangingHook {
+        log: Arc::clone(&h.log),
+    }));
+    let ran = run_with(&h, vec![probe("Probe", "p", "ok", false)], request).await;
+    assert!(ran.results[0].is_error);
+    assert_eq!(ran.text(0), "Interrupted by the user before it started.");
+    assert!(ran.started().is_empty());
+    assert!(h.policy.queries().is_empty());
+}

@@ -75,6 +75,7 @@ pub(crate) fn spec_for(
         env_remove: ctx.env.scrubbed_env.clone(),
         timeout_ms,
         capture: CAPTURE,
+        stdin: None,
     }
 }
 
