@@ -13,16 +13,18 @@
 
 pub mod config;
 pub mod credentials;
+pub mod gate;
 pub mod hooks;
 pub mod memory;
 pub mod prompt;
+mod provider;
 pub mod queue;
 pub mod session;
 pub mod todo;
 pub mod tools;
+mod transcript;
 pub mod trust;
 pub mod working_set;
 
-pub use session::{
-    Capabilities, Kernel, KernelError, NobodyAnswers, OpenOptions, ResumeFrom, Session,
-};
+pub use gate::NobodyAnswers;
+pub use session::{Capabilities, Kernel, KernelError, OpenOptions, ResumeFrom, Session};

@@ -11,18 +11,14 @@ use std::panic::AssertUnwindSafe;
 use futures::{Stream, StreamExt};
 use riot_core::{AgentDeps, AgentState, ContextManager, TranscriptSink};
 use riot_protocol::{
-    AgentError, AgentEvent, CancelScope, Clock, CompactionStrategy, ErrorKind, FileSystem, IdGen,
-    Message, MessageId, PermissionGate, PermissionMode, PermissionRule, ProcessRunner, RulePattern,
-    SessionId, TerminalReason, ToolEnv, ToolRunner,
+    AgentError, AgentEvent, CancelScope, Clock, ErrorKind, FileSystem, IdGen, Message, MessageId,
+    PermissionGate, PermissionMode, PermissionRule, ProcessRunner, RulePattern, SessionId,
+    TerminalReason, ToolEnv, ToolRunner,
 };
-use riot_providers::{
-    ApiKey, HttpProvider, ModelOverride, ProviderConfig, ProviderKind, SplitMix64,
-};
-use riot_store::{SessionMeta, SessionStore, TranscriptWriter};
+use riot_store::{SessionMeta, SessionStore};
 use riot_tools::{Scheduler, SchedulerConfig};
 
 use crate::config::{self, Config, ConfigError, EnvLayer, FlagLayer, Layer, SettingsFile};
-use crate::credentials::{self, KeyResolution};
 use crate::memory;
 use crate::prompt::{self, SessionFacts};
 use crate::trust::Trust;
@@ -216,59 +212,6 @@ impl Kernel {
             .with_riot_home(self.home.clone())
     }
 
-    /// The chain's decision for one call of a built-in tool, without
-    /// running it (`riot permissions check`). The tool itself supplies its
-    /// facts (read-only, target path or command) exactly as in a session.
-    pub async fn check_permission(
-        &self,
-        cwd: &Path,
-        env: &BTreeMap<String, String>,
-        flags: &FlagLayer,
-        trust_project: bool,
-        tool_name: &str,
-        input: serde_json::Value,
-    ) -> Result<riot_protocol::PermissionResult, KernelError> {
-        let loaded = self.load_config(cwd, env, flags, trust_project).await?;
-        let policy = self.policy(&loaded.config, cwd, env);
-        let tools = riot_tools::builtin();
-        let Some(tool) = tools.iter().find(|t| t.name() == tool_name) else {
-            let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-            return Err(KernelError::Usage(format!(
-                "unknown tool `{tool_name}`; built-in tools: {}",
-                names.join(", ")
-            )));
-        };
-        let call = Arc::clone(tool)
-            .prepare(input.clone())
-            .map_err(|e| KernelError::Usage(riot_tools::scheduler::schema_hint(tool_name, &e)))?;
-        let tool_env = Arc::new(ToolEnv::new(
-            cwd.to_path_buf(),
-            self.home.join("spill"),
-            Arc::clone(&self.caps.fs),
-            Arc::clone(&self.caps.proc),
-            Arc::clone(&self.caps.clock),
-            Arc::clone(&self.caps.ids),
-        ));
-        let ctx = riot_protocol::ToolContext {
-            env: tool_env,
-            tool_use_id: riot_protocol::ToolUseId::new("check"),
-            mode: loaded.config.mode(),
-            cancel: tokio_util::sync::CancellationToken::new(),
-            progress: None,
-        };
-        let query = riot_protocol::PermissionQuery {
-            tool_name: tool_name.to_owned(),
-            input,
-            is_read_only: call.is_read_only(),
-            target: call.permission_target(&ctx),
-            tool_verdict: call.check_permissions(&ctx).await,
-            classifier_input: call.classifier_input(),
-            mode: loaded.config.mode(),
-            hook: None,
-        };
-        Ok(riot_protocol::PermissionPolicy::decide(&policy, &query).await)
-    }
-
     /// Opens a new or resumed session.
     pub async fn open(&self, options: OpenOptions) -> Result<Session, KernelError> {
         let loaded = self
@@ -310,87 +253,13 @@ impl Kernel {
         };
 
         // Provider and model.
-        let provider_name = config.provider.as_ref().map(|p| p.value.clone()).ok_or_else(|| {
-            KernelError::Usage(
-                "no provider configured: pass --provider anthropic|openai|openai-responses or set RIOT_PROVIDER".into(),
+        let (provider, model) = self
+            .provider(
+                config,
+                &options.env,
+                resumed.as_ref().map(|r| r.model.as_str()),
             )
-        })?;
-        let kind = ProviderKind::from_name(&provider_name).ok_or_else(|| {
-            KernelError::Usage(format!(
-                "unknown provider `{provider_name}`: use anthropic, openai or openai-responses"
-            ))
-        })?;
-        let model = match (&config.model, &resumed) {
-            (Some(m), _) => m.value.clone(),
-            (None, Some(r)) => r.model.clone(),
-            (None, None) => {
-                return Err(KernelError::Usage(
-                    "no model configured: pass --model NAME or set RIOT_MODEL".into(),
-                ));
-            }
-        };
-        let base_url = config
-            .base_url
-            .as_ref()
-            .map_or_else(|| kind.default_base_url().to_owned(), |b| b.value.clone());
-        let key_var = config
-            .api_key_env
-            .as_ref()
-            .map_or_else(|| kind.default_key_env().to_owned(), |v| v.value.clone());
-        let credentials_path = self.home.join("credentials.json");
-        let credentials_text = self
-            .caps
-            .fs
-            .read(&credentials_path)
-            .await
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok());
-        let credentials_label = credentials_path.display().to_string();
-        let env = options.env.clone();
-        let key = credentials::resolve_key(
-            kind.name(),
-            &base_url,
-            &key_var,
-            &|k| env.get(k).cloned(),
-            credentials_text
-                .as_deref()
-                .map(|t| (credentials_label.as_str(), t)),
-        )
-        .map_err(|e| KernelError::Usage(e.to_string()))?;
-
-        let mut model_overrides: Vec<(String, ModelOverride)> = Vec::new();
-        for (glob, value) in &config.models {
-            let o: ModelOverride = serde_json::from_value(value.value.clone()).map_err(|e| {
-                KernelError::Usage(format!("{}: `models.{glob}`: {e}", value.source))
-            })?;
-            model_overrides.push((glob.clone(), o));
-        }
-        if config.context_window.is_some() || config.max_output_tokens.is_some() {
-            // Top-level overrides apply to every model and win over `models`.
-            let o = ModelOverride {
-                context_window: config.context_window.as_ref().map(|c| c.value),
-                max_output_tokens: config.max_output_tokens.as_ref().map(|c| c.value),
-                ..ModelOverride::default()
-            };
-            model_overrides.push(("*".into(), o));
-        }
-        let mut provider_config = ProviderConfig::new(
-            kind,
-            Arc::clone(&self.caps.clock),
-            Arc::new(SplitMix64::new(self.caps.seed)),
-        );
-        provider_config.base_url = Some(base_url.clone());
-        provider_config.api_key = match key {
-            KeyResolution::Found { key, .. } => Some(ApiKey::new(key.expose())),
-            KeyResolution::NotNeeded => None,
-        };
-        if let Some(ms) = &config.stream_idle_timeout_ms {
-            provider_config.idle_timeout_ms = ms.value;
-        }
-        provider_config.model_overrides = model_overrides;
-        let provider = Arc::new(
-            HttpProvider::new(provider_config).map_err(|e| KernelError::Usage(e.to_string()))?,
-        );
+            .await?;
         let capabilities = riot_protocol::Provider::capabilities(provider.as_ref(), &model);
 
         // Identity of the session.
@@ -469,7 +338,7 @@ impl Kernel {
                     .map_err(|e| KernelError::Failed(e.to_string()))?
             }
         };
-        let transcript = Arc::new(StoreSink {
+        let transcript = Arc::new(crate::transcript::StoreSink {
             writer: Mutex::new(writer),
             clock: Arc::clone(&self.caps.clock),
         });
@@ -703,61 +572,6 @@ pub fn panic_to_done<'a>(
                 }
             }
         }
-    }
-}
-
-/// Adapts a transcript file to the loop's sink. A failed write is logged:
-/// the session goes on rather than losing the person's work in progress.
-#[derive(Debug)]
-struct StoreSink {
-    writer: Mutex<TranscriptWriter>,
-    clock: Arc<dyn Clock>,
-}
-
-impl StoreSink {
-    fn with(
-        &self,
-        f: impl FnOnce(&mut TranscriptWriter, u64) -> Result<(), riot_store::StoreError>,
-    ) {
-        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = f(&mut writer, self.clock.now_ms()) {
-            tracing::error!(error = %e, "could not write the transcript");
-        }
-    }
-}
-
-impl TranscriptSink for StoreSink {
-    fn message(&self, message: &Message) {
-        self.with(|w, at| w.message(message, at));
-    }
-    fn withdrawn(&self, message_id: &MessageId) {
-        self.with(|w, at| w.withdrawn(message_id, at));
-    }
-    fn compacted(&self, messages: &[Message], strategy: CompactionStrategy) {
-        self.with(|w, at| w.compacted(messages, strategy, at));
-    }
-    fn model_changed(&self, model: &str) {
-        self.with(|w, at| w.model_changed(model, at));
-    }
-}
-
-/// The gate of faces where nobody can answer (`riot exec`): every Ask
-/// becomes a Deny, and the model is told why (ARCHITECTURE §9.2).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NobodyAnswers;
-
-#[async_trait::async_trait]
-impl PermissionGate for NobodyAnswers {
-    fn can_answer(&self) -> bool {
-        false
-    }
-
-    async fn ask(
-        &self,
-        _request_id: riot_protocol::RequestId,
-        _detail: riot_protocol::PermissionRequestDetail,
-    ) -> riot_protocol::PermissionOutcome {
-        riot_protocol::PermissionOutcome::Cancelled
     }
 }
 

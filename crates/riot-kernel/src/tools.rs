@@ -128,4 +128,57 @@ impl Kernel {
             fs: Arc::clone(&caps.fs),
         })
     }
+
+    /// The chain's decision for one call of a built-in tool, without
+    /// running it (`riot permissions check`). The tool itself supplies its
+    /// facts (read-only, target path or command) exactly as in a session.
+    pub async fn check_permission(
+        &self,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+        flags: &FlagLayer,
+        trust_project: bool,
+        tool_name: &str,
+        input: serde_json::Value,
+    ) -> Result<riot_protocol::PermissionResult, KernelError> {
+        let loaded = self.load_config(cwd, env, flags, trust_project).await?;
+        let policy = self.policy(&loaded.config, cwd, env);
+        let tools = riot_tools::builtin();
+        let Some(tool) = tools.iter().find(|t| t.name() == tool_name) else {
+            let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+            return Err(KernelError::Usage(format!(
+                "unknown tool `{tool_name}`; built-in tools: {}",
+                names.join(", ")
+            )));
+        };
+        let call = Arc::clone(tool)
+            .prepare(input.clone())
+            .map_err(|e| KernelError::Usage(riot_tools::scheduler::schema_hint(tool_name, &e)))?;
+        let tool_env = Arc::new(ToolEnv::new(
+            cwd.to_path_buf(),
+            self.home().join("spill"),
+            Arc::clone(&self.capabilities().fs),
+            Arc::clone(&self.capabilities().proc),
+            Arc::clone(&self.capabilities().clock),
+            Arc::clone(&self.capabilities().ids),
+        ));
+        let ctx = riot_protocol::ToolContext {
+            env: tool_env,
+            tool_use_id: riot_protocol::ToolUseId::new("check"),
+            mode: loaded.config.mode(),
+            cancel: tokio_util::sync::CancellationToken::new(),
+            progress: None,
+        };
+        let query = riot_protocol::PermissionQuery {
+            tool_name: tool_name.to_owned(),
+            input,
+            is_read_only: call.is_read_only(),
+            target: call.permission_target(&ctx),
+            tool_verdict: call.check_permissions(&ctx).await,
+            classifier_input: call.classifier_input(),
+            mode: loaded.config.mode(),
+            hook: None,
+        };
+        Ok(riot_protocol::PermissionPolicy::decide(&policy, &query).await)
+    }
 }
