@@ -6,10 +6,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 #![allow(clippy::disallowed_methods)] // tests create and read real files
 
+mod support;
+
 use std::sync::Arc;
 
 use futures::StreamExt;
-use riot_core::testing::{ScriptItem, ScriptedProvider, reply};
+use riot_core::testing::{ScriptItem, ScriptedProvider};
 use riot_core::{AgentDeps, AgentState, NoCompaction, NoQueue, NoTranscript};
 use riot_kernel::NobodyAnswers;
 use riot_kernel::hooks::{HookConfig, HookRunner, parse_hooks};
@@ -17,49 +19,7 @@ use riot_protocol::*;
 use riot_runtime::{RealFs, RealProcessRunner, SystemClock};
 use riot_tools::{Scheduler, SchedulerConfig};
 use serde_json::{Value, json};
-
-struct Project {
-    dir: tempfile::TempDir,
-}
-
-impl Project {
-    fn new() -> Self {
-        Self {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn root(&self) -> std::path::PathBuf {
-        self.dir.path().canonicalize().unwrap()
-    }
-
-    /// Writes an executable hook script under `hooks/` and returns the
-    /// command that runs it from the project directory.
-    fn hook(&self, name: &str, body: &str) -> String {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = self.root().join("hooks");
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::write(&path, format!("#!/usr/bin/env bash\n{body}\n")).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        format!("./hooks/{name}")
-    }
-}
-
-fn tool_reply(calls: &[(&str, &str, Value)]) -> Vec<ScriptItem> {
-    let mut items = Vec::new();
-    for (id, name, input) in calls {
-        items.extend(reply::tool_use(id, name, input.clone()));
-    }
-    items.extend(reply::stop(StopReason::ToolUse, 10, 10));
-    items
-}
-
-fn final_reply(text: &str) -> Vec<ScriptItem> {
-    let mut items = reply::text("m", text);
-    items.extend(reply::stop(StopReason::EndTurn, 10, 10));
-    items
-}
+use support::{Project, final_reply, tool_reply};
 
 struct Run {
     events: Vec<AgentEvent>,
@@ -150,39 +110,15 @@ async fn run(
 
 /// The tool result for `id` as the model received it in the next request.
 fn result_sent(run: &Run, id: &str) -> (String, bool) {
-    for request in run.provider.requests() {
-        for m in &request.messages {
-            let Message::User(u) = m else { continue };
-            for b in &u.content {
-                if let UserBlock::ToolResult {
-                    tool_use_id,
-                    content,
-                    is_error,
-                    ..
-                } = b
-                    && tool_use_id.as_str() == id
-                {
-                    let text = content
-                        .iter()
-                        .filter_map(|c| match c {
-                            ToolResultContent::Text { text } => Some(text.as_str()),
-                            _ => None,
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    return (text, *is_error);
-                }
-            }
-        }
-    }
-    panic!("no request carried a result for {id}");
+    run.provider
+        .requests()
+        .iter()
+        .find_map(|r| support::tool_result(&r.messages, id))
+        .unwrap_or_else(|| panic!("no request carried a result for {id}"))
 }
 
 fn done(run: &Run) -> &TerminalReason {
-    match run.events.last() {
-        Some(AgentEvent::Done { reason }) => reason,
-        other => panic!("not done: {other:?}"),
-    }
+    support::done(&run.events)
 }
 
 fn started(run: &Run) -> usize {

@@ -5,47 +5,19 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 #![allow(clippy::disallowed_methods)] // tests create and read real files
 
+mod support;
+
 use std::sync::Arc;
 
 use futures::StreamExt;
-use riot_core::testing::{ScriptItem, ScriptedProvider, reply};
+use riot_core::testing::{ScriptItem, ScriptedProvider};
 use riot_core::{AgentDeps, AgentState, NoCompaction, NoQueue, NoStopHooks, NoTranscript};
 use riot_kernel::NobodyAnswers;
 use riot_protocol::*;
 use riot_runtime::{RealFs, RealProcessRunner, SystemClock};
 use riot_tools::{Scheduler, SchedulerConfig};
-use serde_json::{Value, json};
-
-struct Project {
-    dir: tempfile::TempDir,
-}
-
-impl Project {
-    fn new() -> Self {
-        Self {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn root(&self) -> std::path::PathBuf {
-        self.dir.path().canonicalize().unwrap()
-    }
-}
-
-fn tool_reply(calls: &[(&str, &str, Value)]) -> Vec<ScriptItem> {
-    let mut items = Vec::new();
-    for (id, name, input) in calls {
-        items.extend(reply::tool_use(id, name, input.clone()));
-    }
-    items.extend(reply::stop(StopReason::ToolUse, 10, 10));
-    items
-}
-
-fn final_reply(text: &str) -> Vec<ScriptItem> {
-    let mut items = reply::text("m", text);
-    items.extend(reply::stop(StopReason::EndTurn, 10, 10));
-    items
-}
+use serde_json::json;
+use support::{Project, final_reply, tool_reply};
 
 struct Run {
     events: Vec<AgentEvent>,
@@ -120,38 +92,11 @@ async fn run(
 
 /// The text of the tool result for `id` in the history.
 fn result_text(state: &AgentState, id: &str) -> (String, bool) {
-    for m in &state.messages {
-        if let Message::User(u) = m {
-            for b in &u.content {
-                if let UserBlock::ToolResult {
-                    tool_use_id,
-                    content,
-                    is_error,
-                    ..
-                } = b
-                    && tool_use_id.as_str() == id
-                {
-                    let text = content
-                        .iter()
-                        .filter_map(|c| match c {
-                            ToolResultContent::Text { text } => Some(text.as_str()),
-                            _ => None,
-                        })
-                        .collect::<Vec<_>>()
-                        .join("");
-                    return (text, *is_error);
-                }
-            }
-        }
-    }
-    panic!("no result for {id}");
+    support::tool_result(&state.messages, id).unwrap_or_else(|| panic!("no result for {id}"))
 }
 
 fn done(run: &Run) -> &TerminalReason {
-    match run.events.last() {
-        Some(AgentEvent::Done { reason }) => reason,
-        other => panic!("not done: {other:?}"),
-    }
+    support::done(&run.events)
 }
 
 #[tokio::test]

@@ -1,0 +1,91 @@
+//! Shared pieces of the kernel's loop tests: a temporary project, scripted
+//! replies, and reading results and the terminal reason back.
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use riot_core::testing::{ScriptItem, reply};
+use riot_protocol::{
+    AgentEvent, Message, StopReason, TerminalReason, ToolResultContent, UserBlock,
+};
+use serde_json::Value;
+
+/// A temporary project directory.
+pub struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// The directory as the tools see it (canonical).
+    pub fn root(&self) -> std::path::PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    /// Writes an executable hook script under `hooks/` and returns the
+    /// command that runs it from the project directory.
+    pub fn hook(&self, name: &str, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.root().join("hooks");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/usr/bin/env bash\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        format!("./hooks/{name}")
+    }
+}
+
+/// A reply calling these tools, `(id, name, input)` in order.
+pub fn tool_reply(calls: &[(&str, &str, Value)]) -> Vec<ScriptItem> {
+    let mut items = Vec::new();
+    for (id, name, input) in calls {
+        items.extend(reply::tool_use(id, name, input.clone()));
+    }
+    items.extend(reply::stop(StopReason::ToolUse, 10, 10));
+    items
+}
+
+/// A final text reply.
+pub fn final_reply(text: &str) -> Vec<ScriptItem> {
+    let mut items = reply::text("m", text);
+    items.extend(reply::stop(StopReason::EndTurn, 10, 10));
+    items
+}
+
+/// The text and error flag of the tool result for `id` in `messages`.
+pub fn tool_result(messages: &[Message], id: &str) -> Option<(String, bool)> {
+    messages.iter().find_map(|m| {
+        let Message::User(u) = m else { return None };
+        u.content.iter().find_map(|b| match b {
+            UserBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+                ..
+            } if tool_use_id.as_str() == id => {
+                let text = content
+                    .iter()
+                    .filter_map(|c| match c {
+                        ToolResultContent::Text { text } => Some(text.as_str()),
+                        ToolResultContent::Image { .. } => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                Some((text, *is_error))
+            }
+            _ => None,
+        })
+    })
+}
+
+/// The terminal reason, which must be the last event.
+pub fn done(events: &[AgentEvent]) -> &TerminalReason {
+    match events.last() {
+        Some(AgentEvent::Done { reason }) => reason,
+        other => panic!("not done: {other:?}"),
+    }
+}
