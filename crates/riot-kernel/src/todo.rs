@@ -254,7 +254,12 @@ mod tests {
         let empty = Arc::clone(&tool)
             .prepare(json!({"todos": [{"content": " ", "status": "pending"}]}))
             .unwrap();
-        assert!(empty.validate_input(&ctx).await.is_err());
+        let err = empty.validate_input(&ctx).await.unwrap_err();
+        assert!(
+            err.message
+                .starts_with("Every todo needs a non-empty `content`"),
+            "{err}"
+        );
         let bad_status =
             Arc::clone(&tool).prepare(json!({"todos": [{"content": "a", "status": "done"}]}));
         assert!(bad_status.is_err(), "unknown status is a schema error");

@@ -182,6 +182,16 @@ fn ids_cannot_escape_the_store_and_unknown_ids_say_what_to_do() {
 #[test]
 fn creating_an_existing_session_fails_instead_of_overwriting() {
     let (_dir, store) = store();
-    store.create(&meta("ses_x", "/p", 1)).unwrap();
-    assert!(store.create(&meta("ses_x", "/p", 2)).is_err());
+    let mut first = store.create(&meta("ses_x", "/p", 1)).unwrap();
+    first
+        .message(&Message::user_text(MessageId::new("u1"), "keep me"), 2)
+        .unwrap();
+    let err = store.create(&meta("ses_x", "/other", 9)).unwrap_err();
+    assert!(
+        err.to_string().contains("ses_x.jsonl"),
+        "names the file: {err}"
+    );
+    let kept = store.load(&SessionId::new("ses_x")).unwrap();
+    assert_eq!(kept.meta.created_ms, 1, "the first transcript is untouched");
+    assert_eq!(kept.messages.len(), 1);
 }
