@@ -197,6 +197,10 @@ fn turn<'a>(
                             ))
                         };
                     }
+                    // A stop the stream noticed before this loop did
+                    // (the two race on a multi-threaded runtime) is still
+                    // a stop, not a model error.
+                    Some(Err(_)) if cancel.is_cancelled() => break ReplyEnd::Cancelled,
                     Some(Err(error)) => break ReplyEnd::Failed(error),
                     Some(Ok(event)) => match event {
                         ProviderEvent::Started { .. } => {}

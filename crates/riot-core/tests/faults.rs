@@ -453,6 +453,32 @@ async fn a_stream_cut_before_stop_is_an_error_not_a_silent_end() {
 }
 
 #[tokio::test]
+async fn a_stop_seen_first_by_the_provider_still_ends_aborted() {
+    // The person presses stop while the provider is being polled: the
+    // stream notices first and ends with its `Cancelled` error before the
+    // loop's own cancel check runs again. That is a stop, not a model error
+    // (a multi-threaded face hits this race; CI did once).
+    let mut c = case("explain");
+    c.stop_when_stalled = true;
+    let stalled = json!([{"text": "Partial answer"}, {"stall": null}]);
+    let run = run_case(&c, vec![items(stalled)]).await;
+    assert_eq!(
+        done(&run.events),
+        &TerminalReason::Aborted {
+            by: AbortSource::User
+        }
+    );
+    let kept: Vec<String> = run
+        .state
+        .messages
+        .iter()
+        .filter_map(Message::as_assistant)
+        .map(|a| a.text())
+        .collect();
+    assert_eq!(kept, ["Partial answer"]);
+}
+
+#[tokio::test]
 async fn running_out_of_script_is_a_non_retryable_error() {
     let run = run_case(&case("hi"), vec![]).await;
     let TerminalReason::Error { error } = done(&run.events) else {
