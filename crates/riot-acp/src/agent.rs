@@ -60,6 +60,8 @@ struct Slot {
     calls: Arc<Mutex<ToolCalls>>,
     /// The session's canonical project directory.
     cwd: PathBuf,
+    /// Its slash commands, as announced to the client.
+    commands: SessionUpdate,
 }
 
 /// Tells every connection of a face to stop gracefully (`_riot/shutdown`,
@@ -203,7 +205,9 @@ impl RiotAgent {
         for notice in session.notices() {
             tracing::info!(session = %id, "{notice}");
         }
+        let commands = mapping::available_commands(session.commands());
         let slot = Arc::new(Slot {
+            commands,
             session: tokio::sync::Mutex::new(session),
             running: Mutex::new(None),
             pending_mode: Mutex::new(None),
@@ -469,6 +473,13 @@ impl RiotAgent {
         lock(&self.sessions).clear();
     }
 
+    /// Tells the client which slash commands the session has.
+    fn announce_commands(&self, cx: &ConnectionTo<Client>, id: &str) {
+        if let Ok(slot) = self.slot(id) {
+            send(cx, id, slot.commands.clone());
+        }
+    }
+
     fn set_mode(&self, request: &SetSessionModeRequest) -> Result<SetSessionModeResponse, Error> {
         let id = request.session_id.0.to_string();
         let slot = self.slot(&id)?;
@@ -558,7 +569,12 @@ pub(crate) async fn serve_on(
                 let agent = Arc::clone(&a1);
                 tokio::spawn(async move {
                     let result = agent.new_session(&cx, request).await;
+                    let id = result.as_ref().ok().map(|r| r.session_id.0.to_string());
                     reply(responder, result);
+                    // After the response, so the client knows the session.
+                    if let Some(id) = id {
+                        agent.announce_commands(&cx, &id);
+                    }
                 });
                 Ok(())
             },
@@ -570,8 +586,13 @@ pub(crate) async fn serve_on(
                         cx: ConnectionTo<Client>| {
                 let agent = Arc::clone(&a2);
                 tokio::spawn(async move {
+                    let id = request.session_id.0.to_string();
                     let result = agent.load_session(&cx, request).await;
+                    let loaded = result.is_ok();
                     reply(responder, result);
+                    if loaded {
+                        agent.announce_commands(&cx, &id);
+                    }
                 });
                 Ok(())
             },

@@ -7,14 +7,15 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
-    Content, ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind, Plan,
-    PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionMode, SessionModeState, SessionUpdate,
-    StopReason, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Content, ContentBlock,
+    ContentChunk, Diff, PermissionOption, PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority,
+    PlanEntryStatus, SessionMode, SessionModeState, SessionUpdate, StopReason, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind, UnstructuredCommandInput,
 };
 use riot_protocol::{
     AssistantBlock, DiffLineKind, Message, MessageOrigin, PermissionMode, PermissionOutcome,
-    TerminalReason, TodoStatus, ToolResultContent, ToolResultUi, UiPayload, UserBlock,
+    SystemLevel, TerminalReason, TodoStatus, ToolResultContent, ToolResultUi, UiPayload, UserBlock,
 };
 use serde_json::Value;
 
@@ -175,6 +176,25 @@ fn text_block(text: impl Into<String>) -> ContentBlock {
 /// A text chunk of the agent's reply.
 pub fn message_chunk(text: &str) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(text)))
+}
+
+/// The slash commands a person can type in this session
+/// (`available_commands_update`).
+pub fn available_commands(commands: &[riot_kernel::commands::Command]) -> SessionUpdate {
+    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
+        commands
+            .iter()
+            .map(|c| {
+                AvailableCommand::new(c.name.clone(), c.description.clone()).input(
+                    c.argument_hint.as_ref().map(|hint| {
+                        AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
+                            hint.clone(),
+                        ))
+                    }),
+                )
+            })
+            .collect(),
+    ))
 }
 
 /// A chunk of the agent's visible reasoning.
@@ -469,6 +489,12 @@ impl ToolCalls {
                         _ => {}
                     }
                 }
+            }
+            // Riot's own notes (a built-in command's output, a switch to
+            // the fallback model) have no deltas: they are shown whole.
+            // Errors are not: the prompt's JSON-RPC error carries them.
+            Message::System(s) if s.level != SystemLevel::Error => {
+                out.push(message_chunk(&s.text));
             }
             Message::System(_) => {}
         }

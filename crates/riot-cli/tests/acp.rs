@@ -214,7 +214,39 @@ impl AcpClient {
             .await;
         let result = exchange.result();
         assert_eq!(result["modes"]["currentModeId"], "default", "{result}");
-        result["sessionId"].as_str().unwrap().to_owned()
+        let id = result["sessionId"].as_str().unwrap().to_owned();
+        self.expect_commands(&id).await;
+        id
+    }
+
+    /// The `available_commands_update` that follows a session's creation
+    /// or load: the built-ins first, with their argument hints.
+    async fn expect_commands(&mut self, session_id: &str) -> Vec<Value> {
+        let message = self.read().await;
+        assert_eq!(message["method"], "session/update", "{message}");
+        assert_eq!(message["params"]["sessionId"], session_id, "{message}");
+        let update = &message["params"]["update"];
+        assert_eq!(
+            update["sessionUpdate"], "available_commands_update",
+            "{message}"
+        );
+        let commands = update["availableCommands"].as_array().unwrap().clone();
+        let names: Vec<&str> = commands
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names[..5],
+            ["compact", "clear", "model", "mode", "help"],
+            "{names:?}"
+        );
+        assert_eq!(commands[0]["input"]["hint"], "[what to focus on]");
+        assert!(
+            commands[1].get("input").is_none_or(Value::is_null),
+            "{}",
+            commands[1]
+        );
+        commands
     }
 
     /// Closes stdin; `riot acp` must then exit on its own, successfully.
@@ -333,6 +365,7 @@ async fn a_read_streams_as_a_tool_call_and_a_loaded_session_replays_it() {
         load.updates
     );
     assert_eq!(load.updates[0]["content"]["text"], "Summarize notes.txt");
+    client.expect_commands(&session_id).await;
     assert_eq!(load.updates[1]["toolCallId"], "call_read_1");
     assert_eq!(load.updates[1]["kind"], "read");
     assert_eq!(load.updates[2]["status"], "completed");
@@ -1205,5 +1238,60 @@ async fn sigterm_ends_the_running_turn_cancelled_and_exits_zero() {
         support::conversation(&messages),
         ["user: Explain", "assistant: Partial answer"]
     );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_commands_switch_the_model_and_clear_the_conversation() {
+    let world = World::new();
+    let replies = vec![Reply::Text("First.".into()), Reply::Text("Second.".into())];
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
+
+    let first = client
+        .call("session/prompt", prompt(&session_id, "Hello"))
+        .await;
+    assert_eq!(first.result()["stopReason"], "end_turn");
+
+    // Built-ins answer as agent text and never reach the model.
+    let model = client
+        .call(
+            "session/prompt",
+            prompt(&session_id, "/model mock-model-large"),
+        )
+        .await;
+    assert_eq!(model.result()["stopReason"], "end_turn");
+    assert_eq!(
+        model.text(),
+        "Model: mock-model-large from the next request on."
+    );
+    let cleared = client
+        .call("session/prompt", prompt(&session_id, "/clear"))
+        .await;
+    assert_eq!(cleared.result()["stopReason"], "end_turn");
+    assert_eq!(cleared.text(), "Cleared: the conversation starts over.");
+    assert_eq!(server.requests().len(), 1);
+
+    let unknown = client
+        .call("session/prompt", prompt(&session_id, "/nope"))
+        .await;
+    let message = unknown.response["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("Unknown command /nope."), "{message}");
+
+    let again = client
+        .call("session/prompt", prompt(&session_id, "Again"))
+        .await;
+    assert_eq!(again.result()["stopReason"], "end_turn");
+    assert_eq!(again.text(), "Second.");
+    let bodies = support::bodies(&server);
+    assert_eq!(bodies[1]["model"], "mock-model-large");
+    assert_eq!(
+        support::conversation(bodies[1]["messages"].as_array().unwrap()),
+        ["user: Again"],
+        "the cleared conversation is not sent"
+    );
+    // The system prompt and tools are what they were: the cache holds.
+    assert_eq!(bodies[1]["system"], bodies[0]["system"]);
+    assert_eq!(bodies[1]["tools"], bodies[0]["tools"]);
+    client.close().await;
     server.shutdown().await;
 }

@@ -30,7 +30,8 @@ async fn list_gives_the_builtin_then_session_tools_in_order_with_schemas() {
             "Bash",
             "BashOutput",
             "KillShell",
-            "TodoWrite"
+            "TodoWrite",
+            "Skill",
         ]
     );
     for t in &tools {

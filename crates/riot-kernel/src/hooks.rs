@@ -225,6 +225,57 @@ impl HookRunner {
     }
 }
 
+impl HookRunner {
+    /// PreCompact: told before history is compacted; `trigger` is `manual`
+    /// (`/compact`) or `auto` (the matcher applies to it). Hooks cannot stop
+    /// a compaction: what they say is logged.
+    pub async fn pre_compact(&self, trigger: &str, custom_instructions: &str) {
+        if !self.config.has(HookEvent::PreCompact) {
+            return;
+        }
+        let mut fields = Map::new();
+        fields.insert("trigger".into(), json!(trigger));
+        fields.insert("custom_instructions".into(), json!(custom_instructions));
+        let runs = self.run(HookEvent::PreCompact, Some(trigger), fields).await;
+        for run in runs {
+            tracing::info!(command = %run.command, outcome = ?run.outcome, "PreCompact hook ran");
+        }
+    }
+}
+
+/// The session's compactor with PreCompact hooks run before each
+/// compaction.
+#[derive(Debug)]
+pub struct HookedCompactor {
+    pub inner: Arc<dyn riot_core::Compactor>,
+    pub hooks: Arc<HookRunner>,
+}
+
+#[async_trait::async_trait]
+impl riot_core::Compactor for HookedCompactor {
+    fn plan(
+        &self,
+        messages: &[riot_protocol::Message],
+        request: &riot_core::CompactRequest,
+    ) -> Option<riot_protocol::CompactionStrategy> {
+        self.inner.plan(messages, request)
+    }
+
+    async fn compact(
+        &self,
+        messages: &[riot_protocol::Message],
+        request: &riot_core::CompactRequest,
+        strategy: riot_protocol::CompactionStrategy,
+    ) -> Result<riot_core::Compaction, riot_core::CompactError> {
+        let (trigger, instructions) = match &request.focus {
+            Some(focus) => ("manual", focus.as_str()),
+            None => ("auto", ""),
+        };
+        self.hooks.pre_compact(trigger, instructions).await;
+        self.inner.compact(messages, request, strategy).await
+    }
+}
+
 /// A UserPromptSubmit answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PromptVerdict {

@@ -11,8 +11,10 @@
 //! It is a deterministic crate: files, processes, time and randomness come
 //! in through the capability traits of `riot-protocol`.
 
+pub mod commands;
 pub mod config;
 pub mod credentials;
+pub mod frontmatter;
 pub mod gate;
 pub mod hooks;
 pub mod memory;
@@ -20,6 +22,7 @@ pub mod prompt;
 mod provider;
 pub mod queue;
 pub mod session;
+pub mod skills;
 pub mod todo;
 pub mod tools;
 mod transcript;

@@ -287,6 +287,23 @@ impl Kernel {
         let file_state = Arc::clone(&tool_env.file_state);
         let policy = self.policy(config, &options.cwd, &options.env);
         let todos = crate::todo::TodoList::default();
+        let skills = crate::skills::SkillCatalog::discover(
+            self.caps.fs.as_ref(),
+            &self.home,
+            &loaded.project_root,
+            loaded.trusted,
+        )
+        .await;
+        notices.extend(skills.notices);
+        let skills = skills.catalog;
+        let (commands, command_notices) = crate::commands::CommandCatalog::discover(
+            self.caps.fs.as_ref(),
+            &self.home,
+            &loaded.project_root,
+            loaded.trusted,
+        )
+        .await;
+        notices.extend(command_notices);
         let hooks = Arc::new(crate::hooks::HookRunner::new(
             loaded.hooks.clone(),
             Arc::clone(&self.caps.proc),
@@ -296,7 +313,7 @@ impl Kernel {
         ));
         let scheduler = Arc::new(
             Scheduler::new(
-                session_tools(&todos),
+                session_tools(&todos, &skills),
                 Arc::new(tool_env),
                 Arc::new(policy),
                 options.gate.clone(),
@@ -338,12 +355,12 @@ impl Kernel {
                     .map_err(|e| KernelError::Failed(e.to_string()))?
             }
         };
-        let transcript = Arc::new(crate::transcript::StoreSink {
+        let sink = Arc::new(crate::transcript::StoreSink {
             writer: Mutex::new(writer),
             clock: Arc::clone(&self.caps.clock),
         });
         if resumed.as_ref().is_some_and(|r| r.model != model) {
-            transcript.model_changed(&model);
+            sink.model_changed(&model);
         }
 
         let mut state = AgentState::new(session_id.clone(), model, system);
@@ -379,14 +396,17 @@ impl Kernel {
             Arc::new(crate::working_set::RecentFiles {
                 fs: Arc::clone(&self.caps.fs),
                 files: Arc::clone(&file_state),
-                todos: Some(todos),
+                todos: Some(todos.clone()),
             }),
         ));
         let deps = AgentDeps {
             provider,
             tools: scheduler,
-            compactor: context.clone(),
-            transcript,
+            compactor: Arc::new(crate::hooks::HookedCompactor {
+                inner: context.clone(),
+                hooks: hooks.clone(),
+            }),
+            transcript: sink.clone(),
             hooks: hooks.clone(),
             queue: Arc::new(pending.clone()),
             clock: Arc::clone(&self.caps.clock),
@@ -403,6 +423,11 @@ impl Kernel {
             pending,
             hooks,
             start_context,
+            sink,
+            todos,
+            skills,
+            commands,
+            cwd: options.cwd.clone(),
         })
     }
 }
@@ -410,10 +435,16 @@ impl Kernel {
 /// The tools of a session in the order sent to the model: the built-in
 /// list (append-only), then the session-level tools the kernel adds
 /// (ARCHITECTURE §6.7).
-pub fn session_tools(todos: &crate::todo::TodoList) -> Vec<Arc<dyn riot_protocol::DynTool>> {
+pub fn session_tools(
+    todos: &crate::todo::TodoList,
+    skills: &crate::skills::SkillCatalog,
+) -> Vec<Arc<dyn riot_protocol::DynTool>> {
     let mut tools = riot_tools::builtin();
     tools.push(Arc::new(crate::todo::TodoWrite {
         list: todos.clone(),
+    }));
+    tools.push(Arc::new(crate::skills::SkillTool {
+        catalog: skills.clone(),
     }));
     tools
 }
@@ -436,6 +467,11 @@ pub struct Session {
     hooks: Arc<crate::hooks::HookRunner>,
     /// SessionStart hooks' context, sent with the next prompt.
     start_context: Vec<String>,
+    sink: Arc<crate::transcript::StoreSink>,
+    todos: crate::todo::TodoList,
+    skills: crate::skills::SkillCatalog,
+    commands: crate::commands::CommandCatalog,
+    cwd: PathBuf,
 }
 
 impl Session {
@@ -468,7 +504,48 @@ impl Session {
     /// Switches the permission mode between turns (ACP `session/set_mode`,
     /// a UI's mode picker); it applies from the next model request on.
     pub fn set_mode(&mut self, mode: PermissionMode) {
+        if self.state.mode != mode {
+            self.sink.mode_changed(mode);
+        }
         self.state.mode = mode;
+    }
+
+    /// The slash commands a person can type: built-ins, then files.
+    pub fn commands(&self) -> &[crate::commands::Command] {
+        self.commands.commands()
+    }
+
+    /// The skills the model can load.
+    pub fn skills(&self) -> &crate::skills::SkillCatalog {
+        &self.skills
+    }
+
+    /// Switches the model for the next turns (`/model`), on the same
+    /// provider.
+    pub fn set_model(&mut self, model: &str) {
+        if self.state.model == model {
+            return;
+        }
+        self.state.model = model.to_owned();
+        let capabilities = self.deps.provider.capabilities(model);
+        self.state.max_tokens = capabilities.max_output_tokens.min(DEFAULT_MAX_TOKENS);
+        self.deps.transcript.model_changed(model);
+    }
+
+    /// Starts over (`/clear`): the history, the todo list and what was read
+    /// are forgotten; the system prompt and the settings stay. A resumed
+    /// session starts from here too.
+    pub fn clear(&mut self) {
+        self.state.messages.clear();
+        self.state.last_usage = None;
+        self.state.usage_anchor = None;
+        self.state.turn_prompt = None;
+        self.start_context.clear();
+        self.todos.clear();
+        for (path, _) in self.file_state.snapshot() {
+            self.file_state.remove(&path);
+        }
+        self.sink.cleared();
     }
 
     /// The queue of messages sent while a turn runs. Clone the handle
@@ -501,6 +578,10 @@ impl Session {
     /// `Done { Error }` instead of taking the process down (ARCHITECTURE §2).
     /// The next turn answers any tool use the panic left unanswered.
     ///
+    /// A prompt naming a slash command runs it: a built-in acts on the
+    /// session (its output is an `Info` system message), a command file
+    /// becomes the prompt. `@path` mentions attach the files' text.
+    ///
     /// UserPromptSubmit hooks run first: a block ends the turn with the
     /// reason shown to the person (the prompt is not sent); their context,
     /// and that of SessionStart hooks, follows the prompt.
@@ -511,36 +592,219 @@ impl Session {
     ) -> impl Stream<Item = AgentEvent> + Send + 'a {
         let prompt = prompt.to_owned();
         let inner = async_stream::stream! {
+            let mut text = prompt.clone();
+            let mut model_for_turn = None;
+            if let Some(invocation) = crate::commands::parse_invocation(&prompt) {
+                let command = self.commands.get(invocation.name).cloned();
+                let args = invocation.args.to_owned();
+                match command {
+                    None => {
+                        let name = invocation.name.to_owned();
+                        for event in failed(
+                            self.deps.ids.as_ref(),
+                            ErrorKind::InvalidRequest,
+                            format!("Unknown command /{name}. Type /help to list the commands; to send a text that starts with `/`, put a space before it."),
+                        ) {
+                            yield event;
+                        }
+                        return;
+                    }
+                    Some(command) if command.origin == crate::commands::CommandOrigin::Builtin => {
+                        for event in self.builtin(&command.name, &args).await {
+                            yield event;
+                        }
+                        return;
+                    }
+                    Some(command) => match self.command_prompt(&command, &args).await {
+                        Ok(expanded) => {
+                            text = expanded;
+                            model_for_turn = command.model.clone();
+                        }
+                        Err(message) => {
+                            for event in failed(self.deps.ids.as_ref(), ErrorKind::InvalidRequest, message) {
+                                yield event;
+                            }
+                            return;
+                        }
+                    },
+                }
+            }
             let mut extra = std::mem::take(&mut self.start_context);
-            match self.hooks.user_prompt_submit(&prompt).await {
+            match self.hooks.user_prompt_submit(&text).await {
                 crate::hooks::PromptVerdict::Block { reason } => {
                     self.start_context = extra;
                     yield AgentEvent::Message {
-                        message: Message::System(riot_protocol::SystemMessage {
-                            id: MessageId::generate(self.deps.ids.as_ref()),
-                            text: format!("A UserPromptSubmit hook blocked this prompt: {reason}"),
-                            level: riot_protocol::SystemLevel::Warning,
-                        }),
+                        message: self.system_message(
+                            riot_protocol::SystemLevel::Warning,
+                            format!("A UserPromptSubmit hook blocked this prompt: {reason}"),
+                        ),
                     };
                     yield AgentEvent::Done { reason: TerminalReason::StopHookPrevented };
                     return;
                 }
                 crate::hooks::PromptVerdict::Context(context) => extra.extend(context),
             }
+            let attachments =
+                crate::commands::attach_mentions(self.fs.as_ref(), &self.cwd, &text).await;
             let mut message =
-                Message::user_text(MessageId::generate(self.deps.ids.as_ref()), prompt);
+                Message::user_text(MessageId::generate(self.deps.ids.as_ref()), text);
             if let Message::User(user) = &mut message {
+                user.content.extend(attachments);
                 user.content
                     .extend(extra.into_iter().map(|text| riot_protocol::UserBlock::Text { text }));
             }
-            let run = riot_core::run_agent(&mut self.state, Some(message), &self.deps, cancel);
-            let mut run = std::pin::pin!(run);
-            while let Some(event) = run.next().await {
-                yield event;
+            let previous_model = self.state.model.clone();
+            if let Some(model) = &model_for_turn {
+                self.set_model(model);
+            }
+            {
+                let run = riot_core::run_agent(&mut self.state, Some(message), &self.deps, cancel);
+                let mut run = std::pin::pin!(run);
+                while let Some(event) = run.next().await {
+                    yield event;
+                }
+            }
+            if model_for_turn.is_some() {
+                self.set_model(&previous_model);
             }
         };
         panic_to_done(inner)
     }
+
+    fn system_message(&self, level: riot_protocol::SystemLevel, text: String) -> Message {
+        Message::System(riot_protocol::SystemMessage {
+            id: MessageId::generate(self.deps.ids.as_ref()),
+            text,
+            level,
+        })
+    }
+
+    /// A built-in command's events, `Done` last.
+    async fn builtin(&mut self, name: &str, args: &str) -> Vec<AgentEvent> {
+        let info = |session: &Self, text: String| AgentEvent::Message {
+            message: session.system_message(riot_protocol::SystemLevel::Info, text),
+        };
+        let done = AgentEvent::Done {
+            reason: TerminalReason::Completed,
+        };
+        let ids = Arc::clone(&self.deps.ids);
+        let ids = ids.as_ref();
+        match name {
+            "help" => vec![info(self, self.commands.help(&self.skills)), done],
+            "clear" => {
+                self.clear();
+                vec![
+                    info(self, "Cleared: the conversation starts over.".into()),
+                    done,
+                ]
+            }
+            "compact" => {
+                let focus = (!args.is_empty()).then(|| args.to_owned());
+                match self.compact(focus).await {
+                    Ok(mut events) => {
+                        events.push(done);
+                        events
+                    }
+                    Err(e) => failed(ids, ErrorKind::Other, format!("Could not compact: {e}")),
+                }
+            }
+            "model" => {
+                if args.is_empty() {
+                    let fallback = self
+                        .state
+                        .fallback_model
+                        .as_deref()
+                        .map(|f| format!(" (fallback: {f})"))
+                        .unwrap_or_default();
+                    vec![
+                        info(self, format!("Model: {}{fallback}", self.state.model)),
+                        done,
+                    ]
+                } else if args.split_whitespace().count() > 1 {
+                    failed(
+                        ids,
+                        ErrorKind::InvalidRequest,
+                        format!("/model takes one model name, got `{args}`"),
+                    )
+                } else {
+                    self.set_model(args);
+                    vec![
+                        info(self, format!("Model: {args} from the next request on.")),
+                        done,
+                    ]
+                }
+            }
+            "mode" => {
+                if args.is_empty() {
+                    return vec![
+                        info(self, format!("Permission mode: {}", self.state.mode)),
+                        done,
+                    ];
+                }
+                match args.parse::<PermissionMode>() {
+                    Ok(mode) => {
+                        self.set_mode(mode);
+                        vec![
+                            info(
+                                self,
+                                format!("Permission mode: {mode} from the next request on."),
+                            ),
+                            done,
+                        ]
+                    }
+                    Err(e) => failed(ids, ErrorKind::InvalidRequest, e.to_string()),
+                }
+            }
+            other => failed(
+                ids,
+                ErrorKind::Internal,
+                format!("the built-in command /{other} has no implementation"),
+            ),
+        }
+    }
+
+    /// A command file's prompt for `args`, read now so an edit applies
+    /// without restarting.
+    async fn command_prompt(
+        &self,
+        command: &crate::commands::Command,
+        args: &str,
+    ) -> Result<String, String> {
+        let Some(file) = &command.file else {
+            return Err(format!("/{} has no file", command.name));
+        };
+        let bytes = self.fs.read(file).await.map_err(|e| {
+            format!(
+                "/{} could not be read from {}: {e}",
+                command.name,
+                file.display()
+            )
+        })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| format!("/{}: {} is not UTF-8 text", command.name, file.display()))?;
+        let (_, body) = crate::frontmatter::parse::<serde_json::Value>(&text)
+            .map_err(|e| format!("/{}: {}: {e}", command.name, file.display()))?;
+        Ok(crate::commands::expand(body, args))
+    }
+}
+
+/// The end of a command that failed: the message for the person, then
+/// `Done { Error }` carrying it.
+fn failed(ids: &dyn IdGen, kind: ErrorKind, message: String) -> Vec<AgentEvent> {
+    vec![
+        AgentEvent::Message {
+            message: Message::System(riot_protocol::SystemMessage {
+                id: MessageId::generate(ids),
+                text: message.clone(),
+                level: riot_protocol::SystemLevel::Error,
+            }),
+        },
+        AgentEvent::Done {
+            reason: TerminalReason::Error {
+                error: AgentError { kind, message },
+            },
+        },
+    ]
 }
 
 /// Turns a panic inside a turn's stream into that turn's final

@@ -27,6 +27,11 @@ impl TodoList {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// Empties the list (`/clear`).
+    pub(crate) fn clear(&self) {
+        self.set(Vec::new());
+    }
+
     fn set(&self, todos: Vec<Todo>) {
         *self.inner.lock().unwrap_or_else(|e| e.into_inner()) = todos;
     }

@@ -113,8 +113,16 @@ impl Kernel {
         }
         let file_state = Arc::clone(&tool_env.file_state);
         let policy = self.policy(&loaded.config, cwd, env);
+        let skills = crate::skills::SkillCatalog::discover(
+            caps.fs.as_ref(),
+            self.home(),
+            &loaded.project_root,
+            loaded.trusted,
+        )
+        .await
+        .catalog;
         let scheduler = Arc::new(Scheduler::new(
-            crate::session::session_tools(&crate::todo::TodoList::default()),
+            crate::session::session_tools(&crate::todo::TodoList::default(), &skills),
             Arc::new(tool_env),
             Arc::new(policy),
             gate,

@@ -26,6 +26,18 @@ impl StoreSink {
     }
 }
 
+impl StoreSink {
+    /// `/clear`: the history is empty from here.
+    pub(crate) fn cleared(&self) {
+        self.with(|w, at| w.cleared(at));
+    }
+
+    /// `/mode`, `session/set_mode`: the mode the next turns run in.
+    pub(crate) fn mode_changed(&self, mode: riot_protocol::PermissionMode) {
+        self.with(|w, at| w.mode_changed(mode, at));
+    }
+}
+
 impl TranscriptSink for StoreSink {
     fn message(&self, message: &Message) {
         self.with(|w, at| w.message(message, at));

@@ -287,6 +287,11 @@ impl TranscriptWriter {
         })
     }
 
+    /// The person started over (`/clear`).
+    pub fn cleared(&mut self, at_ms: u64) -> Result<(), StoreError> {
+        self.write(&Record::Cleared { at_ms })
+    }
+
     /// The model changed (fallback, `/model`).
     pub fn model_changed(&mut self, model: &str, at_ms: u64) -> Result<(), StoreError> {
         self.write(&Record::ModelChanged {

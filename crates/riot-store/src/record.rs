@@ -35,6 +35,10 @@ pub enum Record {
         at_ms: u64,
         model: String,
     },
+    /// The person started over (`/clear`): the history is empty from here.
+    Cleared {
+        at_ms: u64,
+    },
     ModeChanged {
         at_ms: u64,
         mode: PermissionMode,
@@ -117,6 +121,10 @@ impl LoadedSession {
                 } => {
                     session.updated_ms = session.updated_ms.max(at_ms);
                     session.messages = messages;
+                }
+                Record::Cleared { at_ms } => {
+                    session.updated_ms = session.updated_ms.max(at_ms);
+                    session.messages.clear();
                 }
                 Record::ModelChanged { at_ms, model } => {
                     session.updated_ms = session.updated_ms.max(at_ms);

@@ -84,6 +84,13 @@ fn messages_withdrawals_compactions_and_model_changes_replay() {
         vec![summary, after],
         "resume starts at the compaction boundary"
     );
+
+    w.cleared(20).unwrap();
+    let fresh = Message::user_text(MessageId::new("u4"), "start over");
+    w.message(&fresh, 21).unwrap();
+    let loaded = store.load(&SessionId::new("ses_a")).unwrap();
+    assert_eq!(loaded.messages, vec![fresh], "resume starts after /clear");
+    assert_eq!(loaded.updated_ms, 21);
 }
 
 #[test]
