@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionCapabilities, SessionInfo, SessionListCapabilities, SessionNotification, SessionUpdate,
-    SetSessionModeRequest, SetSessionModeResponse,
+    AgentCapabilities, CancelNotification, CurrentModeUpdate, Implementation, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, SessionCapabilities, SessionInfo, SessionListCapabilities, SessionNotification,
+    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
@@ -290,6 +290,7 @@ impl RiotAgent {
         if let Some(mode) = lock(&slot.pending_mode).take() {
             session.set_mode(mode);
         }
+        let mode_before = session.mode();
         let cancel = CancelScope::new();
         *lock(&slot.running) = Some(cancel.clone());
         // A shutdown that came while this turn was being set up did not
@@ -369,8 +370,17 @@ impl RiotAgent {
             }
         }
         *lock(&slot.running) = None;
-        if let Some(mode) = lock(&slot.pending_mode).take() {
-            session.set_mode(mode);
+        // A plan approved during the turn switched the mode: tell the
+        // client, unless it chose a mode of its own meanwhile.
+        let changed = session.mode();
+        match lock(&slot.pending_mode).take() {
+            Some(mode) => session.set_mode(mode),
+            None if changed != mode_before => send(
+                cx,
+                &id,
+                SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(changed.as_str())),
+            ),
+            None => {}
         }
         drop(session);
         // Before the response, so the client has the figures of the turn

@@ -7,10 +7,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
-use riot_protocol::{PermissionGate, PermissionOutcome, PermissionRequestDetail, RequestId};
+use riot_protocol::{
+    PermissionGate, PermissionOutcome, PermissionRequestDetail, QuestionOutcome, QuestionRequest,
+    RequestId,
+};
 
 use crate::mapping::{self, ToolCalls};
 
@@ -25,6 +28,31 @@ pub struct ClientGate {
 }
 
 impl ClientGate {
+    /// Tells the client about a call the first time it is mentioned.
+    fn announce(
+        &self,
+        session_id: &str,
+        id: &str,
+        tool_name: &str,
+        title: &str,
+        input: Option<&serde_json::Value>,
+    ) {
+        let first = self
+            .calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .announce(id);
+        if first {
+            let update = mapping::tool_call(id, tool_name, title, input, ToolCallStatus::Pending);
+            if let Err(e) = self
+                .connection
+                .send_notification(SessionNotification::new(session_id.to_owned(), update))
+            {
+                tracing::warn!(error = %e, "could not announce a tool call");
+            }
+        }
+    }
+
     /// A gate asking through `connection`, sharing the session's record of
     /// which tool calls the client already knows.
     pub fn new(connection: ConnectionTo<Client>, calls: Arc<Mutex<ToolCalls>>) -> Self {
@@ -58,26 +86,13 @@ impl PermissionGate for ClientGate {
         let id = detail.tool_use_id.as_str().to_owned();
         // A question names a call the client must already know: announce it
         // first (the scheduler asks before the call starts).
-        let first = self
-            .calls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .announce(&id);
-        if first {
-            let update = mapping::tool_call(
-                &id,
-                &detail.tool_name,
-                &detail.describe,
-                Some(&detail.input),
-                ToolCallStatus::Pending,
-            );
-            if let Err(e) = self
-                .connection
-                .send_notification(SessionNotification::new(session_id.clone(), update))
-            {
-                tracing::warn!(error = %e, "could not announce a tool call");
-            }
-        }
+        self.announce(
+            &session_id,
+            &id,
+            &detail.tool_name,
+            &detail.describe,
+            Some(&detail.input),
+        );
         let fields = ToolCallUpdateFields::new()
             .title(detail.describe.clone())
             .kind(mapping::tool_kind(&detail.tool_name))
@@ -101,5 +116,65 @@ impl PermissionGate for ClientGate {
                 PermissionOutcome::Cancelled
             }
         }
+    }
+
+    /// Each multiple-choice question becomes a permission request whose
+    /// options are the choices (ACP has no question request of its own).
+    /// A free-text question cannot be shown and stays unanswered; when no
+    /// question has choices, nobody can answer.
+    async fn ask_user(&self, request: QuestionRequest) -> QuestionOutcome {
+        let Some(session_id) = self.session_id.get().cloned() else {
+            return QuestionOutcome::NoOneToAsk;
+        };
+        if request.questions.iter().all(|q| q.options.is_empty()) {
+            return QuestionOutcome::NoOneToAsk;
+        }
+        let id = request.tool_use_id.as_str().to_owned();
+        let first_title = request
+            .questions
+            .first()
+            .map(|q| q.question.clone())
+            .unwrap_or_default();
+        self.announce(&session_id, &id, &request.tool_name, &first_title, None);
+        let mut answers = Vec::with_capacity(request.questions.len());
+        for question in &request.questions {
+            if question.options.is_empty() {
+                answers.push(Vec::new());
+                continue;
+            }
+            let title = match &question.header {
+                Some(header) => format!("{header}: {}", question.question),
+                None => question.question.clone(),
+            };
+            let mut fields = ToolCallUpdateFields::new()
+                .title(title)
+                .kind(mapping::tool_kind(&request.tool_name))
+                .status(ToolCallStatus::Pending);
+            if let Some(context) = &request.context {
+                fields = fields.content(vec![ToolCallContent::from(context.clone())]);
+            }
+            let permission = RequestPermissionRequest::new(
+                session_id.clone(),
+                ToolCallUpdate::new(id.clone(), fields),
+                mapping::question_options(question),
+            );
+            let chosen = match self.connection.send_request(permission).block_task().await {
+                Ok(response) => match response.outcome {
+                    RequestPermissionOutcome::Selected(chosen) => {
+                        mapping::chosen_label(question, &chosen.option_id.0)
+                    }
+                    _ => None,
+                },
+                Err(e) => {
+                    tracing::warn!(error = %e, "the client did not answer a question");
+                    None
+                }
+            };
+            match chosen {
+                Some(label) => answers.push(vec![label]),
+                None => return QuestionOutcome::Declined,
+            }
+        }
+        QuestionOutcome::Answered(answers)
     }
 }

@@ -127,6 +127,44 @@ pub fn permission_options(suggested_rule: Option<&str>) -> Vec<PermissionOption>
     options
 }
 
+/// The option id of a question's `index`-th choice.
+pub fn answer_option_id(index: usize) -> String {
+    format!("answer_{index}")
+}
+
+/// The option id for not answering a question.
+pub const DECLINE: &str = "decline";
+
+/// A structured question (AskUser, plan approval) as permission options:
+/// one per choice, then "Don't answer".
+pub fn question_options(question: &riot_protocol::Question) -> Vec<PermissionOption> {
+    let mut options: Vec<PermissionOption> = question
+        .options
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let name = match &o.description {
+                Some(d) if !d.trim().is_empty() => format!("{} — {}", o.label, d.trim()),
+                _ => o.label.clone(),
+            };
+            PermissionOption::new(answer_option_id(i), name, PermissionOptionKind::AllowOnce)
+        })
+        .collect();
+    options.push(PermissionOption::new(
+        DECLINE,
+        "Don't answer",
+        PermissionOptionKind::RejectOnce,
+    ));
+    options
+}
+
+/// The label the client chose for `question`; `None` for "Don't answer"
+/// or an id that names no choice.
+pub fn chosen_label(question: &riot_protocol::Question, option_id: &str) -> Option<String> {
+    let index: usize = option_id.strip_prefix("answer_")?.parse().ok()?;
+    question.options.get(index).map(|o| o.label.clone())
+}
+
 /// The outcome of the option the client chose. An unknown option id is a
 /// rejection: only an explicit allow lets a call run (ARCHITECTURE §9.2).
 pub fn chosen_outcome(option_id: &str, suggested_rule: Option<&str>) -> PermissionOutcome {

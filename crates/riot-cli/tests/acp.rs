@@ -1295,3 +1295,155 @@ async fn slash_commands_switch_the_model_and_clear_the_conversation() {
     client.close().await;
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_mode_refuses_a_write_until_the_plan_is_approved_then_writes_in_the_same_turn() {
+    let world = World::new();
+    let write = || json!({"file_path": "out.txt", "content": "planned\n"});
+    let replies = vec![
+        tool_call("call_write_1", "Write", write()),
+        tool_call(
+            "call_plan_1",
+            "ExitPlanMode",
+            json!({"plan": "1. Write out.txt\n2. Check it"}),
+        ),
+        tool_call("call_write_2", "Write", write()),
+        Reply::Text("Done as planned.".into()),
+    ];
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
+    client
+        .call(
+            "session/set_mode",
+            json!({"sessionId": session_id, "modeId": "plan"}),
+        )
+        .await
+        .result();
+
+    let turn = client
+        .call_answering(
+            "session/prompt",
+            prompt(&session_id, "Plan, then write out.txt"),
+            &mut |asked| {
+                // The only question is the plan's: its choices, then "Don't answer".
+                let options: Vec<&str> = asked["params"]["options"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|o| o["name"].as_str().unwrap())
+                    .collect();
+                assert_eq!(
+                    options,
+                    [
+                        "Yes, and accept edits",
+                        "Yes, and ask before edits",
+                        "No, keep planning",
+                        "Don't answer"
+                    ]
+                );
+                assert_eq!(asked["params"]["toolCall"]["toolCallId"], "call_plan_1");
+                assert!(
+                    asked["params"]["toolCall"]["content"]
+                        .to_string()
+                        .contains("1. Write out.txt"),
+                    "the plan is shown: {asked}"
+                );
+                selected("answer_0")
+            },
+        )
+        .await;
+    assert_eq!(turn.result()["stopReason"], "end_turn");
+    assert_eq!(turn.asked.len(), 1, "the approved write did not ask");
+    assert_eq!(
+        std::fs::read(world.cwd().join("out.txt")).unwrap(),
+        b"planned\n"
+    );
+    assert_eq!(turn.text(), "Done as planned.");
+    let modes = turn.of_kind("current_mode_update");
+    assert_eq!(modes.len(), 1, "{:#?}", turn.updates);
+    assert_eq!(modes[0]["currentModeId"], "accept-edits");
+
+    let bodies = support::bodies(&server);
+    let result_of = |body: &Value, id: &str| -> Value {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().unwrap())
+            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no result for {id}"))
+    };
+    let refused = result_of(&bodies[1], "call_write_1");
+    assert_eq!(refused["is_error"], true);
+    assert!(
+        refused["content"]
+            .to_string()
+            .contains("Plan mode: cannot write")
+            && refused["content"].to_string().contains(
+                "until the plan is approved. Finish the plan and call ExitPlanMode. Do not retry"
+            ),
+        "{refused}"
+    );
+    let approved = result_of(&bodies[2], "call_plan_1");
+    assert!(
+        approved["content"]
+            .to_string()
+            .contains("The person approved the plan. The permission mode is now accept-edits."),
+        "{approved}"
+    );
+    client.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_user_shows_the_choices_and_the_model_gets_the_answer() {
+    let world = World::new();
+    let replies = vec![
+        tool_call(
+            "call_ask_1",
+            "AskUser",
+            json!({"questions": [
+                {"question": "Which database should the service use?", "header": "Database",
+                 "options": [{"label": "Postgres", "description": "already in production"}, {"label": "SQLite"}]},
+                {"question": "Anything else?"}
+            ]}),
+        ),
+        Reply::Text("Postgres it is.".into()),
+    ];
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
+    let turn = client
+        .call_answering(
+            "session/prompt",
+            prompt(&session_id, "Set up storage"),
+            &mut |asked| {
+                assert_eq!(
+                    asked["params"]["toolCall"]["title"],
+                    "Database: Which database should the service use?"
+                );
+                let names: Vec<&str> = asked["params"]["options"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|o| o["name"].as_str().unwrap())
+                    .collect();
+                assert_eq!(
+                    names,
+                    ["Postgres — already in production", "SQLite", "Don't answer"]
+                );
+                selected("answer_0")
+            },
+        )
+        .await;
+    assert_eq!(turn.result()["stopReason"], "end_turn");
+    // The free-text question cannot be shown by an ACP client.
+    assert_eq!(turn.asked.len(), 1);
+    let body = support::bodies(&server)[1].to_string();
+    assert!(
+        body.contains(
+            "The person answered:\\n- Which database should the service use? → Postgres\\n- Anything else? → (no answer)"
+        ),
+        "{body}"
+    );
+    client.close().await;
+    server.shutdown().await;
+}

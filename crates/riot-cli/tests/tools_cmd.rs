@@ -32,6 +32,8 @@ async fn list_gives_the_builtin_then_session_tools_in_order_with_schemas() {
             "KillShell",
             "TodoWrite",
             "Skill",
+            "AskUser",
+            "ExitPlanMode",
         ]
     );
     for t in &tools {

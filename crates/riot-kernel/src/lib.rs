@@ -11,6 +11,7 @@
 //! It is a deterministic crate: files, processes, time and randomness come
 //! in through the capability traits of `riot-protocol`.
 
+pub mod ask;
 pub mod commands;
 pub mod config;
 pub mod credentials;
@@ -18,6 +19,7 @@ pub mod frontmatter;
 pub mod gate;
 pub mod hooks;
 pub mod memory;
+pub mod plan;
 pub mod prompt;
 mod provider;
 pub mod queue;

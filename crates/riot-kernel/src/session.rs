@@ -304,6 +304,7 @@ impl Kernel {
         )
         .await;
         notices.extend(command_notices);
+        let mode_cell = crate::plan::ModeCell::new(config.mode());
         let hooks = Arc::new(crate::hooks::HookRunner::new(
             loaded.hooks.clone(),
             Arc::clone(&self.caps.proc),
@@ -313,7 +314,7 @@ impl Kernel {
         ));
         let scheduler = Arc::new(
             Scheduler::new(
-                session_tools(&todos, &skills),
+                session_tools(&todos, &skills, &options.gate, &mode_cell),
                 Arc::new(tool_env),
                 Arc::new(policy),
                 options.gate.clone(),
@@ -401,7 +402,10 @@ impl Kernel {
         ));
         let deps = AgentDeps {
             provider,
-            tools: scheduler,
+            tools: Arc::new(crate::plan::ModedRunner {
+                inner: scheduler,
+                mode: mode_cell.clone(),
+            }),
             compactor: Arc::new(crate::hooks::HookedCompactor {
                 inner: context.clone(),
                 hooks: hooks.clone(),
@@ -428,6 +432,7 @@ impl Kernel {
             skills,
             commands,
             cwd: options.cwd.clone(),
+            mode_cell,
         })
     }
 }
@@ -438,6 +443,8 @@ impl Kernel {
 pub fn session_tools(
     todos: &crate::todo::TodoList,
     skills: &crate::skills::SkillCatalog,
+    gate: &Arc<dyn PermissionGate>,
+    mode: &crate::plan::ModeCell,
 ) -> Vec<Arc<dyn riot_protocol::DynTool>> {
     let mut tools = riot_tools::builtin();
     tools.push(Arc::new(crate::todo::TodoWrite {
@@ -445,6 +452,11 @@ pub fn session_tools(
     }));
     tools.push(Arc::new(crate::skills::SkillTool {
         catalog: skills.clone(),
+    }));
+    tools.push(Arc::new(crate::ask::AskUser { gate: gate.clone() }));
+    tools.push(Arc::new(crate::plan::ExitPlanMode {
+        gate: gate.clone(),
+        mode: mode.clone(),
     }));
     tools
 }
@@ -472,6 +484,8 @@ pub struct Session {
     skills: crate::skills::SkillCatalog,
     commands: crate::commands::CommandCatalog,
     cwd: PathBuf,
+    /// The mode tool batches run in; `ExitPlanMode` changes it mid-turn.
+    mode_cell: crate::plan::ModeCell,
 }
 
 impl Session {
@@ -498,7 +512,7 @@ impl Session {
 
     /// The permission mode the next turn runs in.
     pub fn mode(&self) -> PermissionMode {
-        self.state.mode
+        self.mode_cell.get()
     }
 
     /// Switches the permission mode between turns (ACP `session/set_mode`,
@@ -508,6 +522,7 @@ impl Session {
             self.sink.mode_changed(mode);
         }
         self.state.mode = mode;
+        self.mode_cell.set(mode);
     }
 
     /// The slash commands a person can type: built-ins, then files.
@@ -666,6 +681,11 @@ impl Session {
             }
             if model_for_turn.is_some() {
                 self.set_model(&previous_model);
+            }
+            // A plan approved during the turn chose the mode from now on.
+            let mode = self.mode_cell.get();
+            if mode != self.state.mode {
+                self.set_mode(mode);
             }
         };
         panic_to_done(inner)

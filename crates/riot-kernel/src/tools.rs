@@ -122,7 +122,12 @@ impl Kernel {
         .await
         .catalog;
         let scheduler = Arc::new(Scheduler::new(
-            crate::session::session_tools(&crate::todo::TodoList::default(), &skills),
+            crate::session::session_tools(
+                &crate::todo::TodoList::default(),
+                &skills,
+                &gate,
+                &crate::plan::ModeCell::new(loaded.config.mode()),
+            ),
             Arc::new(tool_env),
             Arc::new(policy),
             gate,

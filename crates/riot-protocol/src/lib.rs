@@ -74,8 +74,8 @@ pub use provider::{
 };
 pub use runner::{
     ExecuteOptions, HookDecisionKind, HookPermission, HookVerdict, NoToolHooks, PermissionGate,
-    PermissionPolicy, PermissionQuery, ToolCall, ToolCallResult, ToolHooks, ToolRunEvent,
-    ToolRunner,
+    PermissionPolicy, PermissionQuery, Question, QuestionOption, QuestionOutcome, QuestionRequest,
+    ToolCall, ToolCallResult, ToolHooks, ToolRunEvent, ToolRunner,
 };
 pub use tool::{
     DynTool, InterruptBehavior, PathAccess, PermissionTarget, PreparedCall, PromptContext,

@@ -157,4 +157,52 @@ pub trait PermissionGate: Send + Sync + std::fmt::Debug {
         request_id: RequestId,
         detail: PermissionRequestDetail,
     ) -> PermissionOutcome;
+
+    /// Asks structured questions (AskUser, plan approval) and waits for the
+    /// answers; the caller cancels the wait by dropping the future. The
+    /// default is a face nobody answers: the model proceeds on its own
+    /// judgement.
+    async fn ask_user(&self, _request: QuestionRequest) -> QuestionOutcome {
+        QuestionOutcome::NoOneToAsk
+    }
+}
+
+/// Questions for the person from one tool call (INTERFACES: AskUser).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionRequest {
+    pub tool_use_id: ToolUseId,
+    pub tool_name: String,
+    /// Markdown shown with the questions (a plan to approve).
+    pub context: Option<String>,
+    pub questions: Vec<Question>,
+}
+
+/// One question: multiple choice when it has options, else free text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    pub question: String,
+    /// A very short label for the question (a chip, a tab title).
+    pub header: Option<String>,
+    pub options: Vec<QuestionOption>,
+    pub multi_select: bool,
+}
+
+/// One choice of a question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionOption {
+    pub label: String,
+    pub description: Option<String>,
+}
+
+/// How a set of questions ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuestionOutcome {
+    /// One entry per question, in order: the chosen labels, or the typed
+    /// text for a free-text question. An empty entry was left unanswered.
+    Answered(Vec<Vec<String>>),
+    /// The person saw the questions and chose not to answer.
+    Declined,
+    /// Nobody can answer in this face (`riot exec`), or this face cannot
+    /// show this kind of question.
+    NoOneToAsk,
 }

@@ -152,6 +152,8 @@ pub(super) fn denied_text(
     } else {
         message
     };
+    // The sentence ends here: a message that already ends one keeps its own.
+    let why = why.trim_end().trim_end_matches('.');
     format!(
         "Permission to run {tool} ({describe}) was denied: {why}. Do not retry the same call; choose an approach this permission allows, or tell the person what you need."
     )
