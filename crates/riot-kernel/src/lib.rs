@@ -12,6 +12,7 @@
 //! in through the capability traits of `riot-protocol`.
 
 pub mod ask;
+pub mod classifier;
 pub mod commands;
 pub mod config;
 pub mod credentials;

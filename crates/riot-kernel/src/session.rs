@@ -285,7 +285,20 @@ impl Kernel {
                 .await;
         }
         let file_state = Arc::clone(&tool_env.file_state);
-        let policy = self.policy(config, &options.cwd, &options.env);
+        // Auto mode's classifier: a background request on the session's
+        // provider and model (ARCHITECTURE §9.5); the chain calls it only
+        // in auto mode.
+        let recent_requests = crate::classifier::RecentRequests::new();
+        let classifier = Arc::new(crate::classifier::ModelClassifier::new(
+            Arc::new(provider.for_background()),
+            model.clone(),
+            options.cwd.clone(),
+            recent_requests.clone(),
+            Arc::clone(&self.caps.clock),
+        ));
+        let policy = self
+            .policy(config, &options.cwd, &options.env)
+            .with_classifier(classifier.clone());
         let todos = crate::todo::TodoList::default();
         let skills = crate::skills::SkillCatalog::discover(
             self.caps.fs.as_ref(),
@@ -433,6 +446,8 @@ impl Kernel {
             commands,
             cwd: options.cwd.clone(),
             mode_cell,
+            recent_requests,
+            classifier,
         })
     }
 }
@@ -486,6 +501,9 @@ pub struct Session {
     cwd: PathBuf,
     /// The mode tool batches run in; `ExitPlanMode` changes it mid-turn.
     mode_cell: crate::plan::ModeCell,
+    /// What the person asked lately, for auto mode's classifier.
+    recent_requests: crate::classifier::RecentRequests,
+    classifier: Arc<crate::classifier::ModelClassifier>,
 }
 
 impl Session {
@@ -557,6 +575,7 @@ impl Session {
         self.state.turn_prompt = None;
         self.start_context.clear();
         self.todos.clear();
+        self.recent_requests.clear();
         for (path, _) in self.file_state.snapshot() {
             self.file_state.remove(&path);
         }
@@ -583,9 +602,12 @@ impl Session {
         crate::tools::save_file_state(self.fs.as_ref(), &self.state_path, &self.file_state).await
     }
 
-    /// Usage of side requests (compaction summaries) in this process.
+    /// Usage of side requests (compaction summaries, auto mode's
+    /// classifier) in this process.
     pub fn side_usage(&self) -> riot_protocol::Usage {
-        self.context.side_usage()
+        let mut usage = self.context.side_usage();
+        usage.add(&self.classifier.side_usage());
+        usage
     }
 
     /// Runs one turn for `prompt`. Exactly one `Done`, always last — also
@@ -657,7 +679,10 @@ impl Session {
                     yield AgentEvent::Done { reason: TerminalReason::StopHookPrevented };
                     return;
                 }
-                crate::hooks::PromptVerdict::Context(context) => extra.extend(context),
+                crate::hooks::PromptVerdict::Context(context) => {
+                    self.recent_requests.push(&text);
+                    extra.extend(context);
+                }
             }
             let attachments =
                 crate::commands::attach_mentions(self.fs.as_ref(), &self.cwd, &text).await;

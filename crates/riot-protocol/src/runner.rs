@@ -141,6 +141,10 @@ pub trait PermissionPolicy: Send + Sync + std::fmt::Debug {
     /// Remembers a rule the person chose with "always" (session source), so
     /// the same question is not asked again.
     fn remember(&self, rule: PermissionRule);
+
+    /// The person answered a question (any answer): auto mode's run of
+    /// classifier denials starts over (ARCHITECTURE §9.5).
+    fn answered_by_person(&self) {}
 }
 
 /// Asks the person (implemented by each face; `riot exec` answers nobody).

@@ -552,6 +552,10 @@ impl PermissionPolicy for Policy {
             .unwrap_or_else(|e| e.into_inner())
             .push(rule);
     }
+
+    fn answered_by_person(&self) {
+        self.reset_classifier_streak();
+    }
 }
 
 fn describe(q: &PermissionQuery, facts: &Facts) -> String {

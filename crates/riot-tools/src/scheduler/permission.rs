@@ -86,6 +86,12 @@ impl Run {
                 outcome: outcome.clone(),
             }),
         );
+        if !matches!(
+            outcome,
+            PermissionOutcome::TimedOut | PermissionOutcome::Cancelled
+        ) {
+            self.policy.answered_by_person();
+        }
         match outcome {
             PermissionOutcome::AllowOnce => Ok(()),
             PermissionOutcome::AllowAlways { rule } => {
