@@ -96,14 +96,20 @@ impl Watchdog {
 /// set; the caller writes it), stdout and stderr piped, in a new
 /// process group whose id is the child's pid.
 pub(crate) fn spawn(spec: &ProcessSpec) -> Result<Child, ProcessError> {
+    let stdin = if spec.stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    spawn_with_stdin(spec, stdin)
+}
+
+/// [`spawn`] with the given stdin.
+pub(crate) fn spawn_with_stdin(spec: &ProcessSpec, stdin: Stdio) -> Result<Child, ProcessError> {
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
-        .stdin(if spec.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)

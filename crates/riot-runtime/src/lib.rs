@@ -8,6 +8,9 @@
 //!   (with `PR_SET_PDEATHSIG` on Linux), stdin `/dev/null`, head + tail
 //!   capture, and the whole group killed on timeout, cancellation and drop;
 //!   background jobs with capped output buffers.
+//! - [`PipedChild`] — a long-lived child spoken to over its pipes (an MCP
+//!   stdio server), owned the same way: its own process group, killed
+//!   whole on drop.
 //! - [`SystemClock`] — wall-clock time and tokio sleeping.
 //! - [`RandomIds`] — random ids with a readable prefix.
 //!
@@ -31,9 +34,11 @@ mod clock;
 mod fs;
 mod group;
 mod ids;
+mod piped;
 mod process;
 
 pub use clock::SystemClock;
 pub use fs::RealFs;
 pub use ids::RandomIds;
+pub use piped::PipedChild;
 pub use process::RealProcessRunner;

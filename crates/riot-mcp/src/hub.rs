@@ -1,0 +1,287 @@
+//! [`McpHub`]: the MCP connections of one kernel, shared by all its
+//! sessions.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use riot_protocol::{Clock, ClockExt, DynTool};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ServerConfig;
+use crate::connection::{self, Shared};
+use crate::server::{Server, ServerStatus};
+use crate::tool::McpTool;
+
+/// How long a server may take to start (spawn or connect, `initialize`,
+/// list its tools) before it is marked failed (ARCHITECTURE §13).
+pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
+
+/// How the hub runs its servers.
+#[derive(Clone)]
+pub struct HubOptions {
+    /// See [`DEFAULT_STARTUP_TIMEOUT_MS`].
+    pub startup_timeout_ms: u64,
+    /// Times the startup; the real clock outside tests.
+    pub clock: Arc<dyn Clock>,
+    /// The project directory: stdio servers run here unless their `cwd`
+    /// says otherwise (relative `cwd`s are resolved against it).
+    pub cwd: PathBuf,
+    /// What `${VAR}` expands to (the face's environment).
+    pub env: BTreeMap<String, String>,
+    /// Variables stdio servers do not inherit (the model API keys), unless
+    /// their `env` sets them.
+    pub env_remove: Vec<String>,
+}
+
+impl std::fmt::Debug for HubOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The environment holds secrets: names only.
+        f.debug_struct("HubOptions")
+            .field("startup_timeout_ms", &self.startup_timeout_ms)
+            .field("cwd", &self.cwd)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("env_remove", &self.env_remove)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HubOptions {
+    /// Options with the default startup timeout, no `${VAR}` values and
+    /// nothing removed from the environment.
+    pub fn new(clock: Arc<dyn Clock>, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            startup_timeout_ms: DEFAULT_STARTUP_TIMEOUT_MS,
+            clock,
+            cwd: cwd.into(),
+            env: BTreeMap::new(),
+            env_remove: Vec::new(),
+        }
+    }
+
+    #[must_use]
+    pub fn with_startup_timeout_ms(mut self, ms: u64) -> Self {
+        self.startup_timeout_ms = ms;
+        self
+    }
+
+    #[must_use]
+    pub fn with_env(mut self, env: BTreeMap<String, String>) -> Self {
+        self.env = env;
+        self
+    }
+
+    #[must_use]
+    pub fn with_env_remove(mut self, names: Vec<String>) -> Self {
+        self.env_remove = names;
+        self
+    }
+}
+
+/// What the hub can refuse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HubError {
+    #[error("there is no MCP server `{0}`")]
+    UnknownServer(String),
+    #[error("the MCP server `{0}` is disabled in its configuration")]
+    Disabled(String),
+    #[error("the MCP hub needs a Tokio runtime to start servers")]
+    NoRuntime,
+}
+
+struct Running {
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+/// The MCP servers of a kernel: connects each enabled server in the
+/// background, keeps its status, and offers its tools as Riot tools.
+///
+/// Nothing here blocks on a server: [`McpHub::start`] returns at once and
+/// tools appear in [`McpHub::tools`] as servers become ready. Every stdio
+/// server runs in its own process group, killed on [`McpHub::shutdown`],
+/// on [`McpHub::restart`] and when the hub is dropped.
+pub struct McpHub {
+    /// By name, so iteration is the order tools are offered in.
+    servers: BTreeMap<String, Arc<Server>>,
+    shared: Arc<Shared>,
+    running: Mutex<BTreeMap<String, Running>>,
+    changes: watch::Sender<u64>,
+}
+
+impl std::fmt::Debug for McpHub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHub")
+            .field("servers", &self.statuses())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpHub {
+    /// A hub for `servers` (a later server replaces an earlier one of the
+    /// same name). Nothing starts until [`McpHub::start`].
+    pub fn new(servers: Vec<ServerConfig>, options: HubOptions) -> Arc<Self> {
+        let (changes, _) = watch::channel(0);
+        let servers = servers
+            .into_iter()
+            .map(|config| {
+                let name = config.name.clone();
+                (name, Arc::new(Server::new(config, changes.clone())))
+            })
+            .collect();
+        Arc::new(Self {
+            servers,
+            shared: Arc::new(Shared::new(options)),
+            running: Mutex::new(BTreeMap::new()),
+            changes,
+        })
+    }
+
+    fn running(&self) -> MutexGuard<'_, BTreeMap<String, Running>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts connecting every enabled server that is not running yet, in
+    /// the background; returns at once.
+    pub fn start(&self) -> Result<(), HubError> {
+        for server in self.servers.values() {
+            if !server.config.disabled && !self.running().contains_key(&server.name) {
+                self.spawn(server)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn spawn(&self, server: &Arc<Server>) -> Result<(), HubError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| HubError::NoRuntime)?;
+        let generation = server.begin();
+        let stop = CancellationToken::new();
+        let task = runtime.spawn(connection::run(
+            Arc::clone(server),
+            Arc::clone(&self.shared),
+            generation,
+            stop.clone(),
+        ));
+        self.running()
+            .insert(server.name.clone(), Running { stop, task });
+        Ok(())
+    }
+
+    /// Stops a server's connection, if one runs, and waits until its
+    /// process group is gone.
+    async fn stop(&self, server: &Server) {
+        let running = self.running().remove(&server.name);
+        if let Some(Running { stop, task }) = running {
+            stop.cancel();
+            if let Err(e) = task.await
+                && e.is_panic()
+            {
+                tracing::error!(server = %server.name, "an MCP connection task panicked");
+            }
+        }
+    }
+
+    /// Stops the server `name` (killing its process group) and connects it
+    /// again in the background.
+    pub async fn restart(&self, name: &str) -> Result<(), HubError> {
+        let server = self
+            .servers
+            .get(name)
+            .ok_or_else(|| HubError::UnknownServer(name.to_owned()))?;
+        if server.config.disabled {
+            return Err(HubError::Disabled(name.to_owned()));
+        }
+        self.stop(server).await;
+        self.spawn(server)
+    }
+
+    /// Stops every server and waits until their process groups are gone.
+    /// Their status becomes `Failed` ("shut down"); disabled servers stay
+    /// `Disabled`.
+    pub async fn shutdown(&self) {
+        for server in self.servers.values() {
+            self.stop(server).await;
+            if !server.config.disabled {
+                server.retire("the MCP hub was shut down".into());
+            }
+        }
+    }
+
+    /// Every server's status, by name.
+    pub fn statuses(&self) -> BTreeMap<String, ServerStatus> {
+        self.servers
+            .iter()
+            .map(|(name, server)| (name.clone(), server.status()))
+            .collect()
+    }
+
+    /// One server's status.
+    pub fn status(&self, name: &str) -> Option<ServerStatus> {
+        self.servers.get(name).map(|s| s.status())
+    }
+
+    /// The configurations the hub runs, by name.
+    pub fn configs(&self) -> Vec<&ServerConfig> {
+        self.servers.values().map(|s| &s.config).collect()
+    }
+
+    /// The process id (and process-group id) of a running stdio server.
+    pub fn pid(&self, name: &str) -> Option<u32> {
+        self.servers.get(name).and_then(|s| s.pid())
+    }
+
+    /// The tools of every ready server now, sorted by server then tool
+    /// name (ARCHITECTURE §6.7: MCP tools follow the built-ins in a stable
+    /// order). A snapshot: take a new one after [`McpHub::changes`] fires.
+    pub fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        self.servers
+            .values()
+            .flat_map(|server| {
+                server.tools().into_iter().map(move |listed| {
+                    Arc::new(McpTool::new(Arc::clone(server), listed)) as Arc<dyn DynTool>
+                })
+            })
+            .collect()
+    }
+
+    /// Changes whenever a status or a tool list changes.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Waits until no server is connecting, at most `timeout_ms` of the
+    /// hub's clock. Returns whether they all settled. For tests and for
+    /// commands that list servers; sessions never wait.
+    pub async fn wait_settled(&self, timeout_ms: u64) -> bool {
+        let mut changes = self.changes.subscribe();
+        let settled = async {
+            loop {
+                if self.servers.values().all(|s| s.status().is_settled()) {
+                    return;
+                }
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        self.shared
+            .options
+            .clock
+            .timeout(timeout_ms, settled)
+            .await
+            .is_ok()
+    }
+}
+
+impl Drop for McpHub {
+    fn drop(&mut self) {
+        // Dropping a connection task drops its child, which kills the
+        // child's process group (riot-runtime's guard).
+        for (_, running) in std::mem::take(&mut *self.running()) {
+            running.stop.cancel();
+            running.task.abort();
+        }
+    }
+}
