@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, CurrentModeUpdate, Implementation, InitializeRequest,
     InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, SessionCapabilities, SessionInfo, SessionListCapabilities, SessionNotification,
-    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
+    LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities, SessionInfo,
+    SessionListCapabilities, SessionNotification, SessionUpdate, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
@@ -161,7 +162,7 @@ impl RiotAgent {
         cx: &ConnectionTo<Client>,
         cwd: PathBuf,
         resume: Option<ResumeFrom>,
-        mcp_servers: usize,
+        mcp_servers: Vec<McpServer>,
     ) -> Result<(String, Arc<Slot>), Error> {
         if !cwd.is_absolute() {
             return Err(Error::new(
@@ -176,11 +177,9 @@ impl RiotAgent {
             .canonicalize(&cwd)
             .await
             .map_err(|e| Error::new(INVALID_PARAMS, format!("cwd {}: {e}", cwd.display())))?;
-        if mcp_servers > 0 {
-            tracing::info!(
-                count = mcp_servers,
-                "ignoring the MCP servers the client handed over (not supported yet)"
-            );
+        let (mcp_servers, refused) = mapping::mcp_servers(mcp_servers);
+        for why in &refused {
+            tracing::warn!("not starting an MCP server the client handed over: {why}");
         }
         let calls = Arc::new(Mutex::new(ToolCalls::new(cwd.clone())));
         let gate = Arc::new(ClientGate::new(cx.clone(), Arc::clone(&calls)));
@@ -193,6 +192,7 @@ impl RiotAgent {
             max_turns: self.config.max_turns,
             resume,
             gate: gate.clone(),
+            mcp_servers,
         };
         let session = self
             .config
@@ -224,7 +224,7 @@ impl RiotAgent {
         request: NewSessionRequest,
     ) -> Result<NewSessionResponse, Error> {
         let (id, slot) = self
-            .open(cx, request.cwd, None, request.mcp_servers.len())
+            .open(cx, request.cwd, None, request.mcp_servers)
             .await?;
         let mode = slot.session.lock().await.mode();
         Ok(NewSessionResponse::new(id).modes(mapping::mode_state(mode)))
@@ -243,7 +243,7 @@ impl RiotAgent {
             Some(slot) => slot,
             None => {
                 let resume = Some(ResumeFrom::Id(SessionId::new(id.clone())));
-                self.open(cx, request.cwd, resume, request.mcp_servers.len())
+                self.open(cx, request.cwd, resume, request.mcp_servers)
                     .await?
                     .1
             }
@@ -516,6 +516,7 @@ fn initialize(request: &InitializeRequest) -> InitializeResponse {
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
+                .mcp_capabilities(McpCapabilities::new().http(true))
                 .session_capabilities(
                     SessionCapabilities::new().list(SessionListCapabilities::new()),
                 )

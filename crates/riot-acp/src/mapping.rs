@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Content, ContentBlock,
-    ContentChunk, Diff, PermissionOption, PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority,
-    PlanEntryStatus, SessionMode, SessionModeState, SessionUpdate, StopReason, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UnstructuredCommandInput,
+    ContentChunk, Diff, McpServer, PermissionOption, PermissionOptionKind, Plan, PlanEntry,
+    PlanEntryPriority, PlanEntryStatus, SessionMode, SessionModeState, SessionUpdate, StopReason,
+    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
 };
 use riot_protocol::{
     AssistantBlock, DiffLineKind, Message, MessageOrigin, PermissionMode, PermissionOutcome,
@@ -214,6 +214,51 @@ fn text_block(text: impl Into<String>) -> ContentBlock {
 /// A text chunk of the agent's reply.
 pub fn message_chunk(text: &str) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(text)))
+}
+
+/// The MCP servers a client handed over in `session/new` or
+/// `session/load`, as session-scoped configurations; the ones that cannot
+/// be used (SSE, a bad name) are returned as reasons.
+pub fn mcp_servers(servers: Vec<McpServer>) -> (Vec<riot_mcp::ServerConfig>, Vec<String>) {
+    let mut configs = Vec::new();
+    let mut refused = Vec::new();
+    for server in servers {
+        let (name, transport) = match server {
+            McpServer::Stdio(s) => (
+                s.name,
+                riot_mcp::Transport::Stdio {
+                    command: s.command.to_string_lossy().into_owned(),
+                    args: s.args,
+                    env: s.env.into_iter().map(|v| (v.name, v.value)).collect(),
+                    cwd: None,
+                },
+            ),
+            McpServer::Http(s) => (
+                s.name,
+                riot_mcp::Transport::Http {
+                    url: s.url,
+                    headers: s.headers.into_iter().map(|h| (h.name, h.value)).collect(),
+                },
+            ),
+            McpServer::Sse(s) => {
+                refused.push(format!(
+                    "`{}` uses SSE, which Riot does not speak; use its streamable HTTP endpoint",
+                    s.name
+                ));
+                continue;
+            }
+            _ => {
+                refused.push("a transport Riot does not know".to_owned());
+                continue;
+            }
+        };
+        if let Some(why) = riot_mcp::naming::valid_server_name(&name) {
+            refused.push(format!("`{name}`: {why}"));
+            continue;
+        }
+        configs.push(riot_mcp::ServerConfig::session(name, transport));
+    }
+    (configs, refused)
 }
 
 /// The slash commands a person can type in this session

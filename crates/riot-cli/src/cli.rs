@@ -208,13 +208,30 @@ pub enum ToolsCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
-    /// Configured servers and their status.
-    List,
+    /// Configured servers and their status (each is started to find out).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
     /// Add a server to the user configuration.
     Add {
+        /// `stdio` (a command) or `http` (a URL); guessed from the target.
+        #[arg(long, value_name = "KIND")]
+        transport: Option<String>,
+        /// An environment variable for a stdio server (repeatable).
+        #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// A header for an HTTP server (repeatable).
+        #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
         name: String,
         /// The command (stdio) or URL (streamable HTTP), then its arguments.
-        #[arg(required = true, num_args = 1.., trailing_var_arg = true)]
+        #[arg(
+            required = true,
+            num_args = 1..,
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
         target: Vec<String>,
     },
     /// Remove a server from the user configuration.

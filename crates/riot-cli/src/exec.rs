@@ -81,6 +81,7 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         max_turns: Some(shared.max_turns.unwrap_or(100)),
         resume,
         gate: Arc::new(NobodyAnswers),
+        mcp_servers: Vec::new(),
     };
     let mut session = match kernel.open(options).await {
         Ok(s) => s,

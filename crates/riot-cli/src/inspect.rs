@@ -29,6 +29,12 @@ pub fn sessions_list(json_out: bool) -> i32 {
         Ok(s) => s,
         Err(e) => return fail("sessions list", &e.to_string(), 1),
     };
+    // Subagent transcripts belong to their parent session; `sessions show
+    // ID` still opens one.
+    let sessions: Vec<_> = sessions
+        .into_iter()
+        .filter(|s| s.parent.is_none())
+        .collect();
     if json_out {
         let rows: Vec<_> = sessions
             .iter()

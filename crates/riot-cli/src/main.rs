@@ -10,6 +10,7 @@ mod cli;
 mod exec;
 mod inspect;
 mod logs;
+mod mcp_cmd;
 mod serve;
 mod tools_cmd;
 mod world;
@@ -18,7 +19,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command, ConfigCommand, PermissionsCommand, SessionsCommand, ToolsCommand};
+use cli::{
+    Cli, Command, ConfigCommand, McpCommand, PermissionsCommand, SessionsCommand, ToolsCommand,
+};
 
 /// Logs go to `<riot home>/logs/riot.log` (stdout and stderr belong to the
 /// person and to scripts); `RIOT_LOG` sets the filter, default `info`.
@@ -80,7 +83,17 @@ fn main() -> ExitCode {
                 yes,
                 session,
             })) => tools_cmd::call(&cli.shared, name, input, *yes, session.as_deref()).await,
-            Some(Command::Mcp(_)) => not_available("`riot mcp` (the MCP issue)"),
+            Some(Command::Mcp(McpCommand::List { json })) => {
+                mcp_cmd::list(&cli.shared, *json).await
+            }
+            Some(Command::Mcp(McpCommand::Add {
+                transport,
+                env,
+                headers,
+                name,
+                target,
+            })) => mcp_cmd::add(transport.as_deref(), env, headers, name, target).await,
+            Some(Command::Mcp(McpCommand::Remove { name })) => mcp_cmd::remove(name).await,
             Some(Command::Permissions(PermissionsCommand::Check { tool, input })) => {
                 inspect::permissions_check(&cli.shared, tool, input).await
             }

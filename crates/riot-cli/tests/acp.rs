@@ -10,6 +10,7 @@
 
 mod support;
 
+use std::path::Path;
 use std::process::Stdio;
 
 use riot_testkit::{MockServer, Reply, Script, Wire};
@@ -1444,6 +1445,145 @@ async fn ask_user_shows_the_choices_and_the_model_gets_the_answer() {
         ),
         "{body}"
     );
+    client.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::print_stderr)] // a skipped test says so
+async fn mcp_servers_handed_over_by_the_client_serve_that_session() {
+    let js = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !js.is_file() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "server-everything is not installed; run `npm ci --prefix tests/mcp-servers`"
+        );
+        eprintln!("\n!!! SKIPPING: server-everything is not installed !!!\n");
+        return;
+    }
+    let world = World::new();
+    let replies = vec![
+        tool_call(
+            "call_echo_1",
+            "mcp__everything__echo",
+            json!({"message": "from the editor's server"}),
+        ),
+        Reply::Text("Echoed.".into()),
+    ];
+    let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    let init = client.initialize().await;
+    assert_eq!(init["agentCapabilities"]["mcpCapabilities"]["http"], true);
+    let created = client
+        .call(
+            "session/new",
+            json!({"cwd": world.project.path(), "mcpServers": [
+                {"name": "everything", "command": "node",
+                 "args": [js.to_str().unwrap(), "stdio"], "env": []},
+                {"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []}
+            ]}),
+        )
+        .await;
+    let session_id = created.result()["sessionId"].as_str().unwrap().to_owned();
+    client.expect_commands(&session_id).await;
+
+    let turn = client
+        .call_answering(
+            "session/prompt",
+            prompt(&session_id, "Echo through the editor's server"),
+            &mut |asked| {
+                assert_eq!(
+                    asked["params"]["toolCall"]["toolCallId"], "call_echo_1",
+                    "{asked}"
+                );
+                selected("allow_once")
+            },
+        )
+        .await;
+    assert_eq!(turn.result()["stopReason"], "end_turn");
+    assert_eq!(turn.asked.len(), 1, "an MCP tool asks in default mode");
+    let body = &support::bodies(&server)[1];
+    let result = &body["messages"][2]["content"][0];
+    assert_eq!(result["tool_use_id"], "call_echo_1");
+    assert_eq!(
+        result["content"][0]["text"],
+        "Echo: from the editor's server"
+    );
+    client.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_the_parent_stops_its_subagent_with_both_transcripts_paired() {
+    let world = World::new();
+    let script = Script::new(
+        WIRE,
+        vec![
+            tool_call(
+                "call_task_1",
+                "Task",
+                json!({"description": "slow research", "prompt": "Research slowly please",
+                       "subagent_type": "general-purpose"}),
+            ),
+            Reply::Text("Back again.".into()),
+        ],
+    )
+    .when("Research slowly please", stalled_partial_answer());
+    let server = MockServer::start(script).await.unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    client.initialize().await;
+    let session_id = client.new_session(&world).await;
+
+    let id = client
+        .send_request("session/prompt", prompt(&session_id, "Research"))
+        .await;
+    // The subagent is running once its own request reached the model.
+    support::wait_until("the subagent's request", || server.requests().len() == 2).await;
+    client
+        .notify("session/cancel", json!({"sessionId": session_id}))
+        .await;
+    let mut exchange = Exchange::default();
+    client
+        .finish(id, &mut exchange, &mut |asked| {
+            panic!("unexpected request: {asked}")
+        })
+        .await;
+    assert_eq!(exchange.result()["stopReason"], "cancelled");
+
+    let sessions = world.home.path().join("sessions");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2, "{files:?}");
+    for file in &files {
+        support::assert_paired(&support::transcript_messages(file));
+    }
+    let parent = world.transcript(&session_id);
+    let messages = support::transcript_messages(&parent);
+    assert_eq!(
+        support::conversation(&messages),
+        [
+            "user: Research",
+            "assistant: tool_use call_task_1",
+            "user: tool_result call_task_1"
+        ]
+    );
+    let child = files.iter().find(|f| **f != parent).unwrap();
+    // Its brief, and whatever it had said when it was stopped.
+    let said = support::conversation(&support::transcript_messages(child));
+    assert_eq!(said[0], "user: Research slowly please", "{said:?}");
+    assert!(said.len() <= 2, "{said:?}");
+
+    // The session goes on.
+    let next = client
+        .call("session/prompt", prompt(&session_id, "Go on"))
+        .await;
+    assert_eq!(next.result()["stopReason"], "end_turn");
+    assert_eq!(next.text(), "Back again.");
     client.close().await;
     server.shutdown().await;
 }

@@ -163,6 +163,11 @@ fn turn<'a>(
                 watch.check(&state.recovery);
             }
 
+            // Tools that became available since the last request (an MCP
+            // server finished starting) are offered from this one on.
+            if let Some(specs) = deps.tools.updated_specs() {
+                state.tools = specs;
+            }
             let request = build_request(state, &retry);
             // INV-1/INV-2, INV-7, INV-9, INV-8 before each provider request.
             enforce(check_tool_pairing(&request.messages));

@@ -4,17 +4,15 @@
 //! In plan mode only read-only tools run. When the plan is ready the model
 //! calls `ExitPlanMode` with it; the person approves and picks the mode to
 //! continue in, or asks for more planning. An approval takes effect in the
-//! same turn: the session's tool runner reads the mode from a cell the
-//! tool sets, not from the mode the turn started with.
+//! same turn: the session's tool runner (`crate::runner`) reads the mode
+//! from a cell the tool sets, not from the mode the turn started with.
 
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use futures::stream::BoxStream;
 use riot_protocol::{
-    ExecuteOptions, PermissionGate, PermissionMode, PromptContext, Question, QuestionOption,
-    QuestionOutcome, QuestionRequest, Tool, ToolCall, ToolContext, ToolOutcome, ToolRunEvent,
-    ToolRunner, ToolSpec, ValidationError,
+    PermissionGate, PermissionMode, PromptContext, Question, QuestionOption, QuestionOutcome,
+    QuestionRequest, Tool, ToolContext, ToolOutcome, ValidationError,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -39,32 +37,6 @@ impl ModeCell {
     /// Switches the mode for the next batch of tool calls.
     pub fn set(&self, mode: PermissionMode) {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = mode;
-    }
-}
-
-/// A tool runner that runs each batch in the cell's mode, so a mode chosen
-/// during a turn applies to the rest of it.
-#[derive(Debug)]
-pub struct ModedRunner {
-    pub inner: Arc<dyn ToolRunner>,
-    pub mode: ModeCell,
-}
-
-impl ToolRunner for ModedRunner {
-    fn specs(&self) -> Vec<ToolSpec> {
-        self.inner.specs()
-    }
-
-    fn execute(
-        &self,
-        calls: Vec<ToolCall>,
-        options: ExecuteOptions,
-    ) -> BoxStream<'static, ToolRunEvent> {
-        let options = ExecuteOptions {
-            mode: self.mode.get(),
-            ..options
-        };
-        self.inner.execute(calls, options)
     }
 }
 

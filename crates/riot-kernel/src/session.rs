@@ -16,7 +16,7 @@ use riot_protocol::{
     TerminalReason, ToolEnv, ToolRunner,
 };
 use riot_store::{SessionMeta, SessionStore};
-use riot_tools::{Scheduler, SchedulerConfig};
+use riot_tools::SchedulerConfig;
 
 use crate::config::{self, Config, ConfigError, EnvLayer, FlagLayer, Layer, SettingsFile};
 use crate::memory;
@@ -54,6 +54,8 @@ pub struct OpenOptions {
     pub resume: Option<ResumeFrom>,
     /// Who answers permission questions (`riot exec`: nobody).
     pub gate: Arc<dyn PermissionGate>,
+    /// MCP servers for this session only (an ACP client's `mcpServers`).
+    pub mcp_servers: Vec<riot_mcp::ServerConfig>,
 }
 
 /// A kernel error, classified for exit codes.
@@ -88,12 +90,18 @@ pub struct LoadedConfig {
 pub struct Kernel {
     caps: Capabilities,
     home: PathBuf,
+    /// One MCP hub per project root, shared by its sessions.
+    mcp: Arc<Mutex<BTreeMap<PathBuf, Arc<riot_mcp::McpHub>>>>,
 }
 
 impl Kernel {
     /// A kernel whose configuration and sessions live in `home`.
     pub fn new(caps: Capabilities, home: PathBuf) -> Self {
-        Self { caps, home }
+        Self {
+            caps,
+            home,
+            mcp: Arc::default(),
+        }
     }
 
     /// The injected capabilities.
@@ -212,6 +220,54 @@ impl Kernel {
             .with_riot_home(self.home.clone())
     }
 
+    /// The MCP hub of a project, started at its first session and shared
+    /// by the later ones (ARCHITECTURE §6.7). A configuration changed
+    /// meanwhile applies when Riot restarts.
+    fn mcp_hub(
+        &self,
+        project_root: &Path,
+        servers: Vec<riot_mcp::ServerConfig>,
+        env: &BTreeMap<String, String>,
+        scrubbed: &[String],
+    ) -> Result<Arc<riot_mcp::McpHub>, KernelError> {
+        let mut hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hub) = hubs.get(project_root) {
+            return Ok(Arc::clone(hub));
+        }
+        let hub = riot_mcp::McpHub::new(servers, self.mcp_options(project_root, env, scrubbed));
+        hub.start()
+            .map_err(|e| KernelError::Failed(e.to_string()))?;
+        hubs.insert(project_root.to_path_buf(), Arc::clone(&hub));
+        Ok(hub)
+    }
+
+    fn mcp_options(
+        &self,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+        scrubbed: &[String],
+    ) -> riot_mcp::HubOptions {
+        let mut options = riot_mcp::HubOptions::new(Arc::clone(&self.caps.clock), cwd)
+            .with_env(env.clone())
+            .with_env_remove(scrubbed.to_vec());
+        if let Some(ms) = env
+            .get("RIOT_MCP_STARTUP_TIMEOUT_MS")
+            .and_then(|v| v.parse().ok())
+        {
+            options = options.with_startup_timeout_ms(ms);
+        }
+        options
+    }
+
+    /// The MCP servers of every project this kernel has opened, with their
+    /// status.
+    pub fn mcp_statuses(&self) -> Vec<(String, riot_mcp::ServerStatus)> {
+        let hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
+        hubs.values()
+            .flat_map(|h| h.statuses().into_iter())
+            .collect()
+    }
+
     /// Opens a new or resumed session.
     pub async fn open(&self, options: OpenOptions) -> Result<Session, KernelError> {
         let loaded = self
@@ -318,6 +374,14 @@ impl Kernel {
         .await;
         notices.extend(command_notices);
         let mode_cell = crate::plan::ModeCell::new(config.mode());
+        let (agents, agent_notices) = crate::task::AgentCatalog::discover(
+            self.caps.fs.as_ref(),
+            &self.home,
+            &loaded.project_root,
+            loaded.trusted,
+        )
+        .await;
+        notices.extend(agent_notices);
         let hooks = Arc::new(crate::hooks::HookRunner::new(
             loaded.hooks.clone(),
             Arc::clone(&self.caps.proc),
@@ -325,16 +389,65 @@ impl Kernel {
             scrubbed.clone(),
             session_id.to_string(),
         ));
-        let scheduler = Arc::new(
-            Scheduler::new(
-                session_tools(&todos, &skills, &options.gate, &mode_cell),
-                Arc::new(tool_env),
-                Arc::new(policy),
-                options.gate.clone(),
-                SchedulerConfig::default(),
-            )
-            .with_hooks(hooks.clone()),
-        );
+        // MCP servers start in the background; their tools join when ready.
+        let mcp = riot_mcp::config::load(
+            self.caps.fs.as_ref(),
+            &self.home,
+            &loaded.project_root,
+            loaded.trusted,
+        )
+        .await;
+        notices.extend(mcp.trust_notice());
+        notices.extend(mcp.errors.iter().map(|e| format!("MCP: {e}")));
+        notices.extend(mcp.warnings.iter().map(|w| format!("MCP: {w}")));
+        let mut hubs = Vec::new();
+        if mcp.servers.iter().any(|s| !s.disabled) {
+            hubs.push(self.mcp_hub(&loaded.project_root, mcp.servers, &options.env, &scrubbed)?);
+        }
+        if !options.mcp_servers.is_empty() {
+            let hub = riot_mcp::McpHub::new(
+                options.mcp_servers.clone(),
+                self.mcp_options(&options.cwd, &options.env, &scrubbed),
+            );
+            hub.start()
+                .map_err(|e| KernelError::Failed(e.to_string()))?;
+            hubs.push(hub);
+        }
+        let policy: Arc<dyn riot_protocol::PermissionPolicy> = Arc::new(policy);
+        let subagents = Arc::new(crate::task::Subagents {
+            catalog: agents,
+            provider: provider.clone(),
+            model: model.clone(),
+            caps: self.caps.clone(),
+            home: self.home.clone(),
+            cwd: options.cwd.clone(),
+            scrubbed_env: scrubbed.clone(),
+            policy: Arc::clone(&policy),
+            gate: options.gate.clone(),
+            hooks: hooks.clone(),
+            skills: skills.clone(),
+            hubs: hubs.clone(),
+            parent: session_id.clone(),
+            session_section: std::sync::OnceLock::new(),
+        });
+        let runner = Arc::new(crate::runner::SessionRunner::new(
+            session_tools(
+                &todos,
+                &skills,
+                &options.gate,
+                &mode_cell,
+                Some(Arc::clone(&subagents)),
+            ),
+            crate::runner::SchedulerParts {
+                env: Arc::new(tool_env),
+                policy,
+                gate: options.gate.clone(),
+                hooks: hooks.clone(),
+                config: SchedulerConfig::default(),
+            },
+            hubs,
+            mode_cell.clone(),
+        ));
 
         // The system prompt: snapshotted at start, reused byte for byte.
         let now = self.caps.clock.now_ms();
@@ -354,6 +467,7 @@ impl Kernel {
                 prompt::system_prompt(&facts)
             }
         };
+        let _ = subagents.session_section.set(system.session.clone());
 
         // The transcript.
         let writer = match &resumed {
@@ -378,7 +492,7 @@ impl Kernel {
         }
 
         let mut state = AgentState::new(session_id.clone(), model, system);
-        state.tools = scheduler.specs();
+        state.tools = runner.specs();
         state.mode = config.mode();
         state.fallback_model = config.fallback_model.as_ref().map(|f| f.value.clone());
         state.cache_key = Some(session_id.to_string());
@@ -415,10 +529,7 @@ impl Kernel {
         ));
         let deps = AgentDeps {
             provider,
-            tools: Arc::new(crate::plan::ModedRunner {
-                inner: scheduler,
-                mode: mode_cell.clone(),
-            }),
+            tools: runner,
             compactor: Arc::new(crate::hooks::HookedCompactor {
                 inner: context.clone(),
                 hooks: hooks.clone(),
@@ -460,8 +571,12 @@ pub fn session_tools(
     skills: &crate::skills::SkillCatalog,
     gate: &Arc<dyn PermissionGate>,
     mode: &crate::plan::ModeCell,
+    subagents: Option<Arc<crate::task::Subagents>>,
 ) -> Vec<Arc<dyn riot_protocol::DynTool>> {
     let mut tools = riot_tools::builtin();
+    if let Some(subagents) = subagents {
+        tools.push(Arc::new(crate::task::Task { subagents }));
+    }
     tools.push(Arc::new(crate::todo::TodoWrite {
         list: todos.clone(),
     }));

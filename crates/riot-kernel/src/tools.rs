@@ -127,6 +127,7 @@ impl Kernel {
                 &skills,
                 &gate,
                 &crate::plan::ModeCell::new(loaded.config.mode()),
+                None,
             ),
             Arc::new(tool_env),
             Arc::new(policy),

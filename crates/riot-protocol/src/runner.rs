@@ -58,6 +58,13 @@ pub trait ToolRunner: Send + Sync + std::fmt::Debug {
     /// Tools in the exact order sent to the model.
     fn specs(&self) -> Vec<ToolSpec>;
 
+    /// The new tool list when it changed since the last call (tools that
+    /// arrive while a session runs, such as an MCP server's once it is
+    /// ready); `None` when it did not. The loop asks before every request.
+    fn updated_specs(&self) -> Option<Vec<ToolSpec>> {
+        None
+    }
+
     /// Runs the calls of one assistant message. The stream yields exactly one
     /// `Result` per call, in call order, on every path (unknown tool, panic,
     /// cascade, cancellation), then ends.

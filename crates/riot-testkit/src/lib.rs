@@ -25,7 +25,8 @@
 //!    non-string arguments, reasoning without `encrypted_content` under
 //!    `store: false`. A rejection does not use up a scripted reply.
 //! 3. Answers with the reply of the first `when` rule ([`When`]) whose
-//!    text the request's last user message contains — out of turn, without
+//!    text the request's last user message contains (and whose
+//!    `request_contains`, when set, the whole body does) — out of turn, without
 //!    using up a scripted reply, as often as it matches — and otherwise with
 //!    the next scripted [`Reply`]. A script that has run out answers 400 —
 //!    never a retryable status (VERIFICATION L4). The recorded request

@@ -100,14 +100,26 @@ pub struct When {
     /// Matched against the text of the last message with role `user`
     /// (string content, or its `text` / `input_text` parts joined by a
     /// newline; tool results are not text).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub last_user_contains: String,
+    /// Also required when set: the request body, as JSON text, contains
+    /// this — for requests told apart only by a tool result (a subagent's
+    /// second request, whose last user message is that result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_contains: Option<String>,
     pub reply: Reply,
 }
 
 impl When {
     /// Whether this rule answers `body` (a request of `wire`).
     pub fn matches(&self, wire: Wire, body: &Value) -> bool {
-        last_user_text(wire, body).is_some_and(|t| t.contains(&self.last_user_contains))
+        let user = self.last_user_contains.is_empty()
+            || last_user_text(wire, body).is_some_and(|t| t.contains(&self.last_user_contains));
+        let request = self
+            .request_contains
+            .as_ref()
+            .is_none_or(|needle| body.to_string().contains(needle.as_str()));
+        user && request
     }
 }
 
@@ -212,6 +224,18 @@ impl Script {
     pub fn when(mut self, text: impl Into<String>, reply: Reply) -> Self {
         self.when.push(When {
             last_user_contains: text.into(),
+            request_contains: None,
+            reply,
+        });
+        self
+    }
+
+    /// Adds a rule: every valid request whose body (as JSON text) contains
+    /// `text` is answered with `reply`, out of turn.
+    pub fn when_request_contains(mut self, text: impl Into<String>, reply: Reply) -> Self {
+        self.when.push(When {
+            last_user_contains: String::new(),
+            request_contains: Some(text.into()),
             reply,
         });
         self

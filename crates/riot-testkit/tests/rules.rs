@@ -193,3 +193,33 @@ fn rules_and_usage_read_from_a_script_file() {
     assert_eq!(defaults.usage, UsageRule::Fixed);
     assert!(defaults.when.is_empty());
 }
+
+#[test]
+fn a_request_rule_matches_the_whole_body_and_both_conditions_must_hold() {
+    let body = json!({"model": "m", "max_tokens": 10, "messages": [
+        {"role": "user", "content": "Explore alpha"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Read", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ALPHA-CONTENT"}]}
+    ]});
+    let by_body = riot_testkit::When {
+        last_user_contains: String::new(),
+        request_contains: Some("ALPHA-CONTENT".into()),
+        reply: Reply::Text("x".into()),
+    };
+    assert!(by_body.matches(Wire::Anthropic, &body));
+    let both = riot_testkit::When {
+        last_user_contains: "Explore alpha".into(),
+        request_contains: Some("ALPHA-CONTENT".into()),
+        reply: Reply::Text("x".into()),
+    };
+    assert!(
+        !both.matches(Wire::Anthropic, &body),
+        "the last user message is the tool result, not the prompt"
+    );
+    let other = riot_testkit::When {
+        last_user_contains: String::new(),
+        request_contains: Some("BETA-CONTENT".into()),
+        reply: Reply::Text("x".into()),
+    };
+    assert!(!other.matches(Wire::Anthropic, &body));
+}

@@ -30,6 +30,22 @@ pub fn tool_call(id: &str, name: &str, arguments: Value) -> Reply {
     }
 }
 
+/// An Anthropic reply that calls several tools at once.
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Reply {
+    let mut events = vec![
+        json!({"type": "message_start", "message": {"id": "msg_mock_calls", "type": "message", "role": "assistant", "model": "mock-model", "content": [], "stop_reason": null, "usage": {"input_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 1}}}),
+    ];
+    for (index, (id, name, input)) in calls.iter().enumerate() {
+        events.push(json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}));
+        events.push(json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}));
+        events.push(json!({"type": "content_block_stop", "index": index}));
+    }
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}}));
+    events.push(json!({"type": "message_stop"}));
+    Reply::Events(events)
+}
+
 /// An Anthropic reply that streams the text "Partial answer", then goes
 /// silent (the connection stays open).
 pub fn stalled_partial_answer() -> Reply {

@@ -1,0 +1,279 @@
+//! Subagents (ARCHITECTURE §14) through `riot exec` and the strict mock:
+//! the parent's model starts Task calls; each child's requests are told
+//! apart by `when` rules (its prompt, then its tool result), since the
+//! children run at the same time.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // black-box tests use real files and processes
+
+mod support;
+
+use riot_testkit::{MockServer, Reply, Script, Wire};
+use serde_json::{Value, json};
+use support::{World, assert_paired, bodies, run, tool_call, transcript_messages};
+
+fn task(id: &str, agent: &str, prompt: &str) -> Value {
+    json!({"id": id, "agent": agent, "prompt": prompt})
+}
+
+/// One reply with several Task calls.
+fn tasks(calls: &[Value]) -> Reply {
+    let calls: Vec<(&str, &str, Value)> = calls
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap(),
+                "Task",
+                json!({
+                    "description": "look around",
+                    "prompt": c["prompt"],
+                    "subagent_type": c["agent"],
+                }),
+            )
+        })
+        .collect();
+    support::tool_calls(&calls)
+}
+
+/// The `tool_result` blocks of the last request, as (id, text, is_error).
+fn results(body: &Value) -> Vec<(String, String, bool)> {
+    body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| {
+            (
+                b["tool_use_id"].as_str().unwrap().to_owned(),
+                b["content"].to_string(),
+                b["is_error"] == true,
+            )
+        })
+        .collect()
+}
+
+/// The session files of `world`, with their meta lines.
+fn transcripts(world: &World) -> Vec<(String, Value)> {
+    let dir = world.home.path().join("sessions");
+    let mut out: Vec<(String, Value)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            let meta: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+            (e.path().to_str().unwrap().to_owned(), meta)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_explore_subagents_read_in_parallel_and_answer_in_order_with_linked_transcripts() {
+    let world = World::new();
+    std::fs::write(
+        world.project.path().join("alpha.txt"),
+        "ALPHA-FILE-CONTENT\n",
+    )
+    .unwrap();
+    std::fs::write(world.project.path().join("beta.txt"), "BETA-FILE-CONTENT\n").unwrap();
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            tasks(&[
+                task(
+                    "call_task_1",
+                    "explore",
+                    "Explore alpha: what does alpha.txt say?",
+                ),
+                task(
+                    "call_task_2",
+                    "explore",
+                    "Explore beta: what does beta.txt say?",
+                ),
+            ]),
+            Reply::Text("Both explored.".into()),
+        ],
+    )
+    // Each child's second request carries the file it read.
+    .when_request_contains(
+        "ALPHA-FILE-CONTENT",
+        Reply::Text("alpha.txt says ALPHA.".into()),
+    )
+    .when_request_contains(
+        "BETA-FILE-CONTENT",
+        Reply::Text("beta.txt says BETA.".into()),
+    )
+    .when(
+        "Explore alpha",
+        tool_call("call_read_a", "Read", json!({"file_path": "alpha.txt"})),
+    )
+    .when(
+        "Explore beta",
+        tool_call("call_read_b", "Read", json!({"file_path": "beta.txt"})),
+    );
+    let server = MockServer::start(script).await.unwrap();
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["--output-format", "json", "Explore both files"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let parent_id = out.json()["session_id"].as_str().unwrap().to_owned();
+    assert_eq!(out.json()["result"], "Both explored.");
+
+    let bodies = bodies(&server);
+    assert_eq!(bodies.len(), 6, "parent ×2, each child ×2");
+    let last = bodies.last().unwrap();
+    let answered = results(last);
+    assert_eq!(answered.len(), 2);
+    assert_eq!(answered[0].0, "call_task_1", "results in call order");
+    assert!(
+        answered[0].1.contains("alpha.txt says ALPHA."),
+        "{answered:?}"
+    );
+    assert!(answered[0].1.contains("subagent `explore`"), "{answered:?}");
+    assert_eq!(answered[1].0, "call_task_2");
+    assert!(
+        answered[1].1.contains("beta.txt says BETA."),
+        "{answered:?}"
+    );
+    assert!(answered.iter().all(|r| !r.2));
+
+    // A child sees its brief and read-only tools, not the parent's talk.
+    let child = bodies
+        .iter()
+        .find(|b| {
+            b["messages"][0]["content"]
+                .to_string()
+                .contains("Explore alpha")
+        })
+        .unwrap();
+    let names: Vec<&str> = child["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Read", "Glob", "Grep", "Bash"]);
+    assert!(!child.to_string().contains("Explore both files"));
+
+    // Three transcripts: the parent and two children linked to it, each
+    // with its calls paired.
+    let files = transcripts(&world);
+    assert_eq!(files.len(), 3, "{files:?}");
+    let children: Vec<&(String, Value)> = files
+        .iter()
+        .filter(|(_, m)| m["parent"].is_string())
+        .collect();
+    assert_eq!(children.len(), 2);
+    for (path, meta) in &children {
+        assert_eq!(meta["parent"], parent_id.as_str());
+        let messages = transcript_messages(std::path::Path::new(path));
+        assert_eq!(
+            messages.len(),
+            4,
+            "prompt, Read, result, answer: {messages:#?}"
+        );
+        assert_paired(&messages);
+    }
+    // Subagent transcripts are not sessions a person resumes.
+    let listed = run(world.bare(&["sessions", "list", "--json"])).await;
+    let listed: Vec<Value> = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_explore_subagent_cannot_change_anything_and_is_told_why() {
+    let world = World::new();
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            tasks(&[task("call_task_1", "explore", "Explore and make a marker")]),
+            Reply::Text("It could not.".into()),
+        ],
+    )
+    .when_request_contains(
+        "call_write_1",
+        Reply::Text("I was not allowed to change anything.".into()),
+    )
+    .when(
+        "Explore and make a marker",
+        support::tool_calls(&[
+            (
+                "call_touch_1",
+                "Bash",
+                json!({"command": "touch marker.txt"}),
+            ),
+            (
+                "call_write_1",
+                "Write",
+                json!({"file_path": "marker.txt", "content": "x"}),
+            ),
+        ]),
+    );
+    let server = MockServer::start(script).await.unwrap();
+    // Even bypass mode in the parent does not make explore write.
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["--permission-mode", "bypass", "Mark it"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(!world.cwd().join("marker.txt").exists());
+    let bodies = bodies(&server);
+    let child_second = bodies
+        .iter()
+        .find(|b| b.to_string().contains("call_write_1") && results(b).len() == 2)
+        .unwrap();
+    let refused = results(child_second);
+    assert_eq!(refused[0].0, "call_touch_1");
+    assert!(refused[0].2);
+    assert!(
+        refused[0]
+            .1
+            .contains("The `explore` agent is read-only: it cannot run Bash with this input."),
+        "{refused:?}"
+    );
+    assert_eq!(refused[1].0, "call_write_1");
+    assert!(refused[1].2);
+    assert!(
+        refused[1]
+            .1
+            .contains("There is no tool named `Write`. Use one of the available tools: Read, Glob, Grep, Bash."),
+        "{refused:?}"
+    );
+    let parent = results(bodies.last().unwrap());
+    assert!(
+        parent[0]
+            .1
+            .contains("I was not allowed to change anything.")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_agent_type_is_refused_with_the_types_that_exist() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(
+        Wire::Anthropic,
+        vec![
+            tasks(&[task("call_task_1", "wizard", "Do magic")]),
+            Reply::Text("No wizard.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let out = run(world.exec(&server, Wire::Anthropic, &["Magic"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let refused = results(bodies(&server).last().unwrap());
+    assert!(refused[0].2);
+    assert!(
+        refused[0]
+            .1
+            .contains("There is no agent type `wizard`. Use one of: general-purpose, explore."),
+        "{refused:?}"
+    );
+    assert_eq!(bodies(&server).len(), 2, "no subagent request");
+}
