@@ -139,3 +139,38 @@ async fn exit_plan_mode_outside_plan_mode_says_there_is_nothing_to_exit() {
         "{result}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_task_without_a_todo_list_gets_one_gentle_reminder() {
+    let world = World::new();
+    let mut replies: Vec<Reply> = (1..=12)
+        .map(|i| {
+            tool_call(
+                &format!("call_glob_{i}"),
+                "Glob",
+                json!({"pattern": "*.rs"}),
+            )
+        })
+        .collect();
+    replies.push(Reply::Text("Done searching.".into()));
+    let server = server(replies).await;
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["--max-turns", "20", "Search a lot"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let reminder = "there is no todo list. If several parts are left, write them with TodoWrite";
+    let reminded: Vec<usize> = bodies(&server)
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.to_string().contains(reminder))
+        .map(|(i, _)| i)
+        .collect();
+    // Requests 0..=9 precede the tenth call's result; from request 10 on,
+    // the reminder is in the history — given once.
+    assert_eq!(reminded, (10..=12).collect::<Vec<_>>());
+    let last = bodies(&server).last().unwrap().to_string();
+    assert_eq!(last.matches(reminder).count(), 1, "once, not per call");
+}

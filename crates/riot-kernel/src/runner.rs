@@ -8,13 +8,14 @@
 //! built when the set of MCP tools changed. A running batch keeps the
 //! scheduler it started with.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use futures::stream::BoxStream;
 use riot_mcp::McpHub;
 use riot_protocol::{
-    DynTool, ExecuteOptions, PermissionGate, PermissionPolicy, ToolCall, ToolEnv, ToolHooks,
-    ToolRunEvent, ToolRunner, ToolSpec,
+    DynTool, ExecuteOptions, Message, MessageId, MessageOrigin, PermissionGate, PermissionPolicy,
+    ToolCall, ToolEnv, ToolHooks, ToolRunEvent, ToolRunner, ToolSpec, UserBlock, UserMessage,
 };
 use riot_tools::{Scheduler, SchedulerConfig};
 
@@ -60,9 +61,36 @@ struct Inner {
     hubs: Vec<Arc<McpHub>>,
     mode: ModeCell,
     current: RwLock<Current>,
+    /// The session's todo list, for the reminder; `None`: no reminder.
+    todos: Option<crate::todo::TodoList>,
+    /// Tool calls since the todo list was last written (or non-empty).
+    calls_since_todos: AtomicUsize,
 }
 
+/// Tool calls without a todo list after which the model is reminded, once,
+/// that the person would like to see its plan (ARCHITECTURE §6.7).
+pub const TODO_REMINDER_AFTER_CALLS: usize = 10;
+
+/// What the model is reminded of.
+pub const TODO_REMINDER: &str = "Reminder from Riot: this task has taken many steps and there is no todo list. If several parts are left, write them with TodoWrite so the person can follow your progress; if the task is nearly done, ignore this.";
+
 impl Inner {
+    /// Counts `calls`; true once when a long run of calls has no todo list.
+    fn todo_reminder_due(&self, calls: &[ToolCall]) -> bool {
+        let Some(todos) = &self.todos else {
+            return false;
+        };
+        if calls.iter().any(|c| c.name == "TodoWrite") || !todos.get().is_empty() {
+            self.calls_since_todos.store(0, Ordering::SeqCst);
+            return false;
+        }
+        // Once per stretch without a list: when the count crosses the mark.
+        let before = self
+            .calls_since_todos
+            .fetch_add(calls.len(), Ordering::SeqCst);
+        before < TODO_REMINDER_AFTER_CALLS && before + calls.len() >= TODO_REMINDER_AFTER_CALLS
+    }
+
     /// The scheduler over the MCP tools ready now, rebuilt if they changed.
     fn refresh(&self) -> Arc<Scheduler> {
         let mcp = mcp_tools(&self.hubs);
@@ -105,6 +133,7 @@ impl SessionRunner {
         parts: SchedulerParts,
         hubs: Vec<Arc<McpHub>>,
         mode: ModeCell,
+        todos: Option<crate::todo::TodoList>,
     ) -> Self {
         let mcp = mcp_tools(&hubs);
         let names: Vec<String> = mcp.iter().map(|t| t.name().to_owned()).collect();
@@ -120,6 +149,8 @@ impl SessionRunner {
                     mcp: names,
                     scheduler,
                 }),
+                todos,
+                calls_since_todos: AtomicUsize::new(0),
             }),
         }
     }
@@ -193,6 +224,7 @@ impl ToolRunner for SessionRunner {
             .iter()
             .filter_map(|c| server_of(&c.name).map(str::to_owned))
             .collect();
+        let remind = inner.todo_reminder_due(&calls);
         Box::pin(async_stream::stream! {
             if !servers.is_empty() {
                 let waits = inner
@@ -205,8 +237,29 @@ impl ToolRunner for SessionRunner {
             }
             let scheduler = inner.refresh();
             let mut run = scheduler.execute(calls, options);
+            // The last result is held back so the reminder can follow it.
+            let mut held = None;
             while let Some(event) = futures::StreamExt::next(&mut run).await {
-                yield event;
+                match event {
+                    ToolRunEvent::Result(result) => {
+                        if let Some(previous) = held.replace(result) {
+                            yield ToolRunEvent::Result(previous);
+                        }
+                    }
+                    other => yield other,
+                }
+            }
+            if let Some(mut last) = held {
+                if remind {
+                    last.side_messages.push(Message::User(UserMessage {
+                        id: MessageId::generate(inner.parts.env.ids.as_ref()),
+                        content: vec![UserBlock::Text {
+                            text: TODO_REMINDER.to_owned(),
+                        }],
+                        origin: MessageOrigin::Context,
+                    }));
+                }
+                yield ToolRunEvent::Result(last);
             }
         })
     }

@@ -447,6 +447,7 @@ impl Kernel {
             },
             hubs,
             mode_cell.clone(),
+            Some(todos.clone()),
         ));
 
         // The system prompt: snapshotted at start, reused byte for byte.
