@@ -125,6 +125,13 @@ async fn two_explore_subagents_read_in_parallel_and_answer_in_order_with_linked_
 
     let bodies = bodies(&server);
     assert_eq!(bodies.len(), 6, "parent ×2, each child ×2");
+    // In parallel: both children asked the model before either had read
+    // its file (one after the other, the first would have finished first).
+    let opening: Vec<usize> = bodies[1..3]
+        .iter()
+        .map(|b| b["messages"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(opening, [1, 1], "both children started together");
     let last = bodies.last().unwrap();
     let answered = results(last);
     assert_eq!(answered.len(), 2);
@@ -276,4 +283,63 @@ async fn an_unknown_agent_type_is_refused_with_the_types_that_exist() {
         "{refused:?}"
     );
     assert_eq!(bodies(&server).len(), 2, "no subagent request");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_agent_file_defines_a_type_with_its_tools_model_and_instructions() {
+    let world = World::new();
+    let agents = world.home.path().join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("reader.md"),
+        "---\ndescription: Reads one file and summarises it\ntools: [Read]\nmodel: mock-model-small\n---\nSummarise in one sentence.\n",
+    )
+    .unwrap();
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            tasks(&[task("call_task_1", "reader", "Summarise notes for me")]),
+            Reply::Text("Summarised.".into()),
+        ],
+    )
+    .when(
+        "Summarise notes for me",
+        Reply::Text("Notes are short.".into()),
+    );
+    let server = MockServer::start(script).await.unwrap();
+    let out = run(world.exec(&server, Wire::Anthropic, &["Summarise"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let bodies = bodies(&server);
+    // The parent's Task description lists the type.
+    let task_tool = bodies[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "Task")
+        .unwrap()["description"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        task_tool.contains("- reader: Reads one file and summarises it (tools: Read)"),
+        "{task_tool}"
+    );
+    let child = &bodies[1];
+    assert_eq!(child["model"], "mock-model-small");
+    let names: Vec<&str> = child["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Read"]);
+    assert!(
+        child["system"]
+            .to_string()
+            .contains("Summarise in one sentence."),
+        "{}",
+        child["system"]
+    );
+    let parent = results(bodies.last().unwrap());
+    assert!(parent[0].1.contains("Notes are short."), "{parent:?}");
 }
