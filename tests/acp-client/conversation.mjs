@@ -231,8 +231,8 @@ async function firstProcess() {
     );
     equal(
       init.agentCapabilities?._meta?.riot?.requests,
-      ["_riot/shutdown"],
-      "the agent advertises _riot/shutdown in its capabilities' _meta",
+      ["_riot/shutdown", "_riot/mcp_servers", "_riot/mcp_restart"],
+      "the agent advertises its _riot requests in its capabilities' _meta",
     );
     equal(init.protocolVersion, acp.PROTOCOL_VERSION, "initialize agrees on the protocol version");
     equal(init.agentCapabilities?.loadSession, true, "the agent can load sessions");

@@ -550,6 +550,7 @@ pub(crate) async fn serve_on(
         turns: tokio_util::task::TaskTracker::new(),
         wanted: Mutex::new(Vec::new()),
     });
+    let (a8, a9) = (Arc::clone(&agent), Arc::clone(&agent));
     let (a0, a1, a2, a3, a4, a5, a6, a7) = (
         Arc::clone(&agent),
         Arc::clone(&agent),
@@ -663,6 +664,44 @@ pub(crate) async fn serve_on(
                 });
                 a7.stop.trigger();
                 sent
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |_request: ext::McpServersRequest,
+                        responder: Responder<ext::McpServersResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let servers = a8
+                    .config
+                    .kernel
+                    .mcp_servers()
+                    .into_iter()
+                    .map(ext::McpServerEntry::from)
+                    .collect();
+                responder.respond(ext::McpServersResponse {
+                    servers,
+                    meta: None,
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ext::McpRestartRequest,
+                        responder: Responder<ext::McpRestartResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&a9);
+                tokio::spawn(async move {
+                    let project = request.project.as_deref().map(std::path::Path::new);
+                    let result = agent
+                        .config
+                        .kernel
+                        .restart_mcp_server(project, &request.name)
+                        .await
+                        .map(|()| ext::McpRestartResponse { meta: None })
+                        .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()));
+                    reply(responder, result);
+                });
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )

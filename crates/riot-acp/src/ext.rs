@@ -9,6 +9,11 @@
 //!   transcripts keep every tool call paired with its result), pending
 //!   prompts get their `cancelled` response, and the process exits 0
 //!   (`riot serve`: the whole server).
+//! - `_riot/mcp_servers` (request): the MCP servers of the projects this
+//!   agent has sessions in — project, name, scope, transport, status,
+//!   tool count or failure reason.
+//! - `_riot/mcp_restart` (request, `{name, project?}`): stops a server
+//!   and starts it again; unknown names are an invalid-params error.
 //!
 //! The notifications are sent only to a client that asks for them in
 //! `initialize`: `clientCapabilities._meta.riot.notifications`, a list of
@@ -30,6 +35,8 @@ use serde_json::{Value, json};
 pub const SHUTDOWN: &str = "_riot/shutdown";
 pub const USAGE: &str = "_riot/usage";
 pub const COMPACTION: &str = "_riot/compaction";
+pub const MCP_SERVERS: &str = "_riot/mcp_servers";
+pub const MCP_RESTART: &str = "_riot/mcp_restart";
 
 /// The `_meta` of the agent's capabilities: which extensions it has.
 pub fn capabilities_meta() -> Meta {
@@ -37,7 +44,7 @@ pub fn capabilities_meta() -> Meta {
     meta.insert(
         "riot".into(),
         json!({
-            "requests": [SHUTDOWN],
+            "requests": [SHUTDOWN, MCP_SERVERS, MCP_RESTART],
             "notifications": [USAGE, COMPACTION],
         }),
     );
@@ -108,6 +115,121 @@ pub struct ShutdownResponse {
     pub cancelled_turns: u32,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+}
+
+/// Implements the JSON-RPC plumbing of a `_riot/...` request whose params
+/// may be left out when every field has a default.
+macro_rules! riot_request {
+    ($request:ty, $method:expr, $response:ty) => {
+        impl JsonRpcMessage for $request {
+            fn matches_method(method: &str) -> bool {
+                method == $method
+            }
+            fn method(&self) -> &str {
+                $method
+            }
+            fn to_untyped_message(&self) -> Result<UntypedMessage, agent_client_protocol::Error> {
+                UntypedMessage::new($method, self)
+            }
+            fn parse_message(
+                method: &str,
+                params: &Value,
+            ) -> Result<Self, agent_client_protocol::Error> {
+                if method != $method {
+                    return Err(agent_client_protocol::Error::method_not_found());
+                }
+                let params = if params.is_null() { json!({}) } else { params.clone() };
+                serde_json::from_value(params).map_err(|e| {
+                    agent_client_protocol::Error::invalid_params()
+                        .data(json!({"error": e.to_string()}))
+                })
+            }
+        }
+        impl JsonRpcRequest for $request {
+            type Response = $response;
+        }
+    };
+}
+
+/// `_riot/mcp_servers`: the MCP servers of the projects this agent has
+/// sessions in, with their status (for a UI's MCP panel).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServersRequest {
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+riot_request!(McpServersRequest, MCP_SERVERS, McpServersResponse);
+
+/// One server of `_riot/mcp_servers`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerEntry {
+    pub project: String,
+    pub name: String,
+    /// `user`, `project` or `session`.
+    pub scope: String,
+    /// `stdio` or `http`.
+    pub transport: String,
+    /// `connecting`, `ready`, `failed` or `disabled`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `_riot/mcp_servers`'s result.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServersResponse {
+    pub servers: Vec<McpServerEntry>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// `_riot/mcp_restart`: stop and start one server again (its status goes
+/// back to `connecting`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpRestartRequest {
+    pub name: String,
+    /// The project directory, when several have a server of that name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+riot_request!(McpRestartRequest, MCP_RESTART, McpRestartResponse);
+
+/// `_riot/mcp_restart`'s result.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct McpRestartResponse {
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl From<riot_kernel::session::McpServerInfo> for McpServerEntry {
+    fn from(info: riot_kernel::session::McpServerInfo) -> Self {
+        let (status, tools, reason) = match info.status {
+            riot_mcp::ServerStatus::Connecting => ("connecting", None, None),
+            riot_mcp::ServerStatus::Ready { tools } => ("ready", Some(tools), None),
+            riot_mcp::ServerStatus::Failed { reason } => ("failed", None, Some(reason)),
+            riot_mcp::ServerStatus::Disabled => ("disabled", None, None),
+        };
+        Self {
+            project: info.project.display().to_string(),
+            name: info.name,
+            scope: info.scope,
+            transport: info.transport.to_owned(),
+            status: status.to_owned(),
+            tools,
+            reason,
+        }
+    }
 }
 
 /// Token counts in ACP's camelCase.

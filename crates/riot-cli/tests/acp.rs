@@ -788,7 +788,7 @@ async fn riot_shutdown_replies_then_ends_the_running_turn_and_exits_zero() {
     // The extension is advertised the ACP way, in the capabilities' _meta.
     assert_eq!(
         init["agentCapabilities"]["_meta"]["riot"]["requests"],
-        json!(["_riot/shutdown"]),
+        json!(["_riot/shutdown", "_riot/mcp_servers", "_riot/mcp_restart"]),
         "{init}"
     );
     let session_id = client.new_session(&world).await;
@@ -1584,6 +1584,81 @@ async fn cancelling_the_parent_stops_its_subagent_with_both_transcripts_paired()
         .await;
     assert_eq!(next.result()["stopReason"], "end_turn");
     assert_eq!(next.text(), "Back again.");
+    client.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::print_stderr)] // a skipped test says so
+async fn riot_mcp_servers_reports_status_and_riot_mcp_restart_restarts() {
+    let js = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !js.is_file() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "server-everything is not installed; run `npm ci --prefix tests/mcp-servers`"
+        );
+        eprintln!("\n!!! SKIPPING: server-everything is not installed !!!\n");
+        return;
+    }
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("mcp.json"),
+        json!({"mcpServers": {
+            "everything": {"command": "node", "args": [js.to_str().unwrap(), "stdio"]},
+            "off": {"command": "true", "disabled": true}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (server, mut client, _session_id) = AcpClient::in_session(&world, vec![]).await;
+
+    let ready = |servers: &Value| {
+        servers["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "everything" && s["status"] == "ready")
+    };
+    let mut listed = Value::Null;
+    for _ in 0..600 {
+        listed = client
+            .call("_riot/mcp_servers", json!({}))
+            .await
+            .result()
+            .clone();
+        if ready(&listed) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let servers = listed["servers"].as_array().unwrap();
+    let everything = servers.iter().find(|s| s["name"] == "everything").unwrap();
+    assert_eq!(everything["status"], "ready", "{listed}");
+    assert_eq!(everything["scope"], "user");
+    assert_eq!(everything["transport"], "stdio");
+    assert!(everything["tools"].as_u64().unwrap() >= 5, "{everything}");
+    assert_eq!(
+        everything["project"],
+        world.cwd().to_str().unwrap(),
+        "{everything}"
+    );
+    let off = servers.iter().find(|s| s["name"] == "off").unwrap();
+    assert_eq!(off["status"], "disabled");
+
+    let restarted = client
+        .call("_riot/mcp_restart", json!({"name": "everything"}))
+        .await;
+    restarted.result();
+    let unknown = client
+        .call("_riot/mcp_restart", json!({"name": "nope"}))
+        .await;
+    let message = unknown.response["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("no running MCP server `nope`"),
+        "{message}"
+    );
     client.close().await;
     server.shutdown().await;
 }

@@ -234,3 +234,99 @@ async fn a_server_that_never_answers_does_not_hold_up_the_session_and_is_stopped
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_tool_lists_are_deferred_behind_tool_search_and_loaded_on_demand() {
+    let Some(everything) = everything("large_tool_lists_are_deferred") else {
+        return;
+    };
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("mcp.json"),
+        json!({"mcpServers": {"everything": {"command": "node",
+            "args": [everything.to_str().unwrap(), "stdio"]}}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        json!({"permissions": {"allow": ["mcp__everything__echo"]}}).to_string(),
+    )
+    .unwrap();
+    let server = MockServer::start(Script::new(
+        Wire::Anthropic,
+        vec![
+            tool_call(
+                "call_search_1",
+                "ToolSearch",
+                json!({"query": "select:mcp__everything__echo"}),
+            ),
+            tool_call(
+                "call_echo_1",
+                "mcp__everything__echo",
+                json!({"message": "deferred hello"}),
+            ),
+            Reply::Text("Done.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    // server-everything declares about 4,600 characters; a tenth of a
+    // real window is more, so lower the mark.
+    let mut exec = world.exec(&server, Wire::Anthropic, &["Echo"]);
+    exec.env("RIOT_TOOL_SEARCH_CHARS", "1000");
+    let out = run(exec).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let bodies = bodies(&server);
+    assert_eq!(bodies.len(), 3);
+    let names = |body: &Value| -> Vec<String> {
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // After the search: ToolSearch, then only the loaded tool.
+    let offered = names(&bodies[1]);
+    let tail: Vec<&str> = offered[offered.len() - 2..]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(tail, ["ToolSearch", "mcp__everything__echo"], "{offered:?}");
+    assert_eq!(
+        offered.iter().filter(|n| n.starts_with("mcp__")).count(),
+        1,
+        "{offered:?}"
+    );
+    let search = bodies[1]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "ToolSearch")
+        .unwrap()["description"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        search.contains("mcp__everything__get-sum") || search.contains("mcp__everything__add"),
+        "{search}"
+    );
+    let found = &bodies[1]["messages"][2]["content"][0];
+    assert_eq!(found["tool_use_id"], "call_search_1");
+    assert!(
+        found["content"]
+            .to_string()
+            .contains("## mcp__everything__echo"),
+        "{found}"
+    );
+    assert!(
+        found["content"].to_string().contains("Input schema"),
+        "{found}"
+    );
+    // The cached prefix holds: the third request offers the same list.
+    assert_eq!(names(&bodies[2]), offered);
+    let echoed = &bodies[2]["messages"][4]["content"][0];
+    assert_eq!(echoed["tool_use_id"], "call_echo_1");
+    assert_eq!(echoed["content"][0]["text"], "Echo: deferred hello");
+}

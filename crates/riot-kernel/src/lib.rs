@@ -30,6 +30,7 @@ pub mod skills;
 pub mod task;
 pub mod todo;
 pub mod tools;
+pub mod toolsearch;
 mod transcript;
 pub mod trust;
 pub mod working_set;

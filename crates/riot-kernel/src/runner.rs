@@ -20,6 +20,7 @@ use riot_protocol::{
 use riot_tools::{Scheduler, SchedulerConfig};
 
 use crate::plan::ModeCell;
+use crate::toolsearch::{Deferred, ToolSearch};
 
 /// What a scheduler is built from, kept to rebuild it.
 #[derive(Debug, Clone)]
@@ -51,8 +52,8 @@ struct Current {
     /// The MCP tool names the scheduler was built with, in order.
     mcp: Vec<String>,
     scheduler: Arc<Scheduler>,
-    /// The MCP tool names last offered to the model.
-    offered: Vec<String>,
+    /// The tools last offered to the model.
+    offered: Vec<ToolSpec>,
 }
 
 struct Inner {
@@ -65,6 +66,10 @@ struct Inner {
     todos: Option<crate::todo::TodoList>,
     /// Tool calls since the todo list was last written (or non-empty).
     calls_since_todos: AtomicUsize,
+    /// MCP tools held back behind ToolSearch, and the ones loaded.
+    deferred: Deferred,
+    /// MCP tool declarations larger than this (in characters) are deferred.
+    defer_above_chars: usize,
 }
 
 /// Tool calls without a todo list after which the model is reminded, once,
@@ -73,6 +78,16 @@ pub const TODO_REMINDER_AFTER_CALLS: usize = 10;
 
 /// What the model is reminded of.
 pub const TODO_REMINDER: &str = "Reminder from Riot: this task has taken many steps and there is no todo list. If several parts are left, write them with TodoWrite so the person can follow your progress; if the task is nearly done, ignore this.";
+
+/// The share of the context window MCP tool declarations may take before
+/// they are deferred behind ToolSearch: a tenth, at four characters a token.
+pub fn defer_threshold_chars(context_window: u64) -> usize {
+    usize::try_from(context_window / 10 * 4).unwrap_or(usize::MAX)
+}
+
+fn spec_chars(spec: &ToolSpec) -> usize {
+    spec.name.len() + spec.description.len() + spec.input_schema.to_string().len()
+}
 
 impl Inner {
     /// Counts `calls`; true once when a long run of calls has no todo list.
@@ -91,19 +106,61 @@ impl Inner {
         before < TODO_REMINDER_AFTER_CALLS && before + calls.len() >= TODO_REMINDER_AFTER_CALLS
     }
 
-    /// The scheduler over the MCP tools ready now, rebuilt if they changed.
+    /// The scheduler over the MCP tools ready now, rebuilt if they changed
+    /// (and, with MCP servers, ToolSearch, offered only while deferring).
     fn refresh(&self) -> Arc<Scheduler> {
         let mcp = mcp_tools(&self.hubs);
         let names: Vec<String> = mcp.iter().map(|t| t.name().to_owned()).collect();
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
         if current.mcp != names {
             tracing::info!(tools = names.len(), "the MCP tools changed");
-            current.scheduler = self
-                .parts
-                .build(self.base.iter().cloned().chain(mcp).collect());
+            let mut tools = self.base.clone();
+            if !self.hubs.is_empty() {
+                tools.push(Arc::new(ToolSearch {
+                    deferred: self.deferred.clone(),
+                }));
+            }
+            tools.extend(mcp);
+            let scheduler = self.parts.build(tools);
+            // What is deferred is decided on the declarations themselves.
+            let specs: Vec<ToolSpec> = scheduler
+                .specs()
+                .into_iter()
+                .filter(|s| s.name.starts_with("mcp__"))
+                .collect();
+            let size: usize = specs.iter().map(spec_chars).sum();
+            self.deferred.set(if size > self.defer_above_chars {
+                specs
+            } else {
+                Vec::new()
+            });
+            // ToolSearch renders its description (the deferred names) from
+            // the shared state whenever specs are taken.
+            current.scheduler = scheduler;
             current.mcp = names;
         }
         Arc::clone(&current.scheduler)
+    }
+
+    /// What the model is offered from `scheduler`: everything, or — while
+    /// deferring — the built-in and session tools, ToolSearch, and the
+    /// deferred tools loaded so far in the order they were loaded.
+    fn offered(&self, scheduler: &Scheduler) -> Vec<ToolSpec> {
+        let specs = scheduler.specs();
+        if !self.deferred.active() {
+            return specs
+                .into_iter()
+                .filter(|s| s.name != "ToolSearch")
+                .collect();
+        }
+        let (mcp, mut offered): (Vec<ToolSpec>, Vec<ToolSpec>) =
+            specs.into_iter().partition(|s| s.name.starts_with("mcp__"));
+        for name in self.deferred.loaded() {
+            if let Some(spec) = mcp.iter().find(|s| s.name == name) {
+                offered.push(spec.clone());
+            }
+        }
+        offered
     }
 }
 
@@ -127,32 +184,41 @@ impl std::fmt::Debug for SessionRunner {
 
 impl SessionRunner {
     /// A runner over `base` (built-ins and session tools, in order) and
-    /// the ready tools of `hubs`.
+    /// the ready tools of `hubs`, deferred behind ToolSearch when their
+    /// declarations exceed `defer_above_chars`.
     pub fn new(
         base: Vec<Arc<dyn DynTool>>,
         parts: SchedulerParts,
         hubs: Vec<Arc<McpHub>>,
         mode: ModeCell,
         todos: Option<crate::todo::TodoList>,
+        defer_above_chars: usize,
     ) -> Self {
-        let mcp = mcp_tools(&hubs);
-        let names: Vec<String> = mcp.iter().map(|t| t.name().to_owned()).collect();
-        let scheduler = parts.build(base.iter().cloned().chain(mcp).collect());
-        Self {
-            inner: Arc::new(Inner {
-                base,
-                parts,
-                hubs,
-                mode,
-                current: RwLock::new(Current {
-                    offered: names.clone(),
-                    mcp: names,
-                    scheduler,
-                }),
-                todos,
-                calls_since_todos: AtomicUsize::new(0),
+        let scheduler = parts.build(base.clone());
+        let inner = Arc::new(Inner {
+            base,
+            parts,
+            hubs,
+            mode,
+            current: RwLock::new(Current {
+                // Never a real list: the first refresh builds the scheduler.
+                mcp: vec![String::new()],
+                scheduler,
+                offered: Vec::new(),
             }),
-        }
+            todos,
+            calls_since_todos: AtomicUsize::new(0),
+            deferred: Deferred::default(),
+            defer_above_chars,
+        });
+        let scheduler = inner.refresh();
+        let offered = inner.offered(&scheduler);
+        inner
+            .current
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .offered = offered;
+        Self { inner }
     }
 }
 
@@ -187,7 +253,8 @@ async fn settled(hub: &McpHub, server: &str) {
 
 impl ToolRunner for SessionRunner {
     fn specs(&self) -> Vec<ToolSpec> {
-        self.inner.refresh().specs()
+        let scheduler = self.inner.refresh();
+        self.inner.offered(&scheduler)
     }
 
     fn updated_specs(&self) -> Option<Vec<ToolSpec>> {
@@ -195,16 +262,17 @@ impl ToolRunner for SessionRunner {
             return None;
         }
         let scheduler = self.inner.refresh();
+        let offered = self.inner.offered(&scheduler);
         let mut current = self
             .inner
             .current
             .write()
             .unwrap_or_else(|e| e.into_inner());
-        if current.offered == current.mcp {
+        if current.offered == offered {
             return None;
         }
-        current.offered = current.mcp.clone();
-        Some(scheduler.specs())
+        current.offered = offered.clone();
+        Some(offered)
     }
 
     /// A call to a server that is still starting waits for it (at most its
@@ -220,10 +288,14 @@ impl ToolRunner for SessionRunner {
             mode: inner.mode.get(),
             ..options
         };
-        let servers: Vec<String> = calls
+        let mut servers: Vec<String> = calls
             .iter()
             .filter_map(|c| server_of(&c.name).map(str::to_owned))
             .collect();
+        // A search should see every server's tools: wait for all of them.
+        if calls.iter().any(|c| c.name == "ToolSearch") {
+            servers.extend(inner.hubs.iter().flat_map(|h| h.statuses().into_keys()));
+        }
         let remind = inner.todo_reminder_due(&calls);
         Box::pin(async_stream::stream! {
             if !servers.is_empty() {

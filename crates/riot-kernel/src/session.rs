@@ -58,6 +58,18 @@ pub struct OpenOptions {
     pub mcp_servers: Vec<riot_mcp::ServerConfig>,
 }
 
+/// One MCP server of a kernel, for faces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerInfo {
+    pub project: PathBuf,
+    pub name: String,
+    /// `user`, `project` or `session`.
+    pub scope: String,
+    /// `stdio` or `http`.
+    pub transport: &'static str,
+    pub status: riot_mcp::ServerStatus,
+}
+
 /// A kernel error, classified for exit codes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KernelError {
@@ -259,13 +271,62 @@ impl Kernel {
         options
     }
 
-    /// The MCP servers of every project this kernel has opened, with their
-    /// status.
-    pub fn mcp_statuses(&self) -> Vec<(String, riot_mcp::ServerStatus)> {
+    /// The MCP servers of every project this kernel has opened: project
+    /// root, server, how it is reached, and its status.
+    pub fn mcp_servers(&self) -> Vec<McpServerInfo> {
         let hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
-        hubs.values()
-            .flat_map(|h| h.statuses().into_iter())
-            .collect()
+        let mut out = Vec::new();
+        for (project, hub) in hubs.iter() {
+            let statuses = hub.statuses();
+            for config in hub.configs() {
+                out.push(McpServerInfo {
+                    project: project.clone(),
+                    name: config.name.clone(),
+                    scope: config.scope.to_string(),
+                    transport: config.transport.kind(),
+                    status: statuses
+                        .get(&config.name)
+                        .cloned()
+                        .unwrap_or(riot_mcp::ServerStatus::Connecting),
+                });
+            }
+        }
+        out
+    }
+
+    /// Restarts the MCP server `name` of `project` (of any project when
+    /// `None` and the name is unique).
+    pub async fn restart_mcp_server(
+        &self,
+        project: Option<&Path>,
+        name: &str,
+    ) -> Result<(), KernelError> {
+        let hub = {
+            let hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
+            let mut found: Vec<Arc<riot_mcp::McpHub>> = hubs
+                .iter()
+                .filter(|(p, h)| {
+                    project.is_none_or(|want| want == p.as_path()) && h.status(name).is_some()
+                })
+                .map(|(_, h)| Arc::clone(h))
+                .collect();
+            match found.len() {
+                1 => found.remove(0),
+                0 => {
+                    return Err(KernelError::Usage(format!(
+                        "no running MCP server `{name}`; `_riot/mcp_servers` lists them"
+                    )));
+                }
+                _ => {
+                    return Err(KernelError::Usage(format!(
+                        "several projects have an MCP server `{name}`; name the project"
+                    )));
+                }
+            }
+        };
+        hub.restart(name)
+            .await
+            .map_err(|e| KernelError::Usage(e.to_string()))
     }
 
     /// Opens a new or resumed session.
@@ -448,6 +509,13 @@ impl Kernel {
             hubs,
             mode_cell.clone(),
             Some(todos.clone()),
+            options
+                .env
+                .get("RIOT_TOOL_SEARCH_CHARS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| {
+                    crate::runner::defer_threshold_chars(capabilities.context_window)
+                }),
         ));
 
         // The system prompt: snapshotted at start, reused byte for byte.
