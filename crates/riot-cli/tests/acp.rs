@@ -10,7 +10,6 @@
 
 mod support;
 
-use std::path::Path;
 use std::process::Stdio;
 
 use riot_testkit::{MockServer, Reply, Script, Wire};
@@ -1364,17 +1363,7 @@ async fn plan_mode_refuses_a_write_until_the_plan_is_approved_then_writes_in_the
     assert_eq!(modes[0]["currentModeId"], "accept-edits");
 
     let bodies = support::bodies(&server);
-    let result_of = |body: &Value, id: &str| -> Value {
-        body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|m| m["content"].as_array().unwrap())
-            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
-            .cloned()
-            .unwrap_or_else(|| panic!("no result for {id}"))
-    };
-    let refused = result_of(&bodies[1], "call_write_1");
+    let refused = support::tool_result(&bodies[1], "call_write_1");
     assert_eq!(refused["is_error"], true);
     assert!(
         refused["content"]
@@ -1385,7 +1374,7 @@ async fn plan_mode_refuses_a_write_until_the_plan_is_approved_then_writes_in_the
             ),
         "{refused}"
     );
-    let approved = result_of(&bodies[2], "call_plan_1");
+    let approved = support::tool_result(&bodies[2], "call_plan_1");
     assert!(
         approved["content"]
             .to_string()
@@ -1450,19 +1439,10 @@ async fn ask_user_shows_the_choices_and_the_model_gets_the_answer() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[allow(clippy::print_stderr)] // a skipped test says so
 async fn mcp_servers_handed_over_by_the_client_serve_that_session() {
-    let js = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    if !js.is_file() {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "server-everything is not installed; run `npm ci --prefix tests/mcp-servers`"
-        );
-        eprintln!("\n!!! SKIPPING: server-everything is not installed !!!\n");
+    let Some(js) = support::everything_server("acp with MCP") else {
         return;
-    }
+    };
     let world = World::new();
     let replies = vec![
         tool_call(
@@ -1589,19 +1569,10 @@ async fn cancelling_the_parent_stops_its_subagent_with_both_transcripts_paired()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[allow(clippy::print_stderr)] // a skipped test says so
 async fn riot_mcp_servers_reports_status_and_riot_mcp_restart_restarts() {
-    let js = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    if !js.is_file() {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "server-everything is not installed; run `npm ci --prefix tests/mcp-servers`"
-        );
-        eprintln!("\n!!! SKIPPING: server-everything is not installed !!!\n");
+    let Some(js) = support::everything_server("acp with MCP") else {
         return;
-    }
+    };
     let world = World::new();
     std::fs::write(
         world.home.path().join("mcp.json"),

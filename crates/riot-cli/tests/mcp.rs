@@ -5,34 +5,30 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 #![allow(clippy::disallowed_methods)] // black-box tests use real files and processes
-#![allow(clippy::print_stderr)] // a skipped test says so
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::{Value, json};
-use support::{World, bodies, processes_with, run, tool_call, wait_until};
+use support::{World, bodies, everything_server, processes_with, run, tool_call, wait_until};
 
-/// server-everything's entry point; missing under `CI=true` fails the
-/// test, elsewhere it is skipped loudly.
-fn everything(test: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    let node = std::process::Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if node && path.is_file() {
-        return Some(path.canonicalize().unwrap());
-    }
-    let why = "server-everything is not installed; run `npm ci --prefix tests/mcp-servers`";
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{test}: {why}");
-    }
-    eprintln!("\n!!! SKIPPING {test}: {why} !!!\n");
-    None
+/// Configures server-everything for the user, with `allow` as the only
+/// allow rules.
+fn configure_everything(world: &World, js: &Path, allow: &[&str]) {
+    std::fs::write(
+        world.home.path().join("mcp.json"),
+        json!({"mcpServers": {"everything": {"command": "node",
+            "args": [js.to_str().unwrap(), "stdio"]}}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        json!({"permissions": {"allow": allow}}).to_string(),
+    )
+    .unwrap();
 }
 
 fn user_file(world: &World) -> Value {
@@ -41,7 +37,7 @@ fn user_file(world: &World) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_list_and_remove_manage_the_user_file_and_report_each_servers_status() {
-    let Some(everything) = everything("add_list_and_remove") else {
+    let Some(everything) = everything_server("add_list_and_remove") else {
         return;
     };
     let world = World::new();
@@ -144,22 +140,11 @@ async fn add_list_and_remove_manage_the_user_file_and_report_each_servers_status
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_calls_an_mcp_tool_and_its_result_reaches_the_next_request() {
-    let Some(everything) = everything("exec_calls_an_mcp_tool") else {
+    let Some(everything) = everything_server("exec_calls_an_mcp_tool") else {
         return;
     };
     let world = World::new();
-    std::fs::write(
-        world.home.path().join("mcp.json"),
-        json!({"mcpServers": {"everything": {"command": "node",
-            "args": [everything.to_str().unwrap(), "stdio"]}}})
-        .to_string(),
-    )
-    .unwrap();
-    std::fs::write(
-        world.home.path().join("settings.json"),
-        json!({"permissions": {"allow": ["mcp__everything__echo"]}}).to_string(),
-    )
-    .unwrap();
+    configure_everything(&world, &everything, &["mcp__everything__echo"]);
     let server = MockServer::start(Script::new(
         Wire::Anthropic,
         vec![
@@ -237,22 +222,11 @@ async fn a_server_that_never_answers_does_not_hold_up_the_session_and_is_stopped
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_tool_lists_are_deferred_behind_tool_search_and_loaded_on_demand() {
-    let Some(everything) = everything("large_tool_lists_are_deferred") else {
+    let Some(everything) = everything_server("large_tool_lists_are_deferred") else {
         return;
     };
     let world = World::new();
-    std::fs::write(
-        world.home.path().join("mcp.json"),
-        json!({"mcpServers": {"everything": {"command": "node",
-            "args": [everything.to_str().unwrap(), "stdio"]}}})
-        .to_string(),
-    )
-    .unwrap();
-    std::fs::write(
-        world.home.path().join("settings.json"),
-        json!({"permissions": {"allow": ["mcp__everything__echo"]}}).to_string(),
-    )
-    .unwrap();
+    configure_everything(&world, &everything, &["mcp__everything__echo"]);
     let server = MockServer::start(Script::new(
         Wire::Anthropic,
         vec![

@@ -19,15 +19,7 @@ async fn server(replies: Vec<Reply>) -> MockServer {
 
 /// The `tool_result` block answering `id` in the last request.
 fn last_result(server: &MockServer, id: &str) -> Value {
-    let bodies = bodies(server);
-    bodies.last().unwrap()["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|m| m["content"].as_array().unwrap())
-        .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
-        .cloned()
-        .unwrap_or_else(|| panic!("no result for {id}"))
+    support::tool_result(bodies(server).last().unwrap(), id)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use riot_protocol::{FileKind, FileSystem, UserBlock};
 use serde::Deserialize;
 
+use crate::extension_files::{self, Layout, Origin};
 use crate::frontmatter;
 
 /// A built-in command: name, description, argument hint.
@@ -47,14 +48,6 @@ pub const MAX_MENTION_CHARS: usize = 100_000;
 /// `@file` mentions attached per prompt.
 const MAX_MENTIONS: usize = 10;
 
-/// Where a command was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommandOrigin {
-    Builtin,
-    Project,
-    User,
-}
-
 /// One command a person can type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Command {
@@ -64,7 +57,7 @@ pub struct Command {
     pub argument_hint: Option<String>,
     /// The model this command's turn runs with (front matter `model`).
     pub model: Option<String>,
-    pub origin: CommandOrigin,
+    pub origin: Origin,
     /// The Markdown file (`None` for built-ins).
     pub file: Option<PathBuf>,
 }
@@ -93,7 +86,7 @@ impl Default for CommandCatalog {
                     description: (*description).to_owned(),
                     argument_hint: hint.map(str::to_owned),
                     model: None,
-                    origin: CommandOrigin::Builtin,
+                    origin: Origin::Builtin,
                     file: None,
                 })
                 .collect(),
@@ -112,34 +105,28 @@ impl CommandCatalog {
     ) -> (Self, Vec<String>) {
         let mut catalog = Self::default();
         let mut notices = Vec::new();
-        let mut untrusted = 0usize;
-        for dir in [
-            project_root.join(".riot").join("commands"),
-            project_root.join(".claude").join("commands"),
-        ] {
-            let files = markdown_files(fs, &dir).await;
-            if !trusted {
-                untrusted += files.len();
-                continue;
-            }
+        let found = extension_files::find(
+            fs,
+            home,
+            project_root,
+            trusted,
+            "commands",
+            "command",
+            Layout::Markdown {
+                max_depth: MAX_DEPTH,
+            },
+        )
+        .await;
+        notices.extend(found.notice);
+        for place in found.places {
             catalog
-                .load(fs, &dir, files, CommandOrigin::Project, &mut notices)
+                .load(fs, &place.root, place.entries, place.origin, &mut notices)
                 .await;
         }
-        if untrusted > 0 {
-            notices.push(format!(
-                "{untrusted} project command(s) in .riot/commands or .claude/commands were not loaded because this project is not trusted; rerun with --trust-project to use them."
-            ));
-        }
-        let dir = home.join("commands");
-        let files = markdown_files(fs, &dir).await;
-        catalog
-            .load(fs, &dir, files, CommandOrigin::User, &mut notices)
-            .await;
         let (builtin, mut rest): (Vec<Command>, Vec<Command>) = catalog
             .commands
             .into_iter()
-            .partition(|c| c.origin == CommandOrigin::Builtin);
+            .partition(|c| c.origin == Origin::Builtin);
         rest.sort_by(|a, b| a.name.cmp(&b.name));
         (
             Self {
@@ -154,7 +141,7 @@ impl CommandCatalog {
         fs: &dyn FileSystem,
         root: &Path,
         files: Vec<PathBuf>,
-        origin: CommandOrigin,
+        origin: Origin,
         notices: &mut Vec<String>,
     ) {
         for file in files {
@@ -166,7 +153,7 @@ impl CommandCatalog {
                 continue;
             };
             if let Some(existing) = self.get(&name) {
-                if existing.origin == CommandOrigin::Builtin {
+                if existing.origin == Origin::Builtin {
                     notices.push(format!(
                         "command {} skipped: /{name} is built in",
                         file.display()
@@ -174,19 +161,8 @@ impl CommandCatalog {
                 }
                 continue;
             }
-            let text = match fs.read(&file).await.map(String::from_utf8) {
-                Ok(Ok(text)) => text,
-                Ok(Err(_)) => {
-                    notices.push(format!(
-                        "command {} skipped: not UTF-8 text",
-                        file.display()
-                    ));
-                    continue;
-                }
-                Err(e) => {
-                    notices.push(format!("command {} skipped: {e}", file.display()));
-                    continue;
-                }
+            let Some(text) = extension_files::read_text(fs, &file, "command", notices).await else {
+                continue;
             };
             let (front, body) = match frontmatter::parse::<CommandFront>(&text) {
                 Ok(parsed) => parsed,
@@ -269,35 +245,6 @@ fn command_name(root: &Path, file: &Path) -> Option<String> {
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         });
     ok.then(|| parts.join(":"))
-}
-
-/// Every `*.md` file under `dir` (sorted, `MAX_DEPTH` levels).
-async fn markdown_files(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut pending = vec![(dir.to_path_buf(), 0usize)];
-    while let Some((d, depth)) = pending.pop() {
-        let Ok(entries) = fs.read_dir(&d).await else {
-            continue;
-        };
-        for entry in entries {
-            let kind = match entry.kind {
-                FileKind::Symlink => fs
-                    .metadata(&entry.path)
-                    .await
-                    .map_or(FileKind::Other, |m| m.kind),
-                k => k,
-            };
-            match kind {
-                FileKind::Dir if depth + 1 < MAX_DEPTH => pending.push((entry.path, depth + 1)),
-                FileKind::File if entry.path.extension().is_some_and(|e| e == "md") => {
-                    files.push(entry.path)
-                }
-                _ => {}
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 /// A typed `/name args`.

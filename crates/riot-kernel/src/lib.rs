@@ -16,6 +16,7 @@ pub mod classifier;
 pub mod commands;
 pub mod config;
 pub mod credentials;
+pub mod extension_files;
 pub mod frontmatter;
 pub mod gate;
 pub mod hooks;

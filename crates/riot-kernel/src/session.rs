@@ -830,7 +830,7 @@ impl Session {
                         }
                         return;
                     }
-                    Some(command) if command.origin == crate::commands::CommandOrigin::Builtin => {
+                    Some(command) if command.origin == crate::extension_files::Origin::Builtin => {
                         for event in self.builtin(&command.name, &args).await {
                             yield event;
                         }

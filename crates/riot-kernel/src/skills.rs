@@ -25,6 +25,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::extension_files::{self, Layout, Origin};
 use crate::frontmatter::{self, ToolList};
 
 /// Longest skill name (the common SKILL.md convention).
@@ -34,24 +35,6 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// Bundled files listed when a skill loads (the rest are summarised).
 const MAX_LISTED_FILES: usize = 50;
 
-/// Where a skill was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SkillOrigin {
-    Project,
-    User,
-    Builtin,
-}
-
-impl SkillOrigin {
-    fn as_str(self) -> &'static str {
-        match self {
-            SkillOrigin::Project => "project",
-            SkillOrigin::User => "user",
-            SkillOrigin::Builtin => "built-in",
-        }
-    }
-}
-
 /// One skill of the catalog.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skill {
@@ -60,7 +43,7 @@ pub struct Skill {
     /// The tools the skill expects to use (front matter `allowed-tools`).
     /// Advisory: permission rules still decide every call.
     pub allowed_tools: Vec<String>,
-    pub origin: SkillOrigin,
+    pub origin: Origin,
     /// The skill's folder (`None` for built-ins).
     pub dir: Option<PathBuf>,
     builtin_text: Option<&'static str>,
@@ -85,7 +68,7 @@ const BUILTIN: [(&str, &str); 3] = [
 fn parse_skill(
     text: &str,
     dir_name: &str,
-    origin: SkillOrigin,
+    origin: Origin,
     dir: Option<PathBuf>,
 ) -> Result<Skill, String> {
     let (front, _body) = frontmatter::parse::<SkillFront>(text).map_err(|e| e.to_string())?;
@@ -145,7 +128,7 @@ impl SkillCatalog {
         let mut skills: Vec<Skill> = BUILTIN
             .iter()
             .filter_map(|(dir, text)| {
-                let mut skill = parse_skill(text, dir, SkillOrigin::Builtin, None).ok()?;
+                let mut skill = parse_skill(text, dir, Origin::Builtin, None).ok()?;
                 skill.builtin_text = Some(text);
                 Some(skill)
             })
@@ -164,26 +147,20 @@ impl SkillCatalog {
     ) -> Discovered {
         let mut found: Vec<Skill> = Vec::new();
         let mut notices = Vec::new();
-        let project_dirs = [
-            project_root.join(".riot").join("skills"),
-            project_root.join(".claude").join("skills"),
-        ];
-        let mut skipped_untrusted = 0usize;
-        for dir in &project_dirs {
-            let entries = skill_dirs(fs, dir).await;
-            if !trusted {
-                skipped_untrusted += entries.len();
-                continue;
-            }
-            load_dir(fs, entries, SkillOrigin::Project, &mut found, &mut notices).await;
+        let places = extension_files::find(
+            fs,
+            home,
+            project_root,
+            trusted,
+            "skills",
+            "skill",
+            Layout::SkillFolders,
+        )
+        .await;
+        notices.extend(places.notice);
+        for place in places.places {
+            load_dir(fs, place.entries, place.origin, &mut found, &mut notices).await;
         }
-        if skipped_untrusted > 0 {
-            notices.push(format!(
-                "{skipped_untrusted} project skill(s) in .riot/skills or .claude/skills were not loaded because this project is not trusted; rerun with --trust-project to use them."
-            ));
-        }
-        let user = skill_dirs(fs, &home.join("skills")).await;
-        load_dir(fs, user, SkillOrigin::User, &mut found, &mut notices).await;
         for skill in Self::builtin().skills {
             if !found.iter().any(|s| s.name == skill.name) {
                 found.push(skill);
@@ -220,53 +197,17 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The sub-folders of `dir` that hold a `SKILL.md`, sorted.
-async fn skill_dirs(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = fs.read_dir(dir).await else {
-        return Vec::new();
-    };
-    let mut dirs = Vec::new();
-    for entry in entries {
-        let is_dir = match entry.kind {
-            FileKind::Dir => true,
-            FileKind::Symlink => fs
-                .metadata(&entry.path)
-                .await
-                .is_ok_and(|m| m.kind == FileKind::Dir),
-            _ => false,
-        };
-        if is_dir
-            && fs
-                .metadata(&entry.path.join("SKILL.md"))
-                .await
-                .is_ok_and(|m| m.kind == FileKind::File)
-        {
-            dirs.push(entry.path);
-        }
-    }
-    dirs.sort();
-    dirs
-}
-
 async fn load_dir(
     fs: &dyn FileSystem,
     dirs: Vec<PathBuf>,
-    origin: SkillOrigin,
+    origin: Origin,
     found: &mut Vec<Skill>,
     notices: &mut Vec<String>,
 ) {
     for dir in dirs {
         let file = dir.join("SKILL.md");
-        let text = match fs.read(&file).await.map(String::from_utf8) {
-            Ok(Ok(text)) => text,
-            Ok(Err(_)) => {
-                notices.push(format!("skill {} skipped: not UTF-8 text", file.display()));
-                continue;
-            }
-            Err(e) => {
-                notices.push(format!("skill {} skipped: {e}", file.display()));
-                continue;
-            }
+        let Some(text) = extension_files::read_text(fs, &file, "skill", notices).await else {
+            continue;
         };
         let dir_name = dir
             .file_name()
@@ -457,12 +398,7 @@ mod tests {
         let catalog = SkillCatalog::builtin();
         let names: Vec<&str> = catalog.skills().iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["commit", "debug", "review"]);
-        assert!(
-            catalog
-                .skills()
-                .iter()
-                .all(|s| s.origin == SkillOrigin::Builtin)
-        );
+        assert!(catalog.skills().iter().all(|s| s.origin == Origin::Builtin));
         let commit = catalog.get("commit").unwrap();
         assert!(
             commit
@@ -476,34 +412,33 @@ mod tests {
     fn names_and_descriptions_are_checked_with_the_line() {
         let long = "x".repeat(65);
         let text = format!("---\ndescription: d\nname: {long}\n---\n");
-        let err = parse_skill(&text, "dir", SkillOrigin::User, None).unwrap_err();
+        let err = parse_skill(&text, "dir", Origin::User, None).unwrap_err();
         assert!(err.starts_with("line 3: the name"), "{err}");
 
         let err = parse_skill(
             "---\nname: Bad_Name\ndescription: d\n---\n",
             "d",
-            SkillOrigin::User,
+            Origin::User,
             None,
         )
         .unwrap_err();
         assert!(err.contains("`Bad_Name` must be"), "{err}");
 
-        let err =
-            parse_skill("---\nname: ok\n---\nbody", "d", SkillOrigin::User, None).unwrap_err();
+        let err = parse_skill("---\nname: ok\n---\nbody", "d", Origin::User, None).unwrap_err();
         assert!(
             err.starts_with("line 2: a `description` is required"),
             "{err}"
         );
 
         let text = format!("---\nname: ok\ndescription: {}\n---\n", "d".repeat(1025));
-        let err = parse_skill(&text, "d", SkillOrigin::User, None).unwrap_err();
+        let err = parse_skill(&text, "d", Origin::User, None).unwrap_err();
         assert!(err.contains("1025 characters"), "{err}");
 
         // The folder name stands in for a missing name.
         let skill = parse_skill(
             "---\ndescription: does things\n---\n",
             "my-skill",
-            SkillOrigin::User,
+            Origin::User,
             None,
         )
         .unwrap();

@@ -21,8 +21,8 @@ use futures::StreamExt;
 use riot_core::{AgentDeps, AgentState, ContextManager, NoQueue, NoStopHooks, NoWorkingSet};
 use riot_mcp::McpHub;
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, DecisionReason, DynTool, FileKind, FileSystem, Message,
-    MessageId, PermissionGate, PermissionMode, PermissionPolicy, PermissionQuery, PermissionResult,
+    AgentEvent, CancelReason, CancelScope, DecisionReason, DynTool, FileSystem, Message, MessageId,
+    PermissionGate, PermissionMode, PermissionPolicy, PermissionQuery, PermissionResult,
     PermissionRule, ProgressPayload, PromptContext, Provider, SessionId, SystemPrompt,
     TerminalReason, Tool, ToolContext, ToolEnv, ToolOutcome, ToolRunner, ValidationError,
 };
@@ -32,6 +32,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::extension_files::{self, Layout, Origin};
 use crate::frontmatter::{self, ToolList};
 use crate::session::Capabilities;
 
@@ -46,14 +47,6 @@ const READ_ONLY_TOOLS: [&str; 3] = ["Read", "Glob", "Grep"];
 /// read-only policy limits to those that change nothing.
 const EXPLORE_TOOLS: [&str; 4] = ["Read", "Glob", "Grep", "Bash"];
 
-/// Where an agent type was defined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AgentOrigin {
-    Builtin,
-    Project,
-    User,
-}
-
 /// One agent type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentDefinition {
@@ -65,7 +58,7 @@ pub struct AgentDefinition {
     pub mode: Option<PermissionMode>,
     /// The agent's instructions (the file's body).
     pub instructions: String,
-    pub origin: AgentOrigin,
+    pub origin: Origin,
 }
 
 impl AgentDefinition {
@@ -88,7 +81,7 @@ fn builtin_agents() -> Vec<AgentDefinition> {
             model: None,
             mode: None,
             instructions: "You are a general-purpose agent working on a task given by another agent. Use the tools to do the task completely; search broadly when you do not know where something is.".into(),
-            origin: AgentOrigin::Builtin,
+            origin: Origin::Builtin,
         },
         AgentDefinition {
             name: "explore".into(),
@@ -97,7 +90,7 @@ fn builtin_agents() -> Vec<AgentDefinition> {
             model: None,
             mode: None,
             instructions: "You are a read-only exploration agent. Find and read what the task needs with Glob, Grep, Read and read-only shell commands (ls, git log, …). You cannot change files or run commands that change anything; do not try.".into(),
-            origin: AgentOrigin::Builtin,
+            origin: Origin::Builtin,
         },
     ]
 }
@@ -136,29 +129,22 @@ impl AgentCatalog {
     ) -> (Self, Vec<String>) {
         let mut catalog = Self::builtin();
         let mut notices = Vec::new();
-        let mut untrusted = 0usize;
-        for dir in [
-            project_root.join(".riot").join("agents"),
-            project_root.join(".claude").join("agents"),
-        ] {
-            let files = markdown_files(fs, &dir).await;
-            if !trusted {
-                untrusted += files.len();
-                continue;
-            }
+        let found = extension_files::find(
+            fs,
+            home,
+            project_root,
+            trusted,
+            "agents",
+            "agent definition",
+            Layout::Markdown { max_depth: 1 },
+        )
+        .await;
+        notices.extend(found.notice);
+        for place in found.places {
             catalog
-                .load(fs, files, AgentOrigin::Project, &mut notices)
+                .load(fs, place.entries, place.origin, &mut notices)
                 .await;
         }
-        if untrusted > 0 {
-            notices.push(format!(
-                "{untrusted} project agent definition(s) in .riot/agents or .claude/agents were not loaded because this project is not trusted; rerun with --trust-project to use them."
-            ));
-        }
-        let files = markdown_files(fs, &home.join("agents")).await;
-        catalog
-            .load(fs, files, AgentOrigin::User, &mut notices)
-            .await;
         (catalog, notices)
     }
 
@@ -166,24 +152,17 @@ impl AgentCatalog {
         &mut self,
         fs: &dyn FileSystem,
         files: Vec<PathBuf>,
-        origin: AgentOrigin,
+        origin: Origin,
         notices: &mut Vec<String>,
     ) {
         for file in files {
-            let text = match fs.read(&file).await.map(String::from_utf8) {
-                Ok(Ok(text)) => text,
-                _ => {
-                    notices.push(format!(
-                        "agent {} skipped: not readable UTF-8 text",
-                        file.display()
-                    ));
-                    continue;
-                }
+            let Some(text) = extension_files::read_text(fs, &file, "agent", notices).await else {
+                continue;
             };
             match parse_agent(&text, &file, origin) {
                 Ok(agent) => {
                     if let Some(existing) = self.get(&agent.name) {
-                        if existing.origin == AgentOrigin::Builtin {
+                        if existing.origin == Origin::Builtin {
                             notices.push(format!(
                                 "agent {} skipped: `{}` is built in",
                                 file.display(),
@@ -210,7 +189,7 @@ impl AgentCatalog {
     }
 }
 
-fn parse_agent(text: &str, file: &Path, origin: AgentOrigin) -> Result<AgentDefinition, String> {
+fn parse_agent(text: &str, file: &Path, origin: Origin) -> Result<AgentDefinition, String> {
     let (front, body) = frontmatter::parse::<AgentFront>(text).map_err(|e| e.to_string())?;
     let stem = file
         .file_stem()
@@ -264,22 +243,6 @@ fn parse_agent(text: &str, file: &Path, origin: AgentOrigin) -> Result<AgentDefi
         instructions: body.trim().to_owned(),
         origin,
     })
-}
-
-async fn markdown_files(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = fs.read_dir(dir).await else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .into_iter()
-        .filter(|e| {
-            matches!(e.kind, FileKind::File | FileKind::Symlink)
-                && e.path.extension().is_some_and(|x| x == "md")
-        })
-        .map(|e| e.path)
-        .collect();
-    files.sort();
-    files
 }
 
 /// Refuses every call that is not read-only, for read-only agents; the
@@ -694,7 +657,7 @@ mod tests {
         let agent = parse_agent(
             "---\ndescription: Reviews diffs\ntools: Read, Grep\nmodel: small\npermission-mode: plan\n---\nReview carefully.\n",
             file,
-            AgentOrigin::User,
+            Origin::User,
         )
         .unwrap();
         assert_eq!(agent.name, "reviewer");
@@ -710,19 +673,19 @@ mod tests {
         let err = parse_agent(
             "---\ndescription: d\npermission-mode: bypass\n---\n",
             file,
-            AgentOrigin::Project,
+            Origin::Project,
         )
         .unwrap_err();
         assert!(
             err.starts_with("line 3: `permission-mode: bypass` cannot be set"),
             "{err}"
         );
-        let err = parse_agent("---\nname: x\n---\n", file, AgentOrigin::User).unwrap_err();
+        let err = parse_agent("---\nname: x\n---\n", file, Origin::User).unwrap_err();
         assert!(err.contains("a `description` is required"), "{err}");
         let writer = parse_agent(
             "---\ndescription: d\ntools: [Read, Write]\n---\n",
             file,
-            AgentOrigin::User,
+            Origin::User,
         )
         .unwrap();
         assert!(!writer.is_read_only());

@@ -30,6 +30,41 @@ pub fn tool_call(id: &str, name: &str, arguments: Value) -> Reply {
     }
 }
 
+/// server-everything's entry point from `tests/mcp-servers` (installed by
+/// `.ci/run`). Missing under `CI=true` fails the test; elsewhere the test
+/// is skipped, loudly.
+#[allow(dead_code, clippy::print_stderr)] // not every test binary uses it
+pub fn everything_server(test: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if node && path.is_file() {
+        return Some(path.canonicalize().unwrap());
+    }
+    let why = "server-everything is not installed; run `npm ci --prefix tests/mcp-servers`";
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{test}: {why}");
+    }
+    eprintln!("\n!!! SKIPPING {test}: {why} !!!\n");
+    None
+}
+
+/// The `tool_result` block answering `id` anywhere in a request body.
+#[allow(dead_code)] // not every test binary uses it
+pub fn tool_result(body: &Value, id: &str) -> Value {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id} in {body}"))
+}
+
 /// An Anthropic reply that calls several tools at once.
 #[allow(dead_code)] // not every test binary uses every helper
 pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Reply {
