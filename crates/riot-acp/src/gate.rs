@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, ToolCallContent,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    Meta, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use riot_protocol::{
     PermissionGate, PermissionOutcome, PermissionRequestDetail, QuestionOutcome, QuestionRequest,
@@ -95,13 +95,19 @@ impl PermissionGate for ClientGate {
         );
         let fields = ToolCallUpdateFields::new()
             .title(detail.describe.clone())
+            .name(detail.tool_name.clone())
             .kind(mapping::tool_kind(&detail.tool_name))
             .status(ToolCallStatus::Pending)
-            .raw_input(detail.input.clone());
+            .raw_input(detail.input.clone())
+            .locations(detail.path.as_ref().map(|p| vec![ToolCallLocation::new(p)]));
+        // The whole question as Riot sees it — the resolved path, the full
+        // command, the reason — for a client that shows more than ACP has.
+        let mut meta = Meta::new();
+        meta.insert("riot".into(), serde_json::json!({ "detail": &detail }));
         let rule = detail.suggested_rule.as_deref();
         let request = RequestPermissionRequest::new(
             session_id,
-            ToolCallUpdate::new(id, fields),
+            ToolCallUpdate::new(id, fields).meta(meta),
             mapping::permission_options(rule),
         );
         match self.connection.send_request(request).block_task().await {

@@ -299,6 +299,7 @@ pub fn tool_call(
     status: ToolCallStatus,
 ) -> SessionUpdate {
     let mut call = ToolCall::new(id.to_owned(), title.to_owned())
+        .name(name.to_owned())
         .kind(tool_kind(name))
         .status(status);
     if let Some(input) = input {

@@ -413,6 +413,18 @@ async fn a_write_asks_the_client_and_only_allow_once_creates_the_file() {
     assert_eq!(asked["params"]["sessionId"], session_id.as_str());
     assert_eq!(asked["params"]["toolCall"]["toolCallId"], "call_write_1");
     assert_eq!(asked["params"]["toolCall"]["kind"], "edit");
+    // What a dialog must show (ARCHITECTURE §9): the tool, the resolved
+    // absolute path, the reason.
+    let out_path = world.cwd().join("out.txt");
+    assert_eq!(asked["params"]["toolCall"]["name"], "Write");
+    assert_eq!(
+        asked["params"]["toolCall"]["locations"][0]["path"],
+        out_path.to_str().unwrap()
+    );
+    let detail = &asked["params"]["toolCall"]["_meta"]["riot"]["detail"];
+    assert_eq!(detail["path"], out_path.to_str().unwrap(), "{detail}");
+    assert_eq!(detail["tool_name"], "Write");
+    assert!(detail["reason"]["kind"].is_string(), "{detail}");
     let kinds: Vec<&str> = asked["params"]["options"]
         .as_array()
         .unwrap()

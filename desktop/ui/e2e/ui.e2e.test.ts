@@ -1,0 +1,293 @@
+// The web UI end to end (issue 10, VERIFICATION L5 "Faces"): the built UI
+// served by a real `riot serve`, a real Chromium, and the strict mock
+// model, which rejects a history whose tool calls and results do not pair.
+// Each test starts its own world (harness.ts) and stops it, passed or not.
+
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+import type { Browser, Locator } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
+import {
+  launchBrowser,
+  missingPrerequisites,
+  PATIENCE_MS,
+  processesWithArgv,
+  toolCall,
+  World,
+  type MockScript,
+  type RecordedRequest,
+} from "./harness";
+
+const missing = missingPrerequisites();
+if (missing.length > 0) {
+  const why = `the UI end-to-end tests need ${missing.join(", ")}`;
+  // CI must run these tests: a missing browser or binary is a failure there.
+  if (process.env.CI) throw new Error(`${why}; CI must run them`);
+  console.warn(`SKIPPED: ${why}`);
+}
+
+const script = (replies: unknown[], chunkSize = 16): MockScript => ({ wire: "anthropic", chunk_size: chunkSize, replies });
+
+async function until(what: string, test: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + PATIENCE_MS;
+  while (!(await test())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function shows(locator: Locator, text?: string): Promise<void> {
+  const target = text === undefined ? locator : locator.filter({ hasText: text });
+  await target.first().waitFor({ timeout: PATIENCE_MS });
+}
+
+/** The blocks of the last user message of a recorded Anthropic request. */
+function lastUserContent(request: RecordedRequest | undefined): Record<string, unknown>[] {
+  const messages = request?.body.messages ?? [];
+  const last = messages[messages.length - 1];
+  expect(last?.role).toBe("user");
+  return Array.isArray(last?.content) ? (last.content as Record<string, unknown>[]) : [];
+}
+
+function resultText(block: Record<string, unknown> | undefined): string {
+  const content = block?.content;
+  if (typeof content === "string") return content;
+  return Array.isArray(content) ? content.map((c: { text?: string }) => c.text ?? "").join("") : "";
+}
+
+describe.skipIf(missing.length > 0)("the web UI against riot serve", () => {
+  let browser: Browser;
+  let world: World | null = null;
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  afterEach(async (context) => {
+    if (world === null) return;
+    if (context.task.result?.state === "fail") {
+      await world.screenshot(`FAILED-${context.task.name.replace(/\W+/g, "-")}`).catch(() => {});
+      console.error(`riot serve stderr:\n${world.riotStderr()}`);
+    }
+    await world.stop();
+    world = null;
+  });
+
+  async function begin(mock: MockScript, files?: Record<string, string>): Promise<World> {
+    world = await World.start(browser, mock, files);
+    await world.open();
+    await world.page.getByRole("button", { name: "New session" }).click();
+    await world.page.getByRole("textbox", { name: "Message" }).waitFor();
+    return world;
+  }
+
+  async function prompt(w: World, text: string): Promise<void> {
+    const box = w.page.getByRole("textbox", { name: "Message" });
+    await box.fill(text);
+    await box.press("Enter");
+  }
+
+  it("renders a streamed reply as safe markdown, with the usage figures", async () => {
+    const reply =
+      "Hello **world**, here is `code`:\n\n```rust\nfn main() {}\n```\n\n" +
+      "<img src=x onerror=\"document.title='pwned'\"> and [a link](javascript:alert(1)).";
+    const w = await begin(script([{ text: reply }], 5));
+    const page = w.page;
+    // The session's commands came with available_commands_update.
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("/com");
+    await shows(page.getByRole("option"), "/compact");
+    await box.fill("");
+
+    await prompt(w, "Say hello");
+    await shows(page.getByTestId("user-message"), "Say hello");
+    const answer = page.getByTestId("agent-message");
+    await shows(answer, "a link.");
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    expect(await answer.locator("strong").textContent()).toBe("world");
+    expect(await answer.locator("pre code").textContent()).toBe("fn main() {}\n");
+    // Raw HTML from the model is text: no element, no script ran.
+    expect(await answer.locator("img").count()).toBe(0);
+    expect(await answer.textContent()).toContain("<img src=x onerror=");
+    expect(await page.title()).not.toBe("pwned");
+    expect(await answer.locator("a").getAttribute("href")).toBe("");
+    // _riot/usage: the mock reports 10 input tokens per request.
+    await shows(page.getByTestId("usage"), "10 in");
+    // The new session is listed, titled by its first prompt.
+    await shows(page.locator(".session.current"), "Say hello");
+    await w.screenshot("streamed-reply");
+
+    const requests = await w.requests();
+    expect(requests.map((r) => r.status)).toEqual([200]);
+  });
+
+  it("shows a Read as a tool card with its describe line and payload", async () => {
+    const w = await begin(
+      script([toolCall("call_read_1", "Read", { file_path: "notes.txt" }), { text: "The notes have three lines." }]),
+      { "notes.txt": "one\ntwo\nthree\n" },
+    );
+    await prompt(w, "What is in notes.txt?");
+    const card = w.page.locator('[data-tool-call-id="call_read_1"]');
+    await shows(card.locator('[data-testid="tool-status"]'), "done");
+    expect(await card.locator(".tool-title").textContent()).toBe("Read notes.txt");
+    expect(await card.getByTestId("read-range").textContent()).toBe("all 3 lines");
+    await shows(w.page.getByTestId("agent-message"), "three lines");
+    await w.screenshot("read-tool-card");
+
+    // The model got the file: the second request carries its tool_result.
+    const requests = await w.requests();
+    expect(requests).toHaveLength(2);
+    const result = lastUserContent(requests[1]).find((b) => b.type === "tool_result");
+    expect(result?.tool_use_id).toBe("call_read_1");
+    expect(resultText(result)).toContain("two");
+  });
+
+  it("asks before a Write, showing the absolute path; allow writes the file", async () => {
+    const written = "hello\nwörld\n";
+    const w = await begin(
+      script([toolCall("call_write_1", "Write", { file_path: "out.txt", content: written }), { text: "Written." }]),
+    );
+    await prompt(w, "Create out.txt");
+    const dialog = w.page.getByTestId("permission-dialog");
+    await dialog.waitFor({ timeout: PATIENCE_MS });
+    const out = join(w.project, "out.txt");
+    expect(await dialog.getByTestId("permission-path").textContent()).toBe(out);
+    expect(await dialog.getByTestId("permission-title").textContent()).toBe("Write out.txt");
+    // The tool's kind ("Edit") until Riot sends the tool's name with the question.
+    expect(["Write", "Edit"]).toContain(await dialog.getByTestId("permission-tool").textContent());
+    const options = await dialog.locator(".permission-options button").allTextContents();
+    expect(options[0]).toBe("Allow");
+    expect(options).toContain("Reject");
+    expect(existsSync(out)).toBe(false);
+    await w.screenshot("permission-write");
+
+    await dialog.getByRole("button", { name: "Allow", exact: true }).click();
+    await dialog.waitFor({ state: "detached" });
+    const card = w.page.locator('[data-tool-call-id="call_write_1"]');
+    await shows(card.getByTestId("tool-status"), "done");
+    expect(readFileSync(out).equals(Buffer.from(written, "utf8"))).toBe(true);
+    expect(await card.locator(".badge", { hasText: "new file" }).count()).toBe(1);
+    expect(await card.locator("tr.diff-added .diff-text").allTextContents()).toEqual(["+hello", "+wörld"]);
+    await shows(w.page.getByTestId("agent-message"), "Written.");
+    await w.screenshot("permission-allowed");
+  });
+
+  it("deny leaves the file unwritten and the model is told", async () => {
+    const w = await begin(
+      script([
+        toolCall("call_write_1", "Write", { file_path: "out.txt", content: "nope\n" }),
+        { text: "Understood, I will not write it." },
+      ]),
+    );
+    await prompt(w, "Create out.txt");
+    const dialog = w.page.getByTestId("permission-dialog");
+    await dialog.waitFor({ timeout: PATIENCE_MS });
+    await dialog.getByRole("button", { name: "Reject", exact: true }).click();
+    await shows(w.page.getByTestId("agent-message"), "I will not write it");
+    const card = w.page.locator('[data-tool-call-id="call_write_1"]');
+    await shows(card.getByTestId("tool-status"), "failed");
+    expect(await card.locator(".tool-error").textContent()).toContain("The person denied permission to run Write");
+    expect(existsSync(join(w.project, "out.txt"))).toBe(false);
+
+    const requests = await w.requests();
+    expect(requests).toHaveLength(2);
+    const result = lastUserContent(requests[1]).find((b) => b.type === "tool_result");
+    expect(result?.tool_use_id).toBe("call_write_1");
+    expect(result?.is_error).toBe(true);
+    expect(resultText(result)).toContain("The person denied permission to run Write (Write out.txt)");
+    await w.screenshot("permission-denied");
+  });
+
+  it("stops a turn during a slow Bash command, killing the command", async () => {
+    const sleep = ["sleep", "47.3"];
+    const w = await begin(
+      script([toolCall("call_bash_1", "Bash", { command: sleep.join(" ") }), { text: "Back again." }]),
+    );
+    await prompt(w, "Run the slow command");
+    const card = w.page.locator('[data-tool-call-id="call_bash_1"]');
+    await shows(card.getByTestId("tool-status"), "running");
+    await until("the sleep to start", () => processesWithArgv(sleep).length > 0);
+    await w.screenshot("bash-running");
+
+    await w.page.getByRole("button", { name: "Stop" }).click();
+    await shows(w.page.locator(".notice"), "Stopped.");
+    await shows(card.getByTestId("tool-status"), "failed");
+    await until("the sleep to be killed", () => processesWithArgv(sleep).length === 0);
+    await w.page.getByRole("button", { name: "Send" }).waitFor();
+
+    // The strict mock takes the next request only if the call was paired with a result.
+    await prompt(w, "Go on");
+    await shows(w.page.getByTestId("agent-message"), "Back again.");
+    const requests = await w.requests();
+    expect(requests.map((r) => r.status)).toEqual([200, 200]);
+    const results = (requests[1]?.body.messages ?? []).flatMap((m) =>
+      Array.isArray(m.content) ? (m.content as Record<string, unknown>[]) : [],
+    );
+    expect(results.some((b) => b.type === "tool_result" && b.tool_use_id === "call_bash_1")).toBe(true);
+    await w.screenshot("bash-stopped");
+  });
+
+  it("switches modes: in accept-edits a Write in the project is not asked", async () => {
+    const w = await begin(
+      script([toolCall("call_write_1", "Write", { file_path: "a.txt", content: "a\n" }), { text: "Done." }]),
+    );
+    await w.page.getByRole("combobox", { name: "Mode" }).selectOption("accept-edits");
+    await prompt(w, "Create a.txt");
+    await shows(w.page.getByTestId("agent-message"), "Done.");
+    expect(await w.page.getByTestId("permission-dialog").count()).toBe(0);
+    expect(readFileSync(join(w.project, "a.txt"), "utf8")).toBe("a\n");
+    expect(await w.page.getByRole("combobox", { name: "Mode" }).inputValue()).toBe("accept-edits");
+  });
+
+  it("runs /compact from the / menu and shows the compaction", async () => {
+    const w = await begin(
+      script([{ text: "First answer." }, { text: "Summary: the person asked about the API." }]),
+    );
+    await prompt(w, "Tell me about the API");
+    await shows(w.page.getByTestId("agent-message"), "First answer.");
+    await w.page.getByRole("button", { name: "Send" }).waitFor();
+    const box = w.page.getByRole("textbox", { name: "Message" });
+    await box.fill("/comp");
+    await shows(w.page.getByRole("option"), "/compact");
+    await box.press("Enter");
+    expect(await box.inputValue()).toBe("/compact ");
+    await box.press("Enter");
+    await shows(w.page.locator(".notice"), "Context compacted (summarized)");
+    expect(await w.page.getByTestId("compacting").count()).toBe(0);
+    await w.screenshot("compacted");
+    const requests = await w.requests();
+    expect(requests).toHaveLength(2);
+  });
+
+  it("restores the session after a reload", async () => {
+    const w = await begin(
+      script([toolCall("call_read_1", "Read", { file_path: "notes.txt" }), { text: "It has **three** lines." }]),
+      { "notes.txt": "one\ntwo\nthree\n" },
+    );
+    await prompt(w, "Read notes.txt");
+    await shows(w.page.getByTestId("agent-message"), "three");
+    await w.page.getByRole("button", { name: "Send" }).waitFor();
+    const before = w.page.url();
+    expect(before).toMatch(/#session=/);
+
+    await w.page.reload();
+    await shows(w.page.getByTestId("connection"), "connected");
+    await shows(w.page.getByTestId("agent-message"), "three");
+    expect(w.page.url()).toBe(before);
+    expect(await w.page.getByTestId("user-message").allTextContents()).toEqual(["Read notes.txt"]);
+    const card = w.page.locator('[data-tool-call-id="call_read_1"]');
+    expect(await card.getByTestId("tool-status").textContent()).toBe("done");
+    expect(await card.getByTestId("read-range").textContent()).toBe("all 3 lines");
+    expect(await w.page.getByTestId("agent-message").locator("strong").textContent()).toBe("three");
+    await shows(w.page.locator(".session.current"), "Read notes.txt");
+    // Loading a session asks the model nothing.
+    expect(await w.requests()).toHaveLength(2);
+    await w.screenshot("reloaded");
+  });
+});

@@ -1,0 +1,251 @@
+import type { RequestPermissionRequest, SessionNotification } from "@agentclientprotocol/sdk";
+import { describe, expect, it } from "vitest";
+
+import { connectToRiot, RiotError, type BridgeEvents } from "./connection";
+import { endpointFromPage } from "./endpoint";
+import type { CompactionNotice, TurnUsage } from "./riot-ext";
+import { FakeRiot, type Answer } from "./testing/fake-riot";
+
+const TOKEN = "c0ffee";
+const PROJECT = "/home/me/project";
+const PAGE = `http://127.0.0.1:41234/?token=${TOKEN}`;
+
+/** Records everything the bridge reports; answers questions with `answer`. */
+function recorder(answer: Answerer) {
+  const seen = {
+    updates: [] as SessionNotification[],
+    usage: [] as TurnUsage[],
+    compaction: [] as CompactionNotice[],
+    questions: [] as RequestPermissionRequest[],
+    closed: [] as (Error | null)[],
+  };
+  const events: BridgeEvents = {
+    update: (n) => seen.updates.push(n),
+    usage: (u) => seen.usage.push(u),
+    compaction: (c) => seen.compaction.push(c),
+    closed: (e) => seen.closed.push(e),
+    permission: (request, withdrawn) => {
+      seen.questions.push(request);
+      return answer(request, withdrawn);
+    },
+  };
+  return { seen, events };
+}
+
+type Answerer = (request: RequestPermissionRequest, withdrawn: AbortSignal) => Promise<string | null>;
+
+const never: Answerer = () => new Promise<string | null>(() => {});
+
+async function connected(riot: FakeRiot, answer: Answerer = never) {
+  const { seen, events } = recorder(answer);
+  const connection = await connectToRiot(endpointFromPage(PAGE), events, riot.connect);
+  return { connection, seen };
+}
+
+const WRITE_CALL = {
+  toolCallId: "call_write_1",
+  title: "Write out.txt",
+  kind: "edit" as const,
+  status: "pending" as const,
+  rawInput: { file_path: "out.txt", content: "hello\n" },
+};
+const OPTIONS = [
+  { optionId: "allow_once", name: "Allow", kind: "allow_once" as const },
+  { optionId: "reject_once", name: "Reject", kind: "reject_once" as const },
+];
+
+describe("the bridge against a strict fake riot serve", () => {
+  it("is refused without the right token", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] });
+    const { events } = recorder(never);
+    const wrong = endpointFromPage("http://127.0.0.1:41234/?token=nope");
+    await expect(connectToRiot(wrong, events, riot.connect)).rejects.toThrow(
+      /^Cannot connect to Riot \(.*\)\. Is `riot serve` running\? Open the address it printed/,
+    );
+    expect(riot.received).toEqual([]);
+  });
+
+  it("initializes as an ACP v1 client that asks for Riot's notifications", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] });
+    const { connection } = await connected(riot);
+    expect(connection.agent.agentInfo?.name).toBe("riot");
+    expect(connection.riot).toEqual({
+      requests: ["_riot/shutdown"],
+      notifications: ["_riot/usage", "_riot/compaction"],
+    });
+    expect(riot.received).toEqual(["initialize"]);
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("passes Riot's refusals on in Riot's words", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] });
+    const { connection } = await connected(riot);
+    await expect(connection.newSession("project")).rejects.toMatchObject({
+      code: -32602,
+      message: "cwd project is not an absolute path",
+    });
+    const { sessionId } = await connection.newSession(PROJECT);
+    await expect(connection.setMode(sessionId, "auto")).rejects.toThrow(/unknown mode `auto`/);
+    await expect(connection.prompt(sessionId, "   ")).rejects.toThrow("the prompt is empty");
+    await expect(connection.prompt("no-such", "hi")).rejects.toThrow("unknown session `no-such`");
+  });
+
+  it("streams a turn's updates in order, with its usage before the stop reason", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] }).script(async (turn) => {
+      for (const text of ["Hel", "lo ", "**world**"]) {
+        await turn.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+      }
+      return "end_turn";
+    });
+    const { connection, seen } = await connected(riot);
+    const opened = await connection.newSession(PROJECT);
+    expect(opened.modes?.currentModeId).toBe("default");
+    let usageAtStop = -1;
+    const stop = await connection.prompt(opened.sessionId, "hi").then((r) => {
+      usageAtStop = seen.usage.length;
+      return r;
+    });
+    expect(stop).toBe("end_turn");
+    expect(usageAtStop).toBe(1);
+    const text = seen.updates
+      .map((n) => n.update)
+      .flatMap((u) => (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? [u.content.text] : []))
+      .join("");
+    expect(text).toBe("Hello **world**");
+    expect(seen.usage[0]).toEqual({
+      sessionId: opened.sessionId,
+      model: "mock-model",
+      requests: 1,
+      inputTokens: 10,
+      outputTokens: 5,
+      cacheReadTokens: 3,
+      cacheWriteTokens: 2,
+    });
+  });
+
+  it("answers a permission question with the option the person chose", async () => {
+    const answers: Answer[] = [];
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] }).script(
+      async (turn) => {
+        answers.push(await turn.ask(WRITE_CALL, OPTIONS));
+        return "end_turn";
+      },
+      async (turn) => {
+        answers.push(await turn.ask(WRITE_CALL, OPTIONS));
+        return "end_turn";
+      },
+    );
+    const choices = ["reject_once", null];
+    const { connection, seen } = await connected(riot, async () => choices.shift() ?? null);
+    const { sessionId } = await connection.newSession(PROJECT);
+    await connection.prompt(sessionId, "write it");
+    await connection.prompt(sessionId, "write it again");
+    expect(answers).toEqual([{ optionId: "reject_once" }, "cancelled"]);
+    expect(seen.questions[0]?.toolCall.rawInput).toEqual(WRITE_CALL.rawInput);
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("never answers with an option Riot did not offer", async () => {
+    let outcome: unknown;
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] }).script(async (turn) => {
+      outcome = await turn.ask(WRITE_CALL, OPTIONS).catch((e: unknown) => e);
+      return "end_turn";
+    });
+    const { connection } = await connected(riot, async () => "allow_always");
+    const { sessionId } = await connection.newSession(PROJECT);
+    await connection.prompt(sessionId, "write it");
+    // The client answered with an error, not with a selection.
+    expect(outcome).toMatchObject({
+      code: -32603,
+      data: { details: '"allow_always" is not one of the offered options' },
+    });
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("cancels a running turn, and a question Riot withdraws reaches the UI as withdrawn", async () => {
+    let withdrawnSeen = false;
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] }).script(async (turn) => {
+      await turn.send({ sessionUpdate: "tool_call", toolCallId: "call_bash_1", title: "sleep 30", kind: "execute", status: "in_progress" });
+      const answer = await turn.ask(WRITE_CALL, OPTIONS);
+      return answer === "cancelled" ? "cancelled" : "end_turn";
+    });
+    const { connection } = await connected(riot, (_request, withdrawn) => {
+      // The person does not answer; the turn is stopped instead.
+      setTimeout(() => void connection.cancel(sessionId), 0);
+      return new Promise((resolve) => {
+        withdrawn.addEventListener("abort", () => {
+          withdrawnSeen = true;
+          resolve(null);
+        });
+      });
+    });
+    const { sessionId } = await connection.newSession(PROJECT);
+    expect(await connection.prompt(sessionId, "run it")).toBe("cancelled");
+    expect(withdrawnSeen).toBe(true);
+    expect(riot.received).toContain("session/cancel");
+  });
+
+  it("rejects a second prompt while one runs, as Riot does", async () => {
+    let release = () => {};
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] }).script(
+      (turn) =>
+        new Promise((resolve) => {
+          release = () => resolve("end_turn");
+          turn.cancelled.addEventListener("abort", () => resolve("cancelled"));
+        }),
+    );
+    const { connection } = await connected(riot);
+    const { sessionId } = await connection.newSession(PROJECT);
+    const first = connection.prompt(sessionId, "one");
+    await new Promise((r) => setTimeout(r, 10));
+    await expect(connection.prompt(sessionId, "two")).rejects.toThrow(/already running/);
+    release();
+    expect(await first).toBe("end_turn");
+  });
+
+  it("loads a session: the replay arrives before the load resolves", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] });
+    riot.addSession("old", PROJECT, [
+      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "Create out.txt" } },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Written." } },
+    ]);
+    const { connection, seen } = await connected(riot);
+    expect((await connection.listSessions()).map((s) => s.sessionId)).toEqual(["old"]);
+    await expect(connection.loadSession("old", "relative")).rejects.toThrow(/not an absolute path/);
+    const loaded = await connection.loadSession("old", PROJECT);
+    expect(loaded.modes?.currentModeId).toBe("default");
+    expect(seen.updates.map((n) => [n.sessionId, n.update.sessionUpdate])).toEqual([
+      ["old", "user_message_chunk"],
+      ["old", "agent_message_chunk"],
+    ]);
+  });
+
+  it("delivers _riot/compaction and reports a dropped connection as an error", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] }).script(async (turn) => {
+      await turn.compaction({ status: "compacting", strategy: "summary" });
+      await turn.compaction({ status: "compacted", strategy: "summary", tokensBefore: 120000, tokensAfter: 30000 });
+      // A malformed one is not passed on.
+      await turn.compaction({ status: "exploded", strategy: "summary" });
+      return "end_turn";
+    });
+    const { connection, seen } = await connected(riot);
+    const { sessionId } = await connection.newSession(PROJECT);
+    await connection.prompt(sessionId, "go");
+    expect(seen.compaction).toEqual([
+      { sessionId, status: "compacting", strategy: "summary", tokensBefore: null, tokensAfter: null },
+      { sessionId, status: "compacted", strategy: "summary", tokensBefore: 120000, tokensAfter: 30000 },
+    ]);
+    riot.sockets[0]?.close(1011, "riot crashed");
+    await new Promise((r) => setTimeout(r, 10));
+    expect(seen.closed).toHaveLength(1);
+    expect(seen.closed[0]).toBeInstanceOf(RiotError);
+  });
+
+  it("reports its own close as no error", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] });
+    const { connection, seen } = await connected(riot);
+    connection.close();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(seen.closed).toEqual([null]);
+  });
+});

@@ -1,0 +1,243 @@
+// The one connection to Riot: ACP v1 through the official SDK's client,
+// over the socket adapter. Everything the UI asks of Riot goes through a
+// method here; everything Riot tells the UI arrives at a `BridgeEvents`
+// handler.
+
+import * as acp from "@agentclientprotocol/sdk";
+import type {
+  InitializeResponse,
+  ListSessionsResponse,
+  RequestPermissionRequest,
+  RequestPermissionResponse,
+  SessionInfo,
+  SessionModeState,
+  SessionNotification,
+  StopReason,
+  Stream,
+} from "@agentclientprotocol/sdk";
+
+import type { Endpoint } from "./endpoint";
+import {
+  COMPACTION,
+  USAGE,
+  clientCapabilitiesMeta,
+  parseCompaction,
+  parseUsage,
+  riotCapabilities,
+  type CompactionNotice,
+  type RiotCapabilities,
+  type TurnUsage,
+} from "./riot-ext";
+import { socketStream, type SocketLike } from "./socket";
+
+/** What Riot tells the UI, one handler per kind. */
+export interface BridgeEvents {
+  /** A `session/update` notification, in arrival order. */
+  update(notification: SessionNotification): void;
+  /**
+   * A permission question. Resolve with one of the offered option ids, or
+   * `null` for no answer (the call is not run). `withdrawn` aborts when
+   * Riot no longer waits for the answer.
+   */
+  permission(request: RequestPermissionRequest, withdrawn: AbortSignal): Promise<string | null>;
+  /** A prompt turn's token figures (`_riot/usage`). */
+  usage(usage: TurnUsage): void;
+  /** Compaction started or finished (`_riot/compaction`). */
+  compaction(notice: CompactionNotice): void;
+  /** The connection ended; `error` says why when it was not closed on purpose. */
+  closed(error: Error | null): void;
+}
+
+/** A session opened by `session/new` or `session/load`. */
+export interface OpenedSession {
+  sessionId: string;
+  cwd: string;
+  modes: SessionModeState | null;
+}
+
+/** A request Riot refused or could not answer, in words for people. */
+export class RiotError extends Error {
+  constructor(
+    message: string,
+    readonly code: number | null,
+  ) {
+    super(message);
+    this.name = "RiotError";
+  }
+}
+
+function riotError(e: unknown): RiotError {
+  if (e instanceof RiotError) return e;
+  if (e instanceof acp.RequestError) return new RiotError(e.message, e.code);
+  if (e instanceof Error) return new RiotError(e.message, null);
+  return new RiotError(String(e), null);
+}
+
+/** Runs `request`, turning every failure into a `RiotError`. */
+async function asked<T>(request: Promise<T>): Promise<T> {
+  try {
+    return await request;
+  } catch (e) {
+    throw riotError(e);
+  }
+}
+
+const CLIENT_INFO = { name: "riot-ui", title: "Riot", version: "0.1.0" };
+
+export class RiotConnection {
+  private constructor(
+    private readonly connection: acp.ClientConnection,
+    /** The agent's `initialize` answer. */
+    readonly agent: InitializeResponse,
+    /** Riot's advertised extensions. */
+    readonly riot: RiotCapabilities,
+    /** Shared with the close handler: a close we asked for is no error. */
+    private readonly lifecycle: { closing: boolean },
+  ) {}
+
+  /** Connects over `stream` and initializes; rejects when Riot does not answer as an ACP v1 agent. */
+  static async open(stream: Stream, events: BridgeEvents): Promise<RiotConnection> {
+    const lifecycle = { closing: false };
+    const app = acp
+      .client({ name: CLIENT_INFO.name })
+      .onRequest(
+        acp.methods.client.session.requestPermission,
+        async ({ params, signal }): Promise<RequestPermissionResponse> => {
+          const chosen = await events.permission(params, signal);
+          if (chosen === null || signal.aborted) {
+            return { outcome: { outcome: "cancelled" } };
+          }
+          // Only an offered option is an answer (Riot reads any other id as a rejection).
+          if (!params.options.some((o) => o.optionId === chosen)) {
+            throw new RiotError(`"${chosen}" is not one of the offered options`, null);
+          }
+          return { outcome: { outcome: "selected", optionId: chosen } };
+        },
+      )
+      .onNotification(acp.methods.client.session.update, ({ params }) => {
+        events.update(params);
+      })
+      .onNotification(USAGE, parseUsage, ({ params }) => {
+        events.usage(params);
+      })
+      .onNotification(COMPACTION, parseCompaction, ({ params }) => {
+        events.compaction(params);
+      });
+    const connection = app.connect(stream);
+    connection.closed.then(
+      () =>
+        events.closed(lifecycle.closing ? null : new RiotError("Riot closed the connection", null)),
+      (e: unknown) => events.closed(lifecycle.closing ? null : riotError(e)),
+    );
+    let init: InitializeResponse;
+    try {
+      init = await connection.agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: { _meta: clientCapabilitiesMeta() },
+        clientInfo: CLIENT_INFO,
+      });
+    } catch (e) {
+      lifecycle.closing = true;
+      connection.close();
+      if (e instanceof acp.RequestError) throw riotError(e);
+      // A refused handshake (wrong token, foreign Origin) looks like a dropped socket to a page.
+      throw new RiotError(
+        `Cannot connect to Riot (${riotError(e).message}). Is \`riot serve\` running? ` +
+          "Open the address it printed: it carries the token.",
+        null,
+      );
+    }
+    if (init.protocolVersion !== acp.PROTOCOL_VERSION) {
+      lifecycle.closing = true;
+      connection.close();
+      throw new RiotError(
+        `Riot speaks ACP version ${init.protocolVersion}; this UI speaks ${acp.PROTOCOL_VERSION}`,
+        null,
+      );
+    }
+    return new RiotConnection(
+      connection,
+      init,
+      riotCapabilities(init.agentCapabilities?._meta),
+      lifecycle,
+    );
+  }
+
+  /** Every session Riot has (newest first), or those of `cwd`. */
+  async listSessions(cwd?: string): Promise<SessionInfo[]> {
+    const sessions: SessionInfo[] = [];
+    let cursor: string | null = null;
+    // Pages until Riot says there are no more.
+    for (let page = 0; page < 100; page++) {
+      const response: ListSessionsResponse = await asked(
+        this.connection.agent.request(acp.methods.agent.session.list, {
+          ...(cwd === undefined ? {} : { cwd }),
+          ...(cursor === null ? {} : { cursor }),
+        }),
+      );
+      sessions.push(...response.sessions);
+      cursor = response.nextCursor ?? null;
+      if (cursor === null) break;
+    }
+    return sessions;
+  }
+
+  /** `session/new` in the project `cwd` (an absolute path). */
+  async newSession(cwd: string): Promise<OpenedSession> {
+    const response = await asked(
+      this.connection.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }),
+    );
+    return { sessionId: response.sessionId, cwd, modes: response.modes ?? null };
+  }
+
+  /**
+   * `session/load`: Riot replays the conversation as `session/update`
+   * notifications before this resolves.
+   */
+  async loadSession(sessionId: string, cwd: string): Promise<OpenedSession> {
+    const response = await asked(
+      this.connection.agent.request(acp.methods.agent.session.load, {
+        sessionId,
+        cwd,
+        mcpServers: [],
+      }),
+    );
+    return { sessionId, cwd, modes: response?.modes ?? null };
+  }
+
+  /** Sends a prompt; resolves with the stop reason when the turn ends. */
+  async prompt(sessionId: string, text: string): Promise<StopReason> {
+    const response = await asked(
+      this.connection.agent.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text }],
+      }),
+    );
+    return response.stopReason;
+  }
+
+  /** Asks Riot to stop the running turn; the prompt then ends with `cancelled`. */
+  async cancel(sessionId: string): Promise<void> {
+    await asked(this.connection.agent.notify(acp.methods.agent.session.cancel, { sessionId }));
+  }
+
+  /** `session/set_mode`: one of the ids in the session's `modes`. */
+  async setMode(sessionId: string, modeId: string): Promise<void> {
+    await asked(this.connection.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId }));
+  }
+
+  /** Closes the connection; pending requests reject. */
+  close(): void {
+    this.lifecycle.closing = true;
+    this.connection.close();
+  }
+}
+
+/** Opens the browser's WebSocket to `endpoint` and connects over it. */
+export function connectToRiot(
+  endpoint: Endpoint,
+  events: BridgeEvents,
+  makeSocket: (url: string) => SocketLike = (url) => new WebSocket(url),
+): Promise<RiotConnection> {
+  return RiotConnection.open(socketStream(makeSocket(endpoint.socketUrl)), events);
+}

@@ -1,0 +1,11 @@
+// The bridge: the only module that talks to Riot (ACP over `riot serve`'s
+// WebSocket). Views and state import from here.
+
+export { connectToRiot, RiotConnection, RiotError } from "./connection";
+export type { BridgeEvents, OpenedSession } from "./connection";
+export { endpointFromPage, MissingTokenError } from "./endpoint";
+export type { Endpoint } from "./endpoint";
+export { permissionDetail } from "./riot-ext";
+export type { CompactionNotice, RiotCapabilities, TurnUsage } from "./riot-ext";
+export { SocketClosedError } from "./socket";
+export type * from "./types";

@@ -1,0 +1,165 @@
+// Riot's extensions to ACP (crates/riot-acp/src/ext.rs): the client opts
+// into the `_riot/...` notifications in `clientCapabilities._meta.riot`,
+// and the agent lists what it has in `agentCapabilities._meta.riot`.
+// Their payloads arrive from another process, so they are checked here
+// field by field before the UI sees them.
+
+import type { CompactionStrategy, DecisionReason, PermissionRequestDetail } from "../generated/agent_event";
+
+export const USAGE = "_riot/usage";
+export const COMPACTION = "_riot/compaction";
+export const SHUTDOWN = "_riot/shutdown";
+
+/** The notifications this UI asks for. */
+export const WANTED_NOTIFICATIONS = [USAGE, COMPACTION] as const;
+
+/** `clientCapabilities._meta` of `initialize`. */
+export function clientCapabilitiesMeta(): Record<string, unknown> {
+  return { riot: { notifications: [...WANTED_NOTIFICATIONS] } };
+}
+
+/** One prompt turn's token figures (`_riot/usage`). */
+export interface TurnUsage {
+  sessionId: string;
+  model: string;
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+/** Compaction started or finished (`_riot/compaction`). */
+export interface CompactionNotice {
+  sessionId: string;
+  status: "compacting" | "compacted";
+  strategy: CompactionStrategy;
+  tokensBefore: number | null;
+  tokensAfter: number | null;
+}
+
+/** What the agent advertised in `agentCapabilities._meta.riot`. */
+export interface RiotCapabilities {
+  requests: string[];
+  notifications: string[];
+}
+
+export class MalformedNotificationError extends Error {
+  constructor(method: string, raw: unknown) {
+    super(`malformed ${method} params: ${JSON.stringify(raw)?.slice(0, 200)}`);
+    this.name = "MalformedNotificationError";
+  }
+}
+
+function record(raw: unknown): Record<string, unknown> | null {
+  return typeof raw === "object" && raw !== null && !Array.isArray(raw)
+    ? (raw as Record<string, unknown>)
+    : null;
+}
+
+function count(value: unknown): number | null {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+/** Parses `_riot/usage` params; throws on anything else. */
+export function parseUsage(raw: unknown): TurnUsage {
+  const params = record(raw);
+  const usage = record(params?.usage);
+  const figures = {
+    requests: count(params?.requests),
+    inputTokens: count(usage?.inputTokens),
+    outputTokens: count(usage?.outputTokens),
+    cacheReadTokens: count(usage?.cacheReadTokens),
+    cacheWriteTokens: count(usage?.cacheWriteTokens),
+  };
+  if (
+    typeof params?.sessionId !== "string" ||
+    typeof params.model !== "string" ||
+    figures.requests === null ||
+    figures.inputTokens === null ||
+    figures.outputTokens === null ||
+    figures.cacheReadTokens === null ||
+    figures.cacheWriteTokens === null
+  ) {
+    throw new MalformedNotificationError(USAGE, raw);
+  }
+  return {
+    sessionId: params.sessionId,
+    model: params.model,
+    requests: figures.requests,
+    inputTokens: figures.inputTokens,
+    outputTokens: figures.outputTokens,
+    cacheReadTokens: figures.cacheReadTokens,
+    cacheWriteTokens: figures.cacheWriteTokens,
+  };
+}
+
+const STRATEGIES: readonly CompactionStrategy[] = ["clear_tool_results", "summary"];
+
+/** Parses `_riot/compaction` params; throws on anything else. */
+export function parseCompaction(raw: unknown): CompactionNotice {
+  const params = record(raw);
+  const status = params?.status;
+  const strategy = params?.strategy;
+  const before = params?.tokensBefore;
+  const after = params?.tokensAfter;
+  if (
+    typeof params?.sessionId !== "string" ||
+    (status !== "compacting" && status !== "compacted") ||
+    !STRATEGIES.includes(strategy as CompactionStrategy) ||
+    (before !== undefined && count(before) === null) ||
+    (after !== undefined && count(after) === null)
+  ) {
+    throw new MalformedNotificationError(COMPACTION, raw);
+  }
+  return {
+    sessionId: params.sessionId,
+    status,
+    strategy: strategy as CompactionStrategy,
+    tokensBefore: count(before),
+    tokensAfter: count(after),
+  };
+}
+
+/** The `_meta.riot` of the agent's capabilities (empty lists when absent). */
+export function riotCapabilities(meta: unknown): RiotCapabilities {
+  const riot = record(record(meta)?.riot);
+  const names = (value: unknown) =>
+    Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+  return { requests: names(riot?.requests), notifications: names(riot?.notifications) };
+}
+
+const REASON_KINDS: ReadonlySet<DecisionReason["kind"]> = new Set([
+  "rule",
+  "mode",
+  "safety",
+  "unverifiable",
+  "consent",
+  "classifier",
+  "hook",
+  "sandbox",
+  "no_answer",
+  "user",
+]);
+
+/**
+ * The permission question's full detail, when Riot sends it in the
+ * request's `_meta.riot.detail` (the resolved path, the command, the
+ * reason); `null` when it does not.
+ */
+export function permissionDetail(meta: unknown): PermissionRequestDetail | null {
+  const detail = record(record(record(meta)?.riot)?.detail);
+  const reason = record(detail?.reason);
+  if (
+    detail === null ||
+    typeof detail.tool_name !== "string" ||
+    typeof detail.describe !== "string" ||
+    typeof detail.message !== "string" ||
+    typeof reason?.kind !== "string" ||
+    !REASON_KINDS.has(reason.kind as DecisionReason["kind"]) ||
+    typeof reason.detail !== "string"
+  ) {
+    return null;
+  }
+  return detail as unknown as PermissionRequestDetail;
+}

@@ -1,0 +1,329 @@
+// Generated from schemas/agent_event.json by scripts/generate-types.mjs; do not edit.
+// Regenerate with `npm run generate` after `cargo run -p riot-protocol --bin gen-schema`.
+
+/**
+ * One event of a session's stream. Serialized internally tagged with a
+ * snake_case `"type"` (INTERFACES: `--output-format stream-json`).
+ */
+export type AgentEvent =
+  | {
+      type: "request_start";
+      turn: number;
+      model: string;
+      after?: Transition | null;
+    }
+  | {
+      type: "delta";
+      delta: StreamDelta;
+    }
+  | {
+      type: "message";
+      message: Message;
+    }
+  | {
+      type: "tool_started";
+      tool_use_id: ToolUseId;
+      name: string;
+      describe: string;
+    }
+  | {
+      type: "progress";
+      tool_use_id: ToolUseId;
+      payload: ProgressPayload;
+    }
+  | {
+      type: "permission_request";
+      request_id: RequestId;
+      detail: PermissionRequestDetail;
+    }
+  | {
+      type: "permission_resolved";
+      request_id: RequestId;
+      outcome: PermissionOutcome;
+    }
+  | {
+      type: "compacting";
+      strategy: CompactionStrategy;
+    }
+  | {
+      type: "compacted";
+      before: number;
+      after: number;
+      strategy: CompactionStrategy;
+    }
+  | {
+      type: "prompt_withdrawn";
+      message_id: MessageId;
+    }
+  | {
+      type: "retrying";
+      attempt: number;
+      delay_ms: number;
+      reason: string;
+    }
+  | {
+      type: "usage";
+      model: string;
+      usage: Usage;
+    }
+  | {
+      type: "done";
+      reason: TerminalReason;
+    };
+/**
+ * Why the loop went around again (ARCHITECTURE §4, §5).
+ */
+export type Transition =
+  | "next_turn"
+  | "reactive_compact_retry"
+  | "output_limit_escalation"
+  | "output_limit_continue"
+  | "stop_hook_retry"
+  | "fallback_model";
+/**
+ * A fragment of a streaming reply, for live display only; the finished
+ * blocks arrive in the `Message` event.
+ */
+export type StreamDelta =
+  | {
+      type: "text";
+      text: string;
+    }
+  | {
+      type: "thinking";
+      text: string;
+    }
+  | {
+      type: "tool_input";
+      tool_use_id: ToolUseId;
+      name: string;
+      partial_json: string;
+    };
+/**
+ * Pairs an assistant `tool_use` block with its `tool_result`.
+ */
+export type ToolUseId = string;
+/**
+ * One message of a conversation.
+ */
+export type Message = UserMessage | AssistantMessage | SystemMessage;
+/**
+ * Live progress of a running tool, forwarded as `AgentEvent::Progress`.
+ */
+export type ProgressPayload =
+  | {
+      type: "output";
+      stream: OutputStream;
+      text: string;
+    }
+  | {
+      type: "status";
+      text: string;
+    };
+/**
+ * Which pipe output came from.
+ */
+export type OutputStream = "stdout" | "stderr";
+/**
+ * A pending question to the person (a permission request).
+ */
+export type RequestId = string;
+/**
+ * Why a decision was made. Every decision carries one, because faces, logs
+ * and the chain itself depend on it (§9.2). Serialized as
+ * `{"kind": "...", "detail": "...", ...}` (INTERFACES: `permissions check`).
+ */
+export type DecisionReason =
+  | {
+      kind: "rule";
+      detail: string;
+      rule: string;
+      behavior: RuleBehavior;
+      source: RuleSource;
+    }
+  | {
+      kind: "mode";
+      detail: string;
+      mode: PermissionMode;
+    }
+  | {
+      kind: "safety";
+      detail: string;
+    }
+  | {
+      kind: "unverifiable";
+      detail: string;
+    }
+  | {
+      kind: "consent";
+      detail: string;
+    }
+  | {
+      kind: "classifier";
+      detail: string;
+    }
+  | {
+      kind: "hook";
+      detail: string;
+      hook: string;
+    }
+  | {
+      kind: "sandbox";
+      detail: string;
+    }
+  | {
+      kind: "no_answer";
+      detail: string;
+      asked: DecisionReason;
+    }
+  | {
+      kind: "user";
+      detail: string;
+    };
+/**
+ * What a rule does when it matches.
+ */
+export type RuleBehavior = "allow" | "ask" | "deny";
+/**
+ * Where a rule came from. Source priority only picks which rule is quoted
+ * as the reason; it never decides between deny, ask and allow (§9.2).
+ */
+export type RuleSource = "user" | "project" | "local" | "cli_flag" | "session";
+/**
+ * The session's permission mode (ARCHITECTURE §9.1).
+ */
+export type PermissionMode =
+  "default" | "accept-edits" | "plan" | "auto" | "bypass" | "dont-ask" | "unattended";
+/**
+ * How a permission question ended.
+ */
+export type PermissionOutcome =
+  | {
+      outcome: "allow_once";
+    }
+  | {
+      outcome: "allow_always";
+      rule: string;
+    }
+  | {
+      outcome: "reject_once";
+      feedback?: string | null;
+    }
+  | {
+      outcome: "reject_always";
+      rule: string;
+    }
+  | {
+      outcome: "timed_out";
+    }
+  | {
+      outcome: "cancelled";
+    };
+/**
+ * How context was reduced (ARCHITECTURE §10).
+ */
+export type CompactionStrategy = "clear_tool_results" | "summary";
+/**
+ * One message in a conversation.
+ */
+export type MessageId = string;
+/**
+ * Why a turn ended. The one mapping to exit codes and ACP stop reasons is
+ * [`TerminalReason::exit_code`] and [`TerminalReason::acp_stop_reason`].
+ */
+export type TerminalReason =
+  | {
+      type: "completed";
+    }
+  | {
+      type: "max_turns";
+    }
+  | {
+      type: "aborted";
+      by: AbortSource;
+    }
+  | {
+      type: "stop_hook_prevented";
+    }
+  | {
+      type: "refusal";
+    }
+  | {
+      type: "error";
+      error: AgentError;
+    };
+/**
+ * Who stopped the turn.
+ */
+export type AbortSource = "user" | "user_interjection" | "shutdown";
+/**
+ * The class of a turn-ending error.
+ */
+export type ErrorKind =
+  | ("auth" | "rate_limit" | "payment" | "overloaded" | "invalid_request" | "network" | "other")
+  | "output_limit"
+  | "context_overflow"
+  | "internal";
+
+/**
+ * A user-role message: the person's text, tool results, attachments.
+ */
+export interface UserMessage {
+  role: "user";
+}
+/**
+ * A model reply.
+ */
+export interface AssistantMessage {
+  role: "assistant";
+}
+/**
+ * A note for people; never sent to a model.
+ */
+export interface SystemMessage {
+  role: "system";
+}
+/**
+ * What the permission dialog shows (ARCHITECTURE §9: the tool, the
+ * resolved absolute path or the full command, the reason, the choices).
+ */
+export interface PermissionRequestDetail {
+  tool_use_id: ToolUseId;
+  tool_name: string;
+  /**
+   * The tool's one-line `describe`.
+   */
+  describe: string;
+  input: unknown;
+  /**
+   * Resolved absolute path for file tools.
+   */
+  path?: string | null;
+  /**
+   * The full command for shell tools.
+   */
+  command?: string | null;
+  reason: DecisionReason;
+  message: string;
+  /**
+   * The rule "allow always" would add, when one can be offered.
+   */
+  suggested_rule?: string | null;
+}
+/**
+ * Token counts of a model request. `input_tokens` excludes tokens read
+ * from or written to the cache (INTERFACES: the `usage` object).
+ */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+}
+/**
+ * An error that ended a turn, already worded for people.
+ */
+export interface AgentError {
+  kind: ErrorKind;
+  message: string;
+}

@@ -1,0 +1,117 @@
+// Generated from schemas/ui_payload.json by scripts/generate-types.mjs; do not edit.
+// Regenerate with `npm run generate` after `cargo run -p riot-protocol --bin gen-schema`.
+
+/**
+ * What a tool shows people about a finished call.
+ */
+export type UiPayload =
+  | {
+      type: "file_read";
+      path: string;
+      /**
+       * First line shown, 1-based.
+       */
+      start_line: number;
+      /**
+       * Number of lines shown.
+       */
+      lines: number;
+      /**
+       * Lines in the whole file.
+       */
+      total_lines: number;
+      truncated: boolean;
+    }
+  | {
+      type: "image_read";
+      path: string;
+      media_type: string;
+      bytes: number;
+    }
+  | {
+      type: "file_diff";
+      path: string;
+      /**
+       * The file did not exist before.
+       */
+      created: boolean;
+      hunks: DiffHunk[];
+    }
+  | {
+      type: "command";
+      command: string;
+      exit_code?: number | null;
+      stdout: string;
+      stderr: string;
+      truncated: boolean;
+      timed_out: boolean;
+      background_id?: string | null;
+    }
+  | {
+      type: "file_list";
+      pattern: string;
+      paths: string[];
+      /**
+       * Matches before the cap.
+       */
+      total: number;
+      truncated: boolean;
+    }
+  | {
+      type: "search_results";
+      pattern: string;
+      matches: SearchMatch[];
+      total: number;
+      truncated: boolean;
+    }
+  | {
+      type: "todos";
+      todos: Todo[];
+    }
+  | {
+      type: "text";
+      text: string;
+    };
+/**
+ * Whether a diff line is kept, added or removed.
+ */
+export type DiffLineKind = "context" | "added" | "removed";
+/**
+ * Progress of a todo.
+ */
+export type TodoStatus = "pending" | "in_progress" | "completed";
+
+/**
+ * One hunk of a unified diff.
+ */
+export interface DiffHunk {
+  old_start: number;
+  old_lines: number;
+  new_start: number;
+  new_lines: number;
+  lines: DiffLine[];
+}
+/**
+ * One line of a diff hunk, without its line terminator.
+ */
+export interface DiffLine {
+  kind: DiffLineKind;
+  text: string;
+}
+/**
+ * A search hit: a file, or a line in a file (`content` mode), or a count.
+ */
+export interface SearchMatch {
+  path: string;
+  line?: number | null;
+  text?: string | null;
+  count?: number | null;
+}
+/**
+ * One entry of the todo list (INTERFACES: TodoWrite).
+ */
+export interface Todo {
+  content: string;
+  status: TodoStatus;
+  activeForm?: string | null;
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+
+import type { SessionUpdate } from "../bridge";
+import { applyUpdates, emptyConversation, withPrompt } from "./conversation";
+
+const text = (sessionUpdate: "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk", t: string): SessionUpdate => ({
+  sessionUpdate,
+  content: { type: "text", text: t },
+});
+
+describe("applyUpdates", () => {
+  it("joins consecutive chunks into one message and starts a new one after a tool call", () => {
+    const c = applyUpdates(emptyConversation(), [
+      text("agent_thought_chunk", "Let me "),
+      text("agent_thought_chunk", "look."),
+      text("agent_message_chunk", "I will "),
+      text("agent_message_chunk", "read it."),
+      { sessionUpdate: "tool_call", toolCallId: "t1", title: "Read a.txt", kind: "read", status: "in_progress" },
+      text("agent_message_chunk", "Done."),
+    ]);
+    expect(c.items.map((i) => [i.kind, "text" in i ? i.text : i.kind === "tool" ? i.call.title : ""])).toEqual([
+      ["thought", "Let me look."],
+      ["agent", "I will read it."],
+      ["tool", "Read a.txt"],
+      ["agent", "Done."],
+    ]);
+  });
+
+  it("merges tool_call_update fields into the call and keeps what an update leaves out", () => {
+    const c = applyUpdates(emptyConversation(), [
+      { sessionUpdate: "tool_call", toolCallId: "t1", title: "Write", kind: "edit", status: "pending", rawInput: { file_path: "a" } },
+      { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "in_progress", title: "Write a" },
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: "t1",
+        status: "completed",
+        rawOutput: { type: "file_diff", path: "a", created: true, hunks: [] },
+        title: null,
+      },
+    ]);
+    expect(c.items).toHaveLength(1);
+    const item = c.items[0];
+    expect(item?.kind === "tool" && item.call).toMatchObject({
+      id: "t1",
+      title: "Write a",
+      kind: "edit",
+      status: "completed",
+      rawInput: { file_path: "a" },
+      rawOutput: { type: "file_diff" },
+    });
+  });
+
+  it("shows an update for a call it never saw announced as a card of its own", () => {
+    const c = applyUpdates(emptyConversation(), [
+      { sessionUpdate: "tool_call_update", toolCallId: "t9", status: "failed", title: "Bash" },
+    ]);
+    expect(c.items[0]).toMatchObject({ kind: "tool", call: { id: "t9", status: "failed" } });
+  });
+
+  it("never changes the conversation it was given", () => {
+    const before = applyUpdates(emptyConversation(), [text("agent_message_chunk", "a")]);
+    const snapshot = JSON.stringify(before);
+    const after = applyUpdates(before, [
+      text("agent_message_chunk", "b"),
+      { sessionUpdate: "plan", entries: [{ content: "x", priority: "medium", status: "pending" }] },
+    ]);
+    expect(JSON.stringify(before)).toBe(snapshot);
+    expect(after.items[0]).toMatchObject({ text: "ab" });
+    expect(after.plan).toHaveLength(1);
+  });
+
+  it("keeps the commands, the mode and the person's own prompt", () => {
+    let c = emptyConversation({ currentModeId: "default", availableModes: [{ id: "default", name: "Default" }, { id: "plan", name: "Plan" }] });
+    c = withPrompt(c, "hello");
+    c = applyUpdates(c, [
+      { sessionUpdate: "available_commands_update", availableCommands: [{ name: "compact", description: "d" }] },
+      { sessionUpdate: "current_mode_update", currentModeId: "plan" },
+      text("agent_message_chunk", "hi"),
+    ]);
+    expect(c.items.map((i) => i.kind)).toEqual(["user", "agent"]);
+    expect(c.commands.map((x) => x.name)).toEqual(["compact"]);
+    expect(c.modes?.currentModeId).toBe("plan");
+    expect(new Set(c.items.map((i) => i.key)).size).toBe(2);
+  });
+});

@@ -1,0 +1,107 @@
+import { useEffect, useSyncExternalStore } from "react";
+
+import type { AppState, Store } from "../state/store";
+import { Composer } from "./Composer";
+import { ConversationView } from "./ConversationView";
+import { PermissionDialog } from "./PermissionDialog";
+import { CompactionIndicator, ModeSelector, UsageFigures } from "./SessionBar";
+import { Sidebar } from "./Sidebar";
+import { TodosView } from "./payloads/TodosView";
+
+function ConnectionBadge({ connection }: { connection: AppState["connection"] }) {
+  const text =
+    connection.status === "open" ? "connected" : connection.status === "connecting" ? "connecting…" : "disconnected";
+  return (
+    <span className={`connection connection-${connection.status}`} data-testid="connection">
+      {text}
+    </span>
+  );
+}
+
+export function App({ store }: { store: Store }) {
+  const state = useSyncExternalStore(store.subscribe, store.getState);
+  const view = state.currentId === null ? null : (state.open[state.currentId] ?? null);
+  const connected = state.connection.status === "open";
+  const question = state.permissions[0] ?? null;
+  const questionSession = question === null ? null : (state.open[question.sessionId] ?? null);
+
+  const title = view === null ? "Riot" : `Riot — ${view.cwd}`;
+  useEffect(() => {
+    document.title = title;
+  }, [title]);
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <span className="brand">Riot</span>
+        <ConnectionBadge connection={state.connection} />
+      </header>
+      <Sidebar
+        sessions={state.sessions}
+        currentId={state.currentId}
+        projectDir={state.projectDir}
+        connected={connected}
+        onProjectDir={(dir) => store.setProjectDir(dir)}
+        onNew={() => void store.newSession()}
+        onOpen={(s) => void store.openSession(s.sessionId, s.cwd)}
+      />
+      <main className="main">
+        {state.connection.status === "closed" && (
+          <div className="banner banner-error" role="alert">
+            {state.connection.error ?? "Disconnected from Riot."} Reload the page to reconnect.
+          </div>
+        )}
+        {state.error !== null && (
+          <div className="banner banner-error" role="alert" data-testid="error">
+            <span>{state.error}</span>
+            <button type="button" onClick={() => store.dismissError()} aria-label="Dismiss">
+              ×
+            </button>
+          </div>
+        )}
+        {view === null ? (
+          <div className="welcome">
+            <h1>Riot</h1>
+            <p>Pick a session on the left, or choose a project directory and start a new one.</p>
+          </div>
+        ) : (
+          <>
+            <div className="session-bar">
+              <span className="session-cwd" title={view.cwd}>
+                {view.cwd}
+              </span>
+              <CompactionIndicator compacting={view.compacting} />
+              <UsageFigures last={view.lastUsage} totals={view.totals} />
+              {view.conversation.modes !== null && (
+                <ModeSelector modes={view.conversation.modes} onChange={(id) => void store.setMode(id)} />
+              )}
+            </div>
+            <ConversationView items={view.conversation.items} busy={view.loading} />
+            {view.conversation.plan !== null && view.conversation.plan.length > 0 && (
+              <section className="plan" aria-label="Plan">
+                <TodosView todos={view.conversation.plan} />
+              </section>
+            )}
+            <Composer
+              key={view.id}
+              commands={view.conversation.commands}
+              running={view.running}
+              stopping={view.stopping}
+              disabled={!connected || view.loading}
+              onSend={(text) => void store.send(text)}
+              onStop={() => void store.stop()}
+            />
+          </>
+        )}
+      </main>
+      {question !== null && (
+        <PermissionDialog
+          request={question.request}
+          cwd={questionSession?.cwd ?? ""}
+          otherSession={question.sessionId === state.currentId ? null : (questionSession?.cwd ?? question.sessionId)}
+          onAnswer={(optionId) => store.answer(question.key, optionId)}
+        />
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,62 @@
+import { render, screen } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+
+import type { Item } from "../state/conversation";
+import { ConversationView } from "./ConversationView";
+
+describe("ConversationView", () => {
+  it("folds thinking away and shows the reply, the tool card and notes", () => {
+    const items: Item[] = [
+      { kind: "user", key: "a", text: "Fix it" },
+      { kind: "thought", key: "b", text: "The bug is in parse()." },
+      {
+        kind: "tool",
+        key: "c",
+        call: {
+          id: "t1",
+          title: "cargo test",
+          name: null,
+          kind: "execute",
+          status: "completed",
+          rawInput: { command: "cargo test" },
+          rawOutput: { type: "command", command: "cargo test", exit_code: 0, stdout: "ok\n", stderr: "", truncated: false, timed_out: false },
+          content: [],
+          locations: [],
+        },
+      },
+      { kind: "agent", key: "d", text: "Fixed." },
+      { kind: "notice", key: "e", tone: "info", text: "Stopped." },
+    ];
+    const { container } = render(<ConversationView items={items} busy={false} />);
+    const thought = screen.getByTestId("thought") as HTMLDetailsElement;
+    expect(thought.open).toBe(false);
+    expect(thought.querySelector("summary")?.textContent).toBe("Thinking");
+    expect(screen.getByTestId("tool-card").getAttribute("aria-label")).toBe("Run: cargo test");
+    expect(screen.getByTestId("exit-code").textContent).toBe("exit 0");
+    expect(screen.getByTestId("agent-message").textContent).toBe("Fixed.");
+    expect(container.querySelector(".notice")?.textContent).toBe("Stopped.");
+  });
+
+  it("shows what the model was told when a call failed without a payload", () => {
+    const items: Item[] = [
+      {
+        kind: "tool",
+        key: "a",
+        call: {
+          id: "t1",
+          title: "Write out.txt",
+          name: "Write",
+          kind: "edit",
+          status: "failed",
+          rawInput: {},
+          rawOutput: undefined,
+          content: [{ type: "content", content: { type: "text", text: "The person denied permission to run Write." } }],
+          locations: [],
+        },
+      },
+    ];
+    const { container } = render(<ConversationView items={items} busy={false} />);
+    expect(container.querySelector(".tool-kind")?.textContent).toBe("Write");
+    expect(container.querySelector(".tool-error")?.textContent).toBe("The person denied permission to run Write.");
+  });
+});

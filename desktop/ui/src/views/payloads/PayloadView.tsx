@@ -1,0 +1,67 @@
+import { CommandView } from "./CommandView";
+import { DiffView } from "./DiffView";
+import { asUiPayload, type PayloadOf } from "./payload";
+import { FileListView, SearchResultsView } from "./SearchViews";
+import { TodosView } from "./TodosView";
+
+function FileReadView({ payload }: { payload: PayloadOf<"file_read"> }) {
+  const last = payload.start_line + payload.lines - 1;
+  const range =
+    payload.lines === 0
+      ? "no lines"
+      : payload.start_line === 1 && payload.lines === payload.total_lines
+        ? `all ${payload.total_lines} lines`
+        : `lines ${payload.start_line}–${last} of ${payload.total_lines}`;
+  return (
+    <div className="payload payload-read">
+      <div className="payload-head">
+        <code className="payload-path">{payload.path}</code>
+        <span className="badge" data-testid="read-range">
+          {range}
+        </span>
+        {payload.truncated && <span className="badge badge-warning">truncated</span>}
+      </div>
+    </div>
+  );
+}
+
+function ImageReadView({ payload }: { payload: PayloadOf<"image_read"> }) {
+  return (
+    <div className="payload payload-read">
+      <div className="payload-head">
+        <code className="payload-path">{payload.path}</code>
+        <span className="badge">
+          {payload.media_type}, {payload.bytes.toLocaleString("en")} bytes
+        </span>
+      </div>
+    </div>
+  );
+}
+
+/** Renders a tool call's `rawOutput` by its kind; `null` when it is not a payload this UI knows. */
+export function PayloadView({ raw }: { raw: unknown }) {
+  const payload = asUiPayload(raw);
+  if (payload === null) return null;
+  switch (payload.type) {
+    case "file_read":
+      return <FileReadView payload={payload} />;
+    case "image_read":
+      return <ImageReadView payload={payload} />;
+    case "file_diff":
+      return <DiffView payload={payload} />;
+    case "command":
+      return <CommandView payload={payload} />;
+    case "file_list":
+      return <FileListView payload={payload} />;
+    case "search_results":
+      return <SearchResultsView payload={payload} />;
+    case "todos":
+      return (
+        <div className="payload payload-todos">
+          <TodosView todos={payload.todos} />
+        </div>
+      );
+    case "text":
+      return <pre className="payload payload-text output">{payload.text}</pre>;
+  }
+}
