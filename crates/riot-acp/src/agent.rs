@@ -301,7 +301,7 @@ impl RiotAgent {
         let mut reason = None;
         let mut usage = riot_protocol::Usage::default();
         let mut requests = 0u32;
-        let mut model = String::new();
+        let mut model = session.model().to_owned();
         {
             let mut events = std::pin::pin!(session.turn(&text, cancel));
             while let Some(event) = events.next().await {

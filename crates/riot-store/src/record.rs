@@ -88,6 +88,22 @@ pub struct LoadedSession {
     pub updated_ms: u64,
     /// Messages ever recorded (including those before a compaction).
     pub message_count: u64,
+    /// The first prompt the person typed, kept across compactions and
+    /// `/clear` (the title), unless it was withdrawn.
+    pub first_prompt: Option<(MessageId, String)>,
+}
+
+/// The text of a prompt the person typed.
+fn person_text(message: &Message) -> Option<&str> {
+    match message {
+        Message::User(u) if u.origin == MessageOrigin::Person => {
+            u.content.iter().find_map(|b| match b {
+                UserBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+        }
+        _ => None,
+    }
 }
 
 impl LoadedSession {
@@ -103,6 +119,7 @@ impl LoadedSession {
             messages: Vec::new(),
             mode: None,
             message_count: 0,
+            first_prompt: None,
         };
         for record in iter {
             match record {
@@ -110,11 +127,23 @@ impl LoadedSession {
                 Record::Message { at_ms, message } => {
                     session.updated_ms = session.updated_ms.max(at_ms);
                     session.message_count += 1;
+                    if session.first_prompt.is_none()
+                        && let Some(text) = person_text(&message)
+                    {
+                        session.first_prompt = Some((message.id().clone(), text.to_owned()));
+                    }
                     session.messages.push(message);
                 }
                 Record::Withdrawn { at_ms, message_id } => {
                     session.updated_ms = session.updated_ms.max(at_ms);
                     session.messages.retain(|m| m.id() != &message_id);
+                    if session
+                        .first_prompt
+                        .as_ref()
+                        .is_some_and(|(id, _)| *id == message_id)
+                    {
+                        session.first_prompt = None;
+                    }
                 }
                 Record::Compacted {
                     at_ms, messages, ..
@@ -141,15 +170,11 @@ impl LoadedSession {
 
     /// The title: the first words of the first prompt the person typed.
     pub fn title(&self) -> String {
-        let first = self.messages.iter().find_map(|m| match m {
-            Message::User(u) if u.origin == MessageOrigin::Person => {
-                u.content.iter().find_map(|b| match b {
-                    UserBlock::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-            }
-            _ => None,
-        });
+        let first = self
+            .first_prompt
+            .as_ref()
+            .map(|(_, text)| text.as_str())
+            .or_else(|| self.messages.iter().find_map(person_text));
         let text = first.unwrap_or("(no prompt)");
         let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
         if one_line.chars().count() > 60 {

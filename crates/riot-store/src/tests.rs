@@ -90,6 +90,11 @@ fn messages_withdrawals_compactions_and_model_changes_replay() {
     w.message(&fresh, 21).unwrap();
     let loaded = store.load(&SessionId::new("ses_a")).unwrap();
     assert_eq!(loaded.messages, vec![fresh], "resume starts after /clear");
+    assert_eq!(
+        loaded.title(),
+        "fix the test",
+        "the title outlives compaction and /clear"
+    );
     assert_eq!(loaded.updated_ms, 21);
 }
 
