@@ -126,14 +126,14 @@ impl PermissionGate for ClientGate {
 
     /// Each multiple-choice question becomes a permission request whose
     /// options are the choices (ACP has no question request of its own).
-    /// A free-text question cannot be shown and stays unanswered; when no
-    /// question has choices, nobody can answer.
+    /// A free-text question cannot be shown and stays unanswered.
     async fn ask_user(&self, request: QuestionRequest) -> QuestionOutcome {
         let Some(session_id) = self.session_id.get().cloned() else {
             return QuestionOutcome::NoOneToAsk;
         };
         if request.questions.iter().all(|q| q.options.is_empty()) {
-            return QuestionOutcome::NoOneToAsk;
+            // Someone is there, but ACP can only show choices.
+            return QuestionOutcome::Answered(vec![Vec::new(); request.questions.len()]);
         }
         let id = request.tool_use_id.as_str().to_owned();
         let first_title = request

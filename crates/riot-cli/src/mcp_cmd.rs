@@ -74,7 +74,7 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
     }
     let mut options = HubOptions::new(Arc::clone(&caps.clock), &loaded.project_root)
         .with_env(env.clone())
-        .with_env_remove(vec!["ANTHROPIC_API_KEY".into(), "OPENAI_API_KEY".into()]);
+        .with_env_remove(kernel.scrubbed_env(&loaded.config));
     if let Some(ms) = env
         .get("RIOT_MCP_STARTUP_TIMEOUT_MS")
         .and_then(|v| v.parse().ok())

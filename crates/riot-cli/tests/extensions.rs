@@ -342,6 +342,16 @@ async fn built_in_commands_act_without_the_model_and_bad_ones_say_why() {
         mode.stderr
     );
 
+    let unattended = run(world.exec(&server, Wire::Anthropic, &["/mode unattended"])).await;
+    assert_eq!(unattended.code, Some(1), "{unattended:?}");
+    assert!(
+        unattended
+            .stderr
+            .contains("unattended mode can only be set in settings"),
+        "{}",
+        unattended.stderr
+    );
+
     let unknown = run(world.exec(&server, Wire::Anthropic, &["/nope now"])).await;
     assert_eq!(unknown.code, Some(1), "{unknown:?}");
     assert!(

@@ -343,3 +343,46 @@ async fn a_user_agent_file_defines_a_type_with_its_tools_model_and_instructions(
     let parent = results(bodies.last().unwrap());
     assert!(parent[0].1.contains("Notes are short."), "{parent:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_file_cannot_move_a_dont_ask_session_to_accept_edits() {
+    let world = World::new();
+    let agents = world.home.path().join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("writer.md"),
+        "---\ndescription: Writes files\ntools: [Write]\npermission-mode: accept-edits\n---\nWrite what you are asked.\n",
+    )
+    .unwrap();
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            tasks(&[task("call_task_1", "writer", "Write the marker file")]),
+            Reply::Text("Done.".into()),
+        ],
+    )
+    .when_request_contains("call_write_1", Reply::Text("It was refused.".into()))
+    .when(
+        "Write the marker file",
+        tool_call(
+            "call_write_1",
+            "Write",
+            json!({"file_path": "marker.txt", "content": "x"}),
+        ),
+    );
+    let server = MockServer::start(script).await.unwrap();
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["--permission-mode", "dont-ask", "Mark it"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(!world.cwd().join("marker.txt").exists(), "dont-ask held");
+    let child = bodies(&server)
+        .into_iter()
+        .find(|b| results(b).iter().any(|r| r.0 == "call_write_1"))
+        .unwrap();
+    let refused = results(&child);
+    assert!(refused[0].2, "{refused:?}");
+}

@@ -176,6 +176,12 @@ NEVER:\n- ask what you can find out by reading the code, running a command or se
                 "The person chose not to answer. Do not ask again; continue with what you know, or end your turn and say what you need.",
                 None,
             ),
+            QuestionOutcome::Answered(answers) if answers.iter().all(Vec::is_empty) => {
+                ToolOutcome::text(
+                    "None of the questions was answered: the person's editor shows only multiple-choice questions. Ask again with `options`, or go on with what you know.",
+                    None,
+                )
+            }
             QuestionOutcome::Answered(answers) => {
                 let mut text = String::from("The person answered:\n");
                 for (q, answer) in input

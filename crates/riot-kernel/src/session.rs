@@ -128,7 +128,7 @@ impl Kernel {
 
     /// The model key variables removed from every tool environment: both
     /// defaults and the configured one (ARCHITECTURE §6.6).
-    pub(crate) fn scrubbed_env(&self, config: &Config) -> Vec<String> {
+    pub fn scrubbed_env(&self, config: &Config) -> Vec<String> {
         let mut scrubbed = vec!["ANTHROPIC_API_KEY".to_owned(), "OPENAI_API_KEY".to_owned()];
         if let Some(var) = &config.api_key_env
             && !scrubbed.contains(&var.value)
@@ -314,7 +314,7 @@ impl Kernel {
                 1 => found.remove(0),
                 0 => {
                     return Err(KernelError::Usage(format!(
-                        "no running MCP server `{name}`; `_riot/mcp_servers` lists them"
+                        "no MCP server `{name}` from mcp.json or .mcp.json is running (servers an editor handed over restart with their session); `_riot/mcp_servers` lists them"
                     )));
                 }
                 _ => {
@@ -628,6 +628,7 @@ impl Kernel {
             mode_cell,
             recent_requests,
             classifier,
+            restore_model: None,
         })
     }
 }
@@ -688,6 +689,8 @@ pub struct Session {
     /// What the person asked lately, for auto mode's classifier.
     recent_requests: crate::classifier::RecentRequests,
     classifier: Arc<crate::classifier::ModelClassifier>,
+    /// The session's model while a command's own model runs a turn.
+    restore_model: Option<String>,
 }
 
 impl Session {
@@ -813,6 +816,9 @@ impl Session {
     ) -> impl Stream<Item = AgentEvent> + Send + 'a {
         let prompt = prompt.to_owned();
         let inner = async_stream::stream! {
+            if let Some(previous) = self.restore_model.take() {
+                self.set_model(&previous);
+            }
             let mut text = prompt.clone();
             let mut model_for_turn = None;
             if let Some(invocation) = crate::commands::parse_invocation(&prompt) {
@@ -824,7 +830,7 @@ impl Session {
                         for event in failed(
                             self.deps.ids.as_ref(),
                             ErrorKind::InvalidRequest,
-                            format!("Unknown command /{name}. Type /help to list the commands; to send a text that starts with `/`, put a space before it."),
+                            format!("Unknown command /{name}. Type /help to list the commands; to send text that starts with a slash, begin it with a word."),
                         ) {
                             yield event;
                         }
@@ -877,8 +883,10 @@ impl Session {
                 user.content
                     .extend(extra.into_iter().map(|text| riot_protocol::UserBlock::Text { text }));
             }
-            let previous_model = self.state.model.clone();
             if let Some(model) = &model_for_turn {
+                // Restored after the turn, or — if the turn panicked — at
+                // the start of the next one.
+                self.restore_model = Some(self.state.model.clone());
                 self.set_model(model);
             }
             {
@@ -888,8 +896,8 @@ impl Session {
                     yield event;
                 }
             }
-            if model_for_turn.is_some() {
-                self.set_model(&previous_model);
+            if let Some(previous) = self.restore_model.take() {
+                self.set_model(&previous);
             }
             // A plan approved during the turn chose the mode from now on.
             let mode = self.mode_cell.get();
@@ -971,6 +979,13 @@ impl Session {
                     ];
                 }
                 match args.parse::<PermissionMode>() {
+                    // Unattended lets safety findings through: it is set in
+                    // settings with `unattended_confirmed`, never typed.
+                    Ok(PermissionMode::Unattended) => failed(
+                        ids,
+                        ErrorKind::InvalidRequest,
+                        "unattended mode can only be set in settings, with \"unattended_confirmed\": true beside it".into(),
+                    ),
                     Ok(mode) => {
                         self.set_mode(mode);
                         vec![

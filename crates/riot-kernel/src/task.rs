@@ -21,10 +21,11 @@ use futures::StreamExt;
 use riot_core::{AgentDeps, AgentState, ContextManager, NoQueue, NoStopHooks, NoWorkingSet};
 use riot_mcp::McpHub;
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, DecisionReason, DynTool, FileSystem, Message, MessageId,
-    PermissionGate, PermissionMode, PermissionPolicy, PermissionQuery, PermissionResult,
-    PermissionRule, ProgressPayload, PromptContext, Provider, SessionId, SystemPrompt,
-    TerminalReason, Tool, ToolContext, ToolEnv, ToolOutcome, ToolRunner, ValidationError,
+    AgentEvent, CancelReason, CancelScope, DecisionReason, DynTool, FileSystem, InterruptBehavior,
+    Message, MessageId, PermissionGate, PermissionMode, PermissionPolicy, PermissionQuery,
+    PermissionResult, PermissionRule, ProgressPayload, PromptContext, Provider, SessionId,
+    SystemPrompt, TerminalReason, Tool, ToolContext, ToolEnv, ToolOutcome, ToolRunner,
+    ValidationError,
 };
 use riot_store::{SessionMeta, SessionStore};
 use riot_tools::{Scheduler, SchedulerConfig};
@@ -418,7 +419,12 @@ impl Subagents {
         let capabilities = self.provider.capabilities(&model);
         let mut state = AgentState::new(child.clone(), model, system);
         state.tools = scheduler.specs();
-        state.mode = agent.mode.unwrap_or(ctx.mode);
+        // An agent's own mode applies only where the session lets the
+        // model act: it never moves a plan or dont-ask session.
+        state.mode = match (ctx.mode, agent.mode) {
+            (PermissionMode::Plan | PermissionMode::DontAsk, _) | (_, None) => ctx.mode,
+            (_, Some(mode)) => mode,
+        };
         state.max_turns = SUBAGENT_MAX_TURNS;
         state.cache_key = Some(child.to_string());
         state.max_tokens = capabilities
@@ -592,6 +598,12 @@ NEVER:\n- use it for a single search or read you can do directly;\n- give a suba
 
     fn is_concurrency_safe(&self, input: &TaskInput) -> bool {
         self.is_read_only(input)
+    }
+
+    /// A stop reaches the child through the call's cancellation, and the
+    /// child winds down with its calls paired: never dropped mid-run.
+    fn interrupt_behavior(&self) -> InterruptBehavior {
+        InterruptBehavior::Block
     }
 
     /// Starting an agent changes nothing by itself: each of its calls
