@@ -1642,3 +1642,43 @@ async fn riot_mcp_servers_reports_status_and_riot_mcp_restart_restarts() {
     client.close().await;
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_switched_with_slash_model_reaches_subagents() {
+    let world = World::new();
+    let script = Script::new(
+        WIRE,
+        vec![
+            tool_call(
+                "call_task_1",
+                "Task",
+                json!({"description": "look", "prompt": "Look around for me",
+                       "subagent_type": "explore"}),
+            ),
+            Reply::Text("Looked.".into()),
+        ],
+    )
+    .when("Look around for me", Reply::Text("Nothing here.".into()));
+    let server = MockServer::start(script).await.unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    client.initialize().await;
+    let session_id = client.new_session(&world).await;
+    client
+        .call(
+            "session/prompt",
+            prompt(&session_id, "/model mock-model-large"),
+        )
+        .await
+        .result();
+    let turn = client
+        .call("session/prompt", prompt(&session_id, "Look"))
+        .await;
+    assert_eq!(turn.result()["stopReason"], "end_turn");
+    let models: Vec<String> = support::bodies(&server)
+        .iter()
+        .map(|b| b["model"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(models, ["mock-model-large"; 3], "parent, child, parent");
+    client.close().await;
+    server.shutdown().await;
+}

@@ -113,7 +113,7 @@ impl RecentRequests {
 #[derive(Debug)]
 pub struct ModelClassifier {
     provider: Arc<dyn Provider>,
-    model: String,
+    model: crate::session::SessionModel,
     project: PathBuf,
     recent: RecentRequests,
     clock: Arc<dyn Clock>,
@@ -137,7 +137,7 @@ impl ModelClassifier {
     ) -> Self {
         Self {
             provider,
-            model: model.into(),
+            model: crate::session::SessionModel::new(model),
             project: project.into(),
             recent,
             clock,
@@ -145,6 +145,13 @@ impl ModelClassifier {
             max_tokens: DEFAULT_MAX_TOKENS,
             side_usage: Mutex::new(Usage::default()),
         }
+    }
+
+    /// Asks whatever model `model` holds at the time of each call (the
+    /// session's, which `/model` switches).
+    pub fn following(mut self, model: crate::session::SessionModel) -> Self {
+        self.model = model;
+        self
     }
 
     /// Overrides [`DEFAULT_TIMEOUT_MS`].
@@ -161,8 +168,8 @@ impl ModelClassifier {
     }
 
     /// The model it asks.
-    pub fn model(&self) -> &str {
-        &self.model
+    pub fn model(&self) -> String {
+        self.model.get()
     }
 
     /// Usage of the classifier's requests so far (side usage, like
@@ -181,9 +188,10 @@ impl ModelClassifier {
             "call": {"tool": call.tool_name, "input": call.input},
         });
         let text = serde_json::to_string_pretty(&facts).unwrap_or_else(|_| facts.to_string());
-        let capabilities = self.provider.capabilities(&self.model);
+        let model = self.model.get();
+        let capabilities = self.provider.capabilities(&model);
         ModelRequest {
-            model: self.model.clone(),
+            model,
             system: SystemPrompt::stable(SYSTEM_PROMPT),
             messages: vec![Message::User(UserMessage {
                 id: MessageId::new("classifier_request"),

@@ -58,6 +58,28 @@ pub struct OpenOptions {
     pub mcp_servers: Vec<riot_mcp::ServerConfig>,
 }
 
+/// The session's current model, shared with what asks a model on its
+/// behalf (subagents, auto mode's classifier), so `/model` reaches them.
+#[derive(Debug, Clone)]
+pub struct SessionModel(Arc<Mutex<String>>);
+
+impl SessionModel {
+    /// A cell holding `model`.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self(Arc::new(Mutex::new(model.into())))
+    }
+
+    /// The model now.
+    pub fn get(&self) -> String {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Switches it.
+    pub fn set(&self, model: &str) {
+        model.clone_into(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+}
+
 /// One MCP server of a kernel, for faces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpServerInfo {
@@ -233,8 +255,10 @@ impl Kernel {
     }
 
     /// The MCP hub of a project, started at its first session and shared
-    /// by the later ones (ARCHITECTURE §6.7). A configuration changed
-    /// meanwhile applies when Riot restarts.
+    /// by the later ones with the same servers (ARCHITECTURE §6.7). When a
+    /// session's servers differ — the configuration changed, or the
+    /// project was trusted since — it gets a new hub, which later sessions
+    /// share; sessions on the old one keep it until they end.
     fn mcp_hub(
         &self,
         project_root: &Path,
@@ -243,7 +267,9 @@ impl Kernel {
         scrubbed: &[String],
     ) -> Result<Arc<riot_mcp::McpHub>, KernelError> {
         let mut hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(hub) = hubs.get(project_root) {
+        if let Some(hub) = hubs.get(project_root)
+            && hub.configs().into_iter().eq(servers.iter())
+        {
             return Ok(Arc::clone(hub));
         }
         let hub = riot_mcp::McpHub::new(servers, self.mcp_options(project_root, env, scrubbed));
@@ -406,13 +432,17 @@ impl Kernel {
         // provider and model (ARCHITECTURE §9.5); the chain calls it only
         // in auto mode.
         let recent_requests = crate::classifier::RecentRequests::new();
-        let classifier = Arc::new(crate::classifier::ModelClassifier::new(
-            Arc::new(provider.for_background()),
-            model.clone(),
-            options.cwd.clone(),
-            recent_requests.clone(),
-            Arc::clone(&self.caps.clock),
-        ));
+        let shared_model = SessionModel::new(model.clone());
+        let classifier = Arc::new(
+            crate::classifier::ModelClassifier::new(
+                Arc::new(provider.for_background()),
+                model.clone(),
+                options.cwd.clone(),
+                recent_requests.clone(),
+                Arc::clone(&self.caps.clock),
+            )
+            .following(shared_model.clone()),
+        );
         let policy = self
             .policy(config, &options.cwd, &options.env)
             .with_classifier(classifier.clone());
@@ -478,7 +508,7 @@ impl Kernel {
         let subagents = Arc::new(crate::task::Subagents {
             catalog: agents,
             provider: provider.clone(),
-            model: model.clone(),
+            model: shared_model.clone(),
             caps: self.caps.clone(),
             home: self.home.clone(),
             cwd: options.cwd.clone(),
@@ -629,6 +659,7 @@ impl Kernel {
             recent_requests,
             classifier,
             restore_model: None,
+            shared_model,
         })
     }
 }
@@ -691,6 +722,8 @@ pub struct Session {
     classifier: Arc<crate::classifier::ModelClassifier>,
     /// The session's model while a command's own model runs a turn.
     restore_model: Option<String>,
+    /// The model, as subagents and the classifier see it.
+    shared_model: SessionModel,
 }
 
 impl Session {
@@ -747,6 +780,7 @@ impl Session {
             return;
         }
         self.state.model = model.to_owned();
+        self.shared_model.set(model);
         let capabilities = self.deps.provider.capabilities(model);
         self.state.max_tokens = capabilities.max_output_tokens.min(DEFAULT_MAX_TOKENS);
         self.deps.transcript.model_changed(model);

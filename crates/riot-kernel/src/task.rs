@@ -287,7 +287,8 @@ impl PermissionPolicy for ReadOnlyPolicy {
 pub struct Subagents {
     pub catalog: AgentCatalog,
     pub provider: Arc<dyn Provider>,
-    pub model: String,
+    /// The session's model, followed at each start (`/model` switches it).
+    pub model: crate::session::SessionModel,
     pub caps: Capabilities,
     pub home: PathBuf,
     pub cwd: PathBuf,
@@ -355,7 +356,7 @@ impl Subagents {
         let ids = Arc::clone(&self.caps.ids);
         let clock = Arc::clone(&self.caps.clock);
         let child = SessionId::generate(ids.as_ref());
-        let model = agent.model.clone().unwrap_or_else(|| self.model.clone());
+        let model = agent.model.clone().unwrap_or_else(|| self.model.get());
         let mut env = ToolEnv::new(
             self.cwd.clone(),
             self.home.join("spill").join(child.as_str()),
