@@ -1,7 +1,7 @@
 import { render } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
-import { Markdown } from "./Markdown";
+import { Markdown, splitBlocks } from "./Markdown";
 
 describe("Markdown", () => {
   it("renders emphasis, code blocks and tables", () => {
@@ -32,5 +32,29 @@ describe("Markdown", () => {
     const { container } = render(<Markdown text={"![tracker](https://evil.example/p.png)"} />);
     expect(container.querySelector("img")).toBeNull();
     expect(container.textContent).toBe("[image: tracker]");
+  });
+});
+
+describe("splitBlocks", () => {
+  it("splits at blank lines but keeps a fenced block whole", () => {
+    const text = "# Title\n\nFirst para\nstill first\n\n```sh\necho a\n\necho b\n```\n\n~~~\nx\n\n```\n~~~\n\nlast";
+    expect(splitBlocks(text)).toEqual([
+      "# Title",
+      "First para\nstill first",
+      "```sh\necho a\n\necho b\n```",
+      "~~~\nx\n\n```\n~~~",
+      "last",
+    ]);
+  });
+
+  it("keeps an unclosed fence (a reply still streaming) in one block", () => {
+    expect(splitBlocks("Intro\n\n```\ncode\n\nmore")).toEqual(["Intro", "```\ncode\n\nmore"]);
+  });
+
+  it("renders a fenced block with a blank line as one code block", () => {
+    const { container } = render(<Markdown text={"Before\n\n```\na\n\nb\n```\n\nAfter"} />);
+    expect(container.querySelectorAll("pre")).toHaveLength(1);
+    expect(container.querySelector("pre code")?.textContent).toBe("a\n\nb\n");
+    expect([...container.querySelectorAll("p")].map((p) => p.textContent)).toEqual(["Before", "After"]);
   });
 });
