@@ -1513,12 +1513,7 @@ async fn cancelling_the_parent_stops_its_subagent_with_both_transcripts_paired()
     let script = Script::new(
         WIRE,
         vec![
-            tool_call(
-                "call_task_1",
-                "Task",
-                json!({"description": "slow research", "prompt": "Research slowly please",
-                       "subagent_type": "general-purpose"}),
-            ),
+            support::task_call("call_task_1", "general-purpose", "Research slowly please"),
             Reply::Text("Back again.".into()),
         ],
     )
@@ -1649,12 +1644,7 @@ async fn a_model_switched_with_slash_model_reaches_subagents() {
     let script = Script::new(
         WIRE,
         vec![
-            tool_call(
-                "call_task_1",
-                "Task",
-                json!({"description": "look", "prompt": "Look around for me",
-                       "subagent_type": "explore"}),
-            ),
+            support::task_call("call_task_1", "explore", "Look around for me"),
             Reply::Text("Looked.".into()),
         ],
     )

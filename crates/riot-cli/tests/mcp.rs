@@ -117,7 +117,15 @@ async fn add_list_and_remove_manage_the_user_file_and_report_each_servers_status
             .contains("did not answer `initialize` within 3 s (the startup timeout)"),
         "{silent_row}"
     );
-    assert_eq!(row("remote")["status"], "failed");
+    let remote = row("remote");
+    assert_eq!(remote["status"], "failed");
+    assert!(
+        remote["reason"]
+            .as_str()
+            .unwrap()
+            .contains("http://127.0.0.1:9/mcp"),
+        "the reason names the unreachable server: {remote}"
+    );
     // `list` stops every server it started.
     wait_until("the silent server to be gone", || {
         processes_with(&marker).is_empty()

@@ -109,6 +109,12 @@ async fn in_exec_a_plan_cannot_be_approved_and_the_mode_stays_plan() {
     );
     let write = last_result(&server, "call_write_1");
     assert_eq!(write["is_error"], true, "still in plan mode: {write}");
+    assert!(
+        write["content"]
+            .to_string()
+            .contains("Plan mode: cannot write"),
+        "{write}"
+    );
     assert!(!world.cwd().join("out.txt").exists());
 }
 

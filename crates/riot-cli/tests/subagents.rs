@@ -24,11 +24,7 @@ fn tasks(calls: &[Value]) -> Reply {
             (
                 c["id"].as_str().unwrap(),
                 "Task",
-                json!({
-                    "description": "look around",
-                    "prompt": c["prompt"],
-                    "subagent_type": c["agent"],
-                }),
+                support::task_input(c["agent"].as_str().unwrap(), c["prompt"].as_str().unwrap()),
             )
         })
         .collect();
@@ -385,4 +381,10 @@ async fn an_agent_file_cannot_move_a_dont_ask_session_to_accept_edits() {
         .unwrap();
     let refused = results(&child);
     assert!(refused[0].2, "{refused:?}");
+    assert!(
+        refused[0]
+            .1
+            .contains("nobody can answer permission questions in dont-ask mode"),
+        "the child ran in the session's dont-ask mode, not the file's: {refused:?}"
+    );
 }

@@ -49,9 +49,9 @@ impl SchedulerParts {
 
 #[derive(Debug)]
 struct Current {
-    /// The MCP tool names the scheduler was built with, in order.
-    mcp: Vec<String>,
-    scheduler: Arc<Scheduler>,
+    /// The scheduler, and the MCP tool names it was built with (in order);
+    /// `None` until the first refresh.
+    built: Option<(Vec<String>, Arc<Scheduler>)>,
     /// The tools last offered to the model.
     offered: Vec<ToolSpec>,
 }
@@ -112,34 +112,36 @@ impl Inner {
         let mcp = mcp_tools(&self.hubs);
         let names: Vec<String> = mcp.iter().map(|t| t.name().to_owned()).collect();
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
-        if current.mcp != names {
-            tracing::info!(tools = names.len(), "the MCP tools changed");
-            let mut tools = self.base.clone();
-            if !self.hubs.is_empty() {
-                tools.push(Arc::new(ToolSearch {
-                    deferred: self.deferred.clone(),
-                }));
-            }
-            tools.extend(mcp);
-            let scheduler = self.parts.build(tools);
-            // What is deferred is decided on the declarations themselves.
-            let specs: Vec<ToolSpec> = scheduler
-                .specs()
-                .into_iter()
-                .filter(|s| s.name.starts_with("mcp__"))
-                .collect();
-            let size: usize = specs.iter().map(spec_chars).sum();
-            self.deferred.set(if size > self.defer_above_chars {
-                specs
-            } else {
-                Vec::new()
-            });
-            // ToolSearch renders its description (the deferred names) from
-            // the shared state whenever specs are taken.
-            current.scheduler = scheduler;
-            current.mcp = names;
+        if let Some((built, scheduler)) = &current.built
+            && *built == names
+        {
+            return Arc::clone(scheduler);
         }
-        Arc::clone(&current.scheduler)
+        tracing::info!(tools = names.len(), "the MCP tools changed");
+        let mut tools = self.base.clone();
+        if !self.hubs.is_empty() {
+            tools.push(Arc::new(ToolSearch {
+                deferred: self.deferred.clone(),
+            }));
+        }
+        tools.extend(mcp);
+        let scheduler = self.parts.build(tools);
+        // What is deferred is decided on the declarations themselves.
+        let specs: Vec<ToolSpec> = scheduler
+            .specs()
+            .into_iter()
+            .filter(|s| s.name.starts_with("mcp__"))
+            .collect();
+        let size: usize = specs.iter().map(spec_chars).sum();
+        self.deferred.set(if size > self.defer_above_chars {
+            specs
+        } else {
+            Vec::new()
+        });
+        // ToolSearch renders its description (the deferred names) from
+        // the shared state whenever specs are taken.
+        current.built = Some((names, Arc::clone(&scheduler)));
+        scheduler
     }
 
     /// What the model is offered from `scheduler`: everything, or — while
@@ -194,16 +196,13 @@ impl SessionRunner {
         todos: Option<crate::todo::TodoList>,
         defer_above_chars: usize,
     ) -> Self {
-        let scheduler = parts.build(base.clone());
         let inner = Arc::new(Inner {
             base,
             parts,
             hubs,
             mode,
             current: RwLock::new(Current {
-                // Never a real list: the first refresh builds the scheduler.
-                mcp: vec![String::new()],
-                scheduler,
+                built: None,
                 offered: Vec::new(),
             }),
             todos,

@@ -609,11 +609,13 @@ NEVER:\n- use it for a single search or read you can do directly;\n- give a suba
 
     /// Starting an agent changes nothing by itself: each of its calls
     /// goes through the permission chain and may ask.
-    async fn check_permissions(&self, input: &TaskInput, _ctx: &ToolContext) -> PermissionResult {
+    async fn check_permissions(&self, input: &TaskInput, ctx: &ToolContext) -> PermissionResult {
         if self.agent(&input.subagent_type).is_some() {
             PermissionResult::Allow {
-                reason: DecisionReason::Consent {
-                    detail: "a subagent's own calls are each checked".into(),
+                reason: DecisionReason::Mode {
+                    detail: "starting a subagent needs no question: each of its calls is checked"
+                        .into(),
+                    mode: ctx.mode,
                 },
                 updated_input: None,
             }

@@ -65,6 +65,18 @@ pub fn tool_result(body: &Value, id: &str) -> Value {
         .unwrap_or_else(|| panic!("no result for {id} in {body}"))
 }
 
+/// A reply starting one subagent of type `agent` with `prompt`.
+#[allow(dead_code)] // not every test binary uses it
+pub fn task_call(id: &str, agent: &str, prompt: &str) -> Reply {
+    tool_call(id, "Task", task_input(agent, prompt))
+}
+
+/// The input of a Task call.
+#[allow(dead_code)] // not every test binary uses it
+pub fn task_input(agent: &str, prompt: &str) -> Value {
+    json!({"description": "look around", "prompt": prompt, "subagent_type": agent})
+}
+
 /// An Anthropic reply that calls several tools at once.
 #[allow(dead_code)] // not every test binary uses every helper
 pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Reply {
