@@ -169,9 +169,10 @@ async fn fifty_start_stop_cycles_leave_no_server_or_tool_process_behind() {
                 "cycle {cycle}"
             );
         } else {
+            // It acknowledged `_riot/shutdown`, then exited by itself.
             assert_eq!(
                 supervisor.shutdown().await,
-                Stopped::Graceful,
+                Stopped::Graceful { answered: true },
                 "cycle {cycle}"
             );
             // It ended the running turn, and said so, before exiting.

@@ -168,8 +168,9 @@ pub enum Status {
 /// How a shutdown went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stopped {
-    /// The server exited by itself within the grace period.
-    Graceful,
+    /// The server exited by itself within the grace period; `answered`:
+    /// it had acknowledged `_riot/shutdown` (else closing its stdin did it).
+    Graceful { answered: bool },
     /// The server was still running after the grace period; its group was
     /// killed.
     Forced,
@@ -286,16 +287,17 @@ impl Server {
     /// is killed and the server reaped in every case.
     async fn stop(mut self, url: Option<&str>, policy: &Policy) -> Stopped {
         let deadline = Instant::now() + policy.grace;
+        let mut answered = false;
         if let Some(url) = url {
             match timeout(policy.polite_timeout, ask_shutdown(url)).await {
-                Ok(Ok(())) => {}
+                Ok(Ok(())) => answered = true,
                 Ok(Err(e)) => tracing::info!(error = %e, "riot serve did not take _riot/shutdown"),
                 Err(_) => tracing::info!("riot serve did not answer _riot/shutdown in time"),
             }
         }
         drop(self.stdin.take());
         let how = match tokio::time::timeout_at(deadline, self.child.wait()).await {
-            Ok(_) => Stopped::Graceful,
+            Ok(_) => Stopped::Graceful { answered },
             Err(_) => {
                 tracing::warn!(
                     pid = self.pid,
@@ -334,31 +336,46 @@ pub fn acp_socket_url(page: &str) -> Option<String> {
     Some(format!("ws://{host}/acp?token={token}"))
 }
 
-/// Sends `_riot/shutdown` and waits for its reply.
+/// Connects as an ACP client (ACP needs `initialize` first), sends
+/// `_riot/shutdown` and waits for its reply.
 async fn ask_shutdown(page: &str) -> Result<(), String> {
     let socket = acp_socket_url(page).ok_or_else(|| format!("not a served address: {page}"))?;
     let (mut ws, _) = tokio_tungstenite::connect_async(socket.as_str())
         .await
         .map_err(|e| e.to_string())?;
-    let request = serde_json::json!({
-        "jsonrpc": "2.0", "id": 1, "method": "_riot/shutdown", "params": {}
-    });
-    ws.send(Message::text(request.to_string()))
-        .await
-        .map_err(|e| e.to_string())?;
-    while let Some(message) = ws.next().await {
-        let Message::Text(text) = message.map_err(|e| e.to_string())? else {
-            continue;
-        };
-        let reply: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-        if reply.get("id") == Some(&serde_json::json!(1)) {
-            return match reply.get("error") {
-                None => Ok(()),
-                Some(error) => Err(error.to_string()),
+    let requests = [
+        (
+            "initialize",
+            serde_json::json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        ),
+        ("_riot/shutdown", serde_json::json!({})),
+    ];
+    for (id, (method, params)) in requests.into_iter().enumerate() {
+        let request = serde_json::json!({
+            "jsonrpc": "2.0", "id": id, "method": method, "params": params
+        });
+        ws.send(Message::text(request.to_string()))
+            .await
+            .map_err(|e| e.to_string())?;
+        loop {
+            let message = ws
+                .next()
+                .await
+                .ok_or("the connection closed before the reply")?;
+            let Message::Text(text) = message.map_err(|e| e.to_string())? else {
+                continue;
             };
+            let reply: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| e.to_string())?;
+            if reply.get("id") == Some(&serde_json::json!(id)) && reply.get("method").is_none() {
+                if let Some(error) = reply.get("error") {
+                    return Err(format!("{method}: {error}"));
+                }
+                break;
+            }
         }
     }
-    Err("the connection closed before the reply".into())
+    Ok(())
 }
 
 /// Why a run ended without a shutdown request.

@@ -163,10 +163,10 @@ async fn a_configuration_error_is_given_up_on_at_once() {
 async fn a_server_that_dies_after_starting_is_restarted_with_the_new_address() {
     // The first two runs die once ready; the third stays until stdin closes.
     let script = Script::new(
-        "echo x >> runs\nn=$(wc -l < runs)\n\
+        "echo x >> runs\nn=$(wc -l < runs)\necho $$ > pid\n\
          echo \"Riot is serving at http://127.0.0.1:1/?token=run$n\"\n\
          if [ \"$n\" -lt 3 ]; then exit 9; fi\n\
-         echo $$ > pid\ncat > /dev/null\necho clean >> ends",
+         cat > /dev/null\necho clean >> ends",
     );
     let supervisor = Supervisor::start(script.command(), quick());
     let seen = statuses_until(
@@ -200,7 +200,10 @@ async fn a_server_that_dies_after_starting_is_restarted_with_the_new_address() {
     );
     // Nobody answers at port 1, so the polite request fails; closing stdin
     // ends the server by itself.
-    assert_eq!(supervisor.shutdown().await, Stopped::Graceful);
+    assert_eq!(
+        supervisor.shutdown().await,
+        Stopped::Graceful { answered: false }
+    );
     assert_eq!(
         std::fs::read_to_string(script.file("ends")).unwrap(),
         "clean\n"
