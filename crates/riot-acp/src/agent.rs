@@ -58,6 +58,8 @@ struct Slot {
     running: Mutex<Option<CancelScope>>,
     /// A mode chosen while a turn ran; applied when it ends.
     pending_mode: Mutex<Option<PermissionMode>>,
+    /// A model chosen while a turn ran; applied when it ends.
+    pending_model: Mutex<Option<String>>,
     calls: Arc<Mutex<ToolCalls>>,
     /// The session's canonical project directory.
     cwd: PathBuf,
@@ -211,6 +213,7 @@ impl RiotAgent {
             session: tokio::sync::Mutex::new(session),
             running: Mutex::new(None),
             pending_mode: Mutex::new(None),
+            pending_model: Mutex::new(None),
             calls,
             cwd: options_cwd,
         });
@@ -226,8 +229,10 @@ impl RiotAgent {
         let (id, slot) = self
             .open(cx, request.cwd, None, request.mcp_servers)
             .await?;
-        let mode = slot.session.lock().await.mode();
-        Ok(NewSessionResponse::new(id).modes(mapping::mode_state(mode)))
+        let session = slot.session.lock().await;
+        Ok(NewSessionResponse::new(id)
+            .modes(mapping::mode_state(session.mode()))
+            .meta(ext::session_meta(session.model())))
     }
 
     /// ACP `session/load`: the whole conversation is replayed as updates
@@ -260,7 +265,9 @@ impl RiotAgent {
                 send(cx, &id, update);
             }
         }
-        Ok(LoadSessionResponse::new().modes(mapping::mode_state(session.mode())))
+        Ok(LoadSessionResponse::new()
+            .modes(mapping::mode_state(session.mode()))
+            .meta(ext::session_meta(session.model())))
     }
 
     async fn prompt(
@@ -289,6 +296,9 @@ impl RiotAgent {
         };
         if let Some(mode) = lock(&slot.pending_mode).take() {
             session.set_mode(mode);
+        }
+        if let Some(model) = lock(&slot.pending_model).take() {
+            session.set_model(&model);
         }
         let mode_before = session.mode();
         let cancel = CancelScope::new();
@@ -381,6 +391,9 @@ impl RiotAgent {
                 SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(changed.as_str())),
             ),
             None => {}
+        }
+        if let Some(model) = lock(&slot.pending_model).take() {
+            session.set_model(&model);
         }
         drop(session);
         // Before the response, so the client has the figures of the turn
@@ -510,6 +523,126 @@ impl RiotAgent {
     }
 }
 
+impl RiotAgent {
+    /// `_riot/config`.
+    async fn model_config(&self, request: &ext::ConfigRequest) -> ext::ConfigResponse {
+        let cwd = request
+            .cwd
+            .clone()
+            .or_else(|| self.config.env.get("HOME").cloned())
+            .unwrap_or_else(|| "/".into());
+        self.config
+            .kernel
+            .model_status(
+                std::path::Path::new(&cwd),
+                &self.config.env,
+                &self.config.flags,
+                false,
+            )
+            .await
+            .into()
+    }
+
+    /// `_riot/config_set`: saves, then reports what new sessions get.
+    async fn set_model_config(
+        &self,
+        request: ext::ConfigSetRequest,
+    ) -> Result<ext::ConfigResponse, Error> {
+        let choice = riot_kernel::model_settings::ModelChoice {
+            provider: request.provider,
+            model: request.model,
+            base_url: request.base_url,
+            api_key: request
+                .api_key
+                .map(|k| riot_kernel::credentials::Secret::new(k.0)),
+        };
+        self.config
+            .kernel
+            .save_model_choice(&choice)
+            .await
+            .map_err(kernel_error)?;
+        tracing::info!(provider = %choice.provider, model = %choice.model, "ACP: model settings saved");
+        Ok(self.model_config(&ext::ConfigRequest::default()).await)
+    }
+
+    /// `_riot/files`.
+    async fn files(&self, request: &ext::FilesRequest) -> Result<ext::FilesResponse, Error> {
+        let cwd = PathBuf::from(&request.cwd);
+        if !cwd.is_absolute() {
+            return Err(Error::new(
+                INVALID_PARAMS,
+                format!("cwd {} is not an absolute path", cwd.display()),
+            ));
+        }
+        let root = self
+            .config
+            .fs
+            .canonicalize(&cwd)
+            .await
+            .map_err(|e| Error::new(INVALID_PARAMS, format!("cwd {}: {e}", cwd.display())))?;
+        let limit = request.limit.unwrap_or(50).clamp(1, 500);
+        let files = self
+            .config
+            .kernel
+            .project_files(&root, &request.query, limit)
+            .await
+            .map_err(kernel_error)?;
+        Ok(ext::FilesResponse { files, meta: None })
+    }
+
+    /// `_riot/session_rename`.
+    fn rename_session(
+        &self,
+        request: &ext::SessionRenameRequest,
+    ) -> Result<ext::DoneResponse, Error> {
+        self.config
+            .kernel
+            .rename_session(&SessionId::new(request.session_id.clone()), &request.title)
+            .map_err(kernel_error)?;
+        Ok(ext::DoneResponse::default())
+    }
+
+    /// `_riot/session_delete`: refused while a turn runs in it; an open
+    /// idle session is closed first.
+    fn delete_session(
+        &self,
+        request: &ext::SessionDeleteRequest,
+    ) -> Result<ext::DoneResponse, Error> {
+        let id = &request.session_id;
+        let open = lock(&self.sessions).get(id).cloned();
+        if let Some(slot) = open {
+            if lock(&slot.running).is_some() || slot.session.try_lock().is_err() {
+                return Err(Error::new(
+                    INVALID_PARAMS,
+                    format!("session `{id}` is running a prompt; stop it before deleting it"),
+                ));
+            }
+            lock(&self.sessions).remove(id);
+        }
+        self.config
+            .kernel
+            .store()
+            .delete(&SessionId::new(id.clone()))
+            .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()))?;
+        tracing::info!(session = %id, "ACP: session deleted");
+        Ok(ext::DoneResponse::default())
+    }
+
+    /// `_riot/set_model`: now, or when the running turn ends.
+    fn set_model(&self, request: &ext::SetModelRequest) -> Result<ext::DoneResponse, Error> {
+        let model = request.model.trim();
+        if model.is_empty() {
+            return Err(Error::new(INVALID_PARAMS, "the model name is empty"));
+        }
+        let slot = self.slot(&request.session_id)?;
+        match slot.session.try_lock() {
+            Ok(mut session) => session.set_model(model),
+            Err(_) => *lock(&slot.pending_model) = Some(model.to_owned()),
+        }
+        Ok(ext::DoneResponse::default())
+    }
+}
+
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
     tracing::info!(client_version = ?request.protocol_version, "ACP initialize");
     InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
@@ -551,6 +684,14 @@ pub(crate) async fn serve_on(
         wanted: Mutex::new(Vec::new()),
     });
     let (a8, a9) = (Arc::clone(&agent), Arc::clone(&agent));
+    let (b0, b1, b2, b3, b4, b5) = (
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+    );
     let (a0, a1, a2, a3, a4, a5, a6, a7) = (
         Arc::clone(&agent),
         Arc::clone(&agent),
@@ -701,6 +842,69 @@ pub(crate) async fn serve_on(
                         .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()));
                     reply(responder, result);
                 });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ext::ConfigRequest,
+                        responder: Responder<ext::ConfigResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&b0);
+                tokio::spawn(async move {
+                    reply(responder, Ok(agent.model_config(&request).await));
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ext::ConfigSetRequest,
+                        responder: Responder<ext::ConfigResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&b1);
+                tokio::spawn(async move {
+                    reply(responder, agent.set_model_config(request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ext::FilesRequest,
+                        responder: Responder<ext::FilesResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&b2);
+                tokio::spawn(async move {
+                    reply(responder, agent.files(&request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ext::SessionRenameRequest,
+                        responder: Responder<ext::DoneResponse>,
+                        _cx: ConnectionTo<Client>| {
+                reply(responder, b3.rename_session(&request));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ext::SessionDeleteRequest,
+                        responder: Responder<ext::DoneResponse>,
+                        _cx: ConnectionTo<Client>| {
+                reply(responder, b4.delete_session(&request));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ext::SetModelRequest,
+                        responder: Responder<ext::DoneResponse>,
+                        _cx: ConnectionTo<Client>| {
+                reply(responder, b5.set_model(&request));
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),

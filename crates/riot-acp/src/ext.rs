@@ -14,6 +14,23 @@
 //!   tool count or failure reason.
 //! - `_riot/mcp_restart` (request, `{name, project?}`): stops a server
 //!   and starts it again; unknown names are an invalid-params error.
+//! - `_riot/config` (request, `{cwd?}`): the model endpoint new sessions
+//!   would use — provider, base URL, model, whether the key is present
+//!   (never the key), `ready`, and the `problem` when not (onboarding).
+//! - `_riot/config_set` (request, `{provider, model, baseUrl?, apiKey?}`):
+//!   saves the endpoint in the user's settings and the key in
+//!   `credentials.json` (owner-only); replies like `_riot/config`. Bad
+//!   input is an invalid-params error saying what to fix.
+//! - `_riot/files` (request, `{cwd, query, limit?}`): the project's files
+//!   (ignored and hidden ones left out) best matching `query`, for `@`
+//!   mentions.
+//! - `_riot/session_rename` (request, `{sessionId, title}`) and
+//!   `_riot/session_delete` (request, `{sessionId}`): name or delete a
+//!   saved session; deleting one with a running turn is refused.
+//! - `_riot/set_model` (request, `{sessionId, model}`): the session's
+//!   model from its next request (after the running turn, if any). The
+//!   current model is in `session/new`'s and `session/load`'s
+//!   `_meta.riot.model`.
 //!
 //! The notifications are sent only to a client that asks for them in
 //! `initialize`: `clientCapabilities._meta.riot.notifications`, a list of
@@ -37,6 +54,12 @@ pub const USAGE: &str = "_riot/usage";
 pub const COMPACTION: &str = "_riot/compaction";
 pub const MCP_SERVERS: &str = "_riot/mcp_servers";
 pub const MCP_RESTART: &str = "_riot/mcp_restart";
+pub const CONFIG: &str = "_riot/config";
+pub const CONFIG_SET: &str = "_riot/config_set";
+pub const FILES: &str = "_riot/files";
+pub const SESSION_RENAME: &str = "_riot/session_rename";
+pub const SESSION_DELETE: &str = "_riot/session_delete";
+pub const SET_MODEL: &str = "_riot/set_model";
 
 /// The `_meta` of the agent's capabilities: which extensions it has.
 pub fn capabilities_meta() -> Meta {
@@ -44,7 +67,10 @@ pub fn capabilities_meta() -> Meta {
     meta.insert(
         "riot".into(),
         json!({
-            "requests": [SHUTDOWN, MCP_SERVERS, MCP_RESTART],
+            "requests": [
+                SHUTDOWN, MCP_SERVERS, MCP_RESTART, CONFIG, CONFIG_SET, FILES,
+                SESSION_RENAME, SESSION_DELETE, SET_MODEL,
+            ],
             "notifications": [USAGE, COMPACTION],
         }),
     );
@@ -210,6 +236,160 @@ riot_request!(McpRestartRequest, MCP_RESTART, McpRestartResponse);
 pub struct McpRestartResponse {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+}
+
+/// `_riot/config`: the model endpoint of new sessions in `cwd` (default:
+/// the person's home directory).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+riot_request!(ConfigRequest, CONFIG, ConfigResponse);
+
+/// `_riot/config`'s and `_riot/config_set`'s result. Never the key.
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigResponse {
+    pub provider: Option<String>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    /// `present`, `missing` or `not-needed`.
+    pub key: String,
+    /// `$VAR` or `credentials.json`.
+    pub key_source: Option<String>,
+    pub ready: bool,
+    pub problem: Option<String>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl From<riot_kernel::model_settings::ModelStatus> for ConfigResponse {
+    fn from(status: riot_kernel::model_settings::ModelStatus) -> Self {
+        use riot_kernel::model_settings::KeyState;
+        Self {
+            ready: status.ready(),
+            key: match status.key {
+                KeyState::Present => "present",
+                KeyState::Missing => "missing",
+                KeyState::NotNeeded => "not-needed",
+            }
+            .to_owned(),
+            provider: status.provider,
+            base_url: status.base_url,
+            model: status.model,
+            key_source: status.key_source,
+            problem: status.problem,
+            meta: None,
+        }
+    }
+}
+
+/// An API key on the wire: never printed, not even in debug output.
+#[derive(Clone, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct WireKey(pub String);
+
+impl std::fmt::Debug for WireKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WireKey(redacted)")
+    }
+}
+
+/// `_riot/config_set`: the endpoint a person chose.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigSetRequest {
+    pub provider: String,
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<WireKey>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+riot_request!(ConfigSetRequest, CONFIG_SET, ConfigResponse);
+
+/// `_riot/files`: project files matching what follows an `@`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FilesRequest {
+    pub cwd: String,
+    #[serde(default)]
+    pub query: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+riot_request!(FilesRequest, FILES, FilesResponse);
+
+/// `_riot/files`' result: project-relative paths, best first.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct FilesResponse {
+    pub files: Vec<String>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// `_riot/session_rename`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionRenameRequest {
+    pub session_id: String,
+    pub title: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+riot_request!(SessionRenameRequest, SESSION_RENAME, DoneResponse);
+
+/// `_riot/session_delete`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionDeleteRequest {
+    pub session_id: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+riot_request!(SessionDeleteRequest, SESSION_DELETE, DoneResponse);
+
+/// `_riot/set_model`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetModelRequest {
+    pub session_id: String,
+    pub model: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+riot_request!(SetModelRequest, SET_MODEL, DoneResponse);
+
+/// The empty result of a request that only acts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+pub struct DoneResponse {
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// The `_meta` of `session/new` and `session/load` responses: the
+/// session's model.
+pub fn session_meta(model: &str) -> Meta {
+    let mut meta = Meta::new();
+    meta.insert("riot".into(), json!({ "model": model }));
+    meta
 }
 
 impl From<riot_kernel::session::McpServerInfo> for McpServerEntry {

@@ -89,15 +89,23 @@ impl AcpClient {
 
     fn start(world: &World, server: &MockServer) -> Self {
         let base = server.base_url();
-        let mut cmd = world.bare(&[
-            "acp",
-            "--provider",
-            provider(WIRE),
-            "--base-url",
-            base.as_str(),
-            "--model",
-            "mock-model",
-        ]);
+        Self::start_with(
+            world,
+            &[
+                "acp",
+                "--provider",
+                provider(WIRE),
+                "--base-url",
+                base.as_str(),
+                "--model",
+                "mock-model",
+            ],
+        )
+    }
+
+    /// `riot ARGS` (an ACP face) with no model configured but by `args`.
+    fn start_with(world: &World, args: &[&str]) -> Self {
+        let mut cmd = world.bare(args);
         cmd.stdin(Stdio::piped());
         let mut riot = Running::spawn(cmd);
         let stdin = riot.child.stdin.take();
@@ -799,7 +807,17 @@ async fn riot_shutdown_replies_then_ends_the_running_turn_and_exits_zero() {
     // The extension is advertised the ACP way, in the capabilities' _meta.
     assert_eq!(
         init["agentCapabilities"]["_meta"]["riot"]["requests"],
-        json!(["_riot/shutdown", "_riot/mcp_servers", "_riot/mcp_restart"]),
+        json!([
+            "_riot/shutdown",
+            "_riot/mcp_servers",
+            "_riot/mcp_restart",
+            "_riot/config",
+            "_riot/config_set",
+            "_riot/files",
+            "_riot/session_rename",
+            "_riot/session_delete",
+            "_riot/set_model"
+        ]),
         "{init}"
     );
     let session_id = client.new_session(&world).await;
@@ -1671,4 +1689,244 @@ async fn a_model_switched_with_slash_model_reaches_subagents() {
     assert_eq!(models, ["mock-model-large"; 3], "parent, child, parent");
     client.close().await;
     server.shutdown().await;
+}
+
+/// The error of a response, as `(code, message)`.
+fn error_of(exchange: &Exchange) -> (i64, String) {
+    let error = &exchange.response["error"];
+    assert!(
+        error.is_object(),
+        "expected an error: {}",
+        exchange.response
+    );
+    (
+        error["code"].as_i64().unwrap(),
+        error["message"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn onboarding_saves_the_endpoint_and_key_and_new_sessions_use_them() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, vec![Reply::Text("Set up.".into())]))
+        .await
+        .unwrap();
+    let base = server.base_url();
+    let home = world.home.path();
+    std::fs::write(
+        home.join("settings.json"),
+        r#"{"permissions": {"allow": ["Read"]}}"#,
+    )
+    .unwrap();
+    // No provider, model or URL: what a first start looks like.
+    let mut client = AcpClient::start_with(&world, &["acp"]);
+    client.initialize().await;
+
+    let before = client.call("_riot/config", json!({})).await;
+    assert_eq!(
+        before.result(),
+        &json!({"provider": null, "baseUrl": null, "model": null, "key": "missing",
+                "keySource": null, "ready": false, "problem": "no provider configured"})
+    );
+
+    // Bad choices are refused with what to fix, and nothing is written.
+    for (choice, says) in [
+        (
+            json!({"provider": "gemini", "model": "m"}),
+            "unknown provider `gemini`: use anthropic, openai or openai-responses",
+        ),
+        (
+            json!({"provider": "anthropic", "model": "  "}),
+            "no model: enter the model's name, e.g. claude-sonnet-4-5 or qwen2.5-coder",
+        ),
+        (
+            json!({"provider": "openai", "model": "m", "baseUrl": "ftp://host/v1"}),
+            "base URL `ftp://host/v1` is not an http(s) address, e.g. http://127.0.0.1:11434/v1",
+        ),
+    ] {
+        let refused = client.call("_riot/config_set", choice).await;
+        assert_eq!(error_of(&refused), (-32602, says.to_owned()));
+    }
+    assert_eq!(
+        std::fs::read_to_string(home.join("settings.json")).unwrap(),
+        r#"{"permissions": {"allow": ["Read"]}}"#
+    );
+    assert!(!home.join("credentials.json").exists());
+
+    let key = "sk-onboarding-7f3a";
+    let saved = client
+        .call(
+            "_riot/config_set",
+            json!({"provider": "anthropic", "model": "mock-model",
+                   "baseUrl": format!("{base}/"), "apiKey": key}),
+        )
+        .await;
+    assert_eq!(
+        saved.result(),
+        &json!({"provider": "anthropic", "baseUrl": base, "model": "mock-model",
+                "key": "present", "keySource": "credentials.json", "ready": true,
+                "problem": null})
+    );
+    assert!(
+        !saved.response.to_string().contains(key),
+        "the key never comes back"
+    );
+
+    // Settings keep their other keys; the key lives only in credentials.json.
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join("settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        settings,
+        json!({"permissions": {"allow": ["Read"]}, "provider": "anthropic",
+               "model": "mock-model", "base_url": base})
+    );
+    let credentials = home.join("credentials.json");
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(&credentials).unwrap()).unwrap();
+    assert_eq!(stored, json!({"keys": {base.clone(): key}}));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&credentials)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+
+    // A new session runs on it, and the key reaches the endpoint.
+    let exchange = client
+        .call(
+            "session/new",
+            json!({"cwd": world.project.path(), "mcpServers": []}),
+        )
+        .await;
+    let result = exchange.result().clone();
+    assert_eq!(result["_meta"]["riot"]["model"], "mock-model", "{result}");
+    let session_id = result["sessionId"].as_str().unwrap().to_owned();
+    client.expect_commands(&session_id).await;
+    let turn = client
+        .call("session/prompt", prompt(&session_id, "hello"))
+        .await;
+    assert_eq!(turn.text(), "Set up.");
+    let request = server.requests().pop().unwrap();
+    assert!(
+        request
+            .headers
+            .iter()
+            .any(|(name, value)| name == "x-api-key" && value == key),
+        "{:?}",
+        request.headers.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+    client.close().await;
+    let log = std::fs::read_to_string(home.join("logs/riot.log")).unwrap_or_default();
+    assert!(!log.contains(key), "the key is never logged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_rename_delete_and_set_model_serve_the_ui() {
+    let world = World::new();
+    let project = world.project.path();
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::create_dir_all(project.join("target")).unwrap();
+    std::fs::write(project.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(project.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(project.join("src/domain.rs"), "").unwrap();
+    std::fs::write(project.join("target/main.o"), "").unwrap();
+    std::fs::write(project.join("README.md"), "").unwrap();
+    let (server, mut client, session_id) = AcpClient::in_session(
+        &world,
+        vec![Reply::Text("one".into()), Reply::Text("two".into())],
+    )
+    .await;
+
+    // @ mentions: ranked, ignored files left out.
+    let found = client
+        .call("_riot/files", json!({"cwd": project, "query": "mai"}))
+        .await;
+    assert_eq!(
+        found.result()["files"],
+        json!(["src/main.rs", "src/domain.rs"])
+    );
+    let all = client
+        .call(
+            "_riot/files",
+            json!({"cwd": project, "query": "", "limit": 2}),
+        )
+        .await;
+    assert_eq!(all.result()["files"], json!(["README.md", "src/main.rs"]));
+    let relative = client
+        .call("_riot/files", json!({"cwd": "src", "query": ""}))
+        .await;
+    assert_eq!(
+        error_of(&relative),
+        (-32602, "cwd src is not an absolute path".to_owned())
+    );
+
+    // The model switch applies to the next request.
+    let first = client
+        .call("session/prompt", prompt(&session_id, "first"))
+        .await;
+    assert_eq!(first.text(), "one");
+    let switched = client
+        .call(
+            "_riot/set_model",
+            json!({"sessionId": session_id, "model": "mock-model-2"}),
+        )
+        .await;
+    assert_eq!(switched.result(), &json!({}));
+    client
+        .call("session/prompt", prompt(&session_id, "second"))
+        .await;
+    let models: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].clone())
+        .collect();
+    assert_eq!(models, [json!("mock-model"), json!("mock-model-2")]);
+
+    // A name replaces the first prompt as the title.
+    client
+        .call(
+            "_riot/session_rename",
+            json!({"sessionId": session_id, "title": "  Bug\nhunt  "}),
+        )
+        .await
+        .result();
+    let listed = client.call("session/list", json!({})).await;
+    let sessions = listed.result()["sessions"].as_array().unwrap().clone();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0]["title"], "Bug hunt");
+
+    // Deleting removes the transcript; a second delete says it is gone.
+    client
+        .call("_riot/session_delete", json!({"sessionId": session_id}))
+        .await
+        .result();
+    assert!(!world.transcript(&session_id).exists());
+    let listed = client.call("session/list", json!({})).await;
+    assert_eq!(listed.result()["sessions"], json!([]));
+    let again = client
+        .call("_riot/session_delete", json!({"sessionId": session_id}))
+        .await;
+    assert_eq!(
+        error_of(&again),
+        (
+            -32602,
+            format!(
+                "no session `{session_id}`; `riot sessions list` shows the sessions that exist"
+            )
+        )
+    );
+    let gone = client
+        .call(
+            "_riot/set_model",
+            json!({"sessionId": session_id, "model": "x"}),
+        )
+        .await;
+    assert_eq!(
+        error_of(&gone),
+        (-32602, format!("unknown session `{session_id}`"))
+    );
+    client.close().await;
 }

@@ -21,6 +21,7 @@ pub mod frontmatter;
 pub mod gate;
 pub mod hooks;
 pub mod memory;
+pub mod model_settings;
 pub mod plan;
 pub mod prompt;
 mod provider;
@@ -34,6 +35,7 @@ pub mod tools;
 pub mod toolsearch;
 mod transcript;
 pub mod trust;
+pub mod ui_support;
 pub mod working_set;
 
 pub use gate::NobodyAnswers;

@@ -50,6 +50,14 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     /// same directory, then a rename. An existing file keeps its permissions.
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> io::Result<()>;
 
+    /// [`write_atomic`](Self::write_atomic) for a secret (credentials):
+    /// readable and writable by the owner only (mode 0600 on Unix) from
+    /// the moment it exists, whatever the file had before. File systems
+    /// without permissions just write it.
+    async fn write_atomic_private(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
+        self.write_atomic(path, contents).await
+    }
+
     /// Creates a directory and its missing parents.
     async fn create_dir_all(&self, path: &Path) -> io::Result<()>;
 

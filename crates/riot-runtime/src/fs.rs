@@ -3,7 +3,7 @@
 //! [`RealFs`]: the real [`FileSystem`], with atomic writes.
 
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::UNIX_EPOCH;
@@ -55,14 +55,19 @@ where
 /// Writes `contents` to `path` through a temporary sibling and a rename, so
 /// readers see the old or the new file, never half of one. A symlink is
 /// written through (its target is replaced, the link stays).
-fn write_atomic_blocking(path: &Path, contents: &[u8]) -> io::Result<()> {
+/// `private`: the new file is created with mode 0600 and keeps it.
+fn write_atomic_blocking(path: &Path, contents: &[u8], private: bool) -> io::Result<()> {
     let target: PathBuf = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)?,
         _ => path.to_path_buf(),
     };
-    let existing_mode = std::fs::metadata(&target)
-        .ok()
-        .map(|m| m.permissions().mode());
+    let existing_mode = if private {
+        Some(0o600)
+    } else {
+        std::fs::metadata(&target)
+            .ok()
+            .map(|m| m.permissions().mode())
+    };
     let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -77,10 +82,12 @@ fn write_atomic_blocking(path: &Path, contents: &[u8]) -> io::Result<()> {
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        if private {
+            options.mode(0o600);
+        }
+        let mut file = options.open(&tmp)?;
         file.write_all(contents)?;
         if let Some(mode) = existing_mode {
             file.set_permissions(std::fs::Permissions::from_mode(mode))?;
@@ -112,7 +119,13 @@ impl FileSystem for RealFs {
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
         let path = path.to_path_buf();
         let contents = contents.to_vec();
-        blocking(move || write_atomic_blocking(&path, &contents)).await
+        blocking(move || write_atomic_blocking(&path, &contents, false)).await
+    }
+
+    async fn write_atomic_private(&self, path: &Path, contents: &[u8]) -> io::Result<()> {
+        let path = path.to_path_buf();
+        let contents = contents.to_vec();
+        blocking(move || write_atomic_blocking(&path, &contents, true)).await
     }
 
     async fn create_dir_all(&self, path: &Path) -> io::Result<()> {
@@ -169,6 +182,23 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
+    }
+
+    #[tokio::test]
+    async fn a_private_write_is_owner_only_new_or_replacing() {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("credentials.json");
+        RealFs.write_atomic_private(&fresh, b"{}").await.unwrap();
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+
+        let open = dir.path().join("was-public.json");
+        std::fs::write(&open, b"old").unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o644)).unwrap();
+        RealFs.write_atomic_private(&open, b"new").await.unwrap();
+        assert_eq!(std::fs::read(&open).unwrap(), b"new");
+        let mode = std::fs::metadata(&open).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "a secret never keeps a wider mode");
     }
 
     #[tokio::test]

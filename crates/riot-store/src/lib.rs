@@ -63,6 +63,8 @@ pub enum StoreError {
     },
     #[error("{0}: the transcript has no metadata line")]
     NoMeta(PathBuf),
+    #[error("a session's name cannot be empty")]
+    EmptyTitle,
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
@@ -188,6 +190,21 @@ impl SessionStore {
             .list()?
             .into_iter()
             .find(|s| s.cwd == cwd && s.parent.is_none()))
+    }
+
+    /// Names a session: `title` (trimmed, on one line, at most 200
+    /// characters) becomes its title in listings.
+    pub fn rename(&self, id: &SessionId, title: &str, at_ms: u64) -> Result<String, StoreError> {
+        let one_line: String = title.split_whitespace().collect::<Vec<_>>().join(" ");
+        let title: String = one_line.chars().take(200).collect();
+        if title.is_empty() {
+            return Err(StoreError::EmptyTitle);
+        }
+        self.append_to(id)?.write(&Record::Renamed {
+            at_ms,
+            title: title.clone(),
+        })?;
+        Ok(title)
     }
 
     /// Deletes a transcript.

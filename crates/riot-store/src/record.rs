@@ -43,6 +43,12 @@ pub enum Record {
         at_ms: u64,
         mode: PermissionMode,
     },
+    /// The person named the session; the name replaces the title taken
+    /// from the first prompt.
+    Renamed {
+        at_ms: u64,
+        title: String,
+    },
 }
 
 /// What a session is: written once, as the first line.
@@ -91,6 +97,8 @@ pub struct LoadedSession {
     /// The first prompt the person typed, kept across compactions and
     /// `/clear` (the title), unless it was withdrawn.
     pub first_prompt: Option<(MessageId, String)>,
+    /// The name the person gave the session, if any (the latest).
+    pub name: Option<String>,
 }
 
 /// The text of a prompt the person typed.
@@ -120,6 +128,7 @@ impl LoadedSession {
             mode: None,
             message_count: 0,
             first_prompt: None,
+            name: None,
         };
         for record in iter {
             match record {
@@ -163,6 +172,11 @@ impl LoadedSession {
                     session.updated_ms = session.updated_ms.max(at_ms);
                     session.mode = Some(mode);
                 }
+                Record::Renamed { title, .. } => {
+                    // A name is not activity: the session keeps its place
+                    // in the newest-first list.
+                    session.name = Some(title);
+                }
             }
         }
         Ok(session)
@@ -170,6 +184,9 @@ impl LoadedSession {
 
     /// The title: the first words of the first prompt the person typed.
     pub fn title(&self) -> String {
+        if let Some(name) = &self.name {
+            return name.clone();
+        }
         let first = self
             .first_prompt
             .as_ref()

@@ -207,3 +207,43 @@ fn creating_an_existing_session_fails_instead_of_overwriting() {
     assert_eq!(kept.meta.created_ms, 1, "the first transcript is untouched");
     assert_eq!(kept.messages.len(), 1);
 }
+
+#[test]
+fn a_name_replaces_the_first_prompt_as_title_without_moving_the_session() {
+    let (_dir, store) = store();
+    let id = SessionId::new("ses_named");
+    let mut w = store.create(&meta("ses_named", "/p", 10)).unwrap();
+    w.message(
+        &Message::user_text(MessageId::new("u1"), "fix the flaky test"),
+        11,
+    )
+    .unwrap();
+    assert_eq!(store.load(&id).unwrap().title(), "fix the flaky test");
+
+    let title = store.rename(&id, "  Flaky\n test   hunt ", 50).unwrap();
+    assert_eq!(title, "Flaky test hunt");
+    let later = store.rename(&id, "Test hunt", 60).unwrap();
+    let summary = store
+        .list()
+        .unwrap()
+        .into_iter()
+        .find(|s| s.id == id)
+        .unwrap();
+    assert_eq!(summary.title, later, "the latest name wins");
+    assert_eq!(summary.updated_ms, 11, "naming is not activity");
+    // The session's own writer keeps appending after the rename.
+    w.message(&Message::user_text(MessageId::new("u2"), "go on"), 70)
+        .unwrap();
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(loaded.title(), "Test hunt");
+    assert_eq!(loaded.messages.len(), 2);
+
+    assert!(matches!(
+        store.rename(&id, " \n ", 80),
+        Err(StoreError::EmptyTitle)
+    ));
+    assert!(matches!(
+        store.rename(&SessionId::new("ses_nobody"), "x", 80),
+        Err(StoreError::UnknownSession(_))
+    ));
+}

@@ -25,6 +25,7 @@
 mod diff;
 mod encoding;
 mod freshness;
+pub mod project_files;
 pub mod scheduler;
 pub mod tools;
 
