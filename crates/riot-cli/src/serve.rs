@@ -41,6 +41,38 @@ fn stdin_closed() -> tokio::sync::oneshot::Receiver<()> {
     rx
 }
 
+/// Opens `url` with `$BROWSER` (a command, given the URL as its argument)
+/// or the desktop's opener (`xdg-open`, `open` on macOS). The browser
+/// runs in its own process group with no stdio of ours, and is reaped on
+/// a thread; it outlives the server, as a person's browser should.
+fn open_browser(url: &str, browser: Option<&str>) -> std::io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let program = browser
+        .map(str::trim)
+        .filter(|b| !b.is_empty())
+        .unwrap_or(opener);
+    let mut words = program.split_whitespace();
+    let name = words.next().unwrap_or(opener);
+    #[allow(clippy::disallowed_methods)] // a face starts the person's browser
+    let mut child = std::process::Command::new(name)
+        .args(words)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()?;
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(())
+}
+
 /// Why the server stopped.
 enum Stop {
     Interrupt,
@@ -71,9 +103,6 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
             }
         },
     };
-    if args.open {
-        eprintln!("riot serve: --open is not available yet; open the printed address in a browser");
-    }
     let token = match random_token() {
         Ok(t) => t,
         Err(e) => {
@@ -94,6 +123,7 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
     };
     let stdin = args.exit_on_stdin_eof.then(stdin_closed);
 
+    let browser = env.get("BROWSER").cloned();
     let caps = world::capabilities();
     let fs = Arc::clone(&caps.fs);
     let config = AcpConfig {
@@ -123,6 +153,12 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
             .and_then(|()| out.flush());
         if let Err(e) = printed {
             tracing::warn!(error = %e, "riot serve: cannot print the address");
+        }
+    }
+    if args.open {
+        let url = format!("http://{addr}/?token={token}");
+        if let Err(e) = open_browser(&url, browser.as_deref()) {
+            eprintln!("riot serve: cannot open a browser ({e}); open the printed address yourself");
         }
     }
 

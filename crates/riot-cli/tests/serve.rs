@@ -42,6 +42,16 @@ impl Serving {
     /// `riot serve --port 0 EXTRA` against `server`; waits for its line and
     /// checks its exact format.
     async fn start(world: &World, server: &MockServer, extra: &[&str]) -> Self {
+        Self::start_with_env(world, server, extra, &[]).await
+    }
+
+    /// [`start`](Self::start) with extra environment variables.
+    async fn start_with_env(
+        world: &World,
+        server: &MockServer,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let base = server.base_url();
         let mut args = vec![
             "serve",
@@ -56,7 +66,7 @@ impl Serving {
         ];
         args.extend_from_slice(extra);
         let mut cmd = world.bare(&args);
-        cmd.stdin(Stdio::piped());
+        cmd.stdin(Stdio::piped()).envs(env.iter().copied());
         let mut riot = Running::spawn(cmd);
         let stdin = riot.child.stdin.take();
         let mut stdout = BufReader::new(riot.child.stdout.take().unwrap()).lines();
@@ -373,4 +383,42 @@ async fn serve_shows_the_ui_dir_and_exits_when_stdin_closes() {
     serving.assert_no_more_stdout().await;
     let run = serving.riot.finish().await;
     assert_eq!(run.code, Some(0), "riot serve after stdin EOF: {run:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_open_hands_the_address_with_its_token_to_the_browser() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let opened = world.home.path().join("opened.txt");
+    let browser = world.home.path().join("browser.sh");
+    std::fs::write(
+        &browser,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}.tmp' && mv '{0}.tmp' '{0}'\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let command = format!("{} --new-window", browser.display());
+    let serving = Serving::start_with_env(
+        &world,
+        &server,
+        &["--open"],
+        &[("BROWSER", command.as_str())],
+    )
+    .await;
+    support::wait_until("the browser to be started", || opened.exists()).await;
+    assert_eq!(
+        std::fs::read_to_string(&opened).unwrap(),
+        format!(
+            "--new-window\nhttp://127.0.0.1:{}/?token={}\n",
+            serving.port, serving.token
+        )
+    );
+    assert!(signal("TERM", i64::from(serving.riot.pid())));
+    let run = serving.riot.finish().await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(!run.stderr.contains("cannot open a browser"), "{run:?}");
 }
