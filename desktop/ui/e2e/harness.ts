@@ -183,13 +183,23 @@ export interface RecordedRequest {
   body: { messages?: { role: string; content: unknown }[] } & Record<string, unknown>;
 }
 
+export interface WorldOptions {
+  /**
+   * Start riot serve with the mock as its model (`--provider anthropic
+   * --base-url MOCK --model mock-model`; the default). `false`: no
+   * provider or model flags, as on a first run.
+   */
+  configured?: boolean;
+}
+
 export class World {
   private constructor(
     readonly root: string,
     readonly project: string,
     readonly home: string,
     private readonly mock: Started,
-    private readonly mockUrl: string,
+    /** The mock model's address (`http://127.0.0.1:PORT`). */
+    readonly mockUrl: string,
     private readonly riot: Started,
     /** `http://127.0.0.1:PORT/?token=…`, as riot serve printed it. */
     readonly url: string,
@@ -197,14 +207,23 @@ export class World {
     readonly page: Page,
   ) {}
 
-  /** Starts the mock with `script` and `riot serve` in a fresh project holding `files`. */
-  static async start(browser: Browser, script: MockScript, files: Record<string, string> = {}): Promise<World> {
+  /**
+   * Starts the mock with `script` and `riot serve` in a fresh project
+   * holding `files` (project-relative paths; directories are made).
+   */
+  static async start(
+    browser: Browser,
+    script: MockScript,
+    files: Record<string, string> = {},
+    options: WorldOptions = {},
+  ): Promise<World> {
     const root = realpathSync(await mkdtemp(join(tmpdir(), "riot-ui-e2e-")));
     const project = join(root, "project");
     const home = join(root, "home");
     mkdirSync(project);
     mkdirSync(home);
     for (const [name, content] of Object.entries(files)) {
+      mkdirSync(dirname(join(project, name)), { recursive: true });
       await writeFile(join(project, name), content);
     }
     const scriptPath = join(root, "script.json");
@@ -222,11 +241,8 @@ export class World {
     try {
       const port = (await firstLine(mock, /^PORT (\d+)$/, "riot-mock-model"))[1];
       const mockUrl = `http://127.0.0.1:${port}`;
-      riot = start(
-        RIOT_BIN,
-        ["serve", "--provider", "anthropic", "--base-url", mockUrl, "--model", "mock-model", "--port", "0", "--ui-dir", DIST],
-        { cwd: project, env },
-      );
+      const model = options.configured === false ? [] : ["--provider", "anthropic", "--base-url", mockUrl, "--model", "mock-model"];
+      riot = start(RIOT_BIN, ["serve", ...model, "--port", "0", "--ui-dir", DIST], { cwd: project, env });
       const url = (await firstLine(riot, /^Riot is serving at (http:\/\/\S+)$/, "riot serve"))[1] ?? "";
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
       const page = await context.newPage();

@@ -3,7 +3,7 @@
 // model, which rejects a history whose tool calls and results do not pair.
 // Each test starts its own world (harness.ts) and stops it, passed or not.
 
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 import type { Browser, Locator } from "playwright-core";
@@ -237,12 +237,13 @@ describe.skipIf(missing.length > 0)("the web UI against riot serve", () => {
     const w = await begin(
       script([toolCall("call_write_1", "Write", { file_path: "a.txt", content: "a\n" }), { text: "Done." }]),
     );
-    await w.page.getByRole("combobox", { name: "Mode" }).selectOption("accept-edits");
+    // exact: the session bar's "Model" field is a combobox too.
+    await w.page.getByRole("combobox", { name: "Mode", exact: true }).selectOption("accept-edits");
     await prompt(w, "Create a.txt");
     await shows(w.page.getByTestId("agent-message"), "Done.");
     expect(await w.page.getByTestId("permission-dialog").count()).toBe(0);
     expect(readFileSync(join(w.project, "a.txt"), "utf8")).toBe("a\n");
-    expect(await w.page.getByRole("combobox", { name: "Mode" }).inputValue()).toBe("accept-edits");
+    expect(await w.page.getByRole("combobox", { name: "Mode", exact: true }).inputValue()).toBe("accept-edits");
   });
 
   it("runs /compact from the / menu and shows the compaction", async () => {
@@ -290,4 +291,83 @@ describe.skipIf(missing.length > 0)("the web UI against riot serve", () => {
     expect(await w.requests()).toHaveLength(2);
     await w.screenshot("reloaded");
   });
+
+  it("onboarding appears with no model configured", async () => {
+    const w = await World.start(browser, script([{ text: "Hello from the **mock**." }]), {}, { configured: false });
+    world = w;
+    await w.open();
+    const page = w.page;
+    const dialog = page.getByRole("dialog", { name: "Set up a model" });
+    await dialog.waitFor({ timeout: PATIENCE_MS });
+    // Riot says what is missing, in one line.
+    expect((await dialog.getByTestId("settings-problem").textContent())?.trim()).not.toBe("");
+    await w.screenshot("onboarding");
+
+    await dialog.getByLabel("Provider", { exact: true }).selectOption({ label: "Anthropic" });
+    await dialog.getByLabel("Base URL", { exact: true }).fill(w.mockUrl);
+    await dialog.getByLabel("Model", { exact: true }).fill("mock-model");
+    await dialog.getByLabel("API key", { exact: true }).fill("test-key");
+    await dialog.getByRole("button", { name: "Save", exact: true }).click();
+    await dialog.waitFor({ state: "detached", timeout: PATIENCE_MS });
+
+    // A session starts on the saved model and the mock streams its reply.
+    await page.getByRole("button", { name: "New session" }).click();
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("Say hello");
+    await box.press("Enter");
+    const answer = page.getByTestId("agent-message");
+    await shows(answer, "Hello from the mock.");
+    expect(await answer.locator("strong").textContent()).toBe("mock");
+    expect(await page.getByRole("combobox", { name: "Model", exact: true }).inputValue()).toBe("mock-model");
+    expect((await w.requests()).map((r) => r.status)).toEqual([200]);
+
+    // The key went to credentials.json, readable by its owner only; the rest to settings.json.
+    const credentials = join(w.home, "credentials.json");
+    expect(statSync(credentials).mode & 0o777).toBe(0o600);
+    const keys = (JSON.parse(readFileSync(credentials, "utf8")) as { keys?: Record<string, string> }).keys ?? {};
+    expect(Object.values(keys)).toContain("test-key");
+    const settingsText = readFileSync(join(w.home, "settings.json"), "utf8");
+    expect(settingsText).not.toContain("test-key");
+    const settings = JSON.parse(settingsText) as Record<string, unknown>;
+    expect(settings.provider).toBe("anthropic");
+    expect(settings.model).toBe("mock-model");
+    expect(settings.base_url).toBe(w.mockUrl);
+
+    // Settings shows the configuration again, with the key's presence but never the key.
+    await page.getByRole("button", { name: "Settings", exact: true }).click();
+    const again = page.getByRole("dialog", { name: "Model settings" });
+    await again.waitFor({ timeout: PATIENCE_MS });
+    expect(await again.getByLabel("Model", { exact: true }).inputValue()).toBe("mock-model");
+    expect(await again.getByLabel("API key", { exact: true }).inputValue()).toBe("");
+    expect(await again.getByTestId("key-status").textContent()).toContain("A key is saved");
+    expect(await page.content()).not.toContain("test-key");
+    await w.screenshot("onboarding-done");
+  });
+
+  it("@ mention completes a project file", async () => {
+    const marker = "riot-mention-marker-4711";
+    const w = await begin(script([{ text: "It prints a marker." }]), {
+      "src/main.rs": `fn main() {\n    println!("${marker}");\n}\n`,
+      "README.md": "A project.\n",
+    });
+    const page = w.page;
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.pressSequentially("@mai");
+    const files = page.getByRole("listbox", { name: "Files" });
+    await shows(files.getByRole("option"), "src/main.rs");
+    await w.screenshot("mention-list");
+    await files.getByRole("option", { name: "src/main.rs", exact: true }).click();
+    expect(await box.inputValue()).toBe("@src/main.rs ");
+    await box.pressSequentially("what does it print?");
+    await box.press("Enter");
+    await shows(page.getByTestId("agent-message"), "It prints a marker.");
+    expect(await page.getByTestId("user-message").allTextContents()).toEqual(["@src/main.rs what does it print?"]);
+
+    // Riot attached the mentioned file's text to the prompt the model got.
+    const requests = await w.requests();
+    expect(requests).toHaveLength(1);
+    expect(JSON.stringify(requests[0]?.body.messages)).toContain(marker);
+    await w.screenshot("mention-sent");
+  });
 });
+

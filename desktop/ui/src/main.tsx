@@ -2,6 +2,7 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 
 import { connectToRiot, endpointFromPage } from "./bridge";
+import { detectShell, shellHooks } from "./shell";
 import { Store } from "./state/store";
 import { App } from "./views/App";
 import "./styles.css";
@@ -24,7 +25,9 @@ async function start(store: Store): Promise<void> {
   if (found !== undefined) await store.openSession(found.sessionId, found.cwd);
 }
 
-const store = new Store(window.localStorage.getItem(PROJECT_KEY) ?? "");
+// Inside the desktop shell: its folder picker, and notifications while the window is in the background.
+const shell = detectShell(window);
+const store = new Store(window.localStorage.getItem(PROJECT_KEY) ?? "", undefined, shellHooks(shell));
 let shown: string | null = null;
 let project = store.getState().projectDir;
 store.subscribe(() => {
@@ -46,7 +49,7 @@ const root = document.getElementById("root");
 if (root === null) throw new Error("index.html has no #root");
 createRoot(root).render(
   <StrictMode>
-    <App store={store} />
+    <App store={store} shell={shell} />
   </StrictMode>,
 );
 start(store).catch((e: unknown) => store.failed(e));

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { connectToRiot, RiotError, type BridgeEvents } from "./connection";
 import { endpointFromPage } from "./endpoint";
 import type { CompactionNotice, TurnUsage } from "./riot-ext";
-import { FakeRiot, type Answer } from "./testing/fake-riot";
+import { FakeRiot, UNCONFIGURED, rankFiles, type Answer } from "./testing/fake-riot";
 
 const TOKEN = "c0ffee";
 const PROJECT = "/home/me/project";
@@ -70,7 +70,15 @@ describe("the bridge against a strict fake riot serve", () => {
     const { connection } = await connected(riot);
     expect(connection.agent.agentInfo?.name).toBe("riot");
     expect(connection.riot).toEqual({
-      requests: ["_riot/shutdown"],
+      requests: [
+        "_riot/shutdown",
+        "_riot/config",
+        "_riot/config_set",
+        "_riot/files",
+        "_riot/session_rename",
+        "_riot/session_delete",
+        "_riot/set_model",
+      ],
       notifications: ["_riot/usage", "_riot/compaction"],
     });
     expect(riot.received).toEqual(["initialize"]);
@@ -247,5 +255,133 @@ describe("the bridge against a strict fake riot serve", () => {
     connection.close();
     await new Promise((r) => setTimeout(r, 10));
     expect(seen.closed).toEqual([null]);
+  });
+});
+
+describe("Riot's _riot/... requests", () => {
+  it("reads the model configuration, never a key, and says why it is not ready", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT], config: UNCONFIGURED });
+    const { connection } = await connected(riot);
+    expect(await connection.modelConfig()).toEqual({
+      provider: null,
+      baseUrl: null,
+      model: null,
+      key: "missing",
+      keySource: null,
+      ready: false,
+      problem: "No model endpoint is configured: choose a provider and a model.",
+    });
+    // Nothing can start before the configuration is ready.
+    await expect(connection.newSession(PROJECT)).rejects.toThrow(
+      "No model endpoint is configured: choose a provider and a model.",
+    );
+    await expect(connection.modelConfig("project")).rejects.toThrow("cwd project is not an absolute path");
+    expect(riot.received).toEqual(["initialize", "_riot/config", "session/new", "_riot/config"]);
+  });
+
+  it("saves a configuration: the key goes to the credentials, the answer only says it is there", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT], config: UNCONFIGURED });
+    const { connection } = await connected(riot);
+    const saved = await connection.setModelConfig({
+      provider: "anthropic",
+      model: " claude-x ",
+      baseUrl: null,
+      apiKey: "sk-secret",
+    });
+    expect(saved).toEqual({
+      provider: "anthropic",
+      baseUrl: null,
+      model: "claude-x",
+      key: "present",
+      keySource: "credentials.json (anthropic)",
+      ready: true,
+      problem: null,
+    });
+    expect(riot.credentials).toEqual({ anthropic: "sk-secret" });
+    expect(JSON.stringify(riot.sockets[0]?.sent)).not.toContain("sk-secret");
+    // Without a key the saved one is kept; a local server needs none.
+    const local = await connection.setModelConfig({ provider: "openai", model: "qwen", baseUrl: "http://127.0.0.1:8000/v1/" });
+    expect(local).toMatchObject({ provider: "openai", baseUrl: "http://127.0.0.1:8000/v1", key: "not-needed", ready: true });
+    const opened = await connection.newSession(PROJECT);
+    expect(opened.model).toBe("qwen");
+  });
+
+  it("passes the kernel's reason for refusing a configuration on, word for word", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT], config: UNCONFIGURED });
+    const { connection } = await connected(riot);
+    await expect(connection.setModelConfig({ provider: "gemini" as "openai", model: "m", baseUrl: null })).rejects.toMatchObject({
+      code: -32602,
+      message: "unknown provider `gemini`: use anthropic, openai or openai-responses",
+    });
+    await expect(connection.setModelConfig({ provider: "openai", model: "  ", baseUrl: null })).rejects.toThrow(
+      "the model is empty: name the model to use",
+    );
+    await expect(connection.setModelConfig({ provider: "openai", model: "m", baseUrl: "ftp://host" })).rejects.toThrow(
+      "base URL `ftp://host` is not an http(s) URL: use one like https://api.example.com/v1",
+    );
+    expect(riot.config).toMatchObject({ provider: null, model: null });
+  });
+
+  it("lists project files for a mention, best match first, hidden ones left out", async () => {
+    const riot = new FakeRiot({
+      token: TOKEN,
+      projects: [PROJECT],
+      files: { [PROJECT]: ["README.md", "docs/maintainers.md", "src/domain.rs", "src/main.rs", ".env", ".git/config"] },
+    });
+    const { connection } = await connected(riot);
+    expect(await connection.files(PROJECT, "main")).toEqual(["src/main.rs", "docs/maintainers.md", "src/domain.rs"]);
+    expect(await connection.files(PROJECT, "", 2)).toEqual(["README.md", "src/main.rs"]);
+    expect(await connection.files(PROJECT, "zzz")).toEqual([]);
+    await expect(connection.files("/elsewhere", "a")).rejects.toThrow("cwd /elsewhere: No such file or directory");
+  });
+
+  it("renames and deletes sessions; a running one is not deleted", async () => {
+    let release = () => {};
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] }).script(
+      () => new Promise((resolve) => (release = () => resolve("end_turn"))),
+    );
+    const { connection } = await connected(riot);
+    const { sessionId } = await connection.newSession(PROJECT);
+    const turn = connection.prompt(sessionId, "Fix the parser");
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await connection.listSessions()).map((s) => s.title)).toEqual(["Fix the parser"]);
+    await connection.renameSession(sessionId, "Parser work");
+    expect((await connection.listSessions()).map((s) => s.title)).toEqual(["Parser work"]);
+    await expect(connection.deleteSession(sessionId)).rejects.toThrow(
+      `session \`${sessionId}\` is running a prompt; stop it before deleting it`,
+    );
+    release();
+    await turn;
+    await connection.deleteSession(sessionId);
+    expect(await connection.listSessions()).toEqual([]);
+    await expect(connection.renameSession(sessionId, "x")).rejects.toThrow(`unknown session \`${sessionId}\``);
+  });
+
+  it("reports a session's model from _meta.riot.model and changes it for the next request", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] }).script(async () => "end_turn");
+    riot.addSession("old", PROJECT, [], { model: "old-model" });
+    const { connection, seen } = await connected(riot);
+    expect((await connection.loadSession("old", PROJECT)).model).toBe("old-model");
+    const opened = await connection.newSession(PROJECT);
+    expect(opened.model).toBe("mock-model");
+    await connection.setModel(opened.sessionId, "bigger-model");
+    await connection.prompt(opened.sessionId, "hi");
+    expect(seen.usage.map((u) => u.model)).toEqual(["bigger-model"]);
+  });
+
+  it("refuses a request Riot did not advertise, without sending it", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT], requests: ["_riot/shutdown"] });
+    const { connection } = await connected(riot);
+    expect(connection.supports("_riot/files")).toBe(false);
+    await expect(connection.files(PROJECT, "a")).rejects.toThrow(
+      "This Riot does not offer _riot/files; update riot to use it.",
+    );
+    expect(riot.received).toEqual(["initialize"]);
+  });
+});
+
+describe("rankFiles (the fake's ranking)", () => {
+  it("needs every query character in order and prefers file names", () => {
+    expect(rankFiles(["src/main.rs", "lib/amin.rs", "main/x.txt"], "mai", 10)).toEqual(["src/main.rs", "main/x.txt"]);
   });
 });

@@ -19,12 +19,23 @@ import type {
 import type { Endpoint } from "./endpoint";
 import {
   COMPACTION,
+  CONFIG,
+  CONFIG_SET,
+  FILES,
+  SESSION_DELETE,
+  SESSION_RENAME,
+  SET_MODEL,
   USAGE,
   clientCapabilitiesMeta,
   parseCompaction,
+  parseFiles,
+  parseModelConfig,
   parseUsage,
   riotCapabilities,
+  sessionModel,
   type CompactionNotice,
+  type ModelConfig,
+  type ModelConfigInput,
   type RiotCapabilities,
   type TurnUsage,
 } from "./riot-ext";
@@ -53,6 +64,8 @@ export interface OpenedSession {
   sessionId: string;
   cwd: string;
   modes: SessionModeState | null;
+  /** The model it uses (`_meta.riot.model` of the response), when Riot says. */
+  model: string | null;
 }
 
 /** A request Riot refused or could not answer, in words for people. */
@@ -187,7 +200,12 @@ export class RiotConnection {
     const response = await asked(
       this.connection.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }),
     );
-    return { sessionId: response.sessionId, cwd, modes: response.modes ?? null };
+    return {
+      sessionId: response.sessionId,
+      cwd,
+      modes: response.modes ?? null,
+      model: sessionModel(response._meta),
+    };
   }
 
   /**
@@ -202,7 +220,7 @@ export class RiotConnection {
         mcpServers: [],
       }),
     );
-    return { sessionId, cwd, modes: response?.modes ?? null };
+    return { sessionId, cwd, modes: response?.modes ?? null, model: sessionModel(response?._meta) };
   }
 
   /** Sends a prompt; resolves with the stop reason when the turn ends. */
@@ -224,6 +242,61 @@ export class RiotConnection {
   /** `session/set_mode`: one of the ids in the session's `modes`. */
   async setMode(sessionId: string, modeId: string): Promise<void> {
     await asked(this.connection.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId }));
+  }
+
+  /** Whether Riot listed the `_riot/...` request `method` in its capabilities. */
+  supports(method: string): boolean {
+    return this.riot.requests.includes(method);
+  }
+
+  /** Sends a `_riot/...` request Riot advertised; refuses one it did not. */
+  private async extension(method: string, params: Record<string, unknown>): Promise<unknown> {
+    if (!this.supports(method)) {
+      throw new RiotError(`This Riot does not offer ${method}; update riot to use it.`, null);
+    }
+    return asked(this.connection.agent.request<unknown, Record<string, unknown>>(method, params));
+  }
+
+  /** `_riot/config`: the model configuration in effect (for `cwd`'s project, when given). */
+  async modelConfig(cwd?: string): Promise<ModelConfig> {
+    const raw = await this.extension(CONFIG, cwd === undefined ? {} : { cwd });
+    return parseModelConfig(CONFIG, raw);
+  }
+
+  /**
+   * `_riot/config_set`: saves the provider, model and base URL in the
+   * user's settings and the key (when given) in Riot's credentials file;
+   * resolves with the configuration in effect afterwards.
+   */
+  async setModelConfig(input: ModelConfigInput): Promise<ModelConfig> {
+    const raw = await this.extension(CONFIG_SET, {
+      provider: input.provider,
+      model: input.model,
+      baseUrl: input.baseUrl,
+      ...(input.apiKey === undefined ? {} : { apiKey: input.apiKey }),
+    });
+    return parseModelConfig(CONFIG_SET, raw);
+  }
+
+  /** `_riot/files`: project-relative paths under `cwd` matching `query`, best first. */
+  async files(cwd: string, query: string, limit?: number): Promise<string[]> {
+    const raw = await this.extension(FILES, { cwd, query, ...(limit === undefined ? {} : { limit }) });
+    return parseFiles(raw);
+  }
+
+  /** `_riot/session_rename`: `session/list` reports `title` from now on. */
+  async renameSession(sessionId: string, title: string): Promise<void> {
+    await this.extension(SESSION_RENAME, { sessionId, title });
+  }
+
+  /** `_riot/session_delete`: refused while a turn runs in the session. */
+  async deleteSession(sessionId: string): Promise<void> {
+    await this.extension(SESSION_DELETE, { sessionId });
+  }
+
+  /** `_riot/set_model`: the session's model from its next model request. */
+  async setModel(sessionId: string, model: string): Promise<void> {
+    await this.extension(SET_MODEL, { sessionId, model });
   }
 
   /** Closes the connection; pending requests reject. */

@@ -5,7 +5,24 @@ export { connectToRiot, RiotConnection, RiotError } from "./connection";
 export type { BridgeEvents, OpenedSession } from "./connection";
 export { endpointFromPage, MissingTokenError } from "./endpoint";
 export type { Endpoint } from "./endpoint";
-export { permissionDetail } from "./riot-ext";
-export type { CompactionNotice, RiotCapabilities, TurnUsage } from "./riot-ext";
+export {
+  CONFIG,
+  CONFIG_SET,
+  FILES,
+  PROVIDERS,
+  SESSION_DELETE,
+  SESSION_RENAME,
+  SET_MODEL,
+  permissionDetail,
+} from "./riot-ext";
+export type {
+  CompactionNotice,
+  KeyStatus,
+  ModelConfig,
+  ModelConfigInput,
+  Provider,
+  RiotCapabilities,
+  TurnUsage,
+} from "./riot-ext";
 export { SocketClosedError } from "./socket";
 export type * from "./types";

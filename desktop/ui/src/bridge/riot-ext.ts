@@ -1,14 +1,23 @@
 // Riot's extensions to ACP (crates/riot-acp/src/ext.rs): the client opts
 // into the `_riot/...` notifications in `clientCapabilities._meta.riot`,
 // and the agent lists what it has in `agentCapabilities._meta.riot`.
-// Their payloads arrive from another process, so they are checked here
-// field by field before the UI sees them.
+// The `_riot/...` requests (model configuration, project files, session
+// rename/delete, a session's model) are offered only when listed in
+// `agentCapabilities._meta.riot.requests`. Their payloads arrive from
+// another process, so they are checked here field by field before the UI
+// sees them.
 
 import type { CompactionStrategy, DecisionReason, PermissionRequestDetail } from "../generated/agent_event";
 
 export const USAGE = "_riot/usage";
 export const COMPACTION = "_riot/compaction";
 export const SHUTDOWN = "_riot/shutdown";
+export const CONFIG = "_riot/config";
+export const CONFIG_SET = "_riot/config_set";
+export const FILES = "_riot/files";
+export const SESSION_RENAME = "_riot/session_rename";
+export const SESSION_DELETE = "_riot/session_delete";
+export const SET_MODEL = "_riot/set_model";
 
 /** The notifications this UI asks for. */
 export const WANTED_NOTIFICATIONS = [USAGE, COMPACTION] as const;
@@ -42,6 +51,43 @@ export interface CompactionNotice {
 export interface RiotCapabilities {
   requests: string[];
   notifications: string[];
+}
+
+/** The wire protocols Riot speaks to a model endpoint. */
+export const PROVIDERS = ["anthropic", "openai", "openai-responses"] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** Whether Riot has the API key the endpoint needs. */
+export type KeyStatus = "present" | "missing" | "not-needed";
+
+/** The effective model configuration (`_riot/config`, `_riot/config_set`). Never the key itself. */
+export interface ModelConfig {
+  provider: Provider | null;
+  baseUrl: string | null;
+  model: string | null;
+  key: KeyStatus;
+  /** Where the key comes from (a variable, the credentials file), when there is one. */
+  keySource: string | null;
+  /** A session can be started: provider, model and (when needed) a key are there. */
+  ready: boolean;
+  /** Why it is not ready, in one line a person can act on. */
+  problem: string | null;
+}
+
+/** What `_riot/config_set` saves: `baseUrl: null` is the provider's default; no `apiKey` keeps the saved key. */
+export interface ModelConfigInput {
+  provider: Provider;
+  model: string;
+  baseUrl: string | null;
+  apiKey?: string;
+}
+
+/** An extension request's result that is not what Riot promised. */
+export class MalformedResultError extends Error {
+  constructor(method: string, raw: unknown) {
+    super(`malformed ${method} result: ${JSON.stringify(raw)?.slice(0, 200)}`);
+    this.name = "MalformedResultError";
+  }
 }
 
 export class MalformedNotificationError extends Error {
@@ -162,4 +208,58 @@ export function permissionDetail(meta: unknown): PermissionRequestDetail | null 
     return null;
   }
   return detail as unknown as PermissionRequestDetail;
+}
+
+function stringOrNull(value: unknown): string | null | undefined {
+  if (value === null) return null;
+  return typeof value === "string" ? value : undefined;
+}
+
+const KEY_STATUSES: readonly KeyStatus[] = ["present", "missing", "not-needed"];
+
+/** Parses a `_riot/config` or `_riot/config_set` result; throws on anything else. */
+export function parseModelConfig(method: string, raw: unknown): ModelConfig {
+  const r = record(raw);
+  const provider = stringOrNull(r?.provider);
+  const baseUrl = stringOrNull(r?.baseUrl);
+  const model = stringOrNull(r?.model);
+  const keySource = stringOrNull(r?.keySource);
+  const problem = stringOrNull(r?.problem);
+  if (
+    r === null ||
+    provider === undefined ||
+    (provider !== null && !(PROVIDERS as readonly string[]).includes(provider)) ||
+    baseUrl === undefined ||
+    model === undefined ||
+    !KEY_STATUSES.includes(r.key as KeyStatus) ||
+    keySource === undefined ||
+    typeof r.ready !== "boolean" ||
+    problem === undefined
+  ) {
+    throw new MalformedResultError(method, raw);
+  }
+  return {
+    provider: provider as Provider | null,
+    baseUrl,
+    model,
+    key: r.key as KeyStatus,
+    keySource,
+    ready: r.ready,
+    problem,
+  };
+}
+
+/** Parses a `_riot/files` result: the paths, best match first. */
+export function parseFiles(raw: unknown): string[] {
+  const files = record(raw)?.files;
+  if (!Array.isArray(files) || !files.every((f): f is string => typeof f === "string")) {
+    throw new MalformedResultError(FILES, raw);
+  }
+  return files;
+}
+
+/** The session's model from a `session/new` or `session/load` response's `_meta.riot.model`. */
+export function sessionModel(meta: unknown): string | null {
+  const model = record(record(meta)?.riot)?.model;
+  return typeof model === "string" && model !== "" ? model : null;
 }

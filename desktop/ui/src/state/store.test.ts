@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 
 import { connectToRiot, endpointFromPage } from "../bridge";
-import { FakeRiot, type Answer } from "../bridge/testing/fake-riot";
+import { FakeRiot, UNCONFIGURED, type Answer, type FakeTurn } from "../bridge/testing/fake-riot";
 import type { FrameScheduler } from "./frame-batcher";
-import { Store } from "./store";
+import { Store, type StoreHooks } from "./store";
 
 const PROJECT = "/home/me/project";
 
@@ -24,9 +24,9 @@ function manualFrames() {
   return { scheduler, frame };
 }
 
-async function setup(riot: FakeRiot) {
+async function setup(riot: FakeRiot, hooks: StoreHooks = {}) {
   const frames = manualFrames();
-  const store = new Store(PROJECT, frames.scheduler);
+  const store = new Store(PROJECT, frames.scheduler, hooks);
   const connection = await connectToRiot(endpointFromPage("http://127.0.0.1:1/?token=t"), store.events, riot.connect);
   await store.attach(connection);
   /** Runs frames until `test` holds. */
@@ -158,5 +158,218 @@ describe("Store", () => {
       kind: "notice",
       text: "Context compacted (summarized): 120,000 → 30,000 tokens.",
     });
+  });
+});
+
+/** A turn that ends when the test says so; records the prompts it got. */
+function gated(prompts: string[]) {
+  const releases: (() => void)[] = [];
+  const script = (turn: FakeTurn) =>
+    new Promise<"end_turn" | "cancelled">((resolve) => {
+      prompts.push(turn.text);
+      const end = () => resolve("end_turn");
+      releases.push(end);
+      turn.cancelled.addEventListener("abort", () => {
+        releases.splice(releases.indexOf(end), 1);
+        resolve("cancelled");
+      });
+    });
+  const release = () => releases.shift()?.();
+  return { script, release };
+}
+
+const userTexts = (store: Store) =>
+  (store.current()?.conversation.items ?? []).flatMap((i) => (i.kind === "user" ? [i.text] : []));
+
+describe("Store: the queue", () => {
+  it("queues prompts sent while a turn runs and sends them in order as turns end", async () => {
+    const prompts: string[] = [];
+    const { script, release } = gated(prompts);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script, script);
+    const { store, until } = await setup(riot);
+    await store.newSession();
+    void store.send("first");
+    void store.send("A");
+    void store.send("B");
+    expect(store.current()?.queue.map((q) => q.text)).toEqual(["A", "B"]);
+    await until(() => prompts.length === 1);
+    release();
+    await until(() => prompts.length === 2);
+    expect(store.current()?.queue.map((q) => q.text)).toEqual(["B"]);
+    release();
+    await until(() => prompts.length === 3);
+    release();
+    await until(() => store.current()?.running === false);
+    expect(prompts).toEqual(["first", "A", "B"]);
+    expect(userTexts(store)).toEqual(["first", "A", "B"]);
+    expect(store.current()?.queue).toEqual([]);
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("does not send a queued prompt that was removed", async () => {
+    const prompts: string[] = [];
+    const { script, release } = gated(prompts);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script, script);
+    const { store, until } = await setup(riot);
+    await store.newSession();
+    void store.send("first");
+    void store.send("A");
+    void store.send("B");
+    void store.send("C");
+    const b = store.current()?.queue.find((q) => q.text === "B");
+    store.removeQueued(store.current()?.id ?? "", b?.key ?? "");
+    expect(store.current()?.queue.map((q) => q.text)).toEqual(["A", "C"]);
+    await until(() => prompts.length === 1);
+    release();
+    await until(() => prompts.length === 2);
+    release();
+    await until(() => prompts.length === 3);
+    release();
+    await until(() => store.current()?.running === false);
+    expect(prompts).toEqual(["first", "A", "C"]);
+  });
+
+  it("holds the queue after a stop until the person resumes it", async () => {
+    const prompts: string[] = [];
+    const { script, release } = gated(prompts);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script);
+    const { store, until } = await setup(riot);
+    await store.newSession();
+    void store.send("first");
+    void store.send("A");
+    await until(() => prompts.length === 1);
+    await store.stop();
+    await until(() => store.current()?.running === false);
+    expect(store.current()?.queueHeld).toBe(true);
+    expect(store.current()?.queue.map((q) => q.text)).toEqual(["A"]);
+    expect(prompts).toEqual(["first"]);
+    void store.resumeQueue(store.current()?.id ?? "");
+    await until(() => prompts.length === 2);
+    release();
+    await until(() => store.current()?.running === false);
+    expect(prompts).toEqual(["first", "A"]);
+    expect(store.current()?.queueHeld).toBe(false);
+  });
+});
+
+describe("Store: notifications through its hooks", () => {
+  it("reports a turn's end once the session is idle, by its title, and a question by its tool's title", async () => {
+    const ended: unknown[] = [];
+    const questions: unknown[] = [];
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(
+      async (turn) => {
+        await turn.ask({ toolCallId: "c1", title: "Write out.txt", kind: "edit" }, [
+          { optionId: "allow_once", name: "Allow", kind: "allow_once" },
+        ]);
+        return "end_turn";
+      },
+      async () => "end_turn",
+    );
+    const { store, until } = await setup(riot, {
+      turnEnded: (e) => ended.push(e),
+      question: (q) => questions.push(q),
+    });
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    void store.send("Write the file");
+    void store.send("Then say so");
+    await until(() => store.getState().permissions.length === 1);
+    expect(questions).toEqual([{ sessionId: id, title: "Write out.txt" }]);
+    store.answer(store.getState().permissions[0]?.key ?? "", "allow_once");
+    await until(() => ended.length === 1);
+    // One notification, after the queued prompt ran too.
+    expect(ended).toEqual([{ sessionId: id, label: "Write the file", outcome: "done" }]);
+    expect(userTexts(store)).toEqual(["Write the file", "Then say so"]);
+  });
+
+  it("says a stopped turn stopped", async () => {
+    const ended: unknown[] = [];
+    const { script } = gated([]);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script);
+    const { store, until } = await setup(riot, { turnEnded: (e) => ended.push(e) });
+    await store.newSession();
+    void store.send("Long job");
+    await until(() => store.current()?.running === true);
+    await store.stop();
+    await until(() => ended.length === 1);
+    expect(ended).toEqual([{ sessionId: store.current()?.id, label: "Long job", outcome: "stopped" }]);
+  });
+});
+
+describe("Store: sessions, models and settings", () => {
+  it("renames a session and deletes one, closing it", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    riot.addSession("old", PROJECT, [], { title: "Old work" });
+    const { store, until } = await setup(riot);
+    await store.openSession("old", PROJECT);
+    await until(() => store.current()?.loading === false);
+    await store.renameSession("old", "  Parser fixes ");
+    expect(store.getState().sessions.map((s) => s.title)).toEqual(["Parser fixes"]);
+    // Blank or unchanged titles ask Riot nothing.
+    await store.renameSession("old", "   ");
+    await store.renameSession("old", "Parser fixes");
+    expect(riot.received.filter((m) => m === "_riot/session_rename")).toHaveLength(1);
+    await store.deleteSession("old");
+    expect(store.getState().sessions).toEqual([]);
+    expect(store.getState().currentId).toBeNull();
+    expect(store.getState().open).toEqual({});
+  });
+
+  it("shows Riot's refusal to delete a session whose turn runs", async () => {
+    const { script, release } = gated([]);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script);
+    const { store, until } = await setup(riot);
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    void store.send("work");
+    await until(() => store.current()?.running === true);
+    await store.deleteSession(id);
+    expect(store.getState().error).toBe(`session \`${id}\` is running a prompt; stop it before deleting it`);
+    expect(store.getState().currentId).toBe(id);
+    release();
+  });
+
+  it("knows the session's model and changes it; usage adds the models it saw", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(async () => "end_turn");
+    const { store, until } = await setup(riot);
+    await store.newSession();
+    expect(store.current()?.model).toBe("mock-model");
+    await store.setModel(" other-model ");
+    expect(store.current()?.model).toBe("other-model");
+    expect(store.current()?.models).toEqual(["mock-model", "other-model"]);
+    void store.send("hi");
+    await until(() => store.current()?.running === false && store.current()?.lastUsage !== null);
+    expect(store.current()?.lastUsage?.model).toBe("other-model");
+    expect(riot.received.filter((m) => m === "_riot/set_model")).toHaveLength(1);
+  });
+
+  it("opens onboarding when no model is ready and closes it after a save that makes one ready", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT], config: UNCONFIGURED });
+    const { store } = await setup(riot);
+    expect(store.getState().settings).toEqual({ purpose: "onboarding", saving: false, error: null });
+    expect(store.getState().modelConfig?.problem).toBe("No model endpoint is configured: choose a provider and a model.");
+    await store.saveSettings({ provider: "openai", model: "gpt-x", baseUrl: "ftp://x" });
+    expect(store.getState().settings?.error).toBe(
+      "base URL `ftp://x` is not an http(s) URL: use one like https://api.example.com/v1",
+    );
+    // Saved, but no key: still not ready, so the form stays with Riot's reason.
+    await store.saveSettings({ provider: "openai", model: "gpt-x", baseUrl: null });
+    expect(store.getState().settings).toEqual({ purpose: "onboarding", saving: false, error: null });
+    expect(store.getState().modelConfig?.problem).toBe("No API key for openai: set $OPENAI_API_KEY or save a key here.");
+    await store.saveSettings({ provider: "openai", model: "gpt-x", baseUrl: null, apiKey: "sk-1" });
+    expect(store.getState().settings).toBeNull();
+    expect(store.getState().modelConfig).toMatchObject({ ready: true, key: "present", model: "gpt-x" });
+    expect(riot.credentials).toEqual({ openai: "sk-1" });
+  });
+
+  it("does not open onboarding when a model is ready, nor offer what Riot does not list", async () => {
+    const ready = await setup(new FakeRiot({ token: "t", projects: [PROJECT] }));
+    expect(ready.store.getState().settings).toBeNull();
+    expect(ready.store.getState().features).toEqual({ config: true, files: true, rename: true, delete: true, setModel: true });
+    const old = new FakeRiot({ token: "t", projects: [PROJECT], config: UNCONFIGURED, requests: ["_riot/shutdown"] });
+    const { store } = await setup(old);
+    expect(store.getState().features).toEqual({ config: false, files: false, rename: false, delete: false, setModel: false });
+    expect(store.getState().settings).toBeNull();
+    expect(old.received).toEqual(["initialize", "session/list"]);
   });
 });

@@ -2,11 +2,24 @@
 // Everything Riot sends goes through one per-frame batch, in arrival
 // order, so a turn's end is never applied before its last delta and a
 // stream of deltas costs one render per frame.
+//
+// Prompts sent while a turn runs wait in the session's queue and go out
+// one after another as turns end on their own; a stopped or failed turn
+// holds the queue until the person resumes it (or sends again). The
+// store never talks to the desktop shell: it reports turn ends and
+// questions through `StoreHooks`, which main.tsx connects to it.
 
 import {
+  CONFIG,
+  FILES,
   RiotError,
+  SESSION_DELETE,
+  SESSION_RENAME,
+  SET_MODEL,
   type BridgeEvents,
   type CompactionNotice,
+  type ModelConfig,
+  type ModelConfigInput,
   type RequestPermissionRequest,
   type RiotConnection,
   type SessionInfo,
@@ -38,9 +51,23 @@ export interface UsageTotals {
   cacheWriteTokens: number;
 }
 
+/** A prompt waiting for the running turn to end. */
+export interface QueuedPrompt {
+  key: string;
+  text: string;
+}
+
 export interface SessionView {
   id: string;
   cwd: string;
+  /** The model of its next request (`_meta.riot.model`, `_riot/set_model`), when known. */
+  model: string | null;
+  /** Models seen in this session (its own, those set, those in usage), oldest first. */
+  models: readonly string[];
+  /** Prompts to send after the running turn, in order. */
+  queue: readonly QueuedPrompt[];
+  /** The last turn was stopped or failed: the queue waits for the person. */
+  queueHeld: boolean;
   conversation: Conversation;
   /** A prompt is running. */
   running: boolean;
@@ -60,8 +87,43 @@ export interface PendingPermission {
   request: RequestPermissionRequest;
 }
 
+/** The `_riot/...` requests the UI may use: what Riot advertised. */
+export interface Features {
+  config: boolean;
+  files: boolean;
+  rename: boolean;
+  delete: boolean;
+  setModel: boolean;
+}
+
+const NO_FEATURES: Features = { config: false, files: false, rename: false, delete: false, setModel: false };
+
+/** The model settings form: shown at first run (`onboarding`) or from the top bar. */
+export interface SettingsForm {
+  purpose: "onboarding" | "settings";
+  saving: boolean;
+  /** Why the last save was refused, in Riot's words. */
+  error: string | null;
+}
+
+/** How a turn ended, for a notification. */
+export type TurnOutcome = "done" | "stopped" | "failed";
+
+/** What the store reports outward (main.tsx sends them to the desktop shell). */
+export interface StoreHooks {
+  /** A session's turn ended and nothing queued follows. `label` is its title, else its directory. */
+  turnEnded?(ended: { sessionId: string; label: string; outcome: TurnOutcome }): void;
+  /** A permission question arrived; `title` is the tool call's one-line title. */
+  question?(asked: { sessionId: string; title: string }): void;
+}
+
 export interface AppState {
   connection: ConnectionStatus;
+  features: Features;
+  /** The model configuration, once read (`_riot/config`). */
+  modelConfig: ModelConfig | null;
+  /** The settings form, when open. */
+  settings: SettingsForm | null;
   sessions: readonly SessionInfo[];
   currentId: string | null;
   open: Readonly<Record<string, SessionView>>;
@@ -79,7 +141,7 @@ type Incoming =
   | { type: "compaction"; notice: CompactionNotice }
   | { type: "permission"; pending: PendingPermission }
   | { type: "withdrawn"; key: string }
-  | { type: "loaded"; sessionId: string; modes: SessionModeState | null }
+  | { type: "loaded"; sessionId: string; modes: SessionModeState | null; model: string | null }
   | { type: "ended"; sessionId: string; stopReason: StopReason | null; error: string | null }
   | { type: "closed"; error: string | null };
 
@@ -102,10 +164,29 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-function newView(id: string, cwd: string, modes: SessionModeState | null, loading: boolean): SessionView {
+function withModel(models: readonly string[], model: string | null): readonly string[] {
+  return model === null || models.includes(model) ? models : [...models, model];
+}
+
+function outcomeOf(stopReason: StopReason | null, error: string | null): TurnOutcome {
+  if (error !== null) return "failed";
+  return stopReason === "cancelled" ? "stopped" : "done";
+}
+
+function newView(
+  id: string,
+  cwd: string,
+  modes: SessionModeState | null,
+  loading: boolean,
+  model: string | null,
+): SessionView {
   return {
     id,
     cwd,
+    model,
+    models: withModel([], model),
+    queue: [],
+    queueHeld: false,
     conversation: emptyConversation(modes),
     running: false,
     stopping: false,
@@ -125,9 +206,16 @@ export class Store {
   private readonly answers = new Map<string, (optionId: string | null) => void>();
   private nextKey = 0;
 
-  constructor(projectDir: string, scheduler?: FrameScheduler) {
+  constructor(
+    projectDir: string,
+    scheduler?: FrameScheduler,
+    private readonly hooks: StoreHooks = {},
+  ) {
     this.state = {
       connection: { status: "connecting" },
+      features: NO_FEATURES,
+      modelConfig: null,
+      settings: null,
       sessions: [],
       currentId: null,
       open: {},
@@ -190,7 +278,8 @@ export class Store {
     let open = { ...this.state.open };
     let permissions = this.state.permissions;
     let connection = this.state.connection;
-    let ended: string[] = [];
+    const ended: { id: string; outcome: TurnOutcome }[] = [];
+    const asked: PendingPermission[] = [];
     let pending: { id: string; updates: SessionNotification["update"][] } | null = null;
     const flushUpdates = () => {
       if (pending === null) return;
@@ -217,6 +306,7 @@ export class Store {
         case "usage":
           change(item.usage.sessionId, (v) => ({
             ...v,
+            models: withModel(v.models, item.usage.requests > 0 ? item.usage.model : null),
             // A turn that asked the model nothing (a built-in command) keeps the last figures.
             lastUsage: item.usage.requests > 0 ? item.usage : v.lastUsage,
             totals: {
@@ -246,6 +336,7 @@ export class Store {
         case "permission":
           flushUpdates();
           permissions = [...permissions, item.pending];
+          asked.push(item.pending);
           break;
         case "withdrawn":
           permissions = permissions.filter((p) => p.key !== item.key);
@@ -254,18 +345,23 @@ export class Store {
           change(item.sessionId, (v) => ({
             ...v,
             loading: false,
+            model: item.model ?? v.model,
+            models: withModel(v.models, item.model),
             conversation:
               item.modes === null ? v.conversation : { ...v.conversation, modes: item.modes },
           }));
           break;
         case "ended": {
-          ended = [...ended, item.sessionId];
+          const outcome = outcomeOf(item.stopReason, item.error);
+          ended.push({ id: item.sessionId, outcome });
           change(item.sessionId, (v) => {
             let conversation = v.conversation;
             const note = item.stopReason === null ? undefined : STOP_NOTES[item.stopReason];
             if (note !== undefined) conversation = withNotice(conversation, note[0], note[1]);
             if (item.error !== null) conversation = withNotice(conversation, "error", item.error);
-            return { ...v, running: false, stopping: false, compacting: false, conversation };
+            // A stopped or failed turn holds what is queued; the person decides.
+            const queueHeld = outcome !== "done" && v.queue.length > 0;
+            return { ...v, running: false, stopping: false, compacting: false, queueHeld, conversation };
           });
           // Riot no longer waits for answers about a turn that ended.
           for (const p of permissions.filter((p) => p.sessionId === item.sessionId)) {
@@ -289,7 +385,23 @@ export class Store {
     }
     flushUpdates();
     this.set({ open, permissions, connection });
-    if (ended.length > 0) void this.refreshSessions();
+    for (const pending of asked) {
+      this.hooks.question?.({ sessionId: pending.sessionId, title: pending.request.toolCall.title ?? "" });
+    }
+    if (ended.length === 0) return;
+    // The queue moves on at once; the notification waits for the session's (new) title.
+    const idle = ended.filter(({ id }) => {
+      const view = this.state.open[id];
+      return !(view !== undefined && !view.queueHeld && view.queue.length > 0 && connection.status === "open");
+    });
+    for (const { id } of ended) void this.sendNext(id);
+    void this.refreshSessions().then(() => {
+      for (const { id, outcome } of idle) {
+        const title = this.state.sessions.find((s) => s.sessionId === id)?.title;
+        const label = title || (this.state.open[id]?.cwd ?? id);
+        this.hooks.turnEnded?.({ sessionId: id, label, outcome });
+      }
+    });
   }
 
   // ---- what people do ----
@@ -297,8 +409,25 @@ export class Store {
   /** Uses `connection` from now on and lists the sessions. */
   async attach(connection: RiotConnection): Promise<void> {
     this.connection = connection;
-    this.set({ connection: { status: "open" } });
+    const features: Features = {
+      config: connection.supports(CONFIG),
+      files: connection.supports(FILES),
+      rename: connection.supports(SESSION_RENAME),
+      delete: connection.supports(SESSION_DELETE),
+      setModel: connection.supports(SET_MODEL),
+    };
+    this.set({ connection: { status: "open" }, features });
     await this.refreshSessions();
+    if (features.config) {
+      // First run: without a usable model nothing works, so ask for one.
+      await this.attempt(async () => {
+        const modelConfig = await this.need().modelConfig();
+        this.set({
+          modelConfig,
+          settings: modelConfig.ready ? this.state.settings : { purpose: "onboarding", saving: false, error: null },
+        });
+      });
+    }
   }
 
   /** The connection could not be opened. */
@@ -320,6 +449,11 @@ export class Store {
       this.set({ error: message(e) });
       return undefined;
     }
+  }
+
+  /** Shows `error` (a failed action outside Riot, e.g. the folder picker). */
+  reportError(error: unknown): void {
+    this.set({ error: message(error) });
   }
 
   dismissError(): void {
@@ -348,7 +482,10 @@ export class Store {
     await this.attempt(async () => {
       const opened = await this.need().newSession(cwd);
       this.set({
-        open: { ...this.state.open, [opened.sessionId]: newView(opened.sessionId, cwd, opened.modes, false) },
+        open: {
+          ...this.state.open,
+          [opened.sessionId]: newView(opened.sessionId, cwd, opened.modes, false, opened.model),
+        },
         currentId: opened.sessionId,
         error: null,
       });
@@ -362,11 +499,11 @@ export class Store {
       this.set({ currentId: id });
       return;
     }
-    this.set({ open: { ...this.state.open, [id]: newView(id, cwd, null, true) }, currentId: id, error: null });
+    this.set({ open: { ...this.state.open, [id]: newView(id, cwd, null, true, null) }, currentId: id, error: null });
     await this.attempt(async () => {
       try {
         const loaded = await this.need().loadSession(id, cwd);
-        this.batch.push({ type: "loaded", sessionId: id, modes: loaded.modes });
+        this.batch.push({ type: "loaded", sessionId: id, modes: loaded.modes, model: loaded.model });
       } catch (e) {
         const { [id]: _, ...rest } = this.state.open;
         this.set({ open: rest, currentId: this.state.currentId === id ? null : this.state.currentId });
@@ -375,11 +512,53 @@ export class Store {
     });
   }
 
-  /** Sends a prompt to the current session. */
+  /**
+   * Sends a prompt to the current session. While a turn runs it is
+   * queued; with prompts already queued it goes after them (and a held
+   * queue moves on: the person acted).
+   */
   async send(text: string): Promise<void> {
     const view = this.current();
-    if (view === null || view.running || view.loading || text.trim() === "") return;
+    if (view === null || view.loading || text.trim() === "") return;
     const id = view.id;
+    if (view.running || view.queue.length > 0) {
+      const queued: QueuedPrompt = { key: `q${this.nextKey++}`, text };
+      this.updateSession(id, (v) => ({
+        ...v,
+        queue: [...v.queue, queued],
+        queueHeld: v.running ? v.queueHeld : false,
+      }));
+      await this.sendNext(id);
+      return;
+    }
+    await this.run(id, text);
+  }
+
+  /** Sends the first queued prompt of session `id`, unless a turn runs or the queue is held. */
+  private async sendNext(id: string): Promise<void> {
+    const view = this.state.open[id];
+    const next = view?.queue[0];
+    if (view === undefined || next === undefined || view.running || view.loading || view.queueHeld) return;
+    if (this.state.connection.status !== "open") return;
+    this.updateSession(id, (v) => ({ ...v, queue: v.queue.slice(1) }));
+    await this.run(id, next.text);
+  }
+
+  /** Takes a prompt out of session `id`'s queue. */
+  removeQueued(id: string, key: string): void {
+    this.updateSession(id, (v) => {
+      const queue = v.queue.filter((q) => q.key !== key);
+      return { ...v, queue, queueHeld: v.queueHeld && queue.length > 0 };
+    });
+  }
+
+  /** Sends what is queued in session `id` after a stop or a failure held it. */
+  async resumeQueue(id: string): Promise<void> {
+    this.updateSession(id, (v) => ({ ...v, queueHeld: false }));
+    await this.sendNext(id);
+  }
+
+  private async run(id: string, text: string): Promise<void> {
     this.updateSession(id, (v) => ({ ...v, running: true, conversation: withPrompt(v.conversation, text) }));
     try {
       const stopReason = await this.need().prompt(id, text);
@@ -417,6 +596,73 @@ export class Store {
       await this.need().setMode(id, modeId);
       this.updateSession(id, (v) => ({ ...v, conversation: withMode(v.conversation, modeId) }));
     });
+  }
+
+  /** Uses `model` for the current session's next requests (`_riot/set_model`). */
+  async setModel(model: string): Promise<void> {
+    const view = this.current();
+    const wanted = model.trim();
+    if (view === null || wanted === "" || wanted === view.model) return;
+    const id = view.id;
+    await this.attempt(async () => {
+      await this.need().setModel(id, wanted);
+      this.updateSession(id, (v) => ({ ...v, model: wanted, models: withModel(v.models, wanted) }));
+    });
+  }
+
+  /** Names session `id` `title` (blank or unchanged: nothing happens). */
+  async renameSession(id: string, title: string): Promise<void> {
+    const wanted = title.trim();
+    const before = this.state.sessions.find((s) => s.sessionId === id)?.title ?? "";
+    if (wanted === "" || wanted === before) return;
+    await this.attempt(async () => {
+      await this.need().renameSession(id, wanted);
+      await this.refreshSessions();
+    });
+  }
+
+  /** Deletes session `id` (Riot refuses while a turn runs in it). */
+  async deleteSession(id: string): Promise<void> {
+    await this.attempt(async () => {
+      await this.need().deleteSession(id);
+      const { [id]: _, ...open } = this.state.open;
+      this.set({
+        open,
+        currentId: this.state.currentId === id ? null : this.state.currentId,
+        sessions: this.state.sessions.filter((s) => s.sessionId !== id),
+      });
+      await this.refreshSessions();
+    });
+  }
+
+  /** Project files under `cwd` matching `query`, best first (for `@` mentions). */
+  findFiles(cwd: string, query: string): Promise<string[]> {
+    return this.need().files(cwd, query, 20);
+  }
+
+  /** Opens the model settings, filled from the configuration in effect. */
+  async openSettings(): Promise<void> {
+    await this.attempt(async () => {
+      const modelConfig = await this.need().modelConfig();
+      this.set({ modelConfig, settings: { purpose: "settings", saving: false, error: null } });
+    });
+  }
+
+  closeSettings(): void {
+    this.set({ settings: null });
+  }
+
+  /** Saves the model settings; the form closes once a model is ready, and shows Riot's reason otherwise. */
+  async saveSettings(input: ModelConfigInput): Promise<void> {
+    const form = this.state.settings;
+    if (form === null || form.saving) return;
+    this.set({ settings: { ...form, saving: true, error: null } });
+    try {
+      const modelConfig = await this.need().setModelConfig(input);
+      this.set({ modelConfig, settings: modelConfig.ready ? null : { ...form, saving: false, error: null } });
+    } catch (e) {
+      this.set({ settings: { ...form, saving: false, error: message(e) } });
+    }
   }
 
   dispose(): void {

@@ -1,10 +1,13 @@
 import { useEffect, useSyncExternalStore } from "react";
 
+import { browserShell, type Shell } from "../shell";
 import type { AppState, Store } from "../state/store";
 import { Composer } from "./Composer";
 import { ConversationView } from "./ConversationView";
 import { PermissionDialog } from "./PermissionDialog";
-import { CompactionIndicator, ModeSelector, UsageFigures } from "./SessionBar";
+import { QueuePanel } from "./QueuePanel";
+import { CompactionIndicator, ModeSelector, ModelSelector, UsageFigures } from "./SessionBar";
+import { SettingsDialog } from "./Settings";
 import { Sidebar } from "./Sidebar";
 import { TodosView } from "./payloads/TodosView";
 
@@ -18,7 +21,8 @@ function ConnectionBadge({ connection }: { connection: AppState["connection"] })
   );
 }
 
-export function App({ store }: { store: Store }) {
+/** The page. `shell` is the desktop shell when the page runs in it (main.tsx detects it). */
+export function App({ store, shell = browserShell }: { store: Store; shell?: Shell }) {
   const state = useSyncExternalStore(store.subscribe, store.getState);
   const view = state.currentId === null ? null : (state.open[state.currentId] ?? null);
   const connected = state.connection.status === "open";
@@ -35,15 +39,40 @@ export function App({ store }: { store: Store }) {
       <header className="topbar">
         <span className="brand">Riot</span>
         <ConnectionBadge connection={state.connection} />
+        {state.features.config && (
+          <button
+            type="button"
+            className="topbar-button"
+            disabled={!connected || state.settings !== null}
+            onClick={() => void store.openSettings()}
+          >
+            Settings
+          </button>
+        )}
       </header>
       <Sidebar
         sessions={state.sessions}
         currentId={state.currentId}
         projectDir={state.projectDir}
         connected={connected}
+        canRename={state.features.rename}
+        canDelete={state.features.delete}
         onProjectDir={(dir) => store.setProjectDir(dir)}
+        onChooseFolder={
+          shell.desktop
+            ? () =>
+                void shell.pickFolder().then(
+                  (dir) => {
+                    if (dir !== null) store.setProjectDir(dir);
+                  },
+                  (e: unknown) => store.reportError(e),
+                )
+            : undefined
+        }
         onNew={() => void store.newSession()}
         onOpen={(s) => void store.openSession(s.sessionId, s.cwd)}
+        onRename={(id, title) => void store.renameSession(id, title)}
+        onDelete={(id) => void store.deleteSession(id)}
       />
       <main className="main">
         {state.connection.status === "closed" && (
@@ -72,22 +101,36 @@ export function App({ store }: { store: Store }) {
               </span>
               <CompactionIndicator compacting={view.compacting} />
               <UsageFigures last={view.lastUsage} totals={view.totals} />
+              <ModelSelector
+                key={`${view.id}:${view.model ?? ""}`}
+                model={view.model}
+                models={view.models}
+                editable={state.features.setModel && connected}
+                onChange={(model) => void store.setModel(model)}
+              />
               {view.conversation.modes !== null && (
                 <ModeSelector modes={view.conversation.modes} onChange={(id) => void store.setMode(id)} />
               )}
             </div>
-            <ConversationView items={view.conversation.items} busy={view.loading} />
+            <ConversationView key={`conversation:${view.id}`} items={view.conversation.items} busy={view.loading} />
             {view.conversation.plan !== null && view.conversation.plan.length > 0 && (
               <section className="plan" aria-label="Plan">
                 <TodosView todos={view.conversation.plan} />
               </section>
             )}
+            <QueuePanel
+              queue={view.queue}
+              held={view.queueHeld}
+              onRemove={(key) => store.removeQueued(view.id, key)}
+              onResume={() => void store.resumeQueue(view.id)}
+            />
             <Composer
               key={view.id}
               commands={view.conversation.commands}
               running={view.running}
               stopping={view.stopping}
               disabled={!connected || view.loading}
+              findFiles={state.features.files ? (query) => store.findFiles(view.cwd, query) : undefined}
               onSend={(text) => void store.send(text)}
               onStop={() => void store.stop()}
             />
@@ -100,6 +143,14 @@ export function App({ store }: { store: Store }) {
           cwd={questionSession?.cwd ?? ""}
           otherSession={question.sessionId === state.currentId ? null : (questionSession?.cwd ?? question.sessionId)}
           onAnswer={(optionId) => store.answer(question.key, optionId)}
+        />
+      )}
+      {state.settings !== null && state.modelConfig !== null && (
+        <SettingsDialog
+          config={state.modelConfig}
+          form={state.settings}
+          onSave={(input) => void store.saveSettings(input)}
+          onClose={() => store.closeSettings()}
         />
       )}
     </div>

@@ -1,7 +1,7 @@
-import { fireEvent, render, screen } from "@testing-library/react";
+import { act, fireEvent, render, screen } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 
-import { Composer, matchingCommands } from "./Composer";
+import { Composer, insertMention, matchingCommands, mentionAt } from "./Composer";
 
 const COMMANDS = [
   { name: "compact", description: "Summarize the session to free context" },
@@ -69,5 +69,132 @@ describe("Composer", () => {
     expect(screen.queryByText("Send")).toBeNull();
     fireEvent.click(screen.getByText("Stop"));
     expect(onStop).toHaveBeenCalledOnce();
+  });
+
+  it("queues what is sent while a turn runs (the Queue button and Enter both hand it on)", () => {
+    const { onSend, box } = setup({ running: true });
+    fireEvent.change(box, { target: { value: "and then the tests" } });
+    fireEvent.click(screen.getByText("Queue"));
+    expect(onSend).toHaveBeenCalledWith("and then the tests");
+    expect(box.value).toBe("");
+    fireEvent.change(box, { target: { value: "and the docs" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(onSend).toHaveBeenLastCalledWith("and the docs");
+  });
+});
+
+describe("mentionAt and insertMention", () => {
+  it("finds an @word being typed at the caret, at the start or after a space only", () => {
+    expect(mentionAt("@mai", 4)).toEqual({ start: 0, query: "mai" });
+    expect(mentionAt("look at @src/ma", 15)).toEqual({ start: 8, query: "src/ma" });
+    expect(mentionAt("look at @", 9)).toEqual({ start: 8, query: "" });
+    expect(mentionAt("mail me@host", 12)).toBeNull();
+    expect(mentionAt("@main.rs done", 13)).toBeNull();
+    // The caret decides: the mention before it, not the text after it.
+    expect(mentionAt("@ma and more", 3)).toEqual({ start: 0, query: "ma" });
+  });
+
+  it("replaces the typed mention by @path and one space", () => {
+    expect(insertMention("read @mai", 9, { start: 5, query: "mai" }, "src/main.rs")).toEqual({
+      text: "read @src/main.rs ",
+      caret: 18,
+    });
+    expect(insertMention("@ma please", 3, { start: 0, query: "ma" }, "src/main.rs")).toEqual({
+      text: "@src/main.rs please",
+      caret: 13,
+    });
+  });
+});
+
+/** A findFiles whose answers the test gives, one query at a time. */
+function controlledFiles() {
+  const asked: string[] = [];
+  const waiting: ((files: string[]) => void)[] = [];
+  const findFiles = (query: string) =>
+    new Promise<string[]>((resolve) => {
+      asked.push(query);
+      waiting.push(resolve);
+    });
+  const answer = async (files: string[]) => {
+    await act(async () => waiting.shift()?.(files));
+  };
+  return { asked, findFiles, answer };
+}
+
+describe("Composer: @ mentions", () => {
+  it("lists matching files, moves with the arrows and inserts the chosen one with Enter", async () => {
+    const files = controlledFiles();
+    const { onSend, box } = setup({ findFiles: files.findFiles });
+    fireEvent.change(box, { target: { value: "explain @mai" } });
+    expect(files.asked).toEqual(["mai"]);
+    await files.answer(["src/main.rs", "docs/maintainers.md"]);
+    const list = screen.getByRole("listbox", { name: "Files" });
+    expect([...list.querySelectorAll("[role=option]")].map((o) => o.textContent)).toEqual([
+      "src/main.rs",
+      "docs/maintainers.md",
+    ]);
+    fireEvent.keyDown(box, { key: "ArrowDown" });
+    fireEvent.keyDown(box, { key: "ArrowDown" });
+    fireEvent.keyDown(box, { key: "ArrowUp" });
+    expect(screen.getAllByRole("option")[1]?.getAttribute("aria-selected")).toBe("true");
+    fireEvent.keyDown(box, { key: "ArrowDown" });
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(box.value).toBe("explain @src/main.rs ");
+    expect(box.selectionStart).toBe("explain @src/main.rs ".length);
+    expect(screen.queryByRole("listbox")).toBeNull();
+    expect(onSend).not.toHaveBeenCalled();
+  });
+
+  it("inserts with Tab and closes with Escape without inserting", async () => {
+    const files = controlledFiles();
+    const { box } = setup({ findFiles: files.findFiles });
+    fireEvent.change(box, { target: { value: "@REA" } });
+    await files.answer(["README.md"]);
+    fireEvent.keyDown(box, { key: "Escape" });
+    expect(screen.queryByRole("listbox")).toBeNull();
+    expect(box.value).toBe("@REA");
+    // Typing on opens it again.
+    fireEvent.change(box, { target: { value: "@READ" } });
+    await files.answer(["README.md"]);
+    fireEvent.keyDown(box, { key: "Tab" });
+    expect(box.value).toBe("@README.md ");
+  });
+
+  it("asks one query at a time, skipping to the newest, and drops stale answers", async () => {
+    const files = controlledFiles();
+    const { box } = setup({ findFiles: files.findFiles });
+    fireEvent.change(box, { target: { value: "@m" } });
+    fireEvent.change(box, { target: { value: "@ma" } });
+    fireEvent.change(box, { target: { value: "@mai" } });
+    expect(files.asked).toEqual(["m"]);
+    await files.answer(["Makefile", "src/main.rs"]);
+    // The answer for "m" is not shown for "@mai"; "mai" is asked next ("ma" is skipped).
+    expect(screen.queryByRole("listbox")).toBeNull();
+    expect(files.asked).toEqual(["m", "mai"]);
+    await files.answer(["src/main.rs"]);
+    expect(screen.getAllByRole("option").map((o) => o.textContent)).toEqual(["src/main.rs"]);
+  });
+
+  it("leaves the / menu to commands, and offers no files without findFiles", async () => {
+    const files = controlledFiles();
+    const { box } = setup({ findFiles: files.findFiles });
+    fireEvent.change(box, { target: { value: "/c" } });
+    expect(files.asked).toEqual([]);
+    expect(screen.getByRole("listbox", { name: "Commands" })).toBeTruthy();
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(box.value).toBe("/compact ");
+    fireEvent.change(box, { target: { value: "/compact @ma" } });
+    expect(files.asked).toEqual(["ma"]);
+    await files.answer(["src/main.rs"]);
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(box.value).toBe("/compact @src/main.rs ");
+  });
+
+  it("treats @ as text when Riot lists no files", () => {
+    const { onSend, box } = setup();
+    fireEvent.change(box, { target: { value: "@mai" } });
+    expect(screen.queryByRole("listbox")).toBeNull();
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(onSend).toHaveBeenCalledWith("@mai");
   });
 });

@@ -1,4 +1,4 @@
-import { useId, useState, type KeyboardEvent } from "react";
+import { useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 
 import type { AvailableCommand } from "../bridge";
 
@@ -7,6 +7,9 @@ interface Props {
   running: boolean;
   stopping: boolean;
   disabled: boolean;
+  /** Project files matching a query, best first (`_riot/files`); absent when Riot has none to offer. */
+  findFiles?: ((query: string) => Promise<string[]>) | undefined;
+  /** Sends, or queues while a turn runs (the store decides). */
   onSend(text: string): void;
   onStop(): void;
 }
@@ -19,41 +22,137 @@ export function matchingCommands(text: string, commands: readonly AvailableComma
   return commands.filter((c) => c.name.toLowerCase().startsWith(prefix));
 }
 
-/** Where people write to Riot: Enter sends, Shift+Enter breaks the line, `/` opens the command menu. */
-export function Composer({ commands, running, stopping, disabled, onSend, onStop }: Props) {
+/** An `@word` being typed: where its `@` is and what follows it. */
+export interface Mention {
+  start: number;
+  query: string;
+}
+
+/** The mention ending at `caret`, if one is being typed there (an `@` at the start or after a space). */
+export function mentionAt(text: string, caret: number): Mention | null {
+  const typed = /(^|\s)@([^\s@]*)$/.exec(text.slice(0, caret));
+  if (typed === null) return null;
+  const query = typed[2] ?? "";
+  return { start: caret - query.length - 1, query };
+}
+
+/** `text` with the mention replaced by `@path ` and where the caret goes after it. */
+export function insertMention(text: string, caret: number, mention: Mention, path: string): { text: string; caret: number } {
+  const inserted = `@${path} `;
+  const rest = text.slice(caret).replace(/^ /, "");
+  return { text: text.slice(0, mention.start) + inserted + rest, caret: mention.start + inserted.length };
+}
+
+/**
+ * Asks for files as the query changes, one request at a time: while one
+ * is out, only the newest query waits; answers to older queries are
+ * dropped. No timers.
+ */
+function useFileSearch(findFiles: ((query: string) => Promise<string[]>) | undefined) {
+  const [found, setFound] = useState<{ query: string; files: string[] } | null>(null);
+  const wanted = useRef<string | null>(null);
+  const busy = useRef(false);
+  const source = useRef(findFiles);
+  useLayoutEffect(() => {
+    source.current = findFiles;
+  });
+
+  const run = (query: string) => {
+    const find = source.current;
+    if (find === undefined) return;
+    busy.current = true;
+    const done = (files: string[]) => {
+      if (wanted.current === query) setFound({ query, files });
+      const next = wanted.current;
+      if (next !== null && next !== query) run(next);
+      else busy.current = false;
+    };
+    find(query).then(done, () => done([]));
+  };
+
+  const search = (query: string | null) => {
+    wanted.current = query;
+    if (query !== null && !busy.current) run(query);
+  };
+  return { found, search };
+}
+
+/**
+ * Where people write to Riot: Enter sends (or queues while a turn runs),
+ * Shift+Enter breaks the line, `/` opens the command menu and `@` the
+ * project's files.
+ */
+export function Composer({ commands, running, stopping, disabled, findFiles, onSend, onStop }: Props) {
   const [text, setText] = useState("");
+  const [caret, setCaret] = useState(0);
   const [selected, setSelected] = useState(0);
   const [menuClosed, setMenuClosed] = useState(false);
+  const box = useRef<HTMLTextAreaElement>(null);
+  const placeCaret = useRef<number | null>(null);
   const menuId = useId();
-  const menu = menuClosed ? [] : matchingCommands(text, commands);
-  const active = Math.min(selected, Math.max(menu.length - 1, 0));
+  const { found, search } = useFileSearch(findFiles);
 
-  const send = () => {
-    if (disabled || running || text.trim() === "") return;
-    onSend(text);
-    setText("");
+  const commandMenu = menuClosed ? [] : matchingCommands(text, commands);
+  const mention = findFiles === undefined || menuClosed || commandMenu.length > 0 ? null : mentionAt(text, caret);
+  const fileMenu = mention !== null && found !== null && found.query === mention.query ? found.files : [];
+  const size = commandMenu.length > 0 ? commandMenu.length : fileMenu.length;
+  const active = Math.min(selected, Math.max(size - 1, 0));
+
+  useLayoutEffect(() => {
+    if (placeCaret.current === null || box.current === null) return;
+    box.current.setSelectionRange(placeCaret.current, placeCaret.current);
+    placeCaret.current = null;
+  });
+
+  const edit = (value: string, at: number) => {
+    setText(value);
+    setCaret(at);
+    setSelected(0);
+    setMenuClosed(false);
+    search(findFiles === undefined ? null : (mentionAt(value, at)?.query ?? null));
   };
-  const pick = (command: AvailableCommand) => {
+  const send = () => {
+    if (disabled || text.trim() === "") return;
+    onSend(text);
+    edit("", 0);
+  };
+  const pickCommand = (command: AvailableCommand) => {
     setText(`/${command.name} `);
     setMenuClosed(true);
   };
+  const pickFile = (path: string) => {
+    if (mention === null) return;
+    const next = insertMention(text, caret, mention, path);
+    placeCaret.current = next.caret;
+    setText(next.text);
+    setCaret(next.caret);
+    setSelected(0);
+    search(null);
+  };
+  const pick = () => {
+    const command = commandMenu[active];
+    if (command !== undefined) pickCommand(command);
+    const file = fileMenu[active];
+    if (commandMenu.length === 0 && file !== undefined) pickFile(file);
+  };
+
   const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (menu.length > 0) {
+    if (size > 0) {
       if (e.key === "ArrowDown" || e.key === "ArrowUp") {
         e.preventDefault();
         const step = e.key === "ArrowDown" ? 1 : -1;
-        setSelected((active + step + menu.length) % menu.length);
+        setSelected((active + step + size) % size);
         return;
       }
       if (e.key === "Enter" || e.key === "Tab") {
         e.preventDefault();
-        const command = menu[active];
-        if (command !== undefined) pick(command);
+        pick();
         return;
       }
       if (e.key === "Escape") {
         e.preventDefault();
         setMenuClosed(true);
+        search(null);
         return;
       }
     }
@@ -63,11 +162,19 @@ export function Composer({ commands, running, stopping, disabled, onSend, onStop
     }
   };
 
+  const placeholder = disabled
+    ? "Open or start a session to write to Riot"
+    : running
+      ? "Riot is working… what you send now waits in the queue"
+      : findFiles === undefined
+        ? "Ask Riot… (/ for commands)"
+        : "Ask Riot… (/ for commands, @ for files)";
+
   return (
     <div className="composer">
-      {menu.length > 0 && (
+      {commandMenu.length > 0 && (
         <ul className="command-menu" id={menuId} role="listbox" aria-label="Commands">
-          {menu.map((command, i) => (
+          {commandMenu.map((command, i) => (
             <li
               key={command.name}
               role="option"
@@ -75,7 +182,7 @@ export function Composer({ commands, running, stopping, disabled, onSend, onStop
               className={i === active ? "command active" : "command"}
               onMouseDown={(e) => {
                 e.preventDefault();
-                pick(command);
+                pickCommand(command);
               }}
             >
               <span className="command-name">/{command.name}</span>
@@ -85,26 +192,47 @@ export function Composer({ commands, running, stopping, disabled, onSend, onStop
           ))}
         </ul>
       )}
+      {fileMenu.length > 0 && (
+        <ul className="command-menu" id={menuId} role="listbox" aria-label="Files">
+          {fileMenu.map((path, i) => (
+            <li
+              key={path}
+              role="option"
+              aria-selected={i === active}
+              className={i === active ? "command active" : "command"}
+              onMouseDown={(e) => {
+                e.preventDefault();
+                pickFile(path);
+              }}
+            >
+              <span className="file-path">{path}</span>
+            </li>
+          ))}
+        </ul>
+      )}
       <textarea
+        ref={box}
         aria-label="Message"
-        placeholder={disabled ? "Open or start a session to write to Riot" : "Ask Riot… (/ for commands)"}
+        placeholder={placeholder}
         value={text}
         disabled={disabled}
         rows={3}
-        aria-controls={menu.length > 0 ? menuId : undefined}
-        aria-expanded={menu.length > 0}
-        onChange={(e) => {
-          setText(e.target.value);
-          setSelected(0);
-          setMenuClosed(false);
-        }}
+        aria-controls={size > 0 ? menuId : undefined}
+        aria-expanded={size > 0}
+        onChange={(e) => edit(e.target.value, e.target.selectionStart ?? e.target.value.length)}
+        onSelect={(e) => setCaret(e.currentTarget.selectionStart ?? 0)}
         onKeyDown={onKeyDown}
       />
       <div className="composer-actions">
         {running ? (
-          <button type="button" className="stop" onClick={onStop} disabled={stopping}>
-            {stopping ? "Stopping…" : "Stop"}
-          </button>
+          <>
+            <button type="button" className="queue-button" onClick={send} disabled={disabled || text.trim() === ""}>
+              Queue
+            </button>
+            <button type="button" className="stop" onClick={onStop} disabled={stopping}>
+              {stopping ? "Stopping…" : "Stop"}
+            </button>
+          </>
         ) : (
           <button type="button" className="send" onClick={send} disabled={disabled || text.trim() === ""}>
             Send

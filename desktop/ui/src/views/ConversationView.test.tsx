@@ -1,4 +1,4 @@
-import { render, screen } from "@testing-library/react";
+import { fireEvent, render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
 import type { Item } from "../state/conversation";
@@ -58,5 +58,30 @@ describe("ConversationView", () => {
     const { container } = render(<ConversationView items={items} busy={false} />);
     expect(container.querySelector(".tool-kind")?.textContent).toBe("Write");
     expect(container.querySelector(".tool-error")?.textContent).toBe("The person denied permission to run Write.");
+  });
+
+  it("renders only the last window of a long conversation and reveals earlier items on request", () => {
+    const items: Item[] = Array.from({ length: 450 }, (_, i) => ({ kind: "user", key: `k${i}`, text: `message ${i}` }));
+    const { rerender } = render(<ConversationView items={items} busy={false} />);
+    const texts = () => screen.getAllByTestId("user-message").map((m) => m.textContent);
+    expect(texts()).toHaveLength(200);
+    expect(texts()[0]).toBe("message 250");
+    expect(texts().at(-1)).toBe("message 449");
+    fireEvent.click(screen.getByRole("button", { name: "Show earlier messages (250 more)" }));
+    expect(texts()).toHaveLength(400);
+    expect(texts()[0]).toBe("message 50");
+    fireEvent.click(screen.getByRole("button", { name: "Show earlier messages (50 more)" }));
+    expect(texts()).toHaveLength(450);
+    expect(texts()[0]).toBe("message 0");
+    expect(screen.queryByRole("button", { name: /Show earlier/ })).toBeNull();
+    // New items keep arriving at the end, in order.
+    rerender(<ConversationView items={[...items, { kind: "agent", key: "new", text: "Done." }]} busy={false} />);
+    expect(screen.getAllByTestId("agent-message").map((m) => m.textContent)).toEqual(["Done."]);
+  });
+
+  it("shows no button while everything fits", () => {
+    const items: Item[] = [{ kind: "user", key: "a", text: "hi" }];
+    render(<ConversationView items={items} busy={false} windowSize={1} />);
+    expect(screen.queryByRole("button", { name: /Show earlier/ })).toBeNull();
   });
 });

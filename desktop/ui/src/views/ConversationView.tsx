@@ -1,4 +1,4 @@
-import { memo, useLayoutEffect, useRef } from "react";
+import { memo, useLayoutEffect, useRef, useState } from "react";
 
 import type { Item } from "../state/conversation";
 import { Markdown } from "./Markdown";
@@ -36,14 +36,40 @@ const ItemView = memo(function ItemView({ item }: { item: Item }) {
   }
 });
 
-/** The conversation, kept scrolled to the end while the reader is there. */
-export function ConversationView({ items, busy }: { items: readonly Item[]; busy: boolean }) {
+/** How many items are rendered at first, and how many more each "Show earlier messages" adds. */
+export const WINDOW = 200;
+
+/**
+ * The conversation, kept scrolled to the end while the reader is there.
+ * A long one renders only its last `windowSize` items; earlier ones are
+ * added a window at a time on request, keeping the reader's place.
+ */
+export function ConversationView({
+  items,
+  busy,
+  windowSize = WINDOW,
+}: {
+  items: readonly Item[];
+  busy: boolean;
+  windowSize?: number;
+}) {
   const scroller = useRef<HTMLDivElement>(null);
   const atEnd = useRef(true);
+  /** The distance from the bottom to keep when earlier items are added above. */
+  const keep = useRef<number | null>(null);
+  const [limit, setLimit] = useState(windowSize);
+  const start = Math.max(0, items.length - limit);
+  const shown = start === 0 ? items : items.slice(start);
   useLayoutEffect(() => {
     const el = scroller.current;
     if (el !== null && atEnd.current) el.scrollTop = el.scrollHeight;
   }, [items]);
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el === null || keep.current === null) return;
+    el.scrollTop = el.scrollHeight - keep.current;
+    keep.current = null;
+  }, [limit]);
   return (
     <div
       className="conversation"
@@ -56,7 +82,20 @@ export function ConversationView({ items, busy }: { items: readonly Item[]; busy
       }}
     >
       {items.length === 0 && !busy && <p className="empty">Ask Riot something about this project.</p>}
-      {items.map((item) => (
+      {start > 0 && (
+        <button
+          type="button"
+          className="show-earlier"
+          onClick={() => {
+            const el = scroller.current;
+            if (el !== null) keep.current = el.scrollHeight - el.scrollTop;
+            setLimit((l) => l + windowSize);
+          }}
+        >
+          Show earlier messages ({start} more)
+        </button>
+      )}
+      {shown.map((item) => (
         <ItemView key={item.key} item={item} />
       ))}
     </div>

@@ -1,3 +1,5 @@
+import { useId, useState } from "react";
+
 import type { SessionModeState, TurnUsage } from "../bridge";
 import type { UsageTotals } from "../state/store";
 
@@ -18,6 +20,60 @@ export function ModeSelector({ modes, onChange }: { modes: SessionModeState; onC
           </option>
         ))}
       </select>
+    </label>
+  );
+}
+
+interface ModelProps {
+  model: string | null;
+  /** Models seen in this session, offered as suggestions. */
+  models: readonly string[];
+  /** Riot offers `_riot/set_model`. */
+  editable: boolean;
+  onChange(model: string): void;
+}
+
+/**
+ * The session's model. Editable when Riot can switch it: type a name (or
+ * pick one seen this session) and press Enter; Escape or leaving the
+ * field puts the current one back. (Keyed by the model: a change resets it.)
+ */
+export function ModelSelector({ model, models, editable, onChange }: ModelProps) {
+  const [draft, setDraft] = useState(model ?? "");
+  const listId = useId();
+  if (!editable) {
+    return model === null ? null : (
+      <span className="model-selector" data-testid="model">
+        <span>Model</span> <b>{model}</b>
+      </span>
+    );
+  }
+  return (
+    <label className="model-selector" title="Enter applies the model from the next request">
+      <span>Model</span>
+      <input
+        aria-label="Model"
+        list={listId}
+        spellCheck={false}
+        placeholder="model name"
+        value={draft}
+        onChange={(e) => setDraft(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") {
+            e.preventDefault();
+            const wanted = draft.trim();
+            if (wanted !== "" && wanted !== model) onChange(wanted);
+          } else if (e.key === "Escape") {
+            setDraft(model ?? "");
+          }
+        }}
+        onBlur={() => setDraft(model ?? "")}
+      />
+      <datalist id={listId}>
+        {models.map((m) => (
+          <option key={m} value={m} />
+        ))}
+      </datalist>
     </label>
   );
 }

@@ -1,3 +1,5 @@
+import { useState } from "react";
+
 import type { SessionInfo } from "../bridge";
 
 interface Props {
@@ -5,9 +7,16 @@ interface Props {
   currentId: string | null;
   projectDir: string;
   connected: boolean;
+  /** Riot offers `_riot/session_rename` / `_riot/session_delete`. */
+  canRename: boolean;
+  canDelete: boolean;
   onProjectDir(dir: string): void;
+  /** The desktop shell's folder picker; absent in a plain browser. */
+  onChooseFolder?: (() => void) | undefined;
   onNew(): void;
   onOpen(session: SessionInfo): void;
+  onRename(sessionId: string, title: string): void;
+  onDelete(sessionId: string): void;
 }
 
 function basename(path: string): string {
@@ -20,8 +29,125 @@ function when(updatedAt: string | null | undefined): string {
   return Number.isNaN(date.getTime()) ? "" : date.toLocaleString();
 }
 
+interface RowProps {
+  session: SessionInfo;
+  current: boolean;
+  connected: boolean;
+  canRename: boolean;
+  canDelete: boolean;
+  onOpen(): void;
+  onRename(title: string): void;
+  onDelete(): void;
+}
+
+/** One session: click opens it; rename edits in place (Enter saves, Escape cancels); delete asks first. */
+function SessionRow({ session, current, connected, canRename, canDelete, onOpen, onRename, onDelete }: RowProps) {
+  const [mode, setMode] = useState<"view" | "rename" | "delete">("view");
+  const title = session.title || "Untitled session";
+
+  if (mode === "rename") {
+    return (
+      <li className="session-row">
+        <input
+          className="session-rename"
+          aria-label="Session title"
+          defaultValue={session.title ?? ""}
+          autoFocus
+          spellCheck={false}
+          onFocus={(e) => e.currentTarget.select()}
+          onKeyDown={(e) => {
+            if (e.key === "Enter") {
+              e.preventDefault();
+              onRename(e.currentTarget.value);
+              setMode("view");
+            } else if (e.key === "Escape") {
+              e.preventDefault();
+              setMode("view");
+            }
+          }}
+          onBlur={() => setMode("view")}
+        />
+      </li>
+    );
+  }
+
+  return (
+    <li className="session-row">
+      <button
+        type="button"
+        className={current ? "session current" : "session"}
+        aria-current={current ? "page" : undefined}
+        data-session-id={session.sessionId}
+        disabled={!connected}
+        onClick={onOpen}
+      >
+        <span className="session-title">{title}</span>
+        <span className="session-when">{when(session.updatedAt)}</span>
+      </button>
+      {mode === "delete" ? (
+        <div className="session-confirm" role="group" aria-label={`Delete “${title}”?`}>
+          <span>Delete this session?</span>
+          <button
+            type="button"
+            className="danger"
+            onClick={() => {
+              setMode("view");
+              onDelete();
+            }}
+          >
+            Delete
+          </button>
+          <button type="button" onClick={() => setMode("view")}>
+            Keep
+          </button>
+        </div>
+      ) : (
+        (canRename || canDelete) && (
+          <div className="session-actions">
+            {canRename && (
+              <button
+                type="button"
+                aria-label={`Rename “${title}”`}
+                title="Rename"
+                disabled={!connected}
+                onClick={() => setMode("rename")}
+              >
+                ✎
+              </button>
+            )}
+            {canDelete && (
+              <button
+                type="button"
+                aria-label={`Delete “${title}”`}
+                title="Delete"
+                disabled={!connected}
+                onClick={() => setMode("delete")}
+              >
+                ×
+              </button>
+            )}
+          </div>
+        )
+      )}
+    </li>
+  );
+}
+
 /** Sessions grouped by project, newest first, and a way to start one. */
-export function Sidebar({ sessions, currentId, projectDir, connected, onProjectDir, onNew, onOpen }: Props) {
+export function Sidebar({
+  sessions,
+  currentId,
+  projectDir,
+  connected,
+  canRename,
+  canDelete,
+  onProjectDir,
+  onChooseFolder,
+  onNew,
+  onOpen,
+  onRename,
+  onDelete,
+}: Props) {
   const projects = new Map<string, SessionInfo[]>();
   for (const session of sessions) {
     const list = projects.get(session.cwd) ?? [];
@@ -38,14 +164,21 @@ export function Sidebar({ sessions, currentId, projectDir, connected, onProjectD
         }}
       >
         <label htmlFor="project-dir">Project directory</label>
-        <input
-          id="project-dir"
-          type="text"
-          spellCheck={false}
-          placeholder="/path/to/project"
-          value={projectDir}
-          onChange={(e) => onProjectDir(e.target.value)}
-        />
+        <div className="project-dir-row">
+          <input
+            id="project-dir"
+            type="text"
+            spellCheck={false}
+            placeholder="/path/to/project"
+            value={projectDir}
+            onChange={(e) => onProjectDir(e.target.value)}
+          />
+          {onChooseFolder !== undefined && (
+            <button type="button" className="choose-folder" onClick={onChooseFolder}>
+              Choose…
+            </button>
+          )}
+        </div>
         <button type="submit" disabled={!connected}>
           New session
         </button>
@@ -59,19 +192,17 @@ export function Sidebar({ sessions, currentId, projectDir, connected, onProjectD
             </h3>
             <ul>
               {list.map((session) => (
-                <li key={session.sessionId}>
-                  <button
-                    type="button"
-                    className={session.sessionId === currentId ? "session current" : "session"}
-                    aria-current={session.sessionId === currentId ? "page" : undefined}
-                    data-session-id={session.sessionId}
-                    disabled={!connected}
-                    onClick={() => onOpen(session)}
-                  >
-                    <span className="session-title">{session.title || "Untitled session"}</span>
-                    <span className="session-when">{when(session.updatedAt)}</span>
-                  </button>
-                </li>
+                <SessionRow
+                  key={session.sessionId}
+                  session={session}
+                  current={session.sessionId === currentId}
+                  connected={connected}
+                  canRename={canRename}
+                  canDelete={canDelete}
+                  onOpen={() => onOpen(session)}
+                  onRename={(title) => onRename(session.sessionId, title)}
+                  onDelete={() => onDelete(session.sessionId)}
+                />
               ))}
             </ul>
           </section>

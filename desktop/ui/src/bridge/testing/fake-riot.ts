@@ -7,6 +7,16 @@
 // resource links), sends `_riot/...` notifications only to a client that
 // asked for them, and treats an answer that is not an offered option as a
 // rejection. What a test would otherwise miss is recorded in `violations`.
+//
+// It also has Riot's `_riot/...` requests, each only when advertised:
+// the model configuration (`_riot/config`, `_riot/config_set`, refusing
+// an unknown provider, an empty model and a base URL that is not http(s);
+// the key goes to `credentials` and never comes back), project files for
+// mentions (`_riot/files`: hidden files left out, fuzzy-ranked), session
+// rename and delete (refused while a turn runs) and a session's model
+// (`_riot/set_model`; `session/new` and `session/load` report it in
+// `_meta.riot.model`). A session cannot start before the configuration is
+// ready, and params with fields Riot does not know are refused.
 
 import * as acp from "@agentclientprotocol/sdk";
 import type {
@@ -18,7 +28,20 @@ import type {
   ToolCallUpdate,
 } from "@agentclientprotocol/sdk";
 
-import { COMPACTION, SHUTDOWN, USAGE } from "../riot-ext";
+import {
+  COMPACTION,
+  CONFIG,
+  CONFIG_SET,
+  FILES,
+  PROVIDERS,
+  SESSION_DELETE,
+  SESSION_RENAME,
+  SET_MODEL,
+  SHUTDOWN,
+  USAGE,
+  type KeyStatus,
+  type ModelConfig,
+} from "../riot-ext";
 import { parseFrame, socketStream, type SocketLike } from "../socket";
 import { refusedSocket, socketPair, type FakeSocket } from "./fake-socket";
 
@@ -54,10 +77,93 @@ export type TurnScript = (turn: FakeTurn) => Promise<StopReason>;
 
 interface FakeSession {
   cwd: string;
+  title: string | null;
+  model: string;
   mode: string;
   /** What `session/load` replays. */
   history: SessionUpdate[];
   running: AbortController | null;
+}
+
+/** Every `_riot/...` request the fake has. */
+export const FAKE_REQUESTS = [SHUTDOWN, CONFIG, CONFIG_SET, FILES, SESSION_RENAME, SESSION_DELETE, SET_MODEL] as const;
+
+/** The model configuration the fake starts with (its settings and environment). */
+export interface FakeConfig {
+  provider: string | null;
+  baseUrl: string | null;
+  model: string | null;
+  /** The environment's key variables. */
+  env: Record<string, string>;
+}
+
+/** A configured endpoint, with its key in the environment. */
+export const READY_CONFIG: FakeConfig = {
+  provider: "anthropic",
+  baseUrl: null,
+  model: "mock-model",
+  env: { ANTHROPIC_API_KEY: "sk-env" },
+};
+
+/** A first run: nothing configured, no key anywhere. */
+export const UNCONFIGURED: FakeConfig = { provider: null, baseUrl: null, model: null, env: {} };
+
+export interface FakeRiotOptions {
+  token: string;
+  projects: string[];
+  commands?: { name: string; description: string; hint?: string }[];
+  /** Default: `READY_CONFIG`. */
+  config?: FakeConfig;
+  /** The files on disk per project directory, project-relative (hidden ones too). */
+  files?: Record<string, string[]>;
+  /** The `_riot/...` requests advertised (and answered); default: all of `FAKE_REQUESTS`. */
+  requests?: readonly string[];
+}
+
+function keyVariable(provider: string): string {
+  return provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+}
+
+function isLoopback(url: string): boolean {
+  try {
+    const host = new URL(url).hostname;
+    return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+  } catch {
+    return false;
+  }
+}
+
+/** How well `path` matches `query` (every character, in order, ignoring case); `null` when it does not. */
+export function fuzzyScore(path: string, query: string): number | null {
+  const wanted = query.toLowerCase().replace(/\s+/g, "");
+  const lower = path.toLowerCase();
+  const nameStart = lower.lastIndexOf("/") + 1;
+  let score = 0;
+  let from = 0;
+  let previous = -2;
+  for (const ch of wanted) {
+    const at = lower.indexOf(ch, from);
+    if (at < 0) return null;
+    const wordStart = at === 0 || "/._- ".includes(lower[at - 1] ?? "");
+    score += 1 + (wordStart ? 7 : 0) + (at === previous + 1 ? 5 : 0) + (at >= nameStart ? 3 : 0);
+    previous = at;
+    from = at + 1;
+  }
+  return score * 1000 - path.length;
+}
+
+/** The `limit` best matches, best first; for an empty query the shallowest, shortest paths. */
+export function rankFiles(files: readonly string[], query: string, limit: number): string[] {
+  const visible = files.filter((f) => !f.split("/").some((part) => part.startsWith(".")));
+  const scored: [number, string][] =
+    query.trim() === ""
+      ? visible.map((f) => [-(f.split("/").length * 10000 + f.length), f])
+      : visible.flatMap((f) => {
+          const s = fuzzyScore(f, query);
+          return s === null ? [] : [[s, f] as [number, string]];
+        });
+  scored.sort((a, b) => b[0] - a[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return scored.slice(0, limit).map(([, f]) => f);
 }
 
 export class FakeRiot {
@@ -68,16 +174,49 @@ export class FakeRiot {
   readonly received: string[] = [];
   /** The server end of each connection. */
   readonly sockets: FakeSocket[] = [];
+  /** What `_riot/config_set` saved in `credentials.json`: provider → key. */
+  readonly credentials: Record<string, string> = {};
+  /** The settings as `_riot/config_set` left them. */
+  readonly config: FakeConfig;
   private nextId = 1;
   private turns: TurnScript[] = [];
 
-  constructor(
-    private readonly options: {
-      token: string;
-      projects: string[];
-      commands?: { name: string; description: string; hint?: string }[];
-    },
-  ) {}
+  constructor(private readonly options: FakeRiotOptions) {
+    const start = options.config ?? READY_CONFIG;
+    this.config = { ...start, env: { ...start.env } };
+  }
+
+  /** The configuration as `_riot/config` reports it. */
+  effectiveConfig(): ModelConfig {
+    const { provider, baseUrl, model, env } = this.config;
+    let key: KeyStatus = "missing";
+    let keySource: string | null = null;
+    if (provider !== null) {
+      const variable = keyVariable(provider);
+      if ((env[variable] ?? "").trim() !== "") {
+        key = "present";
+        keySource = `$${variable}`;
+      } else if (this.credentials[provider] !== undefined) {
+        key = "present";
+        keySource = `credentials.json (${provider})`;
+      } else if (baseUrl !== null && isLoopback(baseUrl)) {
+        key = "not-needed";
+      }
+    }
+    let problem: string | null = null;
+    if (provider === null) problem = "No model endpoint is configured: choose a provider and a model.";
+    else if (model === null) problem = "No model is configured: name the model to use.";
+    else if (key === "missing") problem = `No API key for ${provider}: set $${keyVariable(provider)} or save a key here.`;
+    return {
+      provider: provider as ModelConfig["provider"],
+      baseUrl,
+      model,
+      key,
+      keySource,
+      ready: problem === null,
+      problem,
+    };
+  }
 
   /** Queues the scripts of the next prompts, in order. */
   script(...turns: TurnScript[]): this {
@@ -86,8 +225,15 @@ export class FakeRiot {
   }
 
   /** A session Riot would list and load. */
-  addSession(id: string, cwd: string, history: SessionUpdate[]): void {
-    this.sessions.set(id, { cwd, mode: "default", history, running: null });
+  addSession(id: string, cwd: string, history: SessionUpdate[], extra: { title?: string; model?: string } = {}): void {
+    this.sessions.set(id, {
+      cwd,
+      title: extra.title ?? null,
+      model: extra.model ?? this.config.model ?? "mock-model",
+      mode: "default",
+      history,
+      running: null,
+    });
   }
 
   /** What the page's `new WebSocket(url)` would get. */
@@ -124,6 +270,20 @@ export class FakeRiot {
         throw fail(`cwd ${cwd}: No such file or directory (os error 2)`);
       }
     };
+    /** Riot's params are closed: a field it does not know is refused. */
+    const only = (method: string, raw: unknown, known: string[]): Record<string, unknown> => {
+      if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw fail(`${method}: params must be an object`);
+      const params = raw as Record<string, unknown>;
+      const unknown = Object.keys(params).filter((k) => k !== "_meta" && !known.includes(k));
+      if (unknown.length > 0) throw fail(`${method}: unknown field \`${unknown[0]}\``);
+      return params;
+    };
+    const text = (method: string, params: Record<string, unknown>, name: string): string => {
+      const value = params[name];
+      if (typeof value !== "string") throw fail(`${method}: \`${name}\` must be a string`);
+      return value;
+    };
+    const advertised = this.options.requests ?? FAKE_REQUESTS;
     const commands: SessionUpdate = {
       sessionUpdate: "available_commands_update",
       availableCommands: (this.options.commands ?? []).map((c) => ({
@@ -147,7 +307,7 @@ export class FakeRiot {
             loadSession: true,
             sessionCapabilities: { list: {} },
             promptCapabilities: {},
-            _meta: { riot: { requests: [SHUTDOWN], notifications: [USAGE, COMPACTION] } },
+            _meta: { riot: { requests: [...advertised], notifications: [USAGE, COMPACTION] } },
           },
           agentInfo: { name: "riot", version: "0.0.0-fake" },
         };
@@ -155,11 +315,20 @@ export class FakeRiot {
       .onRequest(acp.methods.agent.session.new, ({ params, client }) => {
         this.received.push("session/new");
         checkCwd(params.cwd);
+        const config = this.effectiveConfig();
+        if (!config.ready || config.model === null) throw fail(config.problem ?? "no model configured");
         const sessionId = `s${this.nextId++}`;
-        this.sessions.set(sessionId, { cwd: params.cwd, mode: "default", history: [], running: null });
+        this.sessions.set(sessionId, {
+          cwd: params.cwd,
+          title: null,
+          model: config.model,
+          mode: "default",
+          history: [],
+          running: null,
+        });
         // After the response, as Riot does.
         setTimeout(() => void client.notify(acp.methods.client.session.update, { sessionId, update: commands }), 0);
-        return { sessionId, modes: modeState("default") };
+        return { sessionId, modes: modeState("default"), _meta: { riot: { model: config.model } } };
       })
       .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
         this.received.push("session/load");
@@ -179,14 +348,19 @@ export class FakeRiot {
             }),
           0,
         );
-        return { modes: modeState(found.mode) };
+        return { modes: modeState(found.mode), _meta: { riot: { model: found.model } } };
       })
       .onRequest(acp.methods.agent.session.list, ({ params }) => {
         this.received.push("session/list");
         const sessions = [...this.sessions.entries()]
           .filter(([, s]) => params.cwd == null || s.cwd === params.cwd)
           .reverse()
-          .map(([sessionId, s]) => ({ sessionId, cwd: s.cwd, updatedAt: "2026-01-01T00:00:00Z" }));
+          .map(([sessionId, s]) => ({
+            sessionId,
+            cwd: s.cwd,
+            title: s.title,
+            updatedAt: "2026-01-01T00:00:00Z",
+          }));
         return { sessions };
       })
       .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
@@ -224,6 +398,8 @@ export class FakeRiot {
         }
         const running = new AbortController();
         found.running = running;
+        // Riot titles a session by its first prompt.
+        found.title ??= text.split("\n")[0]?.slice(0, 80) ?? null;
         found.history.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text } });
         const sessionId = params.sessionId;
         const turn: FakeTurn = {
@@ -257,7 +433,7 @@ export class FakeRiot {
           if (wanted.includes(USAGE)) {
             await client.notify(USAGE, {
               sessionId,
-              model: "mock-model",
+              model: found.model,
               requests: 1,
               usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 2 },
             });
@@ -267,6 +443,74 @@ export class FakeRiot {
           found.running = null;
         }
       });
+    const extension = (method: string, handle: (params: unknown) => unknown) => {
+      if (!advertised.includes(method)) return;
+      app.onRequest(
+        method,
+        (raw: unknown) => raw,
+        ({ params }) => {
+          this.received.push(method);
+          return handle(params);
+        },
+      );
+    };
+    extension(CONFIG, (raw) => {
+      const params = only(CONFIG, raw, ["cwd"]);
+      if (params.cwd !== undefined) checkCwd(text(CONFIG, params, "cwd"));
+      return this.effectiveConfig();
+    });
+    extension(CONFIG_SET, (raw) => {
+      const params = only(CONFIG_SET, raw, ["provider", "model", "baseUrl", "apiKey"]);
+      const provider = text(CONFIG_SET, params, "provider");
+      const model = text(CONFIG_SET, params, "model").trim();
+      const baseUrl = params.baseUrl ?? null;
+      const apiKey = params.apiKey ?? null;
+      if (!(PROVIDERS as readonly string[]).includes(provider)) {
+        throw fail(`unknown provider \`${provider}\`: use anthropic, openai or openai-responses`);
+      }
+      if (model === "") throw fail("the model is empty: name the model to use");
+      if (baseUrl !== null && (typeof baseUrl !== "string" || !/^https?:\/\/[^/\s]+/.test(baseUrl))) {
+        throw fail(`base URL \`${String(baseUrl)}\` is not an http(s) URL: use one like https://api.example.com/v1`);
+      }
+      if (apiKey !== null && typeof apiKey !== "string") throw fail(`${CONFIG_SET}: \`apiKey\` must be a string`);
+      this.config.provider = provider;
+      this.config.model = model;
+      this.config.baseUrl = baseUrl === null ? null : baseUrl.replace(/\/+$/, "");
+      if (apiKey !== null && apiKey.trim() !== "") this.credentials[provider] = apiKey.trim();
+      return this.effectiveConfig();
+    });
+    extension(FILES, (raw) => {
+      const params = only(FILES, raw, ["cwd", "query", "limit"]);
+      const cwd = text(FILES, params, "cwd");
+      const query = text(FILES, params, "query");
+      const limit = params.limit ?? 50;
+      if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) {
+        throw fail(`${FILES}: \`limit\` must be a positive integer`);
+      }
+      checkCwd(cwd);
+      return { files: rankFiles(this.options.files?.[cwd] ?? [], query, limit) };
+    });
+    extension(SESSION_RENAME, (raw) => {
+      const params = only(SESSION_RENAME, raw, ["sessionId", "title"]);
+      const found = session(text(SESSION_RENAME, params, "sessionId"));
+      found.title = text(SESSION_RENAME, params, "title");
+      return {};
+    });
+    extension(SESSION_DELETE, (raw) => {
+      const params = only(SESSION_DELETE, raw, ["sessionId"]);
+      const id = text(SESSION_DELETE, params, "sessionId");
+      if (session(id).running) {
+        throw fail(`session \`${id}\` is running a prompt; stop it before deleting it`);
+      }
+      this.sessions.delete(id);
+      return {};
+    });
+    extension(SET_MODEL, (raw) => {
+      const params = only(SET_MODEL, raw, ["sessionId", "model"]);
+      const found = session(text(SET_MODEL, params, "sessionId"));
+      found.model = text(SET_MODEL, params, "model");
+      return {};
+    });
     app.connect(socketStream(socket));
   }
 }

@@ -1,0 +1,225 @@
+// The page against the strict fake riot serve: the store, the bridge and
+// the views together, as a person uses them.
+
+import { act, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+
+import { connectToRiot, endpointFromPage } from "../bridge";
+import { FakeRiot, UNCONFIGURED, type FakeTurn } from "../bridge/testing/fake-riot";
+import { detectShell, type Shell } from "../shell";
+import type { FrameScheduler } from "../state/frame-batcher";
+import { Store } from "../state/store";
+import { App } from "./App";
+
+const PROJECT = "/home/me/project";
+
+/** Frames on the next microtask: no timers to wait for. */
+const microtaskFrames: FrameScheduler = {
+  schedule(run) {
+    let live = true;
+    queueMicrotask(() => live && run());
+    return () => {
+      live = false;
+    };
+  },
+};
+
+async function page(riot: FakeRiot, shell?: Shell) {
+  const store = new Store(PROJECT, microtaskFrames);
+  render(shell === undefined ? <App store={store} /> : <App store={store} shell={shell} />);
+  const connection = await connectToRiot(endpointFromPage("http://127.0.0.1:1/?token=t"), store.events, riot.connect);
+  await act(() => store.attach(connection));
+  return store;
+}
+
+async function newSession() {
+  fireEvent.click(screen.getByRole("button", { name: "New session" }));
+  return (await screen.findByRole("textbox", { name: "Message" })) as HTMLTextAreaElement;
+}
+
+function fill(label: string, value: string) {
+  fireEvent.change(screen.getByLabelText(label), { target: { value } });
+}
+
+describe("first run and settings", () => {
+  it("asks to set up a model when none is ready, and closes once a save makes one ready", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT], config: UNCONFIGURED });
+    await page(riot);
+    const dialog = await screen.findByRole("dialog", { name: "Set up a model" });
+    expect(within(dialog).getByTestId("settings-problem").textContent).toBe(
+      "No model endpoint is configured: choose a provider and a model.",
+    );
+    fill("Base URL", "http://127.0.0.1:9999");
+    fill("Model", "mock-model");
+    fill("API key", "test-key");
+    fireEvent.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
+    expect(riot.credentials).toEqual({ anthropic: "test-key" });
+    expect(riot.config).toMatchObject({ provider: "anthropic", model: "mock-model", baseUrl: "http://127.0.0.1:9999" });
+    // A session can start now, on the saved model.
+    await newSession();
+    expect((screen.getByRole("combobox", { name: "Model" }) as HTMLInputElement).value).toBe("mock-model");
+  });
+
+  it("shows Riot's reason next to the form when it refuses a save, and keeps the form", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT], config: UNCONFIGURED });
+    await page(riot);
+    const dialog = await screen.findByRole("dialog", { name: "Set up a model" });
+    fill("Base URL", "ftp://models.example");
+    fill("Model", "m");
+    fireEvent.click(within(dialog).getByRole("button", { name: "Save" }));
+    const alert = await within(dialog).findByRole("alert");
+    expect(alert.textContent).toBe(
+      "base URL `ftp://models.example` is not an http(s) URL: use one like https://api.example.com/v1",
+    );
+    expect(screen.getByRole("dialog", { name: "Set up a model" })).toBeTruthy();
+    expect(riot.config.provider).toBeNull();
+  });
+
+  it("opens the same form from Settings, filled in, saying where the key comes from", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    await page(riot);
+    expect(screen.queryByRole("dialog")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "Settings" }));
+    const dialog = await screen.findByRole("dialog", { name: "Model settings" });
+    expect((within(dialog).getByLabelText("Model") as HTMLInputElement).value).toBe("mock-model");
+    expect((within(dialog).getByLabelText("API key") as HTMLInputElement).value).toBe("");
+    expect(within(dialog).getByTestId("key-status").textContent).toContain("A key is saved (from $ANTHROPIC_API_KEY)");
+    fireEvent.click(within(dialog).getByRole("button", { name: "Cancel" }));
+    expect(screen.queryByRole("dialog")).toBeNull();
+  });
+
+  it("has no Settings where Riot offers no _riot/config", async () => {
+    await page(new FakeRiot({ token: "t", projects: [PROJECT], requests: [] }));
+    expect(screen.queryByRole("button", { name: "Settings" })).toBeNull();
+  });
+});
+
+describe("sessions in the sidebar", () => {
+  it("renames a session: the new title comes back from session/list", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    riot.addSession("old", PROJECT, [], { title: "Old work" });
+    await page(riot);
+    fireEvent.click(await screen.findByRole("button", { name: "Rename “Old work”" }));
+    const input = screen.getByRole("textbox", { name: "Session title" });
+    fireEvent.change(input, { target: { value: "Parser fixes" } });
+    fireEvent.keyDown(input, { key: "Enter" });
+    await screen.findByText("Parser fixes");
+    expect(screen.queryByText("Old work")).toBeNull();
+    expect(riot.sessions.get("old")?.title).toBe("Parser fixes");
+  });
+
+  it("deletes a session after the confirm step, closing it if open", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    riot.addSession("old", PROJECT, [], { title: "Old work" });
+    riot.addSession("keep", PROJECT, [], { title: "Keep me" });
+    await page(riot);
+    fireEvent.click(await screen.findByText("Old work"));
+    await screen.findByRole("textbox", { name: "Message" });
+    fireEvent.click(screen.getByRole("button", { name: "Delete “Old work”" }));
+    fireEvent.click(screen.getByRole("button", { name: "Delete" }));
+    await waitFor(() => expect(screen.queryByText("Old work")).toBeNull());
+    expect(screen.getByText("Keep me")).toBeTruthy();
+    expect(screen.queryByRole("textbox", { name: "Message" })).toBeNull();
+    expect([...riot.sessions.keys()]).toEqual(["keep"]);
+  });
+
+  it("fills the project directory from the desktop shell's folder picker", async () => {
+    const shell = detectShell({ __TAURI_INTERNALS__: { invoke: async () => "/home/me/other" } });
+    await page(new FakeRiot({ token: "t", projects: [PROJECT] }), shell);
+    fireEvent.click(screen.getByRole("button", { name: "Choose…" }));
+    await waitFor(() =>
+      expect((screen.getByLabelText("Project directory") as HTMLInputElement).value).toBe("/home/me/other"),
+    );
+  });
+
+  it("has no folder picker in a plain browser", async () => {
+    await page(new FakeRiot({ token: "t", projects: [PROJECT] }));
+    expect(screen.queryByRole("button", { name: "Choose…" })).toBeNull();
+  });
+});
+
+describe("the composer and the session bar", () => {
+  it("completes an @ mention from the project's files and sends it", async () => {
+    const prompts: string[] = [];
+    const riot = new FakeRiot({
+      token: "t",
+      projects: [PROJECT],
+      files: { [PROJECT]: ["Cargo.toml", "src/main.rs", "src/domain.rs", ".env"] },
+    }).script(async (turn) => {
+      prompts.push(turn.text);
+      return "end_turn";
+    });
+    await page(riot);
+    const box = await newSession();
+    fireEvent.change(box, { target: { value: "what does @mai" } });
+    const files = await screen.findByRole("listbox", { name: "Files" });
+    expect(within(files).getAllByRole("option").map((o) => o.textContent)).toEqual(["src/main.rs", "src/domain.rs"]);
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(box.value).toBe("what does @src/main.rs ");
+    fireEvent.change(box, { target: { value: `${box.value}do?` } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    await waitFor(() => expect(prompts).toEqual(["what does @src/main.rs do?"]));
+  });
+
+  it("queues messages written during a turn, sends them in order, and removes one on request", async () => {
+    const prompts: string[] = [];
+    const releases: (() => void)[] = [];
+    const gated = (turn: FakeTurn) =>
+      new Promise<"end_turn">((resolve) => {
+        prompts.push(turn.text);
+        releases.push(() => resolve("end_turn"));
+      });
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(gated, gated, gated);
+    await page(riot);
+    const box = await newSession();
+    for (const text of ["first", "A", "B", "C"]) {
+      fireEvent.change(box, { target: { value: text } });
+      fireEvent.keyDown(box, { key: "Enter" });
+    }
+    const queue = await screen.findByRole("region", { name: "Queued messages" });
+    expect([...queue.querySelectorAll(".queued-text")].map((q) => q.textContent)).toEqual(["A", "B", "C"]);
+    fireEvent.click(within(queue).getByRole("button", { name: "Remove from queue: B" }));
+    expect([...queue.querySelectorAll(".queued-text")].map((q) => q.textContent)).toEqual(["A", "C"]);
+    await waitFor(() => expect(prompts).toEqual(["first"]));
+    act(() => releases.shift()?.());
+    await waitFor(() => expect(prompts).toEqual(["first", "A"]));
+    act(() => releases.shift()?.());
+    await waitFor(() => expect(prompts).toEqual(["first", "A", "C"]));
+    act(() => releases.shift()?.());
+    await waitFor(() => expect(screen.queryByRole("region", { name: "Queued messages" })).toBeNull());
+    await screen.findByRole("button", { name: "Send" });
+    expect(screen.getAllByTestId("user-message").map((m) => m.textContent)).toEqual(["first", "A", "C"]);
+  });
+
+  it("shows the session's model and switches it with Enter", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(async () => "end_turn");
+    await page(riot);
+    const box = await newSession();
+    const model = screen.getByRole("combobox", { name: "Model" }) as HTMLInputElement;
+    expect(model.value).toBe("mock-model");
+    fireEvent.change(model, { target: { value: "bigger-model" } });
+    fireEvent.keyDown(model, { key: "Enter" });
+    await waitFor(() => expect(riot.sessions.get("s1")?.model).toBe("bigger-model"));
+    await waitFor(() =>
+      expect((screen.getByRole("combobox", { name: "Model" }) as HTMLInputElement).value).toBe("bigger-model"),
+    );
+    // The models seen this session are offered.
+    const listId = screen.getByRole("combobox", { name: "Model" }).getAttribute("list") ?? "";
+    expect([...(document.getElementById(listId)?.querySelectorAll("option") ?? [])].map((o) => o.value)).toEqual([
+      "mock-model",
+      "bigger-model",
+    ]);
+    fireEvent.change(box, { target: { value: "hi" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    await waitFor(() => expect(screen.getByTestId("usage").textContent).toContain("bigger-model"));
+  });
+
+  it("shows the model read-only when Riot cannot switch it", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT], requests: ["_riot/config"] });
+    await page(riot);
+    await newSession();
+    expect(screen.queryByRole("combobox", { name: "Model" })).toBeNull();
+    expect(screen.getByTestId("model").textContent).toBe("Model mock-model");
+  });
+});
