@@ -537,7 +537,7 @@ impl RiotAgent {
                 std::path::Path::new(&cwd),
                 &self.config.env,
                 &self.config.flags,
-                false,
+                self.config.trust_project,
             )
             .await
             .into()
@@ -602,8 +602,9 @@ impl RiotAgent {
         Ok(ext::DoneResponse::default())
     }
 
-    /// `_riot/session_delete`: refused while a turn runs in it; an open
-    /// idle session is closed first.
+    /// `_riot/session_delete`: refused while a turn runs in it or another
+    /// client has it open; open and idle on this connection, it is closed
+    /// first.
     fn delete_session(
         &self,
         request: &ext::SessionDeleteRequest,
@@ -619,10 +620,18 @@ impl RiotAgent {
             }
             lock(&self.sessions).remove(id);
         }
+        let session_id = SessionId::new(id.clone());
+        // Open by another client of this server (another window or tab).
+        if self.config.kernel.is_open(&session_id) {
+            return Err(Error::new(
+                INVALID_PARAMS,
+                format!("session `{id}` is open in another window; close it there first"),
+            ));
+        }
         self.config
             .kernel
             .store()
-            .delete(&SessionId::new(id.clone()))
+            .delete(&session_id)
             .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()))?;
         tracing::info!(session = %id, "ACP: session deleted");
         Ok(ext::DoneResponse::default())

@@ -23,6 +23,11 @@ use cli::{
     Cli, Command, ConfigCommand, McpCommand, PermissionsCommand, SessionsCommand, ToolsCommand,
 };
 
+/// The ACP SDK's transport logs whole JSON-RPC messages at `trace`, and a
+/// message may carry an API key (`_riot/config_set`): never below `debug`,
+/// whatever `RIOT_LOG` asks.
+const NEVER_TRACED: &str = "agent_client_protocol::jsonrpc::transport_actor=debug";
+
 /// Logs go to `<riot home>/logs/riot.log` (stdout and stderr belong to the
 /// person and to scripts); `RIOT_LOG` sets the filter, default `info`.
 fn init_logging() {
@@ -35,11 +40,20 @@ fn init_logging() {
         return;
     };
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_env_filter(log_filter(&filter))
         .with_writer(move || file.clone())
         .with_ansi(false)
         .with_target(true)
         .try_init();
+}
+
+/// `RIOT_LOG`'s filter with [`NEVER_TRACED`] added last, so it wins.
+fn log_filter(spec: &str) -> tracing_subscriber::EnvFilter {
+    let filter = tracing_subscriber::EnvFilter::new(spec);
+    match NEVER_TRACED.parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    }
 }
 
 fn not_available(what: &str) -> i32 {

@@ -41,6 +41,31 @@ fn stdin_closed() -> tokio::sync::oneshot::Receiver<()> {
     rx
 }
 
+/// Writes `<home>/open.html`, owner-only, a page that goes on to `url`.
+/// The browser is given this file, not the address: a command line is
+/// visible to every local user, and the address carries the token.
+fn redirect_page(home: &std::path::Path, url: &str) -> std::io::Result<std::path::PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = home.join("open.html");
+    std::fs::create_dir_all(home)?;
+    // A fresh file each time, so its mode is ours whatever was there.
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    write!(
+        file,
+        "<!doctype html>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"refresh\" content=\"0; url={url}\">\n\
+         <title>Riot</title>\n<p>Opening Riot: <a href=\"{url}\">continue</a>.</p>\n"
+    )?;
+    Ok(path)
+}
+
 /// Opens `url` with `$BROWSER` (a command, given the URL as its argument)
 /// or the desktop's opener (`xdg-open`, `open` on macOS). The browser
 /// runs in its own process group with no stdio of ours, and is reaped on
@@ -127,7 +152,7 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
     let caps = world::capabilities();
     let fs = Arc::clone(&caps.fs);
     let config = AcpConfig {
-        kernel: Kernel::new(caps, home),
+        kernel: Kernel::new(caps, home.clone()),
         fs,
         env,
         flags: flag_layer(shared),
@@ -157,7 +182,10 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
     }
     if args.open {
         let url = format!("http://{addr}/?token={token}");
-        if let Err(e) = open_browser(&url, browser.as_deref()) {
+        let opened = redirect_page(&home, &url).and_then(|page| {
+            open_browser(&format!("file://{}", page.display()), browser.as_deref())
+        });
+        if let Err(e) = opened {
             eprintln!("riot serve: cannot open a browser ({e}); open the printed address yourself");
         }
     }

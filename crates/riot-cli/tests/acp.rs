@@ -105,8 +105,13 @@ impl AcpClient {
 
     /// `riot ARGS` (an ACP face) with no model configured but by `args`.
     fn start_with(world: &World, args: &[&str]) -> Self {
+        Self::start_with_env(world, args, &[])
+    }
+
+    /// [`start_with`](Self::start_with) with extra environment variables.
+    fn start_with_env(world: &World, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut cmd = world.bare(args);
-        cmd.stdin(Stdio::piped());
+        cmd.stdin(Stdio::piped()).envs(env.iter().copied());
         let mut riot = Running::spawn(cmd);
         let stdin = riot.child.stdin.take();
         let lines = BufReader::new(riot.child.stdout.take().unwrap()).lines();
@@ -1718,8 +1723,9 @@ async fn onboarding_saves_the_endpoint_and_key_and_new_sessions_use_them() {
         r#"{"permissions": {"allow": ["Read"]}}"#,
     )
     .unwrap();
-    // No provider, model or URL: what a first start looks like.
-    let mut client = AcpClient::start_with(&world, &["acp"]);
+    // No provider, model or URL: what a first start looks like. Logging
+    // everything, to show the key reaches no log line even so.
+    let mut client = AcpClient::start_with_env(&world, &["acp"], &[("RIOT_LOG", "trace")]);
     client.initialize().await;
 
     let before = client.call("_riot/config", json!({})).await;
@@ -1818,7 +1824,11 @@ async fn onboarding_saves_the_endpoint_and_key_and_new_sessions_use_them() {
         request.headers.iter().map(|(n, _)| n).collect::<Vec<_>>()
     );
     client.close().await;
-    let log = std::fs::read_to_string(home.join("logs/riot.log")).unwrap_or_default();
+    let log = std::fs::read_to_string(home.join("logs/riot.log")).unwrap();
+    assert!(
+        log.contains("_riot/config_set"),
+        "the trace log saw the request"
+    );
     assert!(!log.contains(key), "the key is never logged");
 }
 

@@ -198,6 +198,16 @@ impl WsClient {
     /// Sends a request; returns the `session/update` payloads that arrived
     /// before its response, and the response.
     async fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+        let (updates, response) = self.exchange(method, params).await;
+        assert!(
+            response.get("error").is_none(),
+            "{method} failed: {response}"
+        );
+        (updates, response["result"].clone())
+    }
+
+    /// [`call`](Self::call), returning the whole response (error or not).
+    async fn exchange(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
         self.next_id += 1;
         let id = self.next_id;
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -211,8 +221,7 @@ impl WsClient {
             if message["method"] == "session/update" {
                 updates.push(message["params"]["update"].clone());
             } else if message["id"] == id {
-                assert!(message.get("error").is_none(), "{method} failed: {message}");
-                return (updates, message["result"].clone());
+                return (updates, message);
             } else {
                 panic!("unexpected message: {message}");
             }
@@ -386,7 +395,7 @@ async fn serve_shows_the_ui_dir_and_exits_when_stdin_closes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_open_hands_the_address_with_its_token_to_the_browser() {
+async fn serve_open_hands_the_browser_an_owner_only_page_leading_to_the_address() {
     let world = World::new();
     let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
     let opened = world.home.path().join("opened.txt");
@@ -410,15 +419,75 @@ async fn serve_open_hands_the_address_with_its_token_to_the_browser() {
     )
     .await;
     support::wait_until("the browser to be started", || opened.exists()).await;
+    // The browser gets an owner-only page that goes on to the address: the
+    // token never appears on a command line.
+    let page = world.home.path().join("open.html");
     assert_eq!(
         std::fs::read_to_string(&opened).unwrap(),
-        format!(
-            "--new-window\nhttp://127.0.0.1:{}/?token={}\n",
-            serving.port, serving.token
-        )
+        format!("--new-window\nfile://{}\n", page.display())
     );
+    let address = format!("http://127.0.0.1:{}/?token={}", serving.port, serving.token);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(&format!(
+            "<meta http-equiv=\"refresh\" content=\"0; url={address}\">"
+        )),
+        "{html}"
+    );
+    let mode = std::fs::metadata(&page).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
     assert!(signal("TERM", i64::from(serving.riot.pid())));
     let run = serving.riot.finish().await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(!run.stderr.contains("cannot open a browser"), "{run:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_open_in_another_window_is_not_deleted_under_it() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let serving = Serving::start(&world, &server, &[]).await;
+    let init = json!({"protocolVersion": 1, "clientCapabilities": {}});
+    let mut first = WsClient {
+        socket: serving.connect(&serving.with_token(), &[]).await.unwrap(),
+        next_id: 0,
+    };
+    first.call("initialize", init.clone()).await;
+    let (_, opened) = first
+        .call(
+            "session/new",
+            json!({"cwd": world.project.path(), "mcpServers": []}),
+        )
+        .await;
+    let session_id = opened["sessionId"].as_str().unwrap().to_owned();
+    let mut second = WsClient {
+        socket: serving.connect(&serving.with_token(), &[]).await.unwrap(),
+        next_id: 0,
+    };
+    second.call("initialize", init).await;
+    let delete = json!({"sessionId": session_id});
+    let (_, refused) = second
+        .exchange("_riot/session_delete", delete.clone())
+        .await;
+    assert_eq!(
+        refused["error"]["message"],
+        format!("session `{session_id}` is open in another window; close it there first"),
+        "{refused}"
+    );
+    assert!(world.transcript(&session_id).exists());
+
+    // Once the first window is gone, the session can be deleted.
+    drop(first);
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let (_, response) = second
+            .exchange("_riot/session_delete", delete.clone())
+            .await;
+        if response.get("error").is_none() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{response}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!world.transcript(&session_id).exists());
 }

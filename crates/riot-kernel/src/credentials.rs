@@ -94,7 +94,12 @@ pub fn resolve_key(
     if let Some((path, text)) = credentials {
         let file: CredentialsFile = serde_json::from_str(text).map_err(|e| KeyError::BadFile {
             path: path.to_owned(),
-            reason: e.to_string(),
+            // Not serde's message: it quotes the values it met, and a
+            // value here may be a key.
+            reason: format!(
+                "line {}: expected {{\"keys\": {{\"<provider or base URL>\": \"<key>\"}}}}",
+                e.line()
+            ),
         })?;
         let trimmed = base_url.trim_end_matches('/');
         for name in [trimmed, provider] {
@@ -208,6 +213,22 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("set $OPENAI_API_KEY"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_credentials_file_is_reported_without_quoting_its_content() {
+        let err = resolve_key(
+            "anthropic",
+            "https://api.anthropic.com",
+            "ANTHROPIC_API_KEY",
+            &|_| None,
+            Some(("/h/credentials.json", r#"{"keys": "sk-secret-1"}"#)),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/h/credentials.json: invalid credentials file: line 1: expected {\"keys\": {\"<provider or base URL>\": \"<key>\"}}"
+        );
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub enum KeyState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelStatus {
     pub provider: Option<String>,
-    /// The configured base URL, else the provider's default.
+    /// The configured base URL; `None`: the provider's default.
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub key: KeyState,
@@ -139,11 +139,11 @@ impl Kernel {
             ));
             return status;
         };
-        let base_url = config
+        status.base_url = config.base_url.as_ref().map(|b| b.value.clone());
+        let base_url = status
             .base_url
-            .as_ref()
-            .map_or_else(|| kind.default_base_url().to_owned(), |b| b.value.clone());
-        status.base_url = Some(base_url.clone());
+            .clone()
+            .unwrap_or_else(|| kind.default_base_url().to_owned());
         let var = config
             .api_key_env
             .as_ref()
@@ -186,37 +186,44 @@ impl Kernel {
             .await
             .map_err(|e| KernelError::Failed(format!("{}: {e}", self.home().display())))?;
 
-        let path = self.settings_path();
-        let mut settings = self.json_object(&path).await?;
+        // Both files are read and checked before either is written, so a
+        // refusal changes nothing.
+        let settings_path = self.settings_path();
+        let mut settings = self.json_object(&settings_path).await?;
         settings.insert("provider".into(), Value::String(kind.name().to_owned()));
         settings.insert("model".into(), Value::String(model));
         match &base_url {
             Some(url) => settings.insert("base_url".into(), Value::String(url.clone())),
             None => settings.remove("base_url"),
         };
-        write_json(fs, &path, &Value::Object(settings), false).await?;
-
-        if let Some(key) = choice
+        let key = choice
             .api_key
             .as_ref()
-            .filter(|k| !k.expose().trim().is_empty())
-        {
-            let path = self.credentials_path();
-            let mut file = self.json_object(&path).await?;
-            let keys = file
-                .entry("keys")
-                .or_insert_with(|| Value::Object(Map::new()));
-            let Value::Object(keys) = keys else {
-                return Err(KernelError::Usage(format!(
-                    "{}: `keys` must be an object; fix or remove the file",
-                    path.display()
-                )));
-            };
-            let name = base_url.unwrap_or_else(|| kind.name().to_owned());
-            keys.insert(name, Value::String(key.expose().trim().to_owned()));
+            .map(|k| k.expose().trim())
+            .filter(|k| !k.is_empty());
+        let credentials = match key {
+            None => None,
+            Some(key) => {
+                let path = self.credentials_path();
+                let mut file = self.json_object(&path).await?;
+                let keys = file
+                    .entry("keys")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                let Value::Object(keys) = keys else {
+                    return Err(KernelError::Usage(format!(
+                        "{}: `keys` must be an object; fix or remove the file",
+                        path.display()
+                    )));
+                };
+                let name = base_url.unwrap_or_else(|| kind.name().to_owned());
+                keys.insert(name, Value::String(key.to_owned()));
+                Some((path, file))
+            }
+        };
+        if let Some((path, file)) = credentials {
             write_json(fs, &path, &Value::Object(file), true).await?;
         }
-        Ok(())
+        write_json(fs, &settings_path, &Value::Object(settings), false).await
     }
 
     async fn read_text(&self, path: &Path) -> Option<String> {

@@ -126,6 +126,28 @@ pub struct Kernel {
     home: PathBuf,
     /// One MCP hub per project root, shared by its sessions.
     mcp: Arc<Mutex<BTreeMap<PathBuf, Arc<riot_mcp::McpHub>>>>,
+    /// How many times each session is open in this process (several
+    /// clients of one `riot serve` may open the same one).
+    open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
+}
+
+/// Counts a session as open while it lives.
+#[derive(Debug)]
+struct OpenMark {
+    id: SessionId,
+    open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
+}
+
+impl Drop for OpenMark {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = open.get_mut(&self.id) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.id);
+            }
+        }
+    }
 }
 
 impl Kernel {
@@ -135,6 +157,28 @@ impl Kernel {
             caps,
             home,
             mcp: Arc::default(),
+            open: Arc::default(),
+        }
+    }
+
+    /// Whether a session is open in this process (by any client).
+    pub fn is_open(&self, id: &SessionId) -> bool {
+        self.open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(id)
+    }
+
+    fn mark_open(&self, id: &SessionId) -> OpenMark {
+        *self
+            .open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.clone())
+            .or_default() += 1;
+        OpenMark {
+            id: id.clone(),
+            open: Arc::clone(&self.open),
         }
     }
 
@@ -660,6 +704,7 @@ impl Kernel {
             classifier,
             restore_model: None,
             shared_model,
+            _open: self.mark_open(&session_id),
         })
     }
 }
@@ -724,6 +769,8 @@ pub struct Session {
     restore_model: Option<String>,
     /// The model, as subagents and the classifier see it.
     shared_model: SessionModel,
+    /// Counts this session as open in the kernel until dropped.
+    _open: OpenMark,
 }
 
 impl Session {

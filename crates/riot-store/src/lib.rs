@@ -65,6 +65,10 @@ pub enum StoreError {
     NoMeta(PathBuf),
     #[error("a session's name cannot be empty")]
     EmptyTitle,
+    #[error(
+        "session `{0}` is being written (or its last line is damaged); try again, or resume it once"
+    )]
+    Busy(String),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
@@ -200,7 +204,24 @@ impl SessionStore {
         if title.is_empty() {
             return Err(StoreError::EmptyTitle);
         }
-        self.append_to(id)?.write(&Record::Renamed {
+        // Not `append_to`: its repair of a torn last line would cut a
+        // record another writer (the running session) is in the middle of.
+        let path = self.path_of(id)?;
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(StoreError::UnknownSession(id.to_string()));
+            }
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        if bytes.last().is_some_and(|b| *b != b'\n') {
+            return Err(StoreError::Busy(id.to_string()));
+        }
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        TranscriptWriter { path, file }.write(&Record::Renamed {
             at_ms,
             title: title.clone(),
         })?;

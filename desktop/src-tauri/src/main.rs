@@ -145,7 +145,14 @@ async fn follow(
 /// the supervised server serves. Anything else (a link in a reply) is
 /// opened by nobody: the window never leaves Riot.
 fn may_navigate(url: &Url, served: &ServedOrigin) -> bool {
-    if url.scheme() == "tauri" || url.host_str() == Some("tauri.localhost") {
+    // The start page: `tauri://localhost` (Linux, macOS) or
+    // `http://tauri.localhost` (Windows), exactly.
+    let start_page = match url.scheme() {
+        "tauri" => url.host_str() == Some("localhost") && url.port().is_none(),
+        "http" | "https" => url.host_str() == Some("tauri.localhost") && url.port().is_none(),
+        _ => false,
+    };
+    if start_page {
         return true;
     }
     served
@@ -196,6 +203,7 @@ fn main() {
 
     let command = serve_command();
     tracing::info!(program = %command.program.display(), "riot-desktop: starting riot serve");
+    // Supervisor::start spawns on the current runtime: enter Tauri's.
     let supervisor =
         tauri::async_runtime::block_on(
             async move { Supervisor::start(command, Policy::default()) },
@@ -224,20 +232,22 @@ fn main() {
                 })
                 .build()?;
             tauri::async_runtime::spawn(follow(status, window, served));
-            // Session end and Ctrl-C close the app the normal way, so the
-            // server is stopped politely too.
+            // Session end (SIGTERM, SIGHUP) and Ctrl-C close the app the
+            // normal way, so the server is stopped politely too.
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
                 use tokio::signal::unix::{SignalKind, signal};
-                let (Ok(mut term), Ok(mut int)) = (
+                let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
                     signal(SignalKind::terminate()),
                     signal(SignalKind::interrupt()),
+                    signal(SignalKind::hangup()),
                 ) else {
                     return;
                 };
                 tokio::select! {
                     _ = term.recv() => {}
                     _ = int.recv() => {}
+                    _ = hup.recv() => {}
                 }
                 tracing::info!("riot-desktop: asked to quit");
                 handle.exit(0);
@@ -309,5 +319,11 @@ mod tests {
         assert!(!may_navigate(&at("http://127.0.0.1:4001/"), &served));
         assert!(!may_navigate(&at("https://example.com/"), &served));
         assert!(!may_navigate(&at("http://localhost:4000/"), &served));
+        assert!(!may_navigate(&at("tauri://evil.example/"), &served));
+        assert!(!may_navigate(&at("http://tauri.localhost:8080/"), &served));
+        assert!(may_navigate(
+            &at("http://tauri.localhost/index.html"),
+            &served
+        ));
     }
 }

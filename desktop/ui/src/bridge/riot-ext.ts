@@ -228,7 +228,6 @@ export function parseModelConfig(method: string, raw: unknown): ModelConfig {
   if (
     r === null ||
     provider === undefined ||
-    (provider !== null && !(PROVIDERS as readonly string[]).includes(provider)) ||
     baseUrl === undefined ||
     model === undefined ||
     !KEY_STATUSES.includes(r.key as KeyStatus) ||
@@ -238,8 +237,12 @@ export function parseModelConfig(method: string, raw: unknown): ModelConfig {
   ) {
     throw new MalformedResultError(method, raw);
   }
+  // A provider Riot does not know (a typo in settings.json) comes with a
+  // `problem`; the form shows that and offers the known ones, so the
+  // person can fix it from here.
+  const known = provider !== null && (PROVIDERS as readonly string[]).includes(provider);
   return {
-    provider: provider as Provider | null,
+    provider: known ? (provider as Provider) : null,
     baseUrl,
     model,
     key: r.key as KeyStatus,
