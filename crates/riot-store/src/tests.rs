@@ -246,4 +246,19 @@ fn a_name_replaces_the_first_prompt_as_title_without_moving_the_session() {
         store.rename(&SessionId::new("ses_nobody"), "x", 80),
         Err(StoreError::UnknownSession(_))
     ));
+
+    // A record half written (by the running session, or cut short by a
+    // crash) is neither cut nor appended to by a rename.
+    let path = store.path_of(&id).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(b"{\"type\":\"message\",").unwrap();
+    let before = std::fs::read(&path).unwrap();
+    assert!(matches!(
+        store.rename(&id, "x", 90),
+        Err(StoreError::Busy(_))
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
 }
