@@ -36,8 +36,9 @@ const riot = process.env.RIOT_SERVE;
 export default defineConfig({
   base: "./",
   plugins: [react(), contentSecurityPolicy()],
-  // One bundle of about 0.5 MB (React, the ACP SDK with its schemas, the
-  // Markdown parser), read from loopback: not worth splitting.
+  // One bundle of about 0.7 MB (React, the ACP SDK with its schemas, the
+  // Markdown parser, the code highlighter's grammars), read from loopback:
+  // not worth splitting.
   build: { outDir: "dist", emptyOutDir: true, sourcemap: true, chunkSizeWarningLimit: 1024 },
   server: riot
     ? {

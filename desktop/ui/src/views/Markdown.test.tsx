@@ -35,6 +35,65 @@ describe("Markdown", () => {
   });
 });
 
+describe("Markdown code highlighting", () => {
+  /** The text of every token span of `kind` (e.g. "keyword") in the first code block. */
+  function tokens(container: HTMLElement, kind: string): string[] {
+    return [...container.querySelectorAll(`pre code .hljs-${kind}`)].map((span) => span.textContent);
+  }
+
+  it("marks Rust keywords and string literals", () => {
+    const { container } = render(
+      <Markdown text={'```rust\nfn main() {\n    let greeting = "hello";\n}\n```'} />,
+    );
+    expect(tokens(container, "keyword")).toEqual(expect.arrayContaining(["fn", "let"]));
+    expect(tokens(container, "string")).toEqual(['"hello"']);
+    // Highlighting only wraps the text: the code reads exactly as written.
+    expect(container.querySelector("pre code")?.textContent).toBe('fn main() {\n    let greeting = "hello";\n}\n');
+  });
+
+  it("marks a diff's added and removed lines", () => {
+    const { container } = render(
+      <Markdown text={"```diff\n@@ -1,2 +1,2 @@\n same\n-old line\n+new line\n```"} />,
+    );
+    expect(tokens(container, "deletion")).toEqual(["-old line"]);
+    expect(tokens(container, "addition")).toEqual(["+new line"]);
+    expect(tokens(container, "meta")).toEqual(["@@ -1,2 +1,2 @@"]);
+  });
+
+  it("knows the usual short names of its languages", () => {
+    const { container } = render(
+      <Markdown text={'```ts\nconst a: number = 1;\n```\n\n```toml\nname = "riot"\n```\n\n```shell\necho "hi"\n```'} />,
+    );
+    const blocks = [...container.querySelectorAll("pre code")];
+    expect(blocks).toHaveLength(3);
+    for (const block of blocks) expect(block.querySelector("[class^='hljs-']")).not.toBeNull();
+    expect(blocks[0]?.querySelector(".hljs-keyword")?.textContent).toBe("const");
+    expect(blocks[1]?.querySelector(".hljs-string")?.textContent).toBe('"riot"');
+    expect(blocks[2]?.querySelector(".hljs-built_in")?.textContent).toBe("echo");
+  });
+
+  it("leaves code in an unknown language, or none, as plain text", () => {
+    const code = "++++++++[>++++[>++>+++<<-]>+<<-]>>.\nfn main() { \"not rust\" }\n";
+    const { container } = render(<Markdown text={`\`\`\`brainfudge\n${code}\`\`\`\n\n\`\`\`\n${code}\`\`\``} />);
+    const blocks = [...container.querySelectorAll("pre code")];
+    expect(blocks).toHaveLength(2);
+    for (const block of blocks) {
+      expect(block.textContent).toBe(code);
+      expect(block.querySelector("span")).toBeNull();
+    }
+  });
+
+  it("renders a fence still streaming, then highlights it once closed", () => {
+    const { container, rerender } = render(<Markdown text={'Here:\n\n```rust\nfn main() {\n    let s = "unfinished'} />);
+    expect(container.querySelector("pre code")?.textContent).toBe('fn main() {\n    let s = "unfinished\n');
+    rerender(<Markdown text={'Here:\n\n```rust\nfn main() {\n    let s = "done";\n}\n```\n\nAfter.'} />);
+    expect(container.querySelector("pre code")?.textContent).toBe('fn main() {\n    let s = "done";\n}\n');
+    expect(tokens(container, "keyword")).toEqual(expect.arrayContaining(["fn", "let"]));
+    expect(tokens(container, "string")).toEqual(['"done"']);
+    expect(container.querySelector("p:last-child")?.textContent).toBe("After.");
+  });
+});
+
 describe("splitBlocks", () => {
   it("splits at blank lines but keeps a fenced block whole", () => {
     const text = "# Title\n\nFirst para\nstill first\n\n```sh\necho a\n\necho b\n```\n\n~~~\nx\n\n```\n~~~\n\nlast";
