@@ -231,7 +231,17 @@ async function firstProcess() {
     );
     equal(
       init.agentCapabilities?._meta?.riot?.requests,
-      ["_riot/shutdown", "_riot/mcp_servers", "_riot/mcp_restart"],
+      [
+        "_riot/shutdown",
+        "_riot/mcp_servers",
+        "_riot/mcp_restart",
+        "_riot/config",
+        "_riot/config_set",
+        "_riot/files",
+        "_riot/session_rename",
+        "_riot/session_delete",
+        "_riot/set_model",
+      ],
       "the agent advertises its _riot requests in its capabilities' _meta",
     );
     equal(init.protocolVersion, acp.PROTOCOL_VERSION, "initialize agrees on the protocol version");
