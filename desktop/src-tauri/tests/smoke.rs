@@ -1,6 +1,7 @@
 //! The desktop app in a real window (issue #10): `riot-desktop` under Xvfb
 //! starts `riot serve`, shows the served web UI, which connects to the
-//! kernel over its WebSocket; a screenshot of the window is saved to
+//! kernel over its WebSocket, and reaches the shell's own commands through
+//! the IPC bridge; a screenshot of the window is saved to
 //! `desktop/src-tauri/test-results/main-window.png`. SIGTERM then closes
 //! the app the normal way: the server acknowledges `_riot/shutdown` and
 //! exits, and nothing is left running.
@@ -134,6 +135,7 @@ fn the_window_shows_the_served_ui_and_closes_cleanly() {
         .env("HOME", home.path())
         .env("RIOT_BIN", &riot)
         .env("RIOT_UI_DIR", &ui)
+        .env("RIOT_DESKTOP_SELF_CHECK", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -181,6 +183,9 @@ fn the_window_shows_the_served_ui_and_closes_cleanly() {
         .unwrap()
         .to_owned();
     next_with(&format!("riot-desktop: showing {origin}/"));
+    // The served page reached the shell's `notify` through the IPC bridge:
+    // the capability grants the served origin what the web UI calls.
+    next_with("riot-desktop: the page asked for a notification");
 
     // The page in the window connected to the kernel from its own origin.
     let log = home.path().join("logs/riot.log");
