@@ -45,6 +45,17 @@ describe("SettingsDialog", () => {
     expect(field("Base URL").placeholder).toBe("https://api.openai.com/v1");
   });
 
+  it("drops a base URL when the provider changes wire format, keeps it within the OpenAI family", () => {
+    const { field } = open(NOTHING);
+    const provider = screen.getByLabelText("Provider") as HTMLSelectElement;
+    fireEvent.change(provider, { target: { value: "compatible" } });
+    fireEvent.change(field("Base URL"), { target: { value: "http://127.0.0.1:11434/v1" } });
+    fireEvent.change(provider, { target: { value: "openai-responses" } });
+    expect(field("Base URL").value).toBe("http://127.0.0.1:11434/v1");
+    fireEvent.change(provider, { target: { value: "anthropic" } });
+    expect(field("Base URL").value).toBe("");
+  });
+
   it("saves the form as Riot's provider, model, base URL and key", () => {
     const { onSave, field } = open(NOTHING);
     fireEvent.change(field("Base URL"), { target: { value: " http://127.0.0.1:9999 " } });

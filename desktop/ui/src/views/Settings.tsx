@@ -6,6 +6,11 @@ import type { SettingsForm } from "../state/store";
 /** What the person picks; "compatible" is the OpenAI wire at a server of their choosing. */
 type Choice = Provider | "compatible";
 
+/** The wire family of a choice. */
+function wire(choice: Choice): "anthropic" | "openai" {
+  return choice === "anthropic" ? "anthropic" : "openai";
+}
+
 interface ChoiceInfo {
   value: Choice;
   label: string;
@@ -125,7 +130,12 @@ export function SettingsDialog({ config, form, onSave, onClose }: Props) {
             id={`${id}-provider`}
             value={choice}
             onChange={(e) => {
-              setChoice(e.target.value as Choice);
+              const next = e.target.value as Choice;
+              // An address typed for one wire format is another vendor's
+              // server: it does not carry over between Anthropic and the
+              // OpenAI family (within that family it often does).
+              if (wire(next) !== wire(choice)) setBaseUrl("");
+              setChoice(next);
               setMissing(null);
             }}
           >
