@@ -140,7 +140,8 @@ impl Default for Policy {
             max_backoff: Duration::from_secs(8),
             stable_after: Duration::from_secs(30),
             ready_timeout: Duration::from_secs(30),
-            polite_timeout: Duration::from_secs(1),
+            // Inside the grace period: a busy server still gets to answer.
+            polite_timeout: Duration::from_secs(3),
             grace: Duration::from_secs(5),
         }
     }

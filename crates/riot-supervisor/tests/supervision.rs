@@ -168,7 +168,12 @@ async fn a_server_that_dies_after_starting_is_restarted_with_the_new_address() {
          if [ \"$n\" -lt 3 ]; then exit 9; fi\n\
          cat > /dev/null\necho clean >> ends",
     );
-    let supervisor = Supervisor::start(script.command(), quick());
+    // It exits as soon as its stdin closes: no grace period to race.
+    let policy = Policy {
+        grace: PATIENCE,
+        ..quick()
+    };
+    let supervisor = Supervisor::start(script.command(), policy);
     let seen = statuses_until(
         &supervisor,
         |s| matches!(s, Status::Ready { url, .. } if url.ends_with("run3")),
