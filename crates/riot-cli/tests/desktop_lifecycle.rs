@@ -14,52 +14,14 @@ mod support;
 use std::ffi::OsString;
 use std::time::Duration;
 
-use futures::{SinkExt, StreamExt};
 use riot_supervisor::{Policy, ServeCommand, Stopped, Supervisor, acp_socket_url};
 use riot_testkit::{MockServer, Reply, Script, Wire};
-use serde_json::{Value, json};
+use serde_json::json;
+use support::ws::WsClient;
 use support::{PATIENCE, World, is_gone, processes_with, provider, signal, tool_call, wait_until};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 const CYCLES: usize = 50;
 const WIRE: Wire = Wire::Anthropic;
-
-type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
-/// Sends a request and waits for its response (skipping notifications).
-async fn request(ws: &mut Socket, id: u64, method: &str, params: Value) -> Value {
-    let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-    ws.send(Message::text(message.to_string())).await.unwrap();
-    loop {
-        let frame = tokio::time::timeout(PATIENCE, ws.next())
-            .await
-            .unwrap_or_else(|_| panic!("no reply to {method}"))
-            .unwrap_or_else(|| panic!("the socket closed before the reply to {method}"))
-            .unwrap();
-        let Message::Text(text) = frame else { continue };
-        let reply: Value = serde_json::from_str(&text).unwrap();
-        if reply["id"] == json!(id) && reply.get("method").is_none() {
-            assert!(reply.get("error").is_none(), "{method} failed: {reply}");
-            return reply["result"].clone();
-        }
-    }
-}
-
-/// Reads what the server still sends until the socket closes; the
-/// response with `id`, if one came.
-async fn response_before_close(ws: &mut Socket, id: u64) -> Option<Value> {
-    let mut found = None;
-    while let Ok(Some(Ok(frame))) = tokio::time::timeout(PATIENCE, ws.next()).await {
-        let Message::Text(text) = frame else { continue };
-        let message: Value = serde_json::from_str(&text).unwrap();
-        if message["id"] == json!(id) && message.get("method").is_none() {
-            found = Some(message);
-        }
-    }
-    found
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_start_stop_cycles_leave_no_server_or_tool_process_behind() {
@@ -134,26 +96,18 @@ async fn fifty_start_stop_cycles_leave_no_server_or_tool_process_behind() {
         };
 
         let socket = acp_socket_url(&url).unwrap();
-        let (mut ws, _) = tokio_tungstenite::connect_async(socket.as_str())
+        let (socket, _) = tokio_tungstenite::connect_async(socket.as_str())
             .await
             .unwrap();
-        request(
-            &mut ws,
-            1,
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {}}),
-        )
-        .await;
-        let session = request(
-            &mut ws,
-            2,
-            "session/new",
-            json!({"cwd": cwd, "mcpServers": []}),
-        )
-        .await;
-        let prompt = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
-            "sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "wait"}]}});
-        ws.send(Message::text(prompt.to_string())).await.unwrap();
+        let mut ws = WsClient { socket, next_id: 0 };
+        let init = json!({"protocolVersion": 1, "clientCapabilities": {}});
+        ws.call("initialize", init).await;
+        let (_, session) = ws
+            .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
+            .await;
+        let prompt = json!({"sessionId": session["sessionId"],
+                            "prompt": [{"type": "text", "text": "wait"}]});
+        let prompt_id = ws.send("session/prompt", prompt).await;
         let needle = format!("{stem}{cycle:02}");
         wait_until(&format!("cycle {cycle}: the Bash command"), || {
             !processes_with(&needle).is_empty()
@@ -176,7 +130,7 @@ async fn fifty_start_stop_cycles_leave_no_server_or_tool_process_behind() {
                 "cycle {cycle}"
             );
             // It ended the running turn, and said so, before exiting.
-            let response = response_before_close(&mut ws, 3).await;
+            let response = ws.response_before_close(prompt_id).await;
             assert_eq!(
                 response.as_ref().map(|r| &r["result"]["stopReason"]),
                 Some(&json!("cancelled")),

@@ -12,22 +12,20 @@ mod support;
 
 use std::process::Stdio;
 
-use futures::{SinkExt, StreamExt};
 use riot_testkit::{MockServer, Reply, Script, Wire};
-use serde_json::{Value, json};
+use serde_json::json;
+use support::ws::{Socket, WsClient};
 use support::{PATIENCE, Running, World, provider, signal};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::TcpStream;
 use tokio::process::{ChildStdin, ChildStdout};
+use tokio_tungstenite::connect_async;
+use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, connect_async};
 
 const ANSWER: &str = "Served over a WebSocket.";
 const WIRE: Wire = Wire::Anthropic;
-
-type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// A running `riot serve` and what its one line said.
 struct Serving {
@@ -164,69 +162,6 @@ async fn http_get(port: u16, target: &str) -> (u16, String) {
         .map(|(_, b)| b.to_owned())
         .unwrap_or_default();
     (status, body)
-}
-
-/// A minimal ACP client over one WebSocket.
-struct WsClient {
-    socket: Socket,
-    next_id: u64,
-}
-
-impl WsClient {
-    /// The next JSON-RPC message: every text frame is exactly one.
-    async fn read(&mut self) -> Value {
-        loop {
-            let frame = tokio::time::timeout(PATIENCE, self.socket.next())
-                .await
-                .expect("riot serve went silent")
-                .expect("riot serve closed the WebSocket")
-                .unwrap();
-            match frame {
-                Message::Text(text) => {
-                    let message: Value = serde_json::from_str(text.as_str()).unwrap_or_else(|e| {
-                        panic!("a frame is not one JSON-RPC message ({e}): {text}")
-                    });
-                    assert_eq!(message["jsonrpc"], "2.0", "{message}");
-                    return message;
-                }
-                Message::Ping(_) | Message::Pong(_) => {}
-                other => panic!("unexpected frame: {other:?}"),
-            }
-        }
-    }
-
-    /// Sends a request; returns the `session/update` payloads that arrived
-    /// before its response, and the response.
-    async fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
-        let (updates, response) = self.exchange(method, params).await;
-        assert!(
-            response.get("error").is_none(),
-            "{method} failed: {response}"
-        );
-        (updates, response["result"].clone())
-    }
-
-    /// [`call`](Self::call), returning the whole response (error or not).
-    async fn exchange(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
-        self.next_id += 1;
-        let id = self.next_id;
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.socket
-            .send(Message::Text(request.to_string().into()))
-            .await
-            .unwrap();
-        let mut updates = Vec::new();
-        loop {
-            let message = self.read().await;
-            if message["method"] == "session/update" {
-                updates.push(message["params"]["update"].clone());
-            } else if message["id"] == id {
-                return (updates, message);
-            } else {
-                panic!("unexpected message: {message}");
-            }
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod ws;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
