@@ -40,6 +40,19 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     /// The whole file.
     async fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
 
+    /// Up to `len` bytes of the file from byte `offset`: fewer only at the
+    /// end of the file, none from its end on. For reading a file of any
+    /// size in bounded memory, a chunk at a time. The default reads the
+    /// whole file and slices it; real file systems override it.
+    async fn read_range(&self, path: &Path, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let bytes = self.read(path).await?;
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(bytes.len());
+        let end = start.saturating_add(len).min(bytes.len());
+        Ok(bytes[start..end].to_vec())
+    }
+
     /// Metadata, following symlinks.
     async fn metadata(&self, path: &Path) -> io::Result<FileMeta>;
 
@@ -69,4 +82,52 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
 
     /// Entries of a directory, sorted by path.
     async fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One file in memory; only `read` is real.
+    #[derive(Debug)]
+    struct OneFile(Vec<u8>);
+
+    #[async_trait]
+    impl FileSystem for OneFile {
+        async fn read(&self, _path: &Path) -> io::Result<Vec<u8>> {
+            Ok(self.0.clone())
+        }
+        async fn metadata(&self, _path: &Path) -> io::Result<FileMeta> {
+            Err(io::ErrorKind::Unsupported.into())
+        }
+        async fn symlink_metadata(&self, _path: &Path) -> io::Result<FileMeta> {
+            Err(io::ErrorKind::Unsupported.into())
+        }
+        async fn write_atomic(&self, _path: &Path, _contents: &[u8]) -> io::Result<()> {
+            Err(io::ErrorKind::Unsupported.into())
+        }
+        async fn create_dir_all(&self, _path: &Path) -> io::Result<()> {
+            Err(io::ErrorKind::Unsupported.into())
+        }
+        async fn remove_file(&self, _path: &Path) -> io::Result<()> {
+            Err(io::ErrorKind::Unsupported.into())
+        }
+        async fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+            Ok(path.to_path_buf())
+        }
+        async fn read_dir(&self, _path: &Path) -> io::Result<Vec<DirEntry>> {
+            Err(io::ErrorKind::Unsupported.into())
+        }
+    }
+
+    #[tokio::test]
+    async fn the_default_read_range_slices_and_is_empty_from_the_end_on() {
+        let fs = OneFile(b"0123456789".to_vec());
+        let p = Path::new("f");
+        assert_eq!(fs.read_range(p, 0, 4).await.unwrap(), b"0123");
+        assert_eq!(fs.read_range(p, 8, 4).await.unwrap(), b"89");
+        assert_eq!(fs.read_range(p, 10, 4).await.unwrap(), b"");
+        assert_eq!(fs.read_range(p, u64::MAX, usize::MAX).await.unwrap(), b"");
+        assert_eq!(fs.read_range(p, 3, usize::MAX).await.unwrap(), b"3456789");
+    }
 }

@@ -2,7 +2,7 @@
 
 //! [`RealFs`]: the real [`FileSystem`], with atomic writes.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -106,6 +106,20 @@ fn write_atomic_blocking(path: &Path, contents: &[u8], private: bool) -> io::Res
 impl FileSystem for RealFs {
     async fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         tokio::fs::read(path).await
+    }
+
+    async fn read_range(&self, path: &Path, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let path = path.to_path_buf();
+        blocking(move || {
+            let mut file = std::fs::File::open(&path)?;
+            file.seek(SeekFrom::Start(offset))?;
+            // Grows as bytes arrive: `len` may be far more than the file holds.
+            let mut buf = Vec::with_capacity(len.min(1 << 20));
+            file.take(u64::try_from(len).unwrap_or(u64::MAX))
+                .read_to_end(&mut buf)?;
+            Ok(buf)
+        })
+        .await
     }
 
     async fn metadata(&self, path: &Path) -> io::Result<FileMeta> {
@@ -239,6 +253,26 @@ mod tests {
             vec![std::ffi::OsString::from("taken")],
             "no temporary file left"
         );
+    }
+
+    #[tokio::test]
+    async fn read_range_reads_a_slice_and_nothing_past_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        std::fs::write(&path, b"0123456789").unwrap();
+        assert_eq!(RealFs.read_range(&path, 2, 3).await.unwrap(), b"234");
+        assert_eq!(RealFs.read_range(&path, 7, 100).await.unwrap(), b"789");
+        assert_eq!(RealFs.read_range(&path, 10, 4).await.unwrap(), b"");
+        assert_eq!(RealFs.read_range(&path, 99, 4).await.unwrap(), b"");
+        assert_eq!(
+            RealFs.read_range(&path, 0, usize::MAX).await.unwrap(),
+            b"0123456789"
+        );
+        let missing = RealFs
+            .read_range(&dir.path().join("nope"), 0, 1)
+            .await
+            .unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
     }
 
     #[tokio::test]

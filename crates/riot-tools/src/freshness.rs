@@ -132,6 +132,11 @@ pub(crate) async fn write_and_record(
 
 /// Records what the session now knows after reading or writing `bytes`.
 pub(crate) async fn record(ctx: &ToolContext, path: &Path, bytes: &[u8], view: FileView) {
+    record_hash(ctx, path, content_hash(bytes), view).await;
+}
+
+/// [`record`] for a file whose bytes were hashed as they streamed by.
+pub(crate) async fn record_hash(ctx: &ToolContext, path: &Path, hash: u64, view: FileView) {
     let mtime_ms = ctx
         .env
         .fs
@@ -142,7 +147,7 @@ pub(crate) async fn record(ctx: &ToolContext, path: &Path, bytes: &[u8], view: F
     ctx.env.file_state.set(
         path.to_path_buf(),
         FileState {
-            content_hash: content_hash(bytes),
+            content_hash: hash,
             mtime_ms,
             view,
         },

@@ -682,6 +682,34 @@ async fn read_is_never_spilled() {
 }
 
 #[tokio::test]
+async fn a_huge_read_is_cut_at_reads_cap_and_not_spilled() {
+    // ~5 MB asked for whole: before, the whole range came back and the
+    // message budget spilled all of it to a file as large as the file.
+    let h = harness();
+    let line = "w".repeat(99) + "\n";
+    h.project.write("huge.txt", line.repeat(50_000));
+    let ran = run(
+        &h,
+        vec![call(
+            "r",
+            "Read",
+            json!({"file_path": "huge.txt", "limit": 100_000_000}),
+        )],
+    )
+    .await;
+    let text = ran.text(0);
+    assert!(text.starts_with("     1\twww"), "{}", &text[..40]);
+    assert!(
+        text.ends_with(
+            "\n\n(Showing lines 1-932 of 50000: one Read shows at most 100000 characters. Continue with offset=933.)"
+        ),
+        "{}",
+        &text[text.len() - 200..]
+    );
+    assert!(!h.project.path(".riot-spill").exists(), "nothing spilled");
+}
+
+#[tokio::test]
 async fn a_messages_results_together_stay_within_the_aggregate_budget() {
     // ARCHITECTURE §10 layer 2: five parallel Reads of ~66 KB each (each
     // within its own unlimited budget) would put ~330 KB in one message.

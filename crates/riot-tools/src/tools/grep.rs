@@ -156,6 +156,18 @@ fn base_path(input: &GrepInput, ctx: &ToolContext) -> PathBuf {
 struct Search {
     files: Vec<FileHits>,
     searched: u64,
+    /// Files not searched because they may hold secrets, sorted.
+    secrets: Vec<PathBuf>,
+}
+
+/// Names of skipped secret files shown at most.
+const SECRETS_NAMED: usize = 5;
+
+/// Whether the permission chain treats reading `path` as touching a secret
+/// (`.env`, key files, credential directories): it asks before a Read.
+fn holds_secrets(path: &Path) -> bool {
+    riot_permissions::paths::classify(&path.to_string_lossy(), None)
+        .is_some_and(|s| s.applies_to_reads())
 }
 
 fn run_search(
@@ -193,11 +205,18 @@ fn run_search(
     // sees must not depend on thread timing (ARCHITECTURE §6.5: by path).
     let found: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let searched = AtomicU64::new(0);
+    // A recursive search never shows a secret's contents: the permission
+    // chain asks before a Read of one, and a walk would go around that.
+    // Named as `path` (or inside a secret directory named as `path`), the
+    // chain asked about it already.
+    let skip_secrets = !holds_secrets(base);
+    let secrets: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
     let keep_lines = mode == OutputMode::Content;
     wb.threads(0).build_parallel().run(|| {
         let mut searcher: Searcher = builder.build();
         let found = &found;
         let searched = &searched;
+        let secrets = &secrets;
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
@@ -206,6 +225,13 @@ fn run_search(
                 return WalkState::Continue;
             };
             if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            if skip_secrets && entry.depth() > 0 && holds_secrets(entry.path()) {
+                secrets
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(entry.into_path());
                 return WalkState::Continue;
             }
             searched.fetch_add(1, Ordering::Relaxed);
@@ -224,9 +250,12 @@ fn run_search(
     });
     let mut files = found.into_inner().unwrap_or_else(|e| e.into_inner());
     files.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut secrets = secrets.into_inner().unwrap_or_else(|e| e.into_inner());
+    secrets.sort();
     Ok(Search {
         files,
         searched: searched.into_inner(),
+        secrets,
     })
 }
 
@@ -265,7 +294,7 @@ impl Tool for Grep {
              - `pattern` is Rust regex syntax (like rg): escape literal `{ } ( ) [ ] . * + ?` with `\\`.\n\
              - `output_mode`: `files_with_matches` (default: paths only), `content` (matching lines; `-n` line numbers, on by default; `-A`/`-B`/`-C` context lines), `count` (matching lines per file).\n\
              - Filter with `glob` (e.g. `*.rs`, `src/**/*.{ts,tsx}`) or `type` (rust, py, js, …); `-i` ignores case; `multiline: true` lets patterns span lines and `.` match newlines.\n\
-             - Files ignored by .gitignore, hidden files and binary files are skipped, as rg does.\n\
+             - Files ignored by .gitignore, hidden files and binary files are skipped, as rg does. Files that may hold secrets (`.env`, key files, credentials) are skipped too and listed; name one as `path` to search it (the person is asked).\n\
              - Results are sorted by path; at most `head_limit` entries (default 250) after skipping `offset`; when more exist the result says so, and how to get the rest.\n",
         );
         if cx.has_tool("Glob") {
@@ -363,7 +392,29 @@ impl Tool for Grep {
     }
 }
 
+/// The closing line about skipped secret files, if any were skipped.
+fn secrets_note(ctx: &ToolContext, secrets: &[PathBuf]) -> Option<String> {
+    let (count, first) = match secrets {
+        [] => return None,
+        [_] => ("1 file".to_owned(), "name it"),
+        many => (format!("{} files", many.len()), "name one"),
+    };
+    let mut names: Vec<String> = secrets
+        .iter()
+        .take(SECRETS_NAMED)
+        .map(|p| display_path(ctx, p))
+        .collect();
+    if secrets.len() > SECRETS_NAMED {
+        names.push(format!("and {} more", secrets.len() - SECRETS_NAMED));
+    }
+    Some(format!(
+        "(skipped {count} that may hold secrets: {} — {first} as `path` to search it)",
+        names.join(", ")
+    ))
+}
+
 fn render(input: &GrepInput, ctx: &ToolContext, base: &Path, search: Search) -> ToolOutcome {
+    let secrets = secrets_note(ctx, &search.secrets);
     let mode = input.output_mode.unwrap_or_default();
     let limit = input.head_limit.unwrap_or(DEFAULT_HEAD_LIMIT);
     let skip = input.offset.unwrap_or(0);
@@ -438,13 +489,18 @@ fn render(input: &GrepInput, ctx: &ToolContext, base: &Path, search: Search) -> 
     let shown: Vec<(String, SearchMatch)> = entries.into_iter().skip(skip).take(limit).collect();
     let truncated = skip + shown.len() < total;
     if search.files.is_empty() {
+        let mut text = format!(
+            "No matches for `{}` in {} ({} files searched). Files ignored by .gitignore, hidden files and binary files are not searched, as with ripgrep; that is the usual reason a file that exists was not found.",
+            input.pattern,
+            display_path(ctx, base),
+            search.searched
+        );
+        if let Some(note) = secrets {
+            text.push_str("\n\n");
+            text.push_str(&note);
+        }
         return ToolOutcome::text(
-            format!(
-                "No matches for `{}` in {} ({} files searched). Files ignored by .gitignore, hidden files and binary files are not searched, as with ripgrep; that is the usual reason a file that exists was not found.",
-                input.pattern,
-                display_path(ctx, base),
-                search.searched
-            ),
+            text,
             Some(UiPayload::SearchResults {
                 pattern: input.pattern.clone(),
                 matches: vec![],
@@ -480,6 +536,13 @@ fn render(input: &GrepInput, ctx: &ToolContext, base: &Path, search: Search) -> 
             text.push_str(&format!(" Use offset={last} for the next ones, or narrow the search with `glob`, `type` or `path`."));
         }
         text.push(')');
+        if let Some(note) = &secrets {
+            text.push('\n');
+            text.push_str(note);
+        }
+    } else if let Some(note) = &secrets {
+        text.push_str("\n\n");
+        text.push_str(note);
     }
     let matches = shown
         .into_iter()

@@ -146,3 +146,202 @@ async fn a_single_file_path_is_searched_directly() {
         "an explicitly named file is searched even if ignored, as rg does"
     );
 }
+
+/// A project with two secrets and one source file, all holding a key.
+fn secrets_project() -> TempProject {
+    let p = TempProject::new();
+    p.write(".env", "API_KEY=from-dotenv\n");
+    p.write("server.key", "API_KEY=from-server-key\n");
+    p.write("src/a.rs", "const API_KEY: &str = \"API_KEY=from-a\";\n");
+    p
+}
+
+fn shown_paths(out: &ToolOutcome) -> Vec<String> {
+    let ToolOutcome::Ok {
+        ui_payload: Some(UiPayload::SearchResults { matches, .. }),
+        ..
+    } = out
+    else {
+        panic!("no search results: {}", text_of(out))
+    };
+    matches.iter().map(|m| m.path.clone()).collect()
+}
+
+const TWO_SKIPPED: &str =
+    "(skipped 2 files that may hold secrets: .env, server.key — name one as `path` to search it)";
+
+#[tokio::test]
+async fn a_recursive_search_skips_files_that_may_hold_secrets_in_every_output_mode() {
+    let p = secrets_project();
+    // `glob: "*"` lets hidden files in (rg -g '*' does too): `.env` is
+    // walked, and skipped for what it is.
+    let mut input = grep("API_KEY=");
+    input.glob = Some("*".into());
+    let files = Grep.call(input.clone(), &p.ctx()).await;
+    assert_eq!(
+        text_of(&files),
+        format!("Found 1 file\nsrc/a.rs\n\n{TWO_SKIPPED}")
+    );
+    assert_eq!(shown_paths(&files), ["src/a.rs"]);
+
+    input.output_mode = Some(OutputMode::Content);
+    let content = Grep.call(input.clone(), &p.ctx()).await;
+    assert_eq!(
+        text_of(&content),
+        format!(
+            "1 matching line in 1 file\nsrc/a.rs:1:const API_KEY: &str = \"API_KEY=from-a\";\n\n{TWO_SKIPPED}"
+        )
+    );
+    assert_eq!(shown_paths(&content), ["src/a.rs"]);
+
+    input.output_mode = Some(OutputMode::Count);
+    let count = Grep.call(input.clone(), &p.ctx()).await;
+    assert_eq!(
+        text_of(&count),
+        format!("1 matching line in 1 file\nsrc/a.rs:1\n\n{TWO_SKIPPED}")
+    );
+    assert_eq!(shown_paths(&count), ["src/a.rs"]);
+
+    for out in [&files, &content, &count] {
+        assert!(!text_of(out).contains("from-dotenv"));
+        assert!(!text_of(out).contains("from-server-key"));
+    }
+}
+
+#[tokio::test]
+async fn the_skip_note_follows_a_cut_and_a_miss_and_counts_what_was_walked() {
+    let p = secrets_project();
+    p.write("src/b.rs", "API_KEY=from-b\n");
+    // Without a glob `.env` is hidden, not walked, so not counted.
+    let mut input = grep("API_KEY=");
+    input.head_limit = Some(1);
+    let out = Grep.call(input, &p.ctx()).await;
+    assert_eq!(
+        text_of(&out),
+        "Found 2 files\nsrc/a.rs\n\n(Showing entries 1-1 of 2. Use offset=1 for the next ones, or narrow the search with `glob`, `type` or `path`.)\n(skipped 1 file that may hold secrets: server.key — name it as `path` to search it)"
+    );
+    let miss = Grep.call(grep("from-server-key"), &p.ctx()).await;
+    let miss = text_of(&miss);
+    assert!(
+        miss.starts_with("No matches for `from-server-key`"),
+        "{miss}"
+    );
+    assert!(
+        miss.ends_with(
+            "\n\n(skipped 1 file that may hold secrets: server.key — name it as `path` to search it)"
+        ),
+        "{miss}"
+    );
+}
+
+#[tokio::test]
+async fn more_than_five_skipped_secrets_are_counted_not_all_named() {
+    let p = TempProject::new();
+    for name in ["a", "b", "c", "d", "e", "f", "g"] {
+        p.write(&format!("keys/{name}.pem"), "SECRET\n");
+    }
+    p.write("notes.txt", "no secret here\n");
+    let out = Grep.call(grep("SECRET"), &p.ctx()).await;
+    assert!(
+        text_of(&out).ends_with(
+            "(skipped 7 files that may hold secrets: keys/a.pem, keys/b.pem, keys/c.pem, keys/d.pem, keys/e.pem, and 2 more — name one as `path` to search it)"
+        ),
+        "{}",
+        text_of(&out)
+    );
+}
+
+/// The real permission chain's answer for Grep over `input`.
+async fn chain_answer(
+    p: &TempProject,
+    input: &GrepInput,
+    mode: riot_protocol::PermissionMode,
+) -> riot_protocol::PermissionResult {
+    use riot_protocol::PermissionPolicy as _;
+    let policy = riot_permissions::Policy::new(p.root(), None);
+    let query = riot_protocol::PermissionQuery {
+        tool_name: "Grep".into(),
+        input: serde_json::json!({"pattern": input.pattern, "path": input.path}),
+        is_read_only: true,
+        target: Grep.permission_target(input, &p.ctx()),
+        tool_verdict: riot_protocol::PermissionResult::Passthrough,
+        classifier_input: None,
+        mode,
+        hook: None,
+    };
+    policy.decide(&query).await
+}
+
+#[tokio::test]
+async fn a_secret_named_as_path_is_a_read_of_it_that_the_chain_asks_about() {
+    use riot_protocol::{DecisionReason, PermissionMode, PermissionResult};
+    let p = secrets_project();
+    let mut input = grep("API_KEY=");
+    input.path = Some(".env".into());
+    assert_eq!(
+        Grep.permission_target(&input, &p.ctx()),
+        PermissionTarget::Path {
+            path: p.path(".env"),
+            access: PathAccess::Read
+        }
+    );
+    // Even in bypass mode the chain's safety check asks the person…
+    let answer = chain_answer(&p, &input, PermissionMode::Bypass).await;
+    assert!(
+        matches!(
+            &answer,
+            PermissionResult::Ask {
+                reason: DecisionReason::Safety { .. },
+                ..
+            }
+        ),
+        "{answer:?}"
+    );
+    // …while the project-wide search is allowed without a question, which
+    // is why its walk must skip the secret itself.
+    let answer = chain_answer(&p, &grep("API_KEY="), PermissionMode::Bypass).await;
+    assert!(
+        matches!(answer, PermissionResult::Allow { .. }),
+        "{answer:?}"
+    );
+    // Once the person agreed, the named file is searched.
+    input.output_mode = Some(OutputMode::Content);
+    let out = Grep.call(input, &p.ctx()).await;
+    assert_eq!(
+        text_of(&out),
+        "1 matching line in 1 file\n.env:1:API_KEY=from-dotenv"
+    );
+}
+
+#[tokio::test]
+async fn inside_a_secret_directory_named_as_path_nothing_is_skipped() {
+    use riot_protocol::{DecisionReason, PermissionMode, PermissionResult};
+    let p = TempProject::new();
+    p.write("home/.aws/credentials", "aws_secret_access_key = abc\n");
+    let mut input = grep("aws_secret");
+    input.path = Some("home/.aws".into());
+    let answer = chain_answer(&p, &input, PermissionMode::Bypass).await;
+    assert!(
+        matches!(
+            &answer,
+            PermissionResult::Ask {
+                reason: DecisionReason::Safety { .. },
+                ..
+            }
+        ),
+        "the chain asks about the directory: {answer:?}"
+    );
+    let out = Grep.call(input, &p.ctx()).await;
+    assert_eq!(text_of(&out), "Found 1 file\nhome/.aws/credentials");
+    // Searched from above, the same file is skipped.
+    let mut from_top = grep("aws_secret");
+    from_top.glob = Some("*".into());
+    let out = Grep.call(from_top, &p.ctx()).await;
+    assert!(
+        text_of(&out).ends_with(
+            "(skipped 1 file that may hold secrets: home/.aws/credentials — name it as `path` to search it)"
+        ),
+        "{}",
+        text_of(&out)
+    );
+}

@@ -15,6 +15,7 @@ pub mod grep;
 mod grep_sink;
 pub mod kill_shell;
 pub mod read;
+mod read_scan;
 pub mod write;
 
 pub use bash::Bash;

@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::encoding::decode;
-use crate::freshness::{display_path, record, resolve_path};
+use crate::freshness::{display_path, record_hash, resolve_path};
+use crate::tools::read_scan::{ScanError, Window, scan};
 use crate::tools::schema_of;
 
 /// Lines shown when no `limit` is given.
@@ -20,6 +20,15 @@ pub const DEFAULT_LIMIT: u64 = 2000;
 pub const MAX_WHOLE_FILE_BYTES: u64 = 256 * 1024;
 /// Longer lines are cut in the output (the file is untouched).
 pub const MAX_LINE_CHARS: usize = 2000;
+/// Characters one Read returns at most, whatever `limit` asks: the file is
+/// read in chunks and the range is cut here, with a note saying where to
+/// continue. Half the aggregate budget of one message's results
+/// (`scheduler::budget::MESSAGE_BUDGET_CHARS`), so a Read alone is never
+/// spilled to a file (Read's own budget is unlimited: Read → spill file →
+/// Read would loop).
+pub const MAX_OUTPUT_CHARS: usize = 100_000;
+/// Of [`MAX_OUTPUT_CHARS`], kept for the closing note.
+const NOTE_ROOM: usize = 200;
 const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -50,18 +59,6 @@ fn image_type(path: &str) -> Option<&'static str> {
     }
 }
 
-/// Formats one line `cat -n` style (INTERFACES: six columns, a tab).
-fn numbered(n: u64, line: &str) -> String {
-    let line = line.strip_suffix('\r').unwrap_or(line);
-    if line.chars().count() > MAX_LINE_CHARS {
-        let kept: String = line.chars().take(MAX_LINE_CHARS).collect();
-        let total = line.chars().count();
-        format!("{n:>6}\t{kept}… [line cut: {total} characters, first {MAX_LINE_CHARS} shown]")
-    } else {
-        format!("{n:>6}\t{line}")
-    }
-}
-
 #[async_trait]
 impl Tool for Read {
     type Input = ReadInput;
@@ -79,6 +76,7 @@ impl Tool for Read {
             "Reads a file from the local file system and shows it with line numbers.\n\n\
              - `file_path` may be absolute or relative to the project directory.\n\
              - By default up to 2000 lines from the start are shown; use `offset` (1-based line) and `limit` to read a range. Files over 256 KB need a range.\n\
+             - One Read shows at most 100000 characters; a longer range is cut, and the result says which `offset` continues it.\n\
              - Output is `cat -n` style: the line number right-aligned in six columns, a tab, then the line. The number and the tab are NOT part of the file.\n\
              - Images (PNG, JPEG, GIF, WebP) are returned as images.\n\
              - Binary files and files that are not valid UTF-8 are refused rather than shown garbled.\n\
@@ -101,7 +99,9 @@ impl Tool for Read {
             (None, None) => format!("Read {}", input.file_path),
             (offset, limit) => {
                 let start = offset.unwrap_or(1);
-                let end = start + limit.unwrap_or(DEFAULT_LIMIT) - 1;
+                let end = start
+                    .saturating_add(limit.unwrap_or(DEFAULT_LIMIT))
+                    .saturating_sub(1);
                 format!("Read {} (lines {start}-{end})", input.file_path)
             }
         }
@@ -207,21 +207,24 @@ impl Tool for Read {
                 meta.len / 1024
             ));
         }
-        let bytes = match ctx.env.fs.read(&path).await {
-            Ok(b) => b,
-            Err(e) => return ToolOutcome::failed(format!("{display} could not be read ({e}).")),
+        let start = input.offset.unwrap_or(1);
+        let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
+        let window = Window {
+            start,
+            end: start.saturating_add(limit).saturating_sub(1),
+            max_chars: MAX_OUTPUT_CHARS - NOTE_ROOM,
         };
-        let decoded = match decode(&bytes) {
-            Ok(d) => d,
-            Err(e) => return ToolOutcome::failed(e.explain(&display)),
+        let scanned = match scan(ctx.env.fs.as_ref(), &path, window, &ctx.cancel).await {
+            Ok(s) => s,
+            Err(ScanError::NotText(e)) => return ToolOutcome::failed(e.explain(&display)),
+            Err(ScanError::Io(e)) => {
+                return ToolOutcome::failed(format!("{display} could not be read ({e})."));
+            }
+            Err(ScanError::Cancelled) => return ToolOutcome::Cancelled,
         };
-        let mut lines: Vec<&str> = decoded.text.split('\n').collect();
-        if decoded.text.ends_with('\n') || decoded.text.is_empty() {
-            lines.pop();
-        }
-        let total = lines.len() as u64;
+        let total = scanned.total;
         if total == 0 {
-            record(ctx, &path, &bytes, FileView::Full).await;
+            record_hash(ctx, &path, scanned.hash, FileView::Full).await;
             return ToolOutcome::text(
                 format!("{display} exists but is empty (0 lines)."),
                 Some(UiPayload::FileRead {
@@ -233,23 +236,19 @@ impl Tool for Read {
                 }),
             );
         }
-        let start = input.offset.unwrap_or(1);
-        if start > total {
+        let Some(end) = scanned.last_shown else {
             return ToolOutcome::failed(format!(
                 "`offset` {start} is past the end: {display} has {total} lines. Use an offset between 1 and {total}."
             ));
-        }
-        let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
-        let end = total.min(start.saturating_add(limit) - 1);
-        let mut out = String::new();
-        for (i, line) in lines[(start - 1) as usize..end as usize].iter().enumerate() {
-            if i > 0 {
-                out.push('\n');
-            }
-            out.push_str(&numbered(start + i as u64, line));
-        }
+        };
+        let mut out = scanned.text;
         let cut = end < total || start > 1;
-        if end < total {
+        if scanned.capped {
+            out.push_str(&format!(
+                "\n\n(Showing lines {start}-{end} of {total}: one Read shows at most {MAX_OUTPUT_CHARS} characters. Continue with offset={}.)",
+                end + 1
+            ));
+        } else if end < total {
             out.push_str(&format!(
                 "\n\n(Showing lines {start}-{end} of {total}. Continue with offset={}.)",
                 end + 1
@@ -264,15 +263,13 @@ impl Tool for Read {
         } else {
             // Ranges add up while the file is unchanged.
             let mut view = match ctx.env.file_state.get(&path) {
-                Some(s) if s.content_hash == riot_protocol::file_state::content_hash(&bytes) => {
-                    s.view
-                }
+                Some(s) if s.content_hash == scanned.hash => s.view,
                 _ => FileView::Partial { ranges: vec![] },
             };
             view.add_range(start, end);
             view
         };
-        record(ctx, &path, &bytes, view).await;
+        record_hash(ctx, &path, scanned.hash, view).await;
         ToolOutcome::text(
             out,
             Some(UiPayload::FileRead {
