@@ -84,3 +84,83 @@ async fn a_trace_level_session_writes_the_key_nowhere() {
     assert!(!out.stderr.contains(KEY), "stderr contains the key");
     server.shutdown().await;
 }
+
+/// A server that echoes the key in its error body: `riot exec` prints the
+/// retry notice and the final error, and the transcript stores them, all
+/// with the key redacted at the provider — in every output format.
+#[tokio::test]
+async fn a_key_echoed_in_a_provider_error_is_printed_and_stored_redacted() {
+    for format in ["text", "stream-json"] {
+        let world = World::new();
+        let body = json!({"type": "error", "error": {"type": "authentication_error",
+                          "message": format!("invalid x-api-key {KEY}")}});
+        let unauthorized = Reply::Error {
+            status: 401,
+            body: body.to_string(),
+            headers: Vec::new(),
+        };
+        let server = MockServer::start(Script::new(
+            Wire::Anthropic,
+            vec![unauthorized.clone(), unauthorized],
+        ))
+        .await
+        .unwrap();
+        let mut cmd = world.exec(&server, Wire::Anthropic, &["--output-format", format, "go"]);
+        cmd.env("ANTHROPIC_API_KEY", KEY);
+        let out = run(cmd).await;
+        assert_eq!(out.code, Some(1), "{format}: {out:?}");
+
+        // The key was sent twice (auth is retried once) and echoed twice.
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{format}");
+        for r in &requests {
+            assert_eq!(r.header("x-api-key"), Some(KEY));
+        }
+        let shown = format!("{}\n{}", out.stdout, out.stderr);
+        // The wait is 500 ms plus real jitter.
+        let retry_line = "riot: invalid x-api-key [REDACTED]; retry 2 in ";
+        let failure = "Model request failed (HTTP 401): invalid x-api-key [REDACTED]. \
+                       Check the API key variable and that it belongs to this endpoint.";
+        if format == "text" {
+            assert!(
+                out.stderr
+                    .lines()
+                    .any(|l| l.starts_with(retry_line) && l.ends_with(" ms")),
+                "{}",
+                out.stderr
+            );
+        } else {
+            let events: Vec<serde_json::Value> = out
+                .stdout
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            let reasons: Vec<&str> = events
+                .iter()
+                .filter_map(|e| e.get("reason").and_then(|r| r.as_str()))
+                .filter(|r| r.contains("x-api-key"))
+                .collect();
+            assert_eq!(reasons, ["invalid x-api-key [REDACTED]"], "{}", out.stdout);
+        }
+        assert!(shown.contains(failure), "{format}: {shown}");
+
+        let mut files = Vec::new();
+        files_under(world.home.path(), &mut files);
+        let transcript = world.transcript(&support::only_session(&world));
+        assert!(files.contains(&transcript), "{files:?}");
+        let stored = std::fs::read_to_string(&transcript).unwrap();
+        assert!(
+            stored.contains("[REDACTED]"),
+            "the error was stored: {stored}"
+        );
+        for file in &files {
+            let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+            assert!(!text.contains(KEY), "{} contains the key", file.display());
+        }
+        assert!(
+            !shown.contains(KEY),
+            "{format}: the output contains the key"
+        );
+        server.shutdown().await;
+    }
+}

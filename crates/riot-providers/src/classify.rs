@@ -166,6 +166,30 @@ fn http_date_ms(value: &str) -> Option<u64> {
     u64::try_from(secs).ok().map(|s| s * 1_000)
 }
 
+/// Unix milliseconds as an RFC 3339 UTC timestamp to the second
+/// (`2026-01-02T00:00:00Z`): when a refused `Retry-After` ends.
+pub fn utc_timestamp(ms: u64) -> String {
+    let secs = ms / 1_000;
+    let (days, time) = (secs / 86_400, secs % 86_400);
+    // The inverse of the day count in `http_date_ms` (proleptic Gregorian,
+    // eras of 400 years starting on 0000-03-01).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        time / 3_600,
+        time / 60 % 60,
+        time % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +281,23 @@ mod tests {
             )
             .is_retryable()
         );
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_utc_and_agree_with_http_dates() {
+        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_timestamp(1_700_000_000_999), "2023-11-14T22:13:20Z");
+        assert_eq!(utc_timestamp(1_767_225_600_000), "2026-01-01T00:00:00Z");
+        assert_eq!(utc_timestamp(951_782_400_000), "2000-02-29T00:00:00Z");
+        let dates = [
+            ("Wed, 21 Oct 2015 07:28:00 GMT", "2015-10-21T07:28:00Z"),
+            ("Tue, 29 Feb 2028 23:59:59 GMT", "2028-02-29T23:59:59Z"),
+            ("Fri, 31 Dec 2100 12:00:01 GMT", "2100-12-31T12:00:01Z"),
+            ("Wed, 01 Mar 2000 00:00:00 GMT", "2000-03-01T00:00:00Z"),
+        ];
+        for (http, rfc) in dates {
+            assert_eq!(utc_timestamp(http_date_ms(http).unwrap()), rfc, "{http}");
+        }
     }
 
     #[test]

@@ -15,9 +15,10 @@
 //!   checks on what is sent (pairing, no `System`, thinking model);
 //! - [`models`]: the per-model table with settings overrides;
 //! - [`classify`]: HTTP and stream errors → `ProviderErrorKind`;
-//! - [`retry`]: backoff with injected jitter; [`relay`]: what of an
-//!   attempt may be handed out when; [`transport`]: reqwest, retries,
-//!   idle watchdog, non-streaming fallback, cancellation.
+//! - [`retry`]: backoff with injected jitter and the cap on one wait;
+//!   [`relay`]: what of an attempt may be handed out when; [`transport`]:
+//!   reqwest, retries, idle watchdog, non-streaming fallback, cancellation;
+//!   [`redact`]: the configured key out of every error it hands out.
 //!
 //! It deliberately does not decide recoveries (compaction, output-limit
 //! escalation, the fallback model after repeated overloads): the agent
@@ -45,6 +46,7 @@ pub mod config;
 pub mod decode;
 pub mod history;
 pub mod models;
+pub mod redact;
 pub mod relay;
 pub mod responses;
 pub mod retry;
@@ -53,5 +55,5 @@ pub mod transport;
 
 pub use config::{ApiKey, ConfigError, DEFAULT_IDLE_TIMEOUT_MS, ProviderConfig, ProviderKind};
 pub use models::{ModelOverride, capabilities_for};
-pub use retry::{Jitter, RetryPolicy, SplitMix64};
+pub use retry::{Jitter, MAX_RETRY_WAIT_MS, RetryPolicy, SplitMix64};
 pub use transport::HttpProvider;

@@ -1,6 +1,10 @@
 //! The retry policy of ARCHITECTURE §11: up to 10 attempts, 500 ms ×
 //! 2^(n−1) capped at 32 s, plus 0–25 % jitter drawn from an injected
-//! source so tests can assert every delay; `Retry-After` wins.
+//! source so tests can assert every delay; `Retry-After` wins — up to
+//! [`MAX_RETRY_WAIT_MS`]. A server asking for a longer wait ends the
+//! request at once with an error saying when to try again
+//! ([`wait_too_long`]): `riot exec` must not sit silent for a day because
+//! a server answered `retry-after: 86400`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -41,6 +45,14 @@ impl Jitter for SplitMix64 {
     }
 }
 
+/// The longest single wait between two attempts: 60 s. Above the longest
+/// backoff (32 s + 25 % jitter = 40 s), so it only ever limits what a
+/// server asks for in `Retry-After`; a minute is as long as a person
+/// watching `riot exec` can be expected to wait without giving up, while
+/// per-minute rate limits — the usual reason for a `Retry-After` — still
+/// fit.
+pub const MAX_RETRY_WAIT_MS: u64 = 60_000;
+
 /// Retry limits; [`RetryPolicy::default`] is the policy of §11.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -48,6 +60,9 @@ pub struct RetryPolicy {
     pub max_attempts: u32,
     pub base_delay_ms: u64,
     pub max_delay_ms: u64,
+    /// The longest single wait, whoever asks for it
+    /// ([`MAX_RETRY_WAIT_MS`] by default).
+    pub max_wait_ms: u64,
 }
 
 impl Default for RetryPolicy {
@@ -56,6 +71,7 @@ impl Default for RetryPolicy {
             max_attempts: 10,
             base_delay_ms: 500,
             max_delay_ms: 32_000,
+            max_wait_ms: MAX_RETRY_WAIT_MS,
         }
     }
 }
@@ -86,6 +102,10 @@ pub enum Decision {
     Retry { delay_ms: u64 },
     /// Surface the error.
     GiveUp,
+    /// The server asked to wait `wait_ms`, longer than the policy's
+    /// `max_wait_ms`: surface the error at once, saying when to retry
+    /// ([`wait_too_long`]).
+    WaitTooLong { wait_ms: u64 },
 }
 
 /// Attempts, the first included, at an endpoint that cannot be reached at
@@ -127,10 +147,45 @@ impl RetryState {
             _ => {}
         }
         let delay_ms = match error.retry_after_ms {
+            Some(ms) if ms > policy.max_wait_ms => return Decision::WaitTooLong { wait_ms: ms },
             Some(ms) => ms,
-            None => policy.delay(self.failures, jitter),
+            // Our own backoff is shortened to the cap, never refused.
+            None => policy.delay(self.failures, jitter).min(policy.max_wait_ms),
         };
         Decision::Retry { delay_ms }
+    }
+}
+
+/// `error` reworded for a server that asked to wait `wait_ms` — more than
+/// `max_wait_ms` — from `now_ms` (the injected clock): its message keeps
+/// the server's words and adds how long it asked for and when that is.
+pub fn wait_too_long(
+    mut error: ProviderError,
+    wait_ms: u64,
+    max_wait_ms: u64,
+    now_ms: u64,
+) -> ProviderError {
+    let server = error.message.trim_end_matches(['.', ' ']);
+    let until = crate::classify::utc_timestamp(now_ms.saturating_add(wait_ms));
+    error.message = format!(
+        "{server}; the provider asked to wait {} (retry after {until}), longer than Riot waits on its own ({})",
+        human_duration(wait_ms),
+        human_duration(max_wait_ms),
+    );
+    error
+}
+
+/// A duration for people: `45 s`, `1 min 30 s`, `24 h`, `2 h 5 min`
+/// (seconds rounded up; under an hour to the second, above to the minute).
+pub fn human_duration(ms: u64) -> String {
+    let secs = ms.div_ceil(1_000);
+    let (h, m, s) = (secs / 3_600, secs / 60 % 60, secs % 60);
+    match (h, m, s) {
+        (0, 0, s) => format!("{s} s"),
+        (0, m, 0) => format!("{m} min"),
+        (0, m, s) => format!("{m} min {s} s"),
+        (h, 0, _) => format!("{h} h"),
+        (h, m, _) => format!("{h} h {m} min"),
     }
 }
 
@@ -207,6 +262,96 @@ mod tests {
         assert_eq!(
             RetryState::default().decide(&policy, &limited, false, &Constant(2_500)),
             Decision::Retry { delay_ms: 7_000 }
+        );
+    }
+
+    #[test]
+    fn a_retry_after_up_to_the_cap_is_waited_and_a_longer_one_is_refused() {
+        let policy = RetryPolicy::default();
+        assert_eq!(policy.max_wait_ms, MAX_RETRY_WAIT_MS);
+        assert_eq!(MAX_RETRY_WAIT_MS, 60_000);
+        let limited = |ms| {
+            let mut e = err(ProviderErrorKind::RateLimit);
+            e.retry_after_ms = Some(ms);
+            e
+        };
+        let decide = |ms| RetryState::default().decide(&policy, &limited(ms), false, &Constant(0));
+        assert_eq!(decide(60_000), Decision::Retry { delay_ms: 60_000 });
+        assert_eq!(decide(60_001), Decision::WaitTooLong { wait_ms: 60_001 });
+        assert_eq!(
+            decide(86_400_000),
+            Decision::WaitTooLong {
+                wait_ms: 86_400_000
+            }
+        );
+        // Overloaded servers are held to the same cap.
+        let mut overloaded = err(ProviderErrorKind::Overloaded);
+        overloaded.retry_after_ms = Some(120_000);
+        assert_eq!(
+            RetryState::default().decide(&policy, &overloaded, false, &Constant(0)),
+            Decision::WaitTooLong { wait_ms: 120_000 }
+        );
+    }
+
+    #[test]
+    fn a_backoff_longer_than_the_cap_is_shortened_to_it() {
+        let policy = RetryPolicy {
+            max_delay_ms: 500_000,
+            ..RetryPolicy::default()
+        };
+        let mut state = RetryState::default();
+        let e = err(ProviderErrorKind::Server);
+        let delays: Vec<Decision> = (0..9)
+            .map(|_| state.decide(&policy, &e, false, &Constant(0)))
+            .collect();
+        let delays: Vec<u64> = delays
+            .into_iter()
+            .map(|d| match d {
+                Decision::Retry { delay_ms } => delay_ms,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            delays,
+            [
+                500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000
+            ]
+        );
+    }
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        let cases: &[(u64, &str)] = &[
+            (0, "0 s"),
+            (1, "1 s"),
+            (45_000, "45 s"),
+            (60_000, "1 min"),
+            (61_000, "1 min 1 s"),
+            (90_500, "1 min 31 s"),
+            (3_600_000, "1 h"),
+            (7_500_000, "2 h 5 min"),
+            (86_400_000, "24 h"),
+        ];
+        for (ms, text) in cases {
+            assert_eq!(human_duration(*ms), *text, "{ms} ms");
+        }
+    }
+
+    #[test]
+    fn a_refused_wait_names_the_duration_and_the_time_to_retry() {
+        let mut e = err(ProviderErrorKind::RateLimit).with_status(429);
+        e.message = "Rate limit reached.".into();
+        e.retry_after_ms = Some(86_400_000);
+        // 2026-01-01T00:00:00Z.
+        let e = wait_too_long(e, 86_400_000, MAX_RETRY_WAIT_MS, 1_767_225_600_000);
+        assert_eq!(
+            e.message,
+            "Rate limit reached; the provider asked to wait 24 h (retry after \
+             2026-01-02T00:00:00Z), longer than Riot waits on its own (1 min)"
+        );
+        assert_eq!(
+            (e.kind, e.status, e.retry_after_ms),
+            (ProviderErrorKind::RateLimit, Some(429), Some(86_400_000))
         );
     }
 

@@ -6,6 +6,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use futures::StreamExt;
 use futures::future::{Either, select};
 use riot_protocol::{
     ClockExt, ModelCapabilities, ModelRequest, Provider, ProviderError, ProviderErrorKind,
@@ -18,8 +19,9 @@ use crate::classify::{classify_http, classify_stream_error, retry_after_ms};
 use crate::config::{ConfigError, ProviderConfig, ProviderKind};
 use crate::decode::Decoder;
 use crate::models::capabilities_for;
+use crate::redact::Redactor;
 use crate::relay::{Next, Read, Relay, cancelled, stalled};
-use crate::retry::{Decision, RetryState};
+use crate::retry::{Decision, RetryState, wait_too_long};
 use crate::{anthropic, chat, responses};
 
 /// Anthropic's API version header.
@@ -40,6 +42,11 @@ const FALLBACK_TIMEOUT_MS: u64 = 600_000;
 ///   Tests that go through real sockets should use
 ///   `riot_testkit::TestClock`: `FixedClock` completes the watchdog's
 ///   sleep at once and would fire it while bytes are still on the way.
+/// - A `Retry-After` longer than the policy's `max_wait_ms` is not waited
+///   for: the error is handed out at once, naming the wait asked for and
+///   when it ends.
+/// - Every error and `Retrying` reason is redacted of the configured key
+///   on its way out (servers echo keys in error bodies).
 #[derive(Clone)]
 pub struct HttpProvider {
     inner: Arc<Inner>,
@@ -51,6 +58,8 @@ struct Inner {
     /// OpenAI's own endpoint (vs. a compatible server).
     openai_host: bool,
     client: reqwest::Client,
+    /// Removes the configured key from what leaves the provider.
+    redactor: Redactor,
 }
 
 impl std::fmt::Debug for HttpProvider {
@@ -107,12 +116,14 @@ impl HttpProvider {
         let client = reqwest::Client::builder()
             .build()
             .map_err(|e| ConfigError::Client(e.to_string()))?;
+        let redactor = Redactor::new(config.api_key.as_ref().map(|k| k.expose()));
         Ok(Self {
             inner: Arc::new(Inner {
                 config,
                 endpoint,
                 openai_host,
                 client,
+                redactor,
             }),
         })
     }
@@ -129,6 +140,7 @@ impl HttpProvider {
                 endpoint: self.inner.endpoint.clone(),
                 openai_host: self.inner.openai_host,
                 client: self.inner.client.clone(),
+                redactor: self.inner.redactor.clone(),
             }),
         }
     }
@@ -258,7 +270,8 @@ impl Provider for HttpProvider {
         let inner = Arc::clone(&self.inner);
         let body = self.build_body(&request);
         let provider = self.clone();
-        Box::pin(async_stream::stream! {
+        let redactor = self.inner.redactor.clone();
+        let stream = async_stream::stream! {
             let config = &inner.config;
             let mut retry = RetryState::default();
             loop {
@@ -347,6 +360,11 @@ impl Provider for HttpProvider {
                         }
                         match retry.decide(&config.retry, &error, config.background, config.jitter.as_ref()) {
                             Decision::GiveUp => { yield Err(error); return; }
+                            Decision::WaitTooLong { wait_ms } => {
+                                let now = config.clock.now_ms();
+                                yield Err(wait_too_long(error, wait_ms, config.retry.max_wait_ms, now));
+                                return;
+                            }
                             Decision::Retry { delay_ms } => {
                                 yield Ok(ProviderEvent::Retrying {
                                     attempt: retry.failures + 1,
@@ -363,7 +381,9 @@ impl Provider for HttpProvider {
                     }
                 }
             }
-        })
+        };
+        // The one way out: nothing leaves unredacted.
+        Box::pin(stream.map(move |item| redactor.item(item)))
     }
 
     fn capabilities(&self, model: &str) -> ModelCapabilities {

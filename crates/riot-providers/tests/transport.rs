@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use riot_protocol::{
-    AssistantBlock, CacheHints, ModelRequest, Provider, ProviderError, ProviderErrorKind,
+    AssistantBlock, CacheHints, Clock, ModelRequest, Provider, ProviderError, ProviderErrorKind,
     ProviderEvent, StopReason, StreamDelta, SystemPrompt,
 };
 use riot_providers::{ApiKey, ConfigError, HttpProvider, Jitter, ProviderConfig, ProviderKind};
@@ -262,6 +262,193 @@ async fn rate_limits_back_off_by_the_injected_clock_and_retry_after_wins() {
     );
     assert_eq!(block_text(&events), "finally");
     assert_eq!(server.requests().len(), 4);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_beyond_the_cap_ends_the_request_at_once_saying_when_to_retry() {
+    // The test clock starts at 2026-01-01T00:00:00Z.
+    let cases = [
+        (
+            429,
+            RATE_LIMITED,
+            "86400",
+            ProviderErrorKind::RateLimit,
+            "Number of request tokens has exceeded your per-minute rate limit; the provider \
+             asked to wait 24 h (retry after 2026-01-02T00:00:00Z), longer than Riot waits on \
+             its own (1 min)",
+        ),
+        (
+            503,
+            "upstream unavailable",
+            "Fri, 02 Jan 2026 12:00:00 GMT",
+            ProviderErrorKind::Overloaded,
+            "upstream unavailable; the provider asked to wait 36 h (retry after \
+             2026-01-02T12:00:00Z), longer than Riot waits on its own (1 min)",
+        ),
+        (
+            429,
+            RATE_LIMITED,
+            "61",
+            ProviderErrorKind::RateLimit,
+            "Number of request tokens has exceeded your per-minute rate limit; the provider \
+             asked to wait 1 min 1 s (retry after 2026-01-01T00:01:01Z), longer than Riot \
+             waits on its own (1 min)",
+        ),
+    ];
+    for (status, body, retry_after, kind, message) in cases {
+        let server = serve(
+            Wire::Anthropic,
+            vec![
+                error(status, body, &[("retry-after", retry_after)]),
+                Reply::Text("never sent".into()),
+            ],
+        )
+        .await;
+        let clock = clock();
+        let start = clock.now_ms();
+        let (events, err) = ask(&server, Wire::Anthropic, &clock, "mock-model").await;
+        let err = err.expect("surfaced");
+        assert_eq!(
+            (err.kind, err.status, err.message.as_str()),
+            (kind, Some(status), message)
+        );
+        assert!(events.is_empty(), "no Retrying notice: {events:?}");
+        assert_eq!(server.requests().len(), 1, "{retry_after}: not retried");
+        assert_eq!(server.remaining(), 1);
+        assert!(clock.sleeps().is_empty(), "{:?}", clock.sleeps());
+        // No sleep of any length completed (long ones advance the clock
+        // without being recorded).
+        assert_eq!(
+            clock.now_ms(),
+            start,
+            "{retry_after}: nothing was waited for"
+        );
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_of_exactly_the_cap_is_waited_in_full() {
+    let replies = vec![
+        error(429, RATE_LIMITED, &[("retry-after", "60")]),
+        Reply::Text("finally".into()),
+    ];
+    let server = serve(Wire::Anthropic, replies).await;
+    // Record sleeps up to 90 s (the watchdog window): the 60 s wait must
+    // show up in `sleeps`, not be taken for a watchdog.
+    let clock = TestClock::new(90_000, Duration::from_secs(5));
+    let (events, err) = ask(&server, Wire::Anthropic, &clock, "mock-model").await;
+    assert_eq!(err, None);
+    let retries: Vec<(u32, u64, ProviderErrorKind)> = events
+        .iter()
+        .filter_map(|e| match e {
+            ProviderEvent::Retrying {
+                attempt,
+                delay_ms,
+                kind,
+                ..
+            } => Some((*attempt, *delay_ms, *kind)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries, vec![(2, 60_000, ProviderErrorKind::RateLimit)]);
+    assert_eq!(clock.sleeps(), vec![60_000]);
+    assert_eq!(block_text(&events), "finally");
+    assert_eq!(server.requests().len(), 2);
+    server.shutdown().await;
+}
+
+const ECHOED_KEY: &str = "sk-live-0123456789abcdef";
+
+fn provider_with_key(
+    server: &MockServer,
+    wire: Wire,
+    clock: &TestClock,
+    key: &str,
+) -> HttpProvider {
+    let mut config =
+        ProviderConfig::new(kind_for(wire), Arc::new(clock.clone()), Arc::new(NoJitter));
+    config.base_url = Some(server.base_url());
+    config.api_key = Some(ApiKey::new(key));
+    HttpProvider::new(config).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_echoed_in_an_error_body_is_redacted_from_the_error_and_the_retry_notice() {
+    let body = format!(
+        r#"{{"error":{{"message":"Incorrect API key provided: {ECHOED_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#
+    );
+    let server = serve(
+        Wire::Openai,
+        vec![
+            error(401, &body, &[]),
+            error(401, &body, &[]),
+            Reply::Text("never sent".into()),
+        ],
+    )
+    .await;
+    let clock = clock();
+    let provider = provider_with_key(&server, Wire::Openai, &clock, ECHOED_KEY);
+    let (events, err) = collect(&provider, request("mock-model", "hi")).await;
+    // The key really was sent (and echoed), so the assertions can fail.
+    let auth = format!("Bearer {ECHOED_KEY}");
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(auth.as_str())
+    );
+    let expected = "Incorrect API key provided: [REDACTED]. You can find your API key at \
+                    https://platform.openai.com/account/api-keys.";
+    assert_eq!(
+        events,
+        vec![ProviderEvent::Retrying {
+            attempt: 2,
+            delay_ms: 500,
+            kind: ProviderErrorKind::Auth,
+            reason: expected.into(),
+        }]
+    );
+    let err = err.expect("surfaced");
+    assert_eq!(
+        (err.kind, err.status, err.message.as_str()),
+        (ProviderErrorKind::Auth, Some(401), expected)
+    );
+    assert!(!format!("{err:?} {err}").contains("0123456789abcdef"));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_echoed_in_a_plain_body_or_a_stream_error_is_redacted() {
+    // A plain-text error body, kept verbatim as the message.
+    let plain = format!("bad credentials: {ECHOED_KEY} is not a key");
+    let server = serve(Wire::Openai, vec![error(400, &plain, &[])]).await;
+    let clock = clock();
+    let provider = provider_with_key(&server, Wire::Openai, &clock, ECHOED_KEY);
+    let (events, err) = collect(&provider, request("mock-model", "hi")).await;
+    assert!(events.is_empty(), "{events:?}");
+    assert_eq!(
+        err.map(|e| e.message),
+        Some("bad credentials: [REDACTED] is not a key".to_owned())
+    );
+    server.shutdown().await;
+
+    // An error event inside an Anthropic stream.
+    let event = serde_json::json!({"type": "error", "error": {
+        "type": "invalid_request_error",
+        "message": format!("key {ECHOED_KEY} was revoked")}});
+    let server = serve(Wire::Anthropic, vec![Reply::Events(vec![event])]).await;
+    let provider = provider_with_key(&server, Wire::Anthropic, &clock, ECHOED_KEY);
+    let (events, err) = collect(&provider, request("mock-model", "hi")).await;
+    assert_eq!(server.requests()[0].header("x-api-key"), Some(ECHOED_KEY));
+    assert!(events.is_empty(), "{events:?}");
+    let err = err.expect("surfaced");
+    assert_eq!(
+        (err.kind, err.message.as_str()),
+        (
+            ProviderErrorKind::InvalidRequest,
+            "key [REDACTED] was revoked"
+        )
+    );
     server.shutdown().await;
 }
 
