@@ -109,51 +109,94 @@ fn is_key_file(name: &str) -> bool {
 /// Names are compared case-insensitively: on macOS and Windows `.GIT/config`
 /// and `~/.ZSHRC` are the same files as `.git/config` and `~/.zshrc`.
 pub fn classify(path: &str, riot_home: Option<&Path>) -> Option<Sensitivity> {
+    classify_for(path, None, riot_home)
+}
+
+/// [`classify`] knowing the person's home directory too, so files that
+/// are protected only there (`~/bin/*`, on the `PATH`) are recognised.
+pub fn classify_for(
+    path: &str,
+    home: Option<&Path>,
+    riot_home: Option<&Path>,
+) -> Option<Sensitivity> {
     let lowered = path.to_ascii_lowercase();
     let comps = components(&lowered);
     let name = comps.last().copied().unwrap_or("");
 
     // Credentials first: they are the stronger finding.
+    if let Some(s) = credential(&comps, name) {
+        return Some(s);
+    }
+    // Riot's own configuration, the directory itself included (`cp x
+    // $RIOT_HOME/` creates a file in it).
+    let in_default_home = comps
+        .windows(2)
+        .position(|w| w == [".config", "riot"])
+        .is_some_and(|i| i + 2 <= comps.len());
+    let in_riot_home = riot_home.is_some_and(|home| {
+        let home = home.to_string_lossy().to_ascii_lowercase();
+        let home_comps = components(&home);
+        !home_comps.is_empty()
+            && comps.len() >= home_comps.len()
+            && comps[..home_comps.len()] == home_comps[..]
+    });
+    if in_default_home || in_riot_home {
+        if name == "credentials.json" {
+            return Some(Sensitivity::Credential(
+                "Riot's saved API keys (`credentials.json`)".into(),
+            ));
+        }
+        return Some(Sensitivity::WriteSensitive(format!(
+            "`{path}` is inside Riot's own configuration directory"
+        )));
+    }
+    if let Some(detail) = runs_code(&comps, name, home) {
+        return Some(Sensitivity::WriteSensitive(detail));
+    }
+    None
+}
+
+/// Secrets: reading them is a finding too.
+fn credential(comps: &[&str], name: &str) -> Option<Sensitivity> {
     if is_env_file(name) {
         return Some(Sensitivity::Credential(format!(
             "`{name}` holds secrets (environment file)"
         )));
     }
     for (i, comp) in comps.iter().enumerate() {
+        let rest = &comps[i + 1..];
         if CREDENTIAL_DIRS.contains(comp) {
-            let rest = &comps[i + 1..];
             // Inside ~/.ssh only private keys are secrets; config and
-            // known_hosts are write-sensitive (below), public keys are not.
+            // known_hosts are write-sensitive, public keys are not.
             if *comp == ".ssh" {
-                match rest.first() {
-                    None => {
-                        return Some(Sensitivity::Credential(
-                            "`.ssh` holds SSH private keys".into(),
-                        ));
-                    }
-                    Some(file) if file.starts_with("id_") && !file.ends_with(".pub") => {
-                        return Some(Sensitivity::Credential(format!(
-                            "`.ssh/{file}` is an SSH private key"
-                        )));
-                    }
-                    Some(file) if file.ends_with(".pub") => {}
-                    Some(file) => {
-                        return Some(Sensitivity::WriteSensitive(format!(
-                            "`.ssh/{file}` is SSH configuration"
-                        )));
-                    }
-                }
-            } else {
-                return Some(Sensitivity::Credential(format!(
-                    "`{comp}` holds credentials"
-                )));
+                return match rest.first() {
+                    None => Some(Sensitivity::Credential(
+                        "`.ssh` holds SSH private keys".into(),
+                    )),
+                    Some(file) if file.starts_with("id_") && !file.ends_with(".pub") => Some(
+                        Sensitivity::Credential(format!("`.ssh/{file}` is an SSH private key")),
+                    ),
+                    Some(file) if file.ends_with(".pub") => None,
+                    Some(file) => Some(Sensitivity::WriteSensitive(format!(
+                        "`.ssh/{file}` is SSH configuration (`rc` and `authorized_keys` run code)"
+                    ))),
+                };
             }
+            return Some(Sensitivity::Credential(format!(
+                "`{comp}` holds credentials"
+            )));
         }
-        if (*comp == ".docker" && rest_is(&comps[i + 1..], "config.json"))
-            || (*comp == ".kube" && rest_is(&comps[i + 1..], "config"))
+        let pair = |dir: &str, file: &str| *comp == dir && rest_is(rest, file);
+        if pair(".docker", "config.json")
+            || pair(".kube", "config")
+            || pair(".cargo", "credentials")
+            || pair(".cargo", "credentials.toml")
+            || (*comp == ".config" && rest.starts_with(&["gh", "hosts.yml"]))
+            || (*comp == ".config" && rest.first() == Some(&"gcloud"))
         {
             return Some(Sensitivity::Credential(format!(
-                "`{comp}/{name}` holds credentials"
+                "`{}` holds credentials",
+                comps[i..].join("/")
             )));
         }
     }
@@ -163,44 +206,19 @@ pub fn classify(path: &str, riot_home: Option<&Path>) -> Option<Sensitivity> {
             "`/proc/*/environ` holds a process's environment variables".into(),
         ));
     }
-    // The default Riot home, also when no riot_home was given (shell
-    // arguments): `~/.config/riot/...`.
-    let in_default_home = comps
-        .windows(2)
-        .position(|w| w == [".config", "riot"])
-        .is_some_and(|i| i + 2 < comps.len());
-    if in_default_home {
-        if name == "credentials.json" {
-            return Some(Sensitivity::Credential(
-                "Riot's saved API keys (`credentials.json`)".into(),
-            ));
-        }
-        return Some(Sensitivity::WriteSensitive(
-            "`~/.config/riot` is Riot's own configuration".into(),
-        ));
-    }
-    if is_key_file(name) {
+    if is_key_file(name) || name == ".vault-token" {
         return Some(Sensitivity::Credential(format!(
             "`{name}` looks like a private key or credential file"
         )));
     }
-    if let Some(home) = riot_home {
-        let home = home.to_string_lossy().to_ascii_lowercase();
-        let home_comps = components(&home);
-        if comps.len() > home_comps.len() && comps[..home_comps.len()] == home_comps[..] {
-            if name == "credentials.json" {
-                return Some(Sensitivity::Credential(
-                    "Riot's saved API keys (`credentials.json`)".into(),
-                ));
-            }
-            return Some(Sensitivity::WriteSensitive(format!(
-                "`{}` is inside Riot's own configuration directory",
-                path
-            )));
-        }
-    }
+    None
+}
 
-    // Write-sensitive.
+/// Files and directories whose contents some program runs later without
+/// being asked: git's internals, shell and editor startup files, agent
+/// configuration, autostart entries, directories on the `PATH`, build
+/// tool configuration that names programs.
+fn runs_code(comps: &[&str], name: &str, home: Option<&Path>) -> Option<String> {
     if let Some(i) = comps.iter().position(|c| *c == ".git") {
         let inner = comps[i + 1..].join("/");
         let what = if inner.is_empty() {
@@ -208,36 +226,157 @@ pub fn classify(path: &str, riot_home: Option<&Path>) -> Option<Sensitivity> {
         } else {
             format!(".git/{inner}")
         };
-        return Some(Sensitivity::WriteSensitive(format!(
+        return Some(format!(
             "`{what}` is git's internal state (hooks and config run code)"
-        )));
+        ));
     }
     if SHELL_STARTUP_FILES.contains(&name) {
-        return Some(Sensitivity::WriteSensitive(format!(
+        return Some(format!(
             "`{name}` is a shell startup file: it runs on every new shell"
-        )));
+        ));
+    }
+    if STARTUP_FILES.contains(&name) {
+        return Some(format!(
+            "`{name}` is read by a program at start-up and can make it run code"
+        ));
     }
     if name == ".gitconfig" {
-        return Some(Sensitivity::WriteSensitive(
-            "`.gitconfig` can make every git command run code".into(),
-        ));
-    }
-    if comps.len() >= 2 {
-        let dir = comps[comps.len() - 2];
-        let riot_config = (dir == ".riot" || dir == ".claude")
-            && ((name.starts_with("settings") && name.ends_with(".json")) || name == "hooks.json");
-        if riot_config {
-            return Some(Sensitivity::WriteSensitive(format!(
-                "`{dir}/{name}` is agent configuration (rules and hooks)"
-            )));
-        }
+        return Some("`.gitconfig` can make every git command run code".into());
     }
     if name == ".mcp.json" {
-        return Some(Sensitivity::WriteSensitive(
-            "`.mcp.json` starts MCP servers (runs code)".into(),
-        ));
+        return Some("`.mcp.json` starts MCP servers (runs code)".into());
+    }
+    for (i, comp) in comps.iter().enumerate() {
+        if let Some((_, why)) = CODE_DIRS.iter().find(|(dir, _)| dir == comp) {
+            return Some(format!("`{}` is {why}", comps[i..].join("/")));
+        }
+        let next = comps.get(i + 1).copied();
+        if let Some(next) = next
+            && let Some((_, _, why)) = CODE_DIR_PAIRS
+                .iter()
+                .find(|(a, b, _)| a == comp && *b == next)
+        {
+            return Some(format!("`{}` is {why}", comps[i..].join("/")));
+        }
+    }
+    // `~/bin` is on many people's PATH; only the home's, not a project's.
+    if let Some(home) = home {
+        let home = home.to_string_lossy().to_ascii_lowercase();
+        let home_comps = components(&home);
+        if comps.len() > home_comps.len()
+            && comps[..home_comps.len()] == home_comps[..]
+            && comps[home_comps.len()] == "bin"
+        {
+            return Some(format!(
+                "`~/{}` is on the PATH: a program put there runs in place of another",
+                comps[home_comps.len()..].join("/")
+            ));
+        }
     }
     None
+}
+
+/// Directories (any component) whose files configure an agent, an editor
+/// or a build tool to run programs.
+const CODE_DIRS: &[(&str, &str)] = &[
+    (".riot", "agent configuration (rules, hooks, commands)"),
+    (".claude", "agent configuration (rules, hooks, commands)"),
+    (
+        ".vscode",
+        "editor configuration (tasks run on opening the folder)",
+    ),
+    (
+        ".cargo",
+        "Cargo configuration (it names programs Cargo runs)",
+    ),
+    (".emacs.d", "editor configuration (it runs on start-up)"),
+];
+
+/// Two-component directories with the same meaning.
+const CODE_DIR_PAIRS: &[(&str, &str, &str)] = &[
+    (
+        ".config",
+        "autostart",
+        "run when the desktop session starts",
+    ),
+    (".config", "systemd", "services systemd starts"),
+    (
+        ".config",
+        "git",
+        "git configuration (it can make git run code)",
+    ),
+    (
+        ".config",
+        "nvim",
+        "editor configuration (it runs on start-up)",
+    ),
+    (".config", "environment.d", "environment for every session"),
+    (
+        ".local",
+        "bin",
+        "on the PATH: a program put there runs in place of another",
+    ),
+];
+
+/// Start-up files outside the shell that run code or change what runs.
+const STARTUP_FILES: &[&str] = &[
+    ".vimrc",
+    ".gvimrc",
+    "_vimrc",
+    ".exrc",
+    ".nvimrc",
+    ".nvim.lua",
+    ".emacs",
+    ".envrc",
+    ".xprofile",
+    ".xinitrc",
+    ".xsessionrc",
+    ".pam_environment",
+    ".tmux.conf",
+    ".wgetrc",
+    ".curlrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+];
+
+/// Every file or directory name some rule above protects, for deciding
+/// whether a shell glob could reach one without looking at the disk.
+pub(crate) fn protected_names() -> impl Iterator<Item = &'static str> {
+    SHELL_STARTUP_FILES
+        .iter()
+        .chain(STARTUP_FILES)
+        .chain(CREDENTIAL_FILES)
+        .chain(CREDENTIAL_DIRS)
+        .copied()
+        .chain(CODE_DIRS.iter().map(|(d, _)| *d))
+        .chain(CODE_DIR_PAIRS.iter().flat_map(|(a, b, _)| [*a, *b]))
+        .chain([
+            ".git",
+            ".env",
+            ".env.local",
+            ".gitconfig",
+            ".mcp.json",
+            ".docker",
+            ".kube",
+            "config",
+            "config.json",
+            "credentials",
+            "credentials.toml",
+            "credentials.json",
+            "settings.json",
+            "riot",
+            "gh",
+            "gcloud",
+            "environ",
+            "x.pem",
+            "x.key",
+            "x.p12",
+            "x.pfx",
+            "x.jks",
+            "x.keystore",
+            "x.ppk",
+            ".vault-token",
+        ])
 }
 
 fn rest_is(rest: &[&str], name: &str) -> bool {

@@ -185,6 +185,12 @@ pub fn bash_pattern_matches(pattern: &str, text: &str, ast_split: bool) -> bool 
         }
         None => pattern,
     };
+    if text.contains(crate::bash::HOLE) {
+        // Parts only known when the command runs may be anything.
+        let bare = pattern.strip_suffix(" *").filter(|p| !p.contains('*'));
+        return may_match(pattern.as_bytes(), text.as_bytes())
+            || bare.is_some_and(|p| may_match(p.as_bytes(), text.as_bytes()));
+    }
     let allowed = |b: u8| ast_split || !is_shell_meta(b);
     if let Some(prefix) = pattern.strip_suffix(" *")
         && !prefix.contains('*')
@@ -193,6 +199,51 @@ pub fn bash_pattern_matches(pattern: &str, text: &str, ast_split: bool) -> bool 
         return true;
     }
     wildcard(pattern.as_bytes(), text.as_bytes(), &allowed)
+}
+
+/// Whether some value of the text's holes makes the pattern match: both
+/// sides are strings with wildcards (`*` in the pattern, [`HOLE`] in the
+/// text), and this asks whether the two languages meet. Reachability over
+/// (pattern position, text position).
+///
+/// [`HOLE`]: crate::bash::HOLE
+fn may_match(pattern: &[u8], text: &[u8]) -> bool {
+    let hole = crate::bash::HOLE as u8;
+    let (m, n) = (pattern.len(), text.len());
+    let mut seen = vec![false; (m + 1) * (n + 1)];
+    let mut stack = vec![(0usize, 0usize)];
+    while let Some((i, j)) = stack.pop() {
+        let cell = i * (n + 1) + j;
+        if seen[cell] {
+            continue;
+        }
+        seen[cell] = true;
+        if i == m && j == n {
+            return true;
+        }
+        let p = pattern.get(i).copied();
+        let t = text.get(j).copied();
+        if p == Some(b'*') {
+            stack.push((i + 1, j));
+            if j < n {
+                stack.push((i, j + 1));
+            }
+        }
+        if t == Some(hole) {
+            stack.push((i, j + 1));
+            if i < m && p != Some(b'*') {
+                stack.push((i + 1, j));
+            }
+        }
+        if let (Some(p), Some(t)) = (p, t)
+            && p != b'*'
+            && t != hole
+            && p == t
+        {
+            stack.push((i + 1, j + 1));
+        }
+    }
+    false
 }
 
 /// `*`-only wildcard matching; `star_may_eat` limits what `*` may cover.

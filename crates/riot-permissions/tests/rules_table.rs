@@ -98,7 +98,7 @@ async fn bash_allow_rules_cover_only_what_they_say() {
             ("Bash", "npm run testing", Q, "unverifiable"),
             ("Bash", "npm run test; rm -rf /", Q, "unverifiable"),
             ("Bash", "npm run test > out.txt", Q, "unverifiable"),
-            ("Bash", "npm run test $(rm -rf ~)", Q, "unverifiable"),
+            ("Bash", "npm run test $(rm -rf ~)", Q, "safety"),
             ("Bash", "npm run test & rm x", Q, "unverifiable"),
             (
                 "Bash",

@@ -82,6 +82,15 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
 
     /// Entries of a directory, sorted by path.
     async fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>>;
+
+    /// Where a symlink points, as written in the link (possibly relative
+    /// to the link's directory). Used to follow a link whose target does
+    /// not exist, which `canonicalize` cannot. The default says the file
+    /// system has no links.
+    async fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        let _ = path;
+        Err(io::ErrorKind::Unsupported.into())
+    }
 }
 
 #[cfg(test)]

@@ -150,6 +150,10 @@ impl FileSystem for RealFs {
         tokio::fs::remove_file(path).await
     }
 
+    async fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        tokio::fs::read_link(path).await
+    }
+
     async fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
         tokio::fs::canonicalize(path).await
     }

@@ -1,15 +1,100 @@
-//! The dangerous-construct scan of one simple command (ARCHITECTURE §9.3):
-//! `eval`, `source`, variables that change what runs, credential files
-//! named as arguments, protected paths handed to a command that writes.
-//! Findings are recorded on the analysis; the scan never stops early.
+//! The dangerous-construct scan (ARCHITECTURE §9.3): `eval`, `source`,
+//! variables that change what runs, git options that run code, credential
+//! files named as arguments, protected paths handed to a command that
+//! writes or redirected into.
+//!
+//! It fails closed. Words are resolved first (variables set earlier in the
+//! line, `$HOME`, `$RIOT_HOME`, `$PWD`, ANSI-C strings, `~`, the directory
+//! `cd` moved to); a word that stays unknown is assumed to name a
+//! protected path, and a glob is settled against the disk by the policy.
+//! Commands run by other commands (`bash -c`, `find -exec`, `xargs`,
+//! `watch`, `busybox`) are judged as commands of their own. Findings are
+//! recorded on the analysis; the scan never stops early.
 
-use super::{CommandAnalysis, MAX_NESTED_SHELLS, SimpleCommand, Word, analyze_at_depth};
-use super::{is_dangerous_var, strip_runners, strip_wrappers};
+use std::path::PathBuf;
+
+use super::pending::{PendingGlob, PendingTree};
+use super::resolve::Scope;
+use super::{CommandAnalysis, Context, MAX_NESTED_SHELLS, SimpleCommand, Word, analyze_at_depth};
+use super::{is_dangerous_var, strip_runners};
 use crate::paths;
 
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish"];
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh"];
 
-pub(super) fn judge_subcommand(sub: &SimpleCommand, analysis: &mut CommandAnalysis, depth: usize) {
+/// Commands that open no file and run nothing, whatever their arguments:
+/// an argument only known when they run cannot reach a protected path.
+const NO_FILE_COMMANDS: &[&str] = &[
+    "echo", "printf", "true", "false", "test", "[", ":", "sleep", "basename", "dirname", "seq",
+    "expr", "exit", "return", "shift", "kill", "wait", "cd", "pushd", "popd", "type", "which",
+];
+
+/// Judges every subcommand in order, including the ones judging adds
+/// (commands run by other commands).
+pub(super) fn judge(analysis: &mut CommandAnalysis, ctx: &Context, depth: usize) {
+    let mut scope = Scope::new(ctx);
+    let assignments = std::mem::take(&mut analysis.assignments);
+    let mut next_assignment = 0;
+    let mut i = 0;
+    while i < analysis.subcommands.len() {
+        while let Some((before, name, value)) = assignments.get(next_assignment)
+            && *before <= i
+        {
+            let resolved = scope.resolve(value, ctx.home.as_deref());
+            scope.assign(name, resolved);
+            next_assignment += 1;
+        }
+        let mut sub = analysis.subcommands[i].clone();
+        resolve_words(&mut sub, &scope, ctx);
+        analysis.subcommands[i] = sub.clone();
+        if sub.ast_verified {
+            judge_subcommand(&sub, analysis, &mut scope, ctx, depth);
+        } else {
+            legacy_arguments(&sub, analysis);
+        }
+        i += 1;
+    }
+    let nested = std::mem::take(&mut analysis.nested);
+    analysis.subcommands.extend(nested);
+}
+
+fn resolve_words(sub: &mut SimpleCommand, scope: &Scope, ctx: &Context) {
+    let home = ctx.home.as_deref();
+    for word in &mut sub.words {
+        if word.resolved.is_none() || sub.ast_verified {
+            word.resolved = scope.resolve(word, home);
+        }
+    }
+    for redirect in &mut sub.redirects {
+        redirect.target.resolved = scope.resolve(&redirect.target, home);
+    }
+}
+
+/// The fallback splitter's words are untrusted text: judged by name only.
+fn legacy_arguments(sub: &SimpleCommand, analysis: &mut CommandAnalysis) {
+    for word in sub.words.iter().skip(1) {
+        if let Some(s) = paths::classify(&word.text, None)
+            && s.applies_to_reads()
+        {
+            analysis.note_dangerous(format!(
+                "names a credential file as an argument: {}",
+                s.detail()
+            ));
+        }
+    }
+}
+
+fn name_of(word: &Word) -> Option<&str> {
+    let name = word.resolved.as_deref()?;
+    Some(name.rsplit('/').next().unwrap_or(name))
+}
+
+fn judge_subcommand(
+    sub: &SimpleCommand,
+    analysis: &mut CommandAnalysis,
+    scope: &mut Scope,
+    ctx: &Context,
+    depth: usize,
+) {
     for (name, _) in &sub.env {
         if is_dangerous_var(name) {
             analysis.note_dangerous(format!(
@@ -17,15 +102,6 @@ pub(super) fn judge_subcommand(sub: &SimpleCommand, analysis: &mut CommandAnalys
                 sub.text
             ));
         }
-    }
-    let stripped = strip_wrappers(&sub.words);
-    if let Some(first) = stripped.words.first()
-        && !first.literal
-    {
-        analysis.note_unverifiable(format!(
-            "the command name `{}` is only known when it runs",
-            first.text
-        ));
     }
     // Look through every command-running prefix (`sudo`, `command`,
     // `exec`, `xargs`, `env -i`...): `sudo eval x` is still eval.
@@ -37,81 +113,433 @@ pub(super) fn judge_subcommand(sub: &SimpleCommand, analysis: &mut CommandAnalys
             analysis.note_dangerous(format!("`{name}=...` changes what the command loads"));
         }
     }
-    if let Some(first) = runs.first() {
-        match first.text.as_str() {
-            "eval" => analysis.note_dangerous("`eval` runs a string as shell code"),
-            "source" | "." => analysis.note_dangerous(format!(
-                "`{}` runs another file's code in this shell",
-                first.text
-            )),
-            shell if SHELLS.contains(&shell) => nested_shell(runs, analysis, depth),
-            "git" => {
-                let args: Vec<&str> = runs[1..].iter().map(|w| w.text.as_str()).collect();
-                if let Some(finding) = super::git::config_runs_code(&args) {
-                    analysis.note_dangerous(finding);
-                }
+    let mut runs = runs;
+    // `busybox rm` is `rm`.
+    while runs.len() > 1 && matches!(name_of(&runs[0]), Some("busybox" | "toybox")) {
+        runs = strip_runners(&runs[1..]);
+    }
+    let Some(first) = runs.first() else {
+        judge_redirects(sub, analysis, scope, ctx);
+        return;
+    };
+    let Some(name) = name_of(first) else {
+        analysis.note_dangerous(format!(
+            "the command name `{}` is only known when it runs, so it could be anything",
+            first.text
+        ));
+        judge_redirects(sub, analysis, scope, ctx);
+        return;
+    };
+    let name = name.to_owned();
+    let args = &runs[1..];
+    match name.as_str() {
+        "eval" => {
+            analysis.note_dangerous("`eval` runs a string as shell code");
+            let script: Option<Vec<&str>> = args.iter().map(|w| w.resolved.as_deref()).collect();
+            nested_script(
+                "eval",
+                script.map(|s| s.join(" ")).as_deref(),
+                analysis,
+                ctx,
+                depth,
+            );
+        }
+        "source" | "." => {
+            analysis.note_dangerous(format!("`{name}` runs another file's code in this shell"))
+        }
+        shell if SHELLS.contains(&shell) => nested_shell(&name, args, analysis, ctx, depth),
+        "git" => {
+            if let Some(finding) = super::git::runs_code(args) {
+                analysis.note_dangerous(finding);
             }
-            _ => {}
+        }
+        "find" => find_exec(args, analysis),
+        _ => {}
+    }
+    // `xargs CMD` runs CMD with arguments read from its input.
+    if let Some(pos) = sub.words.iter().position(|w| name_of(w) == Some("xargs"))
+        && pos + 1 < sub.words.len()
+    {
+        let inner = strip_runners(&sub.words[pos..]);
+        if !inner.is_empty() && inner.len() < sub.words.len() - pos {
+            let mut words = inner.to_vec();
+            words.push(Word::unknown("(items xargs reads)"));
+            derive(analysis, &sub.text, words);
         }
     }
     // `cd .git && echo x > config` writes into .git through a harmless-
     // looking redirect: entering a protected directory is itself a finding.
-    if let Some(first) = runs.first()
-        && matches!(first.text.as_str(), "cd" | "pushd")
-        && let Some(dir) = runs.get(1)
-        && let Some(s) = paths::classify(&dir.text, None)
-    {
-        analysis.note_dangerous(format!(
-            "changes into a protected directory: {}",
-            s.detail()
-        ));
+    if matches!(name.as_str(), "cd" | "pushd") {
+        let dir = args.iter().find(|w| !w.text.starts_with('-'));
+        let target = match dir {
+            None => ctx.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
+            Some(w) => w.resolved.clone(),
+        };
+        if let Some(t) = &target
+            && let Some(s) = judge_path(t, scope, ctx).into_iter().flatten().next()
+        {
+            analysis.note_dangerous(format!(
+                "changes into a protected directory: {}",
+                s.detail()
+            ));
+        }
+        scope.enter(target.as_deref());
     }
-    let read_only = sub.command_only_reads();
+    let command_name_only_reads = NO_FILE_COMMANDS.contains(&name.as_str());
+    let read_only = sub.command_only_reads() || command_name_only_reads;
     for word in sub.words.iter().skip(1) {
-        // Non-literal words are judged by their text too: `$HOME/.ssh/id_rsa`
-        // still names a private key.
-        for candidate in path_candidates(&word.text) {
-            match paths::classify(candidate, None) {
-                Some(s) if s.applies_to_reads() => {
+        let Some(value) = word.resolved.as_deref() else {
+            if !command_name_only_reads {
+                analysis.note_dangerous(format!(
+                    "`{}` is only known when it runs, so it could name a protected path",
+                    word.text
+                ));
+            }
+            continue;
+        };
+        if word.unquoted_glob {
+            if !command_name_only_reads {
+                pend_glob(analysis, &word.text, value, scope, !read_only);
+            }
+            continue;
+        }
+        // `--flag=value`, `NAME=value`, `host:path` and `REV:path` name
+        // paths too (`scp host:.ssh/id_rsa .`, `git show HEAD:.env`).
+        for candidate in path_candidates(value) {
+            for s in judge_path(candidate, scope, ctx).into_iter().flatten() {
+                if s.applies_to_reads() {
                     analysis.note_dangerous(format!(
                         "names a credential file as an argument: {}",
                         s.detail()
                     ));
-                }
-                Some(s) if !read_only => {
+                } else if !read_only {
                     analysis.note_dangerous(format!(
                         "`{}` may change a protected path: {}",
                         sub.text,
                         s.detail()
                     ));
                 }
-                _ => {}
+            }
+        }
+        if !read_only && scope.lost && !value.starts_with('/') && !value.starts_with('-') {
+            analysis.note_dangerous(format!(
+                "`{}` runs in a directory only known when it runs, so `{value}` could be a protected path",
+                sub.text
+            ));
+        }
+    }
+    recursive_reader(&name, args, &sub.text, analysis, scope);
+    judge_redirects(sub, analysis, scope, ctx);
+}
+
+fn judge_redirects(
+    sub: &SimpleCommand,
+    analysis: &mut CommandAnalysis,
+    scope: &Scope,
+    ctx: &Context,
+) {
+    for redirect in &sub.redirects {
+        let target = &redirect.target;
+        let Some(value) = target.resolved.as_deref() else {
+            analysis.note_dangerous(format!(
+                "redirects {} `{}`, which is only known when it runs, so it could be a protected file",
+                if redirect.writes { "into" } else { "from" },
+                target.text
+            ));
+            continue;
+        };
+        if target.unquoted_glob {
+            pend_glob(analysis, &target.text, value, scope, redirect.writes);
+            continue;
+        }
+        if redirect.writes && scope.lost && !value.starts_with('/') {
+            analysis.note_dangerous(format!(
+                "redirects into `{value}` in a directory only known when it runs, so it could be a protected file"
+            ));
+        }
+        for s in judge_path(value, scope, ctx).into_iter().flatten() {
+            if !redirect.writes {
+                if s.applies_to_reads() {
+                    analysis.note_dangerous(format!("reads a credential file: {}", s.detail()));
+                }
+            } else {
+                analysis.note_dangerous(format!(
+                    "redirects output into `{}`: {}",
+                    target.text,
+                    s.detail()
+                ));
             }
         }
     }
 }
 
-/// `bash -c 'script'`: the script is a command line of its own.
-fn nested_shell(words: &[Word], analysis: &mut CommandAnalysis, depth: usize) {
-    let Some(pos) = words.iter().position(|w| w.text == "-c") else {
-        return;
-    };
-    let Some(script) = words.get(pos + 1) else {
-        return;
-    };
-    if !script.literal || depth >= MAX_NESTED_SHELLS {
-        analysis.note_unverifiable(format!(
-            "`{} -c` runs a script Riot cannot read",
-            words[0].text
+/// The sensitivity of a path as the command will see it: by its text,
+/// and joined to every directory the command may be in.
+fn judge_path(text: &str, scope: &Scope, ctx: &Context) -> Vec<Option<paths::Sensitivity>> {
+    let home = ctx.home.as_deref();
+    let riot_home = ctx.riot_home.as_deref();
+    let mut out = vec![paths::classify_for(text, home, riot_home)];
+    if !text.starts_with('/') {
+        for cwd in scope.cwds.iter().flatten() {
+            let joined = paths::normalize(&cwd.join(text));
+            out.push(paths::classify_for(
+                &joined.to_string_lossy(),
+                home,
+                riot_home,
+            ));
+        }
+    } else {
+        let normal = paths::normalize(&PathBuf::from(text));
+        out.push(paths::classify_for(
+            &normal.to_string_lossy(),
+            home,
+            riot_home,
         ));
-        return;
     }
-    let inner = analyze_at_depth(&script.text, depth + 1);
+    // The strongest first: a credential over a write-only finding.
+    out.sort_by_key(|s| match s {
+        Some(s) if s.applies_to_reads() => 0,
+        Some(_) => 1,
+        None => 2,
+    });
+    out
+}
+
+fn pend_glob(analysis: &mut CommandAnalysis, raw: &str, value: &str, scope: &Scope, write: bool) {
+    let mut patterns = Vec::new();
+    if value.starts_with('/') {
+        patterns.push(value.to_owned());
+    } else {
+        for cwd in &scope.cwds {
+            let pattern = match cwd {
+                Some(c) => c.join(value).to_string_lossy().into_owned(),
+                None => value.to_owned(),
+            };
+            if !patterns.contains(&pattern) {
+                patterns.push(pattern);
+            }
+        }
+    }
+    analysis.pending_globs.push(PendingGlob {
+        raw: raw.to_owned(),
+        patterns,
+        write,
+    });
+}
+
+/// `bash -c 'script'`: the script is a command line of its own.
+fn nested_shell(
+    shell: &str,
+    args: &[Word],
+    analysis: &mut CommandAnalysis,
+    ctx: &Context,
+    depth: usize,
+) {
+    // `-c` alone or bundled (`-xc`, `-lc`).
+    let Some(pos) = args.iter().position(|w| {
+        w.resolved
+            .as_deref()
+            .is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('c'))
+    }) else {
+        return;
+    };
+    let script = args.get(pos + 1).and_then(|w| w.resolved.clone());
+    nested_script(
+        &format!("{shell} -c"),
+        script.as_deref(),
+        analysis,
+        ctx,
+        depth,
+    );
+}
+
+/// A script some command runs: analyzed as a command line of its own, its
+/// commands judged with the outer ones (so deny rules see them). A script
+/// only known when it runs could do anything.
+fn nested_script(
+    label: &str,
+    script: Option<&str>,
+    analysis: &mut CommandAnalysis,
+    ctx: &Context,
+    depth: usize,
+) {
+    let Some(script) = script.filter(|_| depth < MAX_NESTED_SHELLS) else {
+        analysis.note_dangerous(format!(
+            "`{label}` runs a script Riot cannot read, so it could do anything"
+        ));
+        derive(analysis, label, vec![Word::unknown("(script)")]);
+        return;
+    };
+    let inner = analyze_at_depth(script, depth + 1, ctx);
     if let Some(d) = inner.dangerous() {
-        analysis.note_dangerous(format!("inside `{} -c`: {d}", words[0].text));
+        analysis.note_dangerous(format!("inside `{label}`: {d}"));
     }
     if let Some(u) = inner.unverifiable() {
-        analysis.note_unverifiable(format!("inside `{} -c`: {u}", words[0].text));
+        analysis.note_unverifiable(format!("inside `{label}`: {u}"));
+    }
+    if let Some(s) = &inner.structure {
+        analysis.note_unverifiable(format!("inside `{label}`: {s}"));
+    }
+    analysis.pending_globs.extend(inner.pending_globs);
+    analysis.pending_trees.extend(inner.pending_trees);
+    // Already judged inside; added after the outer commands are judged,
+    // for rule matching.
+    for mut sub in inner.subcommands {
+        sub.derived = true;
+        analysis.nested.push(sub);
+    }
+}
+
+/// `find ... -exec CMD ARGS {} ;` runs CMD on what it finds.
+fn find_exec(args: &[Word], analysis: &mut CommandAnalysis) {
+    let mut i = 0;
+    while i < args.len() {
+        let flag = args[i].resolved.as_deref().unwrap_or("");
+        if matches!(flag, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let mut words = Vec::new();
+            let mut j = i + 1;
+            while let Some(w) = args.get(j) {
+                match w.resolved.as_deref() {
+                    Some(";" | "+") => break,
+                    Some("{}") => words.push(Word::unknown("{}")),
+                    _ => words.push(w.clone()),
+                }
+                j += 1;
+            }
+            if !words.is_empty() {
+                derive(analysis, &format!("find {flag}"), words);
+            }
+            i = j;
+        }
+        i += 1;
+    }
+}
+
+/// Adds a command another command runs; it is judged like the others.
+fn derive(analysis: &mut CommandAnalysis, by: &str, words: Vec<Word>) {
+    let text = words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    analysis.subcommands.push(SimpleCommand {
+        text: format!("{text} (run by `{by}`)"),
+        env: Vec::new(),
+        words,
+        redirect_writes: Vec::new(),
+        redirects: Vec::new(),
+        ast_verified: true,
+        derived: true,
+    });
+}
+
+/// `grep -r`, `rg --hidden`/`-uu`, `ag -u` print every file under a
+/// directory: the policy looks for secret files there.
+fn recursive_reader(
+    name: &str,
+    args: &[Word],
+    text: &str,
+    analysis: &mut CommandAnalysis,
+    scope: &Scope,
+) {
+    let values: Vec<&str> = args.iter().filter_map(|w| w.resolved.as_deref()).collect();
+    let short_has = |v: &str, letters: &[char]| {
+        v.starts_with('-') && !v.starts_with("--") && v[1..].contains(letters)
+    };
+    let recursive = match name {
+        "grep" | "egrep" | "fgrep" => values.iter().any(|v| {
+            short_has(v, &['r', 'R'])
+                || matches!(
+                    *v,
+                    "--recursive" | "--dereference-recursive" | "--directories=recurse"
+                )
+        }),
+        "rg" => values.iter().any(|v| {
+            short_has(v, &['u', '.'])
+                || *v == "--hidden"
+                || v.starts_with("--no-ignore")
+                || *v == "--unrestricted"
+        }),
+        "ag" => values.iter().any(|v| {
+            short_has(v, &['u', 'U'])
+                || matches!(*v, "--unrestricted" | "--hidden" | "--skip-vcs-ignores")
+        }),
+        _ => false,
+    };
+    if !recursive {
+        return;
+    }
+    // Filters that keep to file types or names no secret file has.
+    let mut filters = Vec::new();
+    let mut it = values.iter().peekable();
+    let mut positional = Vec::new();
+    let mut pattern_given = false;
+    while let Some(v) = it.next() {
+        match *v {
+            "-e" | "--regexp" | "-f" | "--file" => {
+                pattern_given = true;
+                it.next();
+            }
+            "-t" | "--type" => return,
+            "-g" | "--glob" | "--include" | "-G" | "--file-search-regex" => {
+                if let Some(f) = it.next() {
+                    filters.push(f.to_string());
+                }
+            }
+            _ if v.starts_with("--include=") || v.starts_with("--glob=") => {
+                filters.push(v.split_once('=').map_or("", |(_, f)| f).to_owned());
+            }
+            _ if v.starts_with("--type=") => return,
+            "-m" | "-A" | "-B" | "-C" | "--max-count" | "--context" | "-d" | "--directories"
+            | "--exclude" | "--exclude-dir" => {
+                it.next();
+            }
+            _ if v.starts_with('-') => {}
+            _ => positional.push(*v),
+        }
+    }
+    if !filters.is_empty()
+        && filters.iter().all(|f| {
+            !f.starts_with('!')
+                && super::pending::could_reach(
+                    f,
+                    &super::pending::Protect {
+                        home: None,
+                        riot_home: None,
+                    },
+                )
+                .is_none_or(|s| !s.applies_to_reads())
+        })
+    {
+        return;
+    }
+    let roots: Vec<&str> = if pattern_given {
+        positional
+    } else {
+        positional.into_iter().skip(1).collect()
+    };
+    let roots = if roots.is_empty() { vec!["."] } else { roots };
+    for root in roots {
+        let absolute: Vec<String> = if root.starts_with('/') {
+            vec![root.to_owned()]
+        } else {
+            scope
+                .cwds
+                .iter()
+                .map(|cwd| match cwd {
+                    Some(c) => paths::normalize(&c.join(root))
+                        .to_string_lossy()
+                        .into_owned(),
+                    None => root.to_owned(),
+                })
+                .collect()
+        };
+        for root in absolute {
+            analysis.pending_trees.push(PendingTree {
+                command: text.to_owned(),
+                root,
+            });
+        }
     }
 }
 

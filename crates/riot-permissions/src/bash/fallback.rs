@@ -18,8 +18,7 @@ pub(super) fn analyze(source: &str, analysis: &mut CommandAnalysis) {
         .into_iter()
         .map(|t| Word {
             literal: false,
-            unquoted_glob: false,
-            text: t,
+            ..Word::known(t)
         })
         .collect();
     analysis.subcommands.push(SimpleCommand {
@@ -27,7 +26,9 @@ pub(super) fn analyze(source: &str, analysis: &mut CommandAnalysis) {
         env: Vec::new(),
         words,
         redirect_writes: Vec::new(),
+        redirects: Vec::new(),
         ast_verified: false,
+        derived: false,
     });
 }
 

@@ -129,7 +129,9 @@ pub(super) fn git_read_only(args: &[&str]) -> bool {
     }
 }
 
-/// Config keys whose value git runs as a program or uses to pick one.
+/// Config keys (lower case) whose value git runs as a program, uses to
+/// pick one, or reads more configuration from. A key ending in `.`
+/// covers its whole section.
 const CODE_RUNNING_KEYS: &[&str] = &[
     "core.hookspath",
     "core.fsmonitor",
@@ -138,43 +140,158 @@ const CODE_RUNNING_KEYS: &[&str] = &[
     "core.sshcommand",
     "core.gitproxy",
     "core.askpass",
+    "core.worktree",
     "sequence.editor",
-    "gpg.program",
-    "credential.helper",
-    "diff.external",
+    "interactive.difffilter",
+    "web.browser",
+    "include.",
+    "includeif.",
     "alias.",
     "filter.",
     "diff.",
+    "difftool.",
     "merge.",
+    "mergetool.",
     "pager.",
     "url.",
+    "gpg.",
+    "credential.",
+    "browser.",
+    "man.",
+    "remote.",
+    "sendemail.",
+    "uploadpack.",
+    "receive.",
+    "protocol.",
+    "ssh.",
 ];
 
-/// `git config KEY VALUE` that makes git run code later (a hook path, a
-/// pager, an alias, a filter...): a write to git's internal state that
-/// bypass mode must not wave through, like a write into `.git/`.
-pub(super) fn config_runs_code(args: &[&str]) -> Option<String> {
+fn key_runs_code(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    CODE_RUNNING_KEYS.iter().any(|k| {
+        if k.ends_with('.') {
+            lower.starts_with(k)
+        } else {
+            lower == *k
+        }
+    })
+}
+
+/// `-c KEY=VALUE` (git's own and `clone`'s): a finding when the key makes
+/// git run code, or is only known when it runs.
+fn config_pair_finding(option: &str, pair: Option<&str>) -> Option<String> {
+    let Some(pair) = pair else {
+        return Some(format!(
+            "`git {option}` sets configuration only known when it runs, which could make git run code"
+        ));
+    };
+    let key = pair.split_once('=').map_or(pair, |(k, _)| k);
+    key_runs_code(key).then(|| {
+        format!("`git {option} {key}=...` makes git run a program or read other configuration")
+    })
+}
+
+/// Options and subcommands that make git run code of the command's
+/// choosing — now (`-c core.fsmonitor=...`, `--exec-path=DIR`,
+/// `--config-env`, `clone --upload-pack`) or later (`git config
+/// core.hooksPath`, `init --template`): safety findings, like a write
+/// into `.git/`. `args` are git's arguments, resolved where known.
+pub(super) fn runs_code(args: &[super::Word]) -> Option<String> {
+    let value = |i: usize| args.get(i).and_then(|w| w.resolved.as_deref());
     let mut i = 0;
-    while let Some(&arg) = args.get(i) {
+    while let Some(word) = args.get(i) {
+        let Some(arg) = word.resolved.as_deref() else {
+            return Some(format!(
+                "`{}` is only known when it runs and could be a git option that runs code",
+                word.text
+            ));
+        };
         match arg {
-            "-C" | "-c" => i += 2,
+            "-c" => {
+                if let Some(f) = config_pair_finding("-c", value(i + 1)) {
+                    return Some(f);
+                }
+                i += 2;
+            }
+            "-C" | "--namespace" | "--super-prefix" | "--list-cmds" => i += 2,
+            _ if arg.starts_with("--config-env") => {
+                return Some(
+                    "`git --config-env` takes configuration from the environment, which Riot cannot see (it could make git run code)"
+                        .into(),
+                );
+            }
+            _ if arg.starts_with("--exec-path=") => {
+                return Some("`git --exec-path=DIR` makes git run its commands from DIR".into());
+            }
+            _ if arg.starts_with("--git-dir") || arg.starts_with("--work-tree") => i += 1,
             _ if arg.starts_with('-') => i += 1,
             _ => break,
         }
     }
-    if args.get(i) != Some(&"config") || git_read_only(args) {
-        return None;
-    }
-    let key = args[i + 1..].iter().find(|a| !a.starts_with('-'))?;
-    let lower = key.to_ascii_lowercase();
-    CODE_RUNNING_KEYS
-        .iter()
-        .any(|k| {
-            if k.ends_with('.') {
-                lower.starts_with(k)
-            } else {
-                lower == *k
+    let sub = value(i)?;
+    let rest = &args[i + 1..];
+    let rest_values: Vec<Option<&str>> = rest.iter().map(|w| w.resolved.as_deref()).collect();
+    let has = |pred: &dyn Fn(&str) -> bool| rest_values.iter().flatten().any(|a| pred(a));
+    match sub {
+        "config" => {
+            let known: Option<Vec<&str>> = rest_values.iter().copied().collect();
+            let Some(known) = known else {
+                return Some(
+                    "`git config` with a value only known when it runs could make git run code"
+                        .into(),
+                );
+            };
+            let mut full = vec!["config"];
+            full.extend(&known);
+            if git_read_only(&full) {
+                return None;
             }
-        })
-        .then(|| format!("`git config {key}` makes git run a program of the command's choosing"))
+            let key = known.iter().find(|a| !a.starts_with('-'))?;
+            key_runs_code(key).then(|| {
+                format!("`git config {key}` makes git run a program of the command's choosing")
+            })
+        }
+        "init" | "clone" if has(&|a| a.starts_with("--template")) => Some(format!(
+            "`git {sub} --template` copies hooks that git then runs"
+        )),
+        "clone" | "fetch" | "pull" | "ls-remote" | "archive" | "push" | "submodule"
+            if has(&|a| {
+                a.starts_with("--upload-pack")
+                    || a.starts_with("--receive-pack")
+                    || a.starts_with("--exec")
+                    || (sub == "clone" && a == "-u")
+            }) =>
+        {
+            Some(format!(
+                "`git {sub}` with `--upload-pack`/`--receive-pack`/`--exec` runs a program of the command's choosing"
+            ))
+        }
+        "clone" | "submodule" => {
+            let mut j = 0;
+            while j < rest_values.len() {
+                match rest_values[j] {
+                    Some("-c" | "--config") => {
+                        if let Some(f) = config_pair_finding(
+                            &format!("{sub} --config"),
+                            rest_values.get(j + 1).copied().flatten(),
+                        ) {
+                            return Some(f);
+                        }
+                        j += 2;
+                    }
+                    Some(a) if a.starts_with("--config=") => {
+                        if let Some(f) =
+                            config_pair_finding(&format!("{sub} --config"), Some(&a[9..]))
+                        {
+                            return Some(f);
+                        }
+                        j += 1;
+                    }
+                    _ => j += 1,
+                }
+            }
+            None
+        }
+        _ => None,
+    }
 }

@@ -25,9 +25,14 @@
 mod danger;
 mod fallback;
 mod git;
+pub(crate) mod pending;
 mod readonly;
+mod resolve;
 mod walk;
 mod wrappers;
+
+pub use pending::{PendingGlob, PendingTree};
+pub use resolve::{Context, HOLE};
 
 pub use wrappers::{strip_runners, strip_wrappers};
 
@@ -45,6 +50,61 @@ pub struct Word {
     pub literal: bool,
     /// Contains an unquoted `*`, `?` or `[`, which the shell expands.
     pub unquoted_glob: bool,
+    /// The word's pieces, for resolving variables in it.
+    pub parts: Vec<Part>,
+    /// The value the shell will pass, when the analysis could work it out
+    /// (variables set earlier in the line, `$HOME`, `$RIOT_HOME`, `$PWD`,
+    /// ANSI-C strings, `~`). `None`: only known when it runs.
+    pub resolved: Option<String>,
+}
+
+/// One piece of a [`Word`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// Text the shell passes as is.
+    Lit(String),
+    /// A leading `~` in an unquoted word: the home directory.
+    Home,
+    /// `$NAME` or `${NAME}`.
+    Var(String),
+    /// A command substitution, a special parameter, an expansion with an
+    /// operator: unknown until it runs.
+    Unknown,
+}
+
+impl Word {
+    /// A word with known text (derived commands, tests).
+    pub fn known(text: impl Into<String>) -> Self {
+        let text = text.into();
+        Word {
+            parts: vec![Part::Lit(text.clone())],
+            resolved: Some(text.clone()),
+            text,
+            literal: true,
+            unquoted_glob: false,
+        }
+    }
+
+    /// A word only known when the command runs (`{}` of `find -exec`,
+    /// the items `xargs` reads).
+    pub fn unknown(text: impl Into<String>) -> Self {
+        Word {
+            text: text.into(),
+            literal: false,
+            unquoted_glob: false,
+            parts: vec![Part::Unknown],
+            resolved: None,
+        }
+    }
+}
+
+/// A redirect of a simple command, judged once words are resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    /// Where it reads from or writes to.
+    pub target: Word,
+    /// Output (`>`, `>>`, `&>`...) rather than input (`<`).
+    pub writes: bool,
 }
 
 /// One simple command: `NAME=value ... cmd args ... redirects`.
@@ -58,8 +118,13 @@ pub struct SimpleCommand {
     pub words: Vec<Word>,
     /// Files this command's output is redirected into (not `/dev/null`).
     pub redirect_writes: Vec<String>,
+    /// Every file redirect, input and output, for the safety checks.
+    pub redirects: Vec<Redirect>,
     /// Found by the AST walk (as opposed to the fallback splitter).
     pub ast_verified: bool,
+    /// Not written as a command of its own but run by one: the script of
+    /// `bash -c`, the command of `find -exec`, `xargs` or `watch`.
+    pub derived: bool,
 }
 
 impl SimpleCommand {
@@ -86,6 +151,16 @@ impl SimpleCommand {
     pub fn runner_stripped_match_text(&self) -> Option<String> {
         let stripped = strip_runners(&self.words);
         (stripped.len() != self.words.len()).then(|| join(stripped))
+    }
+
+    /// The texts deny and ask rules are matched against when parts of the
+    /// command are only known when it runs: resolved words as their
+    /// values, unknown ones (and the expanding part of a glob) as a
+    /// [`HOLE`] that may stand for anything. Also with command-running
+    /// prefixes removed, an absolute program path cut to its name and
+    /// `busybox`/`toybox` looked through. Over-matching only narrows.
+    pub fn deny_match_texts(&self) -> Vec<String> {
+        resolve::deny_match_texts(self)
     }
 
     /// Whether every word is free of expansions.
@@ -135,6 +210,17 @@ pub struct CommandAnalysis {
     /// the allow-list, loops, too many subcommands). When set, content
     /// allow rules do not apply.
     pub structure: Option<String>,
+    /// Globs whose matches must be looked up on disk before the call is
+    /// judged (the policy does it; without a file system it assumes the
+    /// worst).
+    pub pending_globs: Vec<PendingGlob>,
+    /// Directories a recursive reader (`grep -r`, `rg --hidden`) would
+    /// print every file of: the policy looks for secret files in them.
+    pub pending_trees: Vec<PendingTree>,
+    /// `NAME=value` statements: (index of the next subcommand, name, value).
+    pub(crate) assignments: Vec<(usize, String, Word)>,
+    /// Commands of nested scripts, judged already, added at the end.
+    pub(crate) nested: Vec<SimpleCommand>,
     unverifiable: Option<String>,
     dangerous: Option<String>,
 }
@@ -189,7 +275,8 @@ impl CommandAnalysis {
         }
     }
 
-    pub(crate) fn note_dangerous(&mut self, detail: impl Into<String>) {
+    /// Records a dangerous finding (the policy's disk checks add theirs).
+    pub fn note_dangerous(&mut self, detail: impl Into<String>) {
         if self.dangerous.is_none() {
             self.dangerous = Some(detail.into());
         }
@@ -205,16 +292,24 @@ impl CommandAnalysis {
 }
 
 /// Analyzes a shell command line. Never fails: what cannot be understood
-/// is reported as unverifiable.
+/// is reported as unverifiable. Without a [`Context`], `$HOME` and the
+/// like are unknown, and so fail closed.
 pub fn analyze_command(command: &str) -> CommandAnalysis {
-    analyze_at_depth(command, 0)
+    analyze_command_in(command, &Context::default())
+}
+
+/// [`analyze_command`] knowing the home directory, Riot's home and the
+/// working directory, so `$HOME/.bashrc`, `$RIOT_HOME/settings.json`, `cd
+/// ~/.config && ...` and `~/bin/x` are judged by where they lead.
+pub fn analyze_command_in(command: &str, ctx: &Context) -> CommandAnalysis {
+    analyze_at_depth(command, 0, ctx)
 }
 
 /// `bash -c '...'` strings are analyzed as commands of their own, this
 /// deep at most.
 const MAX_NESTED_SHELLS: usize = 3;
 
-fn analyze_at_depth(command: &str, depth: usize) -> CommandAnalysis {
+fn analyze_at_depth(command: &str, depth: usize, ctx: &Context) -> CommandAnalysis {
     let mut analysis = CommandAnalysis {
         source: command.to_owned(),
         ..CommandAnalysis::default()
@@ -222,9 +317,7 @@ fn analyze_at_depth(command: &str, depth: usize) -> CommandAnalysis {
     if !walk::analyze(command, &mut analysis) {
         fallback::analyze(command, &mut analysis);
     }
-    for sub in analysis.subcommands.clone() {
-        danger::judge_subcommand(&sub, &mut analysis, depth);
-    }
+    danger::judge(&mut analysis, ctx, depth);
     if analysis.subcommands.len() > MAX_SUBCOMMANDS {
         analysis.note_structure(format!(
             "the command has {} subcommands; at most {MAX_SUBCOMMANDS} are checked one by one",
@@ -257,6 +350,15 @@ const DANGEROUS_VARS: &[&str] = &[
     "GIT_CONFIG_GLOBAL",
     "GIT_CONFIG_SYSTEM",
     "GIT_EXTERNAL_DIFF",
+    "GIT_DIR",
+    "GIT_TEMPLATE_DIR",
+    "GIT_ASKPASS",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_SSH",
+    "GIT_PROXY_COMMAND",
+    "SSH_ASKPASS",
     "EDITOR",
     "VISUAL",
     "PAGER",

@@ -3,8 +3,7 @@
 
 use tree_sitter::{Node, Parser};
 
-use super::{CommandAnalysis, SimpleCommand, Word};
-use crate::paths;
+use super::{CommandAnalysis, Part, Redirect, SimpleCommand, Word};
 
 /// Node kinds the analysis understands. Anything else — a function
 /// definition, `case`, arithmetic, `&` (background), brace expansion — is
@@ -209,16 +208,13 @@ impl Walker<'_> {
                         for b in body {
                             self.statement(b);
                         }
-                        let mut orphan = SimpleCommand {
-                            text,
-                            env: Vec::new(),
-                            words: Vec::new(),
-                            redirect_writes: Vec::new(),
-                            ast_verified: true,
-                        };
+                        // `{ ...; } > file`: the redirect is judged as a
+                        // command of its own.
+                        let mut orphan = empty_command(text);
                         for r in redirects {
                             self.redirect(r, &mut orphan);
                         }
+                        self.analysis.subcommands.push(orphan);
                     }
                 }
             }
@@ -228,7 +224,9 @@ impl Walker<'_> {
             }
             "variable_assignment" => {
                 // Walking the value also collects commands it substitutes.
-                let (name, _) = self.assignment(node);
+                let (name, value) = self.assignment(node);
+                let next = self.analysis.subcommands.len();
+                self.analysis.assignments.push((next, name.clone(), value));
                 if super::is_dangerous_var(&name) {
                     self.analysis
                         .note_dangerous(format!("`{name}=` changes what later commands run"));
@@ -246,31 +244,25 @@ impl Walker<'_> {
         self.depth -= 1;
     }
 
-    fn assignment(&mut self, node: Node<'_>) -> (String, String) {
+    fn assignment(&mut self, node: Node<'_>) -> (String, Word) {
         let name = node
             .child_by_field_name("name")
             .map(|n| self.text(n))
             .unwrap_or_default();
         let value = match node.child_by_field_name("value") {
-            Some(v) => self.word(v).text,
-            None => String::new(),
+            Some(v) => self.word(v),
+            None => Word::known(""),
         };
         (name, value)
     }
 
     fn command(&mut self, node: Node<'_>, outer_redirects: &[Node<'_>], text: String) {
-        let mut sc = SimpleCommand {
-            text,
-            env: Vec::new(),
-            words: Vec::new(),
-            redirect_writes: Vec::new(),
-            ast_verified: true,
-        };
+        let mut sc = empty_command(text);
         for child in Self::named_children(node) {
             match child.kind() {
                 "variable_assignment" => {
-                    let pair = self.assignment(child);
-                    sc.env.push(pair);
+                    let (name, value) = self.assignment(child);
+                    sc.env.push((name, value.text));
                 }
                 "command_name" => {
                     for part in Self::named_children(child) {
@@ -299,49 +291,64 @@ impl Walker<'_> {
         match node.kind() {
             "word" => {
                 let (text, glob) = unescape_word(&raw);
+                // An unquoted leading `~` is the home directory.
+                let parts = match text.strip_prefix('~') {
+                    Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                        vec![Part::Home, Part::Lit(rest.to_owned())]
+                    }
+                    _ => vec![Part::Lit(text.clone())],
+                };
                 Word {
                     text,
                     literal: true,
                     unquoted_glob: glob,
+                    parts,
+                    resolved: None,
                 }
             }
             "number" | "variable_name" => Word {
-                text: raw,
                 literal: node.kind() == "number",
-                unquoted_glob: false,
+                ..Word::known(raw)
             },
-            "raw_string" => Word {
-                text: raw
-                    .strip_prefix('\'')
+            "raw_string" => Word::known(
+                raw.strip_prefix('\'')
                     .and_then(|s| s.strip_suffix('\''))
-                    .unwrap_or(&raw)
-                    .to_owned(),
-                literal: true,
-                unquoted_glob: false,
-            },
+                    .unwrap_or(&raw),
+            ),
             "string" => {
                 let mut literal = true;
                 let mut text = String::new();
+                let mut parts = Vec::new();
                 for part in Self::named_children(node) {
                     if part.kind() == "string_content" {
-                        text.push_str(&unescape_dquoted(&self.text(part)));
+                        let content = unescape_dquoted(&self.text(part));
+                        text.push_str(&content);
+                        parts.push(Part::Lit(content));
                     } else {
                         let w = self.word(part);
                         literal &= w.literal;
                         text.push_str(&w.text);
+                        // `"~/x"` is not the home directory.
+                        parts.extend(w.parts.into_iter().map(|p| match p {
+                            Part::Home => Part::Lit("~".into()),
+                            other => other,
+                        }));
                     }
                 }
                 Word {
                     text,
                     literal,
                     unquoted_glob: false,
+                    parts,
+                    resolved: None,
                 }
             }
             "concatenation" => {
                 let mut literal = true;
                 let mut glob = false;
                 let mut text = String::new();
-                for part in Self::named_children(node) {
+                let mut parts = Vec::new();
+                for (i, part) in Self::named_children(node).into_iter().enumerate() {
                     // `{a,b}` arrives as the words `{`, `a,b`, `}`.
                     if part.kind() == "word" && self.text(part).contains(['{', '}']) {
                         glob = true;
@@ -350,22 +357,41 @@ impl Walker<'_> {
                     literal &= w.literal;
                     glob |= w.unquoted_glob;
                     text.push_str(&w.text);
+                    parts.extend(w.parts.into_iter().map(|p| match p {
+                        Part::Home if i > 0 => Part::Lit("~".into()),
+                        other => other,
+                    }));
                 }
                 Word {
                     text,
                     literal,
                     unquoted_glob: glob,
+                    parts,
+                    resolved: None,
                 }
             }
             "simple_expansion" | "expansion" => {
                 self.analysis
                     .note_unverifiable(format!("`{raw}` is a variable, only known when it runs"));
-                for part in Self::named_children(node) {
+                let children = Self::named_children(node);
+                for part in &children {
                     if !matches!(part.kind(), "variable_name" | "special_variable_name") {
-                        self.word(part);
+                        self.word(*part);
                     }
                 }
-                non_literal(raw)
+                // Only a plain `$NAME` / `${NAME}` can be worked out.
+                let plain = match children.as_slice() {
+                    [only] if only.kind() == "variable_name" => {
+                        let inner = self.text(*only);
+                        (raw == format!("${inner}") || raw == format!("${{{inner}}}"))
+                            .then_some(inner)
+                    }
+                    _ => None,
+                };
+                Word {
+                    parts: vec![plain.map_or(Part::Unknown, Part::Var)],
+                    ..non_literal(raw)
+                }
             }
             "command_substitution" | "process_substitution" => {
                 self.analysis.note_unverifiable(format!(
@@ -374,12 +400,26 @@ impl Walker<'_> {
                 for child in Self::named_children(node) {
                     self.statement(child);
                 }
+                // `<(cmd)` passes a pipe's name, never a file of the project;
+                // its command is judged on its own.
+                if node.kind() == "process_substitution" {
+                    return Word {
+                        parts: vec![Part::Lit("/dev/fd/63".into())],
+                        ..non_literal(raw)
+                    };
+                }
                 non_literal(raw)
             }
             "ansi_c_string" => {
                 self.analysis
                     .note_unverifiable(format!("`{raw}` is an ANSI-C quoted string"));
-                non_literal(raw)
+                match super::resolve::decode_ansi_c(&raw) {
+                    Some(decoded) => Word {
+                        parts: vec![Part::Lit(decoded)],
+                        ..non_literal(raw)
+                    },
+                    None => non_literal(raw),
+                }
             }
             "heredoc_body" => {
                 for part in Self::named_children(node) {
@@ -387,11 +427,7 @@ impl Walker<'_> {
                         self.word(part);
                     }
                 }
-                Word {
-                    text: raw,
-                    literal: true,
-                    unquoted_glob: false,
-                }
+                Word::known(raw)
             }
             other => {
                 self.analysis.note_structure(format!(
@@ -444,66 +480,55 @@ impl Walker<'_> {
         }
     }
 
+    /// Records a redirect; whether its target is protected is judged
+    /// once words are resolved.
     fn grade_redirect(&mut self, op: &str, target: &Word, is_number: bool, sc: &mut SimpleCommand) {
         let reads = matches!(op, "<" | "<&" | "<&-");
         let dup = matches!(op, ">&" | "<&" | ">&-" | "<&-") && (is_number || target.text == "-");
         if dup {
             return;
         }
-        if !target.literal {
-            // `>> $HOME/.zshrc` still names a shell startup file.
-            if let Some(s) = paths::classify(&target.text, None)
-                && (!reads || s.applies_to_reads())
-            {
-                self.analysis.note_dangerous(format!(
-                    "redirects into `{}`: {}",
-                    target.text,
-                    s.detail()
+        let discarded = target.literal
+            && matches!(
+                target.text.as_str(),
+                "/dev/null" | "/dev/stdout" | "/dev/stderr"
+            );
+        if discarded {
+            return;
+        }
+        if !reads {
+            if target.literal {
+                self.analysis
+                    .note_unverifiable(format!("writes to the file `{}`", target.text));
+            } else {
+                self.analysis.note_unverifiable(format!(
+                    "redirects to `{}`, which is only known when it runs",
+                    target.text
                 ));
             }
-            self.analysis.note_unverifiable(format!(
-                "redirects to `{}`, which is only known when it runs",
-                target.text
-            ));
-            if !reads {
-                sc.redirect_writes.push(target.text.clone());
-            }
-            return;
+            sc.redirect_writes.push(target.text.clone());
         }
-        let sensitivity = paths::classify(&target.text, None);
-        if reads {
-            if let Some(s) = sensitivity.filter(|s| s.applies_to_reads()) {
-                self.analysis
-                    .note_dangerous(format!("reads a credential file: {}", s.detail()));
-            }
-            return;
-        }
-        if matches!(
-            target.text.as_str(),
-            "/dev/null" | "/dev/stdout" | "/dev/stderr"
-        ) {
-            return;
-        }
-        if let Some(s) = sensitivity {
-            self.analysis.note_dangerous(format!(
-                "redirects output into `{}`: {}",
-                target.text,
-                s.detail()
-            ));
-        } else {
-            self.analysis
-                .note_unverifiable(format!("writes to the file `{}`", target.text));
-        }
-        sc.redirect_writes.push(target.text.clone());
+        sc.redirects.push(Redirect {
+            target: target.clone(),
+            writes: !reads,
+        });
+    }
+}
+
+fn empty_command(text: String) -> SimpleCommand {
+    SimpleCommand {
+        text,
+        env: Vec::new(),
+        words: Vec::new(),
+        redirect_writes: Vec::new(),
+        redirects: Vec::new(),
+        ast_verified: true,
+        derived: false,
     }
 }
 
 fn non_literal(raw: String) -> Word {
-    Word {
-        text: raw,
-        literal: false,
-        unquoted_glob: false,
-    }
+    Word::unknown(raw)
 }
 
 fn is_redirect(kind: &str) -> bool {

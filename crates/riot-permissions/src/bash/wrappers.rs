@@ -193,6 +193,8 @@ const RUNNERS: &[(&str, &[&str])] = &[
     ("stdbuf", &["-i", "-o", "-e"]),
     ("setsid", &[]),
     ("ionice", &["-c", "-n", "-p"]),
+    ("watch", &["-n", "--interval"]),
+    ("unbuffer", &[]),
 ];
 
 /// Strips every command-running prefix generously: the prefix, its flags,

@@ -26,7 +26,7 @@ use riot_protocol::{
     PermissionResult, PermissionRule, PermissionTarget, RuleBehavior,
 };
 
-use crate::bash::{CommandAnalysis, analyze_command};
+use crate::bash::{CommandAnalysis, Context, analyze_command_in};
 use crate::paths;
 use crate::rules::{RuleSet, Subject, source_label};
 
@@ -80,6 +80,9 @@ enum Step {
         describe: String,
     },
 }
+
+/// Most symlinks followed by hand when resolving one path.
+const MAX_LINK_HOPS: usize = 16;
 
 impl Policy {
     /// A policy for a project. `home` expands `~` in rules; without it,
@@ -153,7 +156,20 @@ impl Policy {
 
     async fn facts(&self, query: &PermissionQuery) -> Facts {
         match &query.target {
-            PermissionTarget::Command { command } => Facts::Bash(analyze_command(command)),
+            PermissionTarget::Command { command } => {
+                let ctx = Context {
+                    home: self.home.clone(),
+                    riot_home: self.riot_home.clone(),
+                    cwd: Some(self.project.clone()),
+                };
+                let mut analysis = analyze_command_in(command, &ctx);
+                let protect = crate::bash::pending::Protect {
+                    home: self.home.as_deref(),
+                    riot_home: self.riot_home.as_deref(),
+                };
+                crate::bash::pending::settle(&mut analysis, self.fs.as_deref(), &protect).await;
+                Facts::Bash(analysis)
+            }
             PermissionTarget::Path { path, access } => {
                 let absolute = if path.is_absolute() {
                     path.clone()
@@ -186,7 +202,22 @@ impl Policy {
         };
         let mut existing = path.to_path_buf();
         let mut tail = Vec::new();
+        let mut hops = 0;
         loop {
+            // A link whose target does not exist yet cannot be
+            // canonicalized, but a write through it lands at the target:
+            // follow it by hand (a bounded number of times).
+            if hops < MAX_LINK_HOPS
+                && fs.canonicalize(&existing).await.is_err()
+                && let Ok(meta) = fs.symlink_metadata(&existing).await
+                && meta.kind == riot_protocol::FileKind::Symlink
+                && let Ok(target) = fs.read_link(&existing).await
+            {
+                hops += 1;
+                let parent = existing.parent().map(Path::to_path_buf).unwrap_or_default();
+                existing = paths::normalize(&parent.join(target));
+                continue;
+            }
             if let Ok(real) = fs.canonicalize(&existing).await {
                 let stripped = paths::strip_verbatim(&real.to_string_lossy()).to_owned();
                 let mut out = PathBuf::from(stripped);
@@ -226,13 +257,25 @@ impl Policy {
         }
 
         // 1. Deny rules, whole-tool or content, in every mode.
-        let deny_rule = rules
-            .whole_tool(RuleBehavior::Deny, tool)
-            .or_else(|| self.content_rule(rules, RuleBehavior::Deny, tool, facts));
-        if let Some(rule) = deny_rule {
+        let deny_rule = match facts {
+            Facts::Bash(analysis) => rules
+                .whole_tool(RuleBehavior::Deny, tool)
+                .map(|r| (r, false))
+                .or_else(|| self.bash_content_rule(rules, RuleBehavior::Deny, tool, analysis)),
+            _ => rules
+                .whole_tool(RuleBehavior::Deny, tool)
+                .or_else(|| self.content_rule(rules, RuleBehavior::Deny, tool, facts))
+                .map(|r| (r, false)),
+        };
+        if let Some((rule, via_unknown)) = deny_rule {
             let reason = rule_reason(rule);
+            let assumed = if via_unknown {
+                " (part of the command is only known when it runs, so Riot assumes the rule matches)"
+            } else {
+                ""
+            };
             let message = format!(
-                "Permission to {describe} was denied by the rule `{}` from {}. Do not retry it; choose another approach or ask the user.",
+                "Permission to {describe} was denied by the rule `{}` from {}{assumed}. Do not retry it; choose another approach or ask the user.",
                 rule.pattern,
                 source_label(rule.source)
             );
@@ -342,35 +385,9 @@ impl Policy {
         facts: &Facts,
     ) -> Option<&'r PermissionRule> {
         match facts {
-            Facts::Bash(analysis) => {
-                let mut texts = vec![analysis.source.trim().to_owned()];
-                for sub in &analysis.subcommands {
-                    if sub.ast_verified {
-                        texts.push(sub.match_text());
-                        texts.extend(sub.stripped_match_text());
-                        texts.extend(sub.runner_stripped_match_text());
-                    } else {
-                        // Untrusted split: try every word as a start.
-                        let argv = sub.argv();
-                        for start in 0..argv.len() {
-                            texts.push(argv[start..].join(" "));
-                        }
-                    }
-                }
-                texts
-                    .iter()
-                    .find_map(|text| {
-                        rules.content(
-                            behavior,
-                            tool,
-                            Subject::Command {
-                                text,
-                                ast_split: true,
-                            },
-                        )
-                    })
-                    .or_else(|| self.path_rule_on_arguments(rules, behavior, analysis))
-            }
+            Facts::Bash(analysis) => self
+                .bash_content_rule(rules, behavior, tool, analysis)
+                .map(|(rule, _)| rule),
             Facts::Path {
                 literal, resolved, ..
             } => [literal, resolved].into_iter().find_map(|path| {
@@ -387,6 +404,57 @@ impl Policy {
             Facts::Url(url) => rules.content(behavior, tool, Subject::Url(url)),
             Facts::Opaque => None,
         }
+    }
+
+    /// A deny or ask rule matching a shell command, and whether it matched
+    /// only because part of the command is unknown until it runs (which
+    /// is assumed to match: fail closed).
+    fn bash_content_rule<'r>(
+        &self,
+        rules: &'r RuleSet,
+        behavior: RuleBehavior,
+        tool: &str,
+        analysis: &CommandAnalysis,
+    ) -> Option<(&'r PermissionRule, bool)> {
+        let mut texts = vec![analysis.source.trim().to_owned()];
+        let mut hole_texts = Vec::new();
+        for sub in &analysis.subcommands {
+            if sub.ast_verified {
+                texts.push(sub.match_text());
+                texts.extend(sub.stripped_match_text());
+                texts.extend(sub.runner_stripped_match_text());
+                for text in sub.deny_match_texts() {
+                    if text.contains(crate::bash::HOLE) {
+                        hole_texts.push(text);
+                    } else {
+                        texts.push(text);
+                    }
+                }
+            } else {
+                // Untrusted split: try every word as a start.
+                let argv = sub.argv();
+                for start in 0..argv.len() {
+                    texts.push(argv[start..].join(" "));
+                }
+            }
+        }
+        let matched = |text: &String| {
+            rules.content(
+                behavior,
+                tool,
+                Subject::Command {
+                    text,
+                    ast_split: true,
+                },
+            )
+        };
+        if let Some(rule) = texts.iter().find_map(matched) {
+            return Some((rule, false));
+        }
+        if let Some(rule) = self.path_rule_on_arguments(rules, behavior, analysis) {
+            return Some((rule, false));
+        }
+        hole_texts.iter().find_map(matched).map(|rule| (rule, true))
     }
 
     /// Deny and ask rules on files hold against the shell too: with

@@ -1,7 +1,12 @@
 //! Shared helpers for the decision tables.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use riot_protocol::{DirEntry, FileKind, FileMeta, FileSystem};
 
 use riot_permissions::{Policy, builtin_query};
 use riot_protocol::{
@@ -21,10 +26,152 @@ pub fn rule(text: &str, behavior: RuleBehavior, source: RuleSource) -> Permissio
     }
 }
 
+/// The project the tables run in, on an in-memory disk: ordinary files
+/// only, so globs and recursive readers find no secrets.
+pub const PROJECT_FILES: &[&str] = &[
+    "/work/proj/README.md",
+    "/work/proj/Cargo.toml",
+    "/work/proj/src/main.rs",
+    "/work/proj/src/lib.rs",
+    "/work/proj/data.txt",
+    "/home/me/.bashrc",
+];
+
 pub fn policy(rules: Vec<PermissionRule>) -> Policy {
+    policy_on(TreeFs::new(PROJECT_FILES, &[]), rules)
+}
+
+pub fn policy_on(fs: TreeFs, rules: Vec<PermissionRule>) -> Policy {
     Policy::new(PROJECT, Some(PathBuf::from(HOME)))
         .with_riot_home(format!("{HOME}/.config/riot"))
+        .with_file_system(Arc::new(fs))
         .with_rules(rules)
+}
+
+/// A read-only in-memory disk: files (their parent directories exist
+/// too) and symlinks, which may dangle.
+#[derive(Debug, Default)]
+pub struct TreeFs {
+    files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+    links: Vec<(PathBuf, PathBuf)>,
+}
+
+impl TreeFs {
+    pub fn new(files: &[&str], links: &[(&str, &str)]) -> Self {
+        let mut fs = TreeFs::default();
+        for f in files {
+            let path = PathBuf::from(f);
+            let mut dir = path.parent();
+            while let Some(d) = dir {
+                if !fs.dirs.contains(&d.to_path_buf()) {
+                    fs.dirs.push(d.to_path_buf());
+                }
+                dir = d.parent();
+            }
+            fs.files.push(path);
+        }
+        for (link, target) in links {
+            fs.links.push((PathBuf::from(link), PathBuf::from(target)));
+        }
+        fs
+    }
+
+    fn exists(&self, p: &Path) -> bool {
+        self.files.iter().any(|f| f == p) || self.dirs.iter().any(|d| d == p)
+    }
+
+    fn link(&self, p: &Path) -> Option<&PathBuf> {
+        self.links.iter().find(|(l, _)| l == p).map(|(_, t)| t)
+    }
+}
+
+fn unsupported<T>() -> io::Result<T> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "not in this fake",
+    ))
+}
+
+fn not_found<T>() -> io::Result<T> {
+    Err(io::Error::new(io::ErrorKind::NotFound, "no such file"))
+}
+
+fn meta(kind: FileKind) -> FileMeta {
+    FileMeta {
+        kind,
+        len: 0,
+        modified_ms: None,
+        mode: None,
+    }
+}
+
+#[async_trait]
+impl FileSystem for TreeFs {
+    async fn read(&self, _: &Path) -> io::Result<Vec<u8>> {
+        unsupported()
+    }
+    async fn metadata(&self, _: &Path) -> io::Result<FileMeta> {
+        unsupported()
+    }
+    async fn symlink_metadata(&self, path: &Path) -> io::Result<FileMeta> {
+        if self.link(path).is_some() {
+            Ok(meta(FileKind::Symlink))
+        } else if self.dirs.iter().any(|d| d == path) {
+            Ok(meta(FileKind::Dir))
+        } else if self.exists(path) {
+            Ok(meta(FileKind::File))
+        } else {
+            not_found()
+        }
+    }
+    async fn write_atomic(&self, _: &Path, _: &[u8]) -> io::Result<()> {
+        unsupported()
+    }
+    async fn create_dir_all(&self, _: &Path) -> io::Result<()> {
+        unsupported()
+    }
+    async fn remove_file(&self, _: &Path) -> io::Result<()> {
+        unsupported()
+    }
+    async fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        let mut p = path.to_path_buf();
+        for _ in 0..8 {
+            match self.link(&p) {
+                Some(target) => p = target.clone(),
+                None => break,
+            }
+        }
+        if self.exists(&p) { Ok(p) } else { not_found() }
+    }
+    async fn read_dir(&self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        if !self.dirs.iter().any(|d| d == path) {
+            return not_found();
+        }
+        let mut out: Vec<DirEntry> = self
+            .dirs
+            .iter()
+            .filter(|d| d.parent() == Some(path))
+            .map(|d| DirEntry {
+                path: d.clone(),
+                kind: FileKind::Dir,
+            })
+            .chain(
+                self.files
+                    .iter()
+                    .filter(|f| f.parent() == Some(path))
+                    .map(|f| DirEntry {
+                        path: f.clone(),
+                        kind: FileKind::File,
+                    }),
+            )
+            .collect();
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+    async fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        self.link(path).cloned().map_or_else(not_found, Ok)
+    }
 }
 
 pub fn mode(name: &str) -> PermissionMode {
