@@ -23,6 +23,7 @@
 
 mod agent;
 pub mod ext;
+mod frames;
 mod gate;
 pub mod mapping;
 mod stdio;

@@ -1,7 +1,11 @@
 //! `riot serve`'s transport: ACP over a WebSocket on loopback
 //! (ARCHITECTURE §2, INTERFACES `riot serve`). One JSON-RPC message per
 //! text frame; each connection is served by the same agent as `riot acp`,
-//! with the frames bridged to its line transport.
+//! with the frames bridged to its line transport. A frame that is not an
+//! ACP message (binary, not JSON) gets a short parse error and the
+//! connection goes on; a text frame that is not UTF-8, or a message over
+//! [`MAX_MESSAGE_BYTES`], gets one too, then the connection closes (1007,
+//! 1009): the WebSocket library cannot read past either.
 //!
 //! A local web page must never be able to drive the agent, so a WebSocket
 //! upgrade at `/acp` needs both
@@ -25,15 +29,17 @@ use std::sync::Arc;
 use agent_client_protocol::Lines;
 use axum::Router;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use futures::channel::{mpsc, oneshot};
 use futures::{SinkExt, StreamExt};
 use tokio::net::TcpListener;
 
 use crate::agent::{AcpConfig, Shutdown, serve_on};
+use crate::frames::{self, MAX_MESSAGE_BYTES, Refusal};
 
 /// The page `GET /` shows when no `--ui-dir` is given: the web UI is not
 /// embedded in the binary yet, and the page says so.
@@ -266,34 +272,171 @@ async fn acp(
     let config = shared.config.clone();
     let stop = shared.stop.clone();
     let tracked = shared.connections.clone();
-    upgrade.on_upgrade(move |socket| tracked.track_future(connection(socket, config, stop)))
+    upgrade
+        .max_message_size(MAX_MESSAGE_BYTES)
+        .max_frame_size(MAX_MESSAGE_BYTES)
+        .on_upgrade(move |socket| tracked.track_future(connection(socket, config, stop)))
+}
+
+/// What a connection's writer sends on its WebSocket.
+enum Outgoing {
+    /// One JSON-RPC message, and where to say it was sent.
+    Text(String, oneshot::Sender<io::Result<()>>),
+    /// Reading failed in a way the client is told about: once everything
+    /// else is sent, close with this frame instead of a plain close.
+    CloseWith(CloseFrame),
+}
+
+/// Sends `line` through the writer; resolves once it is on the socket.
+async fn send_text(writer: &mpsc::UnboundedSender<Outgoing>, line: String) -> io::Result<()> {
+    let (done_tx, done_rx) = oneshot::channel();
+    writer
+        .unbounded_send(Outgoing::Text(line, done_tx))
+        .map_err(|_| io::Error::other("the WebSocket writer stopped"))?;
+    done_rx
+        .await
+        .map_err(|_| io::Error::other("the WebSocket writer stopped"))?
+}
+
+/// What one received frame means for the agent.
+enum Received {
+    /// A message for the SDK.
+    Message(String),
+    /// A parse error to answer; the connection goes on.
+    Refused(String),
+    /// A parse error to answer, then the connection closes with `code`
+    /// (the WebSocket library cannot read past this error).
+    Fatal(String, u16),
+    /// Nothing for anyone (control frames).
+    Skip,
+    /// The client left, or the socket failed.
+    End,
+}
+
+/// Sorts one read of the WebSocket: a text frame that is JSON is a message
+/// and every other text or binary frame a short parse error
+/// ([`frames`](crate::frames)); a text frame that is not UTF-8 or a message
+/// over [`MAX_MESSAGE_BYTES`] is answered and ends the connection.
+fn received(read: Option<Result<Message, axum::Error>>) -> Received {
+    let message = match read {
+        None | Some(Ok(Message::Close(_))) => return Received::End,
+        Some(Ok(message)) => message,
+        Some(Err(e)) => {
+            let e = match e.into_inner().downcast::<tungstenite::Error>() {
+                Ok(e) => *e,
+                Err(e) => {
+                    tracing::info!(error = %e, "riot serve: the WebSocket failed");
+                    return Received::End;
+                }
+            };
+            return match e {
+                tungstenite::Error::Utf8(_) => Received::Fatal(
+                    frames::parse_error(&Refusal::NotUtf8, None),
+                    close_code::INVALID,
+                ),
+                tungstenite::Error::Capacity(
+                    tungstenite::error::CapacityError::MessageTooLong { size, .. },
+                ) => Received::Fatal(
+                    frames::parse_error(&Refusal::TooLong, Some((&[], size))),
+                    close_code::SIZE,
+                ),
+                e => {
+                    tracing::info!(error = %e, "riot serve: the WebSocket failed");
+                    Received::End
+                }
+            };
+        }
+    };
+    match message {
+        Message::Text(text) => match frames::screen_text(text.as_str().to_owned()) {
+            Ok(line) => Received::Message(line),
+            Err(answer) => Received::Refused(answer),
+        },
+        Message::Binary(bytes) => Received::Refused(frames::parse_error(
+            &Refusal::Binary,
+            Some((&bytes, bytes.len())),
+        )),
+        Message::Ping(_) | Message::Pong(_) | Message::Close(_) => Received::Skip,
+    }
 }
 
 /// Runs one ACP agent over one WebSocket: each text frame is one incoming
-/// message, each outgoing message one text frame.
+/// message, each outgoing message one text frame. One writer owns the
+/// socket's sending half and sends both the agent's messages and the
+/// refusals answered here; it closes the socket once the agent is done.
 async fn connection(socket: WebSocket, config: AcpConfig, stop: Shutdown) {
     tracing::info!("riot serve: an ACP client connected");
-    let (sink, stream) = socket.split();
-    let outgoing = sink
-        .sink_map_err(io::Error::other)
-        .with(|line: String| futures::future::ready(Ok(Message::Text(line.into()))));
-    let incoming = futures::stream::unfold(stream, |mut stream| async move {
+    let (mut sink, stream) = socket.split();
+    let (writer, mut to_write) = mpsc::unbounded::<Outgoing>();
+    let outgoing = futures::sink::unfold(writer.clone(), async |writer, line: String| {
+        send_text(&writer, line).await?;
+        Ok::<_, io::Error>(writer)
+    });
+    let incoming = futures::stream::unfold((stream, writer), |(mut stream, writer)| async move {
         loop {
-            match stream.next().await? {
-                Ok(Message::Text(text)) => return Some((Ok(text.as_str().to_owned()), stream)),
-                Ok(Message::Close(_)) => return None,
-                Ok(Message::Binary(_)) => {
-                    tracing::warn!("riot serve: ignored a binary frame (ACP uses text frames)");
+            match received(stream.next().await) {
+                Received::Message(line) => return Some((Ok(line), (stream, writer))),
+                Received::Refused(answer) => {
+                    // Answered before the next frame is read.
+                    send_text(&writer, answer).await.ok()?;
                 }
-                Ok(Message::Ping(_) | Message::Pong(_)) => {}
-                Err(e) => {
-                    tracing::info!(error = %e, "riot serve: the WebSocket failed");
+                Received::Fatal(answer, code) => {
+                    let _ = send_text(&writer, answer).await;
+                    let _ = writer.unbounded_send(Outgoing::CloseWith(CloseFrame {
+                        code,
+                        reason: "refused an unreadable message".into(),
+                    }));
                     return None;
                 }
+                Received::Skip => {}
+                Received::End => return None,
             }
         }
     });
-    match serve_on(config, Lines::new(outgoing, incoming), stop).await {
+    let (served_tx, mut served_rx) = oneshot::channel::<()>();
+    let serving = async move {
+        let served = serve_on(config, Lines::new(outgoing, incoming), stop).await;
+        let _ = served_tx.send(());
+        served
+    };
+    let writing = async move {
+        let mut close_with = None;
+        let mut serving = true;
+        loop {
+            let next = if serving {
+                tokio::select! {
+                    next = to_write.next() => next,
+                    _ = &mut served_rx => {
+                        // Whatever is queued still goes out; nothing more comes.
+                        serving = false;
+                        to_write.close();
+                        continue;
+                    }
+                }
+            } else {
+                to_write.next().await
+            };
+            match next {
+                None => break,
+                Some(Outgoing::Text(line, done)) => {
+                    let sent = sink
+                        .send(Message::Text(line.into()))
+                        .await
+                        .map_err(io::Error::other);
+                    let _ = done.send(sent);
+                }
+                Some(Outgoing::CloseWith(frame)) => close_with = Some(frame),
+            }
+        }
+        let closed = match close_with {
+            Some(frame) => sink.send(Message::Close(Some(frame))).await,
+            None => sink.close().await,
+        };
+        if let Err(e) = closed {
+            tracing::debug!(error = %e, "riot serve: closing the WebSocket failed");
+        }
+    };
+    match tokio::join!(serving, writing).0 {
         Ok(()) => tracing::info!("riot serve: an ACP client disconnected"),
         Err(e) => tracing::warn!(error = %e, "riot serve: an ACP connection failed"),
     }
@@ -393,6 +536,44 @@ mod tests {
         assert_eq!(split_host("example.com"), Some(("example.com".into(), 80)));
         assert_eq!(split_host("[::1]x"), None);
         assert_eq!(split_host("a:b"), None);
+    }
+
+    #[test]
+    fn frames_are_sorted_into_messages_refusals_and_failures() {
+        let text = |t: &str| Some(Ok(Message::Text(t.into())));
+        assert!(matches!(received(text("{}")), Received::Message(m) if m == "{}"));
+        assert!(
+            matches!(received(text("{")), Received::Refused(a) if a.contains("not valid JSON"))
+        );
+        let binary = Some(Ok(Message::Binary(b"{}".to_vec().into())));
+        assert!(matches!(received(binary), Received::Refused(a) if a.contains("binary frame")));
+        assert!(matches!(
+            received(Some(Ok(Message::Ping(Vec::new().into())))),
+            Received::Skip
+        ));
+        assert!(matches!(received(None), Received::End));
+        assert!(matches!(
+            received(Some(Ok(Message::Close(None)))),
+            Received::End
+        ));
+
+        let failed = |e: tungstenite::Error| received(Some(Err(axum::Error::new(e))));
+        assert!(matches!(
+            failed(tungstenite::Error::Utf8("bad".into())),
+            Received::Fatal(a, close_code::INVALID) if a.contains("not valid UTF-8")
+        ));
+        let too_long = tungstenite::error::CapacityError::MessageTooLong {
+            size: 9_000_000,
+            max_size: MAX_MESSAGE_BYTES,
+        };
+        assert!(matches!(
+            failed(tungstenite::Error::Capacity(too_long)),
+            Received::Fatal(a, close_code::SIZE) if a.contains("9000000 bytes")
+        ));
+        assert!(matches!(
+            failed(tungstenite::Error::ConnectionClosed),
+            Received::End
+        ));
     }
 
     #[test]

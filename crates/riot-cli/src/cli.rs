@@ -146,9 +146,14 @@ pub struct AcpArgs {}
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to bind.
+    /// Address to bind. Anything but loopback needs --allow-remote.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
+
+    /// Allow a --host that is not loopback. The token then travels in
+    /// plain HTTP: anyone on the network who sees it can drive the agent.
+    #[arg(long)]
+    pub allow_remote: bool,
 
     /// Port (0 = random).
     #[arg(long, default_value_t = 0)]

@@ -1,11 +1,14 @@
 //! `riot serve`: ACP over a WebSocket on loopback, for the desktop app and
 //! the browser (INTERFACES, ARCHITECTURE §2). Prints exactly one line,
 //! `Riot is serving at http://HOST:PORT/?token=TOKEN`, and nothing else on
-//! stdout; logs go to the log file. Stops on SIGTERM, SIGINT, a client's
+//! stdout; logs go to the log file. A `--host` that is not loopback is
+//! refused (exit 2) unless `--allow-remote` is given, and then warned
+//! about on stderr: the token travels in plain HTTP. Stops on SIGTERM, SIGINT, a client's
 //! `_riot/shutdown`, or — with `--exit-on-stdin-eof` — when stdin closes;
 //! running turns are cancelled and end before the process exits.
 
 use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use riot_acp::{AcpConfig, WsServer};
@@ -98,6 +101,25 @@ fn open_browser(url: &str, browser: Option<&str>) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether every address `host` names is loopback: an IP literal is
+/// judged as it is, `localhost` is loopback, and any other name by what
+/// it resolves to (a name that does not resolve is not loopback).
+async fn is_loopback(host: &str, port: u16) -> bool {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return ip.to_canonical().is_loopback();
+    }
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match tokio::net::lookup_host((host, port)).await {
+        Ok(addrs) => {
+            let addrs: Vec<SocketAddr> = addrs.collect();
+            !addrs.is_empty() && addrs.iter().all(|a| a.ip().to_canonical().is_loopback())
+        }
+        Err(_) => false,
+    }
+}
+
 /// Why the server stopped.
 enum Stop {
     Interrupt,
@@ -128,6 +150,16 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
             }
         },
     };
+    // Beyond loopback the token crosses the network in plain HTTP; only
+    // on request, and with a warning.
+    let remote = !is_loopback(&args.host, args.port).await;
+    if remote && !args.allow_remote {
+        eprintln!(
+            "riot serve: --host {} is not a loopback address; pass --allow-remote to serve beyond this machine",
+            args.host
+        );
+        return EXIT_USAGE;
+    }
     let token = match random_token() {
         Ok(t) => t,
         Err(e) => {
@@ -172,6 +204,12 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
     let addr = server.local_addr();
     let requested = server.shutdown();
     tracing::info!(%addr, "riot serve: listening");
+    if remote {
+        tracing::warn!(%addr, "riot serve: serving beyond loopback (--allow-remote)");
+        eprintln!(
+            "riot serve: warning: listening on {addr}, beyond this machine (--allow-remote): the token travels in plain HTTP, and anyone on the network who sees it can drive the agent"
+        );
+    }
     {
         let mut out = std::io::stdout().lock();
         let printed = writeln!(out, "Riot is serving at http://{addr}/?token={token}")

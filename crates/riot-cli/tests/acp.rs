@@ -132,6 +132,22 @@ impl AcpClient {
         stdin.flush().await.unwrap();
     }
 
+    /// Writes `bytes` to stdin as they are (no newline added).
+    async fn write_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        stdin.write_all(bytes).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// The next stdout line, unparsed.
+    async fn read_line(&mut self) -> String {
+        tokio::time::timeout(PATIENCE, self.lines.next_line())
+            .await
+            .expect("riot acp went silent")
+            .unwrap()
+            .expect("riot acp closed stdout")
+    }
+
     /// The next message on stdout; every line must be JSON-RPC 2.0.
     async fn read(&mut self) -> Value {
         let line = tokio::time::timeout(PATIENCE, self.lines.next_line())
@@ -1939,4 +1955,82 @@ async fn files_rename_delete_and_set_model_serve_the_ui() {
         (-32602, format!("unknown session `{session_id}`"))
     );
     client.close().await;
+}
+
+/// A parse error as `riot acp` answers a line it cannot read: `id` null,
+/// code -32700; its message.
+fn parse_error_message(line: &str) -> String {
+    let message: Value = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("stdout carries a non-protocol line ({e}): {line}"));
+    assert_eq!(message["jsonrpc"], "2.0", "{message}");
+    assert_eq!(message["id"], Value::Null, "{message}");
+    assert_eq!(message["error"]["code"], -32700, "{message}");
+    message["error"]["message"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_is_not_utf8_gets_a_parse_error_and_the_agent_serves_on() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, Vec::new()))
+        .await
+        .unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    client.write_raw(b"\xff\xfe\n").await;
+    let line = client.read_line().await;
+    assert_eq!(
+        parse_error_message(&line),
+        "Parse error: the message is not valid UTF-8; 2 bytes: \"\u{fffd}\u{fffd}\""
+    );
+    // Still running, and answering.
+    assert!(client.riot.child.try_wait().unwrap().is_none());
+    let init = client.initialize().await;
+    assert_eq!(init["agentInfo"]["name"], "riot", "{init}");
+    assert!(client.riot.child.try_wait().unwrap().is_none());
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_bad_line_is_quoted_by_a_short_excerpt_and_an_overlong_one_is_discarded() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, Vec::new()))
+        .await
+        .unwrap();
+    let mut client = AcpClient::start(&world, &server);
+
+    // 5 MB of junk under the line limit: not JSON, quoted by 100 characters.
+    let mut junk = vec![b'x'; 5_000_000];
+    junk.push(b'\n');
+    client.write_raw(&junk).await;
+    let line = client.read_line().await;
+    assert!(line.len() < 1024, "the answer is {} bytes", line.len());
+    assert_eq!(
+        parse_error_message(&line),
+        format!(
+            "Parse error: the message is not valid JSON (syntax error at line 1, column 1); 5000000 bytes: \"{}…\"",
+            "x".repeat(100)
+        )
+    );
+    let init = client.initialize().await;
+    assert_eq!(init["agentInfo"]["name"], "riot", "{init}");
+
+    // Over the 8 MiB limit: discarded, even if it would be JSON.
+    let mut long = br#"{"jsonrpc":"2.0","id":99,"method":"initialize","params":{"pad":""#.to_vec();
+    long.resize(9 * 1024 * 1024, b'y');
+    long.extend_from_slice(b"\"}}\n");
+    let length = long.len() - 1;
+    client.write_raw(&long).await;
+    let line = client.read_line().await;
+    assert!(line.len() < 1024, "the answer is {} bytes", line.len());
+    let message = parse_error_message(&line);
+    assert!(
+        message.starts_with(&format!(
+            "Parse error: the message is longer than the 8 MiB limit and was discarded; {length} bytes: \"{{\"jsonrpc\""
+        )),
+        "{message}"
+    );
+    assert!(message.ends_with("yyy…\""), "{message}");
+    let init = client.initialize().await;
+    assert_eq!(init["agentInfo"]["name"], "riot", "{init}");
+    client.close().await;
+    assert!(server.requests().is_empty());
 }

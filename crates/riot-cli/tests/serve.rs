@@ -2,7 +2,8 @@
 //! the real binary in a fresh project and `RIOT_HOME`, against the strict
 //! mock model server. Checks the one printed line, an ACP conversation over
 //! the WebSocket (one JSON-RPC message per text frame), the token and
-//! `Origin` refusals, the page at `/`, and the ways the server stops.
+//! `Origin` refusals, the page at `/`, the ways the server stops, frames
+//! that are not ACP messages, and `--host` beyond loopback.
 //! Every `riot` started here is killed on drop (`kill_on_drop`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
@@ -12,17 +13,22 @@ mod support;
 
 use std::process::Stdio;
 
+use futures::{SinkExt, StreamExt};
 use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::json;
 use support::ws::{Socket, WsClient};
-use support::{PATIENCE, Running, World, provider, signal};
+use support::{PATIENCE, Running, World, provider, run, signal};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::TcpStream;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio_tungstenite::connect_async;
 use tokio_tungstenite::tungstenite::Error as WsError;
+use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
 
 const ANSWER: &str = "Served over a WebSocket.";
 const WIRE: Wire = Wire::Anthropic;
@@ -76,8 +82,13 @@ impl Serving {
             let run = riot.finish().await;
             panic!("riot serve closed stdout without a line: {run:?}");
         };
+        // The address printed is the one bound: `--host`, 127.0.0.1 by default.
+        let host = extra
+            .iter()
+            .position(|a| *a == "--host")
+            .map_or("127.0.0.1", |i| extra[i + 1]);
         let rest = line
-            .strip_prefix("Riot is serving at http://127.0.0.1:")
+            .strip_prefix(&format!("Riot is serving at http://{host}:"))
             .unwrap_or_else(|| panic!("unexpected line: {line:?}"));
         let (port, token) = rest
             .split_once("/?token=")
@@ -425,4 +436,163 @@ async fn a_session_open_in_another_window_is_not_deleted_under_it() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert!(!world.transcript(&session_id).exists());
+}
+
+/// A parse error as `riot serve` answers a frame that is not an ACP
+/// message: `id` null, code -32700; its message.
+fn parse_error_message(message: &serde_json::Value) -> String {
+    assert_eq!(message["id"], serde_json::Value::Null, "{message}");
+    assert_eq!(message["error"]["code"], -32700, "{message}");
+    message["error"]["message"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frames_that_are_not_acp_messages_get_short_parse_errors_on_a_usable_connection() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let serving = Serving::start(&world, &server, &[]).await;
+    let socket = serving.connect(&serving.with_token(), &[]).await.unwrap();
+    let mut client = WsClient { socket, next_id: 0 };
+    let init = json!({"protocolVersion": 1, "clientCapabilities": {}});
+
+    // A binary frame, even one holding a request, is not a message.
+    let request = json!({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": init});
+    client
+        .socket
+        .send(Message::Binary(request.to_string().into_bytes().into()))
+        .await
+        .unwrap();
+    let answer = client.read().await;
+    let message = parse_error_message(&answer);
+    assert!(
+        message.starts_with(
+            "Parse error: the message is a binary frame; ACP messages travel in text frames; "
+        ),
+        "{message}"
+    );
+    let (_, result) = client.call("initialize", init.clone()).await;
+    assert_eq!(result["agentInfo"]["name"], "riot", "{result}");
+
+    // 5 MB of text that is not JSON: quoted by 100 characters.
+    client
+        .socket
+        .send(Message::Text("x".repeat(5_000_000).into()))
+        .await
+        .unwrap();
+    let frame = tokio::time::timeout(PATIENCE, client.socket.next())
+        .await
+        .expect("riot serve went silent")
+        .expect("riot serve closed the WebSocket")
+        .unwrap();
+    let Message::Text(text) = frame else {
+        panic!("unexpected frame: {frame:?}")
+    };
+    assert!(text.len() < 1024, "the answer is {} bytes", text.len());
+    let answer: serde_json::Value = serde_json::from_str(text.as_str()).unwrap();
+    assert_eq!(
+        parse_error_message(&answer),
+        format!(
+            "Parse error: the message is not valid JSON (syntax error at line 1, column 1); 5000000 bytes: \"{}…\"",
+            "x".repeat(100)
+        )
+    );
+    let (_, result) = client.call("initialize", init).await;
+    assert_eq!(result["agentInfo"]["name"], "riot", "{result}");
+
+    // A text frame that is not UTF-8: the WebSocket protocol says the
+    // connection fails (1007), after the parse error.
+    client
+        .socket
+        .send(Message::Frame(Frame::message(
+            b"\xff\xfe".to_vec(),
+            OpCode::Data(Data::Text),
+            true,
+        )))
+        .await
+        .unwrap();
+    let answer = client.read().await;
+    assert_eq!(
+        parse_error_message(&answer),
+        "Parse error: the message is not valid UTF-8"
+    );
+    let frame = tokio::time::timeout(PATIENCE, client.socket.next())
+        .await
+        .expect("riot serve went silent")
+        .expect("riot serve dropped the WebSocket without a close frame")
+        .unwrap();
+    let Message::Close(Some(CloseFrame { code, reason })) = frame else {
+        panic!("unexpected frame: {frame:?}")
+    };
+    assert_eq!(code, CloseCode::Invalid);
+    assert_eq!(reason.as_str(), "refused an unreadable message");
+
+    // The server itself serves on.
+    let socket = serving.connect(&serving.with_token(), &[]).await.unwrap();
+    let mut again = WsClient { socket, next_id: 0 };
+    let (_, result) = again
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await;
+    assert_eq!(result["agentInfo"]["name"], "riot", "{result}");
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_refuses_a_host_beyond_loopback_without_allow_remote() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let base = server.base_url();
+    let ran = run(world.bare(&[
+        "serve",
+        "--provider",
+        provider(WIRE),
+        "--base-url",
+        base.as_str(),
+        "--model",
+        "mock-model",
+        "--port",
+        "0",
+        "--host",
+        "0.0.0.0",
+    ]))
+    .await;
+    assert_eq!(ran.code, Some(2), "{ran:?}");
+    assert_eq!(ran.stdout, "", "{ran:?}");
+    assert_eq!(
+        ran.stderr,
+        "riot serve: --host 0.0.0.0 is not a loopback address; pass --allow-remote to serve beyond this machine\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_with_allow_remote_warns_that_the_token_travels_in_plain_http() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let mut serving =
+        Serving::start(&world, &server, &["--host", "0.0.0.0", "--allow-remote"]).await;
+    // Bound to every address: reachable at loopback too.
+    let socket = serving.connect(&serving.with_token(), &[]).await.unwrap();
+    let mut client = WsClient { socket, next_id: 0 };
+    let (_, init) = client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await;
+    assert_eq!(init["agentInfo"]["name"], "riot", "{init}");
+    client.socket.close(None).await.unwrap();
+
+    assert!(signal("TERM", i64::from(serving.riot.pid())));
+    serving.assert_no_more_stdout().await;
+    let port = serving.port;
+    let run = serving.riot.finish().await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "riot serve: warning: listening on 0.0.0.0:{port}, beyond this machine (--allow-remote): the token travels in plain HTTP, and anyone on the network who sees it can drive the agent\n"
+        )
+    );
 }
