@@ -211,3 +211,71 @@ async fn bad_input_unknown_tools_and_broken_settings_are_usage_errors() {
         "which file and line: {stderr}"
     );
 }
+
+/// The escapes an outside attack found in bypass mode, on a real disk: the
+/// globs are expanded by looking at the project, `$RIOT_HOME` is the
+/// effective one, and a deny rule holds against other spellings.
+#[tokio::test]
+async fn bypass_holds_against_the_reported_escapes_on_a_real_disk() {
+    let world = World::new();
+    let root = world.project.path();
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::write(root.join(".git/description"), "x").unwrap();
+    std::fs::write(root.join(".git/config"), "[core]").unwrap();
+    std::fs::write(root.join(".env"), "API_KEY=not-a-real-key").unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
+    let bypass = ["--permission-mode", "bypass"];
+    for (command, because) in [
+        ("echo INJECTED > .gi[t]/description", ".git/description"),
+        ("echo '[core]' >> .g*/config", ".git/config"),
+        (
+            "cp settings.json .riot/ && cp settings.json $RIOT_HOME/settings.json",
+            ".riot",
+        ),
+        (
+            "cp settings.json $RIOT_HOME/settings.json",
+            "Riot's own configuration",
+        ),
+        ("cat $RIOT_HOME/credentials.json", "API keys"),
+        (
+            "git -c core.fsmonitor=\"touch PWNED; false\" status",
+            "core.fsmonitor",
+        ),
+        ("echo x > ~/.config/git/config", ".config/git"),
+        ("grep -r API_KEY .", ".env"),
+        ("rg -uu API_KEY", ".env"),
+    ] {
+        let (code, out, stderr) = check(&world, &bypass, "Bash", json!({"command": command})).await;
+        assert_eq!(code, Some(0), "{command}: {stderr}");
+        assert_eq!(out["decision"], json!("ask"), "{command}: {out}");
+        assert_eq!(out["reason"]["kind"], json!("safety"), "{command}: {out}");
+        let detail = out["reason"]["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains(because), "{command}: {detail}");
+    }
+    // Nothing protected is reached: bypass allows.
+    for command in ["echo x > src/*.rs", "grep -rn main src"] {
+        let (_, out, _) = check(&world, &bypass, "Bash", json!({"command": command})).await;
+        assert_eq!(out["decision"], json!("allow"), "{command}: {out}");
+    }
+    let deny = ["--deny", "Bash(rm *)", "--permission-mode", "bypass"];
+    for command in [
+        "/bin/rm -rf src",
+        "$'\\x72\\x6d' -rf src",
+        "bash -c 'rm -rf src'",
+        "busybox rm -rf src",
+        "x=rm; $x -rf src",
+        "find . -exec rm -rf {} +",
+        "watch rm -rf src",
+    ] {
+        let (_, out, _) = check(&world, &deny, "Bash", json!({"command": command})).await;
+        assert_eq!(out["decision"], json!("deny"), "{command}: {out}");
+        assert_eq!(out["reason"]["kind"], json!("rule"), "{command}: {out}");
+    }
+    // Nothing was run: the checks only judged.
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/description")).unwrap(),
+        "x"
+    );
+    assert!(root.join("src/main.rs").exists());
+}
