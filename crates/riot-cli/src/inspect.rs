@@ -250,6 +250,9 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
     if let Some(notice) = config.trust_notice() {
         println!("\n{notice}");
     }
+    for warning in &config.warnings {
+        println!("warning: {warning}");
+    }
     for key in &config.unknown_keys {
         println!("warning: unknown settings key {key}");
     }

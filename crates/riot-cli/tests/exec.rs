@@ -9,7 +9,7 @@
 
 mod support;
 
-use riot_testkit::{MockServer, Reply, Script, Wire};
+use riot_testkit::{MockServer, Reply, RoleRule, Script, Wire};
 use serde_json::{Value, json};
 use support::{
     GroupGuard, NOTES, NOTES_NUMBERED, Running, World, assert_paired, bodies, conversation,
@@ -613,7 +613,11 @@ async fn kill_9_during_bash() -> (World, MockServer, String, i64, GroupGuard) {
         "Bash",
         json!({"command": command, "description": "Wait"}),
     );
-    let server = server(wire, vec![bash]).await;
+    // Strict about roles, like endpoints that refuse two user messages in a
+    // row: the resumed request must merge the filled result and the prompt.
+    let server = MockServer::start(Script::new(wire, vec![bash]).roles(RoleRule::Alternate))
+        .await
+        .unwrap();
     let args = [
         "--permission-mode",
         "bypass",
@@ -674,6 +678,15 @@ async fn after_kill_9_during_bash_the_session_shows_and_resumes_with_valid_pairi
     let resumed = bodies(&server).pop().unwrap();
     let messages = resumed["messages"].as_array().unwrap();
     assert_paired(messages);
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "user"],
+        "the filled result and the new prompt are one user message"
+    );
     assert_eq!(
         conversation(messages),
         [
@@ -751,4 +764,169 @@ async fn sessions_list_json_lists_both_runs_newest_first() {
         assert_eq!(r["cwd"], cwd.to_str().unwrap());
         assert_eq!(r["model"], "mock-model");
     }
+}
+
+// ---- 8. Project settings cannot choose the modes that do not ask ----
+
+/// A Bash call that only a mode letting calls through without asking runs.
+fn touch_call() -> Reply {
+    tool_call(
+        "call_touch_1",
+        "Bash",
+        json!({"command": "touch made-by-the-model", "description": "Create a file"}),
+    )
+}
+
+fn project_settings(world: &World, text: &str) -> std::path::PathBuf {
+    let dir = world.project.path().join(".riot");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("settings.json"), text).unwrap();
+    world.cwd().join(".riot/settings.json")
+}
+
+/// The reported reproduction: a trusted project's settings asked for
+/// unattended mode, confirmed, and got it in every later run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_projects_settings_cannot_turn_on_unattended_mode() {
+    let world = World::new();
+    let wire = Wire::Anthropic;
+    let path = project_settings(
+        &world,
+        r#"{"unattended_confirmed": true, "permissions": {"default_mode": "unattended"}}"#,
+    );
+    let warnings = [
+        format!(
+            "riot: {}: ignored \"unattended_confirmed\" — only your own settings (settings.json in Riot's home) can confirm unattended mode, never a project's settings.",
+            path.display()
+        ),
+        format!(
+            "riot: {}: ignored \"permissions.default_mode\": \"unattended\" — project settings cannot choose unattended mode, trusted or not; only your own settings (settings.json in Riot's home, with \"unattended_confirmed\": true) can.",
+            path.display()
+        ),
+    ];
+    // Trusting the project, then a later run of the trusted project.
+    for args in [
+        &["--trust-project", "Make the file"][..],
+        &["Make the file"],
+    ] {
+        let server = server(wire, vec![touch_call(), Reply::Text("Done.".into())]).await;
+        let out = run(world.exec(&server, wire, args)).await;
+        assert_eq!(out.code, Some(0), "{out:?}");
+        for warning in &warnings {
+            assert!(
+                out.stderr.lines().any(|l| l == warning),
+                "{args:?}: no `{warning}` in {}",
+                out.stderr
+            );
+        }
+        assert!(
+            !out.stderr.contains("Permission mode is unattended"),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            !world.project.path().join("made-by-the-model").exists(),
+            "{args:?}: the Bash call ran without asking"
+        );
+        let result = support::tool_result(&bodies(&server)[1], "call_touch_1");
+        assert_eq!(result["is_error"], true, "{result}");
+        assert!(
+            result.to_string().contains("was denied"),
+            "nobody could answer, so the question became a denial: {result}"
+        );
+    }
+
+    let out = run(world.bare(&["config", "show"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["permission", "mode", "default", "(default)"]),
+        "{}",
+        out.stdout
+    );
+    for warning in &warnings {
+        let line = warning.replacen("riot: ", "warning: ", 1);
+        assert!(
+            out.stdout.lines().any(|l| l == line),
+            "no `{line}` in {}",
+            out.stdout
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_projects_settings_cannot_choose_bypass_or_auto() {
+    let wire = Wire::Anthropic;
+    for mode in ["bypass", "auto"] {
+        let world = World::new();
+        let path = project_settings(
+            &world,
+            &format!(r#"{{"permissions": {{"default_mode": "{mode}"}}}}"#),
+        );
+        // Auto mode would ask the classifier first: a third request, which
+        // this script does not answer.
+        let server = server(wire, vec![touch_call(), Reply::Text("Done.".into())]).await;
+        let out = run(world.exec(&server, wire, &["--trust-project", "Make the file"])).await;
+        assert_eq!(out.code, Some(0), "{mode}: {out:?}");
+        assert_eq!(out.stdout, "Done.\n", "{mode}");
+        let warning = format!(
+            "riot: {}: ignored \"permissions.default_mode\": \"{mode}\" — project settings cannot choose {mode} mode, trusted or not; only your own settings (settings.json in Riot's home), --permission-mode or $RIOT_PERMISSION_MODE can.",
+            path.display()
+        );
+        assert!(
+            out.stderr.lines().any(|l| l == warning),
+            "{mode}: no `{warning}` in {}",
+            out.stderr
+        );
+        assert_eq!(bodies(&server).len(), 2, "{mode}: no classifier request");
+        assert!(
+            !world.project.path().join("made-by-the-model").exists(),
+            "{mode}: the Bash call ran without asking"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_persons_own_settings_still_choose_unattended_mode() {
+    let world = World::new();
+    let wire = Wire::Anthropic;
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"unattended_confirmed": true, "permissions": {"default_mode": "unattended"}}"#,
+    )
+    .unwrap();
+    // A trusted project's settings cannot take the confirmation back.
+    project_settings(&world, r#"{"unattended_confirmed": false}"#);
+    let server = server(wire, vec![touch_call(), Reply::Text("Done.".into())]).await;
+    let out = run(world.exec(&server, wire, &["--trust-project", "Make the file"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains(
+            "riot: Permission mode is unattended: Riot will not ask before most actions."
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("ignored"), "{}", out.stderr);
+    assert!(world.project.path().join("made-by-the-model").exists());
+    let result = support::tool_result(&bodies(&server)[1], "call_touch_1");
+    assert_ne!(result["is_error"], true, "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_projects_settings_still_choose_plan_mode() {
+    let world = World::new();
+    let path = project_settings(&world, r#"{"permissions": {"default_mode": "plan"}}"#);
+    let out = run(world.bare(&["--trust-project", "config", "show", "--json"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let config: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(config["default_mode"]["value"], "plan", "{config}");
+    assert_eq!(
+        config["default_mode"]["source"],
+        json!({"layer": "project", "path": path}),
+        "{config}"
+    );
+    assert_eq!(config["warnings"], json!([]), "{config}");
 }

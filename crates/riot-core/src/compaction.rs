@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{self, rough_tokens};
 use crate::deps::{CompactError, CompactRequest, CompactTrigger, Compaction, Compactor};
-use crate::request::strip_for_request;
+use crate::request::{merge_user_runs, strip_for_request};
 
 /// The placeholder an old tool result is replaced with.
 pub const CLEARED_RESULT: &str =
@@ -148,18 +148,21 @@ impl ContextManager {
         messages: &[Message],
         request: &CompactRequest,
     ) -> Result<String, (ProviderErrorKind, String)> {
-        let mut history = strip_for_request(messages, &request.model);
+        let history = strip_for_request(messages, &request.model);
         let mut instructions = SUMMARY_INSTRUCTIONS.to_owned();
         if let Some(focus) = request.focus.as_deref().filter(|f| !f.trim().is_empty()) {
             instructions.push_str(&format!(
                 "\n\nThe user asked the summary to focus on: {focus}"
             ));
         }
-        history.push(Message::User(UserMessage {
+        // The history usually ends with a user message (results or a
+        // prompt): the instructions join it, so roles still alternate.
+        let ask = Message::User(UserMessage {
             id: MessageId::new("compaction_request"),
             content: vec![UserBlock::Text { text: instructions }],
             origin: MessageOrigin::Context,
-        }));
+        });
+        let history = merge_user_runs(history.into_iter().chain([ask]));
         let model_request = ModelRequest {
             model: request.model.clone(),
             system: request.system.clone(),

@@ -22,7 +22,8 @@ pub struct RetryContext {
 /// - Thinking blocks from another model are dropped, not just unsigned
 ///   (Anthropic rejects unsigned thinking); thinking is turned off when the
 ///   last assistant tool-use turn has no thinking block of this model.
-/// - Messages left with no content are dropped.
+/// - Empty text blocks, then messages left with no content, are dropped.
+/// - Consecutive user messages become one (see [`merge_user_runs`]).
 pub fn build_request(state: &AgentState, retry: &RetryContext) -> ModelRequest {
     let model = state.model.clone();
     let messages = strip_for_request(&state.messages, &model);
@@ -46,22 +47,48 @@ pub fn build_request(state: &AgentState, retry: &RetryContext) -> ModelRequest {
 }
 
 /// The history as a provider may see it: no `System` messages, no `ui`
-/// meta, no thinking from another model, no empty messages.
+/// meta, no thinking from another model, no empty text or empty messages,
+/// and user and assistant messages alternating (user runs merged).
 pub(crate) fn strip_for_request(messages: &[Message], model: &str) -> Vec<Message> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::System(_) => None,
-            Message::User(u) => strip_ui(u),
-            Message::Assistant(a) => own_thinking_only(a, model),
-        })
-        .collect()
+    merge_user_runs(messages.iter().filter_map(|m| match m {
+        Message::System(_) => None,
+        Message::User(u) => strip_ui(u),
+        Message::Assistant(a) => own_thinking_only(a, model),
+    }))
+}
+
+/// Merges each run of consecutive user messages into one, so that roles
+/// alternate as strict endpoints require. Such runs are ordinary in Riot's
+/// history: results synthesized for tool calls cut by a crash or a cancel,
+/// then the next prompt; a turn that failed after its tool results, then
+/// the next prompt; a summary request after the last results. The merged
+/// message keeps the first one's id and origin and holds every
+/// `tool_result` block first (they must open the message that follows a
+/// tool use), then the other blocks, each kind in its original order.
+pub(crate) fn merge_user_runs(messages: impl IntoIterator<Item = Message>) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::new();
+    for message in messages {
+        match (out.last_mut(), message) {
+            (Some(Message::User(run)), Message::User(next)) => {
+                let (mut results, others): (Vec<UserBlock>, Vec<UserBlock>) = run
+                    .content
+                    .drain(..)
+                    .chain(next.content)
+                    .partition(|b| matches!(b, UserBlock::ToolResult { .. }));
+                results.extend(others);
+                run.content = results;
+            }
+            (_, message) => out.push(message),
+        }
+    }
+    out
 }
 
 fn strip_ui(user: &UserMessage) -> Option<Message> {
     let content: Vec<UserBlock> = user
         .content
         .iter()
+        .filter(|b| !matches!(b, UserBlock::Text { text } if text.is_empty()))
         .map(|b| match b {
             UserBlock::ToolResult {
                 tool_use_id,
@@ -93,7 +120,8 @@ fn own_thinking_only(assistant: &AssistantMessage, model: &str) -> Option<Messag
         .filter(|b| match b {
             AssistantBlock::Thinking { model: from, .. }
             | AssistantBlock::RedactedThinking { model: from, .. } => from == model,
-            _ => true,
+            AssistantBlock::Text { text } => !text.is_empty(),
+            AssistantBlock::ToolUse { .. } => true,
         })
         .cloned()
         .collect();
@@ -221,6 +249,172 @@ mod tests {
         assert_eq!(
             req.thinking, None,
             "no own thinking block in the last tool turn"
+        );
+    }
+
+    fn roles(messages: &[Message]) -> Vec<&'static str> {
+        messages
+            .iter()
+            .map(|m| match m {
+                Message::User(_) => "user",
+                Message::Assistant(_) => "assistant",
+                Message::System(_) => "system",
+            })
+            .collect()
+    }
+
+    fn interrupted(id: &str) -> UserBlock {
+        UserBlock::ToolResult {
+            tool_use_id: ToolUseId::new(id),
+            content: vec![ToolResultContent::text("Interrupted")],
+            is_error: true,
+            ui: None,
+        }
+    }
+
+    fn user(id: &str, content: Vec<UserBlock>, origin: MessageOrigin) -> Message {
+        Message::User(UserMessage {
+            id: MessageId::new(id),
+            content,
+            origin,
+        })
+    }
+
+    fn text(t: &str) -> UserBlock {
+        UserBlock::Text { text: t.into() }
+    }
+
+    #[test]
+    fn a_resumed_crash_sends_the_synthesized_result_and_the_prompt_as_one_user_message() {
+        // What a resume after kill -9 holds: the cut tool use, the result
+        // synthesized for it, a note for people, then the new prompt.
+        let mut s = state();
+        s.messages = vec![
+            Message::user_text(MessageId::new("u0"), "Run the slow command"),
+            tool_turn("model-b", true),
+            user(
+                "u_filled",
+                vec![interrupted("t1")],
+                MessageOrigin::ToolResults,
+            ),
+            Message::System(SystemMessage {
+                id: MessageId::new("n"),
+                text: "resumed".into(),
+                level: SystemLevel::Info,
+            }),
+            Message::user_text(MessageId::new("u_prompt"), "Go on"),
+        ];
+        let req = build_request(&s, &RetryContext::default());
+        assert_eq!(roles(&req.messages), ["user", "assistant", "user"]);
+        assert_eq!(
+            req.messages[2],
+            user(
+                "u_filled",
+                vec![interrupted("t1"), text("Go on")],
+                MessageOrigin::ToolResults
+            )
+        );
+        assert_eq!(invariants::check_tool_pairing(&req.messages), Ok(()));
+        // Only the request is merged: the history keeps both messages.
+        assert_eq!(s.messages.len(), 5);
+    }
+
+    #[test]
+    fn a_merged_run_holds_every_result_first_then_the_rest_in_order() {
+        let mut s = state();
+        let mut call = tool_turn("model-b", false);
+        if let Message::Assistant(a) = &mut call {
+            a.content.push(AssistantBlock::ToolUse {
+                id: ToolUseId::new("t2"),
+                name: "Read".into(),
+                input: json!({}),
+            });
+        }
+        s.messages = vec![
+            Message::user_text(MessageId::new("u0"), "go"),
+            call,
+            user(
+                "u1",
+                vec![interrupted("t1"), text("queued note")],
+                MessageOrigin::ToolResults,
+            ),
+            user("u2", vec![interrupted("t2")], MessageOrigin::ToolResults),
+            user(
+                "u3",
+                vec![
+                    UserBlock::Attachment {
+                        title: "a.md".into(),
+                        text: "memory".into(),
+                    },
+                    text(""),
+                    text("next prompt"),
+                ],
+                MessageOrigin::Person,
+            ),
+        ];
+        let req = build_request(&s, &RetryContext::default());
+        assert_eq!(roles(&req.messages), ["user", "assistant", "user"]);
+        let Message::User(merged) = &req.messages[2] else {
+            panic!("user expected");
+        };
+        assert_eq!(
+            merged.content,
+            vec![
+                interrupted("t1"),
+                interrupted("t2"),
+                text("queued note"),
+                UserBlock::Attachment {
+                    title: "a.md".into(),
+                    text: "memory".into(),
+                },
+                text("next prompt"),
+            ]
+        );
+        assert_eq!(merged.id, MessageId::new("u1"));
+        assert_eq!(invariants::check_tool_pairing(&req.messages), Ok(()));
+    }
+
+    #[test]
+    fn an_assistant_message_dropped_from_the_request_does_not_leave_two_user_messages() {
+        // Only another model's thinking, or only empty text: nothing is
+        // sent for it, and the user messages around it become one.
+        let mut s = state();
+        let foreign = Message::Assistant(AssistantMessage {
+            id: MessageId::new("a_foreign"),
+            content: vec![AssistantBlock::Thinking {
+                text: "t".into(),
+                signature: Some("sig".into()),
+                model: "model-a".into(),
+                item_id: None,
+            }],
+            model: "model-a".into(),
+            stop_reason: None,
+            interrupted: true,
+        });
+        let empty = Message::Assistant(AssistantMessage {
+            id: MessageId::new("a_empty"),
+            content: vec![AssistantBlock::Text {
+                text: String::new(),
+            }],
+            model: "model-b".into(),
+            stop_reason: None,
+            interrupted: true,
+        });
+        s.messages = vec![
+            Message::user_text(MessageId::new("u0"), "one"),
+            foreign,
+            Message::user_text(MessageId::new("u1"), "two"),
+            empty,
+            Message::user_text(MessageId::new("u2"), "three"),
+        ];
+        let req = build_request(&s, &RetryContext::default());
+        assert_eq!(
+            req.messages,
+            vec![user(
+                "u0",
+                vec![text("one"), text("two"), text("three")],
+                MessageOrigin::Person
+            )]
         );
     }
 

@@ -536,3 +536,77 @@ async fn orphan_tool_uses_from_a_crash_are_answered_before_the_next_prompt() {
     let sent = &provider.requests()[0].messages;
     assert_paired(sent);
 }
+
+#[tokio::test]
+async fn a_resumed_crash_sends_the_filled_result_and_the_new_prompt_as_one_user_message() {
+    // The transcript of a session killed while its Bash call ran: the
+    // prompt, then the assistant's tool use, and nothing after it.
+    let mut run = run_case(
+        &case("Run the slow command"),
+        vec![items(end_turn("first"))],
+    )
+    .await;
+    run.state.messages = vec![
+        Message::user_text(MessageId::new("u_first"), "Run the slow command"),
+        Message::Assistant(AssistantMessage {
+            id: MessageId::new("a_crash"),
+            content: vec![AssistantBlock::ToolUse {
+                id: ToolUseId::new("toolu_lost"),
+                name: "Bash".into(),
+                input: json!({"command": "sleep 100"}),
+            }],
+            model: MODEL.into(),
+            stop_reason: None,
+            interrupted: false,
+        }),
+    ];
+    let provider = std::sync::Arc::new(riot_core::testing::ScriptedProvider::new(vec![items(
+        end_turn("resumed"),
+    )]));
+    let deps = riot_core::AgentDeps {
+        provider: provider.clone(),
+        tools: run.tools.clone(),
+        compactor: run.compactor.clone(),
+        transcript: run.transcript.clone(),
+        hooks: run.hooks.clone(),
+        queue: std::sync::Arc::new(riot_core::NoQueue),
+        clock: std::sync::Arc::new(FixedClock::new()),
+        ids: std::sync::Arc::new(SequentialIds::new()),
+    };
+    use futures::StreamExt;
+    let prompt = Message::user_text(MessageId::new("p2"), "Go on");
+    let events: Vec<_> =
+        riot_core::run_agent(&mut run.state, Some(prompt), &deps, CancelScope::new())
+            .collect()
+            .await;
+    assert_eq!(done(&events), &TerminalReason::Completed);
+
+    let sent = &provider.requests()[0].messages;
+    assert_paired(sent);
+    let roles: Vec<&str> = sent
+        .iter()
+        .map(|m| match m {
+            Message::User(_) => "user",
+            Message::Assistant(_) => "assistant",
+            Message::System(_) => "system",
+        })
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user"], "{sent:#?}");
+    let Message::User(merged) = &sent[2] else {
+        panic!("the last message sent is not the person's");
+    };
+    assert_eq!(
+        merged.content,
+        vec![
+            UserBlock::ToolResult {
+                tool_use_id: ToolUseId::new("toolu_lost"),
+                content: vec![ToolResultContent::text(riot_core::INTERRUPTED_RESULT)],
+                is_error: true,
+                ui: None,
+            },
+            UserBlock::Text {
+                text: "Go on".into()
+            },
+        ]
+    );
+}

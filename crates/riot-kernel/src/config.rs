@@ -7,6 +7,14 @@
 //! untrusted until the person trusts the directory: until then the keys
 //! that widen what Riot may do or where it sends data, and hooks, are
 //! ignored, with a notice; deny and ask rules always apply (they only narrow).
+//!
+//! Some choices belong to the person alone, trusted project or not: a
+//! project file (`.riot/settings.json`, `.riot/settings.local.json`) never
+//! sets `bypass`, `unattended` or `auto` as the default mode, nor
+//! `unattended_confirmed`. Such values are ignored with a warning naming the
+//! file ([`Config::warnings`]); only the user's own settings, the
+//! `--permission-mode` flag and `$RIOT_PERMISSION_MODE` can choose those
+//! modes (unattended: only the user's settings, see [`layer`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -77,6 +85,9 @@ pub struct Config {
     pub ignored_untrusted: Vec<String>,
     /// Unknown keys seen in settings files (likely typos).
     pub unknown_keys: Vec<String>,
+    /// Settings ignored whatever the trust, each naming its file and why:
+    /// shown to the person (session notices, `riot config show`).
+    pub warnings: Vec<String>,
 }
 
 /// A settings file that cannot be used. Says which file and which line.
@@ -194,6 +205,18 @@ const TRUST_GATED: &[&str] = &[
     "env",
 ];
 
+/// Modes only the person's own settings, flags or environment may choose:
+/// they let calls through without asking. A project's files never can, even
+/// trusted — trusting a repository is not handing it the keys.
+const PERSONAL_MODES: &[PermissionMode] = &[
+    PermissionMode::Bypass,
+    PermissionMode::Unattended,
+    PermissionMode::Auto,
+];
+
+/// Where the person's own settings live, as warnings name it.
+const USER_SETTINGS: &str = "settings.json in Riot's home";
+
 const KNOWN_KEYS: &[&str] = &[
     "provider",
     "base_url",
@@ -228,13 +251,10 @@ pub fn layer(
     if let Some(mode) = &config.default_mode
         && mode.value == PermissionMode::Unattended
     {
-        let from_file = matches!(
-            mode.source,
-            ConfigSource::User { .. } | ConfigSource::Project { .. } | ConfigSource::Local { .. }
-        );
-        if !from_file {
+        // Project layers never get here (`apply_file` ignores them).
+        if !matches!(mode.source, ConfigSource::User { .. }) {
             return Err(ConfigError::Usage(format!(
-                "unattended mode can only be set in a settings file with \"unattended_confirmed\": true (it came from {})",
+                "unattended mode can only be set in your own settings file ({USER_SETTINGS}) with \"unattended_confirmed\": true (it came from {})",
                 mode.source
             )));
         }
@@ -250,7 +270,8 @@ pub fn layer(
 
 fn apply_file(config: &mut Config, file: &SettingsFile, trusted: bool) -> Result<(), ConfigError> {
     let from = file.layer.source(&file.path);
-    let untrusted = file.layer != Layer::User && !trusted;
+    let project = file.layer != Layer::User;
+    let untrusted = project && !trusted;
     let bad = |key: &str, problem: &str| ConfigError::BadValue {
         path: file.path.clone(),
         key: key.to_owned(),
@@ -335,10 +356,13 @@ fn apply_file(config: &mut Config, file: &SettingsFile, trusted: bool) -> Result
         let Some(b) = v.as_bool() else {
             return Err(bad("unattended_confirmed", "must be true or false"));
         };
-        if untrusted {
-            ignore("unattended_confirmed", config);
-        } else {
+        if !project {
             config.unattended_confirmed = b;
+        } else if b {
+            config.warnings.push(format!(
+                "{}: ignored \"unattended_confirmed\" — only your own settings ({USER_SETTINGS}) can confirm unattended mode, never a project's settings.",
+                file.path.display()
+            ));
         }
     }
     match file.json.get("models") {
@@ -401,7 +425,21 @@ fn apply_file(config: &mut Config, file: &SettingsFile, trusted: bool) -> Result
                         .map_err(|e: riot_protocol::permission::UnknownMode| {
                             bad("permissions.default_mode", &e.to_string())
                         })?;
-                if untrusted && mode != PermissionMode::Default {
+                if project && PERSONAL_MODES.contains(&mode) {
+                    let who = if mode == PermissionMode::Unattended {
+                        format!(
+                            "only your own settings ({USER_SETTINGS}, with \"unattended_confirmed\": true) can"
+                        )
+                    } else {
+                        format!(
+                            "only your own settings ({USER_SETTINGS}), --permission-mode or $RIOT_PERMISSION_MODE can"
+                        )
+                    };
+                    config.warnings.push(format!(
+                        "{}: ignored \"permissions.default_mode\": \"{mode}\" — project settings cannot choose {mode} mode, trusted or not; {who}.",
+                        file.path.display()
+                    ));
+                } else if untrusted && mode != PermissionMode::Default {
                     ignore("permissions.default_mode", config);
                 } else {
                     config.default_mode = Some(Sourced {

@@ -409,7 +409,10 @@ impl Kernel {
                 options.trust_project,
             )
             .await?;
-        let mut notices: Vec<String> = loaded.config.trust_notice().into_iter().collect();
+        // Settings ignored whatever the trust (a project choosing bypass,
+        // unattended or auto), then those waiting for trust.
+        let mut notices: Vec<String> = loaded.config.warnings.clone();
+        notices.extend(loaded.config.trust_notice());
         let config = &loaded.config;
 
         // Which session: resumed ones keep their id, history and prompt.

@@ -23,7 +23,11 @@
 //!    default like OpenAI; required on tool-call turns in DeepSeek mode);
 //!    for Responses unpaired `function_call`/`function_call_output`,
 //!    non-string arguments, reasoning without `encrypted_content` under
-//!    `store: false`. A rejection does not use up a scripted reply.
+//!    `store: false`. With `"roles": "alternate"` ([`RoleRule`]) it also
+//!    rejects two user messages in a row (Anthropic, Chat Completions) or two
+//!    assistant messages without a tool message between, as endpoints that
+//!    require strict alternation do. A rejection does not use up a scripted
+//!    reply.
 //! 3. Answers with the reply of the first `when` rule ([`When`]) whose
 //!    text the request's last user message contains (and whose
 //!    `request_contains`, when set, the whole body does) — out of turn, without
@@ -38,6 +42,7 @@
 //! {
 //!   "wire": "anthropic" | "openai" | "openai-responses",
 //!   "reasoning": "reject" | "require-on-tool-turns" | "ignore",
+//!   "roles": "merge" | "alternate",
 //!   "chunk_size": 4096,
 //!   "model": "mock-model",
 //!   "usage": "fixed" | "request-size",
@@ -87,6 +92,8 @@ pub mod server;
 pub mod validate;
 
 pub use clock::TestClock;
-pub use script::{ReasoningRule, Reply, Script, UsageRule, When, Wire, frame, last_user_text};
+pub use script::{
+    ReasoningRule, Reply, RoleRule, Script, UsageRule, When, Wire, frame, last_user_text,
+};
 pub use server::{MockServer, REQUESTS_PATH, RecordedRequest};
-pub use validate::{Rejection, validate};
+pub use validate::{Rejection, check_alternation, validate};

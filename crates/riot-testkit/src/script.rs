@@ -31,6 +31,22 @@ pub enum ReasoningRule {
     Ignore,
 }
 
+/// Whether the server insists that user and assistant turns alternate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RoleRule {
+    /// Anthropic's and OpenAI's own endpoints: two user (or assistant)
+    /// messages in a row are accepted — Anthropic merges them.
+    #[default]
+    Merge,
+    /// Endpoints that require strict alternation (Bedrock's Converse, many
+    /// OpenAI-compatible servers whose chat template checks it): two user
+    /// messages in a row, or two assistant messages with no tool message
+    /// between them, are a 400. Not checked for Responses, whose input is
+    /// a list of items rather than turns.
+    Alternate,
+}
+
 /// One scripted answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -164,6 +180,9 @@ pub struct Script {
     pub wire: Wire,
     #[serde(default)]
     pub reasoning: ReasoningRule,
+    /// Whether roles must alternate (default `merge`: they need not).
+    #[serde(default)]
+    pub roles: RoleRule,
     /// What generated replies report as usage (default `fixed`).
     #[serde(default)]
     pub usage: UsageRule,
@@ -193,6 +212,7 @@ impl Script {
         Self {
             wire,
             reasoning: ReasoningRule::default(),
+            roles: RoleRule::default(),
             usage: UsageRule::default(),
             when: Vec::new(),
             chunk_size: default_chunk(),
@@ -210,6 +230,12 @@ impl Script {
     /// Sets the reasoning rule (Chat Completions).
     pub fn reasoning(mut self, rule: ReasoningRule) -> Self {
         self.reasoning = rule;
+        self
+    }
+
+    /// Sets whether roles must alternate.
+    pub fn roles(mut self, rule: RoleRule) -> Self {
+        self.roles = rule;
         self
     }
 

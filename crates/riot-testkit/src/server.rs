@@ -15,8 +15,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::script::{Reply, Script, Wire, frame, generated_events, generated_json};
-use crate::validate::{error_body, validate};
+use crate::script::{Reply, RoleRule, Script, Wire, frame, generated_events, generated_json};
+use crate::validate::{check_alternation, error_body, validate};
 
 /// One request as the server received it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -277,7 +277,11 @@ fn respond(
         let body = error_body(wire, "anthropic-version: header is required");
         return (json_response(400, &body), 400, None);
     }
-    if let Err(rejection) = validate(wire, script.reasoning, body) {
+    let alternation = match script.roles {
+        RoleRule::Merge => Ok(()),
+        RoleRule::Alternate => check_alternation(wire, body),
+    };
+    if let Err(rejection) = validate(wire, script.reasoning, body).and(alternation) {
         return (
             json_response(rejection.status, &rejection.body),
             rejection.status,

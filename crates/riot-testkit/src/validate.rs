@@ -43,6 +43,51 @@ pub fn validate(wire: Wire, rule: ReasoningRule, body: &Value) -> Result<(), Rej
     }
 }
 
+/// Rejects, as an endpoint requiring strict alternation would, two user
+/// messages in a row, or two assistant messages without a tool message
+/// between them (Chat Completions). Responses input is not checked. Used by
+/// the server when the script says [`RoleRule::Alternate`]; the rest of
+/// [`validate`] applies as well.
+///
+/// [`RoleRule::Alternate`]: crate::script::RoleRule::Alternate
+pub fn check_alternation(wire: Wire, body: &Value) -> Result<(), Rejection> {
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return Ok(());
+    };
+    let mut previous: Option<&str> = None;
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        match wire {
+            Wire::OpenaiResponses => return Ok(()),
+            Wire::Anthropic => {
+                if previous == Some(role) {
+                    return reject(
+                        wire,
+                        format!(
+                            "messages.{i}: roles must alternate between \"user\" and \"assistant\", but found multiple \"{role}\" roles in a row"
+                        ),
+                    );
+                }
+            }
+            Wire::Openai => {
+                if role == "system" || role == "developer" {
+                    continue;
+                }
+                if previous == Some(role) && (role == "user" || role == "assistant") {
+                    return reject(
+                        wire,
+                        format!(
+                            "Conversation roles must alternate user/assistant/user/assistant/... (messages[{i}] is a second '{role}' message in a row)"
+                        ),
+                    );
+                }
+            }
+        }
+        previous = Some(role);
+    }
+    Ok(())
+}
+
 fn count_cache_control(v: &Value) -> usize {
     match v {
         Value::Object(m) => {

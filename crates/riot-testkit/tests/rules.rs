@@ -3,7 +3,7 @@
 //! contains a text) and the `usage` rule of a script, through the real
 //! server over a socket.
 
-use riot_testkit::{MockServer, Reply, Script, UsageRule, Wire, last_user_text};
+use riot_testkit::{MockServer, Reply, RoleRule, Script, UsageRule, Wire, last_user_text};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -222,4 +222,50 @@ fn a_request_rule_matches_the_whole_body_and_both_conditions_must_hold() {
         reply: Reply::Text("x".into()),
     };
     assert!(!other.matches(Wire::Anthropic, &body));
+}
+
+#[tokio::test]
+async fn the_alternate_role_rule_rejects_two_user_messages_in_a_row_without_using_a_reply() {
+    let call = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]});
+    let result = json!({"type": "tool_result", "tool_use_id": "t1", "content": "Interrupted", "is_error": true});
+    let split = anthropic(json!([
+        {"role": "user", "content": "run it"},
+        call,
+        {"role": "user", "content": [result]},
+        {"role": "user", "content": "Go on"}
+    ]));
+    let merged = anthropic(json!([
+        {"role": "user", "content": "run it"},
+        call,
+        {"role": "user", "content": [result, {"type": "text", "text": "Go on"}]}
+    ]));
+
+    // By default, like Anthropic's own API, both are accepted.
+    let lenient = MockServer::start(Script::new(
+        Wire::Anthropic,
+        vec![Reply::Text("a".into()), Reply::Text("b".into())],
+    ))
+    .await
+    .unwrap();
+    assert_eq!(post(&lenient, "/v1/messages", &split).await.0, 200);
+    assert_eq!(post(&lenient, "/v1/messages", &merged).await.0, 200);
+
+    // `"roles": "alternate"` in a script file, as the binary reads it.
+    let script: Script = serde_json::from_value(json!({
+        "wire": "anthropic",
+        "roles": "alternate",
+        "replies": [{"text": "merged is fine"}]
+    }))
+    .unwrap();
+    assert_eq!(script.roles, RoleRule::Alternate);
+    let strict = MockServer::start(script).await.unwrap();
+    let (status, body) = post(&strict, "/v1/messages", &split).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"]["message"],
+        "messages.3: roles must alternate between \"user\" and \"assistant\", but found multiple \"user\" roles in a row"
+    );
+    assert_eq!(strict.remaining(), 1, "a rejection uses up no reply");
+    let (status, reply) = post(&strict, "/v1/messages", &merged).await;
+    assert_eq!((status, text_of(&reply)), (200, "merged is fine"));
 }

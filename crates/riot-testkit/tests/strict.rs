@@ -3,7 +3,7 @@
 //! of VERIFICATION's "strict mock model server" is asserted with the
 //! reason of the refusal, plus the `riot-mock-model` binary end to end.
 
-use riot_testkit::{ReasoningRule, Wire, validate};
+use riot_testkit::{ReasoningRule, Wire, check_alternation, validate};
 use serde_json::{Value, json};
 
 fn message(wire: Wire, rule: ReasoningRule, body: Value) -> Option<String> {
@@ -87,6 +87,81 @@ fn chat(rule: ReasoningRule, messages: Value) -> Option<String> {
         rule,
         json!({"model": "m", "messages": messages}),
     )
+}
+
+/// The message of [`check_alternation`]'s refusal, if it refuses.
+fn alternation(wire: Wire, messages: Value) -> Option<String> {
+    check_alternation(wire, &json!({"model": "m", "messages": messages}))
+        .err()
+        .map(|r| {
+            assert_eq!(r.status, 400);
+            r.body["error"]["message"].as_str().unwrap().to_owned()
+        })
+}
+
+#[test]
+fn strict_alternation_rules() {
+    let a = Wire::Anthropic;
+    let user = |t: &str| json!({"role": "user", "content": t});
+    let assistant = |t: &str| json!({"role": "assistant", "content": t});
+    assert_eq!(
+        alternation(a, json!([user("a"), assistant("b"), user("c")])),
+        None
+    );
+    assert_eq!(
+        alternation(a, json!([user("a"), user("b")])).unwrap(),
+        "messages.1: roles must alternate between \"user\" and \"assistant\", but found multiple \"user\" roles in a row"
+    );
+    assert_eq!(
+        alternation(a, json!([user("a"), assistant("b"), assistant("c")])).unwrap(),
+        "messages.2: roles must alternate between \"user\" and \"assistant\", but found multiple \"assistant\" roles in a row"
+    );
+
+    let c = Wire::Openai;
+    let call = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "Read", "arguments": "{}"}}]});
+    let tool = json!({"role": "tool", "tool_call_id": "c1", "content": "x"});
+    let system = json!({"role": "system", "content": "s"});
+    assert_eq!(
+        alternation(
+            c,
+            json!([
+                system,
+                user("a"),
+                call,
+                tool,
+                user("b"),
+                call,
+                tool,
+                assistant("done")
+            ])
+        ),
+        None
+    );
+    assert_eq!(
+        alternation(
+            c,
+            json!([system, user("a"), call, tool, user("b"), user("c")])
+        )
+        .unwrap(),
+        "Conversation roles must alternate user/assistant/user/assistant/... (messages[5] is a second 'user' message in a row)"
+    );
+    assert_eq!(
+        alternation(
+            c,
+            json!([user("a"), assistant("b"), system, assistant("c")])
+        )
+        .unwrap(),
+        "Conversation roles must alternate user/assistant/user/assistant/... (messages[3] is a second 'assistant' message in a row)"
+    );
+
+    // Responses input is a list of items, not turns.
+    assert_eq!(
+        check_alternation(
+            Wire::OpenaiResponses,
+            &json!({"input": [user("a"), user("b")]})
+        ),
+        Ok(())
+    );
 }
 
 #[test]

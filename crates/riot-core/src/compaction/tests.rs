@@ -223,10 +223,25 @@ async fn a_summary_replaces_history_keeps_the_users_words_and_restores_the_worki
     let sent = &provider.requests()[0];
     invariants::check_no_system_messages(&sent.messages).unwrap();
     invariants::check_tool_pairing(&sent.messages).unwrap();
+    // The history ends with results: the instructions join that message,
+    // after them, so user and assistant messages still alternate.
+    assert!(
+        sent.messages.windows(2).all(|w| matches!(
+            w,
+            [Message::User(_), Message::Assistant(_)] | [Message::Assistant(_), Message::User(_)]
+        )),
+        "{:#?}",
+        sent.messages
+    );
     let Message::User(last) = sent.messages.last().unwrap() else {
         panic!("instructions last");
     };
-    let UserBlock::Text { text } = &last.content[0] else {
+    assert_eq!(last.content.len(), 2, "{last:#?}");
+    assert!(
+        matches!(&last.content[0], UserBlock::ToolResult { tool_use_id, .. } if tool_use_id.as_str() == "t5"),
+        "{last:#?}"
+    );
+    let UserBlock::Text { text } = &last.content[1] else {
         panic!()
     };
     assert!(text.contains("Do not call any tools"));
@@ -417,6 +432,6 @@ async fn manual_compaction_summarizes_with_the_focus() {
         panic!()
     };
     assert!(
-        matches!(&last.content[0], UserBlock::Text { text } if text.ends_with("focus on: the lexer"))
+        matches!(last.content.last(), Some(UserBlock::Text { text }) if text.ends_with("focus on: the lexer"))
     );
 }
