@@ -23,7 +23,7 @@ pub struct RetryContext {
 ///   (Anthropic rejects unsigned thinking); thinking is turned off when the
 ///   last assistant tool-use turn has no thinking block of this model.
 /// - Empty text blocks, then messages left with no content, are dropped.
-/// - Consecutive user messages become one (see [`merge_user_runs`]).
+/// - Consecutive user messages become one (tool results first, then the rest, each in order).
 pub fn build_request(state: &AgentState, retry: &RetryContext) -> ModelRequest {
     let model = state.model.clone();
     let messages = strip_for_request(&state.messages, &model);
