@@ -81,6 +81,17 @@ const CREDENTIAL_FILES: &[&str] = &[
     "id_ed25519_sk",
 ];
 
+/// Files in `~/.ssh` that are not keys.
+const SSH_CONFIG_FILES: &[&str] = &[
+    "config",
+    "known_hosts",
+    "known_hosts.old",
+    "authorized_keys",
+    "authorized_keys2",
+    "rc",
+    "environment",
+];
+
 const CREDENTIAL_DIRS: &[&str] = &[".ssh", ".aws", ".gnupg", ".azure"];
 
 const KEY_EXTENSIONS: &[&str] = &[".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk"];
@@ -177,8 +188,15 @@ fn credential(comps: &[&str], name: &str) -> Option<Sensitivity> {
                         Sensitivity::Credential(format!("`.ssh/{file}` is an SSH private key")),
                     ),
                     Some(file) if file.ends_with(".pub") => None,
-                    Some(file) => Some(Sensitivity::WriteSensitive(format!(
-                        "`.ssh/{file}` is SSH configuration (`rc` and `authorized_keys` run code)"
+                    Some(file) if SSH_CONFIG_FILES.contains(file) => {
+                        Some(Sensitivity::WriteSensitive(format!(
+                            "`.ssh/{file}` is SSH configuration (`rc` and `authorized_keys` run code)"
+                        )))
+                    }
+                    // Any other file there may be a private key by another
+                    // name (`~/.ssh/github`).
+                    Some(file) => Some(Sensitivity::Credential(format!(
+                        "`.ssh/{file}` may be an SSH private key"
                     ))),
                 };
             }

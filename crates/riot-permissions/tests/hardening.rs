@@ -62,6 +62,7 @@ fn with_git() -> riot_permissions::Policy {
                 "/work/proj/.git/config",
                 "/work/proj/.git/description",
                 "/work/proj/.git/HEAD",
+                "/work/proj/.env",
             ],
             &[],
         ),
@@ -458,5 +459,89 @@ async fn a_dangling_symlink_is_judged_by_where_it_leads() {
     assert!(
         matches!(&hook, PermissionResult::Ask { reason, .. } if reason.kind() == "safety" && reason.detail().contains(".git/hooks/pre-commit")),
         "{hook:?}"
+    );
+}
+
+/// Escapes a review of the first version of this change found.
+#[tokio::test]
+async fn constructs_the_walk_does_not_understand_are_still_judged_inside() {
+    let p = with_git();
+    all_ask_for_safety(
+        &p,
+        "bypass",
+        &[
+            (
+                "case x in *) cp /tmp/p .git/hooks/pre-commit;; esac",
+                ".git",
+            ),
+            ("f(){ rm -rf .git; }; f", ".git"),
+            ("export X=\"$(rm -rf .git)\"", ".git"),
+            (
+                "HOME=.git; echo '[core]' >> ~/config",
+                ".git/config",
+            ),
+            ("cd .gi? && echo x >> config", "directory only known"),
+            ("cd - && echo x > config", "directory only known"),
+            ("bash -c -e 'echo x >> ~/.bashrc'", ".bashrc"),
+            ("echo 'rm -rf .git' | bash", "reading its input"),
+            ("env -S 'cp evil .git/hooks/pre-commit'", ".git"),
+            ("{cp,/tmp/p,.git/hooks/pre-commit}", ".git/hooks/pre-commit"),
+            (
+                "tee .git/hooks/pre-commi{t,x} < /tmp/p",
+                ".git/hooks/pre-commi",
+            ),
+            ("shopt -s dotglob; rm -rf *", "shopt"),
+            (
+                "find ~ -maxdepth 0 -exec cp e {}/bin/git \\;",
+                "only known when it runs",
+            ),
+            ("install -m755 -t.git/hooks p", ".git/hooks"),
+            (
+                "git --work-tree . config core.fsmonitor x",
+                "core.fsmonitor",
+            ),
+            ("git config set core.hooksPath /tmp/h", "core.hooksPath"),
+            (
+                "git config --type path core.hooksPath /tmp/h",
+                "core.hooksPath",
+            ),
+            ("echo x > $'\\456git/config'", ".git/config"),
+            ("cat ~/.ssh/github", "private key"),
+            ("grep -d recurse '' .", ".env"),
+            ("grep -r -eKEY .", ".env"),
+            ("grep -r --regexp=KEY .", ".env"),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn ordinary_commands_that_mention_tricky_words_stay_allowed() {
+    let p = policy_on(project_with(&["/work/proj/.env"], &[]), vec![]);
+    all_allowed(
+        &p,
+        "default",
+        &[
+            "grep -n xargs README.md",
+            "rg xargs",
+            "rg -trust foo",
+            "cd src && ls",
+            "git log --oneline",
+        ],
+    )
+    .await;
+    all_allowed(
+        &p,
+        "bypass",
+        &["cd .vscode && ls", "echo '{}' | jq .", "bash script.sh"],
+    )
+    .await;
+    // The Write tool knows `~/bin` like the shell does.
+    let w = p
+        .decide(&query("Write", "/home/me/bin/git", mode("bypass")))
+        .await;
+    assert!(
+        matches!(&w, PermissionResult::Ask { reason, .. } if reason.detail().contains("on the PATH")),
+        "{w:?}"
     );
 }

@@ -39,12 +39,12 @@ pub(super) fn judge(analysis: &mut CommandAnalysis, ctx: &Context, depth: usize)
         while let Some((before, name, value)) = assignments.get(next_assignment)
             && *before <= i
         {
-            let resolved = scope.resolve(value, ctx.home.as_deref());
+            let resolved = scope.resolve(value);
             scope.assign(name, resolved);
             next_assignment += 1;
         }
         let mut sub = analysis.subcommands[i].clone();
-        resolve_words(&mut sub, &scope, ctx);
+        resolve_words(&mut sub, &scope);
         analysis.subcommands[i] = sub.clone();
         if sub.ast_verified {
             judge_subcommand(&sub, analysis, &mut scope, ctx, depth);
@@ -57,15 +57,14 @@ pub(super) fn judge(analysis: &mut CommandAnalysis, ctx: &Context, depth: usize)
     analysis.subcommands.extend(nested);
 }
 
-fn resolve_words(sub: &mut SimpleCommand, scope: &Scope, ctx: &Context) {
-    let home = ctx.home.as_deref();
+fn resolve_words(sub: &mut SimpleCommand, scope: &Scope) {
     for word in &mut sub.words {
         if word.resolved.is_none() || sub.ast_verified {
-            word.resolved = scope.resolve(word, home);
+            word.resolved = scope.resolve(word);
         }
     }
     for redirect in &mut sub.redirects {
-        redirect.target.resolved = scope.resolve(&redirect.target, home);
+        redirect.target.resolved = scope.resolve(&redirect.target);
     }
 }
 
@@ -122,7 +121,8 @@ fn judge_subcommand(
         judge_redirects(sub, analysis, scope, ctx);
         return;
     };
-    let Some(name) = name_of(first) else {
+    let name = name_of(first).filter(|_| !first.unquoted_glob);
+    let Some(name) = name else {
         analysis.note_dangerous(format!(
             "the command name `{}` is only known when it runs, so it could be anything",
             first.text
@@ -154,10 +154,24 @@ fn judge_subcommand(
             }
         }
         "find" => find_exec(args, analysis),
+        // `env -S 'cmd args'` splits a string into a command.
+        "env" => env_split(args, analysis, ctx, depth),
+        "shopt" => {
+            let values: Vec<&str> = args.iter().filter_map(|w| w.resolved.as_deref()).collect();
+            let changes_globs = values
+                .iter()
+                .any(|v| matches!(*v, "dotglob" | "globstar" | "nocaseglob" | "extglob"));
+            if changes_globs || values.len() != args.len() {
+                analysis.note_dangerous(
+                    "`shopt` changes what later globs expand to, which Riot cannot follow",
+                );
+            }
+        }
         _ => {}
     }
     // `xargs CMD` runs CMD with arguments read from its input.
-    if let Some(pos) = sub.words.iter().position(|w| name_of(w) == Some("xargs"))
+    let prefixes = &sub.words[..sub.words.len() - strip_runners(&sub.words).len()];
+    if let Some(pos) = prefixes.iter().position(|w| name_of(w) == Some("xargs"))
         && pos + 1 < sub.words.len()
     {
         let inner = strip_runners(&sub.words[pos..]);
@@ -170,16 +184,24 @@ fn judge_subcommand(
     // `cd .git && echo x > config` writes into .git through a harmless-
     // looking redirect: entering a protected directory is itself a finding.
     if matches!(name.as_str(), "cd" | "pushd") {
+        let back = args.iter().any(|w| w.resolved.as_deref() == Some("-"));
         let dir = args.iter().find(|w| !w.text.starts_with('-'));
         let target = match dir {
-            None => ctx.home.as_ref().map(|h| h.to_string_lossy().into_owned()),
+            _ if back => None,
+            None => scope.home().flatten(),
+            Some(w) if w.unquoted_glob => Some(w.text.clone()),
             Some(w) => w.resolved.clone(),
         };
+        // Later paths are judged from where it leads; entering a
+        // directory of secrets is a finding of its own.
         if let Some(t) = &target
-            && let Some(s) = judge_path(t, scope, ctx).into_iter().flatten().next()
+            && let Some(s) = judge_path(t, scope, ctx)
+                .into_iter()
+                .flatten()
+                .find(paths::Sensitivity::applies_to_reads)
         {
             analysis.note_dangerous(format!(
-                "changes into a protected directory: {}",
+                "changes into a directory of secrets: {}",
                 s.detail()
             ));
         }
@@ -335,22 +357,33 @@ fn nested_shell(
     ctx: &Context,
     depth: usize,
 ) {
-    // `-c` alone or bundled (`-xc`, `-lc`).
-    let Some(pos) = args.iter().position(|w| {
+    // `-c` alone or bundled (`-xc`, `-lc`); the script is the first word
+    // after it that is not an option (`bash -c -e 'script'`).
+    let is_c = |w: &Word| {
         w.resolved
             .as_deref()
             .is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('c'))
-    }) else {
+    };
+    let not_option = |w: &&Word| {
+        w.resolved
+            .as_deref()
+            .is_none_or(|t| !t.starts_with('-') && !t.starts_with('+'))
+    };
+    let Some(pos) = args.iter().position(is_c) else {
+        // No `-c`: a script file runs (unverifiable, like any program), or
+        // with no file the shell runs whatever arrives on its input.
+        if !args.iter().any(|w| not_option(&w)) {
+            let label = format!("{shell} reading its input");
+            nested_script(&label, None, analysis, ctx, depth);
+        }
         return;
     };
-    let script = args.get(pos + 1).and_then(|w| w.resolved.clone());
-    nested_script(
-        &format!("{shell} -c"),
-        script.as_deref(),
-        analysis,
-        ctx,
-        depth,
-    );
+    let script = args[pos + 1..]
+        .iter()
+        .find(not_option)
+        .and_then(|w| w.resolved.clone());
+    let label = format!("{shell} -c");
+    nested_script(&label, script.as_deref(), analysis, ctx, depth);
 }
 
 /// A script some command runs: analyzed as a command line of its own, its
@@ -390,6 +423,24 @@ fn nested_script(
     }
 }
 
+/// `env -S 'cmd args'` (`--split-string`) runs a string as a command.
+fn env_split(args: &[Word], analysis: &mut CommandAnalysis, ctx: &Context, depth: usize) {
+    let Some(pos) = args.iter().position(|w| {
+        w.resolved
+            .as_deref()
+            .is_some_and(|t| t == "-S" || t.starts_with("--split-string"))
+    }) else {
+        return;
+    };
+    let script = match args[pos].resolved.as_deref() {
+        Some(t) if t.starts_with("--split-string=") => {
+            Some(t["--split-string=".len()..].to_owned())
+        }
+        _ => args.get(pos + 1).and_then(|w| w.resolved.clone()),
+    };
+    nested_script("env -S", script.as_deref(), analysis, ctx, depth);
+}
+
 /// `find ... -exec CMD ARGS {} ;` runs CMD on what it finds.
 fn find_exec(args: &[Word], analysis: &mut CommandAnalysis) {
     let mut i = 0;
@@ -401,7 +452,8 @@ fn find_exec(args: &[Word], analysis: &mut CommandAnalysis) {
             while let Some(w) = args.get(j) {
                 match w.resolved.as_deref() {
                     Some(";" | "+") => break,
-                    Some("{}") => words.push(Word::unknown("{}")),
+                    // find replaces `{}` anywhere in a word.
+                    Some(t) if t.contains("{}") => words.push(Word::unknown(t)),
                     _ => words.push(w.clone()),
                 }
                 j += 1;
@@ -443,17 +495,40 @@ fn recursive_reader(
     scope: &Scope,
 ) {
     let values: Vec<&str> = args.iter().filter_map(|w| w.resolved.as_deref()).collect();
+    // Letters of a short-flag bundle up to the first that takes a value
+    // (`rg -trust` is `-t rust`, no `-u`).
+    let value_letters: &[char] = match name {
+        "rg" => &[
+            't', 'T', 'g', 'e', 'f', 'm', 'A', 'B', 'C', 'j', 'M', 'r', 'E', 'd',
+        ],
+        _ => &['e', 'f', 'm', 'A', 'B', 'C', 'd', 'D'],
+    };
     let short_has = |v: &str, letters: &[char]| {
-        v.starts_with('-') && !v.starts_with("--") && v[1..].contains(letters)
+        if !v.starts_with('-') || v.starts_with("--") {
+            return false;
+        }
+        for c in v[1..].chars() {
+            if letters.contains(&c) {
+                return true;
+            }
+            if value_letters.contains(&c) {
+                return false;
+            }
+        }
+        false
     };
     let recursive = match name {
-        "grep" | "egrep" | "fgrep" => values.iter().any(|v| {
-            short_has(v, &['r', 'R'])
-                || matches!(
-                    *v,
-                    "--recursive" | "--dereference-recursive" | "--directories=recurse"
-                )
-        }),
+        "grep" | "egrep" | "fgrep" => {
+            values.iter().any(|v| {
+                short_has(v, &['r', 'R'])
+                    || matches!(
+                        *v,
+                        "--recursive" | "--dereference-recursive" | "--directories=recurse"
+                    )
+            }) || values
+                .windows(2)
+                .any(|w| matches!(w[0], "-d" | "--directories") && w[1] == "recurse")
+        }
         "rg" => values.iter().any(|v| {
             short_has(v, &['u', '.'])
                 || *v == "--hidden"
@@ -469,9 +544,9 @@ fn recursive_reader(
     if !recursive {
         return;
     }
-    // Filters that keep to file types or names no secret file has.
+    // Name filters that keep to files no secret file is named like.
     let mut filters = Vec::new();
-    let mut it = values.iter().peekable();
+    let mut it = values.iter();
     let mut positional = Vec::new();
     let mut pattern_given = false;
     while let Some(v) = it.next() {
@@ -480,8 +555,11 @@ fn recursive_reader(
                 pattern_given = true;
                 it.next();
             }
-            "-t" | "--type" => return,
-            "-g" | "--glob" | "--include" | "-G" | "--file-search-regex" => {
+            _ if v.starts_with("--regexp=") || v.starts_with("--file=") => pattern_given = true,
+            _ if (v.starts_with("-e") || v.starts_with("-f")) && v.len() > 2 => {
+                pattern_given = true;
+            }
+            "-g" | "--glob" | "--include" => {
                 if let Some(f) = it.next() {
                     filters.push(f.to_string());
                 }
@@ -489,26 +567,37 @@ fn recursive_reader(
             _ if v.starts_with("--include=") || v.starts_with("--glob=") => {
                 filters.push(v.split_once('=').map_or("", |(_, f)| f).to_owned());
             }
-            _ if v.starts_with("--type=") => return,
-            "-m" | "-A" | "-B" | "-C" | "--max-count" | "--context" | "-d" | "--directories"
-            | "--exclude" | "--exclude-dir" => {
+            "-t"
+            | "-T"
+            | "--type"
+            | "--type-not"
+            | "-m"
+            | "-A"
+            | "-B"
+            | "-C"
+            | "--max-count"
+            | "--context"
+            | "-d"
+            | "--directories"
+            | "--exclude"
+            | "--exclude-dir"
+            | "-G"
+            | "--file-search-regex" => {
                 it.next();
             }
             _ if v.starts_with('-') => {}
             _ => positional.push(*v),
         }
     }
+    let protect = super::pending::Protect {
+        home: None,
+        riot_home: None,
+    };
     if !filters.is_empty()
         && filters.iter().all(|f| {
             !f.starts_with('!')
-                && super::pending::could_reach(
-                    f,
-                    &super::pending::Protect {
-                        home: None,
-                        riot_home: None,
-                    },
-                )
-                .is_none_or(|s| !s.applies_to_reads())
+                && super::pending::could_reach_by_name(f, &protect)
+                    .is_none_or(|s| !s.applies_to_reads())
         })
     {
         return;
@@ -548,6 +637,13 @@ fn recursive_reader(
 /// (`scp host:.ssh/id_rsa .`, `git show HEAD:.env`).
 fn path_candidates(word: &str) -> Vec<&str> {
     let mut out = vec![word];
+    // `-t.git/hooks`, `-o.git/hooks/pre-commit`: a short flag's value.
+    if let Some(rest) = word.strip_prefix('-')
+        && !rest.starts_with('-')
+        && let Some((i, _)) = rest.char_indices().nth(1)
+    {
+        out.push(&rest[i..]);
+    }
     if let Some((_, value)) = word.split_once('=')
         && !value.is_empty()
     {

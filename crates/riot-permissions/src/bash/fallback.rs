@@ -72,12 +72,23 @@ pub(super) fn scan_tokens(source: &str, analysis: &mut CommandAnalysis) {
             }
             let redirect_target = piece.starts_with('>')
                 || matches!(prev, Some(p) if p.ends_with('>') || p.ends_with(">>"));
-            if let Some(s) = paths::classify(bare, None) {
+            // `{cp,x,.git/hooks/pre-commit}` is three words to the shell.
+            let sensitivity = super::pending::expand_braces(bare)
+                .iter()
+                .find_map(|alt| paths::classify(alt, None));
+            if let Some(s) = sensitivity {
                 if s.applies_to_reads() {
                     analysis.note_dangerous(format!("names a credential file: {}", s.detail()));
                 } else if redirect_target {
                     analysis
                         .note_dangerous(format!("redirects output into `{bare}`: {}", s.detail()));
+                } else {
+                    // Without a trustworthy parse, Riot cannot tell whether
+                    // the command only reads it.
+                    analysis.note_dangerous(format!(
+                        "names a protected path in a command Riot cannot follow: {}",
+                        s.detail()
+                    ));
                 }
             }
             at_command_start = piece.contains('=') && !piece.starts_with('-') && at_command_start;

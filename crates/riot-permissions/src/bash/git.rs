@@ -141,6 +141,10 @@ const CODE_RUNNING_KEYS: &[&str] = &[
     "core.gitproxy",
     "core.askpass",
     "core.worktree",
+    "core.alternaterefscommand",
+    "init.templatedir",
+    "trailer.",
+    "submodule.",
     "sequence.editor",
     "interactive.difffilter",
     "web.browser",
@@ -223,6 +227,7 @@ pub(super) fn runs_code(args: &[super::Word]) -> Option<String> {
             _ if arg.starts_with("--exec-path=") => {
                 return Some("`git --exec-path=DIR` makes git run its commands from DIR".into());
             }
+            "--git-dir" | "--work-tree" => i += 2,
             _ if arg.starts_with("--git-dir") || arg.starts_with("--work-tree") => i += 1,
             _ if arg.starts_with('-') => i += 1,
             _ => break,
@@ -246,7 +251,35 @@ pub(super) fn runs_code(args: &[super::Word]) -> Option<String> {
             if git_read_only(&full) {
                 return None;
             }
-            let key = known.iter().find(|a| !a.starts_with('-'))?;
+            // The key: the first word that is neither an option nor an
+            // option's value, after the newer verbs (`git config set`).
+            let mut positional = Vec::new();
+            let mut k = 0;
+            while let Some(a) = known.get(k) {
+                match *a {
+                    "--type" | "--file" | "-f" | "--blob" | "--default" | "--comment"
+                    | "--value" => k += 2,
+                    _ if a.starts_with('-') => k += 1,
+                    _ => {
+                        positional.push(*a);
+                        k += 1;
+                    }
+                }
+            }
+            const VERBS: &[&str] = &[
+                "set",
+                "get",
+                "unset",
+                "list",
+                "edit",
+                "rename-section",
+                "remove-section",
+            ];
+            let key = match positional.as_slice() {
+                [verb, key, ..] if VERBS.contains(verb) => *key,
+                [key, ..] => *key,
+                [] => return None,
+            };
             key_runs_code(key).then(|| {
                 format!("`git config {key}` makes git run a program of the command's choosing")
             })

@@ -64,6 +64,17 @@ pub async fn settle(
     protect: &Protect<'_>,
 ) {
     for glob in std::mem::take(&mut analysis.pending_globs) {
+        // Braces expand whether or not the files exist (`pre-commi{t,}`):
+        // their alternatives are judged as written.
+        let braced = glob.patterns.iter().flat_map(|p| expand_braces(p));
+        if let Some(finding) = braced.filter(|p| !has_glob(p)).find_map(|p| {
+            protect
+                .classify(&p)
+                .filter(|s| glob.write || s.applies_to_reads())
+                .map(|s| format!("`{}` expands to `{p}`: {}", glob.raw, s.detail()))
+        }) {
+            analysis.note_dangerous(finding);
+        }
         for pattern in &glob.patterns {
             let absolute = pattern.starts_with('/');
             let found = match fs {
@@ -109,6 +120,63 @@ pub async fn settle(
             ));
         }
     }
+}
+
+/// Most alternatives one brace expansion is followed to.
+const MAX_BRACE_ALTERNATIVES: usize = 64;
+
+/// The shell's brace expansion of comma lists (`a{b,c}d` is `abd acd`),
+/// nested ones included, at most [`MAX_BRACE_ALTERNATIVES`] results.
+/// Sequences (`{1..3}`) and unmatched braces stay as written.
+pub(super) fn expand_braces(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut work = vec![text.to_owned()];
+    while let Some(t) = work.pop() {
+        if out.len() + work.len() > MAX_BRACE_ALTERNATIVES {
+            break;
+        }
+        match split_first_brace(&t) {
+            Some((pre, alts, post)) => {
+                for alt in alts {
+                    work.push(format!("{pre}{alt}{post}"));
+                }
+            }
+            None => out.push(t),
+        }
+    }
+    out
+}
+
+/// The first `{...}` with a top-level comma: (before, alternatives, after).
+fn split_first_brace(text: &str) -> Option<(&str, Vec<&str>, &str)> {
+    for (start, _) in text.match_indices('{') {
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        for (i, b) in text.bytes().enumerate().skip(start) {
+            match b {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        if commas.is_empty() {
+                            break;
+                        }
+                        let mut alts = Vec::new();
+                        let mut from = start + 1;
+                        for c in &commas {
+                            alts.push(&text[from..*c]);
+                            from = c + 1;
+                        }
+                        alts.push(&text[from..i]);
+                        return Some((&text[..start], alts, &text[i + 1..]));
+                    }
+                }
+                b',' if depth == 1 => commas.push(i),
+                _ => {}
+            }
+        }
+    }
+    None
 }
 
 fn matcher(component: &str) -> Option<GlobMatcher> {
@@ -180,8 +248,23 @@ async fn expand_on_disk(fs: &dyn FileSystem, pattern: &str) -> Result<Vec<String
 }
 
 /// Without the disk: whether some protected name fits each globbed
-/// component. Returns the strongest finding among the candidates.
+/// component, by the shell's rules (a hidden name needs a literal `.`).
+/// Returns the strongest finding among the candidates.
 pub(super) fn could_reach(pattern: &str, protect: &Protect<'_>) -> Option<Sensitivity> {
+    candidates_reach(pattern, protect, true)
+}
+
+/// [`could_reach`] for a search tool's name filter (`--include`, `-g`),
+/// where `*` matches hidden names too.
+pub(super) fn could_reach_by_name(pattern: &str, protect: &Protect<'_>) -> Option<Sensitivity> {
+    candidates_reach(pattern, protect, false)
+}
+
+fn candidates_reach(
+    pattern: &str,
+    protect: &Protect<'_>,
+    shell_dot_rule: bool,
+) -> Option<Sensitivity> {
     let mut candidates = vec![String::new()];
     let absolute = pattern.starts_with('/');
     for comp in paths::components(pattern) {
@@ -193,7 +276,8 @@ pub(super) fn could_reach(pattern: &str, protect: &Protect<'_>) -> Option<Sensit
                 )));
             };
             paths::protected_names()
-                .filter(|name| glob_matches(comp, &m, name))
+                .filter(|name| !shell_dot_rule || glob_matches(comp, &m, name))
+                .filter(|name| m.is_match(name))
                 .map(str::to_owned)
                 .chain(["unprotected-name".to_owned()])
                 .collect()

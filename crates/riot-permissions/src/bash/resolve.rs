@@ -5,7 +5,7 @@
 //! anything" (fail closed).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{Part, SimpleCommand, Word, strip_runners};
 
@@ -52,7 +52,8 @@ impl Scope {
         }
         Scope {
             vars,
-            cwds: vec![ctx.cwd.clone()],
+            // Without a known start, paths are followed relative to it.
+            cwds: vec![Some(ctx.cwd.clone().unwrap_or_default())],
             lost: false,
         }
     }
@@ -62,15 +63,16 @@ impl Scope {
     }
 
     /// The word's value, or `None` when any part is unknown.
-    pub(super) fn resolve(&self, word: &Word, home: Option<&Path>) -> Option<String> {
+    pub(super) fn resolve(&self, word: &Word) -> Option<String> {
         let mut out = String::new();
         for part in &word.parts {
             match part {
                 Part::Lit(text) => out.push_str(text),
+                // `~` is `$HOME` as the line has it (it may reassign it).
                 // Without a known home, `~` stays as written: the path
                 // checks understand `~/.ssh` by its components.
-                Part::Home => match home {
-                    Some(h) => out.push_str(&h.to_string_lossy()),
+                Part::Home => match self.vars.get("HOME") {
+                    Some(value) => out.push_str(value.as_deref()?),
                     None => out.push('~'),
                 },
                 Part::Var(name) => out.push_str(self.vars.get(name)?.as_deref()?),
@@ -80,15 +82,29 @@ impl Scope {
         Some(out)
     }
 
-    /// After `cd DIR`: DIR joined to every possible directory.
+    /// `$HOME` as the line has it so far.
+    pub(super) fn home(&self) -> Option<Option<String>> {
+        self.vars.get("HOME").cloned()
+    }
+
+    /// After `cd DIR`: DIR joined to every possible directory. `$PWD` is
+    /// unknown from here on.
     pub(super) fn enter(&mut self, dir: Option<&str>) {
+        self.vars.insert("PWD".to_owned(), None);
+        if self.vars.contains_key("CDPATH") {
+            self.lost = true;
+            return;
+        }
         let next: Vec<Option<PathBuf>> = match dir {
             None | Some("-") => {
                 self.lost = true;
                 return;
             }
             Some(dir) if dir.starts_with('/') => vec![Some(PathBuf::from(dir))],
-            Some(dir) if dir.starts_with('~') => return,
+            Some(dir) if dir.starts_with('~') || super::pending::has_glob(dir) => {
+                self.lost = true;
+                return;
+            }
             Some(dir) => self
                 .cwds
                 .iter()
@@ -155,7 +171,15 @@ pub(super) fn decode_ansi_c(raw: &str) -> Option<String> {
         if digits.is_empty() {
             return None;
         }
-        let value = u32::from_str_radix(&digits, radix).ok()?;
+        let mut value = u32::from_str_radix(&digits, radix).ok()?;
+        if radix == 8 {
+            // bash keeps the low eight bits of an octal escape.
+            value &= 0xff;
+        }
+        // A byte above ASCII is not a character on its own: unknown.
+        if esc != 'u' && esc != 'U' && value >= 0x80 {
+            return None;
+        }
         out.push(char::from_u32(value)?);
     }
     Some(out)
@@ -204,6 +228,14 @@ pub(super) fn deny_match_texts(sub: &SimpleCommand) -> Vec<String> {
         }
     };
     push(&sub.words);
+    // Behind a prefix Riot may not parse exactly (`sudo --user root rm`,
+    // `/usr/bin/env rm`), every later word may be where the command starts.
+    let first = sub.words.first().and_then(|w| w.resolved.as_deref());
+    if first.is_some_and(|n| super::wrappers::is_runner(n.rsplit('/').next().unwrap_or(n))) {
+        for start in 1..sub.words.len() {
+            push(&sub.words[start..]);
+        }
+    }
     let mut rest = strip_runners(&sub.words);
     loop {
         push(rest);
@@ -232,5 +264,8 @@ mod tests {
         assert_eq!(decode_ansi_c(r"$'a\tb\\'").as_deref(), Some("a\tb\\"));
         assert_eq!(decode_ansi_c(r"$'\u0072m'").as_deref(), Some("rm"));
         assert_eq!(decode_ansi_c(r"$'\cA'"), None);
+        // bash keeps the low eight bits: \456 is `.`.
+        assert_eq!(decode_ansi_c(r"$'\456git'").as_deref(), Some(".git"));
+        assert_eq!(decode_ansi_c(r"$'\xff'"), None);
     }
 }

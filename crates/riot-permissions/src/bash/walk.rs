@@ -239,6 +239,37 @@ impl Walker<'_> {
                 self.analysis.note_structure(format!(
                     "the command uses `{other}`, which Riot cannot verify"
                 ));
+                // The commands inside are still judged (`case`, function
+                // bodies, `export X=$(...)`).
+                self.inside_unknown(node);
+            }
+        }
+        self.depth -= 1;
+    }
+
+    /// Walks a construct the analysis does not understand, judging every
+    /// command and assignment found in it.
+    fn inside_unknown(&mut self, node: Node<'_>) {
+        if self.depth > MAX_DEPTH {
+            return;
+        }
+        self.depth += 1;
+        for child in Self::named_children(node) {
+            match child.kind() {
+                k if is_statement(k) => self.statement(child),
+                "word"
+                | "string"
+                | "raw_string"
+                | "concatenation"
+                | "simple_expansion"
+                | "expansion"
+                | "command_substitution"
+                | "process_substitution"
+                | "ansi_c_string"
+                | "number" => {
+                    self.word(child);
+                }
+                _ => self.inside_unknown(child),
             }
         }
         self.depth -= 1;
@@ -433,6 +464,7 @@ impl Walker<'_> {
                 self.analysis.note_structure(format!(
                     "the command uses `{other}`, which Riot cannot verify"
                 ));
+                self.inside_unknown(node);
                 non_literal(raw)
             }
         }

@@ -197,6 +197,11 @@ const RUNNERS: &[(&str, &[&str])] = &[
     ("unbuffer", &[]),
 ];
 
+/// Whether a program (by name) runs its arguments as a command.
+pub(super) fn is_runner(name: &str) -> bool {
+    RUNNERS.iter().any(|(n, _)| *n == name)
+}
+
 /// Strips every command-running prefix generously: the prefix, its flags,
 /// `VAR=x` assignments and a `timeout` duration.
 pub fn strip_runners(words: &[Word]) -> &[Word] {

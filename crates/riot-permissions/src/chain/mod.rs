@@ -595,7 +595,8 @@ impl Policy {
                     return Some(format!("{problem} (after resolving links: {resolved_s})"));
                 }
                 for (path, via) in [(literal_s.as_ref(), ""), (resolved_s, " (through a link)")] {
-                    if let Some(s) = paths::classify(path, self.riot_home.as_deref())
+                    if let Some(s) =
+                        paths::classify_for(path, self.home.as_deref(), self.riot_home.as_deref())
                         && (s.applies_to_reads() || *access == PathAccess::Write)
                     {
                         return Some(format!("{}{via}", s.detail()));
