@@ -476,10 +476,7 @@ async fn constructs_the_walk_does_not_understand_are_still_judged_inside() {
             ),
             ("f(){ rm -rf .git; }; f", ".git"),
             ("export X=\"$(rm -rf .git)\"", ".git"),
-            (
-                "HOME=.git; echo '[core]' >> ~/config",
-                ".git/config",
-            ),
+            ("HOME=.git; echo '[core]' >> ~/config", ".git/config"),
             ("cd .gi? && echo x >> config", "directory only known"),
             ("cd - && echo x > config", "directory only known"),
             ("bash -c -e 'echo x >> ~/.bashrc'", ".bashrc"),
