@@ -36,6 +36,10 @@ pub fn builtin_query(
                 && matches!(raw.as_bytes()[2], b'\\' | b'/'));
         if p.is_absolute() || windows_absolute {
             p.to_path_buf()
+        } else if raw == "~" || raw.starts_with("~/") {
+            // Left as given: the policy expands it against its home, as
+            // the file tools do against theirs.
+            p.to_path_buf()
         } else {
             cwd.join(p)
         }

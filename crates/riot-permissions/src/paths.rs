@@ -308,6 +308,14 @@ const CODE_DIRS: &[(&str, &str)] = &[
         "Cargo configuration (it names programs Cargo runs)",
     ),
     (".emacs.d", "editor configuration (it runs on start-up)"),
+    (
+        ".bashrc.d",
+        "shell start-up code (it runs on every new shell)",
+    ),
+    (
+        ".profile.d",
+        "shell start-up code (it runs on every new login)",
+    ),
 ];
 
 /// Two-component directories with the same meaning.
@@ -333,6 +341,16 @@ const CODE_DIR_PAIRS: &[(&str, &str, &str)] = &[
         ".local",
         "bin",
         "on the PATH: a program put there runs in place of another",
+    ),
+    (
+        ".config",
+        "fish",
+        "shell start-up code (it runs on every new shell)",
+    ),
+    (
+        "library",
+        "launchagents",
+        "run when the person logs in (macOS)",
     ),
 ];
 

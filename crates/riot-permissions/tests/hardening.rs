@@ -305,6 +305,9 @@ async fn files_that_run_code_later_are_protected() {
             ("cp evil ~/bin/git", "on the PATH"),
             ("ln -s evil ~/.config/systemd/user/x.service", "systemd"),
             ("echo x >> ~/.ssh/rc", ".ssh/rc"),
+            ("cp evil ~/.bashrc.d/zz.sh", ".bashrc.d"),
+            ("echo x >> ~/.config/fish/conf.d/x.fish", ".config/fish"),
+            ("cp evil.plist ~/Library/LaunchAgents/", "launchagents"),
         ],
     )
     .await;
@@ -541,4 +544,28 @@ async fn ordinary_commands_that_mention_tricky_words_stay_allowed() {
         matches!(&w, PermissionResult::Ask { reason, .. } if reason.detail().contains("on the PATH")),
         "{w:?}"
     );
+}
+
+#[tokio::test]
+async fn a_recursive_reader_following_links_is_judged_by_where_they_lead() {
+    let p = policy_on(
+        project_with(
+            &["/home/me/.aws/credentials"],
+            &[("/work/proj/deploy", "/home/me/.aws")],
+        ),
+        vec![],
+    );
+    all_ask_for_safety(
+        &p,
+        "default",
+        &[("grep -R aws_secret .", "links to `/home/me/.aws`")],
+    )
+    .await;
+    // Without the link the same search is read-only.
+    all_allowed(
+        &support::policy(vec![]),
+        "default",
+        &["grep -R aws_secret ."],
+    )
+    .await;
 }

@@ -193,6 +193,53 @@ async fn paths_in_other_modes() {
     .await;
 }
 
+/// `~/…` is the home directory, as the file tools read it: never a folder
+/// called `~` inside the project (which would pass as a project path).
+#[tokio::test]
+async fn a_leading_tilde_is_the_home_directory_not_a_folder_in_the_project() {
+    let p = policy(vec![]);
+    run_table(
+        &p,
+        "default",
+        &[
+            ("Read", "~/.ssh/id_rsa", Q, "safety"),
+            ("Glob", "~/.ssh", Q, "safety"),
+            ("Grep", "~/.aws", Q, "safety"),
+            ("Write", "~/.zshrc", Q, "safety"),
+            ("Write", "~/notes.txt", Q, "mode"),
+            ("Read", "~/notes.txt", A, "mode"),
+            // Only a leading `~/` is the home.
+            ("Read", "src/~/x", A, "mode"),
+        ],
+    )
+    .await;
+    run_table(
+        &p,
+        "accept-edits",
+        &[
+            // Outside the project: still asked.
+            ("Write", "~/notes.txt", Q, "mode"),
+            ("Write", "~", Q, "mode"),
+            // `~other/` is a name in the project.
+            ("Write", "~other/notes.txt", A, "mode"),
+        ],
+    )
+    .await;
+    // A rule on the home path matches the `~/` form the model wrote.
+    let denied = support::policy(vec![support::rule(
+        "Read(/home/me/.aws/**)",
+        riot_protocol::RuleBehavior::Deny,
+        riot_protocol::RuleSource::User,
+    )]);
+    run_table(&denied, "bypass", &[("Read", "~/.aws/config", D, "rule")]).await;
+    // The question names the real path.
+    let q = query("Read", "~/.ssh/id_rsa", PermissionMode::Default);
+    let result = riot_protocol::PermissionPolicy::decide(&p, &q).await;
+    let text = format!("{result:?}");
+    assert!(text.contains("/home/me/.ssh/id_rsa"), "{text}");
+    assert!(!text.contains(&format!("{PROJECT}/~")), "{text}");
+}
+
 /// A file system that only knows which paths exist and which are links.
 #[derive(Debug)]
 struct LinkFs {

@@ -349,6 +349,21 @@ async fn secret_in_tree(fs: &dyn FileSystem, root: &Path, protect: &Protect<'_>)
                         queue.push(entry.path.clone());
                     }
                 }
+                FileKind::Symlink => {
+                    // `grep -R` and `rg -L` follow links: judge where the
+                    // link leads, and its own name.
+                    let link = entry.path.to_string_lossy().into_owned();
+                    let target = fs.canonicalize(&entry.path).await.ok();
+                    let target = target.map(|t| t.to_string_lossy().into_owned());
+                    for path in [Some(link), target].into_iter().flatten() {
+                        if let Some(s) = protect
+                            .classify(&path)
+                            .filter(Sensitivity::applies_to_reads)
+                        {
+                            return Some(format!("`{root_s}` links to `{path}`: {}", s.detail()));
+                        }
+                    }
+                }
                 _ => {
                     let path = entry.path.to_string_lossy();
                     if let Some(s) = protect

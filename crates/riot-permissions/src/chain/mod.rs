@@ -171,8 +171,12 @@ impl Policy {
                 Facts::Bash(analysis)
             }
             PermissionTarget::Path { path, access } => {
+                // `~/…` names the home directory, as the file tools read it;
+                // other relative paths are in the project.
                 let absolute = if path.is_absolute() {
                     path.clone()
+                } else if let Some(in_home) = self.in_home(path) {
+                    in_home
                 } else {
                     self.project.join(path)
                 };
@@ -192,6 +196,14 @@ impl Policy {
             PermissionTarget::Url { url } => Facts::Url(url.clone()),
             PermissionTarget::Opaque => Facts::Opaque,
         }
+    }
+
+    /// A relative path starting with `~` (`~/x`, or `~` alone) in the
+    /// home directory; `None` for other paths or without a known home.
+    fn in_home(&self, path: &Path) -> Option<PathBuf> {
+        let home = self.home.as_ref()?;
+        let rest = path.strip_prefix("~").ok()?;
+        Some(home.join(rest))
     }
 
     /// The path with symlinks resolved: the longest existing ancestor is

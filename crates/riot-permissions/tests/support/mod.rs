@@ -165,6 +165,15 @@ impl FileSystem for TreeFs {
                         kind: FileKind::File,
                     }),
             )
+            .chain(
+                self.links
+                    .iter()
+                    .filter(|(l, _)| l.parent() == Some(path))
+                    .map(|(l, _)| DirEntry {
+                        path: l.clone(),
+                        kind: FileKind::Symlink,
+                    }),
+            )
             .collect();
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
