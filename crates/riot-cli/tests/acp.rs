@@ -2034,3 +2034,67 @@ async fn a_huge_bad_line_is_quoted_by_a_short_excerpt_and_an_overlong_one_is_dis
     client.close().await;
     assert!(server.requests().is_empty());
 }
+
+/// "Always" is offered only when the chain says a rule would stick: never
+/// for a safety finding, which the chain would ask about again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_is_offered_only_for_a_rule_that_would_stick() {
+    let world = World::new();
+    let write =
+        |id: &str, path: &str| tool_call(id, "Write", json!({"file_path": path, "content": "x\n"}));
+    let replies = vec![
+        write("call_hook", ".git/hooks/pre-commit"),
+        Reply::Text("Not written.".into()),
+        write("call_out", "out.txt"),
+        Reply::Text("Not written either.".into()),
+    ];
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
+    let options = |asked: &Value| -> Vec<(String, String)> {
+        asked["params"]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                (
+                    o["kind"].as_str().unwrap().to_owned(),
+                    o["name"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let hook = client
+        .call_answering(
+            "session/prompt",
+            prompt(&session_id, "Add a hook"),
+            &mut |_| selected("reject_once"),
+        )
+        .await;
+    assert_eq!(hook.asked.len(), 1, "{:#?}", hook.asked);
+    let detail = &hook.asked[0]["params"]["toolCall"]["_meta"]["riot"]["detail"];
+    assert_eq!(detail["reason"]["kind"], "safety", "{detail}");
+    assert_eq!(
+        options(&hook.asked[0]),
+        [
+            ("allow_once".to_owned(), "Allow".to_owned()),
+            ("reject_once".to_owned(), "Reject".to_owned())
+        ]
+    );
+    let out = client
+        .call_answering(
+            "session/prompt",
+            prompt(&session_id, "Create out.txt"),
+            &mut |_| selected("reject_once"),
+        )
+        .await;
+    let kinds: Vec<(String, String)> = options(&out.asked[0]);
+    assert!(
+        kinds.contains(&(
+            "allow_always".to_owned(),
+            "Always allow Edit(./out.txt)".to_owned()
+        )),
+        "{kinds:?}"
+    );
+    assert!(!world.project.path().join(".git/hooks/pre-commit").exists());
+    client.close().await;
+    server.shutdown().await;
+}

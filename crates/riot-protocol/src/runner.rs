@@ -152,6 +152,16 @@ pub trait PermissionPolicy: Send + Sync + std::fmt::Debug {
     /// The person answered a question (any answer): auto mode's run of
     /// classifier denials starts over (ARCHITECTURE §9.5).
     fn answered_by_person(&self) {}
+
+    /// The rule "always" may offer for a question this policy asked
+    /// (`asked` is its Ask), or `None` when no rule would stick — a safety
+    /// finding, an ask rule or a hook would ask again — so only "once" is
+    /// offered. A face shows what this allows and nothing more; the
+    /// default offers nothing.
+    fn suggest_rule(&self, query: &PermissionQuery, asked: &PermissionResult) -> Option<String> {
+        let _ = (query, asked);
+        None
+    }
 }
 
 /// Asks the person (implemented by each face; `riot exec` answers nobody).

@@ -229,6 +229,8 @@ pub struct ScriptedPolicy {
     per_tool: Mutex<Vec<(String, PermissionResult)>>,
     pub queries: Mutex<Vec<PermissionQuery>>,
     pub remembered: Mutex<Vec<PermissionRule>>,
+    /// The rule "always" may offer for every question (none by default).
+    offer: Option<String>,
 }
 
 impl ScriptedPolicy {
@@ -250,7 +252,14 @@ impl ScriptedPolicy {
             per_tool: Mutex::new(Vec::new()),
             queries: Mutex::new(Vec::new()),
             remembered: Mutex::new(Vec::new()),
+            offer: None,
         }
+    }
+
+    /// Offers `rule` as the "always" rule of every question.
+    pub fn offering(mut self, rule: &str) -> Self {
+        self.offer = Some(rule.to_owned());
+        self
     }
 
     /// Answers `result` for every call of `tool`.
@@ -303,6 +312,10 @@ impl PermissionPolicy for ScriptedPolicy {
 
     fn remember(&self, rule: PermissionRule) {
         lock(&self.remembered).push(rule);
+    }
+
+    fn suggest_rule(&self, _query: &PermissionQuery, _asked: &PermissionResult) -> Option<String> {
+        self.offer.clone()
     }
 }
 

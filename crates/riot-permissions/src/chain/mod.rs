@@ -637,6 +637,10 @@ impl PermissionPolicy for Policy {
     fn answered_by_person(&self) {
         self.reset_classifier_streak();
     }
+
+    fn suggest_rule(&self, query: &PermissionQuery, asked: &PermissionResult) -> Option<String> {
+        crate::suggested_rule(asked, query, &self.project)
+    }
 }
 
 fn describe(q: &PermissionQuery, facts: &Facts) -> String {

@@ -22,6 +22,7 @@ impl Run {
         target: &PermissionTarget,
         reason: DecisionReason,
         message: String,
+        suggested_rule: Option<String>,
         scope: &CancelScope,
         describe: &str,
         tx: &Sender,
@@ -44,12 +45,7 @@ impl Run {
             PermissionTarget::Url { url } => (Some(url.clone()), None),
             PermissionTarget::Opaque => (None, None),
         };
-        let suggested_rule = Some(match target {
-            PermissionTarget::Command { command } => format!("{}({command})", call.name),
-            PermissionTarget::Path { path, .. } => format!("{}({})", call.name, path.display()),
-            PermissionTarget::Url { url } => format!("{}({url})", call.name),
-            PermissionTarget::Opaque => call.name.clone(),
-        });
+        let offered = suggested_rule.clone();
         let detail = PermissionRequestDetail {
             tool_use_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -95,7 +91,17 @@ impl Run {
         match outcome {
             PermissionOutcome::AllowOnce => Ok(()),
             PermissionOutcome::AllowAlways { rule } => {
-                self.remember(&rule, RuleBehavior::Allow);
+                // Only the rule that was offered is remembered: a face (or
+                // a client) cannot widen "always" beyond what the chain
+                // said would stick.
+                if offered.as_deref() == Some(rule.as_str()) {
+                    self.remember(&rule, RuleBehavior::Allow);
+                } else {
+                    tracing::warn!(
+                        rule,
+                        "ignoring an \"always\" rule that was not offered; allowed once"
+                    );
+                }
                 Ok(())
             }
             PermissionOutcome::RejectOnce { feedback } => Err(Ending::Refused {
@@ -112,7 +118,9 @@ impl Run {
                 cascades: false,
             }),
             PermissionOutcome::RejectAlways { rule } => {
-                self.remember(&rule, RuleBehavior::Deny);
+                if offered.as_deref() == Some(rule.as_str()) {
+                    self.remember(&rule, RuleBehavior::Deny);
+                }
                 Err(Ending::Refused {
                     message: format!(
                         "The person denied permission to run {} ({describe}) and asked not to be asked again (rule `{rule}`). Do not retry it; take another approach.",

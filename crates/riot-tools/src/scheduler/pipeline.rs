@@ -511,7 +511,14 @@ impl Run {
                 });
             }
             PermissionResult::Ask { reason, message } => {
-                self.ask(call, &target, reason, message, scope, describe, tx)
+                // "Always" is offered only when the chain says a rule
+                // would stick.
+                let asked = PermissionResult::Ask {
+                    reason: reason.clone(),
+                    message: message.clone(),
+                };
+                let rule = self.policy.suggest_rule(&query, &asked);
+                self.ask(call, &target, reason, message, rule, scope, describe, tx)
                     .await?;
                 prepared
             }
@@ -525,6 +532,7 @@ impl Run {
                     &target,
                     reason,
                     format!("Allow {describe}?"),
+                    None,
                     scope,
                     describe,
                     tx,

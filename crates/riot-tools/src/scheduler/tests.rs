@@ -523,7 +523,9 @@ async fn progress_and_started_events_are_forwarded() {
 
 fn ask_harness(answers: Vec<GateAnswer>) -> Harness {
     harness_with(
-        ScriptedPolicy::allow_all().set("Shell", ScriptedPolicy::ask("Run this command?")),
+        ScriptedPolicy::allow_all()
+            .set("Shell", ScriptedPolicy::ask("Run this command?"))
+            .offering("Shell(make test)"),
         ScriptedGate::answering(answers),
         SchedulerConfig::default(),
     )
@@ -557,6 +559,38 @@ async fn an_ask_is_put_to_the_person_and_allow_always_is_remembered() {
     let asked = h.gate.asked();
     assert_eq!(asked[0].1.message, "Run this command?");
     assert_eq!(asked[0].1.describe, "probe s");
+    assert_eq!(
+        asked[0].1.suggested_rule.as_deref(),
+        Some("Shell(make test)")
+    );
+}
+
+#[tokio::test]
+async fn only_the_offered_rule_is_remembered_and_none_is_offered_when_the_policy_offers_none() {
+    // A face answering "always" with a wider rule than the one offered
+    // gets a one-time allow.
+    let h = ask_harness(vec![GateAnswer::Answer(PermissionOutcome::AllowAlways {
+        rule: "Shell(*)".into(),
+    })]);
+    let ran = run(&h, vec![probe("Shell", "s", "ok", false)]).await;
+    assert_eq!(ran.text(0), "ok s");
+    assert!(
+        h.policy.remembered().is_empty(),
+        "{:?}",
+        h.policy.remembered()
+    );
+    // A policy that offers nothing (a safety finding): no rule in the
+    // question.
+    let h = harness_with(
+        ScriptedPolicy::allow_all().set("Shell", ScriptedPolicy::ask("Safety check")),
+        ScriptedGate::answering(vec![GateAnswer::Answer(PermissionOutcome::AllowAlways {
+            rule: "Shell(make test)".into(),
+        })]),
+        SchedulerConfig::default(),
+    );
+    run(&h, vec![probe("Shell", "s", "ok", false)]).await;
+    assert_eq!(h.gate.asked()[0].1.suggested_rule, None);
+    assert!(h.policy.remembered().is_empty());
 }
 
 #[tokio::test]
