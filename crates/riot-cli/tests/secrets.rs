@@ -85,13 +85,21 @@ async fn a_trace_level_session_writes_the_key_nowhere() {
     server.shutdown().await;
 }
 
-/// A server that echoes the key in its error body: `riot exec` prints the
+/// A server that echoes the key in its error bodies — first a server
+/// error (retried), then a 401 (never retried): `riot exec` prints the
 /// retry notice and the final error, and the transcript stores them, all
 /// with the key redacted at the provider — in every output format.
 #[tokio::test]
 async fn a_key_echoed_in_a_provider_error_is_printed_and_stored_redacted() {
     for format in ["text", "stream-json"] {
         let world = World::new();
+        let failing = json!({"type": "error", "error": {"type": "api_error",
+                          "message": format!("upstream failed for x-api-key {KEY}")}});
+        let server_error = Reply::Error {
+            status: 500,
+            body: failing.to_string(),
+            headers: Vec::new(),
+        };
         let body = json!({"type": "error", "error": {"type": "authentication_error",
                           "message": format!("invalid x-api-key {KEY}")}});
         let unauthorized = Reply::Error {
@@ -101,7 +109,7 @@ async fn a_key_echoed_in_a_provider_error_is_printed_and_stored_redacted() {
         };
         let server = MockServer::start(Script::new(
             Wire::Anthropic,
-            vec![unauthorized.clone(), unauthorized],
+            vec![server_error, unauthorized],
         ))
         .await
         .unwrap();
@@ -110,7 +118,8 @@ async fn a_key_echoed_in_a_provider_error_is_printed_and_stored_redacted() {
         let out = run(cmd).await;
         assert_eq!(out.code, Some(1), "{format}: {out:?}");
 
-        // The key was sent twice (auth is retried once) and echoed twice.
+        // The key was sent twice (the server error is retried) and echoed
+        // twice.
         let requests = server.requests();
         assert_eq!(requests.len(), 2, "{format}");
         for r in &requests {
@@ -118,9 +127,10 @@ async fn a_key_echoed_in_a_provider_error_is_printed_and_stored_redacted() {
         }
         let shown = format!("{}\n{}", out.stdout, out.stderr);
         // The wait is 500 ms plus real jitter.
-        let retry_line = "riot: invalid x-api-key [REDACTED]; retry 2 in ";
-        let failure = "Model request failed (HTTP 401): invalid x-api-key [REDACTED]. \
-                       Check the API key variable and that it belongs to this endpoint.";
+        let retry_line = "riot: upstream failed for x-api-key [REDACTED]; retry 2 in ";
+        let failure = "Model request failed (HTTP 401): the endpoint refused the API key \
+                       from $ANTHROPIC_API_KEY (invalid x-api-key [REDACTED]). \
+                       Check that the key is valid and belongs to this endpoint.";
         if format == "text" {
             assert!(
                 out.stderr
@@ -140,7 +150,12 @@ async fn a_key_echoed_in_a_provider_error_is_printed_and_stored_redacted() {
                 .filter_map(|e| e.get("reason").and_then(|r| r.as_str()))
                 .filter(|r| r.contains("x-api-key"))
                 .collect();
-            assert_eq!(reasons, ["invalid x-api-key [REDACTED]"], "{}", out.stdout);
+            assert_eq!(
+                reasons,
+                ["upstream failed for x-api-key [REDACTED]"],
+                "{}",
+                out.stdout
+            );
         }
         assert!(shown.contains(failure), "{format}: {shown}");
 

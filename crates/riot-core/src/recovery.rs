@@ -115,9 +115,7 @@ pub fn describe(error: &ProviderError) -> String {
         .map(|s| format!(" (HTTP {s})"))
         .unwrap_or_default();
     let hint = match error.kind {
-        ProviderErrorKind::Auth => {
-            " Check the API key variable and that it belongs to this endpoint."
-        }
+        ProviderErrorKind::Auth => " Check that the key is valid and belongs to this endpoint.",
         ProviderErrorKind::QuotaExhausted | ProviderErrorKind::Payment => {
             " The account has no quota or balance left."
         }
@@ -254,7 +252,7 @@ mod tests {
         assert_eq!(e.kind, ErrorKind::Auth);
         assert_eq!(
             e.message,
-            "Model request failed (HTTP 401): boom. Check the API key variable and that it belongs to this endpoint."
+            "Model request failed (HTTP 401): boom. Check that the key is valid and belongs to this endpoint."
         );
     }
 }

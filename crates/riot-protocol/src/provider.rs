@@ -247,8 +247,8 @@ impl ProviderError {
     }
 
     /// Whether the transport may retry the same request (before the first
-    /// event of a stream only). Auth errors retry exactly once; that count is
-    /// the transport's business.
+    /// event of a stream only). A refused key (401/403, `Auth`) is never
+    /// retried: the same key would be refused again.
     pub fn is_retryable(&self) -> bool {
         match self.kind {
             ProviderErrorKind::RateLimit
@@ -257,9 +257,9 @@ impl ProviderError {
             | ProviderErrorKind::Network
             | ProviderErrorKind::Unreachable
             | ProviderErrorKind::Stalled
-            | ProviderErrorKind::StreamCut
-            | ProviderErrorKind::Auth => true,
-            ProviderErrorKind::ContextOverflow
+            | ProviderErrorKind::StreamCut => true,
+            ProviderErrorKind::Auth
+            | ProviderErrorKind::ContextOverflow
             | ProviderErrorKind::OutputLimit
             | ProviderErrorKind::MediaTooLarge
             | ProviderErrorKind::QuotaExhausted
@@ -318,6 +318,10 @@ mod tests {
         assert!(!err(ProviderErrorKind::Payment).is_retryable());
         assert!(!err(ProviderErrorKind::InvalidRequest).is_retryable());
         assert!(!err(ProviderErrorKind::ContextOverflow).is_retryable());
+        assert!(
+            !err(ProviderErrorKind::Auth).is_retryable(),
+            "a refused key is refused again"
+        );
     }
 
     #[test]

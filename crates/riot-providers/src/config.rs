@@ -64,6 +64,60 @@ impl ProviderKind {
             Self::OpenAiChat | Self::OpenAiResponses => "OPENAI_API_KEY",
         }
     }
+
+    /// The model table's default model for this provider: what a person
+    /// who only set this provider's key gets (INTERFACES).
+    pub fn default_model(self) -> &'static str {
+        crate::models::default_model(self)
+    }
+
+    /// The base URL requests are joined to: a trailing `/` trimmed
+    /// (INTERFACES), and for `anthropic` a trailing `/v1` dropped too — its
+    /// request path, `/v1/messages`, already starts with it, and
+    /// `https://api.anthropic.com/v1` is how the endpoint is often written.
+    /// OpenAI-compatible base URLs include `/v1` by convention and are kept.
+    pub fn normalize_base_url(self, configured: &str) -> BaseUrl {
+        let trimmed = configured.trim().trim_end_matches('/');
+        if self == Self::Anthropic
+            && let Some(root) = trimmed.strip_suffix("/v1")
+            && root
+                .split_once("://")
+                .is_some_and(|(_, rest)| !rest.is_empty())
+        {
+            return BaseUrl {
+                url: root.trim_end_matches('/').to_owned(),
+                dropped: Some("/v1"),
+            };
+        }
+        BaseUrl {
+            url: trimmed.to_owned(),
+            dropped: None,
+        }
+    }
+}
+
+/// A base URL as requests use it ([`ProviderKind::normalize_base_url`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseUrl {
+    pub url: String,
+    /// What was dropped from the configured URL beyond slashes (`/v1`),
+    /// so people can be told.
+    pub dropped: Option<&'static str>,
+}
+
+impl BaseUrl {
+    /// For people, when something was dropped: what and why, in one line.
+    pub fn note(&self, kind: ProviderKind) -> Option<String> {
+        self.dropped.map(|dropped| {
+            format!(
+                "the base URL's trailing {dropped} is dropped because the {} request path {} already starts with it: requests go to {}{}",
+                kind.name(),
+                kind.path(),
+                self.url,
+                kind.path()
+            )
+        })
+    }
 }
 
 /// An API key. Its `Debug` never shows it, and nothing in this crate logs
@@ -101,6 +155,10 @@ pub struct ProviderConfig {
     pub base_url: Option<String>,
     /// Required unless the base URL's host is a loopback address.
     pub api_key: Option<ApiKey>,
+    /// Where the key came from, for people: `$ANTHROPIC_API_KEY`,
+    /// `credentials.json (…)` — never the key. A refused key is reported
+    /// with it.
+    pub key_origin: Option<String>,
     pub idle_timeout_ms: u64,
     pub clock: Arc<dyn Clock>,
     pub jitter: Arc<dyn Jitter>,
@@ -120,6 +178,7 @@ impl ProviderConfig {
             kind,
             base_url: None,
             api_key: None,
+            key_origin: None,
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             clock,
             jitter,
@@ -149,6 +208,61 @@ pub enum ConfigError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_anthropic_base_url_ending_in_v1_is_normalized_and_others_are_kept() {
+        let anthropic = ProviderKind::Anthropic;
+        for (given, url) in [
+            ("https://api.anthropic.com/v1", "https://api.anthropic.com"),
+            ("https://api.anthropic.com/v1/", "https://api.anthropic.com"),
+            ("http://127.0.0.1:9/proxy/v1", "http://127.0.0.1:9/proxy"),
+        ] {
+            let got = anthropic.normalize_base_url(given);
+            assert_eq!(got.url, url, "{given}");
+            assert_eq!(got.dropped, Some("/v1"), "{given}");
+            let note = got.note(anthropic).unwrap();
+            assert!(note.contains("/v1/messages"), "{note}");
+            assert!(note.contains(&format!("{url}/v1/messages")), "{note}");
+        }
+        for given in [
+            "https://api.anthropic.com",
+            "https://api.anthropic.com/",
+            "https://proxy.example/v1beta",
+        ] {
+            let got = anthropic.normalize_base_url(given);
+            assert_eq!(got.url, given.trim_end_matches('/'));
+            assert_eq!(got.dropped, None);
+            assert_eq!(got.note(anthropic), None);
+        }
+        // OpenAI-compatible servers keep their `/v1`.
+        for kind in [ProviderKind::OpenAiChat, ProviderKind::OpenAiResponses] {
+            let got = kind.normalize_base_url("http://127.0.0.1:11434/v1/");
+            assert_eq!(got.url, "http://127.0.0.1:11434/v1");
+            assert_eq!(got.dropped, None);
+        }
+    }
+
+    #[test]
+    fn every_provider_has_a_default_model_the_table_knows() {
+        for kind in [
+            ProviderKind::Anthropic,
+            ProviderKind::OpenAiChat,
+            ProviderKind::OpenAiResponses,
+        ] {
+            let model = kind.default_model();
+            assert!(!model.is_empty());
+            assert_ne!(
+                crate::models::capabilities_for(model, &[]),
+                riot_protocol::ModelCapabilities::default(),
+                "{model} is in the table"
+            );
+        }
+        assert!(
+            ProviderKind::Anthropic
+                .default_model()
+                .starts_with("claude-")
+        );
+    }
 
     #[test]
     fn keys_never_show_in_debug_output() {

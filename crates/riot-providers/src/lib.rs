@@ -53,7 +53,9 @@ pub mod retry;
 pub mod sse;
 pub mod transport;
 
-pub use config::{ApiKey, ConfigError, DEFAULT_IDLE_TIMEOUT_MS, ProviderConfig, ProviderKind};
+pub use config::{
+    ApiKey, BaseUrl, ConfigError, DEFAULT_IDLE_TIMEOUT_MS, ProviderConfig, ProviderKind,
+};
 pub use models::{ModelOverride, capabilities_for};
 pub use retry::{Jitter, MAX_RETRY_WAIT_MS, RetryPolicy, SplitMix64};
 pub use transport::HttpProvider;

@@ -157,6 +157,15 @@ fn builtin(model: &str) -> ModelCapabilities {
         .unwrap_or_default()
 }
 
+/// The model a provider gets when nothing names one but its key
+/// (INTERFACES: "the model table's default model").
+pub fn default_model(kind: crate::ProviderKind) -> &'static str {
+    match kind {
+        crate::ProviderKind::Anthropic => "claude-sonnet-4-5",
+        crate::ProviderKind::OpenAiChat | crate::ProviderKind::OpenAiResponses => "gpt-5",
+    }
+}
+
 /// Capabilities of `model`: the built-in table, then each matching
 /// settings override in order (later ones win field by field).
 pub fn capabilities_for(model: &str, overrides: &[(String, ModelOverride)]) -> ModelCapabilities {

@@ -118,7 +118,6 @@ pub const UNREACHABLE_ATTEMPTS: u32 = 3;
 pub struct RetryState {
     /// Failed attempts so far.
     pub failures: u32,
-    auth_retried: bool,
 }
 
 impl RetryState {
@@ -135,11 +134,10 @@ impl RetryState {
         if !error.is_retryable() || self.failures >= policy.max_attempts {
             return Decision::GiveUp;
         }
+        // A refused key (401/403) is never retried: `is_retryable` is false
+        // for it, so it was surfaced above — the same key would be refused
+        // again, and the person should hear so at once.
         match error.kind {
-            // A wrong key fails fast: one retry (a key being rotated), then
-            // surfaced.
-            ProviderErrorKind::Auth if self.auth_retried => return Decision::GiveUp,
-            ProviderErrorKind::Auth => self.auth_retried = true,
             ProviderErrorKind::Overloaded if background => return Decision::GiveUp,
             ProviderErrorKind::Unreachable if self.failures >= UNREACHABLE_ATTEMPTS => {
                 return Decision::GiveUp;
@@ -356,16 +354,21 @@ mod tests {
     }
 
     #[test]
-    fn auth_is_retried_once_background_gives_up_on_overload_quota_never() {
+    fn auth_is_never_retried_background_gives_up_on_overload_quota_never() {
         let policy = RetryPolicy::default();
         let j = Constant(0);
-        let mut state = RetryState::default();
         let auth = err(ProviderErrorKind::Auth);
         assert_eq!(
-            state.decide(&policy, &auth, false, &j),
-            Decision::Retry { delay_ms: 500 }
+            RetryState::default().decide(&policy, &auth, false, &j),
+            Decision::GiveUp
         );
-        assert_eq!(state.decide(&policy, &auth, false, &j), Decision::GiveUp);
+        // Not even when the server asks to retry after a while.
+        let mut auth = err(ProviderErrorKind::Auth).with_status(401);
+        auth.retry_after_ms = Some(1_000);
+        assert_eq!(
+            RetryState::default().decide(&policy, &auth, false, &j),
+            Decision::GiveUp
+        );
         let overloaded = err(ProviderErrorKind::Overloaded);
         assert_eq!(
             RetryState::default().decide(&policy, &overloaded, true, &j),

@@ -47,6 +47,8 @@ const FALLBACK_TIMEOUT_MS: u64 = 600_000;
 ///   when it ends.
 /// - Every error and `Retrying` reason is redacted of the configured key
 ///   on its way out (servers echo keys in error bodies).
+/// - A refused key (401/403) is not retried; the error says the key was
+///   refused and where it came from ([`ProviderConfig::key_origin`]).
 #[derive(Clone)]
 pub struct HttpProvider {
     inner: Arc<Inner>,
@@ -88,11 +90,15 @@ impl HttpProvider {
     /// A provider from its configuration. Fails fast on a missing key
     /// (unless the host is loopback) and an unusable base URL.
     pub fn new(config: ProviderConfig) -> Result<Self, ConfigError> {
-        let base = config
+        let configured = config
             .base_url
             .clone()
             .unwrap_or_else(|| config.kind.default_base_url().to_owned());
-        let base = base.trim_end_matches('/').to_owned();
+        let normalized = config.kind.normalize_base_url(&configured);
+        if let Some(note) = normalized.note(config.kind) {
+            tracing::info!(base_url = %configured, "{note}");
+        }
+        let base = normalized.url;
         let endpoint = format!("{base}{}", config.kind.path());
         let url = reqwest::Url::parse(&endpoint)
             .map_err(|_| ConfigError::InvalidBaseUrl(base.clone()))?;
@@ -271,6 +277,11 @@ impl Provider for HttpProvider {
         let body = self.build_body(&request);
         let provider = self.clone();
         let redactor = self.inner.redactor.clone();
+        let refusal = Refusal {
+            key_sent: self.inner.config.api_key.is_some(),
+            key_origin: self.inner.config.key_origin.clone(),
+            key_env: self.inner.config.kind.default_key_env(),
+        };
         let stream = async_stream::stream! {
             let config = &inner.config;
             let mut retry = RetryState::default();
@@ -382,12 +393,43 @@ impl Provider for HttpProvider {
                 }
             }
         };
-        // The one way out: nothing leaves unredacted.
-        Box::pin(stream.map(move |item| redactor.item(item)))
+        // The one way out: nothing leaves unredacted, and a refused key is
+        // said to be one.
+        Box::pin(stream.map(move |item| redactor.item(item).map_err(|e| refusal.explain(e))))
     }
 
     fn capabilities(&self, model: &str) -> ModelCapabilities {
         capabilities_for(model, &self.inner.config.model_overrides)
+    }
+}
+
+/// What a person needs to hear about a refused key: which key (where it
+/// came from, never its value).
+struct Refusal {
+    key_sent: bool,
+    key_origin: Option<String>,
+    key_env: &'static str,
+}
+
+impl Refusal {
+    /// An `Auth` error (401/403) reworded to say the key was refused and
+    /// where it came from, the server's words kept; others unchanged.
+    fn explain(&self, mut error: ProviderError) -> ProviderError {
+        if error.kind != ProviderErrorKind::Auth {
+            return error;
+        }
+        let server = error.message.trim_end_matches(['.', ' ']);
+        error.message = match (self.key_sent, &self.key_origin) {
+            (true, Some(origin)) => {
+                format!("the endpoint refused the API key from {origin} ({server})")
+            }
+            (true, None) => format!("the endpoint refused the API key ({server})"),
+            (false, _) => format!(
+                "the endpoint wants an API key and none was sent ({server}); set ${}",
+                self.key_env
+            ),
+        };
+        error
     }
 }
 

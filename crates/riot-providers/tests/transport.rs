@@ -2,7 +2,7 @@
 //! VERIFICATION L5 over HTTP: the real reqwest transport, SSE parser and
 //! decoders against the strict in-process mock server, and the fault
 //! cases of L4 that belong to the transport (retries, Retry-After, auth
-//! once, cut streams, stalls, overflow).
+//! never retried, cut streams, stalls, overflow).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -376,13 +376,18 @@ fn provider_with_key(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_echoed_in_an_error_body_is_redacted_from_the_error_and_the_retry_notice() {
+    // A server error that echoes the key is retried (the notice carries
+    // its words); the 401 after it is not, and says the key was refused.
+    let server_error = format!(
+        r#"{{"error":{{"message":"upstream failed for key {ECHOED_KEY}","type":"server_error"}}}}"#
+    );
     let body = format!(
         r#"{{"error":{{"message":"Incorrect API key provided: {ECHOED_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#
     );
     let server = serve(
         Wire::Openai,
         vec![
-            error(401, &body, &[]),
+            error(500, &server_error, &[]),
             error(401, &body, &[]),
             Reply::Text("never sent".into()),
         ],
@@ -397,23 +402,24 @@ async fn a_key_echoed_in_an_error_body_is_redacted_from_the_error_and_the_retry_
         server.requests()[0].header("authorization"),
         Some(auth.as_str())
     );
-    let expected = "Incorrect API key provided: [REDACTED]. You can find your API key at \
-                    https://platform.openai.com/account/api-keys.";
     assert_eq!(
         events,
         vec![ProviderEvent::Retrying {
             attempt: 2,
             delay_ms: 500,
-            kind: ProviderErrorKind::Auth,
-            reason: expected.into(),
+            kind: ProviderErrorKind::Server,
+            reason: "upstream failed for key [REDACTED]".into(),
         }]
     );
+    let expected = "the endpoint refused the API key (Incorrect API key provided: [REDACTED]. \
+                    You can find your API key at https://platform.openai.com/account/api-keys)";
     let err = err.expect("surfaced");
     assert_eq!(
         (err.kind, err.status, err.message.as_str()),
         (ProviderErrorKind::Auth, Some(401), expected)
     );
     assert!(!format!("{err:?} {err}").contains("0123456789abcdef"));
+    assert_eq!(server.requests().len(), 2);
     server.shutdown().await;
 }
 
@@ -472,26 +478,69 @@ async fn background_requests_give_up_on_overload_at_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_auth_error_is_retried_exactly_once_then_surfaced() {
+async fn a_refused_key_is_never_retried_and_the_error_names_where_it_came_from() {
     let unauthorized =
         r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
-    let replies = vec![
-        error(401, unauthorized, &[]),
-        error(401, unauthorized, &[]),
-        Reply::Text("never sent".into()),
-    ];
-    let server = serve(Wire::Anthropic, replies).await;
+    let forbidden =
+        r#"{"type":"error","error":{"type":"permission_error","message":"not allowed"}}"#;
+    for (status, body, server_words) in [
+        (401, unauthorized, "invalid x-api-key"),
+        (403, forbidden, "not allowed"),
+    ] {
+        let replies = vec![
+            // Even a Retry-After does not make a refused key worth retrying.
+            error(status, body, &[("retry-after", "1")]),
+            Reply::Text("never sent".into()),
+        ];
+        let server = serve(Wire::Anthropic, replies).await;
+        let clock = clock();
+        let mut config = ProviderConfig::new(
+            ProviderKind::Anthropic,
+            Arc::new(clock.clone()),
+            Arc::new(NoJitter),
+        );
+        config.base_url = Some(server.base_url());
+        config.api_key = Some(ApiKey::new("test-key"));
+        config.key_origin = Some("$ANTHROPIC_API_KEY".into());
+        let provider = HttpProvider::new(config).unwrap();
+        let (events, err) = collect(&provider, request("mock-model", "hi")).await;
+        let err = err.expect("surfaced");
+        assert_eq!(err.kind, ProviderErrorKind::Auth);
+        assert_eq!(
+            err.message,
+            format!("the endpoint refused the API key from $ANTHROPIC_API_KEY ({server_words})")
+        );
+        assert_eq!(err.status, Some(status));
+        assert_eq!(server.requests().len(), 1, "{status}: no retry");
+        assert_eq!(server.remaining(), 1);
+        assert!(events.is_empty(), "no Retrying notice: {events:?}");
+        assert!(clock.sleeps().is_empty(), "no wait: {:?}", clock.sleeps());
+        let key = server.requests()[0].header("x-api-key").map(str::to_owned);
+        assert_eq!(key.as_deref(), Some("test-key"));
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_anthropic_base_url_ending_in_v1_reaches_v1_messages_once() {
+    let server = serve(Wire::Anthropic, vec![Reply::Text("hello".into())]).await;
     let clock = clock();
-    let (events, err) = ask(&server, Wire::Anthropic, &clock, "mock-model").await;
-    let err = err.expect("surfaced");
-    assert_eq!(err.kind, ProviderErrorKind::Auth);
-    assert_eq!(err.message, "invalid x-api-key");
-    assert_eq!(err.status, Some(401));
-    assert_eq!(server.requests().len(), 2, "one retry, no more");
-    assert_eq!(server.remaining(), 1);
-    assert_eq!(events.len(), 1, "only the one Retrying notice: {events:?}");
-    let key = server.requests()[0].header("x-api-key").map(str::to_owned);
-    assert_eq!(key.as_deref(), Some("test-key"));
+    let mut config = ProviderConfig::new(
+        ProviderKind::Anthropic,
+        Arc::new(clock.clone()),
+        Arc::new(NoJitter),
+    );
+    config.base_url = Some(format!("{}/v1/", server.base_url()));
+    config.api_key = Some(ApiKey::new("test-key"));
+    let provider = HttpProvider::new(config).unwrap();
+    assert_eq!(
+        provider.endpoint(),
+        format!("{}/v1/messages", server.base_url())
+    );
+    let (events, err) = collect(&provider, request("mock-model", "hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(block_text(&events), "hello");
+    assert_eq!(server.requests()[0].path, "/v1/messages");
     server.shutdown().await;
 }
 
