@@ -265,6 +265,24 @@ pub struct ToolEnv {
     pub file_state: Arc<FileStateStore>,
     /// Variables removed from subprocess environments (model API keys).
     pub scrubbed_env: Vec<String>,
+    /// The person's home directory: a model-supplied path starting with
+    /// `~/` (or a lone `~`) names a place in it. `None`: `~` is not
+    /// expanded.
+    pub home: Option<PathBuf>,
+}
+
+impl ToolEnv {
+    /// `path` with a leading `~/` (or a lone `~`) replaced by the home
+    /// directory; `None` when it has no such start or the home is unknown.
+    /// `~user/` forms are not expanded.
+    pub fn expand_home(&self, path: &str) -> Option<PathBuf> {
+        let home = self.home.as_ref()?;
+        if path == "~" {
+            return Some(home.clone());
+        }
+        let rest = path.strip_prefix("~/")?;
+        Some(home.join(rest.trim_start_matches('/')))
+    }
 }
 
 impl ToolEnv {
@@ -291,6 +309,7 @@ impl ToolEnv {
             vision: Arc::new(NoVision),
             file_state: Arc::new(FileStateStore::default()),
             scrubbed_env: Vec::new(),
+            home: None,
         }
     }
 }
@@ -324,8 +343,13 @@ impl ToolContext {
         }
     }
 
-    /// Resolves a model-supplied path against the project directory.
+    /// Resolves a model-supplied path: absolute as given, `~/…` in the
+    /// home directory ([`ToolEnv::expand_home`]), anything else against
+    /// the project directory.
     pub fn resolve(&self, path: &str) -> PathBuf {
+        if let Some(expanded) = self.env.expand_home(path) {
+            return expanded;
+        }
         let p = std::path::Path::new(path);
         if p.is_absolute() {
             p.to_path_buf()

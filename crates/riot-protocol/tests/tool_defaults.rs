@@ -183,3 +183,48 @@ fn structural_errors_come_back_as_serde_errors() {
         "{missing}"
     );
 }
+
+#[test]
+fn paths_resolve_in_the_project_and_a_leading_tilde_in_the_home() {
+    let without_home = ctx();
+    assert_eq!(
+        without_home.resolve("src/a.rs"),
+        PathBuf::from("/project/src/a.rs")
+    );
+    assert_eq!(
+        without_home.resolve("/etc/hosts"),
+        PathBuf::from("/etc/hosts")
+    );
+    // No home known: `~` stays a name in the project, as before.
+    assert_eq!(without_home.resolve("~/x"), PathBuf::from("/project/~/x"));
+
+    let mut env = ToolEnv::new(
+        PathBuf::from("/project"),
+        PathBuf::from("/project/.riot/spill"),
+        Arc::new(NoFs),
+        Arc::new(NoProc),
+        Arc::new(FixedClock::new()),
+        Arc::new(SequentialIds::new()),
+    );
+    env.home = Some(PathBuf::from("/home/me"));
+    let with_home = ToolContext {
+        env: Arc::new(env),
+        ..ctx()
+    };
+    assert_eq!(
+        with_home.resolve("~/.ssh/id_rsa"),
+        PathBuf::from("/home/me/.ssh/id_rsa")
+    );
+    assert_eq!(with_home.resolve("~"), PathBuf::from("/home/me"));
+    assert_eq!(with_home.resolve("~/"), PathBuf::from("/home/me/"));
+    // Only a leading `~/`: other tildes are ordinary names.
+    assert_eq!(with_home.resolve("a/~/b"), PathBuf::from("/project/a/~/b"));
+    assert_eq!(
+        with_home.resolve("~other/x"),
+        PathBuf::from("/project/~other/x")
+    );
+    assert_eq!(
+        with_home.resolve("src/a.rs"),
+        PathBuf::from("/project/src/a.rs")
+    );
+}

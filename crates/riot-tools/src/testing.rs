@@ -144,7 +144,15 @@ impl TempProject {
         let dir = tempfile::tempdir().expect("create a temp dir");
         // Canonical, so paths the tools resolve compare equal.
         let root = std::fs::canonicalize(dir.path()).expect("canonicalize the temp dir");
-        Self::with_root(dir, root, Vec::new())
+        Self::with_root(dir, root, Vec::new(), None)
+    }
+
+    /// A project whose person's home directory (for `~/` paths) is `home`.
+    #[allow(clippy::expect_used)] // test fixture
+    pub fn with_home(home: &Path) -> Self {
+        let dir = tempfile::tempdir().expect("create a temp dir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonicalize the temp dir");
+        Self::with_root(dir, root, Vec::new(), Some(home.to_path_buf()))
     }
 
     /// A project whose subprocess environment drops `scrubbed`.
@@ -152,10 +160,15 @@ impl TempProject {
     pub fn with_scrubbed_env(scrubbed: Vec<String>) -> Self {
         let dir = tempfile::tempdir().expect("create a temp dir");
         let root = std::fs::canonicalize(dir.path()).expect("canonicalize the temp dir");
-        Self::with_root(dir, root, scrubbed)
+        Self::with_root(dir, root, scrubbed, None)
     }
 
-    fn with_root(dir: tempfile::TempDir, root: PathBuf, scrubbed: Vec<String>) -> Self {
+    fn with_root(
+        dir: tempfile::TempDir,
+        root: PathBuf,
+        scrubbed: Vec<String>,
+        home: Option<PathBuf>,
+    ) -> Self {
         let clock = FixedClock::new();
         let ids: Arc<dyn IdGen> = Arc::new(SequentialIds::default());
         let mut env = ToolEnv::new(
@@ -167,6 +180,7 @@ impl TempProject {
             ids,
         );
         env.scrubbed_env = scrubbed;
+        env.home = home;
         Self {
             dir,
             env: Arc::new(env),

@@ -116,7 +116,13 @@ fn walk(
 }
 
 fn base_dir(input: &GlobInput, ctx: &ToolContext) -> (PathBuf, String) {
-    let (abs_base, rel_pattern) = split_absolute(&input.pattern);
+    // `~/notes/*.md` searches the home directory, as `/…` patterns search
+    // from the root.
+    let pattern = match ctx.env.expand_home(&input.pattern) {
+        Some(expanded) => expanded.to_string_lossy().into_owned(),
+        None => input.pattern.clone(),
+    };
+    let (abs_base, rel_pattern) = split_absolute(&pattern);
     let base = match (abs_base, &input.path) {
         (Some(b), _) => b,
         (None, Some(p)) => ctx.resolve(p),

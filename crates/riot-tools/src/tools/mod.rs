@@ -18,6 +18,9 @@ pub mod read;
 mod read_scan;
 pub mod write;
 
+#[cfg(test)]
+mod home_tests;
+
 pub use bash::Bash;
 pub use bash_output::BashOutput;
 pub use edit::Edit;
