@@ -9,6 +9,8 @@ export default defineConfig({
     environment: "jsdom",
     include: ["src/**/*.test.{ts,tsx}"],
     setupFiles: ["src/test-setup.ts"],
+    // The stylesheet's text, for the tests that check what it makes of an element (`styles.css?raw`).
+    css: { include: [/styles\.css/] },
     pool: "threads",
     maxWorkers: 2,
   },

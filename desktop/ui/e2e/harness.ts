@@ -14,7 +14,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const UI_DIR = resolve(here, "..");
@@ -190,6 +190,8 @@ export interface WorldOptions {
    * provider or model flags, as on a first run.
    */
   configured?: boolean;
+  /** The page's size in CSS pixels (default 1280×800). */
+  viewport?: { width: number; height: number };
 }
 
 export class World {
@@ -244,7 +246,7 @@ export class World {
       const model = options.configured === false ? [] : ["--provider", "anthropic", "--base-url", mockUrl, "--model", "mock-model"];
       riot = start(RIOT_BIN, ["serve", ...model, "--port", "0", "--ui-dir", DIST], { cwd: project, env });
       const url = (await firstLine(riot, /^Riot is serving at (http:\/\/\S+)$/, "riot serve"))[1] ?? "";
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const context = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 800 } });
       const page = await context.newPage();
       return new World(root, project, home, mock, mockUrl, riot, url, context, page);
     } catch (e) {
@@ -269,7 +271,7 @@ export class World {
 
   async screenshot(name: string): Promise<void> {
     mkdirSync(RESULTS, { recursive: true });
-    await this.page.screenshot({ path: join(RESULTS, `${name}.png`), fullPage: true });
+    await this.page.screenshot({ path: join(RESULTS, `${name}.png`), fullPage: true, animations: "disabled" });
   }
 
   /** What riot serve wrote on stderr (for failure messages). */
@@ -292,6 +294,21 @@ export class World {
     }
     await rm(this.root, { recursive: true, force: true });
   }
+}
+
+/** Polls `test` until it holds; fails after PATIENCE_MS. */
+export async function until(what: string, test: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + PATIENCE_MS;
+  while (!(await test())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Waits for `locator` (with `text`, when given) to be there. */
+export async function shows(locator: Locator, text?: string): Promise<void> {
+  const target = text === undefined ? locator : locator.filter({ hasText: text });
+  await target.first().waitFor({ timeout: PATIENCE_MS });
 }
 
 export function launchBrowser(): Promise<Browser> {

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
-import type { Browser, Locator } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 import {
@@ -14,7 +14,9 @@ import {
   missingPrerequisites,
   PATIENCE_MS,
   processesWithArgv,
+  shows,
   toolCall,
+  until,
   World,
   type MockScript,
   type RecordedRequest,
@@ -29,19 +31,6 @@ if (missing.length > 0) {
 }
 
 const script = (replies: unknown[], chunkSize = 16): MockScript => ({ wire: "anthropic", chunk_size: chunkSize, replies });
-
-async function until(what: string, test: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + PATIENCE_MS;
-  while (!(await test())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function shows(locator: Locator, text?: string): Promise<void> {
-  const target = text === undefined ? locator : locator.filter({ hasText: text });
-  await target.first().waitFor({ timeout: PATIENCE_MS });
-}
 
 /** The blocks of the last user message of a recorded Anthropic request. */
 function lastUserContent(request: RecordedRequest | undefined): Record<string, unknown>[] {
@@ -161,7 +150,7 @@ describe.skipIf(missing.length > 0)("the web UI against riot serve", () => {
     expect(await dialog.getByTestId("permission-title").textContent()).toBe("Write out.txt");
     // The tool's kind ("Edit") until Riot sends the tool's name with the question.
     expect(["Write", "Edit"]).toContain(await dialog.getByTestId("permission-tool").textContent());
-    const options = await dialog.locator(".permission-options button").allTextContents();
+    const options = await dialog.locator(".permission-options button .option-name").allTextContents();
     expect(options[0]).toBe("Allow");
     expect(options).toContain("Reject");
     expect(existsSync(out)).toBe(false);

@@ -71,6 +71,8 @@ export interface SessionView {
   conversation: Conversation;
   /** A prompt is running. */
   running: boolean;
+  /** When the running prompt was sent (`Date.now()`); `null` between turns. */
+  startedAt: number | null;
   /** Stop was asked and the turn has not ended yet. */
   stopping: boolean;
   /** `session/load` is replaying the conversation. */
@@ -189,6 +191,7 @@ function newView(
     queueHeld: false,
     conversation: emptyConversation(modes),
     running: false,
+    startedAt: null,
     stopping: false,
     loading,
     lastUsage: null,
@@ -361,7 +364,15 @@ export class Store {
             if (item.error !== null) conversation = withNotice(conversation, "error", item.error);
             // A stopped or failed turn holds what is queued; the person decides.
             const queueHeld = outcome !== "done" && v.queue.length > 0;
-            return { ...v, running: false, stopping: false, compacting: false, queueHeld, conversation };
+            return {
+              ...v,
+              running: false,
+              startedAt: null,
+              stopping: false,
+              compacting: false,
+              queueHeld,
+              conversation,
+            };
           });
           // Riot no longer waits for answers about a turn that ended.
           for (const p of permissions.filter((p) => p.sessionId === item.sessionId)) {
@@ -376,7 +387,7 @@ export class Store {
           connection = { status: "closed", error: item.error };
           for (const id of Object.keys(open)) {
             const view = open[id];
-            if (view?.running) open[id] = { ...view, running: false, stopping: false };
+            if (view?.running) open[id] = { ...view, running: false, startedAt: null, stopping: false };
           }
           permissions = [];
           this.answers.clear();
@@ -559,7 +570,12 @@ export class Store {
   }
 
   private async run(id: string, text: string): Promise<void> {
-    this.updateSession(id, (v) => ({ ...v, running: true, conversation: withPrompt(v.conversation, text) }));
+    this.updateSession(id, (v) => ({
+      ...v,
+      running: true,
+      startedAt: Date.now(),
+      conversation: withPrompt(v.conversation, text),
+    }));
     try {
       const stopReason = await this.need().prompt(id, text);
       this.batch.push({ type: "ended", sessionId: id, stopReason, error: null });

@@ -223,3 +223,82 @@ describe("the composer and the session bar", () => {
     expect(screen.getByTestId("model").textContent).toBe("Model mock-model");
   });
 });
+
+describe("the keyboard", () => {
+  /** A turn that runs until the client cancels it. */
+  const untilCancelled = (turn: FakeTurn) =>
+    new Promise<"cancelled">((resolve) => turn.cancelled.addEventListener("abort", () => resolve("cancelled")));
+
+  it("puts the focus in the composer after New session", async () => {
+    await page(new FakeRiot({ token: "t", projects: [PROJECT] }));
+    const newButton = screen.getByRole("button", { name: "New session" });
+    newButton.focus();
+    fireEvent.click(newButton);
+    const box = await screen.findByRole("textbox", { name: "Message" });
+    await waitFor(() => expect(document.activeElement).toBe(box));
+  });
+
+  it("shows that Riot is working from the moment a prompt goes out, and Escape stops the turn", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(untilCancelled);
+    await page(riot);
+    const box = await newSession();
+    fireEvent.change(box, { target: { value: "Think" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    // Nothing has come back from the model yet, and the page says it works on it.
+    const working = await screen.findByRole("status");
+    expect(working.textContent).toMatch(/^Working…\d+sEsc to stop$/);
+    expect(screen.queryAllByTestId("agent-message")).toEqual([]);
+
+    fireEvent.keyDown(box, { key: "Escape" });
+    await screen.findByText("Stopped.");
+    expect(riot.received).toContain("session/cancel");
+    expect(screen.queryByTestId("working")).toBeNull();
+    await screen.findByRole("button", { name: "Send" });
+  });
+
+  it("gives Escape to an open / menu first: it closes the menu and the turn runs on", async () => {
+    const riot = new FakeRiot({
+      token: "t",
+      projects: [PROJECT],
+      commands: [{ name: "compact", description: "Compact the context" }],
+    }).script(untilCancelled);
+    await page(riot);
+    const box = await newSession();
+    fireEvent.change(box, { target: { value: "Think" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    await screen.findByTestId("working");
+    fireEvent.change(box, { target: { value: "/comp" } });
+    await screen.findByRole("listbox", { name: "Commands" });
+    fireEvent.keyDown(box, { key: "Escape" });
+    expect(screen.queryByRole("listbox", { name: "Commands" })).toBeNull();
+    expect(riot.received).not.toContain("session/cancel");
+    fireEvent.keyDown(box, { key: "Escape" });
+    await screen.findByText("Stopped.");
+  });
+
+  it("closes Settings with Escape wherever the focus is, and gives the focus back to its button", async () => {
+    await page(new FakeRiot({ token: "t", projects: [PROJECT] }));
+    const settings = screen.getByRole("button", { name: "Settings" });
+    settings.focus();
+    fireEvent.click(settings);
+    const dialog = await screen.findByRole("dialog", { name: "Model settings" });
+    // The focus moved into the form.
+    expect(dialog.contains(document.activeElement)).toBe(true);
+    fireEvent.keyDown(document.body, { key: "Escape" });
+    expect(screen.queryByRole("dialog")).toBeNull();
+    expect(document.activeElement).toBe(settings);
+  });
+
+  it("has a labelled button for the sessions drawer that says whether it is open", async () => {
+    await page(new FakeRiot({ token: "t", projects: [PROJECT] }));
+    const toggle = screen.getByRole("button", { name: "Sessions" });
+    expect(toggle.getAttribute("aria-controls")).toBe("sidebar");
+    expect(document.getElementById("sidebar")).not.toBeNull();
+    expect(toggle.getAttribute("aria-expanded")).toBe("false");
+    fireEvent.click(toggle);
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
+    fireEvent.click(screen.getByRole("button", { name: "New session" }));
+    await screen.findByRole("textbox", { name: "Message" });
+    expect(toggle.getAttribute("aria-expanded")).toBe("false");
+  });
+});

@@ -1,4 +1,4 @@
-import { useEffect, useSyncExternalStore } from "react";
+import { useEffect, useRef, useState, useSyncExternalStore } from "react";
 
 import { browserShell, type Shell } from "../shell";
 import type { AppState, Store } from "../state/store";
@@ -6,7 +6,7 @@ import { Composer } from "./Composer";
 import { ConversationView } from "./ConversationView";
 import { PermissionDialog } from "./PermissionDialog";
 import { QueuePanel } from "./QueuePanel";
-import { CompactionIndicator, ModeSelector, ModelSelector, UsageFigures } from "./SessionBar";
+import { CompactionIndicator, ModeSelector, ModelSelector, UsageFigures, WorkingIndicator } from "./SessionBar";
 import { SettingsDialog } from "./Settings";
 import { Sidebar } from "./Sidebar";
 import { TodosView } from "./payloads/TodosView";
@@ -21,22 +21,89 @@ function ConnectionBadge({ connection }: { connection: AppState["connection"] })
   );
 }
 
-/** The page. `shell` is the desktop shell when the page runs in it (main.tsx detects it). */
+/** Below this width the sidebar is a drawer (styles.css has the same figure). */
+export const NARROW = "(max-width: 699px)";
+
+function narrow(): boolean {
+  return typeof window.matchMedia === "function" && window.matchMedia(NARROW).matches;
+}
+
+/**
+ * The page. `shell` is the desktop shell when the page runs in it (main.tsx detects it).
+ *
+ * Keys: Escape closes what is open in front (a dialog handles its own,
+ * then the sessions drawer), else stops the running turn.
+ */
 export function App({ store, shell = browserShell }: { store: Store; shell?: Shell }) {
   const state = useSyncExternalStore(store.subscribe, store.getState);
   const view = state.currentId === null ? null : (state.open[state.currentId] ?? null);
   const connected = state.connection.status === "open";
   const question = state.permissions[0] ?? null;
   const questionSession = question === null ? null : (state.open[question.sessionId] ?? null);
+  /** The sessions drawer of a narrow window is open. */
+  const [drawer, setDrawer] = useState(false);
+  const drawerRef = useRef(drawer);
+  const toggle = useRef<HTMLButtonElement>(null);
+  /** Bumped to send the focus to the composer (after starting or opening a session). */
+  const [focusComposer, setFocusComposer] = useState(0);
 
   const title = view === null ? "Riot" : `Riot — ${view.cwd}`;
   useEffect(() => {
     document.title = title;
   }, [title]);
 
+  useEffect(() => {
+    drawerRef.current = drawer;
+    const sidebar = document.getElementById("sidebar");
+    if (!drawer || sidebar === null || !narrow()) return;
+    // Opened: the keyboard goes into the drawer; when it leaves (Tab past its end), the drawer closes.
+    sidebar.querySelector<HTMLElement>("input, button")?.focus();
+    const onFocusOut = (e: FocusEvent) => {
+      const next = e.relatedTarget;
+      if (next instanceof Node && !sidebar.contains(next) && next !== toggle.current) setDrawer(false);
+    };
+    sidebar.addEventListener("focusout", onFocusOut);
+    return () => sidebar.removeEventListener("focusout", onFocusOut);
+  }, [drawer]);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape" || e.defaultPrevented) return;
+      // A dialog answers its own Escape.
+      const now = store.getState();
+      if (now.permissions.length > 0 || now.settings !== null) return;
+      if (drawerRef.current && narrow()) {
+        e.preventDefault();
+        setDrawer(false);
+        toggle.current?.focus();
+        return;
+      }
+      const running = store.current();
+      if (running !== null && running.running && !running.stopping) {
+        e.preventDefault();
+        void store.stop();
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [store]);
+
+  const waiting = view !== null && state.permissions.some((p) => p.sessionId === view.id);
+
   return (
-    <div className="app">
+    <div className={drawer ? "app drawer-open" : "app"}>
       <header className="topbar">
+        <button
+          type="button"
+          className="drawer-toggle"
+          ref={toggle}
+          aria-label="Sessions"
+          aria-controls="sidebar"
+          aria-expanded={drawer}
+          onClick={() => setDrawer((open) => !open)}
+        >
+          <span aria-hidden="true">☰</span>
+        </button>
         <span className="brand">Riot</span>
         <ConnectionBadge connection={state.connection} />
         {state.features.config && (
@@ -69,11 +136,19 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
                 )
             : undefined
         }
-        onNew={() => void store.newSession()}
-        onOpen={(s) => void store.openSession(s.sessionId, s.cwd)}
+        onNew={() => {
+          setDrawer(false);
+          void store.newSession().then(() => setFocusComposer((n) => n + 1));
+        }}
+        onOpen={(s) => {
+          setDrawer(false);
+          setFocusComposer((n) => n + 1);
+          void store.openSession(s.sessionId, s.cwd);
+        }}
         onRename={(id, title) => void store.renameSession(id, title)}
         onDelete={(id) => void store.deleteSession(id)}
       />
+      {drawer && <div className="drawer-scrim" aria-hidden="true" onClick={() => setDrawer(false)} />}
       <main className="main">
         {state.connection.status === "closed" && (
           <div className="banner banner-error" role="alert">
@@ -91,7 +166,13 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
         {view === null ? (
           <div className="welcome">
             <h1>Riot</h1>
-            <p>Pick a session on the left, or choose a project directory and start a new one.</p>
+            <p>
+              Pick a session<span className="wide-only">{" on the left"}</span>
+              {", or choose a project directory and start a new one."}
+            </p>
+            <button type="button" className="narrow-only primary" onClick={() => setDrawer(true)}>
+              Open the sessions
+            </button>
           </div>
         ) : (
           <>
@@ -113,6 +194,14 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
               )}
             </div>
             <ConversationView key={`conversation:${view.id}`} items={view.conversation.items} busy={view.loading} />
+            {view.running && view.startedAt !== null && (
+              <WorkingIndicator
+                key={view.startedAt}
+                startedAt={view.startedAt}
+                stopping={view.stopping}
+                waiting={waiting}
+              />
+            )}
             {view.conversation.plan !== null && view.conversation.plan.length > 0 && (
               <section className="plan" aria-label="Plan">
                 <TodosView todos={view.conversation.plan} />
@@ -130,6 +219,7 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
               running={view.running}
               stopping={view.stopping}
               disabled={!connected || view.loading}
+              focusRequest={focusComposer}
               findFiles={state.features.files ? (query) => store.findFiles(view.cwd, query) : undefined}
               onSend={(text) => void store.send(text)}
               onStop={() => void store.stop()}
@@ -139,6 +229,7 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
       </main>
       {question !== null && (
         <PermissionDialog
+          key={question.key}
           request={question.request}
           cwd={questionSession?.cwd ?? ""}
           otherSession={question.sessionId === state.currentId ? null : (questionSession?.cwd ?? question.sessionId)}

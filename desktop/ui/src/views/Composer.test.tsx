@@ -28,6 +28,23 @@ describe("matchingCommands", () => {
 });
 
 describe("Composer", () => {
+  it("takes the focus when asked, once it is enabled, and not before asked", () => {
+    const onSend = vi.fn();
+    const onStop = vi.fn();
+    const props = { commands: COMMANDS, running: false, stopping: false, onSend, onStop };
+    const { rerender } = render(<Composer {...props} disabled={false} focusRequest={0} />);
+    const box = screen.getByRole("textbox", { name: "Message" });
+    expect(document.activeElement).not.toBe(box);
+    rerender(<Composer {...props} disabled focusRequest={1} />);
+    expect(document.activeElement).not.toBe(box);
+    rerender(<Composer {...props} disabled={false} focusRequest={1} />);
+    expect(document.activeElement).toBe(box);
+    // Asked once: moving away is the person's choice.
+    box.blur();
+    rerender(<Composer {...props} disabled={false} focusRequest={1} />);
+    expect(document.activeElement).not.toBe(box);
+  });
+
   it("sends on Enter and keeps Shift+Enter for a new line", () => {
     const { onSend, box } = setup();
     fireEvent.change(box, { target: { value: "hello" } });

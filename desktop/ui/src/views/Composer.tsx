@@ -1,4 +1,4 @@
-import { useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
+import { useEffect, useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 
 import type { AvailableCommand } from "../bridge";
 
@@ -9,6 +9,11 @@ interface Props {
   disabled: boolean;
   /** Project files matching a query, best first (`_riot/files`); absent when Riot has none to offer. */
   findFiles?: ((query: string) => Promise<string[]>) | undefined;
+  /**
+   * Takes the focus when this number changes (and once it can: not while
+   * disabled) — after "New session" or opening one. 0: never asked.
+   */
+  focusRequest?: number;
   /** Sends, or queues while a turn runs (the store decides). */
   onSend(text: string): void;
   onStop(): void;
@@ -82,7 +87,7 @@ function useFileSearch(findFiles: ((query: string) => Promise<string[]>) | undef
  * Shift+Enter breaks the line, `/` opens the command menu and `@` the
  * project's files.
  */
-export function Composer({ commands, running, stopping, disabled, findFiles, onSend, onStop }: Props) {
+export function Composer({ commands, running, stopping, disabled, findFiles, focusRequest = 0, onSend, onStop }: Props) {
   const [text, setText] = useState("");
   const [caret, setCaret] = useState(0);
   const [selected, setSelected] = useState(0);
@@ -91,6 +96,12 @@ export function Composer({ commands, running, stopping, disabled, findFiles, onS
   const placeCaret = useRef<number | null>(null);
   const menuId = useId();
   const { found, search } = useFileSearch(findFiles);
+  const focused = useRef(0);
+  useEffect(() => {
+    if (disabled || focusRequest === focused.current || box.current === null) return;
+    focused.current = focusRequest;
+    box.current.focus();
+  }, [focusRequest, disabled]);
 
   const commandMenu = menuClosed ? [] : matchingCommands(text, commands);
   const mention = findFiles === undefined || menuClosed || commandMenu.length > 0 ? null : mentionAt(text, caret);
@@ -229,7 +240,7 @@ export function Composer({ commands, running, stopping, disabled, findFiles, onS
             <button type="button" className="queue-button" onClick={send} disabled={disabled || text.trim() === ""}>
               Queue
             </button>
-            <button type="button" className="stop" onClick={onStop} disabled={stopping}>
+            <button type="button" className="stop" onClick={onStop} disabled={stopping} aria-keyshortcuts="Escape">
               {stopping ? "Stopping…" : "Stop"}
             </button>
           </>

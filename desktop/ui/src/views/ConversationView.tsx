@@ -75,6 +75,10 @@ export function ConversationView({
       className="conversation"
       ref={scroller}
       data-testid="conversation"
+      role="region"
+      aria-label="Conversation"
+      // Reachable with Tab, so the arrow keys and Page Up/Down scroll it.
+      tabIndex={0}
       aria-busy={busy}
       onScroll={(e) => {
         const el = e.currentTarget;

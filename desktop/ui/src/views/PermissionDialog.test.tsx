@@ -1,8 +1,8 @@
-import { fireEvent, render, screen } from "@testing-library/react";
-import { describe, expect, it, vi } from "vitest";
+import { act, fireEvent, render, screen } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import type { RequestPermissionRequest } from "../bridge";
-import { PermissionDialog } from "./PermissionDialog";
+import { KEYS_ARM_MS, PermissionDialog } from "./PermissionDialog";
 import { joinPath } from "./tool-target";
 
 const OPTIONS: RequestPermissionRequest["options"] = [
@@ -11,10 +11,10 @@ const OPTIONS: RequestPermissionRequest["options"] = [
   { optionId: "reject_once", name: "Reject", kind: "reject_once" },
 ];
 
-function ask(toolCall: RequestPermissionRequest["toolCall"], onAnswer = vi.fn()) {
+function ask(toolCall: RequestPermissionRequest["toolCall"], onAnswer = vi.fn(), options = OPTIONS) {
   render(
     <PermissionDialog
-      request={{ sessionId: "s1", toolCall, options: OPTIONS }}
+      request={{ sessionId: "s1", toolCall, options }}
       cwd="/home/me/project"
       otherSession={null}
       onAnswer={onAnswer}
@@ -79,15 +79,137 @@ describe("PermissionDialog", () => {
   it("offers Riot's options in Riot's order and answers with the chosen id", () => {
     const onAnswer = ask({ toolCallId: "call_1", title: "Write out.txt", kind: "edit", rawInput: { file_path: "out.txt" } });
     const buttons = screen.getAllByRole("button");
-    expect(buttons.map((b) => b.textContent)).toEqual(["Allow", "Always allow Write(/p/out.txt)", "Reject"]);
+    // Each named as Riot names it; the key that chooses it is shown beside the name.
+    expect(buttons.map((b) => b.querySelector(".option-name")?.textContent)).toEqual([
+      "Allow",
+      "Always allow Write(/p/out.txt)",
+      "Reject",
+    ]);
+    expect(buttons.map((b) => b.querySelector("kbd")?.textContent)).toEqual(["y", "a", "n"]);
+    expect(screen.getByRole("button", { name: "Allow" }).getAttribute("aria-keyshortcuts")).toBe("y Enter");
     expect(onAnswer).not.toHaveBeenCalled();
     fireEvent.click(screen.getByText("Reject"));
     expect(onAnswer).toHaveBeenCalledWith("reject_once");
   });
 
-  it("does not put focus on an answer, so a stray Enter chooses nothing", () => {
+  it("does not put focus on an answer: the dialog itself has it", () => {
     ask({ toolCallId: "call_1", title: "Write out.txt", kind: "edit", rawInput: { file_path: "out.txt" } });
     expect(document.activeElement).toBe(screen.getByRole("dialog"));
+  });
+});
+
+describe("PermissionDialog keys", () => {
+  const WRITE = { toolCallId: "call_1", title: "Write out.txt", kind: "edit", rawInput: { file_path: "out.txt" } } as const;
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** Shows the question and waits until its keys answer. */
+  function armed(onAnswer = vi.fn(), options = OPTIONS) {
+    ask(WRITE, onAnswer, options);
+    act(() => vi.advanceTimersByTime(KEYS_ARM_MS));
+    expect(screen.getByRole("dialog").getAttribute("data-keys")).toBe("ready");
+    return onAnswer;
+  }
+
+  const press = (key: string, init: KeyboardEventInit = {}, target: Element = screen.getByRole("dialog")) =>
+    fireEvent.keyDown(target, { key, ...init });
+
+  it.each([
+    ["y", "allow_once"],
+    ["Y", "allow_once"],
+    ["Enter", "allow_once"],
+    ["a", "allow_always"],
+    ["n", "reject_once"],
+    ["Escape", "reject_once"],
+  ])("%s answers %s", (key, optionId) => {
+    const onAnswer = armed();
+    press(key);
+    expect(onAnswer).toHaveBeenCalledTimes(1);
+    expect(onAnswer).toHaveBeenCalledWith(optionId);
+  });
+
+  it("answers from the page too, when the focus left the dialog", () => {
+    const onAnswer = armed();
+    press("n", {}, document.body);
+    expect(onAnswer).toHaveBeenCalledWith("reject_once");
+  });
+
+  it("ignores keys until the keyboard was still for a moment: a stray Enter or words being typed choose nothing", () => {
+    const onAnswer = vi.fn();
+    ask(WRITE, onAnswer);
+    const dialog = screen.getByRole("dialog");
+    expect(dialog.getAttribute("data-keys")).toBe("waiting");
+    press("Enter");
+    // Someone typing on, a key every 100 ms for two seconds, "yes" and "no" among the words.
+    for (const key of "yes and no, then more words".split("")) {
+      act(() => vi.advanceTimersByTime(100));
+      press(key);
+    }
+    expect(dialog.getAttribute("data-keys")).toBe("waiting");
+    act(() => vi.advanceTimersByTime(KEYS_ARM_MS - 1));
+    expect(dialog.getAttribute("data-keys")).toBe("waiting");
+    expect(onAnswer).not.toHaveBeenCalled();
+    act(() => vi.advanceTimersByTime(1));
+    expect(dialog.getAttribute("data-keys")).toBe("ready");
+    // A key held down since then repeats; a repeat is not a new press.
+    press("y", { repeat: true });
+    expect(onAnswer).not.toHaveBeenCalled();
+    press("y");
+    expect(onAnswer).toHaveBeenCalledWith("allow_once");
+  });
+
+  it("leaves keys typed in a text field, keys with Ctrl, Alt or Meta, and other keys alone", () => {
+    const onAnswer = armed();
+    const field = document.createElement("textarea");
+    document.body.append(field);
+    try {
+      press("y", {}, field);
+      press("Escape", {}, field);
+    } finally {
+      field.remove();
+    }
+    press("a", { ctrlKey: true });
+    press("n", { metaKey: true });
+    press("y", { altKey: true });
+    press("x");
+    press("Tab");
+    expect(onAnswer).not.toHaveBeenCalled();
+  });
+
+  it("lets Enter on a focused button press that button, not Allow", () => {
+    const onAnswer = armed();
+    const reject = screen.getByRole("button", { name: "Reject" });
+    reject.focus();
+    expect(press("Enter", {}, reject)).toBe(true); // not taken: the browser clicks the button
+    expect(onAnswer).not.toHaveBeenCalled();
+  });
+
+  it("offers `a` only with an always option, and says so in the buttons", () => {
+    const onAnswer = armed(vi.fn(), [
+      { optionId: "allow_once", name: "Allow", kind: "allow_once" },
+      { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+    ]);
+    expect(screen.getAllByRole("button").map((b) => b.querySelector("kbd")?.textContent)).toEqual(["y", "n"]);
+    press("a");
+    expect(onAnswer).not.toHaveBeenCalled();
+    press("Escape");
+    expect(onAnswer).toHaveBeenCalledWith("reject_once");
+  });
+
+  it("keeps Tab inside the dialog", () => {
+    armed();
+    const buttons = screen.getAllByRole("button");
+    const last = buttons[buttons.length - 1] as HTMLElement;
+    last.focus();
+    press("Tab", {}, last);
+    expect(document.activeElement).toBe(document.querySelector("summary") ?? buttons[0]);
+    press("Tab", { shiftKey: true }, document.activeElement as Element);
+    expect(document.activeElement).toBe(last);
   });
 });
 

@@ -1,4 +1,4 @@
-import { useId, useState } from "react";
+import { useEffect, useId, useState } from "react";
 
 import type { SessionModeState, TurnUsage } from "../bridge";
 import type { UsageTotals } from "../state/store";
@@ -64,6 +64,8 @@ export function ModelSelector({ model, models, editable, onChange }: ModelProps)
             const wanted = draft.trim();
             if (wanted !== "" && wanted !== model) onChange(wanted);
           } else if (e.key === "Escape") {
+            // Escape here is for the field, not for the turn.
+            e.preventDefault();
             setDraft(model ?? "");
           }
         }}
@@ -99,6 +101,51 @@ export function UsageFigures({ last, totals }: { last: TurnUsage | null; totals:
       <span className="usage-model">
         {last.model} · {last.requests === 1 ? "1 request" : `${n(last.requests)} requests`}
       </span>
+    </div>
+  );
+}
+
+function elapsed(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`;
+}
+
+/**
+ * While a turn runs: that Riot is working (from the moment the prompt
+ * went out, before the model's first token), for how long, and how to
+ * stop it. The seconds are not announced to screen readers every second.
+ */
+export function WorkingIndicator({
+  startedAt,
+  stopping,
+  waiting,
+  now = Date.now,
+}: {
+  startedAt: number;
+  stopping: boolean;
+  /** A permission question of this turn waits for an answer. */
+  waiting: boolean;
+  now?: () => number;
+}) {
+  const [time, setTime] = useState(now);
+  useEffect(() => {
+    const timer = setInterval(() => setTime(now()), 1000);
+    return () => clearInterval(timer);
+  }, [now]);
+  const what = stopping ? "Stopping…" : waiting ? "Waiting for your answer…" : "Working…";
+  return (
+    <div className="working" role="status" data-testid="working">
+      <span className="working-dot" aria-hidden="true" />
+      <span className="working-what">{what}</span>
+      <span className="working-time" aria-hidden="true" data-testid="working-time">
+        {elapsed(time - startedAt)}
+      </span>
+      {!stopping && (
+        <span className="working-hint" aria-hidden="true">
+          <kbd className="key">Esc</kbd> to stop
+        </span>
+      )}
     </div>
   );
 }

@@ -1,7 +1,8 @@
-import { useId, useState, type FormEvent } from "react";
+import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 
 import type { ModelConfig, ModelConfigInput, Provider } from "../bridge";
 import type { SettingsForm } from "../state/store";
+import { inFront, useModalFocus } from "./focus";
 
 /** What the person picks; "compatible" is the OpenAI wire at a server of their choosing. */
 type Choice = Provider | "compatible";
@@ -84,6 +85,22 @@ export function SettingsDialog({ config, form, onSave, onClose }: Props) {
   const info = CHOICES.find((c) => c.value === choice) ?? CHOICES[0]!;
   const onboarding = form.purpose === "onboarding";
   const heading = onboarding ? "Set up a model" : "Model settings";
+  const dialog = useRef<HTMLDivElement>(null);
+  useModalFocus(dialog, () => dialog.current?.querySelector("select") ?? null);
+  // Escape closes it wherever the focus is (not while saving).
+  const close = useRef(() => {});
+  useEffect(() => {
+    close.current = form.saving ? () => {} : onClose;
+  });
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape" || e.defaultPrevented || !inFront(dialog.current)) return;
+      e.preventDefault();
+      close.current();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -110,9 +127,8 @@ export function SettingsDialog({ config, form, onSave, onClose }: Props) {
         aria-modal="true"
         aria-labelledby={`${id}-heading`}
         data-testid="settings-dialog"
-        onKeyDown={(e) => {
-          if (e.key === "Escape" && !form.saving) onClose();
-        }}
+        tabIndex={-1}
+        ref={dialog}
       >
         <h2 id={`${id}-heading`}>{heading}</h2>
         <p className="settings-intro">

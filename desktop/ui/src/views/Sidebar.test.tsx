@@ -2,6 +2,7 @@ import { fireEvent, render, screen } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 
 import type { SessionInfo } from "../bridge";
+import styles from "../styles.css?raw";
 import { Sidebar } from "./Sidebar";
 
 const SESSIONS: SessionInfo[] = [
@@ -62,6 +63,36 @@ describe("Sidebar", () => {
     fireEvent.click(screen.getByRole("button", { name: "Delete “Fix the parser”" }));
     fireEvent.click(screen.getByRole("button", { name: "Delete" }));
     expect(onDelete).toHaveBeenCalledWith("s2");
+  });
+
+  it("puts the focus on Keep when asking, and Escape keeps the session", () => {
+    const { onDelete } = setup();
+    fireEvent.click(screen.getByRole("button", { name: "Delete “Fix the parser”" }));
+    const keep = screen.getByRole("button", { name: "Keep" });
+    expect(document.activeElement).toBe(keep);
+    fireEvent.keyDown(keep, { key: "Escape" });
+    expect(screen.queryByRole("group")).toBeNull();
+    expect(onDelete).not.toHaveBeenCalled();
+  });
+
+  it("lays a row's rename and delete buttons beside its title, never over it (the real stylesheet)", () => {
+    const sheet = document.createElement("style");
+    sheet.textContent = styles;
+    document.head.append(sheet);
+    try {
+      setup();
+      const row = screen.getByText("Fix the parser").closest("li") as HTMLElement;
+      const actions = row.querySelector(".session-actions") as HTMLElement;
+      const title = row.querySelector("button.session") as HTMLElement;
+      // In the row's flow, side by side: the title's button takes the room the buttons leave it.
+      expect(getComputedStyle(row).display).toBe("flex");
+      expect(getComputedStyle(actions).position).not.toBe("absolute");
+      expect(getComputedStyle(actions).flexShrink).toBe("0");
+      expect(getComputedStyle(title).minWidth).toBe("0px");
+      expect(title.contains(actions)).toBe(false);
+    } finally {
+      sheet.remove();
+    }
   });
 
   it("offers neither rename nor delete when Riot does not, and no folder picker in a browser", () => {

@@ -72,7 +72,7 @@ function SessionRow({ session, current, connected, canRename, canDelete, onOpen,
   }
 
   return (
-    <li className="session-row">
+    <li className={current ? "session-row current" : "session-row"}>
       <button
         type="button"
         className={current ? "session current" : "session"}
@@ -85,7 +85,17 @@ function SessionRow({ session, current, connected, canRename, canDelete, onOpen,
         <span className="session-when">{when(session.updatedAt)}</span>
       </button>
       {mode === "delete" ? (
-        <div className="session-confirm" role="group" aria-label={`Delete “${title}”?`}>
+        <div
+          className="session-confirm"
+          role="group"
+          aria-label={`Delete “${title}”?`}
+          onKeyDown={(e) => {
+            if (e.key === "Escape") {
+              e.preventDefault();
+              setMode("view");
+            }
+          }}
+        >
           <span>Delete this session?</span>
           <button
             type="button"
@@ -97,7 +107,7 @@ function SessionRow({ session, current, connected, canRename, canDelete, onOpen,
           >
             Delete
           </button>
-          <button type="button" onClick={() => setMode("view")}>
+          <button type="button" autoFocus onClick={() => setMode("view")}>
             Keep
           </button>
         </div>
@@ -155,7 +165,7 @@ export function Sidebar({
     projects.set(session.cwd, list);
   }
   return (
-    <aside className="sidebar">
+    <aside className="sidebar" id="sidebar" aria-label="Sessions and projects">
       <form
         className="new-session"
         onSubmit={(e) => {

@@ -7,7 +7,11 @@ function exitLabel(payload: PayloadOf<"command">): { text: string; ok: boolean }
   return { text: `exit ${payload.exit_code}`, ok: payload.exit_code === 0 };
 }
 
-/** A shell command: the full command, its exit code, and what it printed. */
+/**
+ * A shell command: the full command, its exit code, and what it printed.
+ * Output on stderr is ordinary (progress, warnings, "OK"): it is marked
+ * as an error only when the command failed.
+ */
 export function CommandView({ payload }: { payload: PayloadOf<"command"> }) {
   const exit = exitLabel(payload);
   const quiet = payload.stdout === "" && payload.stderr === "";
@@ -20,7 +24,14 @@ export function CommandView({ payload }: { payload: PayloadOf<"command"> }) {
         </span>
       </div>
       {payload.stdout !== "" && <pre className="output stdout">{payload.stdout}</pre>}
-      {payload.stderr !== "" && <pre className="output stderr">{payload.stderr}</pre>}
+      {payload.stderr !== "" && (
+        <pre
+          className={exit.ok ? "output stderr" : "output stderr stderr-failed"}
+          aria-label={exit.ok ? "stderr" : "stderr of the failed command"}
+        >
+          {payload.stderr}
+        </pre>
+      )}
       {quiet && <p className="payload-note">No output.</p>}
       {payload.truncated && <p className="payload-note">Output truncated: the middle was left out.</p>}
     </div>

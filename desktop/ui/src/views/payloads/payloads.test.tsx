@@ -1,6 +1,7 @@
 import { render, screen, within } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
+import styles from "../../styles.css?raw";
 import { asUiPayload, type UiPayload } from "./payload";
 import { PayloadView } from "./PayloadView";
 
@@ -124,14 +125,14 @@ describe("PayloadView", () => {
       pattern: "fn main",
       matches: [
         { path: "src/main.rs", line: 3, text: "fn main() {" },
-        { path: "src/bin/x.rs", count: 2 },
+        { path: "src/bin/x.rs", line: 1, text: "fn main() {}" },
       ],
-      total: 5,
-      truncated: true,
+      total: 2,
+      truncated: false,
     });
-    expect(screen.getByText("2 of 5 matches")).toBeTruthy();
+    expect(screen.getByTestId("match-count").textContent).toBe("2 matches");
     const matches = [...container.querySelectorAll(".match")].map((m) => m.textContent);
-    expect(matches).toEqual(["src/main.rs:3fn main() {", "src/bin/x.rs2"]);
+    expect(matches).toEqual(["src/main.rs:3fn main() {", "src/bin/x.rs:1fn main() {}"]);
   });
 
   it("shows a file list", () => {
@@ -158,5 +159,127 @@ describe("PayloadView", () => {
     const container = show({ type: "text", text: "<b>bold?</b>" });
     expect(container.querySelector("b")).toBeNull();
     expect(container.textContent).toBe("<b>bold?</b>");
+  });
+});
+
+/** Grep's `--` between runs of lines that are not adjacent, as Riot sends it in `content` mode. */
+const GAP = { path: "src/lib.rs" };
+
+describe("the Grep card's count", () => {
+  it("leaves the `--` separators out of the count and shows them as gaps", () => {
+    // Grep -n "fn " over a file with matches on lines 2, 3, 10 and 20, and one in main.rs.
+    const container = show({
+      type: "search_results",
+      pattern: "fn ",
+      matches: [
+        { path: "src/lib.rs", line: 2, text: "fn a() {}" },
+        { path: "src/lib.rs", line: 3, text: "fn b() {}" },
+        GAP,
+        { path: "src/lib.rs", line: 10, text: "fn c() {}" },
+        GAP,
+        { path: "src/lib.rs", line: 20, text: "fn d() {}" },
+        { path: "src/main.rs", line: 1, text: "fn main() {" },
+      ],
+      total: 7,
+      truncated: false,
+    });
+    expect(screen.getByTestId("match-count").textContent).toBe("5 matches");
+    expect(container.querySelectorAll(".match")).toHaveLength(5);
+    expect(container.querySelectorAll(".match-gap")).toHaveLength(2);
+    // A gap is not a line: it says nothing, to people or to screen readers.
+    expect([...container.querySelectorAll(".match-gap")].every((g) => g.textContent === "")).toBe(true);
+  });
+
+  it("says one match, not one matches", () => {
+    show({
+      type: "search_results",
+      pattern: "main",
+      matches: [{ path: "src/main.rs", line: 1, text: "fn main() {" }],
+      total: 1,
+      truncated: false,
+    });
+    expect(screen.getByTestId("match-count").textContent).toBe("1 match");
+  });
+
+  it("gives a capped content search's total as an upper bound: entries not shown may be separators", () => {
+    show({
+      type: "search_results",
+      pattern: "fn ",
+      matches: [{ path: "a.rs", line: 1, text: "fn a() {}" }, GAP, { path: "a.rs", line: 9, text: "fn b() {}" }],
+      total: 10,
+      truncated: true,
+    });
+    expect(screen.getByTestId("match-count").textContent).toBe("2 of up to 9 matches");
+  });
+
+  it("keeps path-only entries of a files_with_matches search: they are files, not separators", () => {
+    const container = show({
+      type: "search_results",
+      pattern: "fn",
+      matches: [{ path: "src/lib.rs" }, { path: "src/main.rs" }],
+      total: 3,
+      truncated: true,
+    });
+    expect(screen.getByTestId("match-count").textContent).toBe("2 of 3 files");
+    expect(container.querySelectorAll(".match-gap")).toHaveLength(0);
+    expect([...container.querySelectorAll(".match")].map((m) => m.textContent)).toEqual(["src/lib.rs", "src/main.rs"]);
+  });
+
+  it("adds up a count search's per-file counts", () => {
+    show({
+      type: "search_results",
+      pattern: "pub",
+      matches: [
+        { path: "src/lib.rs", count: 5 },
+        { path: "src/main.rs", count: 1 },
+      ],
+      total: 2,
+      truncated: false,
+    });
+    expect(screen.getByTestId("match-count").textContent).toBe("6 matches in 2 files");
+  });
+
+  it("says when nothing matched", () => {
+    show({ type: "search_results", pattern: "zzz", matches: [], total: 0, truncated: false });
+    expect(screen.getByTestId("match-count").textContent).toBe("no matches");
+  });
+});
+
+describe("a command's stderr, styled by the real stylesheet", () => {
+  // jsdom applies the stylesheet's rules; it leaves `var(...)` unresolved, which names the colour used.
+  let sheet: HTMLStyleElement;
+  beforeEach(() => {
+    sheet = document.createElement("style");
+    sheet.textContent = styles;
+    document.head.append(sheet);
+  });
+  afterEach(() => sheet.remove());
+
+  const command = (exit_code: number | undefined, stderr: string, extra: Record<string, unknown> = {}) =>
+    show({ type: "command", command: "make", exit_code, stdout: "", stderr, truncated: false, timed_out: false, ...extra });
+  const colour = (el: Element | null) => (el === null ? "missing" : getComputedStyle(el).color);
+  const BAD = "var(--bad)";
+
+  it("is ordinary output when the command succeeded: not in the error colour", () => {
+    const container = command(0, "OK\n");
+    const stderr = container.querySelector(".stderr");
+    expect(stderr?.textContent).toBe("OK\n");
+    expect(colour(stderr)).not.toBe(BAD);
+    expect(colour(stderr)).toBe(colour(document.body));
+    expect(stderr?.getAttribute("aria-label")).toBe("stderr");
+  });
+
+  it("is in the error colour when the command failed, like its exit code", () => {
+    const container = command(2, "ls: cannot access 'x': No such file or directory\n");
+    const stderr = container.querySelector(".stderr");
+    expect(colour(stderr)).toBe(BAD);
+    expect(colour(screen.getByTestId("exit-code"))).toBe(BAD);
+    expect(stderr?.getAttribute("aria-label")).toBe("stderr of the failed command");
+  });
+
+  it("counts a timeout as a failure and a command sent to the background as none", () => {
+    expect(colour(command(undefined, "slow\n", { timed_out: true }).querySelector(".stderr"))).toBe(BAD);
+    const background = command(undefined, "started\n", { background_id: "bash_1" }).querySelector(".stderr");
+    expect(colour(background)).not.toBe(BAD);
   });
 });
