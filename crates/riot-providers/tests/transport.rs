@@ -4,6 +4,8 @@
 //! cases of L4 that belong to the transport (retries, Retry-After, auth
 //! never retried, cut streams, stalls, overflow).
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -827,27 +829,98 @@ async fn a_json_error_body_with_status_200_on_a_streaming_request_is_classified_
     server.shutdown().await;
 }
 
-/// Recorded wire data (../shared/fixtures/wire) framed as its README says.
-#[allow(clippy::disallowed_methods)] // test code reads the shared fixtures
-fn fixture_sse(file: &str, wire: Wire) -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures/wire/"
-    )
-    .to_owned()
-        + file;
-    let raw = std::fs::read_to_string(path).unwrap();
-    let events: Vec<serde_json::Value> = raw
-        .lines()
-        .filter(|l| !l.trim().is_empty())
+/// A wire fixture (tests/wire, or the recorded ../shared/fixtures/wire)
+/// framed as its README says.
+fn fixture_sse(path: &std::path::Path, wire: Wire) -> String {
+    let events: Vec<serde_json::Value> = support::fixture_lines(path)
+        .iter()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     riot_testkit::frame(wire, &events)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn recorded_streams_through_http_yield_exactly_what_the_in_memory_decoder_yields() {
+/// The stream at `path`, served over HTTP in pieces of 1, 7, 13 and 4096
+/// bytes, yields exactly what the in-memory decoder yields for it, and
+/// ends normally.
+async fn through_http_as_in_memory(path: &std::path::Path, wire: Wire, model: &str) {
     use riot_providers::decode::{Decoder, decode_chunks};
+    let file = path.display();
+    let sse = fixture_sse(path, wire);
+    let mut decoder: Box<dyn Decoder> = match wire {
+        Wire::Anthropic => Box::new(riot_providers::anthropic::decode::AnthropicDecoder::new(
+            model,
+        )),
+        Wire::Openai => Box::new(riot_providers::chat::decode::ChatDecoder::new(model)),
+        Wire::OpenaiResponses => Box::new(
+            riot_providers::responses::decode::ResponsesDecoder::new(model),
+        ),
+    };
+    let (expected, err) = decode_chunks(decoder.as_mut(), [sse.as_bytes()]);
+    assert_eq!(err, None, "{file}");
+    assert!(
+        matches!(expected.last(), Some(ProviderEvent::Stop { .. })),
+        "{file}: {expected:?}"
+    );
+    for size in [1, 7, 13, 4096] {
+        let server =
+            MockServer::start(Script::new(wire, vec![Reply::Sse(sse.clone())]).chunk_size(size))
+                .await
+                .unwrap();
+        let clock = clock();
+        let (events, err) = ask(&server, wire, &clock, model).await;
+        assert_eq!(err, None, "{file} chunk {size}");
+        assert_eq!(events, expected, "{file} chunk {size}");
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wire_fixtures_through_http_yield_exactly_what_the_in_memory_decoder_yields() {
+    // The project's own complete streams (tests/wire).
+    let own: [(&str, Wire, &str); 9] = [
+        ("anthropic/text.jsonl", Wire::Anthropic, "claude-sonnet-4-5"),
+        (
+            "anthropic/thinking-signature.jsonl",
+            Wire::Anthropic,
+            "claude-opus-4-1",
+        ),
+        (
+            "anthropic/tool-use-split.jsonl",
+            Wire::Anthropic,
+            "claude-sonnet-4-5",
+        ),
+        (
+            "anthropic/tool-no-args.jsonl",
+            Wire::Anthropic,
+            "claude-haiku-4-5",
+        ),
+        ("openai-chat/text.jsonl", Wire::Openai, "gpt-4.1-mini"),
+        (
+            "openai-chat/reasoning.jsonl",
+            Wire::Openai,
+            "deepseek-reasoner",
+        ),
+        ("openai-chat/tool-calls.jsonl", Wire::Openai, "gpt-4.1"),
+        (
+            "openai-responses/text.jsonl",
+            Wire::OpenaiResponses,
+            "gpt-5-mini",
+        ),
+        (
+            "openai-responses/reasoning-tool.jsonl",
+            Wire::OpenaiResponses,
+            "gpt-5.1-codex",
+        ),
+    ];
+    for (file, wire, model) in own {
+        through_http_as_in_memory(&support::own_wire().join(file), wire, model).await;
+    }
+    // The recorded streams, where this machine has them.
+    let Some(recorded) = support::recorded_wire_or_skip(
+        "wire_fixtures_through_http_yield_exactly_what_the_in_memory_decoder_yields",
+    ) else {
+        return;
+    };
     let cases: [(&str, Wire, &str); 3] = [
         (
             "anthropic/anthropic-claude-sonnet-5-reasoning-summarized.chunks.txt",
@@ -866,30 +939,7 @@ async fn recorded_streams_through_http_yield_exactly_what_the_in_memory_decoder_
         ),
     ];
     for (file, wire, model) in cases {
-        let sse = fixture_sse(file, wire);
-        let mut decoder: Box<dyn Decoder> = match wire {
-            Wire::Anthropic => Box::new(riot_providers::anthropic::decode::AnthropicDecoder::new(
-                model,
-            )),
-            Wire::Openai => Box::new(riot_providers::chat::decode::ChatDecoder::new(model)),
-            Wire::OpenaiResponses => Box::new(
-                riot_providers::responses::decode::ResponsesDecoder::new(model),
-            ),
-        };
-        let (expected, err) = decode_chunks(decoder.as_mut(), [sse.as_bytes()]);
-        assert_eq!(err, None);
-        for size in [1, 7, 13, 4096] {
-            let server = MockServer::start(
-                Script::new(wire, vec![Reply::Sse(sse.clone())]).chunk_size(size),
-            )
-            .await
-            .unwrap();
-            let clock = clock();
-            let (events, err) = ask(&server, wire, &clock, model).await;
-            assert_eq!(err, None, "{file} chunk {size}");
-            assert_eq!(events, expected, "{file} chunk {size}");
-            server.shutdown().await;
-        }
+        through_http_as_in_memory(&recorded.join(file), wire, model).await;
     }
 }
 

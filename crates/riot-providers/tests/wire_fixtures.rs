@@ -1,9 +1,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
-//! VERIFICATION L5 "real wire data": every recorded stream in
-//! `../shared/fixtures/wire` through the byte-level SSE parser and its
-//! decoder, cut into chunks of 1, 7, 13 and 4096 bytes. Each must yield the
-//! same events for every chunking, and the right text, thinking (with
-//! signatures), tool calls, final usage and end.
+//! VERIFICATION L5 "real wire data": wire streams through the byte-level
+//! SSE parser and its decoder, cut into chunks of 1, 7, 13 and 4096 bytes.
+//! Each must yield the same events for every chunking, and the right text,
+//! thinking (with signatures), tool calls, final usage and end.
+//!
+//! The project's own streams (`tests/wire`, see its README) always run,
+//! with exact expectations. The recorded streams in
+//! `../shared/fixtures/wire` live outside the repository: where they exist
+//! they are checked too, else the test says it skipped them and passes.
+
+mod support;
+
+use std::path::Path;
 
 use riot_protocol::{
     AssistantBlock, ProviderErrorKind, ProviderEvent, StopReason, StreamDelta, Usage,
@@ -12,8 +20,6 @@ use riot_providers::anthropic::decode::AnthropicDecoder;
 use riot_providers::chat::decode::ChatDecoder;
 use riot_providers::decode::{Decoder, decode_chunks};
 use riot_providers::responses::decode::ResponsesDecoder;
-
-const WIRE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/wire");
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Format {
@@ -36,6 +42,14 @@ struct Thinking {
     item_id: Option<&'static str>,
 }
 
+/// What was streamed as deltas, exactly (the project's own fixtures).
+struct Streamed {
+    text: &'static str,
+    thinking: &'static str,
+    /// The argument text streamed for each tool call, by id, in order.
+    tool_json: Vec<(&'static str, &'static str)>,
+}
+
 struct Case {
     file: &'static str,
     /// Which response of a file holding several (Responses), 0-based.
@@ -47,6 +61,9 @@ struct Case {
     tools: Vec<(&'static str, &'static str, &'static str)>,
     usage: Usage,
     end: End,
+    /// `None`: the deltas must add up to the blocks (the recorded
+    /// streams). `Some`: they must be exactly these.
+    streamed: Option<Streamed>,
 }
 
 fn usage(input: u64, output: u64, read: u64, write: u64) -> Usage {
@@ -62,14 +79,38 @@ fn text(all: &'static str) -> (&'static str, &'static str, usize) {
     (all, all, all.chars().count())
 }
 
-/// The fixture re-framed as SSE bytes as its README describes.
-#[allow(clippy::disallowed_methods)] // test code reads the shared fixtures
-fn sse_bytes(case: &Case) -> Vec<u8> {
-    let raw = std::fs::read_to_string(format!("{WIRE}/{}", case.file)).expect("fixture");
-    let lines: Vec<&str> = raw.lines().filter(|l| !l.trim().is_empty()).collect();
+/// A thinking block expected exactly: this text and signature, bound to
+/// the requested model.
+fn thought(
+    text: &'static str,
+    signature: Option<&'static str>,
+    item_id: Option<&'static str>,
+) -> Thinking {
+    Thinking {
+        text_starts: text,
+        text_chars: text.chars().count(),
+        signature: signature.map(|s| (s, s, s.len())),
+        model: "requested-model",
+        item_id,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Framing {
+    /// `event: <type>` before each `data:` line (as the servers send).
+    Named,
+    /// `data:` lines only.
+    DataOnly,
+}
+
+/// The fixture re-framed as SSE bytes as its README describes. A Chat
+/// Completions stream ends with `data: [DONE]` unless its file is named
+/// `cut-*` (a stream cut before its end).
+fn sse_bytes(root: &Path, case: &Case, framing: Framing) -> Vec<u8> {
+    let lines = support::fixture_lines(&root.join(case.file));
     // A Responses file may hold several complete responses back to back.
     let mut parts: Vec<Vec<&str>> = Vec::new();
-    for line in lines {
+    for line in &lines {
         let new_response =
             case.format == Format::Responses && line.contains("\"response.created\"");
         if parts.is_empty() || new_response {
@@ -79,18 +120,20 @@ fn sse_bytes(case: &Case) -> Vec<u8> {
     }
     let mut out = String::new();
     for line in &parts[case.part] {
-        match case.format {
-            Format::Chat => out.push_str(&format!("data: {line}\n\n")),
-            _ => {
-                let v: serde_json::Value = serde_json::from_str(line).unwrap();
-                out.push_str(&format!(
-                    "event: {}\ndata: {line}\n\n",
-                    v["type"].as_str().unwrap()
-                ));
-            }
+        if case.format == Format::Chat || framing == Framing::DataOnly {
+            out.push_str(&format!("data: {line}\n\n"));
+        } else {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            out.push_str(&format!(
+                "event: {}\ndata: {line}\n\n",
+                v["type"].as_str().unwrap()
+            ));
         }
     }
-    if case.format == Format::Chat {
+    let cut = Path::new(case.file)
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("cut-"));
+    if case.format == Format::Chat && !cut {
         out.push_str("data: [DONE]\n\n");
     }
     out.into_bytes()
@@ -116,6 +159,7 @@ fn check(case: &Case, events: &[ProviderEvent], end: &End) {
     let mut block_text = String::new();
     let mut delta_text = String::new();
     let mut delta_thinking = String::new();
+    let mut tool_json: Vec<(String, String)> = Vec::new();
     let mut thinking = Vec::new();
     let mut tools = Vec::new();
     let mut last_usage = Usage::default();
@@ -123,6 +167,17 @@ fn check(case: &Case, events: &[ProviderEvent], end: &End) {
         match event {
             ProviderEvent::Delta(StreamDelta::Text { text }) => delta_text.push_str(text),
             ProviderEvent::Delta(StreamDelta::Thinking { text }) => delta_thinking.push_str(text),
+            ProviderEvent::Delta(StreamDelta::ToolInput {
+                tool_use_id,
+                partial_json,
+                ..
+            }) => match tool_json
+                .iter_mut()
+                .find(|(id, _)| id == tool_use_id.as_str())
+            {
+                Some((_, json)) => json.push_str(partial_json),
+                None => tool_json.push((tool_use_id.to_string(), partial_json.clone())),
+            },
             ProviderEvent::Block(AssistantBlock::Text { text }) => block_text.push_str(text),
             ProviderEvent::Block(b @ AssistantBlock::Thinking { .. }) => thinking.push(b.clone()),
             ProviderEvent::Block(AssistantBlock::ToolUse { id, name, input }) => {
@@ -142,10 +197,12 @@ fn check(case: &Case, events: &[ProviderEvent], end: &End) {
         "{name}: text ends {block_text:?}"
     );
     assert_eq!(block_text.chars().count(), chars, "{name}: text length");
-    assert_eq!(
-        delta_text, block_text,
-        "{name}: deltas add up to the blocks"
-    );
+    if case.streamed.is_none() {
+        assert_eq!(
+            delta_text, block_text,
+            "{name}: deltas add up to the blocks"
+        );
+    }
     assert_eq!(
         thinking.len(),
         case.thinking.len(),
@@ -188,7 +245,7 @@ fn check(case: &Case, events: &[ProviderEvent], end: &End) {
             (got, want) => panic!("{name}: signature {got:?} vs {want:?}"),
         }
     }
-    if case.format != Format::Responses {
+    if case.format != Format::Responses && case.streamed.is_none() {
         assert_eq!(
             delta_thinking, all_thinking,
             "{name}: thinking deltas add up"
@@ -208,9 +265,354 @@ fn check(case: &Case, events: &[ProviderEvent], end: &End) {
     assert_eq!(tools, want_tools, "{name}: tool calls");
     assert_eq!(last_usage, case.usage, "{name}: final usage");
     assert_eq!(end, &case.end, "{name}: end");
+    if let Some(streamed) = &case.streamed {
+        assert_eq!(delta_text, streamed.text, "{name}: streamed text");
+        assert_eq!(
+            delta_thinking, streamed.thinking,
+            "{name}: streamed thinking"
+        );
+        let want_json: Vec<(String, String)> = streamed
+            .tool_json
+            .iter()
+            .map(|(id, json)| ((*id).into(), (*json).into()))
+            .collect();
+        assert_eq!(tool_json, want_json, "{name}: streamed tool arguments");
+        let stops = events
+            .iter()
+            .filter(|e| matches!(e, ProviderEvent::Stop { .. }))
+            .count();
+        let want_stops = usize::from(matches!(case.end, End::Stop(_)));
+        assert_eq!(stops, want_stops, "{name}: Stop only on a normal end");
+    }
 }
 
-fn cases() -> Vec<Case> {
+/// Decodes `bytes` in pieces of `size`: the events and how the stream ended.
+fn run(case: &Case, bytes: &[u8], size: usize) -> (Vec<ProviderEvent>, End) {
+    let mut dec = decoder(case.format);
+    let (events, err) = decode_chunks(dec.as_mut(), bytes.chunks(size));
+    let end = match err {
+        None => match events.last() {
+            Some(ProviderEvent::Stop { reason }) => End::Stop(*reason),
+            other => panic!("{}: ends with {other:?}", case.file),
+        },
+        Some(e) => End::Err(e.kind, Box::leak(e.message.into_boxed_str())),
+    };
+    (events, end)
+}
+
+/// Every fixture file under `root` has at least one case.
+fn every_file_has_a_case(root: &Path, cases: &[Case]) {
+    for rel in support::fixture_files(root) {
+        if rel.ends_with(".md") {
+            continue;
+        }
+        assert!(
+            cases.iter().any(|c| c.file == rel),
+            "fixture {rel} has no case"
+        );
+    }
+}
+
+/// Each case in every chunking gives the expected events, the same ones.
+fn decode_every_chunking(root: &Path, cases: &[Case]) {
+    for case in cases {
+        let bytes = sse_bytes(root, case, Framing::Named);
+        let mut reference: Option<Vec<ProviderEvent>> = None;
+        for size in [1, 7, 13, 4096] {
+            let (events, end) = run(case, &bytes, size);
+            check(case, &events, &end);
+            match &reference {
+                None => reference = Some(events),
+                Some(r) => assert_eq!(&events, r, "{} differs at chunk size {size}", case.file),
+            }
+        }
+    }
+}
+
+/// The error every cut stream ends in.
+const CUT: End = End::Err(
+    ProviderErrorKind::StreamCut,
+    "the connection closed before the reply was complete",
+);
+
+/// The argument text a model streams for `write_file` in the own
+/// fixtures (a surrogate-pair escape for the rocket, an escaped quote).
+const WRITE_RAW: &str = r#"{"path": "greetings/hello.txt", "content": "héllo — 日本\n", "emoji": "\ud83d\ude80", "quote": "say \"hi\"", "overwrite": true}"#;
+/// What those arguments mean.
+const WRITE_INPUT: &str = r#"{"path":"greetings/hello.txt","content":"héllo — 日本\n","emoji":"🚀","quote":"say \"hi\"","overwrite":true}"#;
+
+/// The project's own streams (`tests/wire`), expected exactly.
+fn own_cases() -> Vec<Case> {
+    use Format::*;
+    let stop = |r| End::Stop(r);
+    let streamed = |text, thinking, tool_json| {
+        Some(Streamed {
+            text,
+            thinking,
+            tool_json,
+        })
+    };
+    vec![
+        Case {
+            file: "anthropic/text.jsonl",
+            part: 0,
+            format: Anthropic,
+            model: "claude-sonnet-4-5",
+            text: text("héllo — 日本! The build is green and every test passes ✓"),
+            thinking: vec![],
+            tools: vec![],
+            // Cache read and write from message_start, output from
+            // message_delta.
+            usage: usage(25, 17, 4800, 1200),
+            end: stop(StopReason::EndTurn),
+            streamed: streamed(
+                "héllo — 日本! The build is green and every test passes ✓",
+                "",
+                vec![],
+            ),
+        },
+        Case {
+            file: "anthropic/thinking-signature.jsonl",
+            part: 0,
+            format: Anthropic,
+            model: "claude-opus-4-1",
+            text: text("The café opens at 8:00 and closes at 18:00 — Monday to Friday."),
+            thinking: vec![thought(
+                "The user wants the café's hours; the notes say 8–18 on weekdays.",
+                Some(
+                    "UmlvdCB0ZXN0IGZpeHR1cmU6IGEgc2lnbmVkIHRoaW5raW5nIGJsb2NrIGZvciB0aGUgY2Fmw6kgcXVlc3Rpb24=",
+                ),
+                None,
+            )],
+            tools: vec![],
+            usage: usage(310, 96, 0, 2048),
+            end: stop(StopReason::EndTurn),
+            streamed: streamed(
+                "The café opens at 8:00 and closes at 18:00 — Monday to Friday.",
+                "The user wants the café's hours; the notes say 8–18 on weekdays.",
+                vec![],
+            ),
+        },
+        Case {
+            file: "anthropic/tool-use-split.jsonl",
+            part: 0,
+            format: Anthropic,
+            model: "claude-sonnet-4-5",
+            text: text("I'll write the greeting file."),
+            thinking: vec![],
+            tools: vec![("toolu_riot_write_01", "write_file", WRITE_INPUT)],
+            usage: usage(1520, 64, 9000, 0),
+            end: stop(StopReason::ToolUse),
+            streamed: streamed(
+                "I'll write the greeting file.",
+                "",
+                vec![("toolu_riot_write_01", WRITE_RAW)],
+            ),
+        },
+        Case {
+            file: "anthropic/tool-no-args.jsonl",
+            part: 0,
+            format: Anthropic,
+            model: "claude-haiku-4-5",
+            text: text(""),
+            thinking: vec![],
+            tools: vec![("toolu_riot_now_01", "current_time", "{}")],
+            usage: usage(410, 12, 0, 0),
+            end: stop(StopReason::ToolUse),
+            // The one empty `partial_json` is not passed on.
+            streamed: streamed("", "", vec![]),
+        },
+        Case {
+            file: "anthropic/error-overloaded.jsonl",
+            part: 0,
+            format: Anthropic,
+            model: "claude-sonnet-4-5",
+            // The text block never closed: shown as deltas, not kept.
+            text: text(""),
+            thinking: vec![],
+            tools: vec![],
+            usage: usage(88, 1, 0, 0),
+            end: End::Err(ProviderErrorKind::Overloaded, "Overloaded"),
+            streamed: streamed("Let me check the naïve approach first…", "", vec![]),
+        },
+        Case {
+            file: "anthropic/cut-tool-use.jsonl",
+            part: 0,
+            format: Anthropic,
+            model: "claude-sonnet-4-5",
+            // Finished blocks are kept; the half-streamed tool call is not.
+            text: text("Listing “src/” now."),
+            thinking: vec![thought(
+                "List the directory first — “src/” only.",
+                Some("c2lnbmVkOiBsaXN0IHNyYyBmaXJzdA=="),
+                None,
+            )],
+            tools: vec![],
+            usage: usage(640, 4, 2000, 0),
+            end: CUT,
+            streamed: streamed(
+                "Listing “src/” now.",
+                "List the directory first — “src/” only.",
+                vec![("toolu_riot_ls_01", r#"{"path": "sr"#)],
+            ),
+        },
+        Case {
+            file: "openai-chat/text.jsonl",
+            part: 0,
+            format: Chat,
+            model: "gpt-4.1-mini-2025-04-14",
+            text: text("héllo — 日本! Tests: 12 passed, 0 failed ✓"),
+            thinking: vec![],
+            tools: vec![],
+            // 2100 prompt tokens of which 1920 cached.
+            usage: usage(180, 14, 1920, 0),
+            end: stop(StopReason::EndTurn),
+            streamed: streamed("héllo — 日本! Tests: 12 passed, 0 failed ✓", "", vec![]),
+        },
+        Case {
+            file: "openai-chat/reasoning.jsonl",
+            part: 0,
+            format: Chat,
+            model: "deepseek-reasoner",
+            text: text("There is one “é” in “héllo”."),
+            thinking: vec![thought(
+                "Count the “é” in “héllo”: h, é, l, l, o. Just one.",
+                None,
+                None,
+            )],
+            tools: vec![],
+            // DeepSeek's prompt_cache_hit_tokens: 256 of 300 cached.
+            usage: usage(44, 90, 256, 0),
+            end: stop(StopReason::EndTurn),
+            streamed: streamed(
+                "There is one “é” in “héllo”.",
+                "Count the “é” in “héllo”: h, é, l, l, o. Just one.",
+                vec![],
+            ),
+        },
+        Case {
+            file: "openai-chat/tool-calls.jsonl",
+            part: 0,
+            format: Chat,
+            model: "gpt-4.1-2025-04-14",
+            text: text("I’ll write “greetings/hello.txt”, then check the clock."),
+            thinking: vec![],
+            tools: vec![
+                ("call_riot_write_01", "write_file", WRITE_INPUT),
+                // Empty arguments mean no arguments.
+                ("call_riot_now_02", "current_time", "{}"),
+            ],
+            usage: usage(82, 71, 768, 0),
+            end: stop(StopReason::ToolUse),
+            streamed: streamed(
+                "I’ll write “greetings/hello.txt”, then check the clock.",
+                "",
+                vec![("call_riot_write_01", WRITE_RAW)],
+            ),
+        },
+        Case {
+            file: "openai-chat/cut-reasoning.jsonl",
+            part: 0,
+            format: Chat,
+            model: "deepseek-reasoner",
+            // The text so far is kept; the unsigned reasoning is not.
+            text: text("héllo — 日本 is"),
+            thinking: vec![],
+            tools: vec![],
+            usage: Usage::default(),
+            end: CUT,
+            streamed: streamed("héllo — 日本 is", "Check “日本” first.", vec![]),
+        },
+        Case {
+            file: "openai-responses/text.jsonl",
+            part: 0,
+            format: Responses,
+            model: "gpt-5-mini-2025-08-07",
+            text: text("héllo — 日本! Deployed to “staging” in 42 s."),
+            thinking: vec![],
+            tools: vec![],
+            // 5000 input tokens of which 4096 cached.
+            usage: usage(904, 120, 4096, 0),
+            end: stop(StopReason::EndTurn),
+            streamed: streamed("héllo — 日本! Deployed to “staging” in 42 s.", "", vec![]),
+        },
+        Case {
+            file: "openai-responses/reasoning-tool.jsonl",
+            part: 0,
+            format: Responses,
+            model: "gpt-5.1-codex",
+            text: text(""),
+            // Two summary parts, joined by a blank line; the signature is
+            // the encrypted content of output_item.done, not of .added.
+            thinking: vec![thought(
+                "**Planning the write**\n\nSave “héllo — 日本” to the greetings file.\n\n\
+                 **Checking the clock**\n\nThen read the time.",
+                Some("gAAAAABriotRmluYWwgZW5jcnlwdGVkIHJlYXNvbmluZyBmb3IgdGhlIHRvb2wgdHVybg=="),
+                Some("rs_riot_reason_01"),
+            )],
+            tools: vec![
+                ("call_riot_write_01", "write_file", WRITE_INPUT),
+                ("call_riot_now_02", "current_time", "{}"),
+            ],
+            usage: usage(384, 210, 2816, 0),
+            end: stop(StopReason::ToolUse),
+            // The summary parts stream back to back, with no separator.
+            streamed: streamed(
+                "",
+                "**Planning the write**\n\nSave “héllo — 日本” to the greetings file.\
+                 **Checking the clock**\n\nThen read the time.",
+                vec![
+                    ("call_riot_write_01", WRITE_RAW),
+                    ("call_riot_now_02", "{}"),
+                ],
+            ),
+        },
+        Case {
+            file: "openai-responses/failed.jsonl",
+            part: 0,
+            format: Responses,
+            model: "gpt-5-mini-2025-08-07",
+            text: text(""),
+            thinking: vec![],
+            tools: vec![],
+            usage: Usage::default(),
+            end: End::Err(
+                ProviderErrorKind::Server,
+                "An internal error interrupted this response; retry it.",
+            ),
+            streamed: streamed(
+                "Comparing the naïve plan with the indexed one — “B-tree” first…",
+                "",
+                vec![],
+            ),
+        },
+        Case {
+            file: "openai-responses/cut-text.jsonl",
+            part: 0,
+            format: Responses,
+            model: "gpt-5-mini-2025-08-07",
+            // The finished reasoning item and the open message's text.
+            text: text("héllo — 日本, the answer is"),
+            thinking: vec![thought(
+                "**Answering briefly**",
+                Some("gAAAAABriotY3V0IHN0cmVhbSByZWFzb25pbmc="),
+                Some("rs_riot_cut_01"),
+            )],
+            tools: vec![],
+            usage: Usage::default(),
+            end: CUT,
+            streamed: streamed(
+                "héllo — 日本, the answer is",
+                "**Answering briefly**",
+                vec![],
+            ),
+        },
+    ]
+}
+
+/// The recorded streams (`../shared/fixtures/wire`, outside the
+/// repository): a cross-check where they exist.
+fn recorded_cases() -> Vec<Case> {
     use Format::*;
     let sonnet5_sig_a = ("EsECCokBCBAYAipA9i3H", "+1I6L4oPGAE=", 436);
     let sonnet5_sig_b = ("EsECCokBCBAYAipA9i3H", "nc0exlyaGAE=", 436);
@@ -220,6 +622,7 @@ fn cases() -> Vec<Case> {
             file: "anthropic/anthropic-text.chunks.txt",
             part: 0,
             format: Anthropic,
+            streamed: None,
             model: "claude-sonnet-4-5-20250929",
             text: text(
                 "Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?",
@@ -233,6 +636,7 @@ fn cases() -> Vec<Case> {
             file: "anthropic/anthropic-tool-no-args.chunks.txt",
             part: 0,
             format: Anthropic,
+            streamed: None,
             model: "claude-sonnet-4-5-20250929",
             text: text("I'll update the issue list for you."),
             thinking: vec![],
@@ -244,6 +648,7 @@ fn cases() -> Vec<Case> {
             file: "anthropic/anthropic-json-tool.1.chunks.txt",
             part: 0,
             format: Anthropic,
+            streamed: None,
             model: "claude-haiku-4-5-20251001",
             text: text(""),
             thinking: vec![],
@@ -259,6 +664,7 @@ fn cases() -> Vec<Case> {
             file: "anthropic/anthropic-claude-sonnet-5-reasoning-summarized.chunks.txt",
             part: 0,
             format: Anthropic,
+            streamed: None,
             model: "claude-sonnet-5",
             text: (
                 "# Finding GCD(1071, 462) Using the Eucli",
@@ -280,6 +686,7 @@ fn cases() -> Vec<Case> {
             file: "anthropic/anthropic-claude-sonnet-5-reasoning-generic.chunks.txt",
             part: 0,
             format: Anthropic,
+            streamed: None,
             model: "claude-sonnet-5",
             text: (
                 "# Finding GCD(1071, 462) Using the Eucli",
@@ -301,6 +708,7 @@ fn cases() -> Vec<Case> {
             file: "anthropic/anthropic-message-delta-input-tokens.chunks.txt",
             part: 0,
             format: Anthropic,
+            streamed: None,
             model: "claude-opus-4-5-20251101",
             text: text("pong"),
             thinking: vec![],
@@ -312,6 +720,7 @@ fn cases() -> Vec<Case> {
             file: "anthropic/duplicate-message-start.chunks.txt",
             part: 0,
             format: Anthropic,
+            streamed: None,
             model: "claude-3-haiku-20240307",
             text: text("Hello, World!"),
             thinking: vec![],
@@ -323,6 +732,7 @@ fn cases() -> Vec<Case> {
             file: "anthropic/anthropic-refusal.chunks.txt",
             part: 0,
             format: Anthropic,
+            streamed: None,
             model: "claude-fable-5",
             text: text(""),
             thinking: vec![],
@@ -334,6 +744,7 @@ fn cases() -> Vec<Case> {
             file: "anthropic/anthropic-issue-11719-quoted-tool-input.chunks.txt",
             part: 0,
             format: Anthropic,
+            streamed: None,
             model: "claude-sonnet-4-5-20250929",
             text: text(""),
             thinking: vec![],
@@ -349,6 +760,7 @@ fn cases() -> Vec<Case> {
             file: "anthropic/anthropic-fallback-mid-output.chunks.txt",
             part: 0,
             format: Anthropic,
+            streamed: None,
             model: "claude-opus-5-5",
             text: text(""),
             thinking: vec![
@@ -375,6 +787,7 @@ fn cases() -> Vec<Case> {
             file: "deepseek/deepseek-text.chunks.txt",
             part: 0,
             format: Chat,
+            streamed: None,
             model: "deepseek-chat",
             text: (
                 "## **Holiday Name:** Starlight Remembran",
@@ -393,6 +806,7 @@ fn cases() -> Vec<Case> {
             file: "deepseek/deepseek-reasoning.chunks.txt",
             part: 0,
             format: Chat,
+            streamed: None,
             model: "deepseek-v4-flash",
             text: (
                 "There are **3** “r”s in **“strawberry”**",
@@ -414,6 +828,7 @@ fn cases() -> Vec<Case> {
             file: "deepseek/deepseek-tool-call.chunks.txt",
             part: 0,
             format: Chat,
+            streamed: None,
             model: "deepseek-v4-flash",
             text: text(""),
             thinking: vec![Thinking {
@@ -435,6 +850,7 @@ fn cases() -> Vec<Case> {
             file: "deepseek/issue-19381-thinking-reasoning.chunks.txt",
             part: 0,
             format: Chat,
+            streamed: None,
             model: "deepseek-v4-pro",
             text: text(""),
             thinking: vec![Thinking {
@@ -455,6 +871,7 @@ fn cases() -> Vec<Case> {
             file: "deepseek/issue-19789-live-usage.chunks.txt",
             part: 0,
             format: Chat,
+            streamed: None,
             model: "deepseek-v4-flash",
             text: text("sanitized"),
             thinking: vec![],
@@ -469,6 +886,7 @@ fn cases() -> Vec<Case> {
             file: "openai-chat/openai-text.chunks.txt",
             part: 0,
             format: Chat,
+            streamed: None,
             model: "gpt-4.1-nano-2025-04-14",
             text: (
                 "**Holiday Name:** Harmony Day\n\n**Date:**",
@@ -484,6 +902,7 @@ fn cases() -> Vec<Case> {
             file: "openai-chat/azure-model-router.1.chunks.txt",
             part: 0,
             format: Chat,
+            streamed: None,
             model: "gpt-5-nano-2025-08-07",
             text: text("Capital of Denmark."),
             thinking: vec![],
@@ -495,6 +914,7 @@ fn cases() -> Vec<Case> {
             file: "openai-chat/issue-15789-step-1.chunks.txt",
             part: 0,
             format: Chat,
+            streamed: None,
             model: "gpt-4o-2024-08-06",
             text: text("PRE_TOOL"),
             thinking: vec![],
@@ -506,6 +926,7 @@ fn cases() -> Vec<Case> {
             file: "openai-responses/issue-19493-gpt-5.1-tool-call.chunks.txt",
             part: 0,
             format: Responses,
+            streamed: None,
             model: "gpt-5.1-2025-11-13",
             text: text(""),
             thinking: vec![],
@@ -521,6 +942,7 @@ fn cases() -> Vec<Case> {
             file: "openai-responses/openai-reasoning-encrypted-content.1.chunks.txt",
             part: 0,
             format: Responses,
+            streamed: None,
             model: "gpt-5.1-codex-max",
             text: text(""),
             thinking: vec![Thinking {
@@ -546,6 +968,7 @@ fn cases() -> Vec<Case> {
             file: "openai-responses/openai-reasoning-encrypted-content.1.chunks.txt",
             part: 1,
             format: Responses,
+            streamed: None,
             model: "gpt-5.1-codex-max",
             text: text(""),
             thinking: vec![],
@@ -561,6 +984,7 @@ fn cases() -> Vec<Case> {
             file: "openai-responses/openai-reasoning-encrypted-content.1.chunks.txt",
             part: 2,
             format: Responses,
+            streamed: None,
             model: "gpt-5.1-codex-max",
             text: text(""),
             thinking: vec![],
@@ -576,6 +1000,7 @@ fn cases() -> Vec<Case> {
             file: "openai-responses/openai-reasoning-encrypted-content.1.chunks.txt",
             part: 3,
             format: Responses,
+            streamed: None,
             model: "gpt-5.1-codex-max",
             text: text("The final result is **570**."),
             thinking: vec![],
@@ -587,6 +1012,7 @@ fn cases() -> Vec<Case> {
             file: "openai-responses/openai-error.1.chunks.txt",
             part: 0,
             format: Responses,
+            streamed: None,
             model: "gpt-5-nano-2025-08-07",
             text: text(""),
             thinking: vec![],
@@ -601,6 +1027,7 @@ fn cases() -> Vec<Case> {
             file: "openai-responses/openai-response-failed-only.1.chunks.txt",
             part: 0,
             format: Responses,
+            streamed: None,
             model: "gpt-4o-mini",
             text: text(""),
             thinking: vec![],
@@ -615,78 +1042,110 @@ fn cases() -> Vec<Case> {
 }
 
 #[test]
-fn every_wire_fixture_decodes_to_the_right_events_in_every_chunking() {
-    let cases = cases();
-    // Every fixture file is covered by at least one case.
-    #[allow(clippy::disallowed_methods)] // test code lists the shared fixtures
-    for dir in std::fs::read_dir(WIRE).unwrap() {
-        let dir = dir.unwrap();
-        if !dir.file_type().unwrap().is_dir() {
-            continue;
-        }
-        #[allow(clippy::disallowed_methods)] // test code lists the shared fixtures
-        for file in std::fs::read_dir(dir.path()).unwrap() {
-            let file = file.unwrap();
-            let rel = format!(
-                "{}/{}",
-                dir.file_name().to_string_lossy(),
-                file.file_name().to_string_lossy()
-            );
-            assert!(
-                cases.iter().any(|c| c.file == rel),
-                "fixture {rel} has no case"
-            );
-        }
-    }
+fn own_wire_fixtures_decode_to_exactly_the_right_events_in_every_chunking() {
+    let root = support::own_wire();
+    let cases = own_cases();
+    every_file_has_a_case(&root, &cases);
+    decode_every_chunking(&root, &cases);
     for case in &cases {
-        let bytes = sse_bytes(case);
-        let mut reference: Option<Vec<ProviderEvent>> = None;
-        for size in [1, 7, 13, 4096] {
-            let mut dec = decoder(case.format);
-            let (events, err) = decode_chunks(dec.as_mut(), bytes.chunks(size));
-            let end = match err {
-                None => match events.last() {
-                    Some(ProviderEvent::Stop { reason }) => End::Stop(*reason),
-                    other => panic!("{}: ends with {other:?}", case.file),
-                },
-                Some(e) => End::Err(e.kind, Box::leak(e.message.into_boxed_str())),
-            };
-            check(case, &events, &end);
-            match &reference {
-                None => reference = Some(events),
-                Some(r) => assert_eq!(&events, r, "{} differs at chunk size {size}", case.file),
-            }
+        let named = sse_bytes(&root, case, Framing::Named);
+        // The non-ASCII text really is cut inside a character, not only
+        // by the 1-byte chunking.
+        if named.iter().any(|b| !b.is_ascii()) {
+            assert!(
+                [7, 13]
+                    .iter()
+                    .any(|&size| named.chunks(size).any(|c| std::str::from_utf8(c).is_err())),
+                "{}: no chunking splits a character",
+                case.file
+            );
+        }
+        // Data-only frames decode to the same events.
+        if case.format != Format::Chat {
+            let data_only = sse_bytes(&root, case, Framing::DataOnly);
+            assert_eq!(
+                run(case, &data_only, 7),
+                run(case, &named, 7),
+                "{}: data-only framing",
+                case.file
+            );
         }
     }
 }
 
 #[test]
-fn a_stream_cut_before_its_final_event_keeps_the_text_and_reports_stream_cut() {
-    let case = &cases()[0]; // anthropic-text
-    let bytes = sse_bytes(case);
-    let cut = bytes.len() - 200; // inside the last events
-    for size in [1, 7, 13, 4096] {
-        let mut dec = decoder(Format::Anthropic);
-        let (events, err) = decode_chunks(dec.as_mut(), bytes[..cut].chunks(size));
-        let err = err.expect("a cut stream is an error");
-        assert_eq!(err.kind, ProviderErrorKind::StreamCut);
-        assert!(err.is_retryable());
-        let text: String = events
-            .iter()
-            .filter_map(|e| match e {
-                ProviderEvent::Block(AssistantBlock::Text { text }) => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            text,
-            "Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?"
-        );
-        assert!(
-            !events
+fn recorded_wire_fixtures_decode_to_the_right_events_in_every_chunking() {
+    let Some(root) = support::recorded_wire_or_skip(
+        "recorded_wire_fixtures_decode_to_the_right_events_in_every_chunking",
+    ) else {
+        return;
+    };
+    let cases = recorded_cases();
+    every_file_has_a_case(&root, &cases);
+    decode_every_chunking(&root, &cases);
+}
+
+#[test]
+fn the_recorded_streams_are_looked_for_where_the_override_says() {
+    assert_eq!(
+        support::recorded_wire_at(Some("/nonexistent/riot-shared-fixtures".into())),
+        None
+    );
+    // Any directory holding `wire/` will do; the repository's own does.
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    assert_eq!(
+        support::recorded_wire_at(Some(tests.clone().into_os_string())),
+        Some(tests.join("wire"))
+    );
+}
+
+#[test]
+fn a_stream_cut_inside_an_event_keeps_the_text_and_reports_stream_cut() {
+    let case = own_cases()
+        .into_iter()
+        .find(|c| c.file == "anthropic/text.jsonl")
+        .unwrap();
+    let bytes = sse_bytes(&support::own_wire(), &case, Framing::Named);
+    let text = "héllo — 日本! The build is green and every test passes ✓";
+    // Cut inside the text block's stop (the open block is flushed) and
+    // inside the message_delta (the block had closed).
+    for event in ["event: content_block_stop", "event: message_delta"] {
+        let at = bytes
+            .windows(event.len())
+            .position(|w| w == event.as_bytes())
+            .unwrap();
+        let cut = at + event.len() + 10;
+        for size in [1, 7, 13, 4096] {
+            let mut dec = decoder(Format::Anthropic);
+            let (events, err) = decode_chunks(dec.as_mut(), bytes[..cut].chunks(size));
+            let err = err.expect("a cut stream is an error");
+            assert_eq!(err.kind, ProviderErrorKind::StreamCut, "{event} {size}");
+            assert!(err.is_retryable());
+            let blocks: Vec<&AssistantBlock> = events
                 .iter()
-                .any(|e| matches!(e, ProviderEvent::Stop { .. }))
-        );
+                .filter_map(|e| match e {
+                    ProviderEvent::Block(b) => Some(b),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                blocks,
+                [&AssistantBlock::Text { text: text.into() }],
+                "{event} {size}"
+            );
+            assert_eq!(
+                events.last(),
+                Some(&ProviderEvent::Block(AssistantBlock::Text {
+                    text: text.into()
+                })),
+                "{event} {size}: nothing after the kept text"
+            );
+            assert!(
+                !events
+                    .iter()
+                    .any(|e| matches!(e, ProviderEvent::Stop { .. }))
+            );
+        }
     }
 }
 
@@ -707,10 +1166,9 @@ fn random_pieces(bytes: &[u8], seed: u64) -> Vec<&[u8]> {
     pieces
 }
 
-#[test]
-fn random_splits_give_the_same_events_as_one_piece() {
-    for case in &cases() {
-        let bytes = sse_bytes(case);
+fn random_splits_match_one_piece(root: &Path, cases: &[Case]) {
+    for case in cases {
+        let bytes = sse_bytes(root, case, Framing::Named);
         let mut whole = decoder(case.format);
         let expected = decode_chunks(whole.as_mut(), [bytes.as_slice()]);
         for seed in 1..=5 {
@@ -718,5 +1176,15 @@ fn random_splits_give_the_same_events_as_one_piece() {
             let got = decode_chunks(dec.as_mut(), random_pieces(&bytes, seed));
             assert_eq!(got, expected, "{} seed {seed}", case.file);
         }
+    }
+}
+
+#[test]
+fn random_splits_give_the_same_events_as_one_piece() {
+    random_splits_match_one_piece(&support::own_wire(), &own_cases());
+    if let Some(root) =
+        support::recorded_wire_or_skip("random_splits_give_the_same_events_as_one_piece")
+    {
+        random_splits_match_one_piece(&root, &recorded_cases());
     }
 }
