@@ -47,13 +47,15 @@ pub fn stop_reason(reason: &TerminalReason) -> Option<StopReason> {
     })
 }
 
-/// The permission modes offered as ACP session modes. `auto` needs the
-/// classifier and `unattended` comes only from settings (ARCHITECTURE §9.1),
-/// so neither is offered; a session already in one still lists it.
-pub const OFFERED_MODES: [PermissionMode; 5] = [
+/// The permission modes offered as ACP session modes. Every session has
+/// auto mode's classifier, so `auto` is offered; `unattended` comes only
+/// from the person's own settings (ARCHITECTURE §9.1), so it is not — a
+/// session already in it still lists it.
+pub const OFFERED_MODES: [PermissionMode; 6] = [
     PermissionMode::Default,
     PermissionMode::AcceptEdits,
     PermissionMode::Plan,
+    PermissionMode::Auto,
     PermissionMode::Bypass,
     PermissionMode::DontAsk,
 ];

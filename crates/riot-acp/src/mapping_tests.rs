@@ -89,7 +89,7 @@ fn chosen_options_map_to_outcomes_and_unknown_ones_reject() {
 }
 
 #[test]
-fn modes_offer_the_five_choosable_permission_modes() {
+fn modes_offer_the_six_choosable_permission_modes() {
     let state = serde_json::to_value(mode_state(PermissionMode::Default)).unwrap();
     assert_eq!(state["currentModeId"], "default");
     let ids: Vec<&str> = state["availableModes"]
@@ -100,15 +100,24 @@ fn modes_offer_the_five_choosable_permission_modes() {
         .collect();
     assert_eq!(
         ids,
-        ["default", "accept-edits", "plan", "bypass", "dont-ask"]
+        [
+            "default",
+            "accept-edits",
+            "plan",
+            "auto",
+            "bypass",
+            "dont-ask"
+        ]
     );
     assert_eq!(
         offered_mode("accept-edits"),
         Some(PermissionMode::AcceptEdits)
     );
+    assert_eq!(offered_mode("auto"), Some(PermissionMode::Auto));
     assert_eq!(offered_mode("unattended"), None);
-    let auto = serde_json::to_value(mode_state(PermissionMode::Auto)).unwrap();
-    assert_eq!(auto["availableModes"].as_array().unwrap().len(), 6);
+    // A session already in unattended mode lists it too.
+    let unattended = serde_json::to_value(mode_state(PermissionMode::Unattended)).unwrap();
+    assert_eq!(unattended["availableModes"].as_array().unwrap().len(), 7);
 }
 
 #[test]

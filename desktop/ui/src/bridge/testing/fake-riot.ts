@@ -48,7 +48,7 @@ import { refusedSocket, socketPair, type FakeSocket } from "./fake-socket";
 const INVALID_PARAMS = -32602;
 
 /** The modes Riot offers (crates/riot-acp/src/mapping.rs, OFFERED_MODES). */
-export const OFFERED_MODES = ["default", "accept-edits", "plan", "bypass", "dont-ask"] as const;
+export const OFFERED_MODES = ["default", "accept-edits", "plan", "auto", "bypass", "dont-ask"] as const;
 
 function modeState(current: string): SessionModeState {
   return {
