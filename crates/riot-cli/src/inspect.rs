@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::cli::SharedOptions;
 use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::out::{errln, outln};
 use crate::world;
 
 fn kernel() -> Result<(Kernel, std::collections::BTreeMap<String, String>), String> {
@@ -15,7 +16,7 @@ fn kernel() -> Result<(Kernel, std::collections::BTreeMap<String, String>), Stri
 }
 
 fn fail(command: &str, message: &str, code: i32) -> i32 {
-    eprintln!("riot {command}: {message}");
+    errln!("riot {command}: {message}");
     code
 }
 
@@ -43,22 +44,42 @@ pub fn sessions_list(json_out: bool) -> i32 {
                        "updated_ms": s.updated_ms, "messages": s.messages, "model": s.model})
             })
             .collect();
-        println!("{}", serde_json::Value::Array(rows));
+        outln!("{}", serde_json::Value::Array(rows));
     } else if sessions.is_empty() {
-        println!("No sessions yet.");
+        outln!("No sessions yet.");
     } else {
         for s in sessions {
-            println!(
-                "{}  {}  {}  {} messages  {}",
+            outln!(
+                "{}  {}  {}  {}  {}",
                 s.id,
-                s.updated_ms,
+                utc_minute(s.updated_ms),
                 s.cwd.display(),
-                s.messages,
+                count(s.messages, "message"),
                 s.title
             );
         }
     }
     0
+}
+
+/// Unix milliseconds as a UTC date and time to the minute, labelled so
+/// nobody takes it for local time: `2026-12-01 12:34 UTC`.
+fn utc_minute(ms: u64) -> String {
+    let minutes = ms / 60_000 % (24 * 60);
+    format!(
+        "{} {:02}:{:02} UTC",
+        riot_kernel::prompt::date_of(ms),
+        minutes / 60,
+        minutes % 60
+    )
+}
+
+fn count(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }
 
 /// `riot sessions show ID [--json]`.
@@ -72,7 +93,7 @@ pub fn sessions_show(id: &str, json_out: bool) -> i32 {
         return match kernel.store().records(&id) {
             Ok(records) => {
                 for r in records {
-                    println!("{}", serde_json::to_string(&r).unwrap_or_default());
+                    outln!("{}", serde_json::to_string(&r).unwrap_or_default());
                 }
                 0
             }
@@ -83,18 +104,23 @@ pub fn sessions_show(id: &str, json_out: bool) -> i32 {
         Ok(s) => s,
         Err(e) => return fail("sessions show", &e.to_string(), 1),
     };
-    println!(
-        "session {}  model {}  {}",
+    let endpoint = match (&session.meta.provider, &session.meta.base_url) {
+        (Some(provider), Some(base_url)) => format!(" ({provider} at {base_url})"),
+        (Some(provider), None) => format!(" ({provider})"),
+        _ => String::new(),
+    };
+    outln!(
+        "session {}  model {}{endpoint}  {}",
         session.meta.id,
         session.model,
         session.meta.cwd.display()
     );
-    for m in &session.messages {
-        match m {
+    for shown in &session.shown {
+        match &shown.message {
             Message::User(u) => {
                 for b in &u.content {
                     match b {
-                        UserBlock::Text { text } => println!("\n> {text}"),
+                        UserBlock::Text { text } => outln!("\n> {text}"),
                         UserBlock::ToolResult {
                             tool_use_id,
                             is_error,
@@ -103,26 +129,29 @@ pub fn sessions_show(id: &str, json_out: bool) -> i32 {
                         } => {
                             let what = ui.as_ref().map_or("", |u| u.describe.as_str());
                             let mark = if *is_error { "failed" } else { "done" };
-                            println!("  [{tool_use_id}] {mark} {what}");
+                            outln!("  [{tool_use_id}] {mark} {what}");
                         }
-                        UserBlock::Image { .. } => println!("> [image]"),
-                        UserBlock::Attachment { title, .. } => println!("> [attached {title}]"),
+                        UserBlock::Image { .. } => outln!("> [image]"),
+                        UserBlock::Attachment { title, .. } => outln!("> [attached {title}]"),
                     }
+                }
+                if shown.interrupted {
+                    outln!("  (interrupted before any reply; not sent to the model again)");
                 }
             }
             Message::Assistant(a) => {
                 let text = a.text();
                 if !text.is_empty() {
-                    println!("\n{text}");
+                    outln!("\n{text}");
                 }
                 for t in a.tool_uses() {
-                    println!("  → {} {}", t.name, t.input);
+                    outln!("  → {} {}", t.name, t.input);
                 }
                 if a.interrupted {
-                    println!("  (interrupted)");
+                    outln!("  (interrupted)");
                 }
             }
-            Message::System(s) => println!("\n[riot] {}", s.text),
+            Message::System(s) => outln!("\n[riot] {}", s.text),
         }
     }
     0
@@ -140,7 +169,7 @@ pub fn sessions_delete(id: &str) -> i32 {
             // What the session had read goes with it.
             let _ =
                 std::fs::remove_file(riot_kernel::tools::file_state_path(kernel.home(), &session));
-            println!("Deleted session {id}.");
+            outln!("Deleted session {id}.");
             0
         }
         Err(e) => fail("sessions delete", &e.to_string(), 1),
@@ -169,12 +198,14 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         let mut value = serde_json::to_value(config).unwrap_or_default();
         value["project_root"] = json!(loaded.project_root);
         value["trusted"] = json!(loaded.trusted);
-        println!("{value}");
+        value["notes"] = json!(config.endpoint_notes());
+        outln!("{value}");
         return 0;
     }
+    let notes = config.endpoint_notes();
     let row = |key: &str, value: Option<String>, source: Option<String>| match (value, source) {
-        (Some(v), Some(s)) => println!("{key:<24} {v:<40} ({s})"),
-        _ => println!("{key:<24} (not set)"),
+        (Some(v), Some(s)) => outln!("{key:<24} {v:<40} ({s})"),
+        _ => outln!("{key:<24} (not set)"),
     };
     row(
         "provider",
@@ -186,6 +217,9 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         config.base_url.as_ref().map(|v| v.value.clone()),
         config.base_url.as_ref().map(|v| v.source.to_string()),
     );
+    for note in &notes {
+        outln!("{:<24} {note}", "");
+    }
     row(
         "model",
         config.model.as_ref().map(|v| v.value.clone()),
@@ -228,7 +262,7 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
             .as_ref()
             .map(|v| v.source.to_string()),
     );
-    println!(
+    outln!(
         "{:<24} {:<40} ({})",
         "permission mode",
         config.mode(),
@@ -238,23 +272,23 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
             .map_or("default".to_owned(), |m| m.source.to_string())
     );
     for rule in &config.rules {
-        println!(
+        outln!(
             "{:<24} {:<40} ({})",
             format!("rule: {:?}", rule.behavior).to_lowercase(),
             rule.rule,
             rule.from
         );
     }
-    println!("{:<24} {}", "project", loaded.project_root.display());
-    println!("{:<24} {}", "trusted", loaded.trusted);
+    outln!("{:<24} {}", "project", loaded.project_root.display());
+    outln!("{:<24} {}", "trusted", loaded.trusted);
     if let Some(notice) = config.trust_notice() {
-        println!("\n{notice}");
+        outln!("\n{notice}");
     }
     for warning in &config.warnings {
-        println!("warning: {warning}");
+        outln!("warning: {warning}");
     }
     for key in &config.unknown_keys {
-        println!("warning: unknown settings key {key}");
+        outln!("warning: unknown settings key {key}");
     }
     0
 }
@@ -293,7 +327,7 @@ pub async fn permissions_check(shared: &SharedOptions, tool: &str, input: &str) 
         .await
     {
         Ok(result) => {
-            println!("{}", riot_permissions::CheckReport { result }.to_json());
+            outln!("{}", riot_permissions::CheckReport { result }.to_json());
             0
         }
         Err(e) => fail("permissions check", &e.to_string(), EXIT_USAGE),

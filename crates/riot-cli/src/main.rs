@@ -11,6 +11,7 @@ mod exec;
 mod inspect;
 mod logs;
 mod mcp_cmd;
+mod out;
 mod serve;
 mod tools_cmd;
 mod world;
@@ -118,5 +119,12 @@ fn main() -> ExitCode {
     });
     // Sessions may still own tool processes; the runtime drop kills them.
     drop(runtime);
+    // Output that could not be written (other than to a reader that left)
+    // is not a success.
+    let code = if code == 0 && out::write_failed() {
+        1
+    } else {
+        code
+    };
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

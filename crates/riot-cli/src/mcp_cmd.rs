@@ -12,10 +12,11 @@ use serde_json::json;
 
 use crate::cli::SharedOptions;
 use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::out::{errln, outln};
 use crate::world;
 
 fn fail(command: &str, message: &str, code: i32) -> i32 {
-    eprintln!("riot mcp {command}: {message}");
+    errln!("riot mcp {command}: {message}");
     code
 }
 
@@ -67,10 +68,10 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
     )
     .await;
     for error in &config.errors {
-        eprintln!("riot mcp list: {error}");
+        errln!("riot mcp list: {error}");
     }
     for warning in &config.warnings {
-        eprintln!("riot mcp list: {warning}");
+        errln!("riot mcp list: {warning}");
     }
     let mut options = HubOptions::new(Arc::clone(&caps.clock), &loaded.project_root)
         .with_env(env.clone())
@@ -121,11 +122,11 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
             json!({"name": name, "scope": "project", "status": "untrusted",
                    "reason": "the project is not trusted; rerun with --trust-project"})
         }));
-        println!("{}", serde_json::Value::Array(rows));
+        outln!("{}", serde_json::Value::Array(rows));
         return 0;
     }
     if config.servers.is_empty() && config.untrusted.is_empty() {
-        println!(
+        outln!(
             "No MCP servers configured. Add one with `riot mcp add NAME COMMAND [ARGS...]` or `riot mcp add NAME URL`."
         );
         return 0;
@@ -135,7 +136,7 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
             .get(&s.name)
             .cloned()
             .unwrap_or(ServerStatus::Connecting);
-        println!(
+        outln!(
             "{}  {}  {}  {}  {}",
             s.name,
             s.scope,
@@ -145,7 +146,7 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
         );
     }
     if let Some(notice) = config.trust_notice() {
-        println!("{notice}");
+        outln!("{notice}");
     }
     0
 }
@@ -237,7 +238,7 @@ pub async fn add(
     let fs = world::capabilities().fs;
     match riot_mcp::config::add_server(fs.as_ref(), &home, &server).await {
         Ok(path) => {
-            println!(
+            outln!(
                 "Added MCP server `{name}` ({kind}) to {}. Its tools are named mcp__{name}__<tool>.",
                 path.display()
             );
@@ -257,7 +258,7 @@ pub async fn remove(name: &str) -> i32 {
     let fs = world::capabilities().fs;
     match riot_mcp::config::remove_server(fs.as_ref(), &home, name).await {
         Ok(true) => {
-            println!(
+            outln!(
                 "Removed MCP server `{name}` from {}.",
                 home.join("mcp.json").display()
             );

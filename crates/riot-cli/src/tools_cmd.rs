@@ -14,6 +14,7 @@ use riot_protocol::{
 
 use crate::cli::SharedOptions;
 use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::out::{errln, outln};
 use crate::world;
 
 /// Answers every question the same way, as `--yes` says.
@@ -33,9 +34,9 @@ impl PermissionGate for FixedAnswer {
         _request_id: RequestId,
         detail: PermissionRequestDetail,
     ) -> PermissionOutcome {
-        eprintln!("riot tools call: {}", detail.message);
+        errln!("riot tools call: {}", detail.message);
         if self.allow {
-            eprintln!("riot tools call: allowed (--yes)");
+            errln!("riot tools call: allowed (--yes)");
             PermissionOutcome::AllowOnce
         } else {
             PermissionOutcome::RejectOnce {
@@ -46,7 +47,7 @@ impl PermissionGate for FixedAnswer {
 }
 
 fn fail(command: &str, message: &str, code: i32) -> i32 {
-    eprintln!("riot {command}: {message}");
+    errln!("riot {command}: {message}");
     code
 }
 
@@ -83,11 +84,11 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
     };
     let specs = harness.scheduler.specs();
     if json_out {
-        println!("{}", serde_json::to_string(&specs).unwrap_or_default());
+        outln!("{}", serde_json::to_string(&specs).unwrap_or_default());
     } else {
         for spec in specs {
             let first = spec.description.lines().next().unwrap_or_default();
-            println!("{:<12} {first}", spec.name);
+            outln!("{:<12} {first}", spec.name);
         }
     }
     0
@@ -131,23 +132,23 @@ pub async fn call(
         match event {
             ToolRunEvent::Result(r) => result = Some(r),
             ToolRunEvent::Event(AgentEvent::ToolStarted { describe, .. }) => {
-                eprintln!("• {describe}");
+                errln!("• {describe}");
             }
             ToolRunEvent::Event(_) => {}
         }
     }
     drop(events);
     if let Err(e) = harness.save().await {
-        eprintln!("riot tools call: could not save the session's file state: {e}");
+        errln!("riot tools call: could not save the session's file state: {e}");
     }
     let Some(result) = result else {
         return fail("tools call", "the tool produced no result", 1);
     };
     for block in &result.content {
         match block {
-            ToolResultContent::Text { text } => println!("{text}"),
+            ToolResultContent::Text { text } => outln!("{text}"),
             ToolResultContent::Image { source } => {
-                println!(
+                outln!(
                     "[image {} ({} bytes of base64)]",
                     source.media_type,
                     source.data.len()

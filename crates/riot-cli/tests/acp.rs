@@ -607,13 +607,13 @@ async fn accept_edits_chosen_with_set_mode_writes_without_asking() {
 async fn a_turn_ending_in_a_model_error_fails_the_prompt_request() {
     let world = World::new();
     let body = json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}});
-    // Riot retries an auth failure once, then gives up.
-    let unauthorized = || Reply::Error {
+    // A refused key is never retried.
+    let unauthorized = Reply::Error {
         status: 401,
         body: body.to_string(),
         headers: Vec::new(),
     };
-    let replies = vec![unauthorized(), unauthorized()];
+    let replies = vec![unauthorized];
     let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
     let turn = client
         .call("session/prompt", prompt(&session_id, "Hello"))
@@ -627,7 +627,7 @@ async fn a_turn_ending_in_a_model_error_fails_the_prompt_request() {
         message.contains("HTTP 401") && message.contains("API key"),
         "the person learns what failed and what to check: {error}"
     );
-    assert_eq!(server.requests().len(), 2);
+    assert_eq!(server.requests().len(), 1);
     client.close().await;
     server.shutdown().await;
 }

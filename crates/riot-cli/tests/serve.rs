@@ -391,7 +391,9 @@ async fn serve_open_hands_the_browser_an_owner_only_page_leading_to_the_address(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_open_in_another_window_is_not_deleted_under_it() {
     let world = World::new();
-    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let server = MockServer::start(Script::new(WIRE, vec![Reply::Text("Hi.".into())]))
+        .await
+        .unwrap();
     let serving = Serving::start(&world, &server, &[]).await;
     let init = json!({"protocolVersion": 1, "clientCapabilities": {}});
     let mut first = WsClient {
@@ -406,6 +408,9 @@ async fn a_session_open_in_another_window_is_not_deleted_under_it() {
         )
         .await;
     let session_id = opened["sessionId"].as_str().unwrap().to_owned();
+    // The transcript is written with the first prompt.
+    let prompt = json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "Hello"}]});
+    first.call("session/prompt", prompt).await;
     let mut second = WsClient {
         socket: serving.connect(&serving.with_token(), &[]).await.unwrap(),
         next_id: 0,

@@ -21,6 +21,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use riot_protocol::{PermissionMode, RuleBehavior, RulePattern, RuleSource};
+use riot_providers::ProviderKind;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -29,11 +30,28 @@ use serde_json::{Map, Value};
 #[serde(tag = "layer", rename_all = "snake_case")]
 pub enum ConfigSource {
     Default,
-    User { path: PathBuf },
-    Project { path: PathBuf },
-    Local { path: PathBuf },
-    Env { var: String },
-    Flag { flag: String },
+    User {
+        path: PathBuf,
+    },
+    Project {
+        path: PathBuf,
+    },
+    Local {
+        path: PathBuf,
+    },
+    Env {
+        var: String,
+    },
+    Flag {
+        flag: String,
+    },
+    /// Nothing named a provider and `var` (`ANTHROPIC_API_KEY` or
+    /// `OPENAI_API_KEY`) was the only key variable set: `provider` and its
+    /// default model are used (INTERFACES).
+    KeyDefault {
+        var: String,
+        provider: String,
+    },
 }
 
 impl fmt::Display for ConfigSource {
@@ -45,6 +63,9 @@ impl fmt::Display for ConfigSource {
             | ConfigSource::Local { path } => write!(f, "{}", path.display()),
             ConfigSource::Env { var } => write!(f, "${var}"),
             ConfigSource::Flag { flag } => write!(f, "{flag}"),
+            ConfigSource::KeyDefault { var, provider } => {
+                write!(f, "default for {provider}, from {var}")
+            }
         }
     }
 }
@@ -248,6 +269,7 @@ pub fn layer(
     }
     apply_env(&mut config, env)?;
     apply_flags(&mut config, flags);
+    infer_from_key(&mut config, env);
     if let Some(mode) = &config.default_mode
         && mode.value == PermissionMode::Unattended
     {
@@ -542,6 +564,47 @@ fn apply_flags(config: &mut Config, flags: &FlagLayer) {
     }
 }
 
+/// The key variables that choose a provider when nothing else does.
+pub const KEY_VARIABLES: [(&str, ProviderKind); 2] = [
+    ("ANTHROPIC_API_KEY", ProviderKind::Anthropic),
+    ("OPENAI_API_KEY", ProviderKind::OpenAiChat),
+];
+
+/// The key variables of [`KEY_VARIABLES`] that are set (non-empty).
+pub fn keys_set(env: &BTreeMap<String, String>) -> Vec<(&'static str, ProviderKind)> {
+    KEY_VARIABLES
+        .into_iter()
+        .filter(|(var, _)| env.get(*var).is_some_and(|v| !v.trim().is_empty()))
+        .collect()
+}
+
+/// INTERFACES: with no provider configured and exactly one of
+/// `ANTHROPIC_API_KEY` / `OPENAI_API_KEY` set, that provider is used with
+/// the model table's default model for it (a configured model still wins).
+/// Otherwise nothing is assumed.
+fn infer_from_key(config: &mut Config, env: &EnvLayer) {
+    if config.provider.is_some() {
+        return;
+    }
+    let [(var, kind)] = keys_set(&env.vars)[..] else {
+        return;
+    };
+    let source = ConfigSource::KeyDefault {
+        var: var.to_owned(),
+        provider: kind.name().to_owned(),
+    };
+    config.provider = Some(Sourced {
+        value: kind.name().to_owned(),
+        source: source.clone(),
+    });
+    if config.model.is_none() {
+        config.model = Some(Sourced {
+            value: kind.default_model().to_owned(),
+            source,
+        });
+    }
+}
+
 impl Config {
     /// The one-line notice shown when project settings were ignored.
     pub fn trust_notice(&self) -> Option<String> {
@@ -551,6 +614,21 @@ impl Config {
                 self.ignored_untrusted.join(", ")
             )
         })
+    }
+
+    /// How the configured endpoint is used where it differs from what was
+    /// written (an anthropic base URL ending in `/v1`), for people.
+    pub fn endpoint_notes(&self) -> Vec<String> {
+        let (Some(provider), Some(base_url)) = (&self.provider, &self.base_url) else {
+            return Vec::new();
+        };
+        let Some(kind) = ProviderKind::from_name(&provider.value) else {
+            return Vec::new();
+        };
+        kind.normalize_base_url(&base_url.value)
+            .note(kind)
+            .into_iter()
+            .collect()
     }
 
     /// The permission mode: configured, else `default`.

@@ -291,8 +291,7 @@ impl Kernel {
                     })
             })
             .collect();
-        let user_home = env.get("HOME").map(PathBuf::from);
-        riot_permissions::Policy::new(cwd.to_path_buf(), user_home)
+        riot_permissions::Policy::new(cwd.to_path_buf(), user_home(env))
             .with_rules(rules)
             .with_file_system(Arc::clone(&self.caps.fs))
             .with_riot_home(self.home.clone())
@@ -442,14 +441,12 @@ impl Kernel {
             }
         };
 
-        // Provider and model.
-        let (provider, model) = self
-            .provider(
-                config,
-                &options.env,
-                resumed.as_ref().map(|r| r.model.as_str()),
-            )
+        // Provider and model: a resumed session keeps its own unless a flag
+        // or the environment says otherwise.
+        let (provider, endpoint) = self
+            .provider(config, &options.env, resumed.as_ref())
             .await?;
+        let model = endpoint.model.clone();
         let capabilities = riot_protocol::Provider::capabilities(provider.as_ref(), &model);
 
         // Identity of the session.
@@ -469,6 +466,7 @@ impl Kernel {
             Arc::clone(&self.caps.ids),
         );
         tool_env.scrubbed_env = scrubbed.clone();
+        tool_env.home = user_home(&options.env);
         let state_path = crate::tools::file_state_path(&self.home, &session_id);
         if resumed.is_some() {
             crate::tools::load_file_state(self.caps.fs.as_ref(), &state_path, &tool_env.file_state)
@@ -560,6 +558,7 @@ impl Kernel {
             home: self.home.clone(),
             cwd: options.cwd.clone(),
             scrubbed_env: scrubbed.clone(),
+            user_home: user_home(&options.env),
             policy: Arc::clone(&policy),
             gate: options.gate.clone(),
             hooks: hooks.clone(),
@@ -615,23 +614,24 @@ impl Kernel {
         };
         let _ = subagents.session_section.set(system.session.clone());
 
-        // The transcript.
-        let writer = match &resumed {
-            Some(r) => store
-                .append_to(&r.meta.id)
-                .map_err(|e| KernelError::Failed(e.to_string()))?,
+        // The transcript: a new session's file is created with its first
+        // prompt, so one that never gets a prompt leaves nothing behind.
+        let clock = Arc::clone(&self.caps.clock);
+        let sink = Arc::new(match &resumed {
+            Some(r) => crate::transcript::StoreSink::open(
+                store
+                    .append_to(&r.meta.id)
+                    .map_err(|e| KernelError::Failed(e.to_string()))?,
+                clock,
+            ),
             None => {
                 let mut meta =
                     SessionMeta::new(session_id.clone(), options.cwd.clone(), model.clone(), now);
                 meta.system = Some(system.clone());
-                store
-                    .create(&meta)
-                    .map_err(|e| KernelError::Failed(e.to_string()))?
+                meta.provider = Some(endpoint.kind.name().to_owned());
+                meta.base_url = Some(endpoint.base_url.clone());
+                crate::transcript::StoreSink::pending(store, meta, clock)
             }
-        };
-        let sink = Arc::new(crate::transcript::StoreSink {
-            writer: Mutex::new(writer),
-            clock: Arc::clone(&self.caps.clock),
         });
         if resumed.as_ref().is_some_and(|r| r.model != model) {
             sink.model_changed(&model);
@@ -710,6 +710,11 @@ impl Kernel {
             _open: self.mark_open(&session_id),
         })
     }
+}
+
+/// The person's home directory, for `~` in rules and tool paths.
+pub(crate) fn user_home(env: &BTreeMap<String, String>) -> Option<PathBuf> {
+    env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
 }
 
 /// The tools of a session in the order sent to the model: the built-in

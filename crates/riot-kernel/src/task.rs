@@ -293,6 +293,8 @@ pub struct Subagents {
     pub home: PathBuf,
     pub cwd: PathBuf,
     pub scrubbed_env: Vec<String>,
+    /// The person's home, for `~/` in tool paths.
+    pub user_home: Option<PathBuf>,
     pub policy: Arc<dyn PermissionPolicy>,
     pub gate: Arc<dyn PermissionGate>,
     pub hooks: Arc<crate::hooks::HookRunner>,
@@ -366,6 +368,7 @@ impl Subagents {
             Arc::clone(&ids),
         );
         env.scrubbed_env = self.scrubbed_env.clone();
+        env.home = self.user_home.clone();
         let policy: Arc<dyn PermissionPolicy> = if agent.is_read_only() {
             Arc::new(ReadOnlyPolicy {
                 inner: Arc::clone(&self.policy),
@@ -408,10 +411,10 @@ impl Subagents {
                 Arc::clone(&self.provider),
                 Arc::new(NoWorkingSet),
             )),
-            transcript: Arc::new(crate::transcript::StoreSink {
-                writer: std::sync::Mutex::new(writer),
-                clock: Arc::clone(&clock),
-            }),
+            transcript: Arc::new(crate::transcript::StoreSink::open(
+                writer,
+                Arc::clone(&clock),
+            )),
             hooks: Arc::new(NoStopHooks),
             queue: Arc::new(NoQueue),
             clock: Arc::clone(&clock),

@@ -108,6 +108,7 @@ impl Kernel {
             Arc::clone(&caps.ids),
         );
         tool_env.scrubbed_env = self.scrubbed_env(&loaded.config);
+        tool_env.home = crate::session::user_home(env);
         if let Some(path) = &state_path {
             load_file_state(caps.fs.as_ref(), path, &tool_env.file_state).await;
         }
@@ -168,14 +169,17 @@ impl Kernel {
         let call = Arc::clone(tool)
             .prepare(input.clone())
             .map_err(|e| KernelError::Usage(riot_tools::scheduler::schema_hint(tool_name, &e)))?;
-        let tool_env = Arc::new(ToolEnv::new(
+        let mut tool_env = ToolEnv::new(
             cwd.to_path_buf(),
             self.home().join("spill"),
             Arc::clone(&self.capabilities().fs),
             Arc::clone(&self.capabilities().proc),
             Arc::clone(&self.capabilities().clock),
             Arc::clone(&self.capabilities().ids),
-        ));
+        );
+        // `~/` means the same home to the tool as to the chain.
+        tool_env.home = crate::session::user_home(env);
+        let tool_env = Arc::new(tool_env);
         let ctx = riot_protocol::ToolContext {
             env: tool_env,
             tool_use_id: riot_protocol::ToolUseId::new("check"),

@@ -1,54 +1,169 @@
 //! The loop's transcript sink on a riot-store file.
+//!
+//! A new session's file is created with its first message (the first
+//! prompt), not when the session opens: a session that never got a prompt
+//! — a run that failed first, a "New session" left unused — leaves nothing
+//! behind. What is recorded before then (a mode or model change) is held
+//! and written after the metadata line.
 
 use std::sync::{Arc, Mutex};
 
 use riot_core::TranscriptSink;
 use riot_protocol::{Clock, CompactionStrategy, Message, MessageId};
-use riot_store::TranscriptWriter;
+use riot_store::{Record, SessionMeta, SessionStore, StoreError, TranscriptWriter};
+
+/// Where the records go.
+#[derive(Debug)]
+enum Target {
+    /// Not created yet: `held` is written after the metadata line when the
+    /// first message arrives.
+    Pending {
+        store: SessionStore,
+        meta: Box<SessionMeta>,
+        held: Vec<Record>,
+    },
+    Open(TranscriptWriter),
+}
 
 /// Adapts a transcript file to the loop's sink. A failed write is logged:
 /// the session goes on rather than losing the person's work in progress.
 #[derive(Debug)]
 pub(crate) struct StoreSink {
-    pub(crate) writer: Mutex<TranscriptWriter>,
-    pub(crate) clock: Arc<dyn Clock>,
+    target: Mutex<Target>,
+    clock: Arc<dyn Clock>,
 }
 
 impl StoreSink {
-    fn with(
-        &self,
-        f: impl FnOnce(&mut TranscriptWriter, u64) -> Result<(), riot_store::StoreError>,
-    ) {
-        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = f(&mut writer, self.clock.now_ms()) {
+    /// A sink on a transcript that exists (resumed, or a subagent's).
+    pub(crate) fn open(writer: TranscriptWriter, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            target: Mutex::new(Target::Open(writer)),
+            clock,
+        }
+    }
+
+    /// A sink whose transcript is created with its first message.
+    pub(crate) fn pending(store: SessionStore, meta: SessionMeta, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            target: Mutex::new(Target::Pending {
+                store,
+                meta: Box::new(meta),
+                held: Vec::new(),
+            }),
+            clock,
+        }
+    }
+
+    /// Writes `record`; `creates` says whether it may create the file.
+    fn write(&self, record: Record, creates: bool) {
+        let mut target = self.target.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = write_to(&mut target, record, creates) {
             tracing::error!(error = %e, "could not write the transcript");
         }
     }
-}
 
-impl StoreSink {
+    fn now(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
     /// `/clear`: the history is empty from here.
     pub(crate) fn cleared(&self) {
-        self.with(|w, at| w.cleared(at));
+        self.write(Record::Cleared { at_ms: self.now() }, false);
     }
 
     /// `/mode`, `session/set_mode`: the mode the next turns run in.
     pub(crate) fn mode_changed(&self, mode: riot_protocol::PermissionMode) {
-        self.with(|w, at| w.mode_changed(mode, at));
+        self.write(
+            Record::ModeChanged {
+                at_ms: self.now(),
+                mode,
+            },
+            false,
+        );
+    }
+}
+
+fn write_to(target: &mut Target, record: Record, creates: bool) -> Result<(), StoreError> {
+    match target {
+        Target::Open(writer) => writer.write(&record),
+        Target::Pending { held, .. } if !creates => {
+            held.push(record);
+            Ok(())
+        }
+        Target::Pending { store, meta, held } => {
+            // On failure everything stays held, and the next message tries
+            // again.
+            let mut writer = store.create(meta)?;
+            for earlier in held.iter() {
+                writer.write(earlier)?;
+            }
+            writer.write(&record)?;
+            *target = Target::Open(writer);
+            Ok(())
+        }
     }
 }
 
 impl TranscriptSink for StoreSink {
     fn message(&self, message: &Message) {
-        self.with(|w, at| w.message(message, at));
+        let record = Record::Message {
+            at_ms: self.now(),
+            message: message.clone(),
+        };
+        self.write(record, true);
     }
     fn withdrawn(&self, message_id: &MessageId) {
-        self.with(|w, at| w.withdrawn(message_id, at));
+        let record = Record::Withdrawn {
+            at_ms: self.now(),
+            message_id: message_id.clone(),
+        };
+        self.write(record, false);
     }
     fn compacted(&self, messages: &[Message], strategy: CompactionStrategy) {
-        self.with(|w, at| w.compacted(messages, strategy, at));
+        let record = Record::Compacted {
+            at_ms: self.now(),
+            strategy,
+            messages: messages.to_vec(),
+        };
+        self.write(record, false);
     }
     fn model_changed(&self, model: &str) {
-        self.with(|w, at| w.model_changed(model, at));
+        let record = Record::ModelChanged {
+            at_ms: self.now(),
+            model: model.to_owned(),
+        };
+        self.write(record, false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use riot_protocol::{FixedClock, PermissionMode, SessionId};
+
+    use super::*;
+
+    #[test]
+    fn the_file_is_created_with_the_first_message_and_keeps_what_came_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path().join("sessions"));
+        let id = SessionId::new("ses_lazy");
+        let meta = SessionMeta::new(id.clone(), "/p".into(), "m", 1);
+        let sink = StoreSink::pending(store.clone(), meta, Arc::new(FixedClock::new()));
+        sink.mode_changed(PermissionMode::AcceptEdits);
+        sink.model_changed("other");
+        assert!(
+            matches!(store.load(&id), Err(StoreError::UnknownSession(_))),
+            "nothing on disk before the first prompt"
+        );
+        assert!(store.list().unwrap().is_empty());
+
+        let prompt = Message::user_text(MessageId::new("u1"), "hi");
+        sink.message(&prompt);
+        let loaded = store.load(&id).unwrap();
+        assert_eq!(loaded.messages, vec![prompt]);
+        assert_eq!(loaded.mode, Some(PermissionMode::AcceptEdits));
+        assert_eq!(loaded.model, "other");
+        sink.withdrawn(&MessageId::new("u1"));
+        assert!(store.load(&id).unwrap().messages.is_empty());
     }
 }

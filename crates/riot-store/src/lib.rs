@@ -37,7 +37,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-pub use record::{LoadedSession, Record, SessionMeta, SessionSummary};
+pub use record::{LoadedSession, Record, SessionMeta, SessionSummary, ShownMessage};
 use riot_protocol::{CompactionStrategy, Message, MessageId, PermissionMode, SessionId};
 
 /// A store operation failed; the message says which file and what to do.
@@ -303,7 +303,8 @@ impl TranscriptWriter {
         })
     }
 
-    /// A withdrawn prompt (resume must not bring it back).
+    /// A prompt stopped before any reply: kept in the transcript and shown
+    /// as interrupted, but resume does not send it to the model again.
     pub fn withdrawn(&mut self, message_id: &MessageId, at_ms: u64) -> Result<(), StoreError> {
         self.write(&Record::Withdrawn {
             at_ms,

@@ -20,7 +20,9 @@ pub enum Record {
         at_ms: u64,
         message: Message,
     },
-    /// A prompt stopped before anything was produced.
+    /// A prompt stopped before anything was produced: it stays in the
+    /// transcript as the person typed it, marked interrupted, but is not
+    /// sent to the model again (ARCHITECTURE §5).
     Withdrawn {
         at_ms: u64,
         message_id: MessageId,
@@ -65,6 +67,14 @@ pub struct SessionMeta {
     /// session reuses it byte for byte (ARCHITECTURE §11).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<SystemPrompt>,
+    /// The wire format the session talks (`anthropic`, `openai`,
+    /// `openai-responses`): a resumed session keeps it unless overridden.
+    /// Absent in transcripts written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The endpoint root its requests went to, as used (normalized).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
 }
 
 impl SessionMeta {
@@ -77,8 +87,19 @@ impl SessionMeta {
             created_ms,
             parent: None,
             system: None,
+            provider: None,
+            base_url: None,
         }
     }
+}
+
+/// A message as a person reads the session back (`riot sessions show`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShownMessage {
+    pub message: Message,
+    /// A prompt stopped before any reply: kept for the person, not sent to
+    /// the model again.
+    pub interrupted: bool,
 }
 
 /// A session rebuilt from its transcript.
@@ -88,6 +109,9 @@ pub struct LoadedSession {
     /// The history to resume from: withdrawals applied, starting at the
     /// last compaction boundary.
     pub messages: Vec<Message>,
+    /// What a person reads from the same point: the history, with prompts
+    /// stopped before any reply kept in place and marked interrupted.
+    pub shown: Vec<ShownMessage>,
     /// The model in effect at the end (after fallbacks and switches).
     pub model: String,
     pub mode: Option<PermissionMode>,
@@ -95,7 +119,7 @@ pub struct LoadedSession {
     /// Messages ever recorded (including those before a compaction).
     pub message_count: u64,
     /// The first prompt the person typed, kept across compactions and
-    /// `/clear` (the title), unless it was withdrawn.
+    /// `/clear` (the title) — also when it was stopped before any reply.
     pub first_prompt: Option<(MessageId, String)>,
     /// The name the person gave the session, if any (the latest).
     pub name: Option<String>,
@@ -125,6 +149,7 @@ impl LoadedSession {
             updated_ms: meta.created_ms,
             meta,
             messages: Vec::new(),
+            shown: Vec::new(),
             mode: None,
             message_count: 0,
             first_prompt: None,
@@ -141,28 +166,38 @@ impl LoadedSession {
                     {
                         session.first_prompt = Some((message.id().clone(), text.to_owned()));
                     }
+                    session.shown.push(ShownMessage {
+                        message: message.clone(),
+                        interrupted: false,
+                    });
                     session.messages.push(message);
                 }
                 Record::Withdrawn { at_ms, message_id } => {
                     session.updated_ms = session.updated_ms.max(at_ms);
                     session.messages.retain(|m| m.id() != &message_id);
-                    if session
-                        .first_prompt
-                        .as_ref()
-                        .is_some_and(|(id, _)| *id == message_id)
-                    {
-                        session.first_prompt = None;
+                    for shown in &mut session.shown {
+                        if shown.message.id() == &message_id {
+                            shown.interrupted = true;
+                        }
                     }
                 }
                 Record::Compacted {
                     at_ms, messages, ..
                 } => {
                     session.updated_ms = session.updated_ms.max(at_ms);
+                    session.shown = messages
+                        .iter()
+                        .map(|m| ShownMessage {
+                            message: m.clone(),
+                            interrupted: false,
+                        })
+                        .collect();
                     session.messages = messages;
                 }
                 Record::Cleared { at_ms } => {
                     session.updated_ms = session.updated_ms.max(at_ms);
                     session.messages.clear();
+                    session.shown.clear();
                 }
                 Record::ModelChanged { at_ms, model } => {
                     session.updated_ms = session.updated_ms.max(at_ms);

@@ -62,6 +62,21 @@ fn messages_withdrawals_compactions_and_model_changes_replay() {
     assert_eq!(loaded.updated_ms, 17);
     assert_eq!(loaded.message_count, 4);
     assert_eq!(loaded.title(), "fix the test");
+    // The stopped prompt stays in what a person reads, marked.
+    let shown: Vec<(&MessageId, bool)> = loaded
+        .shown
+        .iter()
+        .map(|s| (s.message.id(), s.interrupted))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (&MessageId::new("u1"), false),
+            (&MessageId::new("a1"), false),
+            (&MessageId::new("r1"), false),
+            (&MessageId::new("u2"), true),
+        ]
+    );
 
     let summary = Message::User(UserMessage {
         id: MessageId::new("s1"),
@@ -96,6 +111,49 @@ fn messages_withdrawals_compactions_and_model_changes_replay() {
         "the title outlives compaction and /clear"
     );
     assert_eq!(loaded.updated_ms, 21);
+}
+
+#[test]
+fn a_session_whose_only_prompt_was_stopped_keeps_it_as_its_title() {
+    let (_dir, store) = store();
+    let mut w = store.create(&meta("ses_stop", "/p", 10)).unwrap();
+    let prompt = Message::user_text(MessageId::new("u1"), "refactor the parser");
+    w.message(&prompt, 11).unwrap();
+    w.withdrawn(&MessageId::new("u1"), 12).unwrap();
+    let loaded = store.load(&SessionId::new("ses_stop")).unwrap();
+    assert!(loaded.messages.is_empty(), "not sent to the model again");
+    assert_eq!(
+        loaded.shown,
+        [ShownMessage {
+            message: prompt,
+            interrupted: true
+        }]
+    );
+    assert_eq!(loaded.title(), "refactor the parser");
+}
+
+#[test]
+fn the_endpoint_is_recorded_in_the_meta_and_older_metas_still_load() {
+    let (_dir, store) = store();
+    let mut m = meta("ses_ep", "/p", 1);
+    m.provider = Some("openai".into());
+    m.base_url = Some("http://127.0.0.1:11434/v1".into());
+    store.create(&m).unwrap();
+    let loaded = store.load(&SessionId::new("ses_ep")).unwrap();
+    assert_eq!(loaded.meta.provider.as_deref(), Some("openai"));
+    assert_eq!(
+        loaded.meta.base_url.as_deref(),
+        Some("http://127.0.0.1:11434/v1")
+    );
+    // A meta line written before the endpoint was recorded.
+    let old: Record = serde_json::from_str(
+        r#"{"type":"meta","id":"ses_old","cwd":"/p","model":"m","created_ms":1}"#,
+    )
+    .unwrap();
+    let Record::Meta(old) = old else {
+        panic!("meta expected")
+    };
+    assert_eq!((old.provider, old.base_url), (None, None));
 }
 
 #[test]

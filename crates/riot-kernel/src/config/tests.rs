@@ -431,3 +431,73 @@ fn a_bad_mode_in_the_environment_is_a_usage_error() {
         "{err}"
     );
 }
+
+#[test]
+fn only_one_key_variable_set_chooses_its_provider_and_default_model() {
+    for (var, provider, model) in [
+        ("ANTHROPIC_API_KEY", "anthropic", "claude-sonnet-4-5"),
+        ("OPENAI_API_KEY", "openai", "gpt-5"),
+    ] {
+        let config = layer(&[], &env(&[(var, "sk-x")]), &FlagLayer::default(), false).unwrap();
+        let source = ConfigSource::KeyDefault {
+            var: var.into(),
+            provider: provider.into(),
+        };
+        assert_eq!(
+            config.provider,
+            Some(Sourced {
+                value: provider.into(),
+                source: source.clone()
+            })
+        );
+        assert_eq!(
+            config.model,
+            Some(Sourced {
+                value: model.into(),
+                source: source.clone()
+            })
+        );
+        assert_eq!(
+            source.to_string(),
+            format!("default for {provider}, from {var}")
+        );
+        // A configured model is kept; the provider still comes from the key.
+        let config = layer(
+            &[],
+            &env(&[(var, "sk-x"), ("RIOT_MODEL", "mine")]),
+            &FlagLayer::default(),
+            false,
+        )
+        .unwrap();
+        assert_eq!(config.provider.unwrap().value, provider);
+        assert_eq!(config.model.unwrap().value, "mine");
+    }
+}
+
+#[test]
+fn no_provider_or_model_is_assumed_otherwise() {
+    let none = FlagLayer::default();
+    let both = env(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")]);
+    let neither = env(&[]);
+    let empty = env(&[("ANTHROPIC_API_KEY", " ")]);
+    for vars in [&both, &neither, &empty] {
+        let config = layer(&[], vars, &none, false).unwrap();
+        assert_eq!((config.provider, config.model), (None, None), "{vars:?}");
+    }
+    // A configured provider gets no default model, whatever key is set.
+    let flags = FlagLayer {
+        provider: Some("anthropic".into()),
+        ..FlagLayer::default()
+    };
+    let config = layer(&[], &env(&[("ANTHROPIC_API_KEY", "a")]), &flags, false).unwrap();
+    assert_eq!(config.provider.unwrap().value, "anthropic");
+    assert_eq!(config.model, None);
+    let settings = [file(
+        Layer::User,
+        "/h/settings.json",
+        json!({"provider": "openai"}),
+    )];
+    let config = layer(&settings, &env(&[("ANTHROPIC_API_KEY", "a")]), &none, false).unwrap();
+    assert_eq!(config.provider.unwrap().value, "openai");
+    assert_eq!(config.model, None);
+}
