@@ -48,6 +48,10 @@ pub struct AcpConfig {
     pub flags: FlagLayer,
     pub trust_project: bool,
     pub max_turns: Option<u32>,
+    /// The project directory the person started Riot in (`riot serve
+    /// --cwd`), offered to clients as `_meta.riot.defaultCwd` of the
+    /// `initialize` response; sessions still name their own `cwd`.
+    pub default_cwd: Option<PathBuf>,
 }
 
 /// One open session and the state its handlers share.
@@ -652,7 +656,10 @@ impl RiotAgent {
     }
 }
 
-fn initialize(request: &InitializeRequest) -> InitializeResponse {
+fn initialize(
+    request: &InitializeRequest,
+    default_cwd: Option<&std::path::Path>,
+) -> InitializeResponse {
     tracing::info!(client_version = ?request.protocol_version, "ACP initialize");
     InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
         .agent_capabilities(
@@ -667,6 +674,7 @@ fn initialize(request: &InitializeRequest) -> InitializeResponse {
                 .meta(ext::capabilities_meta()),
         )
         .agent_info(Implementation::new("riot", env!("CARGO_PKG_VERSION")).title("Riot".to_owned()))
+        .meta(default_cwd.and_then(ext::initialize_meta))
 }
 
 /// Serves ACP on stdin/stdout until the client closes stdin or `stop` is
@@ -720,7 +728,7 @@ pub(crate) async fn serve_on(
                         _cx: ConnectionTo<Client>| {
                 *lock(&a0.wanted) =
                     ext::wanted_notifications(request.client_capabilities.meta.as_ref());
-                responder.respond(initialize(&request))
+                responder.respond(initialize(&request, a0.config.default_cwd.as_deref()))
             },
             agent_client_protocol::on_receive_request!(),
         )

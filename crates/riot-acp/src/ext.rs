@@ -32,6 +32,11 @@
 //!   current model is in `session/new`'s and `session/load`'s
 //!   `_meta.riot.model`.
 //!
+//! The `initialize` response's own `_meta.riot.defaultCwd` (absent when
+//! not set) is the project directory the person started Riot in (`riot
+//! serve --cwd DIR`, canonical), for a client to offer as the directory of
+//! a new session; clients still name every session's `cwd` themselves.
+//!
 //! The notifications are sent only to a client that asks for them in
 //! `initialize`: `clientCapabilities._meta.riot.notifications`, a list of
 //! method names. Clients that do not know them never see them.
@@ -75,6 +80,16 @@ pub fn capabilities_meta() -> Meta {
         }),
     );
     meta
+}
+
+/// The `_meta` of the `initialize` response: `riot.defaultCwd`, the
+/// project directory Riot was started in. None for a path that is not
+/// UTF-8 (JSON cannot carry it faithfully).
+pub fn initialize_meta(default_cwd: &std::path::Path) -> Option<Meta> {
+    let cwd = default_cwd.to_str()?;
+    let mut meta = Meta::new();
+    meta.insert("riot".into(), json!({ "defaultCwd": cwd }));
+    Some(meta)
 }
 
 /// The `_riot/...` notifications a client asked for in its capabilities'

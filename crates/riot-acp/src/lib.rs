@@ -31,4 +31,4 @@ mod ws;
 
 pub use agent::{AcpConfig, Shutdown, serve_stdio};
 pub use gate::ClientGate;
-pub use ws::WsServer;
+pub use ws::{WebUi, WsServer};

@@ -17,8 +17,10 @@
 //!   DNS-rebound name, fails that test.
 //!
 //! `GET /` (the web UI's page) also needs the token. The UI's other static
-//! files are served without it from `--ui-dir`: they are public code, and
-//! a foreign page cannot read them (no CORS headers).
+//! files ([`WebUi`]: `--ui-dir`, or the copy built into `riot`) are served
+//! without it: they are public code, and a foreign page cannot read them
+//! (no CORS headers). Files whose names carry a content hash (Vite's
+//! `assets/name-HASH.ext`) may be cached for good; nothing else is cached.
 
 use std::future::Future;
 use std::io;
@@ -41,24 +43,42 @@ use tokio::net::TcpListener;
 use crate::agent::{AcpConfig, Shutdown, serve_on};
 use crate::frames::{self, MAX_MESSAGE_BYTES, Refusal};
 
-/// The page `GET /` shows when no `--ui-dir` is given: the web UI is not
-/// embedded in the binary yet, and the page says so.
-const PLACEHOLDER_PAGE: &str = "<!doctype html>
+/// Where the web UI's files come from.
+#[derive(Debug, Clone)]
+pub enum WebUi {
+    /// A directory of the built UI (`--ui-dir`), read at each request.
+    Dir(PathBuf),
+    /// The UI built into the binary: a file's contents by its path
+    /// relative to the UI's root (`index.html`, `assets/index-HASH.js`).
+    Embedded(fn(&str) -> Option<&'static [u8]>),
+    /// No UI: `GET /` shows a page with this sentence (why, and what to do).
+    Missing(String),
+}
+
+/// The page `GET /` shows when there is no web UI: `why` and what to do.
+fn missing_page(why: &str) -> String {
+    let why = why
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    format!(
+        "<!doctype html>
 <html lang=\"en\"><head><meta charset=\"utf-8\"><title>Riot</title></head>
 <body style=\"font-family: sans-serif; max-width: 40em; margin: 3em auto\">
 <h1>Riot is running</h1>
-<p>The web UI is not built into this binary yet. Start <code>riot serve --ui-dir DIR</code>
-with a built web UI to use it here.</p>
+<p>{why}.</p>
 <p>ACP clients can connect to the WebSocket at <code>/acp</code> with the same token.</p>
 </body></html>
-";
+"
+    )
+}
 
 /// What every connection shares.
 #[derive(Debug)]
 struct Shared {
     config: AcpConfig,
     token: String,
-    ui_dir: Option<PathBuf>,
+    ui: WebUi,
     port: u16,
     /// Host names (lowercase, IPv6 in brackets) a browser may reach us at.
     host_names: Vec<String>,
@@ -79,13 +99,13 @@ pub struct WsServer {
 
 impl WsServer {
     /// Binds `host:port` (port 0: a free port). `token` is the secret
-    /// clients must present; `ui_dir` the built web UI, if any.
+    /// clients must present; `ui` where the web UI's files come from.
     pub async fn bind(
         host: &str,
         port: u16,
         config: AcpConfig,
         token: String,
-        ui_dir: Option<PathBuf>,
+        ui: WebUi,
     ) -> io::Result<Self> {
         let listener = TcpListener::bind((host, port)).await?;
         let addr = listener.local_addr()?;
@@ -112,7 +132,7 @@ impl WsServer {
             shared: Arc::new(Shared {
                 config,
                 token,
-                ui_dir,
+                ui,
                 port: addr.port(),
                 host_names,
                 stop: Shutdown::new(),
@@ -442,13 +462,20 @@ async fn connection(socket: WebSocket, config: AcpConfig, stop: Shutdown) {
     }
 }
 
-/// A response that never caches and never sends the URL (it may carry the
-/// token) as a referrer.
-fn page(content_type: &'static str, body: Vec<u8>) -> Response {
+/// A response that never sends the URL (it may carry the token) as a
+/// referrer, cached for good when `immutable`, else never.
+fn page(content_type: &'static str, body: impl IntoResponse, immutable: bool) -> Response {
     let mut response = body.into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(if immutable {
+            "public, max-age=31536000, immutable"
+        } else {
+            "no-store"
+        }),
+    );
     headers.insert(
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
@@ -460,35 +487,73 @@ fn page(content_type: &'static str, body: Vec<u8>) -> Response {
     response
 }
 
-fn content_type(path: &Path) -> &'static str {
-    match path.extension().and_then(|e| e.to_str()) {
+fn content_type(path: &str) -> &'static str {
+    match Path::new(path).extension().and_then(|e| e.to_str()) {
         Some("html" | "htm") => "text/html; charset=utf-8",
         Some("js" | "mjs") => "text/javascript; charset=utf-8",
         Some("css") => "text/css; charset=utf-8",
         Some("json" | "map") => "application/json",
         Some("svg") => "image/svg+xml",
         Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("webp") => "image/webp",
         Some("ico") => "image/x-icon",
         Some("wasm") => "application/wasm",
         Some("woff2") => "font/woff2",
+        Some("woff") => "font/woff",
+        Some("ttf") => "font/ttf",
         Some("txt") => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
     }
 }
 
-async fn file(shared: &Shared, path: &Path) -> Response {
-    match shared.config.fs.read(path).await {
-        Ok(body) => page(content_type(path), body),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => StatusCode::NOT_FOUND.into_response(),
-        Err(e) => {
-            tracing::warn!(path = %path.display(), error = %e, "riot serve: cannot read a UI file");
-            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+/// Whether `path` is a file Vite names by its content (`assets/`, then
+/// `name-HASH.ext` with Vite's 8-character URL-safe hash): a build that
+/// changes it gives it a new name, so it may be cached for good.
+fn content_addressed(path: &str) -> bool {
+    let Some(name) = path.strip_prefix("assets/") else {
+        return false;
+    };
+    let Some((stem, _extension)) = name.rsplit_once('.') else {
+        return false;
+    };
+    let hashed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    // The hash may itself hold `-`: the last 8 characters, after a `-`.
+    let chars: Vec<char> = stem.chars().collect();
+    chars.len() > 9
+        && chars[chars.len() - 9] == '-'
+        && chars[chars.len() - 8..].iter().all(|&c| hashed(c))
+        && !name.contains('/')
+}
+
+/// The UI file at `relative` (already checked to stay inside the UI).
+async fn file(shared: &Shared, relative: &str) -> Response {
+    let immutable = content_addressed(relative);
+    match &shared.ui {
+        WebUi::Dir(dir) => {
+            let path = dir.join(relative);
+            match shared.config.fs.read(&path).await {
+                Ok(body) => page(content_type(relative), body, immutable),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    StatusCode::NOT_FOUND.into_response()
+                }
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "riot serve: cannot read a UI file");
+                    StatusCode::INTERNAL_SERVER_ERROR.into_response()
+                }
+            }
         }
+        WebUi::Embedded(get) => match get(relative) {
+            Some(body) => page(content_type(relative), body, immutable),
+            None => StatusCode::NOT_FOUND.into_response(),
+        },
+        WebUi::Missing(_) => StatusCode::NOT_FOUND.into_response(),
     }
 }
 
-/// `GET /`: the web UI's page (from `--ui-dir`), or a page saying it is
-/// not built yet; only with the token.
+/// `GET /`: the web UI's page, or a page saying why there is none; only
+/// with the token.
 async fn index(State(shared): State<Arc<Shared>>, headers: HeaderMap, uri: Uri) -> Response {
     if !shared.authorized(&headers, &uri) {
         return refuse(
@@ -496,28 +561,28 @@ async fn index(State(shared): State<Arc<Shared>>, headers: HeaderMap, uri: Uri) 
             "open the address `riot serve` printed: it carries the token",
         );
     }
-    match &shared.ui_dir {
-        Some(dir) => file(&shared, &dir.join("index.html")).await,
-        None => page(
-            "text/html; charset=utf-8",
-            PLACEHOLDER_PAGE.as_bytes().to_vec(),
-        ),
+    match &shared.ui {
+        WebUi::Missing(why) => page("text/html; charset=utf-8", missing_page(why), false),
+        _ => file(&shared, "index.html").await,
     }
 }
 
-/// `GET /<path>`: a static file of `--ui-dir`; nothing outside it.
+/// `GET /<path>`: a static file of the web UI; nothing outside it.
 async fn asset(State(shared): State<Arc<Shared>>, UrlPath(path): UrlPath<String>) -> Response {
-    let Some(dir) = &shared.ui_dir else {
-        return StatusCode::NOT_FOUND.into_response();
-    };
-    let relative = Path::new(&path);
-    if relative
-        .components()
-        .any(|c| !matches!(c, Component::Normal(_)))
-    {
+    let mut parts = Vec::new();
+    for component in Path::new(&path).components() {
+        match component {
+            Component::Normal(part) => match part.to_str() {
+                Some(part) => parts.push(part),
+                None => return StatusCode::NOT_FOUND.into_response(),
+            },
+            _ => return StatusCode::NOT_FOUND.into_response(),
+        }
+    }
+    if parts.is_empty() {
         return StatusCode::NOT_FOUND.into_response();
     }
-    file(&shared, &dir.join(relative)).await
+    file(&shared, &parts.join("/")).await
 }
 
 #[cfg(test)]
@@ -574,6 +639,31 @@ mod tests {
             failed(tungstenite::Error::ConnectionClosed),
             Received::End
         ));
+    }
+
+    #[test]
+    fn only_vite_hashed_assets_are_cached_for_good() {
+        assert!(content_addressed("assets/index-ePMtfjLJ.js"));
+        assert!(content_addressed("assets/index-BLR3KUo5.css"));
+        assert!(content_addressed("assets/index-eP-_fjLJ.js"));
+        assert!(content_addressed("assets/Inter-roman-a1B2c3D4.woff2"));
+        assert!(!content_addressed("index.html"));
+        assert!(!content_addressed("favicon-ePMtfjLJ.ico"));
+        assert!(!content_addressed("assets/index.js"));
+        assert!(!content_addressed("assets/index-short.js"));
+        assert!(!content_addressed("assets/index-ePMtfjLJ"));
+        assert!(!content_addressed("assets/index-ePMt.jLJ.js"));
+        assert!(!content_addressed("assets/deep/index-ePMtfjLJ.js"));
+        assert!(!content_addressed("assets/index-ePMtfjLJ.js.map"));
+    }
+
+    #[test]
+    fn the_missing_page_escapes_its_reason() {
+        let page = missing_page("run `npm ci` <now> & then");
+        assert!(
+            page.contains("<p>run `npm ci` &lt;now&gt; &amp; then.</p>"),
+            "{page}"
+        );
     }
 
     #[test]

@@ -34,6 +34,8 @@ pub async fn run(shared: &SharedOptions) -> i32 {
         flags: flag_layer(shared),
         trust_project: shared.trust_project,
         max_turns: shared.max_turns,
+        // Editors name every session's directory themselves.
+        default_cwd: None,
     };
     // SIGTERM stops like `_riot/shutdown`: running turns are cancelled and
     // end with their transcripts paired.

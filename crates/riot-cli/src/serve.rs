@@ -1,7 +1,10 @@
 //! `riot serve`: ACP over a WebSocket on loopback, for the desktop app and
-//! the browser (INTERFACES, ARCHITECTURE §2). Prints exactly one line,
+//! the browser (INTERFACES, ARCHITECTURE §2), and the web UI: the copy
+//! built into this binary (`build.rs`), or `--ui-dir`. Prints exactly one line,
 //! `Riot is serving at http://HOST:PORT/?token=TOKEN`, and nothing else on
-//! stdout; logs go to the log file. A `--host` that is not loopback is
+//! stdout; logs go to the log file. `--cwd DIR` is offered to the page as
+//! the project directory (`_meta.riot.defaultCwd` of `initialize`, and
+//! `&cwd=` in the address `--open` opens). A `--host` that is not loopback is
 //! refused (exit 2) unless `--allow-remote` is given, and then warned
 //! about on stderr: the token travels in plain HTTP. Stops on SIGTERM, SIGINT, a client's
 //! `_riot/shutdown`, or — with `--exit-on-stdin-eof` — when stdin closes;
@@ -9,9 +12,10 @@
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use riot_acp::{AcpConfig, WsServer};
+use riot_acp::{AcpConfig, WebUi, WsServer};
 use riot_kernel::Kernel;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -21,6 +25,79 @@ use crate::world;
 
 /// Exit code after SIGINT (INTERFACES: 130 interrupted).
 const EXIT_INTERRUPTED: i32 = 130;
+
+/// The built web UI (`desktop/ui/dist`, less source maps) as `build.rs`
+/// found it; empty when it could not be built.
+static EMBEDDED_UI: include_dir::Dir<'static> = include_dir::include_dir!("$OUT_DIR/ui");
+
+/// Why the web UI is not embedded, and what to do about it; empty when it is.
+const EMBEDDED_UI_MISSING: &str = env!("RIOT_UI_MISSING");
+
+/// A file of the embedded web UI by its path from the UI's root.
+fn embedded_file(path: &str) -> Option<&'static [u8]> {
+    EMBEDDED_UI.get_file(path).map(include_dir::File::contents)
+}
+
+/// The web UI to serve: `--ui-dir`, else the embedded copy, else a page
+/// saying why there is none.
+fn web_ui(ui_dir: Option<&Path>) -> Result<WebUi, String> {
+    let Some(dir) = ui_dir else {
+        return Ok(if EMBEDDED_UI_MISSING.is_empty() {
+            WebUi::Embedded(embedded_file)
+        } else {
+            tracing::warn!(why = EMBEDDED_UI_MISSING, "riot serve: no web UI to serve");
+            WebUi::Missing(EMBEDDED_UI_MISSING.to_owned())
+        });
+    };
+    let hint = "pass the directory of the built web UI (it holds index.html)";
+    let canonical = existing_dir("--ui-dir", dir).map_err(|e| format!("{e}; {hint}"))?;
+    if !canonical.join("index.html").is_file() {
+        return Err(format!(
+            "--ui-dir {} has no index.html; {hint}",
+            dir.display()
+        ));
+    }
+    Ok(WebUi::Dir(canonical))
+}
+
+/// `dir` made absolute and canonical, or why not, in words: `FLAG DIR
+/// does not exist`, `… is not a directory`, never a bare OS error.
+#[allow(clippy::disallowed_methods)] // a face checks the person's own path
+fn existing_dir(flag: &str, dir: &Path) -> Result<PathBuf, String> {
+    let why = |e: std::io::Error| {
+        let why = match e.kind() {
+            // `NotADirectory` here: a part of the path is a file.
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
+                "does not exist".to_owned()
+            }
+            std::io::ErrorKind::PermissionDenied => {
+                "cannot be reached: permission denied".to_owned()
+            }
+            kind => format!("cannot be opened: {kind}"),
+        };
+        format!("{flag} {} {why}", dir.display())
+    };
+    let meta = std::fs::metadata(dir).map_err(why)?;
+    if !meta.is_dir() {
+        return Err(format!("{flag} {} is not a directory", dir.display()));
+    }
+    std::fs::canonicalize(dir).map_err(why)
+}
+
+/// The query parameter of `value`: unreserved characters and `/` as they
+/// are, every other byte percent-encoded.
+fn query_value(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
 
 /// 256 random bits from the OS, as 64 hex digits. No fallback: a token
 /// that is not random would let any local process drive the agent.
@@ -61,6 +138,9 @@ fn redirect_page(home: &std::path::Path, url: &str) -> std::io::Result<std::path
         .create_new(true)
         .mode(0o600)
         .open(&path)?;
+    // The address is ours (hex token, percent-encoded query); only `&`
+    // needs escaping in an attribute.
+    let url = url.replace('&', "&amp;");
     write!(
         file,
         "<!doctype html>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"refresh\" content=\"0; url={url}\">\n\
@@ -137,18 +217,24 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let ui_dir = match &args.ui_dir {
+    // A project directory given is checked now, in words, not at the
+    // first session.
+    let default_cwd = match &shared.cwd {
         None => None,
-        Some(dir) => match std::fs::canonicalize(dir) {
-            Ok(dir) if dir.is_dir() => Some(dir),
-            _ => {
-                eprintln!(
-                    "riot serve: --ui-dir {} is not a directory; pass the directory of the built web UI (it holds index.html)",
-                    dir.display()
-                );
+        Some(dir) => match existing_dir("--cwd", dir) {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                eprintln!("riot serve: {e}");
                 return EXIT_USAGE;
             }
         },
+    };
+    let ui = match web_ui(args.ui_dir.as_deref()) {
+        Ok(ui) => ui,
+        Err(e) => {
+            eprintln!("riot serve: {e}");
+            return EXIT_USAGE;
+        }
     };
     // Beyond loopback the token crosses the network in plain HTTP; only
     // on request, and with a warning.
@@ -190,8 +276,9 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
         flags: flag_layer(shared),
         trust_project: shared.trust_project,
         max_turns: shared.max_turns,
+        default_cwd: default_cwd.clone(),
     };
-    let server = match WsServer::bind(&args.host, args.port, config, token.clone(), ui_dir).await {
+    let server = match WsServer::bind(&args.host, args.port, config, token.clone(), ui).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!(
@@ -219,7 +306,12 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
         }
     }
     if args.open {
-        let url = format!("http://{addr}/?token={token}");
+        // The page pre-fills its project directory from `&cwd=`.
+        let mut url = format!("http://{addr}/?token={token}");
+        if let Some(cwd) = default_cwd.as_deref().and_then(Path::to_str) {
+            url.push_str("&cwd=");
+            url.push_str(&query_value(cwd));
+        }
         let opened = redirect_page(&home, &url).and_then(|page| {
             open_browser(&format!("file://{}", page.display()), browser.as_deref())
         });

@@ -2,8 +2,9 @@
 //! the real binary in a fresh project and `RIOT_HOME`, against the strict
 //! mock model server. Checks the one printed line, an ACP conversation over
 //! the WebSocket (one JSON-RPC message per text frame), the token and
-//! `Origin` refusals, the page at `/`, the ways the server stops, frames
-//! that are not ACP messages, and `--host` beyond loopback.
+//! `Origin` refusals, the web UI built into the binary and `--ui-dir`,
+//! `--cwd` offered to the page, the ways the server stops, frames that are
+//! not ACP messages, and `--host` beyond loopback.
 //! Every `riot` started here is killed on drop (`kill_on_drop`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
@@ -147,8 +148,30 @@ impl Serving {
     }
 }
 
-/// `GET target` over plain HTTP/1.1: the status and the body.
-async fn http_get(port: u16, target: &str) -> (u16, String) {
+/// One HTTP response: the status, the headers (names in lowercase), the body.
+struct Page {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Page {
+    /// The value of header `name` (lowercase), if sent.
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// `GET target` over plain HTTP/1.1 (`Connection: close`, so the body is
+/// everything after the headers).
+async fn http_page(port: u16, target: &str) -> Page {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     stream
         .write_all(
@@ -162,17 +185,32 @@ async fn http_get(port: u16, target: &str) -> (u16, String) {
         .await
         .expect("the HTTP response hung")
         .unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("not an HTTP response: {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
+        .unwrap_or_else(|| panic!("not an HTTP response: {head:?}"));
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    Page {
+        status,
+        headers,
+        body: raw[split + 4..].to_vec(),
+    }
+}
+
+/// `GET target`: the status and the body as text.
+async fn http_get(port: u16, target: &str) -> (u16, String) {
+    let page = http_page(port, target).await;
+    (page.status, page.text())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -194,6 +232,8 @@ async fn serve_prints_one_line_and_holds_a_conversation_over_websocket() {
         .await;
     assert_eq!(init["protocolVersion"], 1, "{init}");
     assert_eq!(init["agentInfo"]["name"], "riot", "{init}");
+    // Without --cwd, no project directory is offered.
+    assert!(init.get("_meta").is_none(), "{init}");
     let (_, opened) = client
         .call(
             "session/new",
@@ -287,13 +327,10 @@ async fn serve_refuses_without_the_token_or_from_a_foreign_origin() {
             .is_ok()
     );
 
-    // The page at `/` needs the token too; without --ui-dir it says the
-    // web UI is not built.
+    // The page at `/` needs the token too (what it shows: below).
     assert_eq!(http_get(port, "/").await.0, 401);
     assert_eq!(http_get(port, &format!("/{wrong}")).await.0, 401);
-    let (status, body) = http_get(port, &format!("/{token}")).await;
-    assert_eq!(status, 200);
-    assert!(body.contains("not built"), "{body}");
+    assert_eq!(http_get(port, &format!("/{token}")).await.0, 200);
     assert_eq!(server.requests().len(), 0);
 
     // SIGINT stops it even with a client still connected (130: interrupted).
@@ -311,6 +348,8 @@ async fn serve_shows_the_ui_dir_and_exits_when_stdin_closes() {
     std::fs::create_dir(&ui).unwrap();
     std::fs::write(ui.join("index.html"), "<p>the riot test ui</p>").unwrap();
     std::fs::write(ui.join("app.js"), "console.log('ui');").unwrap();
+    std::fs::create_dir(ui.join("assets")).unwrap();
+    std::fs::write(ui.join("assets/app-Ab_9-xYz.css"), "p { color: red }").unwrap();
     std::fs::write(files.path().join("secret.txt"), "not for the web").unwrap();
     let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
     let ui_arg = ui.to_str().unwrap().to_owned();
@@ -326,9 +365,26 @@ async fn serve_shows_the_ui_dir_and_exits_when_stdin_closes() {
     let (status, body) = http_get(port, &format!("/{}", serving.with_token())).await;
     assert_eq!(status, 200);
     assert_eq!(body, "<p>the riot test ui</p>");
-    let (status, body) = http_get(port, "/app.js").await;
-    assert_eq!(status, 200);
-    assert_eq!(body, "console.log('ui');");
+    let script = http_page(port, "/app.js").await;
+    assert_eq!(script.status, 200);
+    assert_eq!(script.text(), "console.log('ui');");
+    assert_eq!(
+        script.header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    // Only a name with a content hash, as Vite writes them, is cached.
+    assert_eq!(script.header("cache-control"), Some("no-store"));
+    let style = http_page(port, "/assets/app-Ab_9-xYz.css").await;
+    assert_eq!(style.status, 200);
+    assert_eq!(style.text(), "p { color: red }");
+    assert_eq!(
+        style.header("content-type"),
+        Some("text/css; charset=utf-8")
+    );
+    assert_eq!(
+        style.header("cache-control"),
+        Some("public, max-age=31536000, immutable")
+    );
     // Nothing outside the UI directory.
     assert_eq!(http_get(port, "/..%2Fsecret.txt").await.0, 404);
     assert_eq!(http_get(port, "/missing.js").await.0, 404);
@@ -338,6 +394,218 @@ async fn serve_shows_the_ui_dir_and_exits_when_stdin_closes() {
     serving.assert_no_more_stdout().await;
     let run = serving.riot.finish().await;
     assert_eq!(run.code, Some(0), "riot serve after stdin EOF: {run:?}");
+}
+
+/// Why `build.rs` did not embed the web UI in the `riot` under test, as
+/// the page shows it; empty when it did. (Cargo sets what a build script
+/// says for every target of its package, these tests included.)
+const UI_MISSING: &str = env!("RIOT_UI_MISSING");
+
+/// `text` as HTML text.
+fn html_text(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The file name in `html` after `prefix` (e.g. `src="./assets/`) that
+/// ends in `extension`.
+fn linked<'a>(html: &'a str, prefix: &str, extension: &str) -> &'a str {
+    html.match_indices(prefix)
+        .filter_map(|(at, _)| {
+            let rest = &html[at + prefix.len()..];
+            rest.split('"').next()
+        })
+        .find(|name| name.ends_with(extension))
+        .unwrap_or_else(|| panic!("no {prefix}…{extension}\" in {html}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_without_ui_dir_serves_the_web_ui_built_into_it() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let serving = Serving::start(&world, &server, &[]).await;
+    let port = serving.port;
+
+    assert_eq!(http_get(port, "/").await.0, 401);
+    let index = http_page(port, &format!("/{}", serving.with_token())).await;
+    assert_eq!(index.status, 200);
+    assert_eq!(
+        index.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    // The address carries the token: the page is never cached.
+    assert_eq!(index.header("cache-control"), Some("no-store"));
+    let html = index.text();
+    if !UI_MISSING.is_empty() {
+        // Built without the UI (no Node.js): the page says why and what to do.
+        assert!(
+            html.contains(&format!("<p>{}.</p>", html_text(UI_MISSING))),
+            "{html}"
+        );
+        let why = format!("this riot was built without the web UI: {UI_MISSING}");
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{why}");
+        }
+        eprintln!("\n!!! SKIPPING the embedded web UI's checks: {why} !!!\n");
+        return;
+    }
+
+    // The real UI's page (desktop/ui/index.html as Vite built it): React's
+    // root, the title, the content security policy, hashed assets.
+    assert!(html.contains("<div id=\"root\"></div>"), "{html}");
+    assert!(html.contains("<title>Riot</title>"), "{html}");
+    assert!(html.contains("Content-Security-Policy"), "{html}");
+    assert!(!html.contains("not embedded"), "{html}");
+    let script = linked(&html, "src=\"./assets/", ".js");
+    let style = linked(&html, "href=\"./assets/", ".css");
+    let dist =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../desktop/ui/dist/assets");
+    for (file, content_type) in [
+        (script, "text/javascript; charset=utf-8"),
+        (style, "text/css; charset=utf-8"),
+    ] {
+        let asset = http_page(port, &format!("/assets/{file}")).await;
+        assert_eq!(asset.status, 200, "{file}");
+        assert_eq!(asset.header("content-type"), Some(content_type), "{file}");
+        assert_eq!(
+            asset.header("cache-control"),
+            Some("public, max-age=31536000, immutable"),
+            "{file}"
+        );
+        assert_eq!(asset.header("x-content-type-options"), Some("nosniff"));
+        assert!(
+            asset.body.len() > 1000,
+            "{file}: {} bytes",
+            asset.body.len()
+        );
+        // The bytes of the build it came from, while that build is on disk
+        // (a rebuild with other content writes other names).
+        if let Ok(built) = std::fs::read(dist.join(file)) {
+            assert!(asset.body == built, "{file} differs from the built one");
+        }
+    }
+    // Source maps are left out of the binary; unknown files are not found.
+    assert_eq!(
+        http_get(port, &format!("/assets/{script}.map")).await.0,
+        404
+    );
+    assert_eq!(http_get(port, "/assets/missing-ABCDEFGH.js").await.0, 404);
+    assert_eq!(http_get(port, "/..%2FCargo.toml").await.0, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_offers_its_cwd_to_the_page_as_the_project_directory() {
+    let world = World::new();
+    std::fs::create_dir(world.project.path().join("my project")).unwrap();
+    let expected = world.cwd().join("my project");
+    let expected = expected.to_str().unwrap();
+    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let opened = world.home.path().join("opened.txt");
+    let browser = world.home.path().join("browser.sh");
+    std::fs::write(
+        &browser,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}.tmp' && mv '{0}.tmp' '{0}'\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Relative to where riot starts (the project), as a person types it.
+    let serving = Serving::start_with_env(
+        &world,
+        &server,
+        &["--cwd", "my project", "--open"],
+        &[("BROWSER", browser.to_str().unwrap())],
+    )
+    .await;
+
+    // Any client learns it from `initialize`: `_meta.riot.defaultCwd`.
+    let socket = serving.connect(&serving.with_token(), &[]).await.unwrap();
+    let mut client = WsClient { socket, next_id: 0 };
+    let (_, init) = client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await;
+    assert_eq!(init["_meta"]["riot"]["defaultCwd"], expected, "{init}");
+    // It is a directory sessions can be opened in.
+    let (_, opened_session) = client
+        .call("session/new", json!({"cwd": expected, "mcpServers": []}))
+        .await;
+    assert!(opened_session["sessionId"].is_string(), "{opened_session}");
+
+    // The page `--open` opens carries it as `&cwd=`, which the UI pre-fills.
+    support::wait_until("the browser to be started", || opened.exists()).await;
+    let html = std::fs::read_to_string(world.home.path().join("open.html")).unwrap();
+    let address = format!(
+        "http://127.0.0.1:{}/?token={}&amp;cwd={}",
+        serving.port,
+        serving.token,
+        expected.replace(' ', "%20")
+    );
+    assert!(
+        html.contains(&format!(
+            "<meta http-equiv=\"refresh\" content=\"0; url={address}\">"
+        )),
+        "{html}"
+    );
+    assert!(signal("TERM", i64::from(serving.riot.pid())));
+    let run = serving.riot.finish().await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_names_a_wrong_cwd_or_ui_dir_and_why_and_exits_2() {
+    let world = World::new();
+    let project = world.cwd();
+    let file = project.join("notes.txt");
+    std::fs::write(&file, "not a directory").unwrap();
+    let missing = project.join("nowhere");
+    let (project, file, missing) = (
+        project.to_str().unwrap(),
+        file.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    );
+    let under_file = format!("{file}/sub");
+    let ui_hint = "pass the directory of the built web UI (it holds index.html)";
+    let cases = [
+        (
+            ["--cwd", missing],
+            format!("riot serve: --cwd {missing} does not exist\n"),
+        ),
+        (
+            ["--cwd", "nowhere"],
+            "riot serve: --cwd nowhere does not exist\n".to_owned(),
+        ),
+        (
+            ["--cwd", file],
+            format!("riot serve: --cwd {file} is not a directory\n"),
+        ),
+        (
+            ["--cwd", under_file.as_str()],
+            format!("riot serve: --cwd {under_file} does not exist\n"),
+        ),
+        (
+            ["--ui-dir", missing],
+            format!("riot serve: --ui-dir {missing} does not exist; {ui_hint}\n"),
+        ),
+        (
+            ["--ui-dir", project],
+            format!("riot serve: --ui-dir {project} has no index.html; {ui_hint}\n"),
+        ),
+    ];
+    for (flag, expected) in cases {
+        let mut args = vec!["serve", "--port", "0"];
+        args.extend(flag);
+        let ran = run(world.bare(&args)).await;
+        assert_eq!(ran.code, Some(2), "{args:?}: {ran:?}");
+        assert_eq!(ran.stdout, "", "{args:?}: {ran:?}");
+        assert_eq!(ran.stderr, expected, "{args:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
