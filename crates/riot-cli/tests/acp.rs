@@ -15,7 +15,8 @@ use std::process::Stdio;
 use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::{Value, json};
 use support::{
-    NOTES, NOTES_NUMBERED, PATIENCE, Running, World, provider, stalled_partial_answer, tool_call,
+    NOTES, NOTES_NUMBERED, PATIENCE, Running, World, provider, run, stalled_partial_answer,
+    tool_call,
 };
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{ChildStdin, ChildStdout};
@@ -629,6 +630,36 @@ async fn a_turn_ending_in_a_model_error_fails_the_prompt_request() {
     );
     assert_eq!(server.requests().len(), 1);
     client.close().await;
+    server.shutdown().await;
+}
+
+/// "New session" in an editor or the desktop app: nothing is saved until
+/// the session's first prompt, so an unused one leaves no empty session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_session_is_saved_with_its_first_prompt_not_before() {
+    let world = World::new();
+    let (server, mut client, unused) =
+        AcpClient::in_session(&world, vec![Reply::Text("Hello.".into())]).await;
+    let used = client.new_session(&world).await;
+    assert!(!world.transcript(&unused).exists());
+    assert!(!world.transcript(&used).exists());
+    let turn = client.call("session/prompt", prompt(&used, "Hi")).await;
+    assert_eq!(turn.result()["stopReason"], "end_turn", "{}", turn.response);
+    assert!(world.transcript(&used).exists());
+    client.close().await;
+    assert!(
+        !world.transcript(&unused).exists(),
+        "the unused session left nothing"
+    );
+    let out = run(world.bare(&["sessions", "list", "--json"])).await;
+    let rows: Value = serde_json::from_str(&out.stdout).unwrap();
+    let ids: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [used.as_str()]);
     server.shutdown().await;
 }
 
