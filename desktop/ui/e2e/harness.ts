@@ -192,6 +192,8 @@ export interface WorldOptions {
   configured?: boolean;
   /** The page's size in CSS pixels (default 1280×800). */
   viewport?: { width: number; height: number };
+  /** Pass the project as `riot serve --cwd` (default: none). */
+  serveCwd?: boolean;
 }
 
 export class World {
@@ -244,7 +246,8 @@ export class World {
       const port = (await firstLine(mock, /^PORT (\d+)$/, "riot-mock-model"))[1];
       const mockUrl = `http://127.0.0.1:${port}`;
       const model = options.configured === false ? [] : ["--provider", "anthropic", "--base-url", mockUrl, "--model", "mock-model"];
-      riot = start(RIOT_BIN, ["serve", ...model, "--port", "0", "--ui-dir", DIST], { cwd: project, env });
+      const cwd = options.serveCwd === true ? ["--cwd", project] : [];
+      riot = start(RIOT_BIN, ["serve", ...model, ...cwd, "--port", "0", "--ui-dir", DIST], { cwd: project, env });
       const url = (await firstLine(riot, /^Riot is serving at (http:\/\/\S+)$/, "riot serve"))[1] ?? "";
       const context = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 800 } });
       const page = await context.newPage();

@@ -82,6 +82,18 @@ describe.skipIf(missing.length > 0)("the web UI against riot serve", () => {
     await box.press("Enter");
   }
 
+  it("takes the project from riot serve --cwd when the address names none", async () => {
+    world = await World.start(browser, script([]), { "README.md": "hi\n" }, { serveCwd: true });
+    // A project the page used before must not win over --cwd.
+    await world.page.goto(world.url);
+    await world.page.evaluate(() => window.localStorage.setItem("riot.projectDir", "/somewhere/else"));
+    await world.page.goto(world.url);
+    await world.page.locator('[data-testid="connection"]', { hasText: "connected" }).waitFor({ timeout: PATIENCE_MS });
+    await until("the project directory is pre-filled", async () =>
+      (await world!.page.getByLabel("Project directory").inputValue()) === world!.project,
+    );
+  });
+
   it("renders a streamed reply as safe markdown, with the usage figures", async () => {
     const reply =
       "Hello **world**, here is `code`:\n\n```rust\nfn main() {}\n```\n\n" +

@@ -19,6 +19,10 @@ async function start(store: Store): Promise<void> {
   const endpoint = endpointFromPage(window.location.href);
   if (endpoint.cwd !== null) store.setProjectDir(endpoint.cwd);
   const connection = await connectToRiot(endpoint, store.events);
+  // `riot serve --cwd DIR` names the project: it wins over the last one
+  // used here, but not over a `&cwd=` the opener put in the address.
+  const served = (connection.agent._meta?.riot as { defaultCwd?: unknown } | undefined)?.defaultCwd;
+  if (endpoint.cwd === null && typeof served === "string" && served !== "") store.setProjectDir(served);
   await store.attach(connection);
   const wanted = sessionFromHash();
   const found = store.getState().sessions.find((s) => s.sessionId === wanted);
