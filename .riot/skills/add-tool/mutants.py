@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hand-written mutants for riot-tools and riot-runtime (VERIFICATION.md,
+"""Hand-written mutants for riot-tools and riot-runtime (docs/testing.md,
 "Mutation testing"): the rules that matter most, each one exact text
 replacement. For every mutant the script applies it to a scratch copy of
 the workspace (riot-protocol, riot-runtime, riot-tools in $MUTATE_DIR or

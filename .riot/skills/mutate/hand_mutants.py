@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hand-written mutants for riot-permissions (VERIFICATION.md, "Mutation
+"""Hand-written mutants for riot-permissions (docs/testing.md, "Mutation
 testing"). Each mutant is one exact text replacement; the script applies it,
 runs the crate's tests, records caught/missed, and restores the file.
 

@@ -37,7 +37,7 @@ const INVALID_PARAMS: i32 = -32602;
 const INTERNAL_ERROR: i32 = -32603;
 
 /// What `riot acp` was started with: the kernel and the defaults every
-/// new session gets (INTERFACES: provider options apply as defaults).
+/// new session gets (docs/interfaces.md: provider options apply as defaults).
 #[derive(Debug, Clone)]
 pub struct AcpConfig {
     pub kernel: Kernel,
@@ -240,7 +240,7 @@ impl RiotAgent {
     }
 
     /// ACP `session/load`: the whole conversation is replayed as updates
-    /// before the response (ARCHITECTURE §12).
+    /// before the response (docs/design.md §12).
     async fn load_session(
         &self,
         cx: &ConnectionTo<Client>,

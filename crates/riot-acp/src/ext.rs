@@ -1,4 +1,4 @@
-//! Riot's extensions to ACP (ARCHITECTURE §12), following the protocol's
+//! Riot's extensions to ACP (docs/design.md §12), following the protocol's
 //! extensibility rules: method names start with `_` (`_riot/...`), every
 //! payload may carry `_meta`, and the agent advertises them in
 //! `agentCapabilities._meta.riot` of the `initialize` response, so a

@@ -1,6 +1,6 @@
 //! The permission gate of an ACP session: each question becomes a
 //! `session/request_permission` request to the client, and the option the
-//! person picked becomes the [`PermissionOutcome`] (ARCHITECTURE §9.2).
+//! person picked becomes the [`PermissionOutcome`] (docs/design.md §9.2).
 
 use std::sync::{Arc, Mutex, OnceLock};
 

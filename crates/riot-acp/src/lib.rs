@@ -1,7 +1,7 @@
 //! # riot-acp — Riot as an Agent Client Protocol agent
 //!
 //! `riot acp` lets editors (Zed, JetBrains, Neovim plugins, any ACP client)
-//! drive Riot's sessions over JSON-RPC on stdio (ARCHITECTURE §2). This
+//! drive Riot's sessions over JSON-RPC on stdio (docs/design.md §2). This
 //! crate maps the kernel API to ACP v1 with the official
 //! `agent-client-protocol` SDK: `initialize`, `session/new`,
 //! `session/load` (the transcript replayed as updates), `session/prompt`

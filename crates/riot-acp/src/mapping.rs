@@ -34,7 +34,7 @@ pub fn tool_kind(name: &str) -> ToolKind {
     }
 }
 
-/// ARCHITECTURE §4: the terminal reason's ACP `stopReason`; `None` means
+/// docs/design.md §4: the terminal reason's ACP `stopReason`; `None` means
 /// the prompt request fails with a JSON-RPC error instead.
 pub fn stop_reason(reason: &TerminalReason) -> Option<StopReason> {
     Some(match reason.acp_stop_reason()? {
@@ -49,7 +49,7 @@ pub fn stop_reason(reason: &TerminalReason) -> Option<StopReason> {
 
 /// The permission modes offered as ACP session modes. Every session has
 /// auto mode's classifier, so `auto` is offered; `unattended` comes only
-/// from the person's own settings (ARCHITECTURE §9.1), so it is not — a
+/// from the person's own settings (docs/design.md §9.1), so it is not — a
 /// session already in it still lists it.
 pub const OFFERED_MODES: [PermissionMode; 6] = [
     PermissionMode::Default,
@@ -168,7 +168,7 @@ pub fn chosen_label(question: &riot_protocol::Question, option_id: &str) -> Opti
 }
 
 /// The outcome of the option the client chose. An unknown option id is a
-/// rejection: only an explicit allow lets a call run (ARCHITECTURE §9.2).
+/// rejection: only an explicit allow lets a call run (docs/design.md §9.2).
 pub fn chosen_outcome(option_id: &str, suggested_rule: Option<&str>) -> PermissionOutcome {
     match (option_id, suggested_rule) {
         (ALLOW_ONCE, _) => PermissionOutcome::AllowOnce,

@@ -1,5 +1,5 @@
 //! `riot serve`'s transport: ACP over a WebSocket on loopback
-//! (ARCHITECTURE §2, INTERFACES `riot serve`). One JSON-RPC message per
+//! (docs/design.md §2, docs/interfaces.md `riot serve`). One JSON-RPC message per
 //! text frame; each connection is served by the same agent as `riot acp`,
 //! with the frames bridged to its line transport. A frame that is not an
 //! ACP message (binary, not JSON) gets a short parse error and the

@@ -1,5 +1,5 @@
 //! `riot acp`: an Agent Client Protocol agent on stdio for editors
-//! (INTERFACES). The provider options of the command line are the
+//! (docs/interfaces.md). The provider options of the command line are the
 //! defaults of every session the client opens; the client picks each
 //! session's directory. Stdout carries protocol messages only — logs go to
 //! the log file (see `logs.rs`).

@@ -1,4 +1,4 @@
-//! The command tree of INTERFACES.md, as clap types.
+//! The command tree of docs/interfaces.md, as clap types.
 
 use std::path::PathBuf;
 
@@ -45,7 +45,7 @@ pub enum Command {
 }
 
 /// Options shared by `riot`, `exec`, `acp`, `serve`, `tools call` and
-/// `permissions check` (INTERFACES.md). The `RIOT_*` environment variables
+/// `permissions check` (docs/interfaces.md). The `RIOT_*` environment variables
 /// are read by the configuration layering, not here, so `riot config show`
 /// can tell a flag from a variable.
 #[derive(Debug, Clone, Args)]
@@ -96,7 +96,7 @@ pub struct SharedOptions {
     pub trust_project: bool,
 }
 
-/// The wire formats of INTERFACES.md.
+/// The wire formats of docs/interfaces.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProviderKind {
     Anthropic,

@@ -1,4 +1,4 @@
-//! `riot exec`: one task without a UI (INTERFACES). Text, json or
+//! `riot exec`: one task without a UI (docs/interfaces.md). Text, json or
 //! stream-json output; exit codes from the terminal reason; every Ask is a
 //! Deny because nobody can answer; SIGINT stops the turn, saves the session
 //! with pairing filled, and exits 130.
@@ -205,7 +205,7 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     let side = session.side_usage();
     let mut result = result;
     if side != Usage::default() {
-        // INTERFACES: side requests (compaction summaries) are reported apart.
+        // docs/interfaces.md: side requests (compaction summaries) are reported apart.
         result["side_usage"] = json!({
             "input_tokens": side.input_tokens,
             "output_tokens": side.output_tokens,

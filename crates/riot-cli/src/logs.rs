@@ -1,4 +1,4 @@
-//! Log files for faces that own the terminal (ARCHITECTURE §15):
+//! Log files for faces that own the terminal (docs/design.md §15):
 //! `<riot home>/logs/riot.log`, rotated by size with a hard cap on the
 //! total (5 files × 10 MB), so logs can never fill a disk. `RIOT_LOG` sets
 //! the filter (default `info`). Secrets are never logged by the crates that

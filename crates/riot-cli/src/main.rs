@@ -1,4 +1,4 @@
-//! The `riot` binary. Parses the command line of INTERFACES.md and hands
+//! The `riot` binary. Parses the command line of docs/interfaces.md and hands
 //! each command to the kernel. Commands whose capability is not built yet
 //! exit 2 with "not available yet: …" — never a fake success.
 

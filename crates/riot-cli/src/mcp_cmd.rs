@@ -1,4 +1,4 @@
-//! `riot mcp list|add|remove` (INTERFACES): the MCP servers of the user
+//! `riot mcp list|add|remove` (docs/interfaces.md): the MCP servers of the user
 //! configuration (and of the project, once trusted) and their status.
 //! `list` starts each server to learn its status, waits for all of them to
 //! settle (at most the startup timeout), and stops them again.

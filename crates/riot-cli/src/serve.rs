@@ -1,5 +1,5 @@
 //! `riot serve`: ACP over a WebSocket on loopback, for the desktop app and
-//! the browser (INTERFACES, ARCHITECTURE §2), and the web UI: the copy
+//! the browser (docs/interfaces.md, docs/design.md §2), and the web UI: the copy
 //! built into this binary (`build.rs`), or `--ui-dir`. Prints exactly one line,
 //! `Riot is serving at http://HOST:PORT/?token=TOKEN`, and nothing else on
 //! stdout; logs go to the log file. `--cwd DIR` is offered to the page as
@@ -23,7 +23,7 @@ use crate::cli::{ServeArgs, SharedOptions};
 use crate::exec::{EXIT_USAGE, flag_layer};
 use crate::world;
 
-/// Exit code after SIGINT (INTERFACES: 130 interrupted).
+/// Exit code after SIGINT (docs/interfaces.md: 130 interrupted).
 const EXIT_INTERRUPTED: i32 = 130;
 
 /// The built web UI (`desktop/ui/dist`, less source maps) as `build.rs`

@@ -1,4 +1,4 @@
-//! `riot tools list` and `riot tools call` (INTERFACES): the tools in the
+//! `riot tools list` and `riot tools call` (docs/interfaces.md): the tools in the
 //! exact order sent to the model, and one call through the full pipeline
 //! (validation, permission decision, budget). A permission question is
 //! answered "no" unless `--yes`.

@@ -1,4 +1,4 @@
-//! ACP conversation tests (VERIFICATION L5 "Faces"): a JSON-RPC 2.0 client
+//! ACP conversation tests (docs/testing.md L5 "Faces"): a JSON-RPC 2.0 client
 //! written here drives the real `riot acp` binary over its stdio, against
 //! the strict mock model server, in a fresh project and `RIOT_HOME`. The
 //! client checks every stdout line is a JSON-RPC message (stdout is
@@ -443,7 +443,7 @@ async fn a_write_asks_the_client_and_only_allow_once_creates_the_file() {
     assert_eq!(asked["params"]["sessionId"], session_id.as_str());
     assert_eq!(asked["params"]["toolCall"]["toolCallId"], "call_write_1");
     assert_eq!(asked["params"]["toolCall"]["kind"], "edit");
-    // What a dialog must show (ARCHITECTURE §9): the tool, the resolved
+    // What a dialog must show (docs/design.md §9): the tool, the resolved
     // absolute path, the reason.
     let out_path = world.cwd().join("out.txt");
     assert_eq!(asked["params"]["toolCall"]["name"], "Write");
@@ -547,7 +547,7 @@ async fn cancel_during_a_stalled_reply_ends_the_prompt_cancelled() {
     assert_eq!(server.requests().len(), 1);
 
     // The session is free again, and the partial answer was kept in its
-    // history as the person saw it (ARCHITECTURE §5: stopping).
+    // history as the person saw it (docs/design.md §5: stopping).
     let next = client
         .call("session/prompt", prompt(&session_id, "Go on"))
         .await;
@@ -619,7 +619,7 @@ async fn a_turn_ending_in_a_model_error_fails_the_prompt_request() {
     let turn = client
         .call("session/prompt", prompt(&session_id, "Hello"))
         .await;
-    // ARCHITECTURE §4: an error with no ACP stop reason is a JSON-RPC error.
+    // docs/design.md §4: an error with no ACP stop reason is a JSON-RPC error.
     assert!(turn.response.get("result").is_none(), "{}", turn.response);
     let error = &turn.response["error"];
     assert!(error["code"].is_i64(), "{error}");

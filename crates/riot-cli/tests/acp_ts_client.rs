@@ -1,4 +1,4 @@
-//! The ACP conversation test with a real client (issue 9, VERIFICATION L5
+//! The ACP conversation test with a real client (issue 9, docs/testing.md L5
 //! "Faces"): the official TypeScript SDK (`@agentclientprotocol/sdk`,
 //! pinned in `tests/acp-client/package.json`, installed by `.ci/run` with
 //! `npm ci --prefix tests/acp-client`) drives the real `riot acp` from the

@@ -1,4 +1,4 @@
-//! Auto mode through `riot exec` (ARCHITECTURE §9.5): the session's own
+//! Auto mode through `riot exec` (docs/design.md §9.5): the session's own
 //! model, on the strict mock, acts as the classifier. What the classifier
 //! is sent and how its verdicts are parsed is tested in riot-kernel; here,
 //! that a session in auto mode consults it and obeys it, and that its usage

@@ -1,4 +1,4 @@
-//! The desktop shell's process lifecycle (ARCHITECTURE §2, issue #10):
+//! The desktop shell's process lifecycle (docs/design.md §2, issue #10):
 //! 50 cycles of the shell's supervisor (`riot-supervisor`) starting the
 //! real `riot serve`, a turn running a Bash command through it, and the
 //! supervisor stopping it — alternately the graceful way (the server ends

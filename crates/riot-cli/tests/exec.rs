@@ -1,4 +1,4 @@
-//! Black-box tests of `riot exec` (INTERFACES "The `riot` binary"): the
+//! Black-box tests of `riot exec` (docs/interfaces.md "The `riot` binary"): the
 //! built binary against the strict in-process mock model server, each in a
 //! fresh project and `RIOT_HOME`. The mock rejects what the real APIs
 //! reject (unpaired tool calls above all), so an exit 0 also means every
@@ -707,7 +707,7 @@ async fn after_kill_9_during_bash_the_session_shows_and_resumes_with_valid_pairi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_during_bash_leaves_no_tool_process_running() {
     let (_world, _server, _id, sleep, _guard) = kill_9_during_bash().await;
-    // ARCHITECTURE §2: a SIGKILLed kernel does not leave its tool
+    // docs/design.md §2: a SIGKILLed kernel does not leave its tool
     // processes running. Half of the 120 s the sleep would last.
     let gone = tokio::time::timeout(std::time::Duration::from_secs(60), async {
         while !support::is_gone(sleep) {

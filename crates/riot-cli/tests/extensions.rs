@@ -1,4 +1,4 @@
-//! Black-box tests of skills and slash commands (ARCHITECTURE §13) through
+//! Black-box tests of skills and slash commands (docs/design.md §13) through
 //! `riot exec`, the real binary and the strict mock server: where they are
 //! found and which wins, what reaches the model, and what a person is told
 //! about files that could not be used.

@@ -1,4 +1,4 @@
-//! Black-box tests of hooks (ARCHITECTURE §13) through `riot exec`: a
+//! Black-box tests of hooks (docs/design.md §13) through `riot exec`: a
 //! project's `.riot/hooks.json` runs only once the project is trusted, and
 //! a trusted project's hooks reach the model through the real binary and
 //! the strict mock server.

@@ -1,4 +1,4 @@
-//! Black-box tests of MCP through the `riot` binary (ARCHITECTURE §6.7,
+//! Black-box tests of MCP through the `riot` binary (docs/design.md §6.7,
 //! §13): `riot mcp add|list|remove` on the user file, and a `riot exec`
 //! session whose model calls a real MCP server's tool (the npm
 //! server-everything installed by `.ci/run` into `tests/mcp-servers`).

@@ -1,4 +1,4 @@
-//! `riot permissions check` through the real binary (INTERFACES): the
+//! `riot permissions check` through the real binary (docs/interfaces.md): the
 //! decision and reason kind of the chain with the real tools' facts, the
 //! JSON shape, rules from flags and settings, and usage errors.
 

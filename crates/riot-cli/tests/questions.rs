@@ -1,5 +1,5 @@
 //! AskUser and ExitPlanMode where nobody can answer (`riot exec`): the
-//! model is told so, in words that let it go on (INTERFACES; ARCHITECTURE
+//! model is told so, in words that let it go on (docs/interfaces.md; ARCHITECTURE
 //! §9.1). The answering paths are in `acp.rs`, where an editor answers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code

@@ -1,4 +1,4 @@
-//! ARCHITECTURE §15: API keys never reach logs, transcripts or output. A
+//! docs/design.md §15: API keys never reach logs, transcripts or output. A
 //! whole session runs with a key and a trace-level log; then every file
 //! Riot wrote and everything it printed is searched for the key — after
 //! checking the key really was used, so the search can fail.

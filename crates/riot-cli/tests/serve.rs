@@ -1,4 +1,4 @@
-//! `riot serve` black-box tests (INTERFACES `riot serve`, ARCHITECTURE §2):
+//! `riot serve` black-box tests (docs/interfaces.md `riot serve`, docs/design.md §2):
 //! the real binary in a fresh project and `RIOT_HOME`, against the strict
 //! mock model server. Checks the one printed line, an ACP conversation over
 //! the WebSocket (one JSON-RPC message per text frame), the token and

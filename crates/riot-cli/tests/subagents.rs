@@ -1,4 +1,4 @@
-//! Subagents (ARCHITECTURE §14) through `riot exec` and the strict mock:
+//! Subagents (docs/design.md §14) through `riot exec` and the strict mock:
 //! the parent's model starts Task calls; each child's requests are told
 //! apart by `when` rules (its prompt, then its tool result), since the
 //! children run at the same time.

@@ -1,5 +1,5 @@
 //! `riot tools list` / `riot tools call` through the real binary
-//! (INTERFACES): the order sent to the model, one call through the full
+//! (docs/interfaces.md): the order sent to the model, one call through the full
 //! pipeline, questions answered "no" unless `--yes`, the result budget, and
 //! `--session` running in that session's file state.
 

@@ -1,4 +1,4 @@
-//! `run_agent`: the loop of ARCHITECTURE §5 as one async stream.
+//! `run_agent`: the loop of docs/design.md §5 as one async stream.
 //!
 //! 1. cancelled → fill orphans, keep or withdraw, `Done { Aborted }`;
 //! 2. `RequestStart`, prepare context;
@@ -649,7 +649,7 @@ fn interrupted_result(tool_use_id: riot_protocol::ToolUseId) -> UserBlock {
 
 /// Ends a stopped turn: keeps a partial answer (marked interrupted, its
 /// finished tool uses answered), or withdraws the prompt when nothing was
-/// produced, then `Done { Aborted }` (ARCHITECTURE §5 [rule]).
+/// produced, then `Done { Aborted }` (docs/design.md §5 [rule]).
 fn abort(
     state: &mut AgentState,
     deps: &AgentDeps,

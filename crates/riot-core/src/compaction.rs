@@ -1,4 +1,4 @@
-//! The context manager (ARCHITECTURE §10): Riot's [`Compactor`].
+//! The context manager (docs/design.md §10): Riot's [`Compactor`].
 //!
 //! Layers, cheapest first (spilling big results to files happens in the
 //! scheduler before results reach the history):

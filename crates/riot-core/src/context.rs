@@ -1,4 +1,4 @@
-//! How full the context is (ARCHITECTURE §10): the last real usage from
+//! How full the context is (docs/design.md §10): the last real usage from
 //! the provider plus a rough estimate for what was appended after it — no
 //! count-tokens call per turn — and the threshold at which to compact.
 

@@ -1,4 +1,4 @@
-//! What the loop is given (ARCHITECTURE §1.5: everything non-deterministic
+//! What the loop is given (docs/design.md §1.5: everything non-deterministic
 //! is injected). The kernel wires real implementations; tests wire the
 //! scripted doubles of `crate::testing` (feature `testing`).
 
@@ -39,7 +39,7 @@ pub struct CompactRequest {
     pub trigger: CompactTrigger,
     pub model: String,
     pub capabilities: ModelCapabilities,
-    /// Estimated tokens of the next request (ARCHITECTURE §10).
+    /// Estimated tokens of the next request (docs/design.md §10).
     pub estimate: u64,
     /// Unix ms now, by the injected clock.
     pub now_ms: u64,
@@ -70,7 +70,7 @@ pub struct Compaction {
 #[error("compaction failed: {0}")]
 pub struct CompactError(pub String);
 
-/// Reduces context (ARCHITECTURE §10). Before every request the loop asks
+/// Reduces context (docs/design.md §10). Before every request the loop asks
 /// for a plan (cheap, no I/O; `None` when nothing needs doing); after an
 /// overflow it asks with the reactive trigger, where `None` means nothing
 /// can be done. Then it announces `Compacting` and runs the plan.
@@ -107,7 +107,7 @@ impl Compactor for NoCompaction {
     }
 }
 
-/// Where the loop records what must survive a crash (ARCHITECTURE §12).
+/// Where the loop records what must survive a crash (docs/design.md §12).
 /// Implementations append to the transcript and flush at each call.
 pub trait TranscriptSink: Send + Sync + std::fmt::Debug {
     /// A finished message was appended to the history.
@@ -142,7 +142,7 @@ pub enum StopVerdict {
     Prevent { reason: String },
 }
 
-/// Stop hooks (ARCHITECTURE §5.6). Never called after an API error (INV-6).
+/// Stop hooks (docs/design.md §5.6). Never called after an API error (INV-6).
 #[async_trait]
 pub trait StopHooks: Send + Sync + std::fmt::Debug {
     async fn on_stop(&self, messages: &[Message]) -> StopVerdict;
@@ -159,7 +159,7 @@ impl StopHooks for NoStopHooks {
     }
 }
 
-/// Messages the person sent while the turn runs (ARCHITECTURE §5). The loop
+/// Messages the person sent while the turn runs (docs/design.md §5). The loop
 /// drains them after tool results, never between a `tool_use` and its
 /// result. Until drained, faces may edit or remove them.
 pub trait MessageQueue: Send + Sync + std::fmt::Debug {

@@ -1,4 +1,4 @@
-//! The loop's invariants (VERIFICATION L2) and where each is checked.
+//! The loop's invariants (docs/testing.md L2) and where each is checked.
 //! Checks that providers and tools also need live in
 //! `riot_protocol::invariants`; this module adds the loop-only ones. In
 //! debug builds a violation panics; in release it is logged and the session

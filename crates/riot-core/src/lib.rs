@@ -5,7 +5,7 @@
 //! [`ToolRunner`](riot_protocol::ToolRunner), feeds the results back and goes
 //! round until the model stops asking for tools — never losing a
 //! `tool_result`, never looping forever on an error, and always ending with
-//! exactly one `Done` (ARCHITECTURE §5).
+//! exactly one `Done` (docs/design.md §5).
 //!
 //! What lives here: the stream state machine ([`agent`]), the state and its
 //! recovery guards ([`state`]), the pure recovery decision ([`recovery`]),

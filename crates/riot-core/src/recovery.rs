@@ -1,4 +1,4 @@
-//! The pure recovery decision (ARCHITECTURE §5.4): given a withheld error
+//! The pure recovery decision (docs/design.md §5.4): given a withheld error
 //! and the recovery guards, retry with a transition or surface the error.
 //! No I/O and no state changes here, so every branch is a unit test.
 

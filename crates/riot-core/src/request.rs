@@ -1,4 +1,4 @@
-//! The one request builder (ARCHITECTURE §11): `AgentState` → a
+//! The one request builder (docs/design.md §11): `AgentState` → a
 //! provider-neutral `ModelRequest`. Retries change the [`RetryContext`] and
 //! call it again; there is no second builder.
 

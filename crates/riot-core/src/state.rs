@@ -1,5 +1,5 @@
 //! The state one session's loop works on, and the recovery counters whose
-//! reset rules are part of the design (ARCHITECTURE §5).
+//! reset rules are part of the design (docs/design.md §5).
 
 use crate::context::UsageAnchor;
 use riot_protocol::{
@@ -19,7 +19,7 @@ pub struct AgentState {
     pub fallback_model: Option<String>,
     pub system: SystemPrompt,
     /// Tools as declared to the model, snapshotted when the session starts
-    /// (byte-stable prompt prefix, ARCHITECTURE §11).
+    /// (byte-stable prompt prefix, docs/design.md §11).
     pub tools: Vec<ToolSpec>,
     pub thinking: Option<ThinkingConfig>,
     /// Output-token limit of a normal request.
@@ -75,7 +75,7 @@ impl AgentState {
     }
 
     /// Moves to the next iteration. The only place the per-iteration
-    /// recovery guards reset (ARCHITECTURE §5, a rule).
+    /// recovery guards reset (docs/design.md §5, a rule).
     pub fn advance_turn(&mut self) {
         self.turn += 1;
         self.recovery.reactive_compact_attempted = false;

@@ -1,4 +1,4 @@
-//! L4 chaos (VERIFICATION): 500 seeds of random faults over scripted
+//! L4 chaos (docs/testing.md): 500 seeds of random faults over scripted
 //! sessions, each seed in its own task, asserting only invariants — `Done`
 //! exactly once and last, no invariant violation (they panic in debug, where
 //! this runs), no orphan `tool_use` in a normally completed session, and a

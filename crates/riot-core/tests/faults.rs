@@ -1,4 +1,4 @@
-//! L4 fault injection (VERIFICATION): each case asserts the specific
+//! L4 fault injection (docs/testing.md): each case asserts the specific
 //! outcome — which notices were forwarded, which requests were sent, what
 //! the model was told, whether a hook ran. Transport retries and backoff are
 //! tested in riot-providers; the scheduler's cascade, permission timeout and

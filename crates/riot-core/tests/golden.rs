@@ -1,4 +1,4 @@
-//! L3 golden replay (VERIFICATION): each directory under `tests/golden/`
+//! L3 golden replay (docs/testing.md): each directory under `tests/golden/`
 //! holds `case.json` (with a required `description`), `responses/NNN.json`
 //! (the scripted provider events of request NNN) and `expected.jsonl` (the
 //! expected events, deltas excluded, transitions included).
@@ -18,7 +18,7 @@ use riot_protocol::AgentEvent;
 use serde_json::Value;
 use support::{Case, assert_paired, run_case, script_item, summarize};
 
-/// The cases VERIFICATION L3 requires at minimum.
+/// The cases docs/testing.md L3 requires at minimum.
 const REQUIRED: &[&str] = &[
     "simple_text",
     "single_tool",

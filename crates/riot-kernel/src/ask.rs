@@ -1,4 +1,4 @@
-//! AskUser (INTERFACES; ARCHITECTURE §6.7): the model asks the person
+//! AskUser (docs/interfaces.md; docs/design.md §6.7): the model asks the person
 //! structured questions instead of guessing. The face's gate shows them
 //! (ACP: a question the editor renders as choices); where nobody can answer
 //! (`riot exec`), the model is told to proceed on its own judgement.

@@ -1,4 +1,4 @@
-//! The auto-mode classifier (ARCHITECTURE §9.5): one short model request,
+//! The auto-mode classifier (docs/design.md §9.5): one short model request,
 //! through the session's provider, that answers allow or deny for a call
 //! the rules and the mode table left open.
 //!
@@ -109,7 +109,7 @@ impl RecentRequests {
     }
 }
 
-/// [`Classifier`] backed by a model (ARCHITECTURE §9.5).
+/// [`Classifier`] backed by a model (docs/design.md §9.5).
 #[derive(Debug)]
 pub struct ModelClassifier {
     provider: Arc<dyn Provider>,

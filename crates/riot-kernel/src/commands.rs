@@ -1,4 +1,4 @@
-//! Slash commands (ARCHITECTURE §13): `/name args` typed as a prompt.
+//! Slash commands (docs/design.md §13): `/name args` typed as a prompt.
 //!
 //! Built-ins (`/compact [focus]`, `/clear`, `/model [name]`,
 //! `/mode [mode]`, `/help`) act on the session; every other command is a

@@ -1,4 +1,4 @@
-//! Configuration layering (INTERFACES "Files", ARCHITECTURE §13):
+//! Configuration layering (docs/interfaces.md "Files", docs/design.md §13):
 //! defaults → user settings → project settings → local settings →
 //! environment → command-line flags. Every effective value remembers the
 //! layer it came from, for `riot config show`.
@@ -47,7 +47,7 @@ pub enum ConfigSource {
     },
     /// Nothing named a provider and `var` (`ANTHROPIC_API_KEY` or
     /// `OPENAI_API_KEY`) was the only key variable set: `provider` and its
-    /// default model are used (INTERFACES).
+    /// default model are used (docs/interfaces.md).
     KeyDefault {
         var: String,
         provider: String,
@@ -578,7 +578,7 @@ pub fn keys_set(env: &BTreeMap<String, String>) -> Vec<(&'static str, ProviderKi
         .collect()
 }
 
-/// INTERFACES: with no provider configured and exactly one of
+/// docs/interfaces.md: with no provider configured and exactly one of
 /// `ANTHROPIC_API_KEY` / `OPENAI_API_KEY` set, that provider is used with
 /// the model table's default model for it (a configured model still wins).
 /// Otherwise nothing is assumed.

@@ -1,4 +1,4 @@
-//! API keys (ARCHITECTURE §11, INTERFACES): from the key variable, else
+//! API keys (docs/design.md §11, docs/interfaces.md): from the key variable, else
 //! `<riot home>/credentials.json` (`{"keys": {"<provider or base URL>":
 //! "…"}}`, mode 0600). A key is required unless the base URL's host is a
 //! loopback address. Keys are never logged: [`Secret`] has no `Display` and

@@ -1,4 +1,4 @@
-//! Where the plain-file extension points live (ARCHITECTURE §13): for a
+//! Where the plain-file extension points live (docs/design.md §13): for a
 //! kind such as `skills`, `commands` or `agents`, the project's
 //! `.riot/<kind>/`, then its `.claude/<kind>/` — read only once the person
 //! trusts the project — then the user's `<riot home>/<kind>/`. The first

@@ -1,5 +1,5 @@
 //! YAML front matter of the plain-file extension points (skills, slash
-//! commands, agent definitions; ARCHITECTURE §13): an optional block
+//! commands, agent definitions; docs/design.md §13): an optional block
 //! between two `---` lines at the top of a Markdown file. Errors name the
 //! file line, so a person can fix the file the notice points at.
 

@@ -3,7 +3,7 @@
 use riot_protocol::PermissionGate;
 
 /// The gate of faces where nobody can answer (`riot exec`): every Ask
-/// becomes a Deny, and the model is told why (ARCHITECTURE §9.2).
+/// becomes a Deny, and the model is told why (docs/design.md §9.2).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NobodyAnswers;
 

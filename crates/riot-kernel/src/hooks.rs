@@ -1,4 +1,4 @@
-//! Hooks (ARCHITECTURE §13) in Claude Code's file shape: the `hooks` key of
+//! Hooks (docs/design.md §13) in Claude Code's file shape: the `hooks` key of
 //! a settings file, or a `hooks.json` holding the same object:
 //!
 //! ```json

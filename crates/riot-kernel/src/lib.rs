@@ -5,7 +5,7 @@
 //! loop (`riot-core`), the tools and scheduler (`riot-tools`), the
 //! permission chain (`riot-permissions`), the providers
 //! (`riot-providers`) and the transcripts (`riot-store`) into sessions
-//! (ARCHITECTURE §2, §11–§13). Faces (`riot exec`, `riot acp`, the TUI)
+//! (docs/design.md §2, §11–§13). Faces (`riot exec`, `riot acp`, the TUI)
 //! depend on this crate and never reach into `riot-core`.
 //!
 //! It is a deterministic crate: files, processes, time and randomness come

@@ -1,4 +1,4 @@
-//! Memory files (ARCHITECTURE §13): `<riot home>/AGENTS.md`, then
+//! Memory files (docs/design.md §13): `<riot home>/AGENTS.md`, then
 //! `AGENTS.md` (fallback `CLAUDE.md`) in every directory from the project
 //! root down to the working directory. `@path` imports are followed up to
 //! five levels. The total is capped, with a notice saying what was cut.

@@ -1,4 +1,4 @@
-//! Plan mode's exit (ARCHITECTURE §9.1; INTERFACES: ExitPlanMode) and the
+//! Plan mode's exit (docs/design.md §9.1; docs/interfaces.md: ExitPlanMode) and the
 //! session's mode cell.
 //!
 //! In plan mode only read-only tools run. When the plan is ready the model

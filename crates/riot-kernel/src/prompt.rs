@@ -1,4 +1,4 @@
-//! The system prompt (ARCHITECTURE §11): a stable section (identity and how
+//! The system prompt (docs/design.md §11): a stable section (identity and how
 //! to work) that is byte-identical across sessions of a version, and a
 //! session section (date, directory, git summary, memory files) snapshotted
 //! when a session starts and reused byte for byte. Later changes are

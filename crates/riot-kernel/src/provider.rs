@@ -1,6 +1,6 @@
 //! The model endpoint of a session: provider kind, model, base URL, key
 //! (variable or credentials file; none for loopback), per-model overrides
-//! from settings, and the idle watchdog (ARCHITECTURE §11, INTERFACES).
+//! from settings, and the idle watchdog (docs/design.md §11, docs/interfaces.md).
 //!
 //! Which endpoint: flags and `RIOT_*` variables first; then, for a resumed
 //! session, the provider, base URL and model it recorded; then settings,

@@ -1,4 +1,4 @@
-//! Messages the person sends while a turn runs (ARCHITECTURE §5): queued,
+//! Messages the person sends while a turn runs (docs/design.md §5): queued,
 //! editable and removable until the loop delivers them after the pending
 //! tool results; one queued after the final answer starts the next turn
 //! (the face submits it).

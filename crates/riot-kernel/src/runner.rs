@@ -1,6 +1,6 @@
 //! The session's tool runner: the scheduler over the session's tools, run
 //! in the mode of the session's [`ModeCell`], with MCP servers' tools added
-//! as the servers become ready (ARCHITECTURE §6.7: built-ins, session tools,
+//! as the servers become ready (docs/design.md §6.7: built-ins, session tools,
 //! then MCP tools sorted by server and name).
 //!
 //! The tool list changes only between model requests: the loop asks
@@ -73,7 +73,7 @@ struct Inner {
 }
 
 /// Tool calls without a todo list after which the model is reminded, once,
-/// that the person would like to see its plan (ARCHITECTURE §6.7).
+/// that the person would like to see its plan (docs/design.md §6.7).
 pub const TODO_REMINDER_AFTER_CALLS: usize = 10;
 
 /// What the model is reminded of.

@@ -1,6 +1,6 @@
 //! Session assembly: configuration, credentials, provider, tools,
 //! permission chain, system prompt and transcript joined into a
-//! [`Session`] whose turns the faces run (ARCHITECTURE §2, §11–§13).
+//! [`Session`] whose turns the faces run (docs/design.md §2, §11–§13).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -193,7 +193,7 @@ impl Kernel {
     }
 
     /// The model key variables removed from every tool environment: both
-    /// defaults and the configured one (ARCHITECTURE §6.6).
+    /// defaults and the configured one (docs/design.md §6.6).
     pub fn scrubbed_env(&self, config: &Config) -> Vec<String> {
         let mut scrubbed = vec!["ANTHROPIC_API_KEY".to_owned(), "OPENAI_API_KEY".to_owned()];
         if let Some(var) = &config.api_key_env
@@ -298,7 +298,7 @@ impl Kernel {
     }
 
     /// The MCP hub of a project, started at its first session and shared
-    /// by the later ones with the same servers (ARCHITECTURE §6.7). When a
+    /// by the later ones with the same servers (docs/design.md §6.7). When a
     /// session's servers differ — the configuration changed, or the
     /// project was trusted since — it gets a new hub, which later sessions
     /// share; sessions on the old one keep it until they end.
@@ -474,7 +474,7 @@ impl Kernel {
         }
         let file_state = Arc::clone(&tool_env.file_state);
         // Auto mode's classifier: a background request on the session's
-        // provider and model (ARCHITECTURE §9.5); the chain calls it only
+        // provider and model (docs/design.md §9.5); the chain calls it only
         // in auto mode.
         let recent_requests = crate::classifier::RecentRequests::new();
         let shared_model = SessionModel::new(model.clone());
@@ -719,7 +719,7 @@ pub(crate) fn user_home(env: &BTreeMap<String, String>) -> Option<PathBuf> {
 
 /// The tools of a session in the order sent to the model: the built-in
 /// list (append-only), then the session-level tools the kernel adds
-/// (ARCHITECTURE §6.7).
+/// (docs/design.md §6.7).
 pub fn session_tools(
     todos: &crate::todo::TodoList,
     skills: &crate::skills::SkillCatalog,
@@ -888,7 +888,7 @@ impl Session {
 
     /// Runs one turn for `prompt`. Exactly one `Done`, always last — also
     /// when the loop panics: the panic becomes this session's
-    /// `Done { Error }` instead of taking the process down (ARCHITECTURE §2).
+    /// `Done { Error }` instead of taking the process down (docs/design.md §2).
     /// The next turn answers any tool use the panic left unanswered.
     ///
     /// A prompt naming a slash command runs it: a built-in acts on the

@@ -1,4 +1,4 @@
-//! Skills (ARCHITECTURE §13): a folder with a `SKILL.md` that teaches a
+//! Skills (docs/design.md §13): a folder with a `SKILL.md` that teaches a
 //! workflow. Only the list (name and description) is in the model's
 //! context, in the `Skill` tool's description; the body is read when the
 //! model loads the skill, and files bundled beside it are read on demand

@@ -1,4 +1,4 @@
-//! Task: subagents (ARCHITECTURE §14). A Task call runs a child agent loop
+//! Task: subagents (docs/design.md §14). A Task call runs a child agent loop
 //! with its own transcript (linked to the parent by `SessionMeta::parent`),
 //! a subset of the tools, the parent's permission chain and gate, a turn
 //! cap, and the parent call's cancellation. Its final text is the result.

@@ -1,4 +1,4 @@
-//! TodoWrite (INTERFACES; ARCHITECTURE §6.7): the session's todo list.
+//! TodoWrite (docs/interfaces.md; docs/design.md §6.7): the session's todo list.
 //! A session-level tool, added by the kernel's assembly after the built-in
 //! tools, because it needs the session's state. Faces get the list as the
 //! `Todos` payload (ACP: a plan update); after a summary it is re-attached

@@ -1,4 +1,4 @@
-//! ToolSearch (INTERFACES; ARCHITECTURE §6.7): when the MCP servers'
+//! ToolSearch (docs/interfaces.md; docs/design.md §6.7): when the MCP servers'
 //! tools would take a large share of the context window, they are deferred —
 //! only their names are listed, in this tool's description — and the model
 //! loads the schemas it needs by searching. A loaded tool is offered from

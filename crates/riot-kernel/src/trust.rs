@@ -1,4 +1,4 @@
-//! Project trust (ARCHITECTURE §13): `<riot home>/trusted.json` lists the
+//! Project trust (docs/design.md §13): `<riot home>/trusted.json` lists the
 //! directories whose `.riot/` files and `.mcp.json` the person trusted. A
 //! directory is trusted when it or an ancestor is listed.
 

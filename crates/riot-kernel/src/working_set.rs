@@ -1,4 +1,4 @@
-//! The working set re-attached after a summary (ARCHITECTURE §10): the
+//! The working set re-attached after a summary (docs/design.md §10): the
 //! five most recently changed files this session read, re-read from disk
 //! (≤ 5k tokens each, ≤ 50k in total). Memory files need no re-injection:
 //! they live in the session section of the system prompt, which compaction

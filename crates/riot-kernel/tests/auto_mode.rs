@@ -1,4 +1,4 @@
-//! Auto mode (ARCHITECTURE §9.5, issue 13's "Done when"): the real
+//! Auto mode (docs/design.md §9.5, issue 13's "Done when"): the real
 //! permission chain with the [`ModelClassifier`] asking the strict mock
 //! model server through the real HTTP provider — allow, deny with its
 //! reason, malformed and failed replies (ask, or deny when nobody can

@@ -1,4 +1,4 @@
-//! L5 hooks (ARCHITECTURE §6.3 steps 5 and 9, §5 Stop hooks, §9.2):
+//! L5 hooks (docs/design.md §6.3 steps 5 and 9, §5 Stop hooks, §9.2):
 //! `run_agent` → the real scheduler with the kernel's hook runner → real
 //! tools, the real permission chain and real shell-script hooks on a
 //! temporary project. What is asserted is what the model receives.

@@ -1,4 +1,4 @@
-//! L5 tool side (VERIFICATION): `run_agent` → the real scheduler → the
+//! L5 tool side (docs/testing.md): `run_agent` → the real scheduler → the
 //! real tools and the real permission chain on a temporary project, with
 //! tool pairing asserted on every path, including the failure paths.
 

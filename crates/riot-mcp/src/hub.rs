@@ -16,7 +16,7 @@ use crate::server::{Server, ServerStatus};
 use crate::tool::McpTool;
 
 /// How long a server may take to start (spawn or connect, `initialize`,
-/// list its tools) before it is marked failed (ARCHITECTURE §13).
+/// list its tools) before it is marked failed (docs/design.md §13).
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
 
 /// How the hub runs its servers.
@@ -233,7 +233,7 @@ impl McpHub {
     }
 
     /// The tools of every ready server now, sorted by server then tool
-    /// name (ARCHITECTURE §6.7: MCP tools follow the built-ins in a stable
+    /// name (docs/design.md §6.7: MCP tools follow the built-ins in a stable
     /// order). A snapshot: take a new one after [`McpHub::changes`] fires.
     pub fn tools(&self) -> Vec<Arc<dyn DynTool>> {
         self.servers

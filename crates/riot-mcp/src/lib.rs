@@ -4,7 +4,7 @@
 //! servers with the official Rust SDK (`rmcp`) and offers their tools to
 //! Riot's scheduler as ordinary [`riot_protocol::DynTool`]s, so they go
 //! through the same validation, permission chain, result budgets and UI as
-//! the built-in tools (ARCHITECTURE §6.7, §13).
+//! the built-in tools (docs/design.md §6.7, §13).
 //!
 //! - [`config`] — the `mcpServers` JSON shape: parsing with per-server
 //!   errors, the user's `<riot home>/mcp.json` and the project's

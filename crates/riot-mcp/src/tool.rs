@@ -1,6 +1,6 @@
 //! [`McpTool`]: one tool of one server as a Riot [`Tool`], so it goes
 //! through the same scheduler, validation, permission chain, budgets and
-//! UI as the built-in tools (ARCHITECTURE §1.6).
+//! UI as the built-in tools (docs/design.md §1.6).
 //!
 //! Trust: MCP annotations are hints from a server Riot does not control.
 //! `readOnlyHint: true` lets calls run in a parallel batch

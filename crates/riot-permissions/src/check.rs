@@ -1,4 +1,4 @@
-//! `riot permissions check` (INTERFACES): the chain's decision for one
+//! `riot permissions check` (docs/interfaces.md): the chain's decision for one
 //! call as JSON ([`CheckReport::to_json`]); the CLI gets the decision from
 //! `Kernel::check_permission`, which asks the real tools for their facts.
 //!
@@ -113,7 +113,7 @@ pub fn builtin_query(
     }
 }
 
-/// The decision for `permissions check`, serializable as INTERFACES
+/// The decision for `permissions check`, serializable as docs/interfaces.md
 /// describes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckReport {

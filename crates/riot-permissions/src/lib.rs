@@ -1,6 +1,6 @@
 //! # riot-permissions — deciding allow / ask / deny
 //!
-//! Every tool call passes through one decision chain (ARCHITECTURE §9.2)
+//! Every tool call passes through one decision chain (docs/design.md §9.2)
 //! that answers Allow, Ask or Deny with a [`DecisionReason`] a person can
 //! read. This crate holds that chain ([`Policy`]), rule matching
 //! ([`rules`]), the mode table ([`PermissionMode`] defaults), shell command

@@ -1,4 +1,4 @@
-//! Path safety: which paths are sensitive (ARCHITECTURE §9.2 "safety
+//! Path safety: which paths are sensitive (docs/design.md §9.2 "safety
 //! checks") and which path shapes are refused on every platform
 //! ("path-shape checks"). Everything here works on path **components**,
 //! never on substrings: `src/legit.git-helper.rs` is not a `.git` path.
@@ -425,7 +425,7 @@ const DOS_DEVICES: &[&str] = &[
     "CONOUT$",
 ];
 
-/// Path-shape checks (ARCHITECTURE §9.2): shapes that mean something else
+/// Path-shape checks (docs/design.md §9.2): shapes that mean something else
 /// to some file system than they appear to. Returns the first problem.
 pub fn shape_problem(path: &str) -> Option<String> {
     if path.contains('\0') {

@@ -1,5 +1,5 @@
 //! Permission rules: how a `Tool(content)` pattern matches a call, per
-//! tool family (ARCHITECTURE §9.3, INTERFACES "rules"), and reading the
+//! tool family (docs/design.md §9.3, docs/interfaces.md "rules"), and reading the
 //! `permissions` key of settings files.
 //!
 //! - Bash: `*` is the only wildcard. On a subcommand the AST walk split

@@ -1,4 +1,4 @@
-//! The rule "allow always" would add (ARCHITECTURE §9: "allow always"
+//! The rule "allow always" would add (docs/design.md §9: "allow always"
 //! turns into a session or project rule that actually sticks).
 //!
 //! A rule is only offered when it would stick: an allow rule cannot get

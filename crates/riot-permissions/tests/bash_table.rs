@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 //! Shell commands through the whole chain, no rules configured: decision
-//! and reason kind for each, per mode (ARCHITECTURE §9.1 table, §9.3).
+//! and reason kind for each, per mode (docs/design.md §9.1 table, §9.3).
 
 mod support;
 

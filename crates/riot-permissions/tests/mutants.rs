@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
-//! One test per named mutant of VERIFICATION.md ("Mutation testing"). Each
+//! One test per named mutant of docs/testing.md ("Mutation testing"). Each
 //! asserts the **reason**, not only the decision, so a mutant that reaches
 //! the right decision for the wrong reason still dies. The hand mutants
 //! themselves live in `.riot/skills/mutate/hand_mutants.sh`.

@@ -1,4 +1,4 @@
-//! The cancellation tree of ARCHITECTURE §8: session → user request →
+//! The cancellation tree of docs/design.md §8: session → user request →
 //! batch → tool. Each scope is a `CancellationToken` with the reason stored
 //! beside it; a child cancelled because its parent was reports the parent's
 //! reason.

@@ -1,4 +1,4 @@
-//! Time as an injected capability (ARCHITECTURE §1.5, §3).
+//! Time as an injected capability (docs/design.md §1.5, §3).
 //!
 //! `riot-core`, `riot-tools`, `riot-permissions`, `riot-providers` and
 //! `riot-kernel` never read the system clock or sleep directly; they use a

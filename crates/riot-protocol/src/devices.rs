@@ -1,6 +1,6 @@
 //! Capabilities that later tools build on: a real browser, the person's
 //! terminals, and image description. Each has a null implementation; a tool
-//! whose capability is absent is not declared (ARCHITECTURE §6.7).
+//! whose capability is absent is not declared (docs/design.md §6.7).
 
 use async_trait::async_trait;
 

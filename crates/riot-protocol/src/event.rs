@@ -1,4 +1,4 @@
-//! The event stream of a session (ARCHITECTURE §1.1, §4).
+//! The event stream of a session (docs/design.md §1.1, §4).
 //!
 //! Everything a session produces is an [`AgentEvent`] on one stream; faces,
 //! the transcript store and tests are consumers. `Done` is emitted exactly
@@ -13,7 +13,7 @@ use crate::permission::{PermissionOutcome, PermissionRequestDetail};
 use crate::ui::ProgressPayload;
 
 /// One event of a session's stream. Serialized internally tagged with a
-/// snake_case `"type"` (INTERFACES: `--output-format stream-json`).
+/// snake_case `"type"` (docs/interfaces.md: `--output-format stream-json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
@@ -92,7 +92,7 @@ pub enum StreamDelta {
     },
 }
 
-/// Why the loop went around again (ARCHITECTURE §4, §5).
+/// Why the loop went around again (docs/design.md §4, §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Transition {
@@ -136,7 +136,7 @@ impl TerminalReason {
         }
     }
 
-    /// `riot exec`'s exit code (ARCHITECTURE §4 table).
+    /// `riot exec`'s exit code (docs/design.md §4 table).
     pub fn exit_code(&self) -> i32 {
         match self {
             TerminalReason::Completed | TerminalReason::StopHookPrevented => 0,
@@ -205,7 +205,7 @@ pub enum ErrorKind {
     Other,
 }
 
-/// How context was reduced (ARCHITECTURE §10).
+/// How context was reduced (docs/design.md §10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CompactionStrategy {
@@ -216,7 +216,7 @@ pub enum CompactionStrategy {
 }
 
 /// Token counts of a model request. `input_tokens` excludes tokens read
-/// from or written to the cache (INTERFACES: the `usage` object).
+/// from or written to the cache (docs/interfaces.md: the `usage` object).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
     pub input_tokens: u64,
@@ -228,7 +228,7 @@ pub struct Usage {
 impl Usage {
     /// Merges a later cumulative report of the same request: each field
     /// takes the later value unless it is zero, so a final event that omits
-    /// a count never erases it (ARCHITECTURE §11).
+    /// a count never erases it (docs/design.md §11).
     pub fn merge_cumulative(&mut self, later: &Usage) {
         fn keep(current: &mut u64, later: u64) {
             if later != 0 {

@@ -1,4 +1,4 @@
-//! What a session has read, for read-before-write (ARCHITECTURE §6.4).
+//! What a session has read, for read-before-write (docs/design.md §6.4).
 //!
 //! Edit and Write consult this store in `validate_input` and again, by
 //! content, inside `call`: the permission prompt may have waited minutes and

@@ -1,4 +1,4 @@
-//! File-system capability (ARCHITECTURE §3: injected, so the deterministic
+//! File-system capability (docs/design.md §3: injected, so the deterministic
 //! crates never touch `std::fs` directly). The real implementation, with
 //! atomic writes, lives in `riot-runtime`.
 

@@ -2,7 +2,7 @@
 //!
 //! Ids are opaque strings wrapped in newtypes so a `ToolUseId` can never be
 //! passed where a `SessionId` is expected. They are produced by an [`IdGen`]
-//! so tests get sequential, reproducible ids (ARCHITECTURE §1.5).
+//! so tests get sequential, reproducible ids (docs/design.md §1.5).
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,4 +1,4 @@
-//! Checks several crates need (VERIFICATION L2): tool pairing, no `System`
+//! Checks several crates need (docs/testing.md L2): tool pairing, no `System`
 //! message in a request, the cache-breakpoint budget, thinking blocks bound
 //! to the current model. The loop calls them at its checkpoints; providers
 //! assert them on what they are about to send.
@@ -16,7 +16,7 @@ use crate::message::{AssistantBlock, Message, UserBlock};
 /// Anthropic's limit on `cache_control` blocks in one request.
 pub const MAX_CACHE_BREAKPOINTS: usize = 4;
 
-/// A broken invariant, named by its VERIFICATION id.
+/// A broken invariant, named by its docs/testing.md id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     pub id: &'static str,
@@ -38,7 +38,7 @@ fn violation(id: &'static str, detail: String) -> Result<(), Violation> {
 pub fn enforce(result: Result<(), Violation>) {
     if let Err(v) = result {
         if cfg!(debug_assertions) {
-            #[allow(clippy::panic)] // VERIFICATION L2: invariants panic in debug builds
+            #[allow(clippy::panic)] // docs/testing.md L2: invariants panic in debug builds
             {
                 panic!("invariant violated: {v}");
             }

@@ -13,7 +13,7 @@
 //!
 //! It deliberately contains no behaviour beyond small helpers on its own
 //! types: no agent loop, no HTTP, no file access. It depends on no workspace
-//! crate (ARCHITECTURE §3).
+//! crate (docs/design.md §3).
 //!
 //! Wire types derive `JsonSchema`; `cargo run -p riot-protocol --bin
 //! gen-schema` writes `schemas/*.json`, from which the UI's TypeScript types

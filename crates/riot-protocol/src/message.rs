@@ -1,6 +1,6 @@
 //! Conversation messages and their content blocks.
 //!
-//! The canonical shape follows Anthropic's content blocks (ARCHITECTURE §4);
+//! The canonical shape follows Anthropic's content blocks (docs/design.md §4);
 //! every other wire format is an adapter in `riot-providers`. `System`
 //! messages are notes for people (warnings, notices) and never reach a
 //! provider request (INV-7, checked by [`crate::invariants`]).
@@ -141,7 +141,7 @@ impl AssistantMessage {
     }
 
     /// Whether the loop goes round again: decided only by the presence of
-    /// `tool_use` blocks, never by `stop_reason` (ARCHITECTURE §5.5).
+    /// `tool_use` blocks, never by `stop_reason` (docs/design.md §5.5).
     pub fn has_tool_use(&self) -> bool {
         self.tool_uses().next().is_some()
     }
@@ -173,7 +173,7 @@ pub enum SystemLevel {
 }
 
 /// Why the model stopped producing output, as the provider reported it.
-/// Informational only: the loop never decides on it (ARCHITECTURE §5.5).
+/// Informational only: the loop never decides on it (docs/design.md §5.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {

@@ -1,6 +1,6 @@
 //! Permission types shared by the decision chain (`riot-permissions`), the
 //! tools (their `check_permissions`), the loop and every face
-//! (ARCHITECTURE §9).
+//! (docs/design.md §9).
 //!
 //! This module holds data and the one predicate every layer must agree on,
 //! [`DecisionReason::yields_to_bypass`]; the chain itself lives in
@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::ids::{RequestId, ToolUseId};
 
-/// The session's permission mode (ARCHITECTURE §9.1).
+/// The session's permission mode (docs/design.md §9.1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PermissionMode {
@@ -187,7 +187,7 @@ pub struct PermissionRule {
 
 /// Why a decision was made. Every decision carries one, because faces, logs
 /// and the chain itself depend on it (§9.2). Serialized as
-/// `{"kind": "...", "detail": "...", ...}` (INTERFACES: `permissions check`).
+/// `{"kind": "...", "detail": "...", ...}` (docs/interfaces.md: `permissions check`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum DecisionReason {
@@ -228,7 +228,7 @@ pub enum DecisionReason {
 
 impl DecisionReason {
     /// The one predicate deciding whether an Ask with this reason is waved
-    /// through by bypass mode (ARCHITECTURE §9.2 step 4–5). Unverifiable
+    /// through by bypass mode (docs/design.md §9.2 step 4–5). Unverifiable
     /// commands, consent questions and mode defaults yield; safety findings,
     /// the user's own rules and hooks never do.
     pub fn yields_to_bypass(&self) -> bool {
@@ -304,7 +304,7 @@ pub enum PermissionResult {
     Passthrough,
 }
 
-/// What the permission dialog shows (ARCHITECTURE §9: the tool, the
+/// What the permission dialog shows (docs/design.md §9: the tool, the
 /// resolved absolute path or the full command, the reason, the choices).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PermissionRequestDetail {

@@ -1,4 +1,4 @@
-//! Process capability (ARCHITECTURE §3, §6.6): tools run subprocesses only
+//! Process capability (docs/design.md §3, §6.6): tools run subprocesses only
 //! through a [`ProcessRunner`]. The real runner in `riot-runtime` puts every
 //! child in its own process group and kills the group on timeout, cancel and
 //! shutdown.

@@ -1,4 +1,4 @@
-//! The provider-neutral model interface (ARCHITECTURE §11).
+//! The provider-neutral model interface (docs/design.md §11).
 //!
 //! `riot-core` builds one [`ModelRequest`] per model call; each provider in
 //! `riot-providers` turns it into its wire JSON and turns the reply bytes
@@ -130,7 +130,7 @@ pub struct ModelCapabilities {
 }
 
 impl Default for ModelCapabilities {
-    /// Unknown models: a 128k window and 8k output (INTERFACES: `models`).
+    /// Unknown models: a 128k window and 8k output (docs/interfaces.md: `models`).
     fn default() -> Self {
         Self {
             context_window: 128_000,
@@ -157,7 +157,7 @@ pub enum CachingStyle {
 }
 
 /// Which assistant reasoning goes back to the server in later requests
-/// (ARCHITECTURE §11: a per-model policy, not a constant).
+/// (docs/design.md §11: a per-model policy, not a constant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasoningReplay {
@@ -189,7 +189,7 @@ pub struct ProviderError {
 #[error("{0}")]
 pub struct ErrorDetail(pub String);
 
-/// The classes of ARCHITECTURE §11 "Error classification".
+/// The classes of docs/design.md §11 "Error classification".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderErrorKind {

@@ -86,7 +86,7 @@ pub struct PermissionQuery {
     pub tool_verdict: PermissionResult,
     pub classifier_input: Option<String>,
     pub mode: PermissionMode,
-    /// What a PreToolUse hook decided, if one did (ARCHITECTURE §9.2: its
+    /// What a PreToolUse hook decided, if one did (docs/design.md §9.2: its
     /// deny and ask act before the rules' allow, its allow only at step 6).
     pub hook: Option<HookPermission>,
 }
@@ -118,7 +118,7 @@ pub struct HookVerdict {
     pub additional_context: Option<String>,
 }
 
-/// PreToolUse and PostToolUse hooks (ARCHITECTURE §6.3 steps 5 and 9),
+/// PreToolUse and PostToolUse hooks (docs/design.md §6.3 steps 5 and 9),
 /// implemented by the kernel. The defaults have no opinion.
 #[async_trait]
 pub trait ToolHooks: Send + Sync + std::fmt::Debug {
@@ -150,7 +150,7 @@ pub trait PermissionPolicy: Send + Sync + std::fmt::Debug {
     fn remember(&self, rule: PermissionRule);
 
     /// The person answered a question (any answer): auto mode's run of
-    /// classifier denials starts over (ARCHITECTURE §9.5).
+    /// classifier denials starts over (docs/design.md §9.5).
     fn answered_by_person(&self) {}
 
     /// The rule "always" may offer for a question this policy asked
@@ -168,7 +168,7 @@ pub trait PermissionPolicy: Send + Sync + std::fmt::Debug {
 #[async_trait]
 pub trait PermissionGate: Send + Sync + std::fmt::Debug {
     /// Whether anyone can answer at all. When false, an Ask is a Deny
-    /// without a question (ARCHITECTURE §9.2).
+    /// without a question (docs/design.md §9.2).
     fn can_answer(&self) -> bool;
 
     /// Asks and waits for the answer. The caller enforces the timeout and
@@ -188,7 +188,7 @@ pub trait PermissionGate: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// Questions for the person from one tool call (INTERFACES: AskUser).
+/// Questions for the person from one tool call (docs/interfaces.md: AskUser).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuestionRequest {
     pub tool_use_id: ToolUseId,

@@ -1,5 +1,5 @@
 //! The list of wire types whose JSON Schemas are committed under
-//! `schemas/` (VERIFICATION L1). `gen-schema` writes them; CI regenerates
+//! `schemas/` (docs/testing.md L1). `gen-schema` writes them; CI regenerates
 //! and fails on a diff; the UI's TypeScript types are generated from them.
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};

@@ -1,4 +1,4 @@
-//! The `Tool` trait (ARCHITECTURE §6.1) and what a call returns (§6.2).
+//! The `Tool` trait (docs/design.md §6.1) and what a call returns (§6.2).
 //!
 //! A tool implements [`Tool`] with a typed `Input`. The scheduler works with
 //! the object-safe [`DynTool`], implemented for every `Tool`, which parses
@@ -29,7 +29,7 @@ use crate::process::ProcessRunner;
 use crate::ui::{ProgressPayload, UiPayload};
 use crate::web::{NoWeb, Web};
 
-/// The default result budget in characters (ARCHITECTURE §6.1).
+/// The default result budget in characters (docs/design.md §6.1).
 pub const DEFAULT_RESULT_BUDGET: usize = 50_000;
 
 /// A built-in or extension tool.

@@ -1,4 +1,4 @@
-//! Structured tool payloads for people (ARCHITECTURE §6.2).
+//! Structured tool payloads for people (docs/design.md §6.2).
 //!
 //! A tool returns two independent channels: `model_content` for the model and
 //! a [`UiPayload`] that each face renders its own way (a diff view, a
@@ -106,7 +106,7 @@ pub struct SearchMatch {
     pub count: Option<u64>,
 }
 
-/// One entry of the todo list (INTERFACES: TodoWrite).
+/// One entry of the todo list (docs/interfaces.md: TodoWrite).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Todo {

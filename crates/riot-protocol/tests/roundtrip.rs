@@ -1,6 +1,6 @@
-//! L1 contract tests (VERIFICATION): every variant of every wire enum
+//! L1 contract tests (docs/testing.md): every variant of every wire enum
 //! round-trips through JSON, no serialized object has a duplicate key (the
-//! tag-collision rule of ARCHITECTURE §4), and the samples provably cover
+//! tag-collision rule of docs/design.md §4), and the samples provably cover
 //! every variant — the list of variants is read from the generated JSON
 //! Schema, so a new variant without a sample fails here.
 
@@ -530,7 +530,7 @@ fn every_payload_reason_and_outcome_round_trips() {
 
 #[test]
 fn stream_json_shapes_match_interfaces() {
-    // INTERFACES: `{"type": "message", "message": {"role": …, "content": […]}}`.
+    // docs/interfaces.md: `{"type": "message", "message": {"role": …, "content": […]}}`.
     let event = AgentEvent::Message {
         message: Message::user_text(MessageId::new("msg_1"), "hi"),
     };

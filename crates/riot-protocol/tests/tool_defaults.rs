@@ -1,5 +1,5 @@
 //! The `Tool` trait's defaults are the fail-closed choices of
-//! ARCHITECTURE §6.1, and the erased `DynTool` path preserves them.
+//! docs/design.md §6.1, and the erased `DynTool` path preserves them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is the report
 

@@ -1,4 +1,4 @@
-//! Error classification (ARCHITECTURE §11 "Error classification"): one
+//! Error classification (docs/design.md §11 "Error classification"): one
 //! place turns an HTTP status, a body and headers — or an error event in
 //! the middle of a stream — into a [`ProviderError`].
 

@@ -1,5 +1,5 @@
 //! How a provider is configured: wire format, endpoint, key, watchdog,
-//! and the injected clock and jitter (INTERFACES: the endpoint table).
+//! and the injected clock and jitter (docs/interfaces.md: the endpoint table).
 
 use std::fmt;
 use std::sync::Arc;
@@ -66,13 +66,13 @@ impl ProviderKind {
     }
 
     /// The model table's default model for this provider: what a person
-    /// who only set this provider's key gets (INTERFACES).
+    /// who only set this provider's key gets (docs/interfaces.md).
     pub fn default_model(self) -> &'static str {
         crate::models::default_model(self)
     }
 
     /// The base URL requests are joined to: a trailing `/` trimmed
-    /// (INTERFACES), and for `anthropic` a trailing `/v1` dropped too — its
+    /// (docs/interfaces.md), and for `anthropic` a trailing `/v1` dropped too — its
     /// request path, `/v1/messages`, already starts with it, and
     /// `https://api.anthropic.com/v1` is how the endpoint is often written.
     /// OpenAI-compatible base URLs include `/v1` by convention and are kept.
@@ -121,7 +121,7 @@ impl BaseUrl {
 }
 
 /// An API key. Its `Debug` never shows it, and nothing in this crate logs
-/// it (ARCHITECTURE §11).
+/// it (docs/design.md §11).
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);
 
@@ -143,7 +143,7 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// The idle watchdog's default window (INTERFACES:
+/// The idle watchdog's default window (docs/interfaces.md:
 /// `RIOT_STREAM_IDLE_TIMEOUT_MS`).
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 90_000;
 

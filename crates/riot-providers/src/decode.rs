@@ -1,6 +1,6 @@
 //! What every wire decoder shares: the [`Decoder`] trait the transport
 //! drives, and tool-argument handling (accumulated as a string, parsed
-//! once at block end — ARCHITECTURE §11).
+//! once at block end — docs/design.md §11).
 
 use riot_protocol::{ProviderError, ProviderErrorKind, ProviderEvent, StopReason};
 use serde_json::Value;
@@ -78,7 +78,7 @@ pub fn output_limit() -> ProviderError {
 }
 
 /// Ends a reply: `Stop`, or the output-limit error for a truncated one
-/// (ARCHITECTURE §11: an output limit is an error, not a normal end).
+/// (docs/design.md §11: an output limit is an error, not a normal end).
 pub fn finish(reason: StopReason, out: &mut Vec<ProviderEvent>) -> Result<(), ProviderError> {
     if reason == StopReason::MaxTokens {
         return Err(output_limit());

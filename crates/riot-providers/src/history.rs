@@ -1,6 +1,6 @@
 //! The provider-side cleaning every wire format shares before a history is
 //! serialized, and the invariant checks on what is about to be sent
-//! (VERIFICATION L2: INV-1, INV-2, INV-7, INV-9).
+//! (docs/testing.md L2: INV-1, INV-2, INV-7, INV-9).
 
 use riot_protocol::invariants::{
     check_no_system_messages, check_thinking_model, check_tool_pairing, enforce,
@@ -12,7 +12,7 @@ use riot_protocol::{
 /// The history as it may be sent to `model`:
 /// - `System` messages never reach a provider (INV-7);
 /// - thinking from another model is dropped, not just its signature
-///   (ARCHITECTURE §11: Anthropic rejects unsigned thinking);
+///   (docs/design.md §11: Anthropic rejects unsigned thinking);
 /// - empty text blocks and then empty messages are dropped.
 pub fn prepare(messages: &[Message], model: &str) -> Vec<Message> {
     enforce(check_no_system_messages(messages));

@@ -5,7 +5,7 @@
 //! Completions (and every compatible server: DeepSeek, Kimi, Qwen,
 //! OpenRouter, vLLM, Ollama, llama.cpp, LM Studio) and OpenAI Responses —
 //! and the reply bytes into [`riot_protocol::ProviderEvent`]s
-//! (ARCHITECTURE §11).
+//! (docs/design.md §11).
 //!
 //! Code map:
 //! - [`sse`]: byte-level SSE parser (UTF-8 reassembly, linear scanning);

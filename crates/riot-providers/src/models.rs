@@ -1,5 +1,5 @@
-//! The model table (ARCHITECTURE §11): what differs per model, found by
-//! model-name pattern and overridable in settings (INTERFACES: `models`,
+//! The model table (docs/design.md §11): what differs per model, found by
+//! model-name pattern and overridable in settings (docs/interfaces.md: `models`,
 //! keyed by a glob on the model name).
 
 use riot_protocol::{CachingStyle, ModelCapabilities, ReasoningReplay};
@@ -158,7 +158,7 @@ fn builtin(model: &str) -> ModelCapabilities {
 }
 
 /// The model a provider gets when nothing names one but its key
-/// (INTERFACES: "the model table's default model").
+/// (docs/interfaces.md: "the model table's default model").
 pub fn default_model(kind: crate::ProviderKind) -> &'static str {
     match kind {
         crate::ProviderKind::Anthropic => "claude-sonnet-4-5",

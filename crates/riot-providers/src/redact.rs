@@ -1,5 +1,5 @@
 //! Keeps the configured API key out of everything a provider hands out
-//! (ARCHITECTURE §11: keys never printed). Some servers echo the key they
+//! (docs/design.md §11: keys never printed). Some servers echo the key they
 //! were sent in an error body (`{"error": "invalid key sk-…"}`); that text
 //! becomes a [`ProviderError`]'s message, a `Retrying` event's reason, and
 //! from there what faces print and transcripts store. The transport passes

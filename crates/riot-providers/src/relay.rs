@@ -5,7 +5,7 @@
 //! `Started` and `Usage` are held back until the first content event
 //! (`Delta`, `Block`, `Stop`), so a failure before any content can still
 //! be retried — or fall back to a non-streaming request — without a face
-//! showing anything twice (ARCHITECTURE §11: no retry after the first
+//! showing anything twice (docs/design.md §11: no retry after the first
 //! event).
 
 use bytes::Bytes;

@@ -1,4 +1,4 @@
-//! The retry policy of ARCHITECTURE §11: up to 10 attempts, 500 ms ×
+//! The retry policy of docs/design.md §11: up to 10 attempts, 500 ms ×
 //! 2^(n−1) capped at 32 s, plus 0–25 % jitter drawn from an injected
 //! source so tests can assert every delay; `Retry-After` wins — up to
 //! [`MAX_RETRY_WAIT_MS`]. A server asking for a longer wait ends the

@@ -1,4 +1,4 @@
-//! A byte-level Server-Sent Events parser (ARCHITECTURE §11).
+//! A byte-level Server-Sent Events parser (docs/design.md §11).
 //!
 //! It takes raw bytes as they come off the socket, in chunks of any size.
 //! Lines are cut on bytes (`\n`, `\r\n` or a lone `\r`) and only complete

@@ -35,7 +35,7 @@ const FALLBACK_TIMEOUT_MS: u64 = 600_000;
 /// - `Started` and `Usage` are held back until the first content event
 ///   (`Delta`, `Block`, `Stop`), so a failure before any content can be
 ///   retried without a face showing anything twice; after content has
-///   been forwarded no error is retried (ARCHITECTURE §11).
+///   been forwarded no error is retried (docs/design.md §11).
 /// - `Retrying { attempt, .. }` names the attempt about to be made (2 for
 ///   the first retry) and is emitted before the wait.
 /// - The idle watchdog also covers waiting for the response headers.

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
-//! VERIFICATION L5 over HTTP: the real reqwest transport, SSE parser and
+//! docs/testing.md L5 over HTTP: the real reqwest transport, SSE parser and
 //! decoders against the strict in-process mock server, and the fault
 //! cases of L4 that belong to the transport (retries, Retry-After, auth
 //! never retried, cut streams, stalls, overflow).
@@ -995,7 +995,7 @@ async fn a_web_page_instead_of_a_stream_fails_fast_with_a_base_url_hint() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_loop_can_stop_after_three_overloads_and_switch_models() {
-    // The loop owns the fallback switch (ARCHITECTURE §11): it counts
+    // The loop owns the fallback switch (docs/design.md §11): it counts
     // `Retrying { kind: Overloaded }` notices and drops the stream at the
     // third; no further request may reach the server after that.
     let overloaded =

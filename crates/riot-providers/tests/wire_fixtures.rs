@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
-//! VERIFICATION L5 "real wire data": wire streams through the byte-level
+//! docs/testing.md L5 "real wire data": wire streams through the byte-level
 //! SSE parser and its decoder, cut into chunks of 1, 7, 13 and 4096 bytes.
 //! Each must yield the same events for every chunking, and the right text,
 //! thinking (with signatures), tool calls, final usage and end.

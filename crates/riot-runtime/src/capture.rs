@@ -1,4 +1,4 @@
-//! Head + tail capture of one output stream (ARCHITECTURE §6.6: errors are
+//! Head + tail capture of one output stream (docs/design.md §6.6: errors are
 //! at the end, so the tail is kept as well as the head).
 
 use std::collections::VecDeque;

@@ -24,7 +24,7 @@ pub(crate) fn kill_group(pgid: u32) {
 }
 
 /// Kills the group when dropped: whoever spawns a child owns its whole
-/// tree (ARCHITECTURE §2), on every exit path including panics and dropped
+/// tree (docs/design.md §2), on every exit path including panics and dropped
 /// futures. While it lives, a [`Watchdog`] kills the group if the kernel
 /// itself is SIGKILLed.
 #[derive(Debug)]

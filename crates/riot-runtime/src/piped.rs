@@ -9,7 +9,7 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use crate::group::{self, GroupGuard};
 
 /// A child whose stdin, stdout and stderr are pipes the caller owns, in
-/// its own process group (ARCHITECTURE §2: whoever spawns a child owns its
+/// its own process group (docs/design.md §2: whoever spawns a child owns its
 /// whole tree). On Linux it gets `PR_SET_PDEATHSIG` and a watchdog kills
 /// the group if riot is SIGKILLed; dropping a `PipedChild` kills the group.
 #[derive(Debug)]

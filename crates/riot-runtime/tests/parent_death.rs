@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 #![allow(clippy::disallowed_methods)] // spawns itself, reads /proc and sleeps for real
 
-//! ARCHITECTURE §2: a SIGKILLed kernel must not leave its children running
+//! docs/design.md §2: a SIGKILLed kernel must not leave its children running
 //! (PR_SET_PDEATHSIG on Linux). The test re-runs this test binary as a
 //! stand-in kernel that starts `sleep 60` through `RealProcessRunner`,
 //! SIGKILLs it, and checks that the `sleep` died too.

@@ -1,7 +1,7 @@
 //! # riot-store — durable sessions
 //!
 //! One append-only JSONL transcript per session,
-//! `<riot home>/sessions/<session id>.jsonl` (ARCHITECTURE §12). Each line is
+//! `<riot home>/sessions/<session id>.jsonl` (docs/design.md §12). Each line is
 //! a [`Record`]: the session's metadata first, then messages, withdrawals,
 //! compaction boundaries, model and mode changes. Every record is written
 //! and flushed as one line, so a `kill -9` loses at most the line being
@@ -28,7 +28,7 @@
 //! ```
 
 // riot-store is the file-backed implementation of transcripts; like
-// riot-runtime it owns real file I/O (ARCHITECTURE §3).
+// riot-runtime it owns real file I/O (docs/design.md §3).
 #![allow(clippy::disallowed_methods)]
 
 mod record;

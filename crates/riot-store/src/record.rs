@@ -22,7 +22,7 @@ pub enum Record {
     },
     /// A prompt stopped before anything was produced: it stays in the
     /// transcript as the person typed it, marked interrupted, but is not
-    /// sent to the model again (ARCHITECTURE §5).
+    /// sent to the model again (docs/design.md §5).
     Withdrawn {
         at_ms: u64,
         message_id: MessageId,
@@ -64,7 +64,7 @@ pub struct SessionMeta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<SessionId>,
     /// The system prompt snapshotted when the session started; a resumed
-    /// session reuses it byte for byte (ARCHITECTURE §11).
+    /// session reuses it byte for byte (docs/design.md §11).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<SystemPrompt>,
     /// The wire format the session talks (`anthropic`, `openai`,

@@ -1,5 +1,5 @@
 //! Spawns and supervises `riot serve` for the desktop shell
-//! (ARCHITECTURE §2): the shell owns the server's whole process tree.
+//! (docs/design.md §2): the shell owns the server's whole process tree.
 //!
 //! - The server runs in its own process group, with `--exit-on-stdin-eof`
 //!   and its stdin a pipe only the supervisor holds: if the shell dies by

@@ -3,7 +3,7 @@
 //! A strict, scripted mock model server speaking the three wire formats
 //! (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses), in
 //! process ([`MockServer`]) and as the `riot-mock-model` binary for tests
-//! written in other languages (VERIFICATION: "a strict mock model
+//! written in other languages (docs/testing.md: "a strict mock model
 //! server"), plus [`TestClock`] for tests that go through real sockets.
 //!
 //! ## What the server does with a request
@@ -33,7 +33,7 @@
 //!    `request_contains`, when set, the whole body does) — out of turn, without
 //!    using up a scripted reply, as often as it matches — and otherwise with
 //!    the next scripted [`Reply`]. A script that has run out answers 400 —
-//!    never a retryable status (VERIFICATION L4). The recorded request
+//!    never a retryable status (docs/testing.md L4). The recorded request
 //!    names the rule that answered it ([`RecordedRequest::rule`]).
 //!
 //! ## Script format (JSON, also the `--script` file of the binary)

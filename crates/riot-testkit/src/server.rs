@@ -122,7 +122,7 @@ impl MockServer {
         self.addr.port()
     }
 
-    /// The base URL to configure a provider with (INTERFACES: Anthropic's
+    /// The base URL to configure a provider with (docs/interfaces.md: Anthropic's
     /// base has no `/v1`, OpenAI-style bases do).
     pub fn base_url(&self) -> String {
         match self.wire {
@@ -296,7 +296,7 @@ fn respond(
             let Some(reply) = replies.pop_front() else {
                 // Running out of script is a test bug: answer with a
                 // non-retryable error so it is surfaced, never retried
-                // (VERIFICATION L4).
+                // (docs/testing.md L4).
                 let body = error_body(
                     wire,
                     "mock model server: the script has no reply left for this request",

@@ -1,4 +1,4 @@
-//! Strict request validation (VERIFICATION "a strict mock model server"):
+//! Strict request validation (docs/testing.md "a strict mock model server"):
 //! reject what the real APIs reject, with realistic 400 bodies. A lenient
 //! mock is how pairing bugs reach users.
 

@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 //! The mock is only useful if it is as strict as the real APIs: each rule
-//! of VERIFICATION's "strict mock model server" is asserted with the
+//! of docs/testing.md's "strict mock model server" is asserted with the
 //! reason of the refusal, plus the `riot-mock-model` binary end to end.
 
 use riot_testkit::{ReasoningRule, Wire, check_alternation, validate};

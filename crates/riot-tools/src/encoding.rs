@@ -1,4 +1,4 @@
-//! Strict text decoding and line-ending facts (ARCHITECTURE §6.4: encoding
+//! Strict text decoding and line-ending facts (docs/design.md §6.4: encoding
 //! fidelity). Files are never decoded lossily: what Edit writes back must
 //! be byte for byte what was there, apart from the edit.
 

@@ -1,4 +1,4 @@
-//! Read-before-write (ARCHITECTURE §6.4). Edit and Write run these checks
+//! Read-before-write (docs/design.md §6.4). Edit and Write run these checks
 //! in `validate_input` for early feedback and again inside `call`, by
 //! content: a permission dialog may have waited minutes, and mtime
 //! granularity can hide a same-second save.

@@ -2,7 +2,7 @@
 //!
 //! The built-in tools (Read, Write, Edit, Glob, Grep, Bash, BashOutput,
 //! KillShell) with [`tools::builtin`] in append-only order, and the
-//! [`scheduler::Scheduler`] that runs tool calls (ARCHITECTURE §6–§7): one
+//! [`scheduler::Scheduler`] that runs tool calls (docs/design.md §6–§7): one
 //! pipeline of lookup, validation, permission, execution and result budget,
 //! parallel batches of concurrency-safe calls, results in call order, the
 //! Bash cascade, and exactly one result per call on every path.

@@ -1,7 +1,7 @@
 #![allow(clippy::disallowed_methods)] // test fixtures: set up and inspect files in a temp dir directly
 
 //! Test doubles for tools and the scheduler, public behind the `testing`
-//! feature so other crates' tests use the same ones (ARCHITECTURE §6.7).
+//! feature so other crates' tests use the same ones (docs/design.md §6.7).
 //!
 //! - [`NullProc`]: a process runner that runs nothing; [`NullFs`]: a file
 //!   system with nothing in it; [`null_env`]: both, with a fixed clock.
@@ -103,7 +103,7 @@ impl riot_protocol::FileSystem for NullFs {
     }
 }
 
-/// An environment of null capabilities (ARCHITECTURE §6.7): [`NullFs`],
+/// An environment of null capabilities (docs/design.md §6.7): [`NullFs`],
 /// [`NullProc`], a [`FixedClock`], sequential ids, no web, browser,
 /// terminal or vision. For tools that do not touch the world.
 pub fn null_env(clock: FixedClock) -> ToolEnv {

@@ -1,4 +1,4 @@
-//! `riot-desktop`: Riot's desktop app (ARCHITECTURE §2). A thin Tauri 2
+//! `riot-desktop`: Riot's desktop app (docs/design.md §2). A thin Tauri 2
 //! shell: it starts `riot serve` under [`riot_supervisor`] (own process
 //! group, restart with backoff, give up after 5 crashes and say so,
 //! graceful then forced shutdown), shows the served page

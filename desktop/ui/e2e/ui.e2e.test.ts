@@ -1,4 +1,4 @@
-// The web UI end to end (issue 10, VERIFICATION L5 "Faces"): the built UI
+// The web UI end to end (issue 10, docs/testing.md L5 "Faces"): the built UI
 // served by a real `riot serve`, a real Chromium, and the strict mock
 // model, which rejects a history whose tool calls and results do not pair.
 // Each test starts its own world (harness.ts) and stops it, passed or not.

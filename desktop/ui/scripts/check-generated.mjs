@@ -1,5 +1,5 @@
 // Fails when regenerating src/generated from schemas/ changes it: the
-// committed types are stale (VERIFICATION L1, like scripts/test's schema
+// committed types are stale (docs/testing.md L1, like scripts/test's schema
 // drift check). Compares the files before and after regeneration — so it
 // also works before the first commit — and then asks git, which catches
 // a generated file that differs from what is committed.

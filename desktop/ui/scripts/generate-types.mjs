@@ -1,7 +1,7 @@
 // Generates src/generated/*.ts from the JSON Schemas in the repository's
 // schemas/ (written by `cargo run -p riot-protocol --bin gen-schema`).
-// The UI never hand-writes a type Riot defines (ARCHITECTURE §6.2,
-// VERIFICATION L1); `npm run check:generated` fails when regenerating
+// The UI never hand-writes a type Riot defines (docs/design.md §6.2,
+// docs/testing.md L1); `npm run check:generated` fails when regenerating
 // changes anything.
 
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";

@@ -19,7 +19,7 @@ use tokio::process::{Child, ChildStdout, Command};
 
 /// The `notes.txt` the Read tests put in the project.
 pub const NOTES: &str = "alpha\nbeta ✓\n";
-/// `NOTES` as Read numbers it (INTERFACES: `cat -n` style).
+/// `NOTES` as Read numbers it (docs/interfaces.md: `cat -n` style).
 pub const NOTES_NUMBERED: &str = "     1\talpha\n     2\tbeta ✓";
 
 /// A reply that calls one tool.

@@ -99,7 +99,7 @@ impl McpConfig {
 
 /// The user's `<riot home>/mcp.json` and the project's `.mcp.json`
 /// merged. Until the project is trusted its servers are not returned,
-/// only named in [`McpConfig::untrusted`] (ARCHITECTURE §13: no MCP server
+/// only named in [`McpConfig::untrusted`] (docs/design.md §13: no MCP server
 /// from `.mcp.json` starts before the person trusts the project).
 pub async fn load(
     fs: &dyn FileSystem,

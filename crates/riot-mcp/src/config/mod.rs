@@ -27,7 +27,7 @@
 //! Files ([`mod@file`]): the user's `<riot home>/mcp.json` and the project's
 //! `.mcp.json`. A project server with the name of a user server replaces
 //! it, and project servers are read only once the person trusts the
-//! project (ARCHITECTURE §13).
+//! project (docs/design.md §13).
 
 use std::collections::BTreeMap;
 use std::fmt;

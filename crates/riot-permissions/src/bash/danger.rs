@@ -1,4 +1,4 @@
-//! The dangerous-construct scan (ARCHITECTURE §9.3): `eval`, `source`,
+//! The dangerous-construct scan (docs/design.md §9.3): `eval`, `source`,
 //! variables that change what runs, git options that run code, credential
 //! files named as arguments, protected paths handed to a command that
 //! writes or redirected into.

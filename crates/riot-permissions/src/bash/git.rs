@@ -1,4 +1,4 @@
-//! git's own read-only judgement (ARCHITECTURE §9.3): a read-only
+//! git's own read-only judgement (docs/design.md §9.3): a read-only
 //! subcommand, harmless global options only (`-c` and `--exec-path` make
 //! git run what they name), no flag that writes a file or runs a program,
 //! and listing-only shapes for subcommands that can also change things

@@ -1,4 +1,4 @@
-//! Shell command analysis (ARCHITECTURE §9.3).
+//! Shell command analysis (docs/design.md §9.3).
 //!
 //! [`analyze_command`] parses a command line with tree-sitter-bash, refuses
 //! any node kind (named **or anonymous**) outside an allow-list, splits the

@@ -1,5 +1,5 @@
 //! The read-only judgement: a command on the allow-list **and** every flag
-//! on that command's safe list (ARCHITECTURE §9.3). Read-only commands run
+//! on that command's safe list (docs/design.md §9.3). Read-only commands run
 //! without asking in every mode, so every entry here is a promise that the
 //! command with these flags can neither change state nor run other code.
 //! When in doubt, leave it out: a missing entry costs a question, a wrong

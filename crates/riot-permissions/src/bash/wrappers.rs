@@ -1,4 +1,4 @@
-//! Exact wrapper stripping for rule matching (ARCHITECTURE §9.3):
+//! Exact wrapper stripping for rule matching (docs/design.md §9.3):
 //! `timeout 30 npm test` matches `Bash(npm test *)`. Each wrapper is
 //! stripped only in its exact argument shape; an unknown shape is left
 //! alone (so it matches nothing narrower). `sudo` is never a wrapper: it

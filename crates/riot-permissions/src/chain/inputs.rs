@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-/// What a PreToolUse hook said about the call (ARCHITECTURE §13). Its
+/// What a PreToolUse hook said about the call (docs/design.md §13). Its
 /// `Deny` and `Ask` act before the chain; its `Allow` only counts at step 6
 /// and never overrides a deny or ask rule or a safety finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub enum ClassifierVerdict {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassifierUnavailable(pub String);
 
-/// The auto-mode classifier (ARCHITECTURE §9.5), implemented by the kernel.
+/// The auto-mode classifier (docs/design.md §9.5), implemented by the kernel.
 #[async_trait]
 pub trait Classifier: Send + Sync + std::fmt::Debug {
     async fn classify(

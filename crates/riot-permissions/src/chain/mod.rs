@@ -1,4 +1,4 @@
-//! The decision chain of ARCHITECTURE §9.2 and the mode table of §9.1.
+//! The decision chain of docs/design.md §9.2 and the mode table of §9.1.
 //!
 //! ```text
 //! hook deny                                   → Deny  (hook)

@@ -1,4 +1,4 @@
-//! Step 7: the mode table of ARCHITECTURE §9.1 for calls nothing else
+//! Step 7: the mode table of docs/design.md §9.1 for calls nothing else
 //! decided, and the auto-mode classifier's turn.
 
 use std::sync::atomic::Ordering;

@@ -1,4 +1,4 @@
-//! Writes `schemas/<type>.json` for every wire type (VERIFICATION L1).
+//! Writes `schemas/<type>.json` for every wire type (docs/testing.md L1).
 //!
 //! Usage: `cargo run -p riot-protocol --bin gen-schema [OUT_DIR]`
 //! (default: `schemas/` at the workspace root).

@@ -91,7 +91,7 @@ fn assistant_blocks(content: &[AssistantBlock]) -> Vec<Value> {
         .collect()
 }
 
-/// ARCHITECTURE §11: thinking is turned off when the assistant turn in
+/// docs/design.md §11: thinking is turned off when the assistant turn in
 /// progress (tool use since the person's last message) has no thinking of
 /// the current model — Anthropic requires such a turn to start with one.
 fn thinking_allowed(messages: &[Message]) -> bool {

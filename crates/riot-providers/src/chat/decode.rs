@@ -37,7 +37,7 @@ pub struct ChatDecoder {
 }
 
 /// Chat Completions usage → Riot usage. `input_tokens` excludes cached
-/// tokens (INTERFACES: `prompt_tokens − cached_tokens`).
+/// tokens (docs/interfaces.md: `prompt_tokens − cached_tokens`).
 pub fn usage(u: &Value) -> Usage {
     let prompt = u64_at(u, &["prompt_tokens"]);
     let cached = match u64_at(u, &["prompt_tokens_details", "cached_tokens"]) {

@@ -1,4 +1,4 @@
-//! `ModelRequest` → Chat Completions request body (ARCHITECTURE §11's
+//! `ModelRequest` → Chat Completions request body (docs/design.md §11's
 //! compatible-server rules).
 
 use riot_protocol::{

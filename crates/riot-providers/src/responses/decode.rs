@@ -2,7 +2,7 @@
 //!
 //! Reasoning items become `Thinking` blocks whose `signature` is the
 //! item's `encrypted_content` and whose `item_id` is the item's id, so they
-//! can be sent back unchanged (ARCHITECTURE §11).
+//! can be sent back unchanged (docs/design.md §11).
 
 use std::collections::BTreeMap;
 

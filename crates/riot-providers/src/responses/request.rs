@@ -1,6 +1,6 @@
 //! `ModelRequest` → OpenAI Responses request body: `store: false`,
 //! encrypted reasoning requested and replayed unchanged, tool calls and
-//! outputs paired by `call_id` (ARCHITECTURE §11).
+//! outputs paired by `call_id` (docs/design.md §11).
 
 use riot_protocol::{AssistantBlock, ImageSource, Message, ModelCapabilities, ModelRequest};
 use serde_json::{Map, Value, json};

@@ -1,4 +1,4 @@
-//! Result budgets (ARCHITECTURE §6.1, §1.4): an over-budget result is
+//! Result budgets (docs/design.md §6.1, §1.4): an over-budget result is
 //! written in full to a file and the model gets the path, a head and tail
 //! preview, and the statement of what was cut.
 
@@ -138,7 +138,7 @@ pub async fn apply(
 }
 
 /// The aggregate budget of one assistant message's results
-/// (ARCHITECTURE §10, layer 2): parallel calls that each fit their own
+/// (docs/design.md §10, layer 2): parallel calls that each fit their own
 /// budget can still flood the context together.
 pub const MESSAGE_BUDGET_CHARS: usize = 200_000;
 

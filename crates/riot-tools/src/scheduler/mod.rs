@@ -1,4 +1,4 @@
-//! The scheduler (ARCHITECTURE §6.3, §7): runs the tool calls of one
+//! The scheduler (docs/design.md §6.3, §7): runs the tool calls of one
 //! assistant message through one pipeline, in batches, and yields exactly
 //! one result per call, in call order, on every path.
 //!
@@ -38,7 +38,7 @@ use pipeline::{Cascade, Prepared, Run};
 /// Scheduler settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SchedulerConfig {
-    /// Calls run at once in a parallel batch (ARCHITECTURE §7: 10; 0 → 1).
+    /// Calls run at once in a parallel batch (docs/design.md §7: 10; 0 → 1).
     pub max_concurrency: usize,
     /// How long a permission question waits for an answer (§9.2: 60 s).
     pub permission_timeout_ms: u64,
@@ -98,7 +98,7 @@ impl Scheduler {
         }
     }
 
-    /// PreToolUse and PostToolUse hooks (ARCHITECTURE §6.3 steps 5 and 9);
+    /// PreToolUse and PostToolUse hooks (docs/design.md §6.3 steps 5 and 9);
     /// without them no hook runs.
     #[must_use]
     pub fn with_hooks(mut self, hooks: Arc<dyn ToolHooks>) -> Self {
@@ -160,7 +160,7 @@ impl ToolRunner for Scheduler {
 }
 
 /// Whether a prepared call may join a parallel batch; a predicate that
-/// panics makes the call unsafe (ARCHITECTURE §7).
+/// panics makes the call unsafe (docs/design.md §7).
 fn concurrency_safe(prepared: &Prepared) -> bool {
     match prepared {
         Prepared::Ready { call, .. } => {
@@ -208,7 +208,7 @@ async fn walk(run: Arc<Run>, calls: Vec<ToolCall>, options: ExecuteOptions, tx: 
             }
             continue;
         }
-        // INV-3 (VERIFICATION L2): a parallel batch holds only safe calls.
+        // INV-3 (docs/testing.md L2): a parallel batch holds only safe calls.
         let safe: Vec<bool> = batch.iter().map(|(_, p)| concurrency_safe(p)).collect();
         invariants::enforce(invariants::check_parallel_batch(&safe));
         let batch_scope = options.cancel.child();

@@ -1,6 +1,6 @@
 //! Step 6 of the pipeline: putting a permission question to the person
 //! through the gate, under the clock's timeout and the cancel scope
-//! (ARCHITECTURE §9.2: nobody answering, a timeout or a cancellation is
+//! (docs/design.md §9.2: nobody answering, a timeout or a cancellation is
 //! never an allow, and the dialog is always closed).
 
 use futures::future::Either;
@@ -28,7 +28,7 @@ impl Run {
         tx: &Sender,
     ) -> Result<(), Ending> {
         if !self.gate.can_answer() {
-            // ARCHITECTURE §9.2: nobody can answer → Deny, never Allow.
+            // docs/design.md §9.2: nobody can answer → Deny, never Allow.
             return Err(Ending::Refused {
                 message: format!(
                     "Permission to run {} ({describe}) was denied: it needs the person's approval ({}), and nobody can answer permission questions in this session. Do not retry it; find another way that does not need this permission, or tell the person what you need and why.",

@@ -1,4 +1,4 @@
-//! One call through the pipeline of ARCHITECTURE §6.3: lookup → cancelled?
+//! One call through the pipeline of docs/design.md §6.3: lookup → cancelled?
 //! → structural validation → `validate_input` → PreToolUse hooks →
 //! permission (and the person) → cancelled? → `call` with progress →
 //! result budget → PostToolUse hooks, with panics caught. Every path ends

@@ -1,5 +1,5 @@
 //! Translating serde's structural errors into guidance for the model
-//! (ARCHITECTURE §6.3 step 3): a missing field, an unknown field and an
+//! (docs/design.md §6.3 step 3): a missing field, an unknown field and an
 //! unknown variant each get their own hint.
 
 /// The model-facing correction for a structural input error of `tool`.

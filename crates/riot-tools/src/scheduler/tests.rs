@@ -745,7 +745,7 @@ async fn a_huge_read_is_cut_at_reads_cap_and_not_spilled() {
 
 #[tokio::test]
 async fn a_messages_results_together_stay_within_the_aggregate_budget() {
-    // ARCHITECTURE §10 layer 2: five parallel Reads of ~66 KB each (each
+    // docs/design.md §10 layer 2: five parallel Reads of ~66 KB each (each
     // within its own unlimited budget) would put ~330 KB in one message.
     let h = harness();
     let line = "q".repeat(59) + "\n";

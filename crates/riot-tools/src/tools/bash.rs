@@ -1,4 +1,4 @@
-//! Bash: one fresh non-interactive `bash -c` per call (ARCHITECTURE §6.6).
+//! Bash: one fresh non-interactive `bash -c` per call (docs/design.md §6.6).
 
 use std::sync::Arc;
 
@@ -25,7 +25,7 @@ pub const CAPTURE: CaptureLimit = CaptureLimit {
     tail_bytes: 512 * 1024,
 };
 
-/// The non-interactive environment every command gets (ARCHITECTURE §6.6).
+/// The non-interactive environment every command gets (docs/design.md §6.6).
 /// Deliberately not `CI=1`: that changes what many tools do.
 pub const NON_INTERACTIVE_ENV: [(&str, &str); 7] = [
     ("GIT_EDITOR", "true"),
@@ -184,7 +184,7 @@ impl Tool for Bash {
     }
 
     /// Read-only exactly when the permission layer's command analysis says
-    /// so (ARCHITECTURE §6.6, §9.3): the same judgement in both places.
+    /// so (docs/design.md §6.6, §9.3): the same judgement in both places.
     fn is_read_only(&self, input: &BashInput) -> bool {
         riot_permissions::analyze_command(&input.command).is_read_only()
     }
@@ -266,7 +266,7 @@ impl Tool for Bash {
             background_id: None,
         };
         // A non-zero exit is reported neutrally but is still an error result,
-        // so a failing command cascades to its batch (ARCHITECTURE §7).
+        // so a failing command cascades to its batch (docs/design.md §7).
         if out.exit_code == Some(0) && !out.timed_out {
             ToolOutcome::text(text, Some(ui))
         } else {

@@ -1,5 +1,5 @@
 //! Edit: replace one exact occurrence of a string in a file
-//! (ARCHITECTURE §6.4).
+//! (docs/design.md §6.4).
 
 use std::path::PathBuf;
 

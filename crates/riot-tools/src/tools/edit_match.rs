@@ -1,5 +1,5 @@
 //! Finding `old_string` in a file and, when it is not there, saying why
-//! (ARCHITECTURE §6.4: the four mismatch explanations).
+//! (docs/design.md §6.4: the four mismatch explanations).
 
 use riot_protocol::ValidationError;
 

@@ -1,4 +1,4 @@
-//! Glob: find files by name pattern (ARCHITECTURE §6.5).
+//! Glob: find files by name pattern (docs/design.md §6.5).
 
 use std::path::{Path, PathBuf};
 
@@ -106,7 +106,7 @@ fn walk(
             });
         }
     }
-    // ARCHITECTURE §6.5: newest first, then by path, so equal times are stable.
+    // docs/design.md §6.5: newest first, then by path, so equal times are stable.
     found.sort_by(|a, b| {
         b.mtime_ms
             .cmp(&a.mtime_ms)

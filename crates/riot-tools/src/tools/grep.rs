@@ -1,5 +1,5 @@
 //! Grep: search file contents with a regular expression, on ripgrep's own
-//! libraries (ARCHITECTURE §6.5).
+//! libraries (docs/design.md §6.5).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -202,7 +202,7 @@ fn run_search(
         wb.types(t);
     }
     // Walk and search in parallel like rg, then sort: the order the model
-    // sees must not depend on thread timing (ARCHITECTURE §6.5: by path).
+    // sees must not depend on thread timing (docs/design.md §6.5: by path).
     let found: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let searched = AtomicU64::new(0);
     // A recursive search never shows a secret's contents: the permission
@@ -345,7 +345,7 @@ impl Tool for Grep {
                 "`pattern` must not be empty. To list files use Glob.",
             ));
         }
-        // ARCHITECTURE §6.3: the regex is compiled before anything runs.
+        // docs/design.md §6.3: the regex is compiled before anything runs.
         matcher(input)?;
         let base = base_path(input, ctx);
         filters(input, &base)?;

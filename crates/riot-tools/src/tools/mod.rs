@@ -32,7 +32,7 @@ pub use write::Write;
 
 /// The built-in tools in the order sent to the model.
 ///
-/// **Append only** (ARCHITECTURE §6.7): this order is part of the cached
+/// **Append only** (docs/design.md §6.7): this order is part of the cached
 /// prompt prefix; inserting in the middle invalidates every live session's
 /// cache. New tools go at the end.
 pub fn builtin() -> Vec<Arc<dyn DynTool>> {

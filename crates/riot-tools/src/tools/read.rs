@@ -1,4 +1,4 @@
-//! Read: numbered lines of a text file, or an image (ARCHITECTURE §6.4).
+//! Read: numbered lines of a text file, or an image (docs/design.md §6.4).
 
 use async_trait::async_trait;
 use base64::Engine as _;

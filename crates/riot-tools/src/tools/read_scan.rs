@@ -1,4 +1,4 @@
-//! Read's one pass over a text file, in bounded memory (ARCHITECTURE §6.4).
+//! Read's one pass over a text file, in bounded memory (docs/design.md §6.4).
 //!
 //! The file comes through [`FileSystem::read_range`] a chunk at a time,
 //! never whole. The pass checks the text as [`decode`](crate::encoding::decode)
@@ -75,7 +75,7 @@ impl Fnv1a {
     }
 }
 
-/// Formats one line `cat -n` style (INTERFACES: six columns, a tab): `kept`
+/// Formats one line `cat -n` style (docs/interfaces.md: six columns, a tab): `kept`
 /// is the line's start, `chars` its length.
 fn numbered(n: u64, kept: &str, chars: usize) -> String {
     if chars > MAX_LINE_CHARS {

@@ -1,4 +1,4 @@
-//! Write: create or fully replace a file (ARCHITECTURE §6.4).
+//! Write: create or fully replace a file (docs/design.md §6.4).
 
 use async_trait::async_trait;
 use riot_protocol::{

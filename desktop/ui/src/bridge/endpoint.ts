@@ -1,7 +1,7 @@
 // Where Riot is: the page is served by `riot serve` itself at
 // `http://HOST:PORT/?token=TOKEN` (the desktop shell loads that address
 // too), so the WebSocket is at `/acp` on the same host with the same
-// token, and the browser sends the server's own Origin (ARCHITECTURE §2).
+// token, and the browser sends the server's own Origin (docs/design.md §2).
 
 export interface Endpoint {
   /** `ws://HOST:PORT/acp?token=TOKEN`. */

@@ -3,7 +3,7 @@
 
 /**
  * One event of a session's stream. Serialized internally tagged with a
- * snake_case `"type"` (INTERFACES: `--output-format stream-json`).
+ * snake_case `"type"` (docs/interfaces.md: `--output-format stream-json`).
  */
 export type AgentEvent =
   | {
@@ -71,7 +71,7 @@ export type AgentEvent =
       reason: TerminalReason;
     };
 /**
- * Why the loop went around again (ARCHITECTURE §4, §5).
+ * Why the loop went around again (docs/design.md §4, §5).
  */
 export type Transition =
   | "next_turn"
@@ -131,7 +131,7 @@ export type RequestId = string;
 /**
  * Why a decision was made. Every decision carries one, because faces, logs
  * and the chain itself depend on it (§9.2). Serialized as
- * `{"kind": "...", "detail": "...", ...}` (INTERFACES: `permissions check`).
+ * `{"kind": "...", "detail": "...", ...}` (docs/interfaces.md: `permissions check`).
  */
 export type DecisionReason =
   | {
@@ -190,7 +190,7 @@ export type RuleBehavior = "allow" | "ask" | "deny";
  */
 export type RuleSource = "user" | "project" | "local" | "cli_flag" | "session";
 /**
- * The session's permission mode (ARCHITECTURE §9.1).
+ * The session's permission mode (docs/design.md §9.1).
  */
 export type PermissionMode =
   "default" | "accept-edits" | "plan" | "auto" | "bypass" | "dont-ask" | "unattended";
@@ -220,7 +220,7 @@ export type PermissionOutcome =
       outcome: "cancelled";
     };
 /**
- * How context was reduced (ARCHITECTURE §10).
+ * How context was reduced (docs/design.md §10).
  */
 export type CompactionStrategy = "clear_tool_results" | "summary";
 /**
@@ -284,7 +284,7 @@ export interface SystemMessage {
   role: "system";
 }
 /**
- * What the permission dialog shows (ARCHITECTURE §9: the tool, the
+ * What the permission dialog shows (docs/design.md §9: the tool, the
  * resolved absolute path or the full command, the reason, the choices).
  */
 export interface PermissionRequestDetail {
@@ -312,7 +312,7 @@ export interface PermissionRequestDetail {
 }
 /**
  * Token counts of a model request. `input_tokens` excludes tokens read
- * from or written to the cache (INTERFACES: the `usage` object).
+ * from or written to the cache (docs/interfaces.md: the `usage` object).
  */
 export interface Usage {
   input_tokens: number;

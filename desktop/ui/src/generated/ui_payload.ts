@@ -108,7 +108,7 @@ export interface SearchMatch {
   count?: number | null;
 }
 /**
- * One entry of the todo list (INTERFACES: TodoWrite).
+ * One entry of the todo list (docs/interfaces.md: TodoWrite).
  */
 export interface Todo {
   content: string;

@@ -112,7 +112,7 @@ function KeysHint({ options }: { options: readonly PermissionOption[] }) {
 }
 
 /**
- * A permission question (ARCHITECTURE §9): the tool, what it would do,
+ * A permission question (docs/design.md §9): the tool, what it would do,
  * the resolved absolute path or the full command, why Riot asks, and the
  * options Riot offered, in its order. Nothing is chosen by default; keys
  * answer too (shown in the buttons: `y` or Enter allows once, `a` always

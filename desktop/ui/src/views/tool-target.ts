@@ -1,5 +1,5 @@
 // What a tool call acts on, in the words the permission dialog must use
-// (ARCHITECTURE §9): the resolved absolute path of a file tool, or the
+// (docs/design.md §9): the resolved absolute path of a file tool, or the
 // full command of a shell tool.
 
 import { permissionDetail, type ToolCallUpdate } from "../bridge";

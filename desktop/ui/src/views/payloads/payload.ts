@@ -1,4 +1,4 @@
-// Riot's structured tool payload (ARCHITECTURE §6.2) arrives as a tool
+// Riot's structured tool payload (docs/design.md §6.2) arrives as a tool
 // call's `rawOutput`. Its type is generated from schemas/ui_payload.json;
 // this checks that a value really has that shape before a renderer
 // trusts it, so a payload from a newer Riot shows as "not shown" rather
