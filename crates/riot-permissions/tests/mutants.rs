@@ -2,7 +2,7 @@
 //! One test per named mutant of docs/testing.md ("Mutation testing"). Each
 //! asserts the **reason**, not only the decision, so a mutant that reaches
 //! the right decision for the wrong reason still dies. The hand mutants
-//! themselves live in `.riot/skills/mutate/hand_mutants.sh`.
+//! themselves live in `.riot/skills/mutate/hand_mutants.py`.
 
 mod support;
 
