@@ -93,7 +93,7 @@ describe("the bridge against a strict fake riot serve", () => {
       message: "cwd project is not an absolute path",
     });
     const { sessionId } = await connection.newSession(PROJECT);
-    await expect(connection.setMode(sessionId, "auto")).rejects.toThrow(/unknown mode `auto`/);
+    await expect(connection.setMode(sessionId, "unattended")).rejects.toThrow(/unknown mode `unattended`/);
     await expect(connection.prompt(sessionId, "   ")).rejects.toThrow("the prompt is empty");
     await expect(connection.prompt("no-such", "hi")).rejects.toThrow("unknown session `no-such`");
   });
