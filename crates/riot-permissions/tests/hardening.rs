@@ -23,13 +23,7 @@ async fn all_ask_for_safety(p: &riot_permissions::Policy, mode_name: &str, rows:
             )),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} rows failed:\n{}",
-        failures.len(),
-        rows.len(),
-        failures.join("\n")
-    );
+    support::assert_rows(&failures, rows.len());
 }
 
 async fn all_allowed(p: &riot_permissions::Policy, mode_name: &str, rows: &[&str]) {
@@ -40,13 +34,7 @@ async fn all_allowed(p: &riot_permissions::Policy, mode_name: &str, rows: &[&str
             failures.push(format!("{command:?}: expected allow, got {result:?}"));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} rows failed:\n{}",
-        failures.len(),
-        rows.len(),
-        failures.join("\n")
-    );
+    support::assert_rows(&failures, rows.len());
 }
 
 fn project_with(extra: &[&'static str], links: &[(&str, &str)]) -> TreeFs {

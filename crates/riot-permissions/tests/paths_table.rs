@@ -4,13 +4,11 @@
 
 mod support;
 
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use riot_protocol::{DirEntry, FileMeta, FileSystem, PathAccess, PermissionMode, PermissionTarget};
-use support::{HOME, PROJECT, decide, policy, query, run_table};
+use riot_protocol::{PathAccess, PermissionMode, PermissionTarget};
+use support::{HOME, PROJECT, TreeFs, decide, policy, query, run_table};
 
 const A: &str = "allow";
 const Q: &str = "ask";
@@ -240,95 +238,25 @@ async fn a_leading_tilde_is_the_home_directory_not_a_folder_in_the_project() {
     assert!(!text.contains(&format!("{PROJECT}/~")), "{text}");
 }
 
-/// A file system that only knows which paths exist and which are links.
-#[derive(Debug)]
-struct LinkFs {
-    links: Vec<(PathBuf, PathBuf)>,
-    existing: Vec<PathBuf>,
-}
-
-impl LinkFs {
-    fn follow(&self, path: &Path) -> PathBuf {
-        let mut out = path.to_path_buf();
-        for _ in 0..8 {
-            let before = out.clone();
-            for (link, target) in &self.links {
-                if let Ok(rest) = out.strip_prefix(link) {
-                    out = target.join(rest);
-                }
-            }
-            if out == before {
-                break;
-            }
-        }
-        out
-    }
-}
-
-fn unsupported<T>() -> io::Result<T> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "not in this fake",
+/// Links out of the project: to a shell startup file, to /tmp, to the SSH
+/// keys, to an alternate-stream path, and from `src/` to /etc.
+fn link_fs() -> Arc<TreeFs> {
+    Arc::new(TreeFs::new(
+        &[
+            "/work/proj/src/main.rs",
+            "/home/me/.zshrc",
+            "/home/me/.ssh/id_rsa",
+            "/tmp/x.txt:hidden",
+            "/etc/hostname",
+        ],
+        &[
+            ("/work/proj/innocent.txt", "/home/me/.zshrc"),
+            ("/work/proj/out", "/tmp"),
+            ("/work/proj/keys", "/home/me/.ssh"),
+            ("/work/proj/stream", "/tmp/x.txt:hidden"),
+            ("/work/proj/src/escape", "/etc"),
+        ],
     ))
-}
-
-#[async_trait]
-impl FileSystem for LinkFs {
-    async fn read(&self, _: &Path) -> io::Result<Vec<u8>> {
-        unsupported()
-    }
-    async fn metadata(&self, _: &Path) -> io::Result<FileMeta> {
-        unsupported()
-    }
-    async fn symlink_metadata(&self, _: &Path) -> io::Result<FileMeta> {
-        unsupported()
-    }
-    async fn write_atomic(&self, _: &Path, _: &[u8]) -> io::Result<()> {
-        unsupported()
-    }
-    async fn create_dir_all(&self, _: &Path) -> io::Result<()> {
-        unsupported()
-    }
-    async fn remove_file(&self, _: &Path) -> io::Result<()> {
-        unsupported()
-    }
-    async fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
-        let real = self.follow(path);
-        if self.existing.contains(&real) {
-            Ok(real)
-        } else {
-            Err(io::Error::new(io::ErrorKind::NotFound, "no such file"))
-        }
-    }
-    async fn read_dir(&self, _: &Path) -> io::Result<Vec<DirEntry>> {
-        unsupported()
-    }
-}
-
-fn link_fs() -> Arc<LinkFs> {
-    let p = |s: &str| PathBuf::from(s);
-    Arc::new(LinkFs {
-        links: vec![
-            (p("/work/proj/innocent.txt"), p("/home/me/.zshrc")),
-            (p("/work/proj/out"), p("/tmp")),
-            (p("/work/proj/keys"), p("/home/me/.ssh")),
-            (p("/work/proj/stream"), p("/tmp/x.txt:hidden")),
-            (p("/work/proj/src/escape"), p("/etc")),
-        ],
-        existing: vec![
-            p("/"),
-            p("/work"),
-            p("/work/proj"),
-            p("/work/proj/src"),
-            p("/tmp"),
-            p("/home/me"),
-            p("/home/me/.zshrc"),
-            p("/home/me/.ssh"),
-            p("/home/me/.ssh/id_rsa"),
-            p("/tmp/x.txt:hidden"),
-            p("/etc"),
-        ],
-    })
 }
 
 #[tokio::test]
