@@ -22,6 +22,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one task without a UI; PROMPT or, if absent, stdin.
+    #[command(after_help = EXEC_AFTER_HELP)]
     Exec(ExecArgs),
     /// Agent Client Protocol agent over stdio (for editors).
     Acp(AcpArgs),
@@ -115,6 +116,18 @@ impl ProviderKind {
     }
 }
 
+/// What `riot exec --help` says after the options.
+const EXEC_AFTER_HELP: &str = "\
+Nobody can answer permission questions in exec: a call that would be asked
+about is denied, and the model is told so. The text output ends with a
+summary on stderr naming each denied call and the flags that would allow it
+(--allow RULE, --permission-mode accept-edits, ...). Denials alone do not
+change the exit code: 0 done, 1 failed, 2 usage or configuration error,
+3 --max-turns reached, 130 interrupted.
+
+On a terminal, a status line on stderr shows what is running; stdout holds
+only the final answer.";
+
 #[derive(Debug, Args)]
 pub struct ExecArgs {
     /// The task; read from stdin when absent.
@@ -131,6 +144,11 @@ pub struct ExecArgs {
     /// Continue the most recent session in this directory.
     #[arg(long = "continue")]
     pub r#continue: bool,
+
+    /// Text output: show the changed lines of every edit, not only the
+    /// `+added −removed` counts.
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// `riot exec --output-format`.

@@ -2,21 +2,37 @@
 //! stream-json output; exit codes from the terminal reason; every Ask is a
 //! Deny because nobody can answer; SIGINT stops the turn, saves the session
 //! with pairing filled, and exits 130.
+//!
+//! The text format is for people: the answer alone on stdout, and on
+//! stderr a live status line on a terminal ([`status`]), a line per tool
+//! call with diffs and failing commands' output ([`report`]), and a summary
+//! of denied calls with the flags that would allow them ([`denials`]). The
+//! json and stream-json formats are for programs and are left as they are.
 
-use std::io::{Read, Write};
+mod denials;
+mod report;
+mod status;
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::StreamExt;
 use riot_kernel::config::FlagLayer;
 use riot_kernel::{Kernel, NobodyAnswers, OpenOptions, ResumeFrom};
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, Message, SessionId, SystemLevel, TerminalReason,
-    ToolResultContent, Usage, UserBlock,
+    AgentEvent, CancelReason, CancelScope, Message, PermissionResult, SessionId, SystemLevel,
+    TerminalReason, Usage,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::cli::{ExecArgs, OutputFormat, SharedOptions};
 use crate::world;
+
+use self::denials::{Probe, Widen};
+use self::report::TextReport;
+use self::status::{FRAME_MS, StatusLine};
 
 /// Exit code for usage and configuration errors.
 pub const EXIT_USAGE: i32 = 2;
@@ -40,11 +56,74 @@ fn usage(message: &str) -> i32 {
     EXIT_USAGE
 }
 
+/// The hint for a person who ran `riot exec` without a prompt at a
+/// terminal, instead of waiting silently.
+pub const STDIN_HINT: &str =
+    "riot: reading the prompt from stdin; end with Ctrl-D, or pass it as an argument";
+
+/// What `riot exec` learns about its terminal, once, in [`run`]. The
+/// drawing code takes these values (and the clock) as arguments, so its
+/// tests decide them; the CLI tests run the binary on a pseudo-terminal.
+#[derive(Debug, Clone, Copy)]
+pub struct Terminal {
+    /// stdin is a terminal: nobody is piping a prompt in.
+    pub stdin_is_tty: bool,
+    /// stderr is a terminal: the status line is drawn there.
+    pub stderr_is_tty: bool,
+    /// Columns of stderr's terminal.
+    pub width: usize,
+}
+
+impl Terminal {
+    /// The real process's stdin and stderr.
+    pub fn detect() -> Self {
+        let stderr = std::io::stderr();
+        let width = terminal_size::terminal_size_of(&stderr)
+            .map_or(80, |(terminal_size::Width(w), _)| usize::from(w));
+        Self {
+            stdin_is_tty: std::io::stdin().is_terminal(),
+            stderr_is_tty: stderr.is_terminal(),
+            width,
+        }
+    }
+}
+
+/// The permission chain as `riot permissions check` runs it, with this
+/// run's flags: the summary of denials asks it which flags would allow a
+/// call.
+struct KernelProbe<'a> {
+    kernel: &'a Kernel,
+    cwd: PathBuf,
+    env: BTreeMap<String, String>,
+    flags: FlagLayer,
+}
+
+#[async_trait::async_trait]
+impl Probe for KernelProbe<'_> {
+    async fn decide(&self, tool: &str, input: &Value, widen: &Widen) -> Option<PermissionResult> {
+        let mut flags = self.flags.clone();
+        match widen {
+            Widen::Nothing => {}
+            Widen::Allow(rules) => flags.allow.extend(rules.iter().cloned()),
+            Widen::Mode(mode) => flags.permission_mode = Some(*mode),
+        }
+        // Trust was recorded when the session opened, if asked for.
+        self.kernel
+            .check_permission(&self.cwd, &self.env, &flags, false, tool, input.clone())
+            .await
+            .ok()
+    }
+}
+
 /// Runs `riot exec`; returns the exit code.
 pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
+    let terminal = Terminal::detect();
     let prompt = match &args.prompt {
         Some(p) => p.clone(),
         None => {
+            if terminal.stdin_is_tty {
+                eprintln!("{STDIN_HINT}");
+            }
             let mut text = String::new();
             if let Err(e) = std::io::stdin().read_to_string(&mut text) {
                 return usage(&format!("cannot read the prompt from stdin: {e}"));
@@ -73,8 +152,14 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,
     };
+    let probe = KernelProbe {
+        kernel: &kernel,
+        cwd: cwd.clone(),
+        env: env.clone(),
+        flags: flag_layer(shared),
+    };
     let options = OpenOptions {
-        cwd,
+        cwd: cwd.clone(),
         env,
         flags: flag_layer(shared),
         trust_project: shared.trust_project,
@@ -96,11 +181,25 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     }
     let session_id = session.id().to_string();
 
+    let format = args.output_format;
+    let mut report = (format == OutputFormat::Text).then(|| {
+        let status = StatusLine::new(
+            Box::new(std::io::stderr()),
+            terminal.stderr_is_tty,
+            terminal.width,
+            Arc::clone(&clock),
+        );
+        TextReport::new(status, args.verbose)
+    });
+    let live = report.as_ref().is_some_and(TextReport::is_live);
+
     let cancel = CancelScope::new();
     let interrupt = cancel.clone();
     let signals = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("riot: stopping (press Ctrl-C again to quit at once)");
+            // On a terminal the status line is on this row: erase it first.
+            let erase = if live { status::ERASE } else { "" };
+            eprintln!("{erase}riot: stopping (press Ctrl-C again to quit at once)");
             interrupt.cancel(CancelReason::User);
             if tokio::signal::ctrl_c().await.is_ok() {
                 std::process::exit(130);
@@ -108,7 +207,6 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         }
     });
 
-    let format = args.output_format;
     let mut stdout = std::io::stdout().lock();
     let mut turns = 0u32;
     let mut usage_sum = Usage::default();
@@ -116,11 +214,31 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     let mut reason = None;
     {
         let mut events = std::pin::pin!(session.turn(&prompt, cancel));
-        while let Some(event) = events.next().await {
+        // The status line's timer; only a terminal has one.
+        let mut tick = clock.sleep_ms(FRAME_MS);
+        loop {
+            let event = if live {
+                match futures::future::select(events.next(), &mut tick).await {
+                    futures::future::Either::Left((event, _)) => event,
+                    futures::future::Either::Right(((), _)) => {
+                        tick = clock.sleep_ms(FRAME_MS);
+                        if let Some(r) = report.as_mut() {
+                            r.tick();
+                        }
+                        continue;
+                    }
+                }
+            } else {
+                events.next().await
+            };
+            let Some(event) = event else { break };
             if format == OutputFormat::StreamJson {
                 let line = serde_json::to_string(&event).unwrap_or_default();
                 let _ = writeln!(stdout, "{line}");
                 let _ = stdout.flush();
+            }
+            if let Some(r) = report.as_mut() {
+                r.event(&event);
             }
             match &event {
                 AgentEvent::RequestStart { .. } => turns += 1,
@@ -135,42 +253,8 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
                 }
                 AgentEvent::Message {
                     message: Message::System(s),
-                } if format == OutputFormat::Text || s.level == SystemLevel::Error => {
+                } if format != OutputFormat::Text && s.level == SystemLevel::Error => {
                     eprintln!("riot: {}", s.text);
-                }
-                AgentEvent::ToolStarted { describe, .. } if format == OutputFormat::Text => {
-                    eprintln!("• {describe}");
-                }
-                AgentEvent::Message {
-                    message: Message::User(u),
-                } if format == OutputFormat::Text => {
-                    // Failed and denied calls, so a CI log shows why.
-                    for block in &u.content {
-                        if let UserBlock::ToolResult {
-                            content,
-                            is_error: true,
-                            ui,
-                            ..
-                        } = block
-                        {
-                            let what = ui.as_ref().map_or("a tool call", |u| u.describe.as_str());
-                            let why = content
-                                .iter()
-                                .find_map(|c| match c {
-                                    ToolResultContent::Text { text } => text.lines().next(),
-                                    ToolResultContent::Image { .. } => None,
-                                })
-                                .unwrap_or("");
-                            eprintln!("✗ {what}: {why}");
-                        }
-                    }
-                }
-                AgentEvent::Retrying {
-                    attempt,
-                    delay_ms,
-                    reason,
-                } if format == OutputFormat::Text => {
-                    eprintln!("riot: {reason}; retry {attempt} in {delay_ms} ms");
                 }
                 AgentEvent::Done { reason: r } => reason = Some(r.clone()),
                 _ => {}
@@ -178,6 +262,9 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         }
     }
     signals.abort();
+    if let Some(r) = report.as_mut() {
+        r.finish();
+    }
     if let Err(e) = session.save_file_state().await {
         tracing::warn!(error = %e, "could not save the session's file state");
     }
@@ -218,6 +305,7 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
             if !final_text.is_empty() {
                 let _ = writeln!(stdout, "{}", final_text.trim_end());
             }
+            let _ = stdout.flush();
             match &reason {
                 TerminalReason::MaxTurns => {
                     eprintln!("riot: stopped after the maximum number of turns (--max-turns)")
@@ -226,6 +314,13 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
                     eprintln!("riot: interrupted; session {session_id} saved")
                 }
                 _ => {}
+            }
+            // Last, so a person sees it: what was denied and how to allow
+            // it. The exit code stays that of the turn (see `denials`).
+            if let Some(r) = report.as_ref() {
+                for line in denials::summary(r.denials(), &cwd, &probe).await {
+                    eprintln!("{line}");
+                }
             }
         }
         OutputFormat::Json | OutputFormat::StreamJson => {

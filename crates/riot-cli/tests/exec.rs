@@ -13,8 +13,8 @@ use riot_testkit::{MockServer, Reply, RoleRule, Script, Wire};
 use serde_json::{Value, json};
 use support::{
     GroupGuard, NOTES, NOTES_NUMBERED, Running, World, assert_paired, bodies, conversation,
-    lines_until, only_session, pgid_of, processes_with, run, signal, stalled_partial_answer,
-    tool_call, transcript_messages, wait_until,
+    lines_until, only_session, pgid_of, processes_with, provider, run, signal,
+    stalled_partial_answer, tool_call, tool_calls, transcript_messages, wait_until,
 };
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -929,4 +929,333 @@ async fn a_trusted_projects_settings_still_choose_plan_mode() {
         "{config}"
     );
     assert_eq!(config["warnings"], json!([]), "{config}");
+}
+
+// ---- 9. The text output, for a person ----
+
+/// The lines of `stderr` from the one equal to `first`, as many as `want`
+/// has; fails showing all of stderr when `first` is missing.
+fn block_from<'a>(stderr: &'a str, first: &str, len: usize) -> Vec<&'a str> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == first)
+        .unwrap_or_else(|| panic!("no line `{first}` in stderr:\n{stderr}"));
+    lines[at..lines.len().min(at + len)].to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn denied_calls_end_the_run_with_a_summary_naming_the_flags_that_allow_them() {
+    let world = World::new();
+    let wire = Wire::Anthropic;
+    let calls = tool_calls(&[
+        (
+            "call_test_1",
+            "Bash",
+            json!({"command": "cargo test", "description": "Run the test suite"}),
+        ),
+        (
+            "call_write_1",
+            "Write",
+            json!({"file_path": "out.txt", "content": "hello\n"}),
+        ),
+    ]);
+    let server = server(wire, vec![calls, Reply::Text("I could not do it.".into())]).await;
+    let out = run(world.exec(&server, wire, &["Test and write"])).await;
+    // The turn completed: denials alone do not fail the run.
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "I could not do it.\n");
+    let nobody = "denied (it needs approval; see the end)";
+    let stderr: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(
+        stderr[stderr.len() - 5..],
+        [
+            format!("✗ Run the test suite (cargo test): {nobody}").as_str(),
+            format!("✗ Write out.txt: {nobody}").as_str(),
+            "riot: 2 calls were denied because nobody can answer permission questions in `riot exec`:",
+            "  • Bash `cargo test` — allow it with --allow 'Bash(cargo test *)'",
+            "  • Write out.txt — allow it with --allow 'Edit(./out.txt)' or --permission-mode accept-edits",
+        ],
+        "{}",
+        out.stderr
+    );
+    // The model-facing words stay with the model.
+    assert!(!out.stderr.contains("Do not retry"), "{}", out.stderr);
+    let result = support::tool_result(&bodies(&server)[1], "call_test_1");
+    assert!(
+        result.to_string().contains("Do not retry it"),
+        "the model is still told in its own words: {result}"
+    );
+    assert!(!world.project.path().join("out.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_flags_the_summary_names_do_allow_the_calls() {
+    // The summary's advice, taken: the same calls now run.
+    let world = World::new();
+    let wire = Wire::Anthropic;
+    let calls = tool_calls(&[
+        (
+            "call_echo_1",
+            "Bash",
+            json!({"command": "touch made-by-bash", "description": "Make a file"}),
+        ),
+        (
+            "call_write_1",
+            "Write",
+            json!({"file_path": "out.txt", "content": "hello\n"}),
+        ),
+    ]);
+    let server = server(
+        wire,
+        vec![
+            calls.clone(),
+            Reply::Text("Denied.".into()),
+            calls,
+            Reply::Text("Done.".into()),
+        ],
+    )
+    .await;
+    let first = run(world.exec(&server, wire, &["Make files"])).await;
+    assert_eq!(first.code, Some(0), "{first:?}");
+    let advice: Vec<&str> = first
+        .stderr
+        .lines()
+        .filter_map(|l| l.split_once(" — allow it with ").map(|(_, flags)| flags))
+        .collect();
+    assert_eq!(
+        advice,
+        [
+            "--allow 'Bash(touch made-by-bash *)'",
+            "--allow 'Edit(./out.txt)' or --permission-mode accept-edits",
+        ],
+        "{}",
+        first.stderr
+    );
+    // The first alternative of each, as a shell would pass them.
+    let second = run(world.exec(
+        &server,
+        wire,
+        &[
+            "--allow",
+            "Bash(touch made-by-bash *)",
+            "--allow",
+            "Edit(./out.txt)",
+            "Make files",
+        ],
+    ))
+    .await;
+    assert_eq!(second.code, Some(0), "{second:?}");
+    assert!(!second.stderr.contains("denied"), "{}", second.stderr);
+    assert!(world.project.path().join("made-by-bash").exists());
+    assert!(world.project.path().join("out.txt").exists());
+}
+
+/// Reads `src/lib.rs`, then replaces its middle line with three.
+fn edit_replies() -> Vec<Reply> {
+    vec![
+        tool_call("call_read_1", "Read", json!({"file_path": "src/lib.rs"})),
+        tool_call(
+            "call_edit_1",
+            "Edit",
+            json!({"file_path": "src/lib.rs", "old_string": "old", "new_string": "new1\nnew2\nnew3"}),
+        ),
+        Reply::Text("Edited.".into()),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_shows_a_diff_line_and_its_hunks_with_verbose() {
+    let world = World::new();
+    let wire = Wire::Anthropic;
+    let src = world.project.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let original = "line1\nold\nline3\n";
+    std::fs::write(src.join("lib.rs"), original).unwrap();
+    let mut replies = edit_replies();
+    replies.extend(edit_replies());
+    let server = server(wire, replies).await;
+    let edits = ["--permission-mode", "accept-edits", "Edit it"];
+
+    let out = run(world.exec(&server, wire, &edits)).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "Edited.\n");
+    assert_eq!(
+        std::fs::read_to_string(src.join("lib.rs")).unwrap(),
+        "line1\nnew1\nnew2\nnew3\nline3\n"
+    );
+    assert_eq!(
+        block_from(&out.stderr, "• Edit src/lib.rs  +3 −1", 2),
+        ["• Edit src/lib.rs  +3 −1"],
+        "no hunks without --verbose:\n{}",
+        out.stderr
+    );
+    // Not a terminal: no status line, no control characters.
+    assert!(
+        !out.stderr.contains('\r') && !out.stderr.contains('\x1b'),
+        "{:?}",
+        out.stderr
+    );
+
+    std::fs::write(src.join("lib.rs"), original).unwrap();
+    let verbose = [&["--verbose"][..], &edits].concat();
+    let out = run(world.exec(&server, wire, &verbose)).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        block_from(&out.stderr, "• Edit src/lib.rs  +3 −1", 8),
+        [
+            "• Edit src/lib.rs  +3 −1",
+            "    @@ -1,3 +1,5 @@",
+            "     line1",
+            "    -old",
+            "    +new1",
+            "    +new2",
+            "    +new3",
+            "     line3",
+        ],
+        "{}",
+        out.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_command_shows_its_exit_code_and_last_lines_of_output() {
+    let world = World::new();
+    let wire = Wire::Anthropic;
+    let command = "seq 1 8; echo 'error: no such crate' >&2; exit 3";
+    let bash = tool_call(
+        "call_bash_1",
+        "Bash",
+        json!({"command": command, "description": "Build it"}),
+    );
+    let server = server(wire, vec![bash, Reply::Text("It failed.".into())]).await;
+    let args = ["--permission-mode", "bypass", "Build"];
+    let out = run(world.exec(&server, wire, &args)).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let head = format!("✗ Build it ({command}): exit code 3; last 5 of 9 lines:");
+    assert_eq!(
+        block_from(&out.stderr, &head, 6),
+        [
+            head.as_str(),
+            "  │ 5",
+            "  │ 6",
+            "  │ 7",
+            "  │ 8",
+            "  │ error: no such crate",
+        ],
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("[stderr]"), "{}", out.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_help_documents_verbose_and_what_denials_do_to_the_exit_code() {
+    let world = World::new();
+    let out = run(world.bare(&["exec", "--help"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for needle in [
+        "-v, --verbose",
+        "show the changed lines of every edit",
+        "Denials alone do not change the exit code",
+    ] {
+        assert!(help.contains(needle), "no `{needle}` in:\n{}", out.stdout);
+    }
+}
+
+/// `riot exec` arguments against the mock, for a pseudo-terminal.
+fn exec_argv(world: &World, server: &MockServer, wire: Wire, args: &[&str]) -> Vec<String> {
+    let mut all: Vec<String> = [
+        "exec",
+        "--cwd",
+        world.project.path().to_str().unwrap(),
+        "--provider",
+        provider(wire),
+        "--base-url",
+        &server.base_url(),
+        "--model",
+        "mock-model",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    all.extend(args.iter().map(|s| (*s).to_owned()));
+    all
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_terminal_a_status_line_shows_what_runs_and_is_gone_at_the_end() {
+    let world = World::new();
+    let wire = Wire::Anthropic;
+    let sleep = tool_call(
+        "call_sleep_1",
+        "Bash",
+        json!({"command": "sleep 1", "description": "Wait a second"}),
+    );
+    let server = server(wire, vec![sleep, Reply::Text("Slept.".into())]).await;
+    let argv = exec_argv(&world, &server, wire, &["Wait"]);
+    let riot = world.pty(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    let (code, raw) = riot.finish().await;
+    assert_eq!(code, 0, "{raw:?}");
+
+    let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+    let drawn = |what: &str| -> Vec<char> {
+        frames
+            .iter()
+            .copied()
+            .filter(|f| raw.contains(&format!("\r\x1b[K{f} {what} · ")))
+            .collect()
+    };
+    assert!(!drawn("thinking").is_empty(), "{raw:?}");
+    // Redrawn while the command runs: the spinner moved.
+    let running = drawn("running `sleep 1`");
+    assert!(
+        running.len() >= 2,
+        "the status line was not redrawn while `sleep 1` ran: {running:?} in {raw:?}"
+    );
+    // What is left on the screen: the finished call and the answer, and
+    // no trace of the status line.
+    assert_eq!(
+        screen_rows(&raw),
+        ["• Wait a second (sleep 1)", "Slept."],
+        "{raw:?}"
+    );
+}
+
+/// The non-empty rows of the terminal's screen.
+fn screen_rows(raw: &str) -> Vec<String> {
+    support::pty::screen(raw)
+        .into_iter()
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_prompt_at_a_terminal_exec_says_it_reads_stdin() {
+    let world = World::new();
+    let wire = Wire::Anthropic;
+    let server = server(wire, vec![Reply::Text("Hi there.".into())]).await;
+    let argv = exec_argv(&world, &server, wire, &[]);
+    let mut riot = world.pty(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    let hint = "riot: reading the prompt from stdin; end with Ctrl-D, or pass it as an argument";
+    riot.wait_for(hint).await;
+    assert!(server.requests().is_empty(), "it waits for the prompt");
+    // A line, then Ctrl-D at the start of the next: end of input.
+    riot.type_in(b"Say hi\n");
+    riot.type_in(b"\x04");
+    let (code, raw) = riot.finish().await;
+    assert_eq!(code, 0, "{raw:?}");
+    let rows = screen_rows(&raw);
+    assert_eq!(rows.first().map(String::as_str), Some(hint), "{raw:?}");
+    assert_eq!(
+        rows.last().map(String::as_str),
+        Some("Hi there."),
+        "{raw:?}"
+    );
+    let body = &bodies(&server)[0];
+    assert_eq!(
+        conversation(body["messages"].as_array().unwrap()),
+        ["user: Say hi\n"]
+    );
 }
