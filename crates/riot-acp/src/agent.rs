@@ -421,11 +421,19 @@ impl RiotAgent {
         match mapping::stop_reason(&reason) {
             Some(stop) => Ok(PromptResponse::new(stop)),
             None => {
-                let message = match &reason {
-                    TerminalReason::Error { error } => error.message.clone(),
-                    other => other.name().to_owned(),
-                };
-                Err(Error::new(INTERNAL_ERROR, message))
+                // The client's mistake (an unknown slash command) is
+                // invalid params; anything else failed on Riot's side.
+                match &reason {
+                    TerminalReason::Error { error }
+                        if error.kind == riot_protocol::ErrorKind::Usage =>
+                    {
+                        Err(Error::new(INVALID_PARAMS, error.message.clone()))
+                    }
+                    TerminalReason::Error { error } => {
+                        Err(Error::new(INTERNAL_ERROR, error.message.clone()))
+                    }
+                    other => Err(Error::new(INTERNAL_ERROR, other.name())),
+                }
             }
         }
     }

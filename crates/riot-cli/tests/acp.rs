@@ -1358,6 +1358,12 @@ async fn slash_commands_switch_the_model_and_clear_the_conversation() {
         .await;
     let message = unknown.response["error"]["message"].as_str().unwrap();
     assert!(message.starts_with("Unknown command /nope."), "{message}");
+    // The client's mistake, not an internal error.
+    assert_eq!(
+        unknown.response["error"]["code"], -32602,
+        "{}",
+        unknown.response
+    );
 
     let again = client
         .call("session/prompt", prompt(&session_id, "Again"))

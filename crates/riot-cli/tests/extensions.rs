@@ -231,7 +231,7 @@ async fn an_untrusted_projects_skills_and_commands_are_not_loaded_and_the_notice
 
     // Typing the project's command is then an unknown command.
     let out = run(world.exec(&server, Wire::Anthropic, &["/ship"])).await;
-    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(out.code, Some(2), "{out:?}");
     assert!(
         out.stderr.contains("Unknown command /ship"),
         "{}",
@@ -335,7 +335,7 @@ async fn built_in_commands_act_without_the_model_and_bad_ones_say_why() {
     }
 
     let mode = run(world.exec(&server, Wire::Anthropic, &["/mode yolo"])).await;
-    assert_eq!(mode.code, Some(1), "{mode:?}");
+    assert_eq!(mode.code, Some(2), "{mode:?}");
     assert!(
         mode.stderr.contains("unknown permission mode `yolo`"),
         "{}",
@@ -343,7 +343,7 @@ async fn built_in_commands_act_without_the_model_and_bad_ones_say_why() {
     );
 
     let unattended = run(world.exec(&server, Wire::Anthropic, &["/mode unattended"])).await;
-    assert_eq!(unattended.code, Some(1), "{unattended:?}");
+    assert_eq!(unattended.code, Some(2), "{unattended:?}");
     assert!(
         unattended
             .stderr
@@ -353,7 +353,7 @@ async fn built_in_commands_act_without_the_model_and_bad_ones_say_why() {
     );
 
     let unknown = run(world.exec(&server, Wire::Anthropic, &["/nope now"])).await;
-    assert_eq!(unknown.code, Some(1), "{unknown:?}");
+    assert_eq!(unknown.code, Some(2), "{unknown:?}");
     assert!(
         unknown.stderr.contains("Unknown command /nope. Type /help"),
         "{}",

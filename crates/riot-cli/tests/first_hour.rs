@@ -369,7 +369,7 @@ async fn a_run_that_fails_before_its_first_prompt_leaves_no_session() {
     let server = server(wire, Vec::new()).await;
     // An unknown command fails the run before anything is sent.
     let out = run(world.exec(&server, wire, &["/no-such-command"])).await;
-    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(out.code, Some(2), "{out:?}");
     assert!(out.stderr.contains("Unknown command"), "{}", out.stderr);
     // A built-in command answers without a prompt either.
     let out = run(world.exec(&server, wire, &["/help"])).await;

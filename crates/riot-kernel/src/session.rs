@@ -918,7 +918,7 @@ impl Session {
                         let name = invocation.name.to_owned();
                         for event in failed(
                             self.deps.ids.as_ref(),
-                            ErrorKind::InvalidRequest,
+                            ErrorKind::Usage,
                             format!("Unknown command /{name}. Type /help to list the commands; to send text that starts with a slash, begin it with a word."),
                         ) {
                             yield event;
@@ -937,7 +937,7 @@ impl Session {
                             model_for_turn = command.model.clone();
                         }
                         Err(message) => {
-                            for event in failed(self.deps.ids.as_ref(), ErrorKind::InvalidRequest, message) {
+                            for event in failed(self.deps.ids.as_ref(), ErrorKind::Usage, message) {
                                 yield event;
                             }
                             return;
@@ -1049,7 +1049,7 @@ impl Session {
                 } else if args.split_whitespace().count() > 1 {
                     failed(
                         ids,
-                        ErrorKind::InvalidRequest,
+                        ErrorKind::Usage,
                         format!("/model takes one model name, got `{args}`"),
                     )
                 } else {
@@ -1072,7 +1072,7 @@ impl Session {
                     // settings with `unattended_confirmed`, never typed.
                     Ok(PermissionMode::Unattended) => failed(
                         ids,
-                        ErrorKind::InvalidRequest,
+                        ErrorKind::Usage,
                         "unattended mode can only be set in settings, with \"unattended_confirmed\": true beside it".into(),
                     ),
                     Ok(mode) => {
@@ -1085,7 +1085,7 @@ impl Session {
                             done,
                         ]
                     }
-                    Err(e) => failed(ids, ErrorKind::InvalidRequest, e.to_string()),
+                    Err(e) => failed(ids, ErrorKind::Usage, e.to_string()),
                 }
             }
             other => failed(

@@ -142,6 +142,7 @@ impl TerminalReason {
             TerminalReason::Completed | TerminalReason::StopHookPrevented => 0,
             TerminalReason::MaxTurns => 3,
             TerminalReason::Aborted { .. } => 130,
+            TerminalReason::Error { error } if error.kind == ErrorKind::Usage => 2,
             TerminalReason::Refusal | TerminalReason::Error { .. } => 1,
         }
     }
@@ -199,6 +200,11 @@ pub enum ErrorKind {
     Payment,
     Overloaded,
     InvalidRequest,
+    /// What the person or a client asked for cannot be done as written:
+    /// an unknown slash command, a command's bad argument. Their mistake,
+    /// not Riot's or the endpoint's: exit code 2, and over ACP the prompt
+    /// request fails with invalid params (-32602).
+    Usage,
     Network,
     /// A bug in Riot (a panic, a broken invariant in release builds).
     Internal,

@@ -263,6 +263,7 @@ export type ErrorKind =
   | ("auth" | "rate_limit" | "payment" | "overloaded" | "invalid_request" | "network" | "other")
   | "output_limit"
   | "context_overflow"
+  | "usage"
   | "internal";
 
 /**
