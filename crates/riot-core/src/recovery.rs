@@ -119,6 +119,15 @@ pub fn describe(error: &ProviderError) -> String {
         ProviderErrorKind::QuotaExhausted | ProviderErrorKind::Payment => {
             " The account has no quota or balance left."
         }
+        // A wait beyond what Riot takes on its own is already in the
+        // message, with the time to retry.
+        ProviderErrorKind::RateLimit
+            if error
+                .retry_after_ms
+                .is_some_and(|ms| ms > riot_protocol::MAX_RETRY_WAIT_MS) =>
+        {
+            ""
+        }
         ProviderErrorKind::RateLimit => " The endpoint is rate limiting; try again shortly.",
         ProviderErrorKind::Overloaded => {
             " The model is overloaded; try again or configure a fallback_model."
@@ -149,6 +158,29 @@ mod tests {
 
     fn err(kind: ProviderErrorKind) -> ProviderError {
         ProviderError::new(kind, "boom")
+    }
+
+    #[test]
+    fn a_rate_limit_says_try_again_shortly_unless_the_wait_was_too_long_to_take() {
+        let short = ProviderError {
+            retry_after_ms: Some(2_000),
+            ..ProviderError::new(ProviderErrorKind::RateLimit, "slow down")
+        };
+        assert_eq!(
+            describe(&short),
+            "Model request failed: slow down. The endpoint is rate limiting; try again shortly."
+        );
+        let long = ProviderError {
+            retry_after_ms: Some(86_400_000),
+            ..ProviderError::new(
+                ProviderErrorKind::RateLimit,
+                "the provider asked to wait 24 h (retry after 2026-12-02T12:00:00Z)",
+            )
+        };
+        assert_eq!(
+            describe(&long),
+            "Model request failed: the provider asked to wait 24 h (retry after 2026-12-02T12:00:00Z)."
+        );
     }
 
     #[test]

@@ -68,8 +68,8 @@ pub use process::{
     ProcessSpec,
 };
 pub use provider::{
-    CacheHints, CachingStyle, ModelCapabilities, ModelRequest, Provider, ProviderError,
-    ProviderErrorKind, ProviderEvent, ProviderStream, ReasoningReplay, SystemPrompt,
+    CacheHints, CachingStyle, MAX_RETRY_WAIT_MS, ModelCapabilities, ModelRequest, Provider,
+    ProviderError, ProviderErrorKind, ProviderEvent, ProviderStream, ReasoningReplay, SystemPrompt,
     ThinkingConfig, ToolSpec,
 };
 pub use runner::{

@@ -169,6 +169,13 @@ pub enum ReasoningReplay {
     All,
 }
 
+/// The longest single wait between two attempts at a request: 60 s. A
+/// server asking for a longer one (`Retry-After`) ends the request with a
+/// message saying when to retry; a minute is as long as a person watching
+/// `riot exec` can be expected to wait, while per-minute rate limits still
+/// fit. The provider layer enforces it; faces word errors by it.
+pub const MAX_RETRY_WAIT_MS: u64 = 60_000;
+
 /// A classified provider failure.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]

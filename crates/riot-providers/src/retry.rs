@@ -45,13 +45,10 @@ impl Jitter for SplitMix64 {
     }
 }
 
-/// The longest single wait between two attempts: 60 s. Above the longest
-/// backoff (32 s + 25 % jitter = 40 s), so it only ever limits what a
-/// server asks for in `Retry-After`; a minute is as long as a person
-/// watching `riot exec` can be expected to wait without giving up, while
-/// per-minute rate limits — the usual reason for a `Retry-After` — still
-/// fit.
-pub const MAX_RETRY_WAIT_MS: u64 = 60_000;
+/// The longest single wait between two attempts (riot-protocol's, 60 s).
+/// Above the longest backoff (32 s + 25 % jitter = 40 s), so it only ever
+/// limits what a server asks for in `Retry-After`.
+pub use riot_protocol::MAX_RETRY_WAIT_MS;
 
 /// Retry limits; [`RetryPolicy::default`] is the policy of §11.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
