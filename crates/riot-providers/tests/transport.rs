@@ -829,8 +829,8 @@ async fn a_json_error_body_with_status_200_on_a_streaming_request_is_classified_
     server.shutdown().await;
 }
 
-/// A wire fixture (tests/wire, or the recorded ../shared/fixtures/wire)
-/// framed as its README says.
+/// A wire fixture (tests/wire, or a recorded one where the machine has
+/// them) framed as its README says.
 fn fixture_sse(path: &std::path::Path, wire: Wire) -> String {
     let events: Vec<serde_json::Value> = support::fixture_lines(path)
         .iter()

@@ -5,9 +5,9 @@
 //! thinking (with signatures), tool calls, final usage and end.
 //!
 //! The project's own streams (`tests/wire`, see its README) always run,
-//! with exact expectations. The recorded streams in
-//! `../shared/fixtures/wire` live outside the repository: where they exist
-//! they are checked too, else the test says it skipped them and passes.
+//! with exact expectations. Recorded streams from real endpoints are not
+//! in the repository: where `RIOT_SHARED_FIXTURES` names a directory of
+//! them they are checked too, else the test says it skipped them and passes.
 
 mod support;
 
@@ -1086,7 +1086,8 @@ fn recorded_wire_fixtures_decode_to_the_right_events_in_every_chunking() {
 }
 
 #[test]
-fn the_recorded_streams_are_looked_for_where_the_override_says() {
+fn the_recorded_streams_are_looked_for_where_the_variable_says() {
+    assert_eq!(support::recorded_wire_at(None), None);
     assert_eq!(
         support::recorded_wire_at(Some("/nonexistent/riot-shared-fixtures".into())),
         None

@@ -1,15 +1,14 @@
 //! Where the wire fixtures live, for the test files that read them.
 //!
 //! The project's own streams are in `tests/wire` (see its README) and are
-//! always there. The recorded streams in `../shared/fixtures/wire` sit
-//! outside the repository: they are a cross-check that runs only on a
-//! machine that has them.
+//! always there. Recorded streams from real endpoints are not part of the
+//! repository: where a machine has a directory of them, `RIOT_SHARED_FIXTURES`
+//! names it (`.ci/run` sets it when one is there) and they are checked too.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// Names the shared fixtures directory (the one holding `wire/`) instead
-/// of `../shared/fixtures` next to the checkout.
+/// Names a directory of recorded fixtures (the one holding `wire/`).
 pub const SHARED_FIXTURES_VAR: &str = "RIOT_SHARED_FIXTURES";
 
 /// The project's own wire fixtures, inside the repository.
@@ -22,16 +21,9 @@ pub fn recorded_wire() -> Option<PathBuf> {
     recorded_wire_at(std::env::var_os(SHARED_FIXTURES_VAR))
 }
 
-/// `<shared>/wire` when it is a directory; `shared` is the override, or
-/// `None` for the default next to the checkout.
+/// `<shared>/wire` when `shared` is given and holds that directory.
 pub fn recorded_wire_at(shared: Option<OsString>) -> Option<PathBuf> {
-    let shared = shared.map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/fixtures"
-        ))
-    });
-    let wire = shared.join("wire");
+    let wire = PathBuf::from(shared?).join("wire");
     wire.is_dir().then_some(wire)
 }
 
@@ -42,8 +34,8 @@ pub fn recorded_wire_or_skip(test: &str) -> Option<PathBuf> {
     let dir = recorded_wire();
     if dir.is_none() {
         println!(
-            "{test}: skipped the cross-check against the recorded streams: no shared \
-             fixtures directory (set {SHARED_FIXTURES_VAR} to one holding wire/)"
+            "{test}: skipped the cross-check against recorded streams: \
+             {SHARED_FIXTURES_VAR} names no directory holding wire/"
         );
     }
     dir
