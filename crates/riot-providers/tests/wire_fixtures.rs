@@ -610,8 +610,8 @@ fn own_cases() -> Vec<Case> {
     ]
 }
 
-/// The recorded streams (`../shared/fixtures/wire`, outside the
-/// repository): a cross-check where they exist.
+/// The recorded streams (outside the repository, named by
+/// `RIOT_SHARED_FIXTURES`): a cross-check where a machine has them.
 fn recorded_cases() -> Vec<Case> {
     use Format::*;
     let sonnet5_sig_a = ("EsECCokBCBAYAipA9i3H", "+1I6L4oPGAE=", 436);
