@@ -501,18 +501,7 @@ async fn serve_offers_its_cwd_to_the_page_as_the_project_directory() {
     let expected = world.cwd().join("my project");
     let expected = expected.to_str().unwrap();
     let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
-    let opened = world.home.path().join("opened.txt");
-    let browser = world.home.path().join("browser.sh");
-    std::fs::write(
-        &browser,
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}.tmp' && mv '{0}.tmp' '{0}'\n",
-            opened.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (browser, opened) = fake_browser(&world);
     // Relative to where riot starts (the project), as a person types it.
     let serving = Serving::start_with_env(
         &world,
@@ -612,18 +601,7 @@ async fn serve_names_a_wrong_cwd_or_ui_dir_and_why_and_exits_2() {
 async fn serve_open_hands_the_browser_an_owner_only_page_leading_to_the_address() {
     let world = World::new();
     let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
-    let opened = world.home.path().join("opened.txt");
-    let browser = world.home.path().join("browser.sh");
-    std::fs::write(
-        &browser,
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}.tmp' && mv '{0}.tmp' '{0}'\n",
-            opened.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (browser, opened) = fake_browser(&world);
     let command = format!("{} --new-window", browser.display());
     let serving = Serving::start_with_env(
         &world,
@@ -648,6 +626,7 @@ async fn serve_open_hands_the_browser_an_owner_only_page_leading_to_the_address(
         )),
         "{html}"
     );
+    use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&page).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     assert!(signal("TERM", i64::from(serving.riot.pid())));
@@ -868,4 +847,22 @@ async fn serve_with_allow_remote_warns_that_the_token_travels_in_plain_http() {
             "riot serve: warning: listening on 0.0.0.0:{port}, beyond this machine (--allow-remote): the token travels in plain HTTP, and anyone on the network who sees it can drive the agent\n"
         )
     );
+}
+
+/// A `$BROWSER` that writes the arguments it was given to `opened.txt`
+/// (atomically, so a reader never sees half of them): (script, that file).
+fn fake_browser(world: &World) -> (std::path::PathBuf, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let opened = world.home.path().join("opened.txt");
+    let browser = world.home.path().join("browser.sh");
+    std::fs::write(
+        &browser,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}.tmp' && mv '{0}.tmp' '{0}'\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (browser, opened)
 }

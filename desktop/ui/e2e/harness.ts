@@ -299,6 +299,22 @@ export class World {
   }
 }
 
+/**
+ * Stops a test's world, passed or not; a failed test leaves a screenshot
+ * and riot serve's stderr behind.
+ */
+export async function endWorld(
+  world: World | null,
+  task: { name: string; result?: { state?: string } },
+): Promise<void> {
+  if (world === null) return;
+  if (task.result?.state === "fail") {
+    await world.screenshot(`FAILED-${task.name.replace(/\W+/g, "-")}`).catch(() => {});
+    console.error(`riot serve stderr:\n${world.riotStderr()}`);
+  }
+  await world.stop();
+}
+
 /** Polls `test` until it holds; fails after PATIENCE_MS. */
 export async function until(what: string, test: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = Date.now() + PATIENCE_MS;

@@ -11,6 +11,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 import {
+  endWorld,
   launchBrowser,
   missingPrerequisites,
   PATIENCE_MS,
@@ -195,12 +196,7 @@ describe.skipIf(missing.length > 0)("layout and keyboard against riot serve", ()
   });
 
   afterEach(async (context) => {
-    if (world === null) return;
-    if (context.task.result?.state === "fail") {
-      await world.screenshot(`FAILED-${context.task.name.replace(/\W+/g, "-")}`).catch(() => {});
-      console.error(`riot serve stderr:\n${world.riotStderr()}`);
-    }
-    await world.stop();
+    await endWorld(world, context.task);
     world = null;
   });
 

@@ -10,6 +10,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 import {
+  endWorld,
   launchBrowser,
   missingPrerequisites,
   PATIENCE_MS,
@@ -59,12 +60,7 @@ describe.skipIf(missing.length > 0)("the web UI against riot serve", () => {
   });
 
   afterEach(async (context) => {
-    if (world === null) return;
-    if (context.task.result?.state === "fail") {
-      await world.screenshot(`FAILED-${context.task.name.replace(/\W+/g, "-")}`).catch(() => {});
-      console.error(`riot serve stderr:\n${world.riotStderr()}`);
-    }
-    await world.stop();
+    await endWorld(world, context.task);
     world = null;
   });
 
