@@ -93,6 +93,8 @@ async fn without_a_disk_a_glob_that_could_reach_a_protected_name_is_assumed_to()
         &[
             ("echo INJECTED > .gi[t]/description", "git"),
             ("cat .e*", "secrets"),
+            ("cat .env.p*", "secrets"),
+            ("cat ~/.config/gh/*.yml", "credentials"),
             ("grep -r KEY .", "cannot look inside"),
         ],
     )
@@ -359,7 +361,7 @@ async fn recursive_readers_are_asked_when_the_tree_holds_secret_files() {
         &[
             "grep -rn KEY src",
             "rg KEY",
-            "rg -t rust KEY",
+            "rg --hidden -g '*.rs' KEY",
             "grep -r --include='*.rs' KEY .",
         ],
     )

@@ -84,7 +84,7 @@ fn legacy_arguments(sub: &SimpleCommand, analysis: &mut CommandAnalysis) {
 
 fn name_of(word: &Word) -> Option<&str> {
     let name = word.resolved.as_deref()?;
-    Some(name.rsplit('/').next().unwrap_or(name))
+    Some(super::resolve::program_name(name))
 }
 
 fn judge_subcommand(
@@ -114,7 +114,9 @@ fn judge_subcommand(
     }
     let mut runs = runs;
     // `busybox rm` is `rm`.
-    while runs.len() > 1 && matches!(name_of(&runs[0]), Some("busybox" | "toybox")) {
+    while runs.len() > 1
+        && name_of(&runs[0]).is_some_and(|n| super::resolve::MULTICALL.contains(&n))
+    {
         runs = strip_runners(&runs[1..]);
     }
     let Some(first) = runs.first() else {
@@ -250,7 +252,7 @@ fn judge_subcommand(
             ));
         }
     }
-    recursive_reader(&name, args, &sub.text, analysis, scope);
+    recursive_reader(&name, args, &sub.text, analysis, scope, ctx);
     judge_redirects(sub, analysis, scope, ctx);
 }
 
@@ -493,6 +495,7 @@ fn recursive_reader(
     text: &str,
     analysis: &mut CommandAnalysis,
     scope: &Scope,
+    ctx: &Context,
 ) {
     let values: Vec<&str> = args.iter().filter_map(|w| w.resolved.as_deref()).collect();
     // Letters of a short-flag bundle up to the first that takes a value
@@ -590,8 +593,8 @@ fn recursive_reader(
         }
     }
     let protect = super::pending::Protect {
-        home: None,
-        riot_home: None,
+        home: ctx.home.as_deref(),
+        riot_home: ctx.riot_home.as_deref(),
     };
     if !filters.is_empty()
         && filters.iter().all(|f| {

@@ -185,9 +185,14 @@ pub(super) fn decode_ansi_c(raw: &str) -> Option<String> {
     Some(out)
 }
 
-/// Programs that run their arguments as a command: looked through for
-/// deny rules (`busybox rm` is `rm`).
-const MULTICALL: &[&str] = &["busybox", "toybox"];
+/// Programs that run their arguments as a command: looked through
+/// (`busybox rm` is `rm`).
+pub(super) const MULTICALL: &[&str] = &["busybox", "toybox"];
+
+/// A program's name without its directory (`/bin/rm` is `rm`).
+pub(super) fn program_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
 
 /// The value a rule sees for one word: resolved, or a hole (a glob keeps
 /// its literal start: `src/*.o` can only be something under `src/`).
@@ -231,7 +236,7 @@ pub(super) fn deny_match_texts(sub: &SimpleCommand) -> Vec<String> {
     // Behind a prefix Riot may not parse exactly (`sudo --user root rm`,
     // `/usr/bin/env rm`), every later word may be where the command starts.
     let first = sub.words.first().and_then(|w| w.resolved.as_deref());
-    if first.is_some_and(|n| super::wrappers::is_runner(n.rsplit('/').next().unwrap_or(n))) {
+    if first.is_some_and(|n| super::wrappers::is_runner(program_name(n))) {
         for start in 1..sub.words.len() {
             push(&sub.words[start..]);
         }
@@ -242,7 +247,7 @@ pub(super) fn deny_match_texts(sub: &SimpleCommand) -> Vec<String> {
         let name = rest
             .first()
             .and_then(|w| w.resolved.as_deref())
-            .map(|n| n.rsplit('/').next().unwrap_or(n));
+            .map(program_name);
         match name {
             Some(n) if MULTICALL.contains(&n) && rest.len() > 1 => {
                 rest = strip_runners(&rest[1..]);

@@ -175,7 +175,9 @@ impl Policy {
                 // other relative paths are in the project.
                 let absolute = if path.is_absolute() {
                     path.clone()
-                } else if let Some(in_home) = self.in_home(path) {
+                } else if let Some(in_home) =
+                    paths::expand_home(&path.to_string_lossy(), self.home.as_deref())
+                {
                     in_home
                 } else {
                     self.project.join(path)
@@ -196,14 +198,6 @@ impl Policy {
             PermissionTarget::Url { url } => Facts::Url(url.clone()),
             PermissionTarget::Opaque => Facts::Opaque,
         }
-    }
-
-    /// A relative path starting with `~` (`~/x`, or `~` alone) in the
-    /// home directory; `None` for other paths or without a known home.
-    fn in_home(&self, path: &Path) -> Option<PathBuf> {
-        let home = self.home.as_ref()?;
-        let rest = path.strip_prefix("~").ok()?;
-        Some(home.join(rest))
     }
 
     /// The path with symlinks resolved: the longest existing ancestor is

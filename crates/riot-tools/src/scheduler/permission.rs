@@ -117,10 +117,10 @@ impl Run {
                 },
                 cascades: false,
             }),
-            PermissionOutcome::RejectAlways { rule } => {
-                if offered.as_deref() == Some(rule.as_str()) {
-                    self.remember(&rule, RuleBehavior::Deny);
-                }
+            PermissionOutcome::RejectAlways { rule }
+                if offered.as_deref() == Some(rule.as_str()) =>
+            {
+                self.remember(&rule, RuleBehavior::Deny);
                 Err(Ending::Refused {
                     message: format!(
                         "The person denied permission to run {} ({describe}) and asked not to be asked again (rule `{rule}`). Do not retry it; take another approach.",
@@ -129,6 +129,15 @@ impl Run {
                     cascades: false,
                 })
             }
+            // A rule that was not offered is not remembered: a rejection
+            // this once.
+            PermissionOutcome::RejectAlways { .. } => Err(Ending::Refused {
+                message: format!(
+                    "The person denied permission to run {} ({describe}). Do not retry it; ask what they would prefer or take another approach.",
+                    call.name
+                ),
+                cascades: false,
+            }),
             PermissionOutcome::TimedOut => Err(Ending::Refused {
                 message: format!(
                     "Permission to run {} ({describe}) was denied: nobody answered the question within {} seconds. Continue without it, or tell the person what you need.",

@@ -591,6 +591,21 @@ async fn only_the_offered_rule_is_remembered_and_none_is_offered_when_the_policy
     run(&h, vec![probe("Shell", "s", "ok", false)]).await;
     assert_eq!(h.gate.asked()[0].1.suggested_rule, None);
     assert!(h.policy.remembered().is_empty());
+    // Nor is a "reject always" with a rule that was not offered; the model
+    // is not told a rule was saved.
+    let h = harness_with(
+        ScriptedPolicy::allow_all().set("Shell", ScriptedPolicy::ask("Safety check")),
+        ScriptedGate::answering(vec![GateAnswer::Answer(PermissionOutcome::RejectAlways {
+            rule: "Shell(*)".into(),
+        })]),
+        SchedulerConfig::default(),
+    );
+    let ran = run(&h, vec![probe("Shell", "s", "ok", false)]).await;
+    assert!(h.policy.remembered().is_empty());
+    assert_eq!(
+        ran.text(0),
+        "The person denied permission to run Shell (probe s). Do not retry it; ask what they would prefer or take another approach."
+    );
 }
 
 #[tokio::test]
