@@ -831,7 +831,9 @@ async fn a_trusted_projects_settings_cannot_turn_on_unattended_mode() {
         let result = support::tool_result(&bodies(&server)[1], "call_touch_1");
         assert_eq!(result["is_error"], true, "{result}");
         assert!(
-            result.to_string().contains("was denied"),
+            result
+                .to_string()
+                .contains("nobody can answer permission questions in this session"),
             "nobody could answer, so the question became a denial: {result}"
         );
     }

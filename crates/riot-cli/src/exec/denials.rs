@@ -289,6 +289,10 @@ async fn candidate_rules(
 
 /// A path as rules write it: `./rel` inside the project, else absolute.
 fn rule_path(raw: &str, cwd: &Path) -> String {
+    // Rules name the home directory as `~/` too, as the file tools do.
+    if raw == "~" || raw.starts_with("~/") {
+        return raw.to_owned();
+    }
     let path = Path::new(raw);
     let absolute = if path.is_absolute() {
         path.to_path_buf()
@@ -358,7 +362,6 @@ fn shell_quote(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
 
     use riot_protocol::DecisionReason;
 
@@ -370,7 +373,6 @@ mod tests {
         allowed_by: Vec<(Widen, &'static str, &'static str)>,
         /// Calls allowed without any flag.
         allowed: Vec<(&'static str, &'static str)>,
-        asked: Mutex<Vec<(String, Value, Widen)>>,
     }
 
     fn key(input: &Value) -> &str {
@@ -389,10 +391,6 @@ mod tests {
             input: &Value,
             widen: &Widen,
         ) -> Option<PermissionResult> {
-            self.asked
-                .lock()
-                .unwrap()
-                .push((tool.to_owned(), input.clone(), widen.clone()));
             if tool.starts_with("mcp__") {
                 return None;
             }
@@ -464,7 +462,6 @@ mod tests {
                 (Widen::Mode(PermissionMode::Bypass), "Bash", "rm -rf build"),
             ],
             allowed: vec![],
-            asked: Mutex::new(Vec::new()),
         };
         let cargo = json!({"command": "cargo test"});
         let denials = [
@@ -507,7 +504,6 @@ mod tests {
                 "cd web && npm run build && git push origin main",
             )],
             allowed: vec![("Bash", "cd web")],
-            asked: Mutex::new(Vec::new()),
         };
         let d = denial(
             "Bash",
@@ -526,7 +522,6 @@ mod tests {
         let chain = FakeChain {
             allowed_by: vec![],
             allowed: vec![],
-            asked: Mutex::new(Vec::new()),
         };
         let mut d = denial("Bash", json!({"command": "rm -rf /"}), "rm -rf /");
         d.kind = DenialKind::Refused;
@@ -550,6 +545,7 @@ mod tests {
         assert_eq!(rule_path("src/lib.rs", cwd), "./src/lib.rs");
         assert_eq!(rule_path("/project/src/lib.rs", cwd), "./src/lib.rs");
         assert_eq!(rule_path("/etc/hosts", cwd), "/etc/hosts");
+        assert_eq!(rule_path("~/notes.md", cwd), "~/notes.md");
         assert!(is_subcommand("test") && is_subcommand("run-script"));
         assert!(!is_subcommand("-rf") && !is_subcommand("1") && !is_subcommand("a.py"));
     }
