@@ -12,7 +12,7 @@
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use riot_acp::{AcpConfig, WebUi, WsServer};
@@ -50,7 +50,7 @@ fn web_ui(ui_dir: Option<&Path>) -> Result<WebUi, String> {
         });
     };
     let hint = "pass the directory of the built web UI (it holds index.html)";
-    let canonical = existing_dir("--ui-dir", dir).map_err(|e| format!("{e}; {hint}"))?;
+    let canonical = crate::world::existing_dir("--ui-dir", dir).map_err(|e| format!("{e}; {hint}"))?;
     if !canonical.join("index.html").is_file() {
         return Err(format!(
             "--ui-dir {} has no index.html; {hint}",
@@ -58,30 +58,6 @@ fn web_ui(ui_dir: Option<&Path>) -> Result<WebUi, String> {
         ));
     }
     Ok(WebUi::Dir(canonical))
-}
-
-/// `dir` made absolute and canonical, or why not, in words: `FLAG DIR
-/// does not exist`, `… is not a directory`, never a bare OS error.
-#[allow(clippy::disallowed_methods)] // a face checks the person's own path
-fn existing_dir(flag: &str, dir: &Path) -> Result<PathBuf, String> {
-    let why = |e: std::io::Error| {
-        let why = match e.kind() {
-            // `NotADirectory` here: a part of the path is a file.
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
-                "does not exist".to_owned()
-            }
-            std::io::ErrorKind::PermissionDenied => {
-                "cannot be reached: permission denied".to_owned()
-            }
-            kind => format!("cannot be opened: {kind}"),
-        };
-        format!("{flag} {} {why}", dir.display())
-    };
-    let meta = std::fs::metadata(dir).map_err(why)?;
-    if !meta.is_dir() {
-        return Err(format!("{flag} {} is not a directory", dir.display()));
-    }
-    std::fs::canonicalize(dir).map_err(why)
 }
 
 /// The query parameter of `value`: unreserved characters and `/` as they
@@ -221,7 +197,7 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
     // first session.
     let default_cwd = match &shared.cwd {
         None => None,
-        Some(dir) => match existing_dir("--cwd", dir) {
+        Some(dir) => match crate::world::existing_dir("--cwd", dir) {
             Ok(dir) => Some(dir),
             Err(e) => {
                 eprintln!("riot serve: {e}");

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use riot_kernel::Capabilities;
@@ -39,12 +39,32 @@ pub fn project_dir(flag: Option<&PathBuf>) -> Result<PathBuf, String> {
         Some(d) => current.join(d),
         None => current,
     };
-    if !dir.is_dir() {
-        return Err(format!("--cwd {}: not a directory", dir.display()));
-    }
     // Canonical, so sessions and trust match however the path was typed.
-    dir.canonicalize()
-        .map_err(|e| format!("--cwd {}: {e}", dir.display()))
+    existing_dir("--cwd", &dir)
+}
+
+/// `dir` made absolute and canonical, or why not, in words: `FLAG DIR
+/// does not exist`, `… is not a directory`, never a bare OS error.
+#[allow(clippy::disallowed_methods)] // a face checks the person's own path
+pub fn existing_dir(flag: &str, dir: &Path) -> Result<PathBuf, String> {
+    let why = |e: std::io::Error| {
+        let why = match e.kind() {
+            // `NotADirectory` here: a part of the path is a file.
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
+                "does not exist".to_owned()
+            }
+            std::io::ErrorKind::PermissionDenied => {
+                "cannot be reached: permission denied".to_owned()
+            }
+            kind => format!("cannot be opened: {kind}"),
+        };
+        format!("{flag} {} {why}", dir.display())
+    };
+    let meta = std::fs::metadata(dir).map_err(why)?;
+    if !meta.is_dir() {
+        return Err(format!("{flag} {} is not a directory", dir.display()));
+    }
+    std::fs::canonicalize(dir).map_err(why)
 }
 
 /// Real capabilities.

@@ -521,3 +521,28 @@ async fn a_tilde_path_reads_the_home_directory_and_the_check_sees_it() {
     );
     server.shutdown().await;
 }
+
+/// Every command says in words what is wrong with `--cwd`, as `riot serve`
+/// does, never a bare OS error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_cwd_is_named_in_words_by_every_command() {
+    let world = World::new();
+    let missing = world.project.path().join("no-such-dir");
+    let file = world.project.path().join("notes.txt");
+    std::fs::write(&file, "x").unwrap();
+    for (dir, why) in [(&missing, "does not exist"), (&file, "is not a directory")] {
+        let dir = dir.to_str().unwrap();
+        for args in [
+            vec!["exec", "--cwd", dir, "hi"],
+            vec!["config", "show", "--cwd", dir],
+        ] {
+            let out = run(world.bare(&args)).await;
+            assert_eq!(out.code, Some(2), "{args:?}: {out:?}");
+            assert!(
+                out.stderr.contains(&format!("--cwd {dir} {why}")),
+                "{args:?}: {}",
+                out.stderr
+            );
+        }
+    }
+}
