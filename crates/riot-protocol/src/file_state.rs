@@ -60,11 +60,37 @@ impl FileView {
 /// 64-bit FNV-1a of a file's bytes: stable across processes and versions,
 /// so file state survives `riot tools call --session`.
 pub fn content_hash(bytes: &[u8]) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    bytes
-        .iter()
-        .fold(OFFSET, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(PRIME))
+    let mut hash = ContentHasher::new();
+    hash.update(bytes);
+    hash.finish()
+}
+
+/// [`content_hash`] fed a chunk at a time (a file read in pieces): the
+/// same value as the hash of all the chunks together.
+#[derive(Debug, Clone, Copy)]
+pub struct ContentHasher(u64);
+
+impl ContentHasher {
+    pub fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        const PRIME: u64 = 0x0000_0100_0000_01b3;
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(PRIME);
+        }
+    }
+
+    pub fn finish(self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for ContentHasher {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// The session's file states, keyed by absolute path.
@@ -106,6 +132,19 @@ impl FileStateStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_chunked_hash_is_the_whole_files_hash() {
+        let bytes: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut h = ContentHasher::new();
+        for chunk in bytes.chunks(333) {
+            h.update(chunk);
+        }
+        assert_eq!(h.finish(), content_hash(&bytes));
+        // The FNV-1a offset basis: the hash of nothing.
+        assert_eq!(content_hash(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(content_hash(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
 
     #[test]
     fn partial_views_merge_adjacent_ranges() {

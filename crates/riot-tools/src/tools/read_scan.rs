@@ -53,28 +53,6 @@ pub(crate) enum ScanError {
     Cancelled,
 }
 
-/// 64-bit FNV-1a, fed a chunk at a time: the same value as
-/// `riot_protocol::file_state::content_hash` of all the chunks together.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Fnv1a(u64);
-
-impl Fnv1a {
-    pub(crate) fn new() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-
-    pub(crate) fn update(&mut self, bytes: &[u8]) {
-        const PRIME: u64 = 0x0000_0100_0000_01b3;
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(PRIME);
-        }
-    }
-
-    pub(crate) fn finish(self) -> u64 {
-        self.0
-    }
-}
-
 /// Formats one line `cat -n` style (docs/interfaces.md: six columns, a tab): `kept`
 /// is the line's start, `chars` its length.
 fn numbered(n: u64, kept: &str, chars: usize) -> String {
@@ -230,7 +208,7 @@ pub(crate) async fn scan(
     window: Window,
     cancel: &CancellationToken,
 ) -> Result<Scanned, ScanError> {
-    let mut hash = Fnv1a::new();
+    let mut hash = riot_protocol::file_state::ContentHasher::new();
     let mut lines = Lines::new(window);
     // Bytes read so far.
     let mut offset: u64 = 0;

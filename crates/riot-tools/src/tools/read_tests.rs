@@ -440,17 +440,3 @@ async fn text_checks_hold_across_chunk_boundaries() {
         text_of(&out)
     );
 }
-
-#[test]
-fn the_streaming_hash_is_content_hash() {
-    let bytes: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
-    let mut h = crate::tools::read_scan::Fnv1a::new();
-    for chunk in bytes.chunks(333) {
-        h.update(chunk);
-    }
-    assert_eq!(h.finish(), content_hash(&bytes));
-    assert_eq!(
-        crate::tools::read_scan::Fnv1a::new().finish(),
-        content_hash(b"")
-    );
-}
