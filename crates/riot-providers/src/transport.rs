@@ -94,11 +94,9 @@ impl HttpProvider {
             .base_url
             .clone()
             .unwrap_or_else(|| config.kind.default_base_url().to_owned());
-        let normalized = config.kind.normalize_base_url(&configured);
-        if let Some(note) = normalized.note(config.kind) {
-            tracing::info!(base_url = %configured, "{note}");
-        }
-        let base = normalized.url;
+        // Idempotent: the kernel normalizes first and says so in
+        // `riot config show`; direct users of the transport get it too.
+        let base = config.kind.normalize_base_url(&configured).url;
         let endpoint = format!("{base}{}", config.kind.path());
         let url = reqwest::Url::parse(&endpoint)
             .map_err(|_| ConfigError::InvalidBaseUrl(base.clone()))?;
