@@ -50,7 +50,8 @@ fn web_ui(ui_dir: Option<&Path>) -> Result<WebUi, String> {
         });
     };
     let hint = "pass the directory of the built web UI (it holds index.html)";
-    let canonical = crate::world::existing_dir("--ui-dir", dir).map_err(|e| format!("{e}; {hint}"))?;
+    let canonical =
+        crate::world::existing_dir("--ui-dir", dir).map_err(|e| format!("{e}; {hint}"))?;
     if !canonical.join("index.html").is_file() {
         return Err(format!(
             "--ui-dir {} has no index.html; {hint}",
