@@ -164,6 +164,12 @@ impl StopHooks for NoStopHooks {
 /// result. Until drained, faces may edit or remove them.
 pub trait MessageQueue: Send + Sync + std::fmt::Debug {
     fn drain(&self) -> Vec<Message>;
+
+    /// A model a face chose while the turn runs; the loop applies it
+    /// before its next model request.
+    fn model_switch(&self) -> Option<String> {
+        None
+    }
 }
 
 /// An empty queue.
