@@ -22,13 +22,13 @@ use riot_protocol::{
     AbortSource, AgentError, AgentEvent, AssistantBlock, AssistantMessage, CancelReason,
     CancelScope, ErrorKind, ExecuteOptions, Message, MessageId, MessageOrigin, ProviderError,
     ProviderErrorKind, ProviderEvent, StopReason, StreamDelta, SystemLevel, SystemMessage,
-    TerminalReason, ToolCall, ToolResultContent, ToolRunEvent, Transition, Usage, UserBlock,
-    UserMessage,
+    TerminalReason, ToolCall, ToolRunEvent, Transition, Usage, UserBlock, UserMessage,
 };
 
 use crate::context::{self, UsageAnchor};
 use crate::deps::{AgentDeps, CompactRequest, CompactTrigger, Compaction, StopVerdict};
 use crate::done_guard::DoneGuard;
+use crate::interrupted::interrupted_result;
 use crate::invariants::{RecoveryWatch, check_results_match, check_stop_hook_entry};
 use crate::recovery::{RecoveryDecision, RecoveryLimits, RetryPlan, attempt_recovery, describe};
 use crate::request::{RetryContext, build_request};
@@ -38,9 +38,6 @@ use crate::state::{AgentState, RecoveryState};
 pub const MAX_STOP_HOOK_RETRIES: u32 = 3;
 /// Consecutive overload notices that switch to the fallback model.
 pub const OVERLOADS_BEFORE_FALLBACK: u32 = 3;
-
-/// Text of the synthesized result for a call that never ran or was stopped.
-pub const INTERRUPTED_RESULT: &str = "Interrupted by user: this tool call did not complete.";
 
 const CONTINUE_PROMPT: &str = "Your previous reply was cut off by the output-token limit. Continue exactly where it stopped, without repeating anything.";
 
@@ -636,15 +633,6 @@ fn orphan_results(messages: &[Message], deps: &AgentDeps) -> Option<Message> {
             origin: MessageOrigin::ToolResults,
         })
     })
-}
-
-fn interrupted_result(tool_use_id: riot_protocol::ToolUseId) -> UserBlock {
-    UserBlock::ToolResult {
-        tool_use_id,
-        content: vec![ToolResultContent::text(INTERRUPTED_RESULT)],
-        is_error: true,
-        ui: None,
-    }
 }
 
 /// Ends a stopped turn: keeps a partial answer (marked interrupted, its

@@ -19,7 +19,7 @@
 use riot_protocol::invariants::{Violation, enforce};
 use riot_protocol::{ToolCall, ToolCallResult, ToolResultContent};
 
-use crate::agent::INTERRUPTED_RESULT;
+use crate::interrupted::INTERRUPTED_RESULT;
 use crate::state::RecoveryState;
 
 /// INV-5: within one iteration (between `advance_turn` calls) the recovery

@@ -46,6 +46,7 @@ pub mod compaction;
 pub mod context;
 pub mod deps;
 pub mod done_guard;
+pub mod interrupted;
 pub mod invariants;
 pub mod recovery;
 pub mod request;
@@ -53,12 +54,13 @@ pub mod state;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use agent::{INTERRUPTED_RESULT, compact_now, run_agent};
+pub use agent::{compact_now, run_agent};
 pub use compaction::{ContextManager, NoWorkingSet, WorkingSet};
 pub use deps::{
     AgentDeps, CompactError, CompactRequest, CompactTrigger, Compaction, Compactor, MessageQueue,
     NoCompaction, NoQueue, NoStopHooks, NoTranscript, StopHooks, StopVerdict, TranscriptSink,
 };
+pub use interrupted::INTERRUPTED_RESULT;
 pub use recovery::{RecoveryDecision, RecoveryLimits, RetryPlan, attempt_recovery};
 pub use request::{RetryContext, build_request};
 pub use state::{AgentState, RecoveryState};

@@ -21,11 +21,11 @@ use riot_protocol::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::INTERRUPTED_RESULT;
 use crate::deps::{
     CompactError, CompactRequest, CompactTrigger, Compaction, Compactor, MessageQueue, StopHooks,
     StopVerdict, TranscriptSink,
 };
+use crate::interrupted::INTERRUPTED_RESULT;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
