@@ -1,7 +1,8 @@
 //! # riot-protocol — the contract every Riot crate compiles against
 //!
 //! This crate holds the types that cross crate and process boundaries:
-//! typed ids ([`ids`]), conversation [`message`]s, the session [`event`]
+//! typed ids ([`ids`]), conversation [`message`]s, model prices and a
+//! session's running [`cost`], the session [`event`]
 //! stream, the provider-neutral model interface ([`provider`]), the
 //! [`tool`] trait with its outcomes and context, [`permission`] types, the
 //! [`runner`] seams between loop, scheduler, permission chain and person,
@@ -29,6 +30,7 @@
 
 pub mod cancel;
 pub mod clock;
+pub mod cost;
 pub mod devices;
 pub mod event;
 pub mod file_state;
@@ -47,6 +49,7 @@ pub mod web;
 
 pub use cancel::{CancelReason, CancelScope};
 pub use clock::{Clock, ClockExt, Elapsed, FixedClock};
+pub use cost::{LongPromptPrice, Price, SessionCost, format_usd};
 pub use devices::{Browser, NoBrowser, NoTerminal, NoVision, Terminal, Unavailable, Vision};
 pub use event::{
     AbortSource, AgentError, AgentEvent, CompactionStrategy, ErrorKind, StreamDelta,

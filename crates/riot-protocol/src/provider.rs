@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::cost::Price;
 use crate::event::{ErrorKind, StreamDelta, Usage};
 use crate::message::{AssistantBlock, Message, StopReason};
 
@@ -118,7 +119,7 @@ pub trait Provider: Send + Sync + fmt::Debug {
 }
 
 /// Per-model facts from the model table (overridable in settings).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ModelCapabilities {
     pub context_window: u64,
     pub max_output_tokens: u32,
@@ -127,6 +128,9 @@ pub struct ModelCapabilities {
     pub parallel_tools: bool,
     pub caching: CachingStyle,
     pub reasoning_replay: ReasoningReplay,
+    /// What the model costs; `None` when unknown (never taken as free).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<Price>,
 }
 
 impl Default for ModelCapabilities {
@@ -140,6 +144,7 @@ impl Default for ModelCapabilities {
             parallel_tools: true,
             caching: CachingStyle::None,
             reasoning_replay: ReasoningReplay::None,
+            price: None,
         }
     }
 }

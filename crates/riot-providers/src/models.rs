@@ -1,12 +1,12 @@
 //! The model table (docs/design.md §11): what differs per model, found by
 //! model-name pattern and overridable in settings (docs/interfaces.md: `models`,
-//! keyed by a glob on the model name).
+//! keyed by a glob on the model name), and the price table beside it.
 
-use riot_protocol::{CachingStyle, ModelCapabilities, ReasoningReplay};
+use riot_protocol::{CachingStyle, LongPromptPrice, ModelCapabilities, Price, ReasoningReplay};
 use serde::{Deserialize, Serialize};
 
 /// One settings override; absent fields keep the table's value.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelOverride {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
@@ -22,6 +22,9 @@ pub struct ModelOverride {
     pub caching: Option<CachingStyle>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_replay: Option<ReasoningReplay>,
+    /// US dollars per million tokens; replaces the table's price whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<Price>,
 }
 
 impl ModelOverride {
@@ -47,6 +50,9 @@ impl ModelOverride {
         if let Some(v) = self.reasoning_replay {
             caps.reasoning_replay = v;
         }
+        if let Some(v) = self.price {
+            caps.price = Some(v);
+        }
     }
 }
 
@@ -66,6 +72,7 @@ fn caps(
         parallel_tools: true,
         caching,
         reasoning_replay,
+        price: None,
     }
 }
 
@@ -150,11 +157,196 @@ fn builtin(model: &str) -> ModelCapabilities {
         ("qwen*", caps(128_000, 8_192, false, true, NoCache, Never)),
         ("glm-*", caps(128_000, 16_384, false, true, NoCache, Never)),
     ];
-    table
+    let mut caps = table
         .iter()
         .find(|(pattern, _)| glob_match(pattern, m))
         .map(|(_, c)| c.clone())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    caps.price = builtin_price(m);
+    caps
+}
+
+/// Anthropic's rates: the 5-minute cache write (Riot never asks for the
+/// 1-hour one) and the cache hit.
+const fn anthropic(input: f64, cache_write: f64, cache_read: f64, output: f64) -> Price {
+    Price::new(input, output, cache_write, cache_read)
+}
+
+/// OpenAI's and DeepSeek's rates: writing the cache costs what input costs.
+const fn cached(input: f64, cache_read: f64, output: f64) -> Price {
+    Price::new(input, output, input, cache_read)
+}
+
+/// The price of a model by its exact name or dated snapshot (`-20??-…`,
+/// `-2025…`); a model not named here has no price, never a guessed one.
+///
+/// US dollars per million tokens, from the providers' pricing pages as
+/// they read on 2026-12-01: <https://platform.claude.com/docs/en/about-claude/pricing>,
+/// <https://developers.openai.com/api/docs/pricing> and
+/// <https://api-docs.deepseek.com/quick_start/pricing>. Standard tier
+/// only: batch, priority/fast and regional rates are not modelled.
+/// DeepSeek bills half its rates off-peak; the table holds the peak ones,
+/// so its figures are an upper bound. Settings override any of these
+/// (`models` → `price`).
+fn builtin_price(m: &str) -> Option<Price> {
+    // Sonnet 4 and 4.5: a prompt over 200k tokens (1M-context beta) pays
+    // the long-context rates on the whole request.
+    let sonnet_4_long = anthropic(3.0, 3.75, 0.30, 15.0).with_long_prompt(LongPromptPrice {
+        above_tokens: 200_000,
+        input: 6.0,
+        output: 22.5,
+        cache_write: 7.5,
+        cache_read: 0.60,
+    });
+    // Haiku 5.5: a prompt over 100k tokens pays five times the rates.
+    let haiku_5_5 = anthropic(0.10, 0.125, 0.01, 0.50).with_long_prompt(LongPromptPrice {
+        above_tokens: 100_000,
+        input: 0.50,
+        output: 2.50,
+        cache_write: 0.625,
+        cache_read: 0.05,
+    });
+    let table: &[(&[&str], Price)] = &[
+        // Anthropic.
+        (&["claude-fable-5-2*"], anthropic(8.0, 10.0, 0.20, 40.0)),
+        (
+            &["claude-fable-5-1*", "claude-mythos-5-1*"],
+            anthropic(10.0, 12.5, 0.25, 50.0),
+        ),
+        (
+            &[
+                "claude-fable-5",
+                "claude-fable-5-20*",
+                "claude-mythos-5",
+                "claude-mythos-5-20*",
+            ],
+            anthropic(10.0, 12.5, 1.0, 50.0),
+        ),
+        (&["claude-opus-5-5*"], anthropic(4.0, 5.0, 0.20, 20.0)),
+        (
+            &[
+                "claude-opus-5",
+                "claude-opus-5-20*",
+                "claude-opus-4-8*",
+                "claude-opus-4-7*",
+                "claude-opus-4-6*",
+                "claude-opus-4-5*",
+            ],
+            anthropic(5.0, 6.25, 0.50, 25.0),
+        ),
+        (
+            &[
+                "claude-opus-4-1*",
+                "claude-opus-4-0",
+                "claude-opus-4-20*",
+                "claude-3-opus*",
+            ],
+            anthropic(15.0, 18.75, 1.50, 75.0),
+        ),
+        (&["claude-sonnet-5-5*"], anthropic(2.0, 2.5, 0.10, 10.0)),
+        (
+            &["claude-sonnet-5", "claude-sonnet-5-20*"],
+            anthropic(2.0, 2.5, 0.20, 10.0),
+        ),
+        (&["claude-sonnet-4-6*"], anthropic(3.0, 3.75, 0.30, 15.0)),
+        (
+            &[
+                "claude-sonnet-4-5*",
+                "claude-sonnet-4-0",
+                "claude-sonnet-4-20*",
+            ],
+            sonnet_4_long,
+        ),
+        (
+            &["claude-3-7-sonnet*", "claude-3-5-sonnet*"],
+            anthropic(3.0, 3.75, 0.30, 15.0),
+        ),
+        (&["claude-haiku-5-5*"], haiku_5_5),
+        (&["claude-haiku-4-5*"], anthropic(1.0, 1.25, 0.10, 5.0)),
+        (&["claude-3-5-haiku*"], anthropic(0.80, 1.0, 0.08, 4.0)),
+        (&["claude-3-haiku*"], anthropic(0.25, 0.30, 0.03, 1.25)),
+        // OpenAI. The pro models take no cached input.
+        (
+            &[
+                "gpt-5.5-pro",
+                "gpt-5.5-pro-20*",
+                "gpt-5.4-pro",
+                "gpt-5.4-pro-20*",
+            ],
+            Price::flat(30.0, 180.0),
+        ),
+        (&["gpt-5.5", "gpt-5.5-20*"], cached(5.0, 0.50, 30.0)),
+        (&["gpt-5.4", "gpt-5.4-20*"], cached(2.50, 0.25, 15.0)),
+        (
+            &["gpt-5.4-mini", "gpt-5.4-mini-20*"],
+            cached(0.75, 0.075, 4.50),
+        ),
+        (
+            &["gpt-5.4-nano", "gpt-5.4-nano-20*"],
+            cached(0.20, 0.02, 1.25),
+        ),
+        (
+            &["gpt-5.2-pro", "gpt-5.2-pro-20*"],
+            Price::flat(21.0, 168.0),
+        ),
+        (
+            &["gpt-5.2", "gpt-5.2-20*", "gpt-5.2-codex"],
+            cached(1.75, 0.175, 14.0),
+        ),
+        (
+            &[
+                "gpt-5.1",
+                "gpt-5.1-20*",
+                "gpt-5.1-codex",
+                "gpt-5",
+                "gpt-5-20*",
+                "gpt-5-codex",
+                "gpt-5-chat-latest",
+            ],
+            cached(1.25, 0.125, 10.0),
+        ),
+        (
+            &["gpt-5.1-codex-mini", "gpt-5-mini", "gpt-5-mini-20*"],
+            cached(0.25, 0.025, 2.0),
+        ),
+        (&["gpt-5-nano", "gpt-5-nano-20*"], cached(0.05, 0.005, 0.40)),
+        (&["gpt-5-pro", "gpt-5-pro-20*"], Price::flat(15.0, 120.0)),
+        (&["gpt-4.1", "gpt-4.1-20*"], cached(2.0, 0.50, 8.0)),
+        (
+            &["gpt-4.1-mini", "gpt-4.1-mini-20*"],
+            cached(0.40, 0.10, 1.60),
+        ),
+        (
+            &["gpt-4.1-nano", "gpt-4.1-nano-20*"],
+            cached(0.10, 0.025, 0.40),
+        ),
+        (&["gpt-4o", "gpt-4o-20*"], cached(2.50, 1.25, 10.0)),
+        (
+            &["gpt-4o-mini", "gpt-4o-mini-20*"],
+            cached(0.15, 0.075, 0.60),
+        ),
+        (&["o3-pro", "o3-pro-20*"], Price::flat(20.0, 80.0)),
+        (&["o3", "o3-20*"], cached(2.0, 0.50, 8.0)),
+        (&["o3-mini", "o3-mini-20*"], cached(1.10, 0.55, 4.40)),
+        (&["o4-mini", "o4-mini-20*"], cached(1.10, 0.275, 4.40)),
+        (&["o1", "o1-20*"], cached(15.0, 7.50, 60.0)),
+        // DeepSeek (peak rates). The retired `deepseek-v4-flash` names are
+        // served by the current Flash model at its price; `deepseek-chat`
+        // and `deepseek-reasoner` no longer answer and have none.
+        (
+            &[
+                "deepseek-flash",
+                "deepseek-v4-flash",
+                "deepseek-v4-flash-vision-exp",
+            ],
+            cached(0.30, 0.006, 1.20),
+        ),
+        (&["deepseek-v4-pro"], cached(1.32, 0.044, 3.96)),
+    ];
+    table
+        .iter()
+        .find(|(patterns, _)| patterns.iter().any(|p| glob_match(p, m)))
+        .map(|(_, price)| *price)
 }
 
 /// The model a provider gets when nothing names one but its key
@@ -264,5 +456,111 @@ mod tests {
         assert!(glob_match("claude-*", "claude-opus-4-5"));
         assert!(glob_match("*thinking*", "kimi-k2-thinking-turbo"));
         assert!(!glob_match("gpt-*", "chatgpt-4o"));
+    }
+
+    #[test]
+    fn prices_are_found_by_name_and_snapshot_and_unknown_models_have_none() {
+        let none: &[(String, ModelOverride)] = &[];
+        let price = |m: &str| capabilities_for(m, none).price;
+        let sonnet = price("claude-sonnet-4-5-20250929").expect("a price");
+        assert_eq!(
+            (
+                sonnet.input,
+                sonnet.output,
+                sonnet.cache_write,
+                sonnet.cache_read
+            ),
+            (3.0, 15.0, 3.75, 0.30)
+        );
+        assert_eq!(price("claude-sonnet-4-5"), Some(sonnet));
+        assert_eq!(
+            price("claude-opus-4-20250514").map(|p| p.input),
+            Some(15.0),
+            "Opus 4.0 is not priced as 4.5"
+        );
+        assert_eq!(
+            price("claude-opus-4-5-20251101").map(|p| p.input),
+            Some(5.0)
+        );
+        assert_eq!(price("claude-sonnet-5-5").map(|p| p.cache_read), Some(0.10));
+        assert_eq!(price("claude-sonnet-5").map(|p| p.cache_read), Some(0.20));
+        let gpt5 = price("gpt-5-2025-08-07").expect("a price");
+        assert_eq!(
+            (gpt5.input, gpt5.output, gpt5.cache_write, gpt5.cache_read),
+            (1.25, 10.0, 1.25, 0.125)
+        );
+        assert_eq!(price("openai/gpt-5-mini").map(|p| p.input), Some(0.25));
+        assert_eq!(price("deepseek-v4-pro").map(|p| p.output), Some(3.96));
+        // Near misses are not guessed: a new model has no price until the
+        // table or settings give it one.
+        for unknown in [
+            "gpt-5.9",
+            "claude-sonnet-9",
+            "deepseek-chat",
+            "my-local-llama",
+            "gpt-5-turbo",
+        ] {
+            assert_eq!(price(unknown), None, "{unknown}");
+        }
+    }
+
+    #[test]
+    fn every_built_in_price_is_valid() {
+        for model in [
+            "claude-fable-5-2",
+            "claude-fable-5-1",
+            "claude-fable-5",
+            "claude-opus-5-5",
+            "claude-opus-5",
+            "claude-opus-4-1",
+            "claude-sonnet-5-5",
+            "claude-sonnet-4-6",
+            "claude-sonnet-4-0",
+            "claude-haiku-5-5",
+            "claude-haiku-4-5",
+            "claude-3-5-haiku-latest",
+            "claude-3-haiku-20240307",
+            "gpt-5.5-pro",
+            "gpt-5.5",
+            "gpt-5.4-nano",
+            "gpt-5.2",
+            "gpt-5.1-codex-mini",
+            "gpt-5-nano",
+            "gpt-5-pro",
+            "gpt-4.1-mini",
+            "gpt-4o-mini",
+            "o3-pro",
+            "o3",
+            "o4-mini",
+            "o1",
+            "deepseek-flash",
+        ] {
+            let price = capabilities_for(model, &[]).price;
+            assert!(price.is_some_and(|p| p.is_valid()), "{model}: {price:?}");
+        }
+    }
+
+    #[test]
+    fn a_settings_price_replaces_the_table_price_or_gives_one() {
+        let mine = Price::new(0.5, 1.5, 0.5, 0.05);
+        let overrides: Vec<(String, ModelOverride)> = serde_json::from_value(serde_json::json!([
+            ["claude-*", {"price": {"input": 0.5, "output": 1.5, "cache_write": 0.5, "cache_read": 0.05}}],
+            ["my-*", {"price": {"input": 0, "output": 0, "cache_write": 0, "cache_read": 0}}],
+        ]))
+        .unwrap();
+        assert_eq!(
+            capabilities_for("claude-sonnet-4-5", &overrides).price,
+            Some(mine)
+        );
+        assert_eq!(
+            capabilities_for("my-local-llama", &overrides).price,
+            Some(Price::new(0.0, 0.0, 0.0, 0.0)),
+            "a free local model is free because settings say so"
+        );
+        assert_eq!(
+            capabilities_for("gpt-5", &overrides).price.map(|p| p.input),
+            Some(1.25),
+            "a model no override names keeps the table's price"
+        );
     }
 }
