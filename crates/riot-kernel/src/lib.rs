@@ -15,6 +15,7 @@ pub mod ask;
 pub mod classifier;
 pub mod commands;
 pub mod config;
+pub mod cost;
 pub mod credentials;
 pub mod extension_files;
 pub mod frontmatter;
