@@ -19,9 +19,9 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 use futures::StreamExt;
 use riot_kernel::config::FlagLayer;
-use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, Session};
+use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, SessionHandle};
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, FileSystem, PermissionMode, SessionId, StreamDelta,
+    AgentEvent, CancelReason, FileSystem, SessionId, StreamDelta,
     TerminalReason,
 };
 
@@ -33,6 +33,7 @@ use crate::gate::ClientGate;
 use crate::mapping::{self, ToolCalls};
 
 /// JSON-RPC error codes (JSON-RPC 2.0 §5.1).
+const INVALID_REQUEST: i32 = -32600;
 const INVALID_PARAMS: i32 = -32602;
 const INTERNAL_ERROR: i32 = -32603;
 
@@ -57,13 +58,7 @@ pub struct AcpConfig {
 /// One open session and the state its handlers share.
 #[derive(Debug)]
 struct Slot {
-    session: tokio::sync::Mutex<Session>,
-    /// The running turn's scope, for `session/cancel`.
-    running: Mutex<Option<CancelScope>>,
-    /// A mode chosen while a turn ran; applied when it ends.
-    pending_mode: Mutex<Option<PermissionMode>>,
-    /// A model chosen while a turn ran; applied when it ends.
-    pending_model: Mutex<Option<String>>,
+    session: SessionHandle,
     calls: Arc<Mutex<ToolCalls>>,
     /// The session's canonical project directory.
     cwd: PathBuf,
@@ -117,6 +112,8 @@ fn kernel_error(e: KernelError) -> Error {
     match e {
         KernelError::Usage(m) => Error::new(INVALID_PARAMS, m),
         KernelError::Failed(m) => Error::new(INTERNAL_ERROR, m),
+        e @ KernelError::Busy => Error::new(INVALID_PARAMS, e.to_string()),
+        e @ KernelError::Closed => Error::new(INVALID_REQUEST, e.to_string()),
     }
 }
 
@@ -203,7 +200,7 @@ impl RiotAgent {
         let session = self
             .config
             .kernel
-            .open(options)
+            .start(options)
             .await
             .map_err(kernel_error)?;
         let id = session.id().to_string();
@@ -214,10 +211,7 @@ impl RiotAgent {
         let commands = mapping::available_commands(session.commands());
         let slot = Arc::new(Slot {
             commands,
-            session: tokio::sync::Mutex::new(session),
-            running: Mutex::new(None),
-            pending_mode: Mutex::new(None),
-            pending_model: Mutex::new(None),
+            session,
             calls,
             cwd: options_cwd,
         });
@@ -233,10 +227,10 @@ impl RiotAgent {
         let (id, slot) = self
             .open(cx, request.cwd, None, request.mcp_servers)
             .await?;
-        let session = slot.session.lock().await;
+        let status = slot.session.status();
         Ok(NewSessionResponse::new(id)
-            .modes(mapping::mode_state(session.mode()))
-            .meta(ext::session_meta(session.model())))
+            .modes(mapping::mode_state(status.mode))
+            .meta(ext::session_meta(&status.model)))
     }
 
     /// ACP `session/load`: the whole conversation is replayed as updates
@@ -257,21 +251,23 @@ impl RiotAgent {
                     .1
             }
         };
-        let Ok(session) = slot.session.try_lock() else {
+        if slot.session.is_running() {
             return Err(Error::new(
                 INVALID_PARAMS,
                 format!("session `{id}` is running a prompt; load it when the turn ends"),
             ));
-        };
+        }
+        let messages = slot.session.messages().await.map_err(kernel_error)?;
         let mut replay = ToolCalls::new(slot.cwd.clone());
-        for message in session.messages() {
+        for message in &messages {
             for update in replay.message_updates(message, true) {
                 send(cx, &id, update);
             }
         }
+        let status = slot.session.status();
         Ok(LoadSessionResponse::new()
-            .modes(mapping::mode_state(session.mode()))
-            .meta(ext::session_meta(session.model())))
+            .modes(mapping::mode_state(status.mode))
+            .meta(ext::session_meta(&status.model)))
     }
 
     async fn prompt(
@@ -292,33 +288,32 @@ impl RiotAgent {
         if text.trim().is_empty() {
             return Err(Error::new(INVALID_PARAMS, "the prompt is empty"));
         }
-        let Ok(mut session) = slot.session.try_lock() else {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                "a prompt is already running in this session; cancel it or wait for its end",
-            ));
-        };
-        if let Some(mode) = lock(&slot.pending_mode).take() {
-            session.set_mode(mode);
-        }
-        if let Some(model) = lock(&slot.pending_model).take() {
-            session.set_model(&model);
-        }
-        let mode_before = session.mode();
-        let cancel = CancelScope::new();
-        *lock(&slot.running) = Some(cancel.clone());
+        let mut modes = slot.session.watch();
+        let mode_before = modes.borrow_and_update().mode;
+        let mut events = slot.session.prompt(text).map_err(kernel_error)?;
         // A shutdown that came while this turn was being set up did not
         // see it running: cancel it here.
         if self.stop.is_triggered() {
-            cancel.cancel(CancelReason::Shutdown);
+            slot.session.cancel(CancelReason::Shutdown);
         }
         let mut reason = None;
         let mut usage = riot_protocol::Usage::default();
         let mut requests = 0u32;
-        let mut model = session.model().to_owned();
+        let mut model = slot.session.status().model;
+        // The client hears of a mode the session chose itself (a plan
+        // approved during the turn) as soon as it holds.
+        let mut mode_now = mode_before;
         {
-            let mut events = std::pin::pin!(session.turn(&text, cancel));
             while let Some(event) = events.next().await {
+                let mode = slot.session.status().mode;
+                if mode != mode_now {
+                    mode_now = mode;
+                    send(
+                        cx,
+                        &id,
+                        SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str())),
+                    );
+                }
                 let updates: Vec<SessionUpdate> = match &event {
                     AgentEvent::Delta {
                         delta: StreamDelta::Text { text },
@@ -383,23 +378,15 @@ impl RiotAgent {
                 }
             }
         }
-        *lock(&slot.running) = None;
-        // A plan approved during the turn switched the mode: tell the
-        // client, unless it chose a mode of its own meanwhile.
-        let changed = session.mode();
-        match lock(&slot.pending_mode).take() {
-            Some(mode) => session.set_mode(mode),
-            None if changed != mode_before => send(
+        drop(events);
+        let mode = slot.session.status().mode;
+        if mode != mode_now {
+            send(
                 cx,
                 &id,
-                SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(changed.as_str())),
-            ),
-            None => {}
+                SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str())),
+            );
         }
-        if let Some(model) = lock(&slot.pending_model).take() {
-            session.set_model(&model);
-        }
-        drop(session);
         // Before the response, so the client has the figures of the turn
         // that just ended.
         self.notify(
@@ -477,9 +464,7 @@ impl RiotAgent {
             tracing::info!(session = %id, "cancel for an unknown session");
             return;
         };
-        if let Some(scope) = lock(&slot.running).take() {
-            scope.cancel(CancelReason::User);
-        }
+        slot.session.cancel(CancelReason::User);
     }
 
     /// Cancels every running turn for a shutdown; how many there were.
@@ -487,8 +472,7 @@ impl RiotAgent {
         let slots: Vec<Arc<Slot>> = lock(&self.sessions).values().cloned().collect();
         let mut cancelled = 0;
         for slot in slots {
-            if let Some(scope) = lock(&slot.running).take() {
-                scope.cancel(CancelReason::Shutdown);
+            if slot.session.cancel(CancelReason::Shutdown) {
                 cancelled += 1;
             }
         }
@@ -505,7 +489,10 @@ impl RiotAgent {
         }
         self.turns.close();
         self.turns.wait().await;
-        lock(&self.sessions).clear();
+        let slots: Vec<Arc<Slot>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        for slot in slots {
+            slot.session.clone().close().await;
+        }
     }
 
     /// Tells the client which slash commands the session has.
@@ -515,7 +502,10 @@ impl RiotAgent {
         }
     }
 
-    fn set_mode(&self, request: &SetSessionModeRequest) -> Result<SetSessionModeResponse, Error> {
+    async fn set_mode(
+        &self,
+        request: &SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, Error> {
         let id = request.session_id.0.to_string();
         let slot = self.slot(&id)?;
         let wanted = request.mode_id.0.to_string();
@@ -526,11 +516,8 @@ impl RiotAgent {
                 format!("unknown mode `{wanted}`; use one of {}", offered.join(", ")),
             )
         })?;
-        match slot.session.try_lock() {
-            Ok(mut session) => session.set_mode(mode),
-            // A turn is running: its mode holds until it ends.
-            Err(_) => *lock(&slot.pending_mode) = Some(mode),
-        }
+        // During a turn it applies from the next batch of tool calls.
+        slot.session.set_mode(mode).await.map_err(kernel_error)?;
         Ok(SetSessionModeResponse::new())
     }
 }
@@ -624,7 +611,7 @@ impl RiotAgent {
         let id = &request.session_id;
         let open = lock(&self.sessions).get(id).cloned();
         if let Some(slot) = open {
-            if lock(&slot.running).is_some() || slot.session.try_lock().is_err() {
+            if slot.session.is_running() {
                 return Err(Error::new(
                     INVALID_PARAMS,
                     format!("session `{id}` is running a prompt; stop it before deleting it"),
@@ -649,17 +636,14 @@ impl RiotAgent {
         Ok(ext::DoneResponse::default())
     }
 
-    /// `_riot/set_model`: now, or when the running turn ends.
-    fn set_model(&self, request: &ext::SetModelRequest) -> Result<ext::DoneResponse, Error> {
+    /// `_riot/set_model`: now, or from the running turn's next request.
+    async fn set_model(&self, request: &ext::SetModelRequest) -> Result<ext::DoneResponse, Error> {
         let model = request.model.trim();
         if model.is_empty() {
             return Err(Error::new(INVALID_PARAMS, "the model name is empty"));
         }
         let slot = self.slot(&request.session_id)?;
-        match slot.session.try_lock() {
-            Ok(mut session) => session.set_model(model),
-            Err(_) => *lock(&slot.pending_model) = Some(model.to_owned()),
-        }
+        slot.session.set_model(model).await.map_err(kernel_error)?;
         Ok(ext::DoneResponse::default())
     }
 }
@@ -805,7 +789,7 @@ pub(crate) async fn serve_on(
             async move |request: SetSessionModeRequest,
                         responder: Responder<SetSessionModeResponse>,
                         _cx: ConnectionTo<Client>| {
-                reply(responder, a4.set_mode(&request));
+                reply(responder, a4.set_mode(&request).await);
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
@@ -929,7 +913,7 @@ pub(crate) async fn serve_on(
             async move |request: ext::SetModelRequest,
                         responder: Responder<ext::DoneResponse>,
                         _cx: ConnectionTo<Client>| {
-                reply(responder, b5.set_model(&request));
+                reply(responder, b5.set_model(&request).await);
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),

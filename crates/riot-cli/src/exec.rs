@@ -171,8 +171,8 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     let mut session = match kernel.open(options).await {
         Ok(s) => s,
         Err(riot_kernel::KernelError::Usage(m)) => return usage(&m),
-        Err(riot_kernel::KernelError::Failed(m)) => {
-            eprintln!("riot exec: {m}");
+        Err(e) => {
+            eprintln!("riot exec: {e}");
             return 1;
         }
     };

@@ -20,6 +20,7 @@ pub mod credentials;
 pub mod extension_files;
 pub mod frontmatter;
 pub mod gate;
+pub mod handle;
 pub mod hooks;
 pub mod memory;
 pub mod model_settings;
@@ -40,4 +41,5 @@ pub mod ui_support;
 pub mod working_set;
 
 pub use gate::NobodyAnswers;
+pub use handle::{SessionHandle, SessionStatus, Turn};
 pub use session::{Capabilities, Kernel, KernelError, OpenOptions, ResumeFrom, Session};

@@ -14,6 +14,30 @@ use riot_protocol::{IdGen, Message, MessageId, UserBlock};
 pub struct PendingMessages {
     inner: Arc<Mutex<Vec<Message>>>,
     ids: Arc<dyn IdGen>,
+    /// A model chosen while the turn runs, for the loop's next request.
+    model: Arc<Mutex<Option<String>>>,
+}
+
+/// Switches a running turn's model from its next request: the loop takes
+/// the switch through [`MessageQueue::model_switch`]; subagents and the
+/// classifier follow at once through the session's model cell.
+#[derive(Debug, Clone)]
+pub struct ModelSwitch {
+    wanted: Arc<Mutex<Option<String>>>,
+    shared: crate::session::SessionModel,
+}
+
+impl ModelSwitch {
+    /// Asks for `model` from the next request on.
+    pub fn switch(&self, model: &str) {
+        *self.wanted.lock().unwrap_or_else(|e| e.into_inner()) = Some(model.to_owned());
+        self.shared.set(model);
+    }
+
+    /// A switch the loop has not taken yet.
+    pub fn take(&self) -> Option<String> {
+        self.wanted.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 impl PendingMessages {
@@ -22,6 +46,15 @@ impl PendingMessages {
         Self {
             inner: Arc::new(Mutex::new(Vec::new())),
             ids,
+            model: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The switch a face uses to change the model of a running turn.
+    pub fn model_switch(&self, shared: crate::session::SessionModel) -> ModelSwitch {
+        ModelSwitch {
+            wanted: Arc::clone(&self.model),
+            shared,
         }
     }
 
@@ -72,6 +105,10 @@ impl PendingMessages {
 impl MessageQueue for PendingMessages {
     fn drain(&self) -> Vec<Message> {
         self.take_all()
+    }
+
+    fn model_switch(&self) -> Option<String> {
+        self.model.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
 

@@ -101,6 +101,12 @@ pub enum KernelError {
     /// Something failed at run time: exit 1.
     #[error("{0}")]
     Failed(String),
+    /// A prompt came while a turn was running in the session.
+    #[error("a prompt is already running in this session; cancel it or wait for its end")]
+    Busy,
+    /// The session was closed.
+    #[error("the session is closed")]
+    Closed,
 }
 
 impl From<ConfigError> for KernelError {
@@ -801,6 +807,21 @@ impl Session {
     /// The model in use.
     pub fn model(&self) -> &str {
         &self.state.model
+    }
+
+    /// The project directory.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The cell tool batches read their mode from (a mid-turn switch).
+    pub(crate) fn mode_cell(&self) -> crate::plan::ModeCell {
+        self.mode_cell.clone()
+    }
+
+    /// The switch that changes a running turn's model.
+    pub(crate) fn model_switch(&self) -> crate::queue::ModelSwitch {
+        self.pending.model_switch(self.shared_model.clone())
     }
 
     /// The permission mode the next turn runs in.

@@ -1,0 +1,492 @@
+//! The session as an actor: one task owns a [`Session`]; every face (`riot
+//! exec`, ACP over stdio and WebSocket, the terminal UI) drives it through
+//! a cloneable [`SessionHandle`].
+//!
+//! Operations go in, events come out:
+//!
+//! - [`SessionHandle::prompt`] starts a turn and returns its events as a
+//!   [`Turn`] stream (exactly one `Done`, last). A second prompt while one
+//!   runs is refused with [`KernelError::Busy`]; a face that wants to
+//!   send more during a turn [`queue`](SessionHandle::queue)s it.
+//! - [`SessionHandle::set_mode`] and [`SessionHandle::set_model`] apply at
+//!   once between turns. During a turn they apply between model
+//!   requests: the mode from the next batch of tool calls on, the model
+//!   from the next request (the loop takes the switch before it builds
+//!   one). Both are recorded in the transcript.
+//! - Reads of the session ([`messages`](SessionHandle::messages),
+//!   [`read`](SessionHandle::read)) and the other changes
+//!   ([`clear`](SessionHandle::clear)) run between turns, in the order
+//!   they were sent.
+//! - [`SessionHandle::status`] / [`SessionHandle::watch`] say whether a
+//!   turn runs and which mode and model hold, so no face needs its own copy
+//!   or a lock probe.
+//!
+//! When the last handle is dropped, a running turn is cancelled, runs to
+//! its end (results paired, transcript written) and the actor saves the
+//! session's file state and stops. [`SessionHandle::close`] does the same
+//! and waits for it.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use futures::{Stream, StreamExt};
+use riot_protocol::{
+    AgentEvent, CancelReason, CancelScope, Message, MessageId, PermissionMode, SessionId, Usage,
+};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::session::{KernelError, Session};
+
+/// What a face sees of a session without asking the actor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionStatus {
+    /// A turn is running.
+    pub running: bool,
+    /// The permission mode the next tool batch runs in.
+    pub mode: PermissionMode,
+    /// The model the next request goes to.
+    pub model: String,
+    /// Tokens of the main loop's requests since the session was opened.
+    pub usage: Usage,
+    /// Main-loop model requests since the session was opened.
+    pub requests: u64,
+}
+
+type Job = Box<dyn FnOnce(&mut Session) -> futures::future::BoxFuture<'_, ()> + Send>;
+
+enum Op {
+    Prompt {
+        text: String,
+        cancel: CancelScope,
+        events: mpsc::UnboundedSender<AgentEvent>,
+    },
+    SetMode(PermissionMode, oneshot::Sender<()>),
+    SetModel(String, oneshot::Sender<()>),
+    /// Runs between turns with the session borrowed.
+    Between(Job),
+    Close,
+}
+
+#[derive(Debug)]
+struct Shared {
+    id: SessionId,
+    cwd: PathBuf,
+    notices: Vec<String>,
+    commands: Vec<crate::commands::Command>,
+    skills: crate::skills::SkillCatalog,
+    pending: crate::queue::PendingMessages,
+    /// Set by `prompt` before the operation is sent, cleared by the actor
+    /// when the turn has ended and the session is settled.
+    busy: AtomicBool,
+    /// The running turn's scope.
+    running: Mutex<Option<CancelScope>>,
+    status: watch::Sender<SessionStatus>,
+    /// Resolves when the actor has stopped.
+    stopped: watch::Receiver<bool>,
+}
+
+/// A cloneable handle on a running session. See the module docs.
+#[derive(Debug, Clone)]
+pub struct SessionHandle {
+    shared: Arc<Shared>,
+    ops: mpsc::UnboundedSender<Op>,
+}
+
+impl std::fmt::Debug for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Op::Prompt { text, .. } => f.debug_struct("Prompt").field("text", text).finish(),
+            Op::SetMode(mode, _) => f.debug_tuple("SetMode").field(mode).finish(),
+            Op::SetModel(model, _) => f.debug_tuple("SetModel").field(model).finish(),
+            Op::Between(_) => f.write_str("Between"),
+            Op::Close => f.write_str("Close"),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl SessionHandle {
+    /// Starts the actor that owns `session` (on the current tokio runtime).
+    pub fn spawn(session: Session) -> Self {
+        let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+        let (status, _) = watch::channel(SessionStatus {
+            running: false,
+            mode: session.mode(),
+            model: session.model().to_owned(),
+            usage: Usage::default(),
+            requests: 0,
+        });
+        let (stopped_tx, stopped) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            id: session.id().clone(),
+            cwd: session.cwd().to_owned(),
+            notices: session.notices().to_vec(),
+            commands: session.commands().to_vec(),
+            skills: session.skills().clone(),
+            pending: session.pending(),
+            busy: AtomicBool::new(false),
+            running: Mutex::new(None),
+            status,
+            stopped,
+        });
+        let actor = Actor {
+            session,
+            shared: Arc::clone(&shared),
+            ops: ops_rx,
+            deferred: VecDeque::new(),
+        };
+        tokio::spawn(async move {
+            actor.run().await;
+            let _ = stopped_tx.send(true);
+        });
+        Self {
+            shared,
+            ops: ops_tx,
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &SessionId {
+        &self.shared.id
+    }
+
+    /// The project directory the session works in.
+    pub fn cwd(&self) -> &Path {
+        &self.shared.cwd
+    }
+
+    /// One-line notices for the person, from opening the session.
+    pub fn notices(&self) -> &[String] {
+        &self.shared.notices
+    }
+
+    /// The slash commands a person can type: built-ins, then files.
+    pub fn commands(&self) -> &[crate::commands::Command] {
+        &self.shared.commands
+    }
+
+    /// The skills the model can load.
+    pub fn skills(&self) -> &crate::skills::SkillCatalog {
+        &self.shared.skills
+    }
+
+    /// Whether a turn runs, the mode and model that hold, and the main
+    /// loop's usage so far.
+    pub fn status(&self) -> SessionStatus {
+        self.shared.status.borrow().clone()
+    }
+
+    /// A receiver that sees every change of [`status`](Self::status).
+    pub fn watch(&self) -> watch::Receiver<SessionStatus> {
+        self.shared.status.subscribe()
+    }
+
+    /// Whether a turn is running (or about to start).
+    pub fn is_running(&self) -> bool {
+        self.shared.busy.load(Ordering::SeqCst)
+    }
+
+    /// Starts a turn for `text` (a prompt or a `/command`). Refused with
+    /// [`KernelError::Busy`] while another turn runs, and with
+    /// [`KernelError::Closed`] after the session was closed.
+    pub fn prompt(&self, text: impl Into<String>) -> Result<Turn, KernelError> {
+        if self
+            .shared
+            .busy
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return Err(KernelError::Busy);
+        }
+        let cancel = CancelScope::new();
+        *lock(&self.shared.running) = Some(cancel.clone());
+        let (events, rx) = mpsc::unbounded_channel();
+        let op = Op::Prompt {
+            text: text.into(),
+            cancel: cancel.clone(),
+            events,
+        };
+        if self.ops.send(op).is_err() {
+            lock(&self.shared.running).take();
+            self.shared.busy.store(false, Ordering::SeqCst);
+            return Err(KernelError::Closed);
+        }
+        Ok(Turn {
+            events: rx,
+            cancel,
+            done: false,
+        })
+    }
+
+    /// Stops the running turn, if any, for `reason`; whether one ran.
+    pub fn cancel(&self, reason: CancelReason) -> bool {
+        match lock(&self.shared.running).as_ref() {
+            Some(scope) => {
+                scope.cancel(reason);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Queues a message sent during a turn: the loop delivers it after
+    /// the pending tool results. Returns its id (to edit or withdraw it
+    /// through [`pending`](Self::pending)).
+    pub fn queue(&self, text: &str) -> MessageId {
+        self.shared.pending.push(text)
+    }
+
+    /// The queue of messages waiting for the running turn.
+    pub fn pending(&self) -> &crate::queue::PendingMessages {
+        &self.shared.pending
+    }
+
+    /// Switches the permission mode: at once between turns, from the next
+    /// batch of tool calls during one. Recorded in the transcript; the
+    /// status says it once this returns.
+    pub async fn set_mode(&self, mode: PermissionMode) -> Result<(), KernelError> {
+        let (tx, rx) = oneshot::channel();
+        self.ops
+            .send(Op::SetMode(mode, tx))
+            .map_err(|_| KernelError::Closed)?;
+        rx.await.map_err(|_| KernelError::Closed)
+    }
+
+    /// Switches the model: at once between turns, from the next model
+    /// request during one. Recorded in the transcript; the status says it
+    /// once this returns.
+    pub async fn set_model(&self, model: &str) -> Result<(), KernelError> {
+        let (tx, rx) = oneshot::channel();
+        self.ops
+            .send(Op::SetModel(model.to_owned(), tx))
+            .map_err(|_| KernelError::Closed)?;
+        rx.await.map_err(|_| KernelError::Closed)
+    }
+
+    /// Runs `f` on the session between turns (after the running turn, in
+    /// the order operations were sent) and returns what it returns.
+    pub async fn read<R, F>(&self, f: F) -> Result<R, KernelError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Session) -> R + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |session: &mut Session| {
+            let _ = tx.send(f(session));
+            Box::pin(async {})
+        });
+        self.ops
+            .send(Op::Between(job))
+            .map_err(|_| KernelError::Closed)?;
+        rx.await.map_err(|_| KernelError::Closed)
+    }
+
+    /// The history so far (between turns).
+    pub async fn messages(&self) -> Result<Vec<Message>, KernelError> {
+        self.read(|s| s.messages().to_vec()).await
+    }
+
+    /// Usage of side requests (compaction summaries, auto mode's
+    /// classifier) in this process (between turns).
+    pub async fn side_usage(&self) -> Result<Usage, KernelError> {
+        self.read(Session::side_usage).await
+    }
+
+    /// Starts the conversation over (`/clear`), between turns.
+    pub async fn clear(&self) -> Result<(), KernelError> {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |session: &mut Session| {
+            session.clear();
+            let _ = tx.send(());
+            Box::pin(async {})
+        });
+        self.ops
+            .send(Op::Between(job))
+            .map_err(|_| KernelError::Closed)?;
+        rx.await.map_err(|_| KernelError::Closed)
+    }
+
+    /// Ends the session: a running turn is cancelled and runs to its end,
+    /// what the session read is saved, and the actor stops. Waits for all
+    /// of it; other clones of the handle are refused from then on.
+    pub async fn close(self) {
+        self.cancel(CancelReason::Shutdown);
+        let _ = self.ops.send(Op::Close);
+        let mut stopped = self.shared.stopped.clone();
+        let _ = stopped.wait_for(|s| *s).await;
+    }
+}
+
+/// The events of one turn; exactly one `Done`, last. Dropping it before
+/// the end stops the turn (the actor still runs it to its end, so the
+/// transcript stays paired).
+#[derive(Debug)]
+pub struct Turn {
+    events: mpsc::UnboundedReceiver<AgentEvent>,
+    cancel: CancelScope,
+    done: bool,
+}
+
+impl Turn {
+    /// The turn's cancellation scope.
+    pub fn cancel_scope(&self) -> &CancelScope {
+        &self.cancel
+    }
+}
+
+impl Stream for Turn {
+    type Item = AgentEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        let polled = self.events.poll_recv(cx);
+        if let Poll::Ready(Some(AgentEvent::Done { .. }) | None) = &polled {
+            self.done = true;
+        }
+        polled
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if !self.done {
+            self.cancel.cancel(CancelReason::User);
+        }
+    }
+}
+
+struct Actor {
+    session: Session,
+    shared: Arc<Shared>,
+    ops: mpsc::UnboundedReceiver<Op>,
+    /// Operations that arrived during a turn and wait for its end.
+    deferred: VecDeque<Op>,
+}
+
+impl Actor {
+    async fn run(mut self) {
+        loop {
+            let op = match self.deferred.pop_front() {
+                Some(op) => op,
+                None => match self.ops.recv().await {
+                    Some(op) => op,
+                    None => break,
+                },
+            };
+            match op {
+                Op::Prompt {
+                    text,
+                    cancel,
+                    events,
+                } => self.turn(&text, cancel, &events).await,
+                Op::SetMode(mode, done) => {
+                    self.session.set_mode(mode);
+                    self.publish();
+                    let _ = done.send(());
+                }
+                Op::SetModel(model, done) => {
+                    self.session.set_model(&model);
+                    self.publish();
+                    let _ = done.send(());
+                }
+                Op::Between(job) => job(&mut self.session).await,
+                Op::Close => break,
+            }
+            self.publish();
+        }
+        // Nothing more will run: drop a prompt that raced the close.
+        self.ops.close();
+        if let Err(e) = self.session.save_file_state().await {
+            tracing::warn!(error = %e, "could not save the session's file state");
+        }
+    }
+
+    /// The status from the session itself, between turns.
+    fn publish(&self) {
+        let mode = self.session.mode();
+        let model = self.session.model().to_owned();
+        self.shared.status.send_if_modified(|s| {
+            let changed = s.mode != mode || s.model != model;
+            s.mode = mode;
+            s.model = model;
+            changed
+        });
+    }
+
+    async fn turn(
+        &mut self,
+        text: &str,
+        cancel: CancelScope,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+    ) {
+        self.shared.status.send_modify(|s| s.running = true);
+        let mode_cell = self.session.mode_cell();
+        let model_switch = self.session.model_switch();
+        let mut closing = false;
+        {
+            let stream = self.session.turn(text, cancel.clone());
+            let mut stream = std::pin::pin!(stream);
+            loop {
+                tokio::select! {
+                    biased;
+                    event = stream.next() => {
+                        let Some(event) = event else { break };
+                        if let AgentEvent::Usage { model, usage } = &event {
+                            self.shared.status.send_modify(|s| {
+                                s.usage.add(usage);
+                                s.requests += 1;
+                                model.clone_into(&mut s.model);
+                            });
+                        }
+                        // A face that stopped listening dropped its `Turn`,
+                        // which cancelled the turn; it still runs to its end.
+                        let _ = events.send(event);
+                    }
+                    op = self.ops.recv(), if !closing => match op {
+                        Some(Op::SetMode(mode, done)) => {
+                            mode_cell.set(mode);
+                            self.shared.status.send_modify(|s| s.mode = mode);
+                            let _ = done.send(());
+                        }
+                        Some(Op::SetModel(model, done)) => {
+                            model_switch.switch(&model);
+                            self.shared.status.send_modify(|s| model.clone_into(&mut s.model));
+                            let _ = done.send(());
+                        }
+                        Some(Op::Close) | None => {
+                            closing = true;
+                            cancel.cancel(CancelReason::Shutdown);
+                            self.deferred.push_back(Op::Close);
+                        }
+                        Some(other) => self.deferred.push_back(other),
+                    },
+                }
+            }
+        }
+        // A model switch the loop did not get to (no request after it)
+        // applies now.
+        if let Some(model) = model_switch.take() {
+            self.session.set_model(&model);
+        }
+        lock(&self.shared.running).take();
+        self.shared.status.send_modify(|s| s.running = false);
+        self.shared.busy.store(false, Ordering::SeqCst);
+    }
+}
+
+impl crate::session::Kernel {
+    /// Opens a new or resumed session and starts its actor: what every
+    /// face drives.
+    pub async fn start(
+        &self,
+        options: crate::session::OpenOptions,
+    ) -> Result<SessionHandle, KernelError> {
+        Ok(SessionHandle::spawn(self.open(options).await?))
+    }
+}
