@@ -128,6 +128,7 @@ describe("the bridge against a strict fake riot serve", () => {
       outputTokens: 5,
       cacheReadTokens: 3,
       cacheWriteTokens: 2,
+      costUsd: 0.0005,
     });
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { MalformedResultError, parseModelConfig } from "./riot-ext";
+import { MalformedNotificationError, MalformedResultError, parseModelConfig, parseUsage } from "./riot-ext";
 
 describe("parseModelConfig", () => {
   const base = {
@@ -30,5 +30,29 @@ describe("parseModelConfig", () => {
   it("refuses a result of another shape", () => {
     expect(() => parseModelConfig("_riot/config", { ...base, key: "secret" })).toThrow(MalformedResultError);
     expect(() => parseModelConfig("_riot/config", { ...base, ready: "yes" })).toThrow(MalformedResultError);
+  });
+});
+
+describe("parseUsage", () => {
+  const base = {
+    sessionId: "s1",
+    model: "claude-sonnet-4-5",
+    requests: 2,
+    usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 2 },
+    costUsd: 0.0123,
+  };
+  const figures = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 2 };
+
+  it("takes the session's cost, and an unknown one as null", () => {
+    expect(parseUsage(base)).toEqual({ sessionId: "s1", model: "claude-sonnet-4-5", requests: 2, ...figures, costUsd: 0.0123 });
+    expect(parseUsage({ ...base, costUsd: null }).costUsd).toBeNull();
+    const { costUsd: _, ...older } = base;
+    expect(parseUsage(older).costUsd).toBeNull();
+  });
+
+  it("refuses a cost that is not dollars", () => {
+    for (const costUsd of [-1, "0.5", Number.NaN, {}]) {
+      expect(() => parseUsage({ ...base, costUsd })).toThrow(MalformedNotificationError);
+    }
   });
 });

@@ -36,6 +36,12 @@ export interface TurnUsage {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /**
+   * What the whole session has cost so far, in US dollars: every request,
+   * main and side, also those made before it was loaded. `null` when it is
+   * unknown (a model without a price) — never shown as zero.
+   */
+  costUsd: number | null;
 }
 
 /** Compaction started or finished (`_riot/compaction`). */
@@ -107,6 +113,11 @@ function count(value: unknown): number | null {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : null;
 }
 
+/** A dollar figure: a finite number, not negative. */
+function dollars(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null;
+}
+
 /** Parses `_riot/usage` params; throws on anything else. */
 export function parseUsage(raw: unknown): TurnUsage {
   const params = record(raw);
@@ -118,9 +129,12 @@ export function parseUsage(raw: unknown): TurnUsage {
     cacheReadTokens: count(usage?.cacheReadTokens),
     cacheWriteTokens: count(usage?.cacheWriteTokens),
   };
+  // Unknown is null (or absent, from a Riot before costs); anything else must be dollars.
+  const costUsd = params?.costUsd ?? null;
   if (
     typeof params?.sessionId !== "string" ||
     typeof params.model !== "string" ||
+    (costUsd !== null && dollars(costUsd) === null) ||
     figures.requests === null ||
     figures.inputTokens === null ||
     figures.outputTokens === null ||
@@ -137,6 +151,7 @@ export function parseUsage(raw: unknown): TurnUsage {
     outputTokens: figures.outputTokens,
     cacheReadTokens: figures.cacheReadTokens,
     cacheWriteTokens: figures.cacheWriteTokens,
+    costUsd: costUsd === null ? null : (costUsd as number),
   };
 }
 

@@ -79,6 +79,11 @@ export interface SessionView {
   loading: boolean;
   lastUsage: TurnUsage | null;
   totals: UsageTotals;
+  /**
+   * The session's cost from the latest `_riot/usage`: `usd` is `null` when
+   * Riot does not know it; the whole is `null` before the first report.
+   */
+  cost: { usd: number | null } | null;
   /** Riot is compacting the session's context right now. */
   compacting: boolean;
 }
@@ -196,6 +201,7 @@ function newView(
     loading,
     lastUsage: null,
     totals: ZERO,
+    cost: null,
     compacting: false,
   };
 }
@@ -319,6 +325,8 @@ export class Store {
               cacheReadTokens: v.totals.cacheReadTokens + item.usage.cacheReadTokens,
               cacheWriteTokens: v.totals.cacheWriteTokens + item.usage.cacheWriteTokens,
             },
+            // The session's running total: the latest report replaces the last.
+            cost: { usd: item.usage.costUsd },
           }));
           break;
         case "compaction":

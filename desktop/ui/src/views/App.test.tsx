@@ -215,6 +215,41 @@ describe("the composer and the session bar", () => {
     await waitFor(() => expect(screen.getByTestId("usage").textContent).toContain("bigger-model"));
   });
 
+  it("shows the session's cost in the header after each turn, and an unknown cost as a dash, never $0", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(
+      async (turn) => {
+        // What the kernel computes for this session (cost.rs), reported as is.
+        turn.setCost(0.077955);
+        return "end_turn";
+      },
+      async (turn) => {
+        turn.setCost(null);
+        return "end_turn";
+      },
+      async (turn) => {
+        turn.setCost(12.345);
+        return "end_turn";
+      },
+    );
+    await page(riot);
+    const box = await newSession();
+    expect(screen.queryByTestId("usage-cost")).toBeNull();
+    const send = async (text: string) => {
+      fireEvent.change(box, { target: { value: text } });
+      fireEvent.keyDown(box, { key: "Enter" });
+      await screen.findByRole("button", { name: "Send" });
+    };
+    await send("one");
+    await waitFor(() => expect(screen.getByTestId("usage-cost").textContent).toBe("$0.0780"));
+    await send("two");
+    await waitFor(() => expect(screen.getByTestId("usage-cost").textContent).toBe("—"));
+    expect(screen.getByTestId("usage-cost").getAttribute("title")).toBe(
+      "Cost unknown: a model of this session has no price. Give it one in Riot's settings: models → price.",
+    );
+    await send("three");
+    await waitFor(() => expect(screen.getByTestId("usage-cost").textContent).toBe("$12.35"));
+  });
+
   it("shows the model read-only when Riot cannot switch it", async () => {
     const riot = new FakeRiot({ token: "t", projects: [PROJECT], requests: ["_riot/config"] });
     await page(riot);

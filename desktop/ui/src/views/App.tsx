@@ -181,7 +181,7 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
                 {view.cwd}
               </span>
               <CompactionIndicator compacting={view.compacting} />
-              <UsageFigures last={view.lastUsage} totals={view.totals} />
+              <UsageFigures last={view.lastUsage} totals={view.totals} cost={view.cost} />
               <ModelSelector
                 key={`${view.id}:${view.model ?? ""}`}
                 model={view.model}

@@ -1,7 +1,7 @@
 import { act, render, screen } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
-import { WorkingIndicator } from "./SessionBar";
+import { UsageFigures, WorkingIndicator, usd } from "./SessionBar";
 
 describe("WorkingIndicator", () => {
   beforeEach(() => {
@@ -32,5 +32,40 @@ describe("WorkingIndicator", () => {
     expect(screen.getByRole("status").textContent).toContain("Waiting for your answer…");
     rerender(<WorkingIndicator startedAt={0} stopping waiting={false} now={() => 0} />);
     expect(screen.getByRole("status").textContent).toBe("Stopping…0s");
+  });
+});
+
+describe("UsageFigures", () => {
+  const last = {
+    sessionId: "s1",
+    model: "m",
+    requests: 1,
+    inputTokens: 1_200,
+    outputTokens: 30,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costUsd: 0.5,
+  };
+  const totals = { requests: 1, inputTokens: 1_200, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+  it("leads with the session's cost, a dash with the reason when it is unknown", () => {
+    const { rerender } = render(<UsageFigures last={last} totals={totals} cost={{ usd: 0.5 }} />);
+    expect(screen.getByTestId("usage-cost").textContent).toBe("$0.5000");
+    expect(screen.getByTestId("usage").textContent).toBe("$0.50001,200 in30 outcache 0 read / 0 writtenm · 1 request");
+    rerender(<UsageFigures last={last} totals={totals} cost={{ usd: null }} />);
+    expect(screen.getByTestId("usage-cost").textContent).toBe("—");
+    expect(screen.getByTestId("usage-cost").getAttribute("title")).toContain("has no price");
+    // A turn that made no model request (a built-in command) still shows the cost.
+    rerender(<UsageFigures last={null} totals={totals} cost={{ usd: 0 }} />);
+    expect(screen.getByTestId("usage").textContent).toBe("$0.0000");
+    rerender(<UsageFigures last={null} totals={totals} cost={null} />);
+    expect(screen.queryByTestId("usage")).toBeNull();
+  });
+
+  it("writes dollars as Riot does", () => {
+    expect(usd(null)).toBe("—");
+    expect(usd(0)).toBe("$0.0000");
+    expect(usd(0.00123)).toBe("$0.0012");
+    expect(usd(12.345)).toBe("$12.35");
   });
 });

@@ -80,15 +80,53 @@ export function ModelSelector({ model, models, editable, onChange }: ModelProps)
   );
 }
 
-/** The last turn's token figures and the session's totals (`_riot/usage`). */
-export function UsageFigures({ last, totals }: { last: TurnUsage | null; totals: UsageTotals }) {
-  if (last === null) return null;
+/**
+ * US dollars for people, as Riot writes them: four decimals below a dollar
+ * (a cheap session is not `$0.00`), two above; unknown is `—`.
+ */
+export function usd(value: number | null): string {
+  if (value === null) return "—";
+  return value < 1 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`;
+}
+
+/** The session's cost, or a dash and why when it is unknown. */
+export function CostFigure({ usd: value }: { usd: number | null }) {
+  const title =
+    value === null
+      ? "Cost unknown: a model of this session has no price. Give it one in Riot's settings: models → price."
+      : "What this session has cost so far, side requests included";
+  return (
+    <span className="usage-cost" data-testid="usage-cost" title={title}>
+      <b>{usd(value)}</b>
+    </span>
+  );
+}
+
+/** The last turn's token figures, the session's totals and its cost (`_riot/usage`). */
+export function UsageFigures({
+  last,
+  totals,
+  cost,
+}: {
+  last: TurnUsage | null;
+  totals: UsageTotals;
+  cost: { usd: number | null } | null;
+}) {
+  if (last === null) {
+    // No model request yet, or only built-in commands: the cost alone, once reported.
+    return cost === null ? null : (
+      <div className="usage" data-testid="usage">
+        <CostFigure usd={cost.usd} />
+      </div>
+    );
+  }
   const summary =
     `Session: ${n(totals.inputTokens)} in, ${n(totals.outputTokens)} out, ` +
     `${n(totals.cacheReadTokens)} cache read, ${n(totals.cacheWriteTokens)} cache written, ` +
     `${n(totals.requests)} requests`;
   return (
     <div className="usage" data-testid="usage" title={summary}>
+      {cost !== null && <CostFigure usd={cost.usd} />}
       <span>
         <b>{n(last.inputTokens)}</b> in
       </span>

@@ -71,6 +71,11 @@ export interface FakeTurn {
   ask(toolCall: ToolCallUpdate, options: PermissionOption[]): Promise<Answer>;
   /** Sends `_riot/compaction` (only to a client that asked for it). */
   compaction(params: Record<string, unknown>): Promise<void>;
+  /**
+   * The session's cost the turn's `_riot/usage` reports (`null`: unknown).
+   * Unset, each turn adds $0.0005 to the session's figure.
+   */
+  setCost(usd: number | null): void;
 }
 
 export type TurnScript = (turn: FakeTurn) => Promise<StopReason>;
@@ -83,6 +88,8 @@ interface FakeSession {
   /** What `session/load` replays. */
   history: SessionUpdate[];
   running: AbortController | null;
+  /** What it has cost, as Riot reports it in `_riot/usage`. */
+  costUsd: number | null;
 }
 
 /** Every `_riot/...` request the fake has. */
@@ -233,6 +240,7 @@ export class FakeRiot {
       mode: "default",
       history,
       running: null,
+      costUsd: 0,
     });
   }
 
@@ -325,6 +333,7 @@ export class FakeRiot {
           mode: "default",
           history: [],
           running: null,
+          costUsd: 0,
         });
         // After the response, as Riot does.
         setTimeout(() => void client.notify(acp.methods.client.session.update, { sessionId, update: commands }), 0);
@@ -427,15 +436,22 @@ export class FakeRiot {
           compaction: async (extra) => {
             if (wanted.includes(COMPACTION)) await client.notify(COMPACTION, { sessionId, ...extra });
           },
+          setCost: (usd) => {
+            costSet = true;
+            found.costUsd = usd;
+          },
         };
+        let costSet = false;
         try {
           const stopReason = await script(turn);
+          if (!costSet && found.costUsd !== null) found.costUsd += 0.0005;
           if (wanted.includes(USAGE)) {
             await client.notify(USAGE, {
               sessionId,
               model: found.model,
               requests: 1,
               usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 2 },
+              costUsd: found.costUsd,
             });
           }
           return { stopReason };
