@@ -6,12 +6,12 @@
 //!
 //! | id | checked in |
 //! |---|---|
-//! | INV-1 pairing | `agent::turn` before each request (`check_tool_pairing`), `apply_compaction`, and [`check_results_match`] after each tool run |
+//! | INV-1 pairing | the loop's `Request` step before each request (`check_tool_pairing`), `apply_compaction`, and [`check_results_match`] after each tool batch |
 //! | INV-2 no text between tool_use and results | `check_tool_pairing` before each request |
 //! | INV-3 parallel batch safe | the scheduler (`riot_protocol::invariants::check_parallel_batch`) |
 //! | INV-4 Done once and last | [`crate::done_guard::DoneGuard`] around `run_agent` |
 //! | INV-5 recovery counters monotonic within an iteration | [`RecoveryWatch::check`] after each recovery state change |
-//! | INV-6 no stop hook after an API error | [`check_stop_hook_entry`] at hook entry |
+//! | INV-6 no stop hook after an API error | [`check_stop_hook_entry`] at hook entry, given whether the last model request ended in an API error (recorded when each reply stream ends) |
 //! | INV-7 no System message in a request | `check_no_system_messages` before each request |
 //! | INV-8 breakpoint budget | `check_cache_breakpoints` at request build |
 //! | INV-9 thinking bound to its model | `check_thinking_model` before each request |
@@ -87,7 +87,10 @@ pub fn recovery_monotonic(before: &RecoveryState, after: &RecoveryState) -> Resu
     Ok(())
 }
 
-/// INV-6: stop hooks never run after an API error.
+/// INV-6: stop hooks never run after an API error. `after_api_error` is
+/// what the loop recorded when the last reply stream ended (a provider
+/// error, a cut stream, the output limit, or overloads that moved to the
+/// fallback model), not what the route to the hooks implies.
 pub fn check_stop_hook_entry(after_api_error: bool) {
     enforce(stop_hook_entry(after_api_error));
 }

@@ -7,7 +7,7 @@
 //! `tool_result`, never looping forever on an error, and always ending with
 //! exactly one `Done` (docs/design.md §5).
 //!
-//! What lives here: the stream state machine ([`agent`]), the state and its
+//! What lives here: the loop as an explicit state machine ([`agent`]), the state and its
 //! recovery guards ([`state`]), the pure recovery decision ([`recovery`]),
 //! the one request builder ([`request`]), the loop's invariants
 //! ([`invariants`], [`done_guard`]) and the interfaces of its collaborators
