@@ -13,7 +13,9 @@
 //!
 //! 1. `Begin`: per-turn guards reset, orphan tool uses answered, the prompt
 //!    appended;
-//! 2. `Prepare`: cancelled → `Abort`; a model a face chose is applied;
+//! 2. `Prepare`: cancelled → `Abort`; a model a face chose
+//!    ([`MessageQueue::model_switch`](crate::deps::MessageQueue::model_switch))
+//!    is applied;
 //!    `RequestStart`; proactive compaction planned (`Compact` runs it);
 //! 3. `Request` builds and checks the request, `Stream` forwards the reply;
 //!    a recoverable error is withheld;
@@ -55,7 +57,7 @@ use crate::interrupted::interrupted_result;
 use crate::invariants::{RecoveryWatch, check_results_match, check_stop_hook_entry};
 use crate::recovery::{RecoveryDecision, RecoveryLimits, RetryPlan, attempt_recovery, describe};
 use crate::request::{RetryContext, build_request};
-use crate::state::{AgentState, RecoveryState};
+use crate::state::{AgentState, DEFAULT_MAX_TOKENS, RecoveryState};
 
 /// Stop-hook retries per turn before the loop ends anyway.
 pub const MAX_STOP_HOOK_RETRIES: u32 = 3;
@@ -307,6 +309,7 @@ impl<'a> Machine<'a> {
         if self.cancel.is_cancelled() {
             return Step::Abort(Reply::default());
         }
+        self.apply_model_switch();
         let after = self.state.transition.take();
         self.emit(AgentEvent::RequestStart {
             turn: self.state.turn,
@@ -332,6 +335,24 @@ impl<'a> Machine<'a> {
                 Step::Request
             }
         }
+    }
+
+    /// A model a face chose while the turn runs takes effect here, before
+    /// the request is announced, so `RequestStart`, compaction and the
+    /// request itself all see it.
+    fn apply_model_switch(&mut self) {
+        let Some(model) = self.deps.queue.model_switch() else {
+            return;
+        };
+        if model == self.state.model {
+            return;
+        }
+        let model_max = self.deps.provider.capabilities(&model).max_output_tokens;
+        self.state.max_tokens = model_max.min(DEFAULT_MAX_TOKENS);
+        // A limit raised by recovery was the old model's maximum.
+        self.retry.max_tokens = self.retry.max_tokens.map(|t| t.min(model_max));
+        self.deps.transcript.model_changed(&model);
+        self.state.model = model;
     }
 
     async fn compact(&mut self, request: CompactRequest, strategy: CompactionStrategy) -> Step {

@@ -116,7 +116,7 @@ pub trait TranscriptSink: Send + Sync + std::fmt::Debug {
     fn withdrawn(&self, message_id: &MessageId);
     /// The history was replaced by a compacted one.
     fn compacted(&self, messages: &[Message], strategy: CompactionStrategy);
-    /// The model changed (fallback).
+    /// The model changed during a turn (fallback, or a model a face chose).
     fn model_changed(&self, model: &str);
 }
 
@@ -166,7 +166,13 @@ pub trait MessageQueue: Send + Sync + std::fmt::Debug {
     fn drain(&self) -> Vec<Message>;
 
     /// A model a face chose while the turn runs; the loop applies it
-    /// before its next model request.
+    /// before its next model request. The loop asks before every request
+    /// (the turn's first included) and ignores a choice equal to the current
+    /// model; hand each choice out once, or one still returned after a
+    /// fallback would switch the turn back. Applying it sets the model and
+    /// its output limit (the model's maximum, at most
+    /// [`DEFAULT_MAX_TOKENS`](crate::DEFAULT_MAX_TOKENS)) and tells the
+    /// transcript ([`TranscriptSink::model_changed`]).
     fn model_switch(&self) -> Option<String> {
         None
     }

@@ -63,7 +63,7 @@ pub use deps::{
 pub use interrupted::INTERRUPTED_RESULT;
 pub use recovery::{RecoveryDecision, RecoveryLimits, RetryPlan, attempt_recovery};
 pub use request::{RetryContext, build_request};
-pub use state::{AgentState, RecoveryState};
+pub use state::{AgentState, DEFAULT_MAX_TOKENS, RecoveryState};
 
 #[doc(no_inline)]
 pub use riot_protocol::AgentEvent;

@@ -531,16 +531,27 @@ impl StopHooks for ScriptedStopHooks {
 #[derive(Debug, Default, Clone)]
 pub struct VecQueue {
     inner: Arc<Mutex<Vec<Message>>>,
+    model: Arc<Mutex<Option<String>>>,
 }
 
 impl VecQueue {
     pub fn push(&self, message: Message) {
         lock(&self.inner).push(message);
     }
+
+    /// Chooses `model` for the loop's next request (handed out once, as a
+    /// face's choice is).
+    pub fn choose_model(&self, model: &str) {
+        *lock(&self.model) = Some(model.to_owned());
+    }
 }
 
 impl MessageQueue for VecQueue {
     fn drain(&self) -> Vec<Message> {
         std::mem::take(&mut *lock(&self.inner))
+    }
+
+    fn model_switch(&self) -> Option<String> {
+        lock(&self.model).take()
     }
 }

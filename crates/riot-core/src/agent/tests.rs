@@ -187,3 +187,155 @@ fn a_message_queued_on_seeing_the_results_goes_out_with_the_next_request() {
         })
     );
 }
+
+/// A face's choice as a queue that keeps returning it once made, so the
+/// test sees that the loop itself switches only when the model differs.
+#[derive(Debug, Default)]
+struct StickyChoice(std::sync::Mutex<Option<String>>);
+
+impl crate::deps::MessageQueue for StickyChoice {
+    fn drain(&self) -> Vec<Message> {
+        Vec::new()
+    }
+
+    fn model_switch(&self) -> Option<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+fn read_call(id: &str) -> Vec<ScriptItem> {
+    let mut script = crate::testing::reply::tool_use(id, "Read", serde_json::json!({}));
+    script.extend(crate::testing::reply::stop(StopReason::ToolUse, 10, 5));
+    script
+}
+
+fn read_tools() -> Arc<ScriptedTools> {
+    Arc::new(ScriptedTools::new(
+        [(
+            "Read".to_owned(),
+            crate::testing::ToolBehavior::Ok("text".into()),
+        )]
+        .into(),
+    ))
+}
+
+fn model_changes(transcript: &RecordingTranscript) -> Vec<String> {
+    transcript
+        .records()
+        .into_iter()
+        .filter_map(|r| match r {
+            crate::testing::TranscriptRecord::ModelChanged(m) => Some(m),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_model_chosen_mid_turn_is_used_from_the_next_request_and_recorded_once() {
+    let mut last = crate::testing::reply::text("m", "done");
+    last.extend(crate::testing::reply::stop(StopReason::EndTurn, 20, 5));
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        read_call("t1"),
+        read_call("t2"),
+        last,
+    ]));
+    let transcript = Arc::new(RecordingTranscript::default());
+    let choice = Arc::new(StickyChoice::default());
+    let deps = AgentDeps {
+        provider: provider.clone(),
+        tools: read_tools(),
+        queue: choice.clone(),
+        ..deps(ScriptedProvider::new(Vec::new()), transcript.clone())
+    };
+    let mut state = state();
+    state.tools = riot_protocol::ToolRunner::specs(deps.tools.as_ref());
+    let prompt = Message::user_text(MessageId::new("u1"), "read twice");
+    let mut announced = Vec::new();
+    {
+        let mut stream = std::pin::pin!(run_agent(
+            &mut state,
+            Some(prompt),
+            &deps,
+            CancelScope::new()
+        ));
+        block_on(async {
+            while let Some(event) = stream.next().await {
+                match &event {
+                    // The person picks another model while the first tool runs.
+                    AgentEvent::ToolStarted { .. } => {
+                        *choice.0.lock().unwrap() = Some("m-2".into());
+                    }
+                    AgentEvent::RequestStart { model, .. } => announced.push(model.clone()),
+                    _ => {}
+                }
+            }
+        });
+    }
+
+    let sent: Vec<(String, u32)> = provider
+        .requests()
+        .iter()
+        .map(|r| (r.model.clone(), r.max_tokens))
+        .collect();
+    // The scripted model allows 32,000 output tokens: capped at 16,384.
+    assert_eq!(
+        sent,
+        [
+            ("m".to_owned(), 8_192),
+            ("m-2".to_owned(), DEFAULT_MAX_TOKENS),
+            ("m-2".to_owned(), DEFAULT_MAX_TOKENS),
+        ]
+    );
+    assert_eq!(announced, ["m", "m-2", "m-2"]);
+    assert_eq!(model_changes(&transcript), ["m-2"]);
+    // Recorded after the first results, before the reply of the new model.
+    let records = transcript.records();
+    let changed = records
+        .iter()
+        .position(|r| matches!(r, crate::testing::TranscriptRecord::ModelChanged(_)))
+        .unwrap();
+    assert!(matches!(
+        &records[changed - 1],
+        crate::testing::TranscriptRecord::Message(Message::User(u))
+            if u.origin == MessageOrigin::ToolResults
+    ));
+    assert!(matches!(
+        &records[changed + 1],
+        crate::testing::TranscriptRecord::Message(Message::Assistant(a)) if a.model == "m-2"
+    ));
+    assert_eq!((state.model.as_str(), state.max_tokens), ("m-2", 16_384));
+}
+
+#[test]
+fn a_model_chosen_before_the_first_request_is_used_for_it_within_its_output_limit() {
+    let mut only = crate::testing::reply::text("small", "hi");
+    only.extend(crate::testing::reply::stop(StopReason::EndTurn, 10, 2));
+    let provider = Arc::new(ScriptedProvider::new(vec![only]).with_capabilities(
+        riot_protocol::ModelCapabilities {
+            max_output_tokens: 4_096,
+            ..Default::default()
+        },
+    ));
+    let transcript = Arc::new(RecordingTranscript::default());
+    let queue = crate::testing::VecQueue::default();
+    queue.choose_model("small");
+    let deps = AgentDeps {
+        provider: provider.clone(),
+        queue: Arc::new(queue),
+        ..deps(ScriptedProvider::new(Vec::new()), transcript.clone())
+    };
+    let mut state = state();
+    let prompt = Message::user_text(MessageId::new("u1"), "hi");
+    let events: Vec<AgentEvent> =
+        block_on(run_agent(&mut state, Some(prompt), &deps, CancelScope::new()).collect());
+    assert!(matches!(
+        &events[1],
+        AgentEvent::RequestStart { turn: 1, model, .. } if model == "small"
+    ));
+    let request = &provider.requests()[0];
+    assert_eq!(
+        (request.model.as_str(), request.max_tokens),
+        ("small", 4_096)
+    );
+    assert_eq!(model_changes(&transcript), ["small"]);
+}
