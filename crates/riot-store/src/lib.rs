@@ -9,7 +9,12 @@
 //!
 //! The session list ([`SessionStore::list`]) is derived from the transcripts
 //! themselves, so it can always be rebuilt; nothing else needs to agree with
-//! them.
+//! them. It reads them through an index beside them (`sessions-index/`,
+//! one small entry per transcript, kept current by the writer and checked
+//! against each transcript's size and modification time), so listing costs
+//! the same whatever the transcripts' length: a current entry is used as it
+//! is, records appended since are folded in, and anything else is read
+//! again from the transcript.
 //!
 //! This crate knows files and records, not the agent loop: the kernel
 //! adapts a [`TranscriptWriter`] to the loop's transcript sink.
@@ -31,6 +36,8 @@
 // riot-runtime it owns real file I/O (docs/design.md §3).
 #![allow(clippy::disallowed_methods)]
 
+mod digest;
+mod index;
 mod record;
 
 use std::fs::{File, OpenOptions};
@@ -82,12 +89,21 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
 #[derive(Debug, Clone)]
 pub struct SessionStore {
     dir: PathBuf,
+    /// The list's index, beside `dir`.
+    index: PathBuf,
 }
 
 impl SessionStore {
-    /// Transcripts live directly in `dir` (created on first write).
+    /// Transcripts live directly in `dir` (created on first write); the
+    /// list's index in its sibling `<dir>-index`.
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir }
+        let index = index::dir_for(&dir);
+        Self { dir, index }
+    }
+
+    /// The index entry of the transcript named `<stem>.jsonl`.
+    fn entry_of(&self, stem: &str) -> PathBuf {
+        self.index.join(format!("{stem}.json"))
     }
 
     /// The transcript path of a session. Ids are checked so a crafted id
@@ -113,8 +129,23 @@ impl SessionStore {
             .append(true)
             .open(&path)
             .map_err(io_err(&path))?;
-        let mut writer = TranscriptWriter { path, file };
-        writer.write(&Record::Meta(meta.clone()))?;
+        let mut writer = TranscriptWriter {
+            path,
+            file,
+            tracked: None,
+        };
+        let line = writer.append(&Record::Meta(meta.clone()))?;
+        let folded = index::Folded {
+            digest: digest::Digest::new(meta),
+            covered: line.len() as u64,
+            head: index::head_of(&line),
+            pending: None,
+        };
+        writer.tracked = Some(Tracked {
+            entry: self.entry_of(meta.id.as_str()),
+            folded,
+        });
+        writer.save_entry();
         Ok(writer)
     }
 
@@ -139,7 +170,21 @@ impl SessionStore {
             .append(true)
             .open(&path)
             .map_err(io_err(&path))?;
-        Ok(TranscriptWriter { path, file })
+        let entry = self.entry_of(id.as_str());
+        let tracked = match index::refresh(&path, &entry) {
+            Ok(folded) => Some(Tracked { entry, folded }),
+            // Damaged before its last line: it can still be appended to;
+            // the list reports it.
+            Err(e) => {
+                tracing::warn!(error = %e, "the transcript's list entry is not kept");
+                None
+            }
+        };
+        Ok(TranscriptWriter {
+            path,
+            file,
+            tracked,
+        })
     }
 
     /// Reads a transcript and rebuilds the session's history.
@@ -162,7 +207,9 @@ impl SessionStore {
     }
 
     /// All sessions, newest first (by last update, then id). Derived from
-    /// the transcripts; unreadable ones are skipped with a warning.
+    /// the transcripts through the index (see the crate docs): only what
+    /// was appended since a transcript's entry was written is read.
+    /// Unreadable transcripts are skipped with a warning.
     pub fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(entries) => entries,
@@ -175,8 +222,11 @@ impl SessionStore {
             if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
                 continue;
             }
-            match read_records(&path).and_then(|r| LoadedSession::from_records(&path, r)) {
-                Ok(session) => out.push(session.summary()),
+            let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            match index::refresh(&path, &self.entry_of(stem)) {
+                Ok(folded) => out.push(folded.shown().summary()),
                 Err(e) => tracing::warn!(error = %e, "skipping an unreadable transcript"),
             }
         }
@@ -188,7 +238,8 @@ impl SessionStore {
         Ok(out)
     }
 
-    /// The most recently updated top-level session whose cwd is `cwd`.
+    /// The most recently updated top-level session whose cwd is `cwd`
+    /// (from [`Self::list`], so as cheap).
     pub fn latest_in(&self, cwd: &Path) -> Result<Option<SessionSummary>, StoreError> {
         Ok(self
             .list()?
@@ -221,10 +272,19 @@ impl SessionStore {
             .append(true)
             .open(&path)
             .map_err(io_err(&path))?;
-        TranscriptWriter { path, file }.write(&Record::Renamed {
+        TranscriptWriter {
+            path: path.clone(),
+            file,
+            tracked: None,
+        }
+        .write(&Record::Renamed {
             at_ms,
             title: title.clone(),
         })?;
+        // The index catches up now (one line), not at the next listing.
+        if let Err(e) = index::refresh(&path, &self.entry_of(id.as_str())) {
+            tracing::debug!(error = %e, "the renamed transcript's list entry is not current");
+        }
         Ok(title)
     }
 
@@ -232,7 +292,10 @@ impl SessionStore {
     pub fn delete(&self, id: &SessionId) -> Result<(), StoreError> {
         let path = self.path_of(id)?;
         match std::fs::remove_file(&path) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                index::remove(&self.entry_of(id.as_str()));
+                Ok(())
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 Err(StoreError::UnknownSession(id.to_string()))
             }
@@ -271,11 +334,22 @@ fn read_records(path: &Path) -> Result<Vec<Record>, StoreError> {
     Ok(records)
 }
 
+/// A writer's view of its transcript's list entry.
+#[derive(Debug)]
+struct Tracked {
+    entry: PathBuf,
+    folded: index::Folded,
+}
+
 /// Appends records to one transcript; each call writes and flushes one line.
+/// It keeps the transcript's list entry current as it goes.
 #[derive(Debug)]
 pub struct TranscriptWriter {
     path: PathBuf,
     file: File,
+    /// `None` when the entry is not kept (a rename's one-off writer, a
+    /// transcript damaged before its end).
+    tracked: Option<Tracked>,
 }
 
 impl TranscriptWriter {
@@ -286,13 +360,46 @@ impl TranscriptWriter {
 
     /// Appends one record as one line and flushes it to the OS.
     pub fn write(&mut self, record: &Record) -> Result<(), StoreError> {
+        let line = self.append(record)?;
+        if let Some(tracked) = &mut self.tracked {
+            tracked.folded.digest.apply(record);
+            tracked.folded.covered += line.len() as u64;
+            self.save_entry();
+        }
+        Ok(())
+    }
+
+    /// Writes one line; returns it.
+    fn append(&mut self, record: &Record) -> Result<Vec<u8>, StoreError> {
         let mut line = serde_json::to_vec(record).map_err(|e| StoreError::Io {
             path: self.path.clone(),
             source: io::Error::other(e),
         })?;
         line.push(b'\n');
         self.file.write_all(&line).map_err(io_err(&self.path))?;
-        self.file.flush().map_err(io_err(&self.path))
+        self.file.flush().map_err(io_err(&self.path))?;
+        Ok(line)
+    }
+
+    /// Writes the list entry if this writer's count is the file's size;
+    /// otherwise someone else appended too (a rename), and the entry is
+    /// brought up to date from the transcript's new lines instead.
+    fn save_entry(&mut self) {
+        let Some(tracked) = &mut self.tracked else {
+            return;
+        };
+        if let Ok(stat) = self.file.metadata()
+            && index::save_if_alone(&tracked.entry, &tracked.folded, &stat)
+        {
+            return;
+        }
+        match index::refresh(&self.path, &tracked.entry) {
+            Ok(folded) => tracked.folded = folded,
+            Err(e) => {
+                tracing::warn!(error = %e, "the transcript's list entry is no longer kept");
+                self.tracked = None;
+            }
+        }
     }
 
     /// A finished message.

@@ -3,12 +3,12 @@
 use std::path::{Path, PathBuf};
 
 use riot_protocol::{
-    CompactionStrategy, Message, MessageId, MessageOrigin, PermissionMode, SessionId, SystemPrompt,
-    UserBlock,
+    CompactionStrategy, Message, MessageId, PermissionMode, SessionId, SystemPrompt,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::StoreError;
+use crate::digest::Digest;
 
 /// One line of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,24 +118,8 @@ pub struct LoadedSession {
     pub updated_ms: u64,
     /// Messages ever recorded (including those before a compaction).
     pub message_count: u64,
-    /// The first prompt the person typed, kept across compactions and
-    /// `/clear` (the title) — also when it was stopped before any reply.
-    pub first_prompt: Option<(MessageId, String)>,
-    /// The name the person gave the session, if any (the latest).
-    pub name: Option<String>,
-}
-
-/// The text of a prompt the person typed.
-fn person_text(message: &Message) -> Option<&str> {
-    match message {
-        Message::User(u) if u.origin == MessageOrigin::Person => {
-            u.content.iter().find_map(|b| match b {
-                UserBlock::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-        }
-        _ => None,
-    }
+    /// What the session list shows of it, folded by the same rules.
+    digest: Digest,
 }
 
 impl LoadedSession {
@@ -144,110 +128,69 @@ impl LoadedSession {
         let Some(Record::Meta(meta)) = iter.next() else {
             return Err(StoreError::NoMeta(path.to_path_buf()));
         };
-        let mut session = LoadedSession {
-            model: meta.model.clone(),
-            updated_ms: meta.created_ms,
-            meta,
-            messages: Vec::new(),
-            shown: Vec::new(),
-            mode: None,
-            message_count: 0,
-            first_prompt: None,
-            name: None,
-        };
+        let mut digest = Digest::new(&meta);
+        let mut messages: Vec<Message> = Vec::new();
+        let mut shown: Vec<ShownMessage> = Vec::new();
+        let mut mode = None;
         for record in iter {
+            digest.apply(&record);
             match record {
-                Record::Meta(_) => {}
-                Record::Message { at_ms, message } => {
-                    session.updated_ms = session.updated_ms.max(at_ms);
-                    session.message_count += 1;
-                    if session.first_prompt.is_none()
-                        && let Some(text) = person_text(&message)
-                    {
-                        session.first_prompt = Some((message.id().clone(), text.to_owned()));
-                    }
-                    session.shown.push(ShownMessage {
+                Record::Message { message, .. } => {
+                    shown.push(ShownMessage {
                         message: message.clone(),
                         interrupted: false,
                     });
-                    session.messages.push(message);
+                    messages.push(message);
                 }
-                Record::Withdrawn { at_ms, message_id } => {
-                    session.updated_ms = session.updated_ms.max(at_ms);
-                    session.messages.retain(|m| m.id() != &message_id);
-                    for shown in &mut session.shown {
-                        if shown.message.id() == &message_id {
-                            shown.interrupted = true;
+                Record::Withdrawn { message_id, .. } => {
+                    messages.retain(|m| m.id() != &message_id);
+                    for s in &mut shown {
+                        if s.message.id() == &message_id {
+                            s.interrupted = true;
                         }
                     }
                 }
-                Record::Compacted {
-                    at_ms, messages, ..
-                } => {
-                    session.updated_ms = session.updated_ms.max(at_ms);
-                    session.shown = messages
+                Record::Compacted { messages: kept, .. } => {
+                    shown = kept
                         .iter()
                         .map(|m| ShownMessage {
                             message: m.clone(),
                             interrupted: false,
                         })
                         .collect();
-                    session.messages = messages;
+                    messages = kept;
                 }
-                Record::Cleared { at_ms } => {
-                    session.updated_ms = session.updated_ms.max(at_ms);
-                    session.messages.clear();
-                    session.shown.clear();
+                Record::Cleared { .. } => {
+                    messages.clear();
+                    shown.clear();
                 }
-                Record::ModelChanged { at_ms, model } => {
-                    session.updated_ms = session.updated_ms.max(at_ms);
-                    session.model = model;
-                }
-                Record::ModeChanged { at_ms, mode } => {
-                    session.updated_ms = session.updated_ms.max(at_ms);
-                    session.mode = Some(mode);
-                }
-                Record::Renamed { title, .. } => {
-                    // A name is not activity: the session keeps its place
-                    // in the newest-first list.
-                    session.name = Some(title);
-                }
+                Record::ModeChanged { mode: m, .. } => mode = Some(m),
+                Record::Meta(_) | Record::ModelChanged { .. } | Record::Renamed { .. } => {}
             }
         }
-        Ok(session)
+        Ok(LoadedSession {
+            meta,
+            messages,
+            shown,
+            model: digest.model.clone(),
+            mode,
+            updated_ms: digest.updated_ms,
+            message_count: digest.messages,
+            digest,
+        })
     }
 
-    /// The title: the first words of the first prompt the person typed.
+    /// The title: the name the person gave the session, else the first
+    /// words of the first prompt they typed — kept across compactions and
+    /// `/clear`, also when it was stopped before any reply.
     pub fn title(&self) -> String {
-        if let Some(name) = &self.name {
-            return name.clone();
-        }
-        let first = self
-            .first_prompt
-            .as_ref()
-            .map(|(_, text)| text.as_str())
-            .or_else(|| self.messages.iter().find_map(person_text));
-        let text = first.unwrap_or("(no prompt)");
-        let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if one_line.chars().count() > 60 {
-            format!("{}…", one_line.chars().take(59).collect::<String>())
-        } else {
-            one_line
-        }
+        self.digest.title()
     }
 
-    /// The list entry for this session.
+    /// The list entry for this session (what [`crate::SessionStore::list`]
+    /// shows of it).
     pub fn summary(&self) -> SessionSummary {
-        SessionSummary {
-            id: self.meta.id.clone(),
-            title: self.title(),
-            cwd: self.meta.cwd.clone(),
-            created_ms: self.meta.created_ms,
-            updated_ms: self.updated_ms,
-            messages: self.message_count,
-            model: self.model.clone(),
-            parent: self.meta.parent.clone(),
-        }
+        self.digest.summary()
     }
 }
 

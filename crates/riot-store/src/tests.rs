@@ -320,3 +320,326 @@ fn a_name_replaces_the_first_prompt_as_title_without_moving_the_session() {
     ));
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
+
+// ---- The list's index ----
+
+/// A session's entry as `list()` shows it.
+fn listed(store: &SessionStore, id: &str) -> SessionSummary {
+    store
+        .list()
+        .unwrap()
+        .into_iter()
+        .find(|s| s.id.as_str() == id)
+        .unwrap_or_else(|| panic!("{id} is not listed"))
+}
+
+/// A session's entry as `list()` shows it, checked against a full load.
+fn agree(store: &SessionStore, id: &str) -> SessionSummary {
+    let summary = listed(store, id);
+    let loaded = store.load(&SessionId::new(id)).unwrap().summary();
+    assert_eq!(summary, loaded, "the list and a full load agree");
+    summary
+}
+
+/// Overwrites `len` bytes at `at` with `byte`, keeping the file's size
+/// and modification time: what a reader trusting the index cannot see.
+fn scribble_keeping_mtime(path: &std::path::Path, at: u64, len: usize, byte: u8) {
+    use std::io::{Seek, SeekFrom};
+    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+    let mut file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.seek(SeekFrom::Start(at)).unwrap();
+    file.write_all(&vec![byte; len]).unwrap();
+    file.set_modified(mtime).unwrap();
+}
+
+fn big_tool_turn(n: usize, text: &str) -> [Message; 2] {
+    let call = Message::Assistant(AssistantMessage {
+        id: MessageId::new(format!("a{n}")),
+        content: vec![AssistantBlock::ToolUse {
+            id: ToolUseId::new(format!("t{n}")),
+            name: "Read".into(),
+            input: json!({"file_path": "big.txt"}),
+        }],
+        model: "m".into(),
+        stop_reason: Some(StopReason::ToolUse),
+        interrupted: false,
+    });
+    let result = Message::User(UserMessage {
+        id: MessageId::new(format!("r{n}")),
+        content: vec![UserBlock::ToolResult {
+            tool_use_id: ToolUseId::new(format!("t{n}")),
+            content: vec![ToolResultContent::text(text)],
+            is_error: false,
+            ui: None,
+        }],
+        origin: MessageOrigin::ToolResults,
+    });
+    [call, result]
+}
+
+#[test]
+fn list_reads_a_transcripts_entry_and_appended_lines_never_its_middle() {
+    let (_dir, store) = store();
+    let id = SessionId::new("ses_long");
+    let mut w = store.create(&meta("ses_long", "/p", 10)).unwrap();
+    w.message(
+        &Message::user_text(MessageId::new("u1"), "read the big file"),
+        11,
+    )
+    .unwrap();
+    let path = w.path().to_path_buf();
+    let middle_start = std::fs::metadata(&path).unwrap().len();
+    let filler = "x".repeat(10_000);
+    for n in 0..20 {
+        for m in big_tool_turn(n, &filler) {
+            w.message(&m, 12 + n as u64).unwrap();
+        }
+    }
+    let middle_end = std::fs::metadata(&path).unwrap().len();
+    assert!(middle_end > middle_start + 200_000);
+    w.model_changed("other", 40).unwrap();
+
+    // The middle turns to something no parser accepts, size and time kept.
+    scribble_keeping_mtime(&path, middle_start + 5, 1000, b'#');
+    let err = store.load(&id).unwrap_err();
+    assert!(
+        matches!(err, StoreError::Corrupt { line: 3, .. }),
+        "the damage is real: {err}"
+    );
+
+    // The writer's entry answers for it: nothing of the transcript is read.
+    let s = listed(&store, "ses_long");
+    assert_eq!(
+        (s.title.as_str(), s.messages, s.model.as_str(), s.updated_ms),
+        ("read the big file", 41, "other", 40)
+    );
+
+    // Someone else appends (a rename): only the new line is read.
+    store.rename(&id, "Big file", 50).unwrap();
+    // The writer notices it was not alone and catches up from the entry.
+    w.message(&Message::user_text(MessageId::new("u2"), "again"), 60)
+        .unwrap();
+    let s = listed(&store, "ses_long");
+    assert_eq!(
+        (s.title.as_str(), s.messages, s.updated_ms),
+        ("Big file", 42, 60)
+    );
+    // And reading anew (no entry) does meet the damage: the session is
+    // skipped, not listed wrongly.
+    std::fs::remove_dir_all(&store.index).unwrap();
+    assert!(store.list().unwrap().is_empty());
+}
+
+#[test]
+fn a_damaged_stale_or_missing_index_never_hides_a_session() {
+    let (_dir, store) = store();
+    let mut w = store.create(&meta("ses_i", "/p", 10)).unwrap();
+    w.message(&Message::user_text(MessageId::new("u1"), "first"), 11)
+        .unwrap();
+    let path = w.path().to_path_buf();
+    let entry = store.entry_of("ses_i");
+    assert!(entry.exists(), "the writer keeps an entry");
+    assert_eq!(agree(&store, "ses_i").messages, 1);
+
+    // A torn entry.
+    std::fs::write(&entry, b"{\"version\":1,\"cov").unwrap();
+    assert_eq!(agree(&store, "ses_i").title, "first");
+    // An entry of another format version.
+    let text = std::fs::read_to_string(&entry).unwrap();
+    std::fs::write(&entry, text.replace("\"version\":1", "\"version\":0")).unwrap();
+    assert_eq!(agree(&store, "ses_i").messages, 1);
+    // No index at all.
+    std::fs::remove_dir_all(&store.index).unwrap();
+    assert_eq!(agree(&store, "ses_i").messages, 1);
+
+    // A record appended without its entry (a crash between the two).
+    drop(w);
+    let line = serde_json::to_string(&Record::Message {
+        at_ms: 20,
+        message: Message::user_text(MessageId::new("u2"), "second"),
+    })
+    .unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(file, "{line}").unwrap();
+    drop(file);
+    let s = agree(&store, "ses_i");
+    assert_eq!((s.messages, s.updated_ms), (2, 20));
+
+    // The transcript replaced by another, longer one under the same id.
+    let entry_before = std::fs::read(&entry).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let mut other = store.create(&meta("ses_i", "/elsewhere", 30)).unwrap();
+    std::fs::write(&entry, &entry_before).unwrap();
+    for n in 0..3 {
+        other
+            .message(
+                &Message::user_text(MessageId::new(format!("v{n}")), "other task"),
+                31,
+            )
+            .unwrap();
+    }
+    std::fs::write(&entry, &entry_before).unwrap();
+    let s = agree(&store, "ses_i");
+    assert_eq!(
+        (s.cwd.to_str(), s.messages, s.title.as_str()),
+        (Some("/elsewhere"), 3, "other task")
+    );
+
+    // Cut shorter than its entry says.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let second_line_end = text.match_indices('\n').nth(1).unwrap().0 + 1;
+    std::fs::write(&path, &text[..second_line_end]).unwrap();
+    assert_eq!(agree(&store, "ses_i").messages, 1);
+
+    // Rewritten in place to the same size: a new modification time.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let renamed = text.replace("other task", "other work");
+    assert_eq!(renamed.len(), text.len());
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(&path, renamed).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_modified(mtime + std::time::Duration::from_secs(1))
+        .unwrap();
+    assert_eq!(agree(&store, "ses_i").title, "other work");
+
+    // Deleting a session deletes its entry.
+    store.delete(&SessionId::new("ses_i")).unwrap();
+    assert!(!entry.exists());
+    assert!(store.list().unwrap().is_empty());
+}
+
+#[test]
+fn the_list_and_a_full_load_agree_record_by_record() {
+    let (_dir, store) = store();
+    let mut sub = meta("ses_sub", "/p", 100);
+    sub.parent = Some(SessionId::new("ses_top"));
+    let mut w = store.create(&sub).unwrap();
+    let summary_of = |text: &str, id: &str, origin| {
+        Message::User(UserMessage {
+            id: MessageId::new(id),
+            content: vec![UserBlock::Text { text: text.into() }],
+            origin,
+        })
+    };
+    let (a, r) = tool_turn();
+    let long = "a prompt that is much longer than sixty characters, so the title is cut short";
+    type Step = Box<dyn Fn(&mut TranscriptWriter)>;
+    let steps: Vec<Step> = vec![
+        Box::new(|w| w.mode_changed(PermissionMode::Plan, 101).unwrap()),
+        Box::new(move |w| w.message(&a, 102).unwrap()),
+        Box::new(move |w| w.message(&r, 103).unwrap()),
+        // A compaction carries a prompt in before any was recorded: the
+        // last resort for a title.
+        Box::new(move |w| {
+            w.compacted(
+                &[
+                    summary_of("summary", "s1", MessageOrigin::Summary),
+                    summary_of("carried   in\nprompt", "c1", MessageOrigin::Person),
+                    summary_of("second carried", "c2", MessageOrigin::Person),
+                ],
+                CompactionStrategy::Summary,
+                104,
+            )
+            .unwrap()
+        }),
+        Box::new(|w| w.withdrawn(&MessageId::new("c1"), 105).unwrap()),
+        Box::new(|w| w.model_changed("fallback", 106).unwrap()),
+        Box::new(|w| w.cleared(107).unwrap()),
+        Box::new(move |w| {
+            w.message(&Message::user_text(MessageId::new("u1"), long), 108)
+                .unwrap()
+        }),
+        Box::new(|w| w.withdrawn(&MessageId::new("u1"), 109).unwrap()),
+        Box::new(|w| {
+            w.message(&Message::user_text(MessageId::new("u2"), "later"), 110)
+                .unwrap()
+        }),
+    ];
+    let mut titles = Vec::new();
+    for step in &steps {
+        step(&mut w);
+        titles.push(agree(&store, "ses_sub").title);
+    }
+    assert_eq!(
+        titles,
+        [
+            "(no prompt)",
+            "(no prompt)",
+            "(no prompt)",
+            "carried in prompt",
+            "second carried",
+            "second carried",
+            "(no prompt)",
+            "a prompt that is much longer than sixty characters, so the …",
+            "a prompt that is much longer than sixty characters, so the …",
+            "a prompt that is much longer than sixty characters, so the …",
+        ]
+    );
+    store
+        .rename(&SessionId::new("ses_sub"), "Named", 200)
+        .unwrap();
+    let s = agree(&store, "ses_sub");
+    assert_eq!(
+        s,
+        SessionSummary {
+            id: SessionId::new("ses_sub"),
+            title: "Named".into(),
+            cwd: "/p".into(),
+            created_ms: 100,
+            updated_ms: 110,
+            messages: 4,
+            model: "fallback".into(),
+            parent: Some(SessionId::new("ses_top")),
+        }
+    );
+}
+
+#[test]
+fn a_last_record_without_a_line_break_is_listed_and_counted_once() {
+    let (_dir, store) = store();
+    let mut w = store.create(&meta("ses_nl", "/p", 1)).unwrap();
+    w.message(&Message::user_text(MessageId::new("u1"), "one"), 2)
+        .unwrap();
+    let path = w.path().to_path_buf();
+    drop(w);
+    let line = |id: &str, at: u64| {
+        serde_json::to_string(&Record::Message {
+            at_ms: at,
+            message: Message::user_text(MessageId::new(id), "more"),
+        })
+        .unwrap()
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(line("u2", 3).as_bytes()).unwrap();
+    assert_eq!(agree(&store, "ses_nl").messages, 2);
+    assert_eq!(agree(&store, "ses_nl").messages, 2, "again, from the entry");
+    writeln!(file).unwrap();
+    writeln!(file, "{}", line("u3", 4)).unwrap();
+    let s = agree(&store, "ses_nl");
+    assert_eq!((s.messages, s.updated_ms), (3, 4));
+}
+
+#[test]
+fn the_transcripts_directory_holds_only_transcripts() {
+    let (dir, store) = store();
+    let mut w = store.create(&meta("ses_d", "/p", 1)).unwrap();
+    w.message(&Message::user_text(MessageId::new("u1"), "hi"), 2)
+        .unwrap();
+    store.list().unwrap();
+    let names = |d: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&dir.path().join("sessions")), ["ses_d.jsonl"]);
+    assert_eq!(names(&dir.path().join("sessions-index")), ["ses_d.json"]);
+}
