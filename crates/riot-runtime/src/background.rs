@@ -8,8 +8,7 @@ use std::time::Duration;
 use riot_protocol::{BackgroundOutput, ProcessError, ProcessSpec};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::group::{self, kill_group};
-use crate::process::split_status as exit_parts;
+use crate::group::{self, kill_group, split_status};
 
 /// Unread bytes of one stream, capped: the oldest are dropped first.
 #[derive(Debug, Default)]
@@ -115,7 +114,7 @@ impl Job {
             drop(watchdog); // after the group is gone: it must not outlive it
             let _ = out.await;
             let _ = err.await;
-            let (code, _signal) = exit_parts(status.ok());
+            let (code, _signal) = split_status(status.ok());
             let mut st = lock(&waiter_state);
             st.exit_code = code;
             st.running = false;

@@ -23,6 +23,16 @@ pub(crate) fn kill_group(pgid: u32) {
     }
 }
 
+/// A child's exit status as its exit code and the signal that ended it
+/// (each `None` when it does not apply, both when the status is unknown).
+pub(crate) fn split_status(status: Option<std::process::ExitStatus>) -> (Option<i32>, Option<i32>) {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Some(s) => (s.code(), s.signal()),
+        None => (None, None),
+    }
+}
+
 /// Kills the group when dropped: whoever spawns a child owns its whole
 /// tree (docs/design.md §2), on every exit path including panics and dropped
 /// futures. While it lives, a [`Watchdog`] kills the group if the kernel

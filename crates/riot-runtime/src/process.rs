@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::background::Job;
 use crate::capture::Capture;
-use crate::group::{self, GroupGuard};
+use crate::group::{self, GroupGuard, split_status};
 
 /// Runs subprocesses, each in its own process group. Dropping the runner
 /// kills every background job it started.
@@ -100,14 +100,6 @@ enum Ending {
     Exited(std::io::Result<std::process::ExitStatus>),
     TimedOut,
     Cancelled,
-}
-
-pub(crate) fn split_status(status: Option<std::process::ExitStatus>) -> (Option<i32>, Option<i32>) {
-    use std::os::unix::process::ExitStatusExt;
-    match status {
-        Some(s) => (s.code(), s.signal()),
-        None => (None, None),
-    }
 }
 
 #[async_trait]
