@@ -1,20 +1,37 @@
 //! Step 6 of the pipeline: putting a permission question to the person
 //! through the gate, under the clock's timeout and the cancel scope
 //! (docs/design.md §9.2: nobody answering, a timeout or a cancellation is
-//! never an allow, and the dialog is always closed).
+//! never an allow, and the dialog is always closed), and the text of a
+//! refusal. The pipeline (`pipeline.rs`) calls in; nothing here knows it.
 
 use futures::future::Either;
 use riot_protocol::{
-    AgentEvent, CancelScope, ClockExt, DecisionReason, PermissionOutcome, PermissionRequestDetail,
-    PermissionRule, PermissionTarget, RequestId, RuleBehavior, RulePattern, RuleSource, ToolCall,
-    ToolRunEvent,
+    AgentEvent, CancelScope, ClockExt, DecisionReason, PermissionGate, PermissionOutcome,
+    PermissionPolicy, PermissionRequestDetail, PermissionRule, PermissionTarget, RequestId,
+    RuleBehavior, RulePattern, RuleSource, ToolCall, ToolEnv,
 };
 
-use super::pipeline::{Ending, Run, Sender, send};
+/// Why a call the person was asked about does not run.
+pub(super) enum NotAllowed {
+    /// Refused (by the person, by nobody answering in time, or because
+    /// nobody can answer): the message for the model.
+    Refused(String),
+    /// Cancelled while asking: the call never started.
+    Cancelled,
+}
 
-impl Run {
+/// What asking the person needs.
+pub(super) struct Asker<'a> {
+    pub env: &'a ToolEnv,
+    pub policy: &'a dyn PermissionPolicy,
+    pub gate: &'a dyn PermissionGate,
+    pub timeout_ms: u64,
+}
+
+impl Asker<'_> {
     /// Asks the person through the gate, under the timeout and the cancel
-    /// scope; always closes the question with `PermissionResolved`.
+    /// scope; always closes the question with `PermissionResolved`. The
+    /// question's events go to `emit`.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn ask(
         &self,
@@ -25,18 +42,15 @@ impl Run {
         suggested_rule: Option<String>,
         scope: &CancelScope,
         describe: &str,
-        tx: &Sender,
-    ) -> Result<(), Ending> {
+        emit: &(dyn Fn(AgentEvent) + Sync),
+    ) -> Result<(), NotAllowed> {
         if !self.gate.can_answer() {
             // docs/design.md §9.2: nobody can answer → Deny, never Allow.
-            return Err(Ending::Refused {
-                message: format!(
-                    "Permission to run {} ({describe}) was denied: it needs the person's approval ({}), and nobody can answer permission questions in this session. Do not retry it; find another way that does not need this permission, or tell the person what you need and why.",
-                    call.name,
-                    reason.detail()
-                ),
-                cascades: false,
-            });
+            return Err(NotAllowed::Refused(format!(
+                "Permission to run {} ({describe}) was denied: it needs the person's approval ({}), and nobody can answer permission questions in this session. Do not retry it; find another way that does not need this permission, or tell the person what you need and why.",
+                call.name,
+                reason.detail()
+            )));
         }
         let request_id = RequestId::generate(self.env.ids.as_ref());
         let (path, command) = match target {
@@ -57,14 +71,11 @@ impl Run {
             message,
             suggested_rule,
         };
-        send(
-            tx,
-            ToolRunEvent::Event(AgentEvent::PermissionRequest {
-                request_id: request_id.clone(),
-                detail: Box::new(detail.clone()),
-            }),
-        );
-        let timeout_ms = self.config.permission_timeout_ms;
+        emit(AgentEvent::PermissionRequest {
+            request_id: request_id.clone(),
+            detail: Box::new(detail.clone()),
+        });
+        let timeout_ms = self.timeout_ms;
         let asking = self
             .env
             .clock
@@ -75,13 +86,10 @@ impl Run {
                 Either::Left((Err(_elapsed), _)) => PermissionOutcome::TimedOut,
                 Either::Right(((), _)) => PermissionOutcome::Cancelled,
             };
-        send(
-            tx,
-            ToolRunEvent::Event(AgentEvent::PermissionResolved {
-                request_id,
-                outcome: outcome.clone(),
-            }),
-        );
+        emit(AgentEvent::PermissionResolved {
+            request_id,
+            outcome: outcome.clone(),
+        });
         if !matches!(
             outcome,
             PermissionOutcome::TimedOut | PermissionOutcome::Cancelled
@@ -104,8 +112,8 @@ impl Run {
                 }
                 Ok(())
             }
-            PermissionOutcome::RejectOnce { feedback } => Err(Ending::Refused {
-                message: match feedback {
+            PermissionOutcome::RejectOnce { feedback } => {
+                Err(NotAllowed::Refused(match feedback {
                     Some(f) if !f.trim().is_empty() => format!(
                         "The person denied permission to run {} ({describe}) and said: {f}\nFollow their guidance instead of retrying.",
                         call.name
@@ -114,39 +122,29 @@ impl Run {
                         "The person denied permission to run {} ({describe}). Do not retry it; ask what they would prefer or take another approach.",
                         call.name
                     ),
-                },
-                cascades: false,
-            }),
+                }))
+            }
             PermissionOutcome::RejectAlways { rule }
                 if offered.as_deref() == Some(rule.as_str()) =>
             {
                 self.remember(&rule, RuleBehavior::Deny);
-                Err(Ending::Refused {
-                    message: format!(
-                        "The person denied permission to run {} ({describe}) and asked not to be asked again (rule `{rule}`). Do not retry it; take another approach.",
-                        call.name
-                    ),
-                    cascades: false,
-                })
+                Err(NotAllowed::Refused(format!(
+                    "The person denied permission to run {} ({describe}) and asked not to be asked again (rule `{rule}`). Do not retry it; take another approach.",
+                    call.name
+                )))
             }
             // A rule that was not offered is not remembered: a rejection
             // this once.
-            PermissionOutcome::RejectAlways { .. } => Err(Ending::Refused {
-                message: format!(
-                    "The person denied permission to run {} ({describe}). Do not retry it; ask what they would prefer or take another approach.",
-                    call.name
-                ),
-                cascades: false,
-            }),
-            PermissionOutcome::TimedOut => Err(Ending::Refused {
-                message: format!(
-                    "Permission to run {} ({describe}) was denied: nobody answered the question within {} seconds. Continue without it, or tell the person what you need.",
-                    call.name,
-                    timeout_ms / 1000
-                ),
-                cascades: false,
-            }),
-            PermissionOutcome::Cancelled => Err(Ending::CancelledBeforeStart),
+            PermissionOutcome::RejectAlways { .. } => Err(NotAllowed::Refused(format!(
+                "The person denied permission to run {} ({describe}). Do not retry it; ask what they would prefer or take another approach.",
+                call.name
+            ))),
+            PermissionOutcome::TimedOut => Err(NotAllowed::Refused(format!(
+                "Permission to run {} ({describe}) was denied: nobody answered the question within {} seconds. Continue without it, or tell the person what you need.",
+                call.name,
+                timeout_ms / 1000
+            ))),
+            PermissionOutcome::Cancelled => Err(NotAllowed::Cancelled),
         }
     }
 

@@ -18,7 +18,7 @@ use riot_protocol::{
 
 use super::SchedulerConfig;
 use super::budget;
-use super::permission::denied_text;
+use super::permission::{Asker, NotAllowed, denied_text};
 use super::schema_hint::schema_hint;
 
 pub(crate) type Sender = futures::channel::mpsc::UnboundedSender<ToolRunEvent>;
@@ -80,6 +80,18 @@ pub(super) enum Ending {
     CancelledBeforeStart,
 }
 
+impl From<NotAllowed> for Ending {
+    fn from(not: NotAllowed) -> Self {
+        match not {
+            NotAllowed::Refused(message) => Ending::Refused {
+                message,
+                cascades: false,
+            },
+            NotAllowed::Cancelled => Ending::CancelledBeforeStart,
+        }
+    }
+}
+
 fn text_result(
     id: &ToolCall,
     text: String,
@@ -112,6 +124,16 @@ fn is_empty(content: &[ToolResultContent]) -> bool {
 }
 
 impl Run {
+    /// Step 6: what asking the person needs.
+    fn asker(&self) -> Asker<'_> {
+        Asker {
+            env: &self.env,
+            policy: self.policy.as_ref(),
+            gate: self.gate.as_ref(),
+            timeout_ms: self.config.permission_timeout_ms,
+        }
+    }
+
     /// Lookup and structural validation (steps 1 and 3).
     pub(crate) fn prepare(&self, call: &ToolCall) -> Prepared {
         let Some(tool) = self.tools.iter().find(|t| t.name() == call.name) else {
@@ -485,6 +507,7 @@ impl Run {
                 message: format!("A PreToolUse hook asks before {describe}: {}", h.reason),
             };
         }
+        let emit = |event| send(tx, ToolRunEvent::Event(event));
         let prepared = match decision {
             PermissionResult::Allow {
                 updated_input: None,
@@ -518,7 +541,8 @@ impl Run {
                     message: message.clone(),
                 };
                 let rule = self.policy.suggest_rule(&query, &asked);
-                self.ask(call, &target, reason, message, rule, scope, describe, tx)
+                self.asker()
+                    .ask(call, &target, reason, message, rule, scope, describe, &emit)
                     .await?;
                 prepared
             }
@@ -527,17 +551,18 @@ impl Run {
                 let reason = DecisionReason::Consent {
                     detail: "the permission chain gave no verdict".into(),
                 };
-                self.ask(
-                    call,
-                    &target,
-                    reason,
-                    format!("Allow {describe}?"),
-                    None,
-                    scope,
-                    describe,
-                    tx,
-                )
-                .await?;
+                self.asker()
+                    .ask(
+                        call,
+                        &target,
+                        reason,
+                        format!("Allow {describe}?"),
+                        None,
+                        scope,
+                        describe,
+                        &emit,
+                    )
+                    .await?;
                 prepared
             }
         };
