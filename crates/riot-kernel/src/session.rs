@@ -1,38 +1,36 @@
 //! Session assembly: configuration, credentials, provider, tools,
 //! permission chain, system prompt and transcript joined into a
 //! [`Session`] whose turns the faces run (docs/design.md §2, §11–§13).
+//!
+//! [`Kernel::open`] goes in steps, each its own function: the
+//! configuration and the session it continues ([`resume`]), the endpoint
+//! (`crate::provider`), the tool stack (`crate::stack`, shared with
+//! subagents and the inspection commands), the system prompt, the
+//! transcript, and the loop's first state.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use std::panic::AssertUnwindSafe;
 
 use futures::{Stream, StreamExt};
 use riot_core::{AgentDeps, AgentState, ContextManager, TranscriptSink};
 use riot_protocol::{
-    AgentError, AgentEvent, CancelScope, Clock, ErrorKind, FileSystem, IdGen, Message, MessageId,
-    PermissionGate, PermissionMode, PermissionRule, ProcessRunner, RulePattern, SessionId,
-    TerminalReason, ToolEnv, ToolRunner,
+    AgentError, AgentEvent, CancelScope, ErrorKind, FileSystem, IdGen, Message, MessageId,
+    ModelCapabilities, PermissionGate, PermissionMode, SessionId, SystemPrompt, TerminalReason,
 };
-use riot_store::{SessionMeta, SessionStore};
-use riot_tools::SchedulerConfig;
+use riot_store::{LoadedSession, SessionMeta, SessionStore};
 
-use crate::config::{self, Config, ConfigError, EnvLayer, FlagLayer, Layer, SettingsFile};
+use crate::config::{Config, FlagLayer};
+// Where faces and older modules found these; they live lower down now.
+pub use crate::error::KernelError;
+pub use crate::kernel::{Capabilities, Kernel, McpServerInfo, SessionModel};
+use crate::kernel::{DEFAULT_MAX_TOKENS, OpenMark};
 use crate::memory;
 use crate::prompt::{self, SessionFacts};
-use crate::trust::Trust;
-
-/// The world the kernel works in, injected by the face.
-#[derive(Debug, Clone)]
-pub struct Capabilities {
-    pub fs: Arc<dyn FileSystem>,
-    pub proc: Arc<dyn ProcessRunner>,
-    pub clock: Arc<dyn Clock>,
-    pub ids: Arc<dyn IdGen>,
-    /// Seeds the retry jitter (a well-mixed random value from the face).
-    pub seed: u64,
-}
+use crate::provider::Endpoint;
+use crate::stack::{ModelAccess, StackOptions, ToolStack};
 
 /// Which session to continue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,352 +56,7 @@ pub struct OpenOptions {
     pub mcp_servers: Vec<riot_mcp::ServerConfig>,
 }
 
-/// The session's current model, shared with what asks a model on its
-/// behalf (subagents, auto mode's classifier), so `/model` reaches them.
-#[derive(Debug, Clone)]
-pub struct SessionModel(Arc<Mutex<String>>);
-
-impl SessionModel {
-    /// A cell holding `model`.
-    pub fn new(model: impl Into<String>) -> Self {
-        Self(Arc::new(Mutex::new(model.into())))
-    }
-
-    /// The model now.
-    pub fn get(&self) -> String {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// Switches it.
-    pub fn set(&self, model: &str) {
-        model.clone_into(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()));
-    }
-}
-
-/// One MCP server of a kernel, for faces.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpServerInfo {
-    pub project: PathBuf,
-    pub name: String,
-    /// `user`, `project` or `session`.
-    pub scope: String,
-    /// `stdio` or `http`.
-    pub transport: &'static str,
-    pub status: riot_mcp::ServerStatus,
-}
-
-/// A kernel error, classified for exit codes.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum KernelError {
-    /// Bad input or configuration: exit 2 with this one-line fix.
-    #[error("{0}")]
-    Usage(String),
-    /// Something failed at run time: exit 1.
-    #[error("{0}")]
-    Failed(String),
-    /// A prompt came while a turn was running in the session.
-    #[error("a prompt is already running in this session; cancel it or wait for its end")]
-    Busy,
-    /// The session was closed.
-    #[error("the session is closed")]
-    Closed,
-}
-
-impl From<ConfigError> for KernelError {
-    fn from(e: ConfigError) -> Self {
-        KernelError::Usage(e.to_string())
-    }
-}
-
-/// Loaded configuration and what it was loaded from.
-#[derive(Debug, Clone)]
-pub struct LoadedConfig {
-    pub config: Config,
-    pub project_root: PathBuf,
-    pub trusted: bool,
-    /// Every layer's hooks (a project's only when trusted).
-    pub hooks: crate::hooks::HookConfig,
-}
-
-/// The kernel: one per process, shared by its sessions.
-#[derive(Debug, Clone)]
-pub struct Kernel {
-    caps: Capabilities,
-    home: PathBuf,
-    /// One MCP hub per project root, shared by its sessions.
-    mcp: Arc<Mutex<BTreeMap<PathBuf, Arc<riot_mcp::McpHub>>>>,
-    /// How many times each session is open in this process (several
-    /// clients of one `riot serve` may open the same one).
-    open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
-}
-
-/// Counts a session as open while it lives.
-#[derive(Debug)]
-struct OpenMark {
-    id: SessionId,
-    open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
-}
-
-impl Drop for OpenMark {
-    fn drop(&mut self) {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(count) = open.get_mut(&self.id) {
-            *count -= 1;
-            if *count == 0 {
-                open.remove(&self.id);
-            }
-        }
-    }
-}
-
 impl Kernel {
-    /// A kernel whose configuration and sessions live in `home`.
-    pub fn new(caps: Capabilities, home: PathBuf) -> Self {
-        Self {
-            caps,
-            home,
-            mcp: Arc::default(),
-            open: Arc::default(),
-        }
-    }
-
-    /// Whether a session is open in this process (by any client).
-    pub fn is_open(&self, id: &SessionId) -> bool {
-        self.open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(id)
-    }
-
-    fn mark_open(&self, id: &SessionId) -> OpenMark {
-        *self
-            .open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(id.clone())
-            .or_default() += 1;
-        OpenMark {
-            id: id.clone(),
-            open: Arc::clone(&self.open),
-        }
-    }
-
-    /// The injected capabilities.
-    pub fn capabilities(&self) -> &Capabilities {
-        &self.caps
-    }
-
-    /// Riot's home directory.
-    pub fn home(&self) -> &Path {
-        &self.home
-    }
-
-    /// The model key variables removed from every tool environment: both
-    /// defaults and the configured one (docs/design.md §6.6).
-    pub fn scrubbed_env(&self, config: &Config) -> Vec<String> {
-        let mut scrubbed = vec!["ANTHROPIC_API_KEY".to_owned(), "OPENAI_API_KEY".to_owned()];
-        if let Some(var) = &config.api_key_env
-            && !scrubbed.contains(&var.value)
-        {
-            scrubbed.push(var.value.clone());
-        }
-        scrubbed
-    }
-
-    /// The transcript store.
-    pub fn store(&self) -> SessionStore {
-        SessionStore::new(self.home.join("sessions"))
-    }
-
-    /// Reads and layers the configuration for a project directory.
-    pub async fn load_config(
-        &self,
-        cwd: &Path,
-        env: &BTreeMap<String, String>,
-        flags: &FlagLayer,
-        trust_project: bool,
-    ) -> Result<LoadedConfig, KernelError> {
-        let fs = self.caps.fs.as_ref();
-        let project_root = memory::project_root(fs, cwd).await;
-        let trust = Trust::new(&self.home);
-        if trust_project {
-            trust.trust(fs, &project_root).await.map_err(|e| {
-                KernelError::Failed(format!(
-                    "could not record trust in {}: {e}",
-                    self.home.join("trusted.json").display()
-                ))
-            })?;
-        }
-        let trusted = trust.is_trusted(fs, &project_root).await;
-        let mut files: Vec<SettingsFile> = Vec::new();
-        for (path, layer) in [
-            (self.home.join("settings.json"), Layer::User),
-            (project_root.join(".riot/settings.json"), Layer::Project),
-            (project_root.join(".riot/settings.local.json"), Layer::Local),
-        ] {
-            match fs.read(&path).await {
-                Ok(bytes) => {
-                    let text = String::from_utf8(bytes).map_err(|_| {
-                        KernelError::Usage(format!("{}: not UTF-8 text", path.display()))
-                    })?;
-                    files.push(config::parse_settings(&path, layer, &text)?);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(KernelError::Usage(format!(
-                        "{}: cannot read: {e}",
-                        path.display()
-                    )));
-                }
-            }
-        }
-        let env_layer = EnvLayer { vars: env.clone() };
-        let mut config = config::layer(&files, &env_layer, flags, trusted)?;
-        let hooks = crate::hooks::load(
-            fs,
-            &self.home,
-            &project_root,
-            &files,
-            trusted,
-            &mut config.ignored_untrusted,
-        )
-        .await?;
-        Ok(LoadedConfig {
-            config,
-            project_root,
-            trusted,
-            hooks,
-        })
-    }
-
-    /// The permission chain for a project: configured rules, the person's
-    /// home for `~`, Riot's home for its own protected files.
-    pub(crate) fn policy(
-        &self,
-        config: &Config,
-        cwd: &Path,
-        env: &BTreeMap<String, String>,
-    ) -> riot_permissions::Policy {
-        let rules: Vec<PermissionRule> = config
-            .rules
-            .iter()
-            .filter_map(|r| {
-                RulePattern::parse(&r.rule)
-                    .ok()
-                    .map(|pattern| PermissionRule {
-                        pattern,
-                        behavior: r.behavior,
-                        source: r.source,
-                    })
-            })
-            .collect();
-        riot_permissions::Policy::new(cwd.to_path_buf(), user_home(env))
-            .with_rules(rules)
-            .with_file_system(Arc::clone(&self.caps.fs))
-            .with_riot_home(self.home.clone())
-    }
-
-    /// The MCP hub of a project, started at its first session and shared
-    /// by the later ones with the same servers (docs/design.md §6.7). When a
-    /// session's servers differ — the configuration changed, or the
-    /// project was trusted since — it gets a new hub, which later sessions
-    /// share; sessions on the old one keep it until they end.
-    fn mcp_hub(
-        &self,
-        project_root: &Path,
-        servers: Vec<riot_mcp::ServerConfig>,
-        env: &BTreeMap<String, String>,
-        scrubbed: &[String],
-    ) -> Result<Arc<riot_mcp::McpHub>, KernelError> {
-        let mut hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(hub) = hubs.get(project_root)
-            && hub.configs().into_iter().eq(servers.iter())
-        {
-            return Ok(Arc::clone(hub));
-        }
-        let hub = riot_mcp::McpHub::new(servers, self.mcp_options(project_root, env, scrubbed));
-        hub.start()
-            .map_err(|e| KernelError::Failed(e.to_string()))?;
-        hubs.insert(project_root.to_path_buf(), Arc::clone(&hub));
-        Ok(hub)
-    }
-
-    fn mcp_options(
-        &self,
-        cwd: &Path,
-        env: &BTreeMap<String, String>,
-        scrubbed: &[String],
-    ) -> riot_mcp::HubOptions {
-        let mut options = riot_mcp::HubOptions::new(Arc::clone(&self.caps.clock), cwd)
-            .with_env(env.clone())
-            .with_env_remove(scrubbed.to_vec());
-        if let Some(ms) = env
-            .get("RIOT_MCP_STARTUP_TIMEOUT_MS")
-            .and_then(|v| v.parse().ok())
-        {
-            options = options.with_startup_timeout_ms(ms);
-        }
-        options
-    }
-
-    /// The MCP servers of every project this kernel has opened: project
-    /// root, server, how it is reached, and its status.
-    pub fn mcp_servers(&self) -> Vec<McpServerInfo> {
-        let hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
-        let mut out = Vec::new();
-        for (project, hub) in hubs.iter() {
-            let statuses = hub.statuses();
-            for config in hub.configs() {
-                out.push(McpServerInfo {
-                    project: project.clone(),
-                    name: config.name.clone(),
-                    scope: config.scope.to_string(),
-                    transport: config.transport.kind(),
-                    status: statuses
-                        .get(&config.name)
-                        .cloned()
-                        .unwrap_or(riot_mcp::ServerStatus::Connecting),
-                });
-            }
-        }
-        out
-    }
-
-    /// Restarts the MCP server `name` of `project` (of any project when
-    /// `None` and the name is unique).
-    pub async fn restart_mcp_server(
-        &self,
-        project: Option<&Path>,
-        name: &str,
-    ) -> Result<(), KernelError> {
-        let hub = {
-            let hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
-            let mut found: Vec<Arc<riot_mcp::McpHub>> = hubs
-                .iter()
-                .filter(|(p, h)| {
-                    project.is_none_or(|want| want == p.as_path()) && h.status(name).is_some()
-                })
-                .map(|(_, h)| Arc::clone(h))
-                .collect();
-            match found.len() {
-                1 => found.remove(0),
-                0 => {
-                    return Err(KernelError::Usage(format!(
-                        "no MCP server `{name}` from mcp.json or .mcp.json is running (servers an editor handed over restart with their session); `_riot/mcp_servers` lists them"
-                    )));
-                }
-                _ => {
-                    return Err(KernelError::Usage(format!(
-                        "several projects have an MCP server `{name}`; name the project"
-                    )));
-                }
-            }
-        };
-        hub.restart(name)
-            .await
-            .map_err(|e| KernelError::Usage(e.to_string()))
-    }
-
     /// Opens a new or resumed session.
     pub async fn open(&self, options: OpenOptions) -> Result<Session, KernelError> {
         let loaded = self
@@ -418,242 +71,85 @@ impl Kernel {
         // unattended or auto), then those waiting for trust.
         let mut notices: Vec<String> = loaded.config.warnings.clone();
         notices.extend(loaded.config.trust_notice());
-        let config = &loaded.config;
-
-        // Which session: resumed ones keep their id, history and prompt.
         let store = self.store();
-        let resumed = match &options.resume {
-            None => None,
-            Some(ResumeFrom::Id(id)) => Some(
-                store
-                    .load(id)
-                    .map_err(|e| KernelError::Usage(e.to_string()))?,
-            ),
-            Some(ResumeFrom::Latest) => {
-                let latest = store
-                    .latest_in(&options.cwd)
-                    .map_err(|e| KernelError::Failed(e.to_string()))?
-                    .ok_or_else(|| {
-                        KernelError::Usage(format!(
-                            "no earlier session in {}; run without --continue to start one",
-                            options.cwd.display()
-                        ))
-                    })?;
-                Some(
-                    store
-                        .load(&latest.id)
-                        .map_err(|e| KernelError::Usage(e.to_string()))?,
-                )
-            }
-        };
+        let resumed = resume(&store, &options)?;
 
         // Provider and model: a resumed session keeps its own unless a flag
         // or the environment says otherwise.
         let (provider, endpoint) = self
-            .provider(config, &options.env, resumed.as_ref())
+            .provider(&loaded.config, &options.env, resumed.as_ref())
             .await?;
-        let model = endpoint.model.clone();
-        let capabilities = riot_protocol::Provider::capabilities(provider.as_ref(), &model);
-
-        // Identity of the session.
+        let capabilities =
+            riot_protocol::Provider::capabilities(provider.as_ref(), &endpoint.model);
+        // Identity of the session: resumed ones keep theirs.
         let session_id = resumed.as_ref().map_or_else(
-            || SessionId::generate(self.caps.ids.as_ref()),
+            || SessionId::generate(self.capabilities().ids.as_ref()),
             |r| r.meta.id.clone(),
         );
+        let shared_model = SessionModel::new(endpoint.model.clone());
+        let state_path = crate::tools::file_state_path(self.home(), &session_id);
 
-        // Tools and the permission chain.
-        let scrubbed = self.scrubbed_env(config);
-        let mut tool_env = ToolEnv::new(
-            options.cwd.clone(),
-            self.home.join("spill").join(session_id.as_str()),
-            Arc::clone(&self.caps.fs),
-            Arc::clone(&self.caps.proc),
-            Arc::clone(&self.caps.clock),
-            Arc::clone(&self.caps.ids),
-        );
-        tool_env.scrubbed_env = scrubbed.clone();
-        tool_env.home = user_home(&options.env);
-        let state_path = crate::tools::file_state_path(&self.home, &session_id);
-        if resumed.is_some() {
-            crate::tools::load_file_state(self.caps.fs.as_ref(), &state_path, &tool_env.file_state)
-                .await;
-        }
-        let file_state = Arc::clone(&tool_env.file_state);
-        // Auto mode's classifier: a background request on the session's
-        // provider and model (docs/design.md §9.5); the chain calls it only
-        // in auto mode.
-        let recent_requests = crate::classifier::RecentRequests::new();
-        let shared_model = SessionModel::new(model.clone());
-        let classifier = Arc::new(
-            crate::classifier::ModelClassifier::new(
-                Arc::new(provider.for_background()),
-                model.clone(),
-                options.cwd.clone(),
-                recent_requests.clone(),
-                Arc::clone(&self.caps.clock),
+        let mut stack = self
+            .tool_stack(
+                &loaded,
+                StackOptions {
+                    cwd: options.cwd.clone(),
+                    env: options.env.clone(),
+                    gate: Arc::clone(&options.gate),
+                    owner: session_id.clone(),
+                    file_state: resumed.is_some().then(|| state_path.clone()),
+                    model: Ok(ModelAccess {
+                        provider: Arc::clone(&provider),
+                        model: shared_model.clone(),
+                    }),
+                    context_window: capabilities.context_window,
+                    start_mcp: true,
+                    session_mcp: options.mcp_servers.clone(),
+                },
             )
-            .following(shared_model.clone()),
-        );
-        let policy = self
-            .policy(config, &options.cwd, &options.env)
-            .with_classifier(classifier.clone());
-        let todos = crate::todo::TodoList::default();
-        let skills = crate::skills::SkillCatalog::discover(
-            self.caps.fs.as_ref(),
-            &self.home,
-            &loaded.project_root,
-            loaded.trusted,
-        )
-        .await;
-        notices.extend(skills.notices);
-        let skills = skills.catalog;
+            .await?;
+        notices.append(&mut stack.notices);
         let (commands, command_notices) = crate::commands::CommandCatalog::discover(
-            self.caps.fs.as_ref(),
-            &self.home,
+            self.capabilities().fs.as_ref(),
+            self.home(),
             &loaded.project_root,
             loaded.trusted,
         )
         .await;
         notices.extend(command_notices);
-        let mode_cell = crate::plan::ModeCell::new(config.mode());
-        let (agents, agent_notices) = crate::task::AgentCatalog::discover(
-            self.caps.fs.as_ref(),
-            &self.home,
-            &loaded.project_root,
-            loaded.trusted,
-        )
-        .await;
-        notices.extend(agent_notices);
-        let hooks = Arc::new(crate::hooks::HookRunner::new(
-            loaded.hooks.clone(),
-            Arc::clone(&self.caps.proc),
-            options.cwd.clone(),
-            scrubbed.clone(),
-            session_id.to_string(),
-        ));
-        // MCP servers start in the background; their tools join when ready.
-        let mcp = riot_mcp::config::load(
-            self.caps.fs.as_ref(),
-            &self.home,
-            &loaded.project_root,
-            loaded.trusted,
-        )
-        .await;
-        notices.extend(mcp.trust_notice());
-        notices.extend(mcp.errors.iter().map(|e| format!("MCP: {e}")));
-        notices.extend(mcp.warnings.iter().map(|w| format!("MCP: {w}")));
-        let mut hubs = Vec::new();
-        if mcp.servers.iter().any(|s| !s.disabled) {
-            hubs.push(self.mcp_hub(&loaded.project_root, mcp.servers, &options.env, &scrubbed)?);
-        }
-        if !options.mcp_servers.is_empty() {
-            let hub = riot_mcp::McpHub::new(
-                options.mcp_servers.clone(),
-                self.mcp_options(&options.cwd, &options.env, &scrubbed),
-            );
-            hub.start()
-                .map_err(|e| KernelError::Failed(e.to_string()))?;
-            hubs.push(hub);
-        }
-        let policy: Arc<dyn riot_protocol::PermissionPolicy> = Arc::new(policy);
-        let subagents = Arc::new(crate::task::Subagents {
-            catalog: agents,
-            provider: provider.clone(),
-            model: shared_model.clone(),
-            caps: self.caps.clone(),
-            home: self.home.clone(),
-            cwd: options.cwd.clone(),
-            scrubbed_env: scrubbed.clone(),
-            user_home: user_home(&options.env),
-            policy: Arc::clone(&policy),
-            gate: options.gate.clone(),
-            hooks: hooks.clone(),
-            skills: skills.clone(),
-            hubs: hubs.clone(),
-            parent: session_id.clone(),
-            session_section: std::sync::OnceLock::new(),
-        });
-        let runner = Arc::new(crate::runner::SessionRunner::new(
-            session_tools(
-                &todos,
-                &skills,
-                &options.gate,
-                &mode_cell,
-                Some(Arc::clone(&subagents)),
-            ),
-            crate::runner::SchedulerParts {
-                env: Arc::new(tool_env),
-                policy,
-                gate: options.gate.clone(),
-                hooks: hooks.clone(),
-                config: SchedulerConfig::default(),
-            },
-            hubs,
-            mode_cell.clone(),
-            Some(todos.clone()),
-            options
-                .env
-                .get("RIOT_TOOL_SEARCH_CHARS")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| {
-                    crate::runner::defer_threshold_chars(capabilities.context_window)
-                }),
-        ));
 
-        // The system prompt: snapshotted at start, reused byte for byte.
-        let now = self.caps.clock.now_ms();
+        let now = self.capabilities().clock.now_ms();
         let system = match resumed.as_ref().and_then(|r| r.meta.system.clone()) {
             Some(system) => system,
             None => {
-                let memory = memory::load(self.caps.fs.as_ref(), &self.home, &options.cwd).await;
-                notices.extend(memory.notices.iter().cloned());
-                let facts = SessionFacts {
-                    date: prompt::date_of(now),
-                    cwd: options.cwd.display().to_string(),
-                    platform: std::env::consts::OS.to_owned(),
-                    git: prompt::git_summary(self.caps.proc.as_ref(), &options.cwd, &scrubbed)
-                        .await,
-                    memory,
-                };
-                prompt::system_prompt(&facts)
+                self.system_prompt(&options.cwd, &stack.base.scrubbed_env, now, &mut notices)
+                    .await
             }
         };
-        let _ = subagents.session_section.set(system.session.clone());
+        let _ = stack.subagents.session_section.set(system.session.clone());
+        let sink = self.transcript_sink(
+            store,
+            resumed.as_ref(),
+            &session_id,
+            &options.cwd,
+            &endpoint,
+            &system,
+            now,
+        )?;
 
-        // The transcript: a new session's file is created with its first
-        // prompt, so one that never gets a prompt leaves nothing behind.
-        let clock = Arc::clone(&self.caps.clock);
-        let sink = Arc::new(match &resumed {
-            Some(r) => crate::transcript::StoreSink::open(
-                store
-                    .append_to(&r.meta.id)
-                    .map_err(|e| KernelError::Failed(e.to_string()))?,
-                clock,
-            ),
-            None => {
-                let mut meta =
-                    SessionMeta::new(session_id.clone(), options.cwd.clone(), model.clone(), now);
-                meta.system = Some(system.clone());
-                meta.provider = Some(endpoint.kind.name().to_owned());
-                meta.base_url = Some(endpoint.base_url.clone());
-                crate::transcript::StoreSink::pending(store, meta, clock)
-            }
-        });
-        if resumed.as_ref().is_some_and(|r| r.model != model) {
-            sink.model_changed(&model);
-        }
-
-        let mut state = AgentState::new(session_id.clone(), model, system);
-        state.tools = runner.specs();
-        state.mode = config.mode();
-        state.fallback_model = config.fallback_model.as_ref().map(|f| f.value.clone());
-        state.cache_key = Some(session_id.to_string());
-        state.max_tokens = capabilities.max_output_tokens.min(DEFAULT_MAX_TOKENS);
-        if let Some(n) = options.max_turns {
-            state.max_turns = n;
-        }
-        if let Some(r) = resumed {
-            state.messages = r.messages;
+        let resumed_model = resumed.as_ref().map(|r| r.model.clone());
+        let state = first_state(
+            &loaded.config,
+            &options,
+            &stack,
+            &capabilities,
+            session_id.clone(),
+            endpoint.model,
+            system,
+            resumed,
+        );
+        if resumed_model.is_some_and(|m| m != state.model) {
+            sink.model_changed(&state.model);
         }
         if state.mode == PermissionMode::Bypass || state.mode == PermissionMode::Unattended {
             notices.push(format!(
@@ -661,99 +157,179 @@ impl Kernel {
                 state.mode
             ));
         }
-
         // SessionStart hooks: what they print goes with the first prompt.
         let source = if state.messages.is_empty() {
             "startup"
         } else {
             "resume"
         };
-        let start_context = hooks.session_start(source).await;
+        let start_context = stack.hooks.session_start(source).await;
 
-        let pending = crate::queue::PendingMessages::new(Arc::clone(&self.caps.ids));
+        let caps = self.capabilities();
+        let pending = crate::queue::PendingMessages::new(Arc::clone(&caps.ids));
         let context = Arc::new(ContextManager::new(
             provider.clone(),
             Arc::new(crate::working_set::RecentFiles {
-                fs: Arc::clone(&self.caps.fs),
-                files: Arc::clone(&file_state),
-                todos: Some(todos.clone()),
+                fs: Arc::clone(&caps.fs),
+                files: Arc::clone(&stack.file_state),
+                todos: Some(stack.todos.clone()),
             }),
         ));
         let deps = AgentDeps {
             provider,
-            tools: runner,
+            tools: stack.runner.clone(),
             compactor: Arc::new(crate::hooks::HookedCompactor {
                 inner: context.clone(),
-                hooks: hooks.clone(),
+                hooks: stack.hooks.clone(),
             }),
             transcript: sink.clone(),
-            hooks: hooks.clone(),
+            hooks: stack.hooks.clone(),
             queue: Arc::new(pending.clone()),
-            clock: Arc::clone(&self.caps.clock),
-            ids: Arc::clone(&self.caps.ids),
+            clock: Arc::clone(&caps.clock),
+            ids: Arc::clone(&caps.ids),
         };
         Ok(Session {
             state,
             deps,
             context,
             notices,
-            file_state,
+            file_state: stack.file_state,
             state_path,
-            fs: Arc::clone(&self.caps.fs),
+            fs: Arc::clone(&caps.fs),
             pending,
-            hooks,
+            hooks: stack.hooks,
             start_context,
             sink,
-            todos,
-            skills,
+            todos: stack.todos,
+            skills: stack.skills,
             commands,
             cwd: options.cwd.clone(),
-            mode_cell,
-            recent_requests,
-            classifier,
+            mode_cell: stack.mode,
+            recent_requests: stack.recent_requests,
+            classifier: stack.classifier,
             restore_model: None,
             shared_model,
             _open: self.mark_open(&session_id),
         })
     }
-}
 
-/// The person's home directory, for `~` in rules and tool paths.
-pub(crate) fn user_home(env: &BTreeMap<String, String>) -> Option<PathBuf> {
-    env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
-}
-
-/// The tools of a session in the order sent to the model: the built-in
-/// list (append-only), then the session-level tools the kernel adds
-/// (docs/design.md §6.7).
-pub fn session_tools(
-    todos: &crate::todo::TodoList,
-    skills: &crate::skills::SkillCatalog,
-    gate: &Arc<dyn PermissionGate>,
-    mode: &crate::plan::ModeCell,
-    subagents: Option<Arc<crate::task::Subagents>>,
-) -> Vec<Arc<dyn riot_protocol::DynTool>> {
-    let mut tools = riot_tools::builtin();
-    if let Some(subagents) = subagents {
-        tools.push(Arc::new(crate::task::Task { subagents }));
+    /// A new session's system prompt: the stable instructions, then the
+    /// date, directory, platform, git summary and memory files, read now
+    /// and reused byte for byte for the session's life.
+    async fn system_prompt(
+        &self,
+        cwd: &Path,
+        scrubbed_env: &[String],
+        now: u64,
+        notices: &mut Vec<String>,
+    ) -> SystemPrompt {
+        let caps = self.capabilities();
+        let memory = memory::load(caps.fs.as_ref(), self.home(), cwd).await;
+        notices.extend(memory.notices.iter().cloned());
+        let facts = SessionFacts {
+            date: prompt::date_of(now),
+            cwd: cwd.display().to_string(),
+            platform: std::env::consts::OS.to_owned(),
+            git: prompt::git_summary(caps.proc.as_ref(), cwd, scrubbed_env).await,
+            memory,
+        };
+        prompt::system_prompt(&facts)
     }
-    tools.push(Arc::new(crate::todo::TodoWrite {
-        list: todos.clone(),
-    }));
-    tools.push(Arc::new(crate::skills::SkillTool {
-        catalog: skills.clone(),
-    }));
-    tools.push(Arc::new(crate::ask::AskUser { gate: gate.clone() }));
-    tools.push(Arc::new(crate::plan::ExitPlanMode {
-        gate: gate.clone(),
-        mode: mode.clone(),
-    }));
-    tools
+
+    /// The session's transcript: a resumed one appends to its file; a new
+    /// one's file is created with its first prompt, so a session that
+    /// never gets a prompt leaves nothing behind.
+    #[allow(clippy::too_many_arguments)] // the facts a new transcript's head records
+    fn transcript_sink(
+        &self,
+        store: SessionStore,
+        resumed: Option<&LoadedSession>,
+        session_id: &SessionId,
+        cwd: &Path,
+        endpoint: &Endpoint,
+        system: &SystemPrompt,
+        now: u64,
+    ) -> Result<Arc<crate::transcript::StoreSink>, KernelError> {
+        let clock = Arc::clone(&self.capabilities().clock);
+        Ok(Arc::new(match resumed {
+            Some(r) => crate::transcript::StoreSink::open(
+                store
+                    .append_to(&r.meta.id)
+                    .map_err(|e| KernelError::Failed(e.to_string()))?,
+                clock,
+            ),
+            None => {
+                let mut meta = SessionMeta::new(
+                    session_id.clone(),
+                    cwd.to_path_buf(),
+                    endpoint.model.clone(),
+                    now,
+                );
+                meta.system = Some(system.clone());
+                meta.provider = Some(endpoint.kind.name().to_owned());
+                meta.base_url = Some(endpoint.base_url.clone());
+                crate::transcript::StoreSink::pending(store, meta, clock)
+            }
+        }))
+    }
 }
 
-/// Output-token limit of a normal request; the loop escalates to the
-/// model's maximum when a reply hits it.
-pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
+/// The session `options` continue, if any: resumed sessions keep their
+/// id, history and system prompt.
+fn resume(
+    store: &SessionStore,
+    options: &OpenOptions,
+) -> Result<Option<LoadedSession>, KernelError> {
+    let id = match &options.resume {
+        None => return Ok(None),
+        Some(ResumeFrom::Id(id)) => id.clone(),
+        Some(ResumeFrom::Latest) => {
+            store
+                .latest_in(&options.cwd)
+                .map_err(|e| KernelError::Failed(e.to_string()))?
+                .ok_or_else(|| {
+                    KernelError::Usage(format!(
+                        "no earlier session in {}; run without --continue to start one",
+                        options.cwd.display()
+                    ))
+                })?
+                .id
+        }
+    };
+    store
+        .load(&id)
+        .map(Some)
+        .map_err(|e| KernelError::Usage(e.to_string()))
+}
+
+/// The loop's state before the first turn: the stack's tools, the
+/// configured mode and fallback, the model's output limit, and a resumed
+/// session's history.
+#[allow(clippy::too_many_arguments)] // one state from the parts open gathered
+fn first_state(
+    config: &Config,
+    options: &OpenOptions,
+    stack: &ToolStack,
+    capabilities: &ModelCapabilities,
+    session_id: SessionId,
+    model: String,
+    system: SystemPrompt,
+    resumed: Option<LoadedSession>,
+) -> AgentState {
+    let mut state = AgentState::new(session_id.clone(), model, system);
+    state.tools = riot_protocol::ToolRunner::specs(stack.runner.as_ref());
+    state.mode = config.mode();
+    state.fallback_model = config.fallback_model.as_ref().map(|f| f.value.clone());
+    state.cache_key = Some(session_id.to_string());
+    state.max_tokens = capabilities.max_output_tokens.min(DEFAULT_MAX_TOKENS);
+    if let Some(n) = options.max_turns {
+        state.max_turns = n;
+    }
+    if let Some(r) = resumed {
+        state.messages = r.messages;
+    }
+    state
+}
 
 /// An open session.
 #[derive(Debug)]
@@ -778,7 +354,9 @@ pub struct Session {
     mode_cell: crate::plan::ModeCell,
     /// What the person asked lately, for auto mode's classifier.
     recent_requests: crate::classifier::RecentRequests,
-    classifier: Arc<crate::classifier::ModelClassifier>,
+    /// Auto mode's classifier (`None` only in a stack without a model,
+    /// which a session never is).
+    classifier: Option<Arc<crate::classifier::ModelClassifier>>,
     /// The session's model while a command's own model runs a turn.
     restore_model: Option<String>,
     /// The model, as subagents and the classifier see it.
@@ -903,7 +481,9 @@ impl Session {
     /// classifier) in this process.
     pub fn side_usage(&self) -> riot_protocol::Usage {
         let mut usage = self.context.side_usage();
-        usage.add(&self.classifier.side_usage());
+        if let Some(classifier) = &self.classifier {
+            usage.add(&classifier.side_usage());
+        }
         usage
     }
 

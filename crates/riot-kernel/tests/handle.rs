@@ -56,6 +56,7 @@ struct Fixture {
     _home: tempfile::TempDir,
     project: tempfile::TempDir,
     server: MockServer,
+    kernel: Kernel,
     handle: SessionHandle,
 }
 
@@ -102,6 +103,7 @@ async fn open(replies: Vec<Reply>, gate: Arc<dyn PermissionGate>) -> Fixture {
         _home: home,
         project,
         server,
+        kernel,
         handle,
     }
 }
@@ -253,6 +255,11 @@ async fn a_model_chosen_during_a_turn_applies_from_the_next_request() {
     let models: Vec<String> = requests.iter().map(body_model).collect();
     assert_eq!(models, ["first-model", "second-model"]);
     assert_eq!(f.handle.status().model, "second-model");
+    // The transcript says so: a resumed session continues on it.
+    let id = f.handle.id().clone();
+    f.handle.clone().close().await;
+    let loaded = f.kernel.store().load(&id).unwrap();
+    assert_eq!(loaded.model, "second-model");
 }
 
 #[tokio::test]
