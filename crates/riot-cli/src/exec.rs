@@ -48,6 +48,7 @@ pub fn flag_layer(shared: &SharedOptions) -> FlagLayer {
         allow: shared.allow.clone(),
         ask: shared.ask.clone(),
         deny: shared.deny.clone(),
+        ..FlagLayer::default()
     }
 }
 

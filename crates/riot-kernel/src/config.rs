@@ -214,6 +214,11 @@ pub struct FlagLayer {
     pub allow: Vec<String>,
     pub ask: Vec<String>,
     pub deny: Vec<String>,
+    /// `--system-prompt`: replaces Riot's own instructions in a new
+    /// session's system prompt.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`: ends a new session's system prompt.
+    pub append_system_prompt: Option<String>,
 }
 
 /// Keys a project file may not set until the project is trusted.

@@ -53,6 +53,31 @@ pub fn system_prompt(facts: &SessionFacts) -> SystemPrompt {
     }
 }
 
+/// The person's instructions from the command line (`--system-prompt`,
+/// `--append-system-prompt`), applied to a new session's prompt:
+/// `replace` takes the place of Riot's own instructions (the stable
+/// section), `append` ends the session section. Both are snapshotted with
+/// the rest, so a resumed session keeps them.
+pub fn with_instructions(
+    mut system: SystemPrompt,
+    replace: Option<&str>,
+    append: Option<&str>,
+) -> SystemPrompt {
+    if let Some(text) = replace {
+        text.clone_into(&mut system.stable);
+    }
+    if let Some(text) = append {
+        let separator = match system.session.as_str() {
+            "" => "",
+            s if s.ends_with('\n') => "\n",
+            _ => "\n\n",
+        };
+        system.session.push_str(separator);
+        system.session.push_str(text);
+    }
+    system
+}
+
 /// `YYYY-MM-DD` (UTC) of a Unix-millisecond instant.
 pub fn date_of(ms: u64) -> String {
     // Days to civil date (proleptic Gregorian), after Howard Hinnant's
@@ -158,5 +183,29 @@ mod tests {
         assert_eq!(a.stable, b.stable);
         assert_ne!(a.session, b.session);
         assert!(a.session.contains("Today's date: 2026-01-01"));
+    }
+
+    #[test]
+    fn command_line_instructions_replace_the_stable_section_or_end_the_session_one() {
+        let base = SystemPrompt {
+            stable: STABLE.to_owned(),
+            session: "# Environment\n".to_owned(),
+        };
+        let same = with_instructions(base.clone(), None, None);
+        assert_eq!(same, base);
+        let replaced = with_instructions(base.clone(), Some("You review code."), None);
+        assert_eq!(replaced.stable, "You review code.");
+        assert_eq!(replaced.session, base.session);
+        let appended = with_instructions(base.clone(), None, Some("Answer in French."));
+        assert_eq!(appended.stable, STABLE);
+        assert_eq!(appended.session, "# Environment\n\nAnswer in French.");
+        let bare = SystemPrompt {
+            stable: STABLE.to_owned(),
+            session: String::new(),
+        };
+        assert_eq!(
+            with_instructions(bare, None, Some("Be brief.")).session,
+            "Be brief."
+        );
     }
 }

@@ -387,6 +387,12 @@ impl Session {
         &self.state.model
     }
 
+    /// The names of the tools offered to the model, in the order sent
+    /// (an MCP server's tools join once it is ready).
+    pub fn tool_names(&self) -> Vec<String> {
+        self.state.tools.iter().map(|t| t.name.clone()).collect()
+    }
+
     /// The project directory.
     pub fn cwd(&self) -> &Path {
         &self.cwd
