@@ -87,7 +87,7 @@ async fn main() {
         String::from_utf8_lossy(&out.stderr)
     );
     let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(result["turns"], json!(TURNS + 1));
+    assert_eq!(result["num_turns"], json!(TURNS + 1));
     let bodies: Vec<serde_json::Value> = server.requests().into_iter().map(|r| r.body).collect();
     server.shutdown().await;
 

@@ -15,7 +15,16 @@ pub struct Cli {
     #[command(flatten)]
     pub shared: SharedOptions,
 
-    /// Prompt to pre-fill in the terminal UI.
+    /// Print mode: run PROMPT (or stdin) as `riot exec` does and print the
+    /// result — for scripts written for Claude Code's `claude -p`.
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// `riot exec`'s options, for `riot -p`.
+    #[command(flatten, next_help_heading = "Print mode (-p) options, as for `riot exec`")]
+    pub print_options: ExecOptions,
+
+    /// With -p, the task; otherwise the prompt to pre-fill in the terminal UI.
     pub prompt: Option<String>,
 }
 
@@ -72,8 +81,9 @@ pub struct SharedOptions {
     pub api_key_env: Option<String>,
 
     /// Permission mode: default, accept-edits, plan, auto, bypass, dont-ask
-    /// [env: RIOT_PERMISSION_MODE].
-    #[arg(long, value_name = "MODE", global = true)]
+    /// (Claude Code's acceptEdits, bypassPermissions and dontAsk are
+    /// accepted too) [env: RIOT_PERMISSION_MODE].
+    #[arg(long, value_name = "MODE", global = true, value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
 
     /// Extra allow rule for this run (repeatable), e.g. 'Bash(cargo test *)'.
@@ -95,6 +105,19 @@ pub struct SharedOptions {
     /// Trust this project's .riot/ files and .mcp.json (remembered).
     #[arg(long, global = true)]
     pub trust_project: bool,
+}
+
+/// A `--permission-mode` value: Riot's names, or Claude Code's for the
+/// same modes.
+fn parse_mode(value: &str) -> Result<PermissionMode, String> {
+    let riot = match value {
+        "acceptEdits" => "accept-edits",
+        "bypassPermissions" => "bypass",
+        "dontAsk" => "dont-ask",
+        other => other,
+    };
+    riot.parse()
+        .map_err(|_| riot_protocol::permission::UnknownMode(value.to_owned()).to_string())
 }
 
 /// The wire formats of docs/interfaces.md.
@@ -133,29 +156,92 @@ pub struct ExecArgs {
     /// The task; read from stdin when absent.
     pub prompt: Option<String>,
 
-    /// text (default), json, or stream-json.
-    #[arg(long, value_enum, default_value = "text")]
+    #[command(flatten)]
+    pub options: ExecOptions,
+}
+
+/// The options of `riot exec`, which `riot -p` takes too. Claude Code's
+/// headless flag names are accepted as aliases of Riot's own, so a script
+/// written for `claude -p` runs unchanged (docs/interfaces.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
+pub struct ExecOptions {
+    /// text (default), json, stream-json (Claude Code's event lines), or
+    /// events (Riot's own event stream).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
     pub output_format: OutputFormat,
 
+    /// text (default: the prompt is the argument or all of stdin), or
+    /// stream-json: user messages as JSON lines on stdin, each answered in
+    /// turn in one session (needs --output-format stream-json or events).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub input_format: InputFormat,
+
+    /// With --output-format stream-json: also the streamed pieces of each
+    /// reply, as `stream_event` lines.
+    #[arg(long)]
+    pub include_partial_messages: bool,
+
     /// Continue the session with this id.
-    #[arg(long, value_name = "ID", conflicts_with = "continue")]
+    #[arg(short = 'r', long, value_name = "ID", conflicts_with = "continue")]
     pub resume: Option<String>,
 
     /// Continue the most recent session in this directory.
-    #[arg(long = "continue")]
+    #[arg(short = 'c', long = "continue")]
     pub r#continue: bool,
 
     /// Text output: show the changed lines of every edit, not only the
-    /// `+added −removed` counts.
+    /// `+added −removed` counts. Other formats: the text output's progress
+    /// lines on stderr.
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// Allow rules (Claude Code's name for --allow): a list separated by
+    /// commas or spaces, e.g. "Bash(git log:*),Read"; repeatable.
+    #[arg(
+        long = "allowedTools",
+        visible_alias = "allowed-tools",
+        value_name = "RULES"
+    )]
+    pub allowed_tools: Vec<String>,
+
+    /// Deny rules (Claude Code's name for --deny), listed as for
+    /// --allowedTools; repeatable.
+    #[arg(
+        long = "disallowedTools",
+        visible_alias = "disallowed-tools",
+        value_name = "RULES"
+    )]
+    pub disallowed_tools: Vec<String>,
+
+    /// Replace Riot's own instructions at the head of the system prompt
+    /// (the environment and memory files still follow). New sessions only.
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+
+    /// Add TEXT at the end of the system prompt. New sessions only.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
+    /// The same as --permission-mode bypass.
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
 }
 
 /// `riot exec --output-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
+    #[default]
     Text,
     Json,
+    StreamJson,
+    Events,
+}
+
+/// `riot exec --input-format`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    #[default]
+    Text,
     StreamJson,
 }
 
@@ -353,8 +439,67 @@ mod tests {
         let Some(Command::Exec(exec)) = cli.command else {
             panic!("expected exec");
         };
-        assert_eq!(exec.output_format, OutputFormat::StreamJson);
+        assert_eq!(exec.options.output_format, OutputFormat::StreamJson);
         assert_eq!(exec.prompt.as_deref(), Some("fix it"));
+    }
+
+    #[test]
+    fn print_mode_takes_exec_options_under_claude_codes_names() {
+        let cli = Cli::try_parse_from([
+            "riot",
+            "-p",
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Bash(git log:*),Read",
+            "--disallowed-tools",
+            "Write",
+            "--append-system-prompt",
+            "Be brief.",
+            "--dangerously-skip-permissions",
+            "--include-partial-messages",
+            "--input-format",
+            "stream-json",
+            "--max-turns",
+            "3",
+            "--model",
+            "m",
+            "-c",
+            "--verbose",
+        ])
+        .unwrap();
+        assert!(cli.print);
+        assert!(cli.command.is_none());
+        assert_eq!(cli.prompt, None);
+        let o = &cli.print_options;
+        assert_eq!(o.output_format, OutputFormat::Json);
+        assert_eq!(o.input_format, InputFormat::StreamJson);
+        assert_eq!(o.allowed_tools, ["Bash(git log:*),Read"]);
+        assert_eq!(o.disallowed_tools, ["Write"]);
+        assert_eq!(o.append_system_prompt.as_deref(), Some("Be brief."));
+        assert!(o.dangerously_skip_permissions && o.include_partial_messages);
+        assert!(o.r#continue && o.verbose);
+        assert_eq!(cli.shared.max_turns, Some(3));
+        assert_eq!(cli.shared.model.as_deref(), Some("m"));
+
+        let cli = Cli::try_parse_from(["riot", "--print", "fix it", "--resume", "ses_1"]).unwrap();
+        assert!(cli.print);
+        assert_eq!(cli.prompt.as_deref(), Some("fix it"));
+        assert_eq!(cli.print_options.resume.as_deref(), Some("ses_1"));
+    }
+
+    #[test]
+    fn claude_codes_permission_mode_names_are_accepted() {
+        for (name, mode) in [
+            ("acceptEdits", PermissionMode::AcceptEdits),
+            ("bypassPermissions", PermissionMode::Bypass),
+            ("dontAsk", PermissionMode::DontAsk),
+            ("plan", PermissionMode::Plan),
+            ("accept-edits", PermissionMode::AcceptEdits),
+        ] {
+            let cli = Cli::try_parse_from(["riot", "exec", "--permission-mode", name, "x"]).unwrap();
+            assert_eq!(cli.shared.permission_mode, Some(mode), "{name}");
+        }
     }
 
     #[test]

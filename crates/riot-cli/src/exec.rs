@@ -1,41 +1,63 @@
-//! `riot exec`: one task without a UI (docs/interfaces.md). Text, json or
-//! stream-json output; exit codes from the terminal reason; every Ask is a
-//! Deny because nobody can answer; SIGINT stops the turn, saves the session
-//! with pairing filled, and exits 130.
+//! `riot exec` and `riot -p`: one task without a UI (docs/interfaces.md).
+//! Exit codes from the terminal reason; every Ask is a Deny because nobody
+//! can answer; SIGINT stops the turn, saves the session with pairing
+//! filled, and exits 130.
 //!
-//! The text format is for people: the answer alone on stdout, and on
-//! stderr a live status line on a terminal ([`status`]), a line per tool
-//! call with diffs and failing commands' output ([`report`]), and a summary
-//! of denied calls with the flags that would allow them ([`denials`]). The
-//! json and stream-json formats are for programs and are left as they are.
+//! Output formats: `text` is for people — the answer alone on stdout, and
+//! on stderr a live status line on a terminal ([`status`]), a line per
+//! tool call with diffs and failing commands' output ([`report`]), and a
+//! summary of denied calls with the flags that would allow them
+//! ([`denials`]). `json` is the result object ([`result`]); `stream-json`
+//! is Claude Code's headless event lines ([`claude`]), `events` Riot's own
+//! event stream, each followed by the result object. Claude Code's flag
+//! names are folded into Riot's by [`options`]; `--input-format
+//! stream-json` reads user messages as JSON lines ([`input`]) and answers
+//! each in turn in one session.
+//!
+//! Every turn's events go through one function, [`consume`], whatever
+//! produced them.
 
+mod claude;
 mod denials;
+mod input;
+mod options;
 mod report;
+mod result;
 mod status;
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Read, Write};
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use riot_kernel::config::FlagLayer;
-use riot_kernel::{Kernel, NobodyAnswers, OpenOptions, ResumeFrom};
+use riot_kernel::{Kernel, NobodyAnswers, OpenOptions, ResumeFrom, SessionHandle};
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, Message, PermissionResult, SessionId, SystemLevel,
-    TerminalReason, Usage,
+    AgentEvent, CancelReason, CancelScope, Clock, IdKind, Message, PermissionResult,
+    SessionId, SystemLevel, TerminalReason,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
 
-use crate::cli::{ExecArgs, OutputFormat, SharedOptions};
+use crate::cli::{ExecArgs, ExecOptions, InputFormat, OutputFormat, SharedOptions};
 use crate::world;
 
+use self::claude::{ClaudeLines, InitInfo};
 use self::denials::{Probe, Widen};
 use self::report::TextReport;
+use self::result::{ResultContext, Tally};
 use self::status::{FRAME_MS, StatusLine};
 
 /// Exit code for usage and configuration errors.
 pub const EXIT_USAGE: i32 = 2;
+
+/// Exit code of a run stopped by SIGINT.
+const EXIT_INTERRUPTED: i32 = 130;
+
+/// `--max-turns` when none is given.
+const DEFAULT_MAX_TURNS: u32 = 100;
 
 /// The flags of the configuration layering.
 pub fn flag_layer(shared: &SharedOptions) -> FlagLayer {
@@ -116,25 +138,194 @@ impl Probe for KernelProbe<'_> {
     }
 }
 
-/// Runs `riot exec`; returns the exit code.
-pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
-    let terminal = Terminal::detect();
-    let prompt = match &args.prompt {
-        Some(p) => p.clone(),
+/// Where the prompts come from: the argument or all of stdin, or JSON
+/// lines on stdin.
+enum Prompts {
+    One(Option<String>),
+    Lines(tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>),
+}
+
+impl Prompts {
+    /// The next prompt; `Ok(None)` at the end. The error is a usage
+    /// error's line.
+    async fn next(&mut self) -> Result<Option<String>, String> {
+        match self {
+            Prompts::One(prompt) => Ok(prompt.take()),
+            Prompts::Lines(lines) => loop {
+                let line = lines
+                    .next_line()
+                    .await
+                    .map_err(|e| format!("cannot read stdin: {e}"))?;
+                let Some(line) = line else { return Ok(None) };
+                if let Some(prompt) = input::user_message(&line)? {
+                    return Ok(Some(prompt));
+                }
+            },
+        }
+    }
+}
+
+/// The prompt of `--input-format text`: the argument, or all of stdin.
+fn text_prompt(prompt: Option<&str>, terminal: Terminal) -> Result<String, String> {
+    let prompt = match prompt {
+        Some(p) => p.to_owned(),
         None => {
             if terminal.stdin_is_tty {
                 eprintln!("{STDIN_HINT}");
             }
             let mut text = String::new();
-            if let Err(e) = std::io::stdin().read_to_string(&mut text) {
-                return usage(&format!("cannot read the prompt from stdin: {e}"));
-            }
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
             text
         }
     };
     if prompt.trim().is_empty() {
-        return usage("no prompt: pass it as an argument or on stdin");
+        return Err("no prompt: pass it as an argument or on stdin".to_owned());
     }
+    Ok(prompt)
+}
+
+/// SIGINT: the first stops the running turn (and the run), the second
+/// exits at once.
+#[derive(Debug, Default)]
+struct Interrupt {
+    seen: AtomicBool,
+    /// The running turn's scope.
+    running: Mutex<Option<CancelScope>>,
+    /// Wakes a run waiting for its next prompt.
+    wake: tokio::sync::Notify,
+}
+
+impl Interrupt {
+    fn set_running(&self, scope: Option<CancelScope>) {
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = scope;
+    }
+
+    fn fire(&self) {
+        self.seen.store(true, Ordering::SeqCst);
+        if let Some(scope) = self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            scope.cancel(CancelReason::User);
+        }
+        self.wake.notify_one();
+    }
+
+    fn seen(&self) -> bool {
+        self.seen.load(Ordering::SeqCst)
+    }
+}
+
+/// Where one run's output goes.
+struct Outputs {
+    format: OutputFormat,
+    stdout: std::io::StdoutLock<'static>,
+    /// `stream-json`: Claude Code's lines.
+    claude: Option<ClaudeLines>,
+    /// `text`, or `--verbose`: the progress lines on stderr.
+    report: Option<TextReport>,
+    clock: Arc<dyn Clock>,
+}
+
+impl Outputs {
+    fn line(&mut self, value: &Value) {
+        let _ = writeln!(self.stdout, "{value}");
+        let _ = self.stdout.flush();
+    }
+}
+
+/// Takes one turn's events, whatever produced them, to the run's outputs
+/// and the tally of its result.
+async fn consume(events: impl Stream<Item = AgentEvent>, out: &mut Outputs, tally: &mut Tally) {
+    let mut events = std::pin::pin!(events);
+    let live = out.report.as_ref().is_some_and(TextReport::is_live);
+    let clock = Arc::clone(&out.clock);
+    // The status line's timer; only a terminal has one.
+    let mut tick = clock.sleep_ms(FRAME_MS);
+    loop {
+        let event = if live {
+            match futures::future::select(events.next(), &mut tick).await {
+                futures::future::Either::Left((event, _)) => event,
+                futures::future::Either::Right(((), _)) => {
+                    tick = clock.sleep_ms(FRAME_MS);
+                    if let Some(r) = out.report.as_mut() {
+                        r.tick();
+                    }
+                    continue;
+                }
+            }
+        } else {
+            events.next().await
+        };
+        let Some(event) = event else { break };
+        tally.event(&event, clock.now_ms());
+        match out.format {
+            OutputFormat::Events => {
+                let line = serde_json::to_value(&event).unwrap_or_default();
+                out.line(&line);
+            }
+            OutputFormat::StreamJson => {
+                let lines = out
+                    .claude
+                    .as_mut()
+                    .map(|c| c.event(&event))
+                    .unwrap_or_default();
+                for line in &lines {
+                    out.line(line);
+                }
+            }
+            OutputFormat::Text | OutputFormat::Json => {}
+        }
+        match out.report.as_mut() {
+            Some(r) => r.event(&event),
+            None => {
+                if let AgentEvent::Message {
+                    message: Message::System(s),
+                } = &event
+                    && s.level == SystemLevel::Error
+                {
+                    eprintln!("riot: {}", s.text);
+                }
+            }
+        }
+    }
+}
+
+/// Runs `riot exec` (or `riot -p`); returns the exit code.
+pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
+    let options = &args.options;
+    if let Err(m) = options::check(options, args.prompt.as_deref()) {
+        return usage(&m);
+    }
+    let flags = match options::flag_layer(shared, options) {
+        Ok(f) => f,
+        Err(m) => return usage(&m),
+    };
+    let terminal = Terminal::detect();
+    let mut prompts = match options.input_format {
+        InputFormat::Text => match text_prompt(args.prompt.as_deref(), terminal) {
+            Ok(p) => Prompts::One(Some(p)),
+            Err(m) => return usage(&m),
+        },
+        InputFormat::StreamJson => Prompts::Lines(
+            tokio::io::BufReader::new(tokio::io::stdin()).lines(),
+        ),
+    };
+    // The first prompt before anything else, so a bad first line is a
+    // usage error before any session exists.
+    let first = match prompts.next().await {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            return usage(
+                "no user message on stdin: send one JSON line per message, as {\"type\": \"user\", \"message\": {\"role\": \"user\", \"content\": \"…\"}}",
+            );
+        }
+        Err(m) => return usage(&m),
+    };
     let env = world::environment();
     let home = match world::riot_home(&env) {
         Ok(h) => h,
@@ -146,30 +337,25 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     };
     let caps = world::capabilities();
     let clock = Arc::clone(&caps.clock);
-    let started = clock.now_ms();
+    let ids = Arc::clone(&caps.ids);
     let kernel = Kernel::new(caps, home);
-    let resume = match (&args.resume, args.r#continue) {
+    let resume = match (&options.resume, options.r#continue) {
         (Some(id), _) => Some(ResumeFrom::Id(SessionId::new(id.clone()))),
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,
     };
-    let probe = KernelProbe {
-        kernel: &kernel,
+    let max_turns = shared.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
+    let open = OpenOptions {
         cwd: cwd.clone(),
         env: env.clone(),
-        flags: flag_layer(shared),
-    };
-    let options = OpenOptions {
-        cwd: cwd.clone(),
-        env,
-        flags: flag_layer(shared),
+        flags: flags.clone(),
         trust_project: shared.trust_project,
-        max_turns: Some(shared.max_turns.unwrap_or(100)),
+        max_turns: Some(max_turns),
         resume,
         gate: Arc::new(NobodyAnswers),
         mcp_servers: Vec::new(),
     };
-    let mut session = match kernel.open(options).await {
+    let session = match kernel.start(open).await {
         Ok(s) => s,
         Err(riot_kernel::KernelError::Usage(m)) => return usage(&m),
         Err(e) => {
@@ -182,152 +368,170 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     }
     let session_id = session.id().to_string();
 
-    let format = args.output_format;
-    let mut report = (format == OutputFormat::Text).then(|| {
+    let format = options.output_format;
+    // Text for people; with --verbose, the same progress lines beside the
+    // other formats.
+    let report = (format == OutputFormat::Text || options.verbose).then(|| {
         let status = StatusLine::new(
             Box::new(std::io::stderr()),
             terminal.stderr_is_tty,
             terminal.width,
             Arc::clone(&clock),
         );
-        TextReport::new(status, args.verbose)
+        TextReport::new(status, options.verbose)
     });
     let live = report.as_ref().is_some_and(TextReport::is_live);
-
-    let cancel = CancelScope::new();
-    let interrupt = cancel.clone();
-    let signals = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            // On a terminal the status line is on this row: erase it first.
-            let erase = if live { status::ERASE } else { "" };
-            eprintln!("{erase}riot: stopping (press Ctrl-C again to quit at once)");
-            interrupt.cancel(CancelReason::User);
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
-        }
+    let claude = (format == OutputFormat::StreamJson).then(|| {
+        ClaudeLines::new(
+            session_id.clone(),
+            session.status().model,
+            options.include_partial_messages,
+            Arc::clone(&ids),
+        )
     });
+    let mut out = Outputs {
+        format,
+        stdout: std::io::stdout().lock(),
+        claude,
+        report,
+        clock: Arc::clone(&clock),
+    };
+    if format == OutputFormat::StreamJson {
+        let info = init_info(&kernel, &session, &cwd).await;
+        out.line(&claude::init_line(&info, ids.next_id(IdKind::Message)));
+    }
 
-    let mut stdout = std::io::stdout().lock();
-    let mut turns = 0u32;
-    let mut usage_sum = Usage::default();
-    let mut final_text = String::new();
-    let mut reason = None;
-    {
-        let mut events = std::pin::pin!(session.turn(&prompt, cancel));
-        // The status line's timer; only a terminal has one.
-        let mut tick = clock.sleep_ms(FRAME_MS);
-        loop {
-            let event = if live {
-                match futures::future::select(events.next(), &mut tick).await {
-                    futures::future::Either::Left((event, _)) => event,
-                    futures::future::Either::Right(((), _)) => {
-                        tick = clock.sleep_ms(FRAME_MS);
-                        if let Some(r) = report.as_mut() {
-                            r.tick();
-                        }
-                        continue;
-                    }
+    let interrupt = Arc::new(Interrupt::default());
+    let signals = {
+        let interrupt = Arc::clone(&interrupt);
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                // On a terminal the status line is on this row: erase it first.
+                let erase = if live { status::ERASE } else { "" };
+                eprintln!("{erase}riot: stopping (press Ctrl-C again to quit at once)");
+                interrupt.fire();
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(EXIT_INTERRUPTED);
                 }
-            } else {
-                events.next().await
+            }
+        })
+    };
+
+    let mut next = Some(first);
+    let mut code = 0;
+    let mut last = Tally::default();
+    while let Some(prompt) = next.take() {
+        let started = clock.now_ms();
+        let mut tally = Tally::default();
+        let turn = match session.prompt(prompt) {
+            Ok(turn) => turn,
+            Err(e) => {
+                eprintln!("riot exec: {e}");
+                code = 1;
+                break;
+            }
+        };
+        interrupt.set_running(Some(turn.cancel_scope().clone()));
+        if interrupt.seen() {
+            turn.cancel_scope().cancel(CancelReason::User);
+        }
+        consume(turn, &mut out, &mut tally).await;
+        interrupt.set_running(None);
+        if let Some(r) = out.report.as_mut() {
+            r.finish();
+        }
+        let reason = tally.reason();
+        code = reason.exit_code();
+        if format != OutputFormat::Text {
+            let cx = ResultContext {
+                session_id: &session_id,
+                uuid: ids.next_id(IdKind::Message),
+                duration_ms: clock.now_ms().saturating_sub(started),
+                cost_usd: None,
+                side_usage: session.side_usage().await.unwrap_or_default(),
+                max_turns,
             };
-            let Some(event) = event else { break };
-            if format == OutputFormat::StreamJson {
-                let line = serde_json::to_string(&event).unwrap_or_default();
-                let _ = writeln!(stdout, "{line}");
-                let _ = stdout.flush();
+            out.line(&tally.result(&cx));
+        }
+        last = tally;
+        if matches!(reason, TerminalReason::Aborted { .. }) || interrupt.seen() {
+            code = EXIT_INTERRUPTED;
+            break;
+        }
+        // The next message, unless SIGINT comes first.
+        let read = tokio::select! {
+            read = prompts.next() => read,
+            () = interrupt.wake.notified() => {
+                code = EXIT_INTERRUPTED;
+                break;
             }
-            if let Some(r) = report.as_mut() {
-                r.event(&event);
-            }
-            match &event {
-                AgentEvent::RequestStart { .. } => turns += 1,
-                AgentEvent::Usage { usage, .. } => usage_sum.add(usage),
-                AgentEvent::Message {
-                    message: Message::Assistant(a),
-                } => {
-                    let text = a.text();
-                    if !text.trim().is_empty() {
-                        final_text = text;
-                    }
-                }
-                AgentEvent::Message {
-                    message: Message::System(s),
-                } if format != OutputFormat::Text && s.level == SystemLevel::Error => {
-                    eprintln!("riot: {}", s.text);
-                }
-                AgentEvent::Done { reason: r } => reason = Some(r.clone()),
-                _ => {}
+        };
+        match read {
+            Ok(p) => next = p,
+            Err(m) => {
+                code = usage(&m);
+                break;
             }
         }
     }
     signals.abort();
-    if let Some(r) = report.as_mut() {
-        r.finish();
-    }
-    if let Err(e) = session.save_file_state().await {
-        tracing::warn!(error = %e, "could not save the session's file state");
-    }
-    let reason = reason.unwrap_or(TerminalReason::Error {
-        error: riot_protocol::AgentError {
-            kind: riot_protocol::ErrorKind::Internal,
-            message: "the turn ended without a terminal reason".into(),
-        },
-    });
-    let result = json!({
-        "type": "result",
-        "session_id": session_id,
-        "reason": reason.name(),
-        "is_error": reason.is_error(),
-        "result": final_text,
-        "turns": turns,
-        "usage": {
-            "input_tokens": usage_sum.input_tokens,
-            "output_tokens": usage_sum.output_tokens,
-            "cache_read_tokens": usage_sum.cache_read_tokens,
-            "cache_write_tokens": usage_sum.cache_write_tokens,
-        },
-        "duration_ms": clock.now_ms().saturating_sub(started),
-    });
-    let side = session.side_usage();
-    let mut result = result;
-    if side != Usage::default() {
-        // docs/interfaces.md: side requests (compaction summaries) are reported apart.
-        result["side_usage"] = json!({
-            "input_tokens": side.input_tokens,
-            "output_tokens": side.output_tokens,
-            "cache_read_tokens": side.cache_read_tokens,
-            "cache_write_tokens": side.cache_write_tokens,
-        });
-    }
-    match format {
-        OutputFormat::Text => {
-            if !final_text.is_empty() {
-                let _ = writeln!(stdout, "{}", final_text.trim_end());
-            }
-            let _ = stdout.flush();
-            match &reason {
-                TerminalReason::MaxTurns => {
-                    eprintln!("riot: stopped after the maximum number of turns (--max-turns)")
-                }
-                TerminalReason::Aborted { .. } => {
-                    eprintln!("riot: interrupted; session {session_id} saved")
-                }
-                _ => {}
-            }
-            // Last, so a person sees it: what was denied and how to allow
-            // it. The exit code stays that of the turn (see `denials`).
-            if let Some(r) = report.as_ref() {
-                for line in denials::summary(r.denials(), &cwd, &probe).await {
-                    eprintln!("{line}");
-                }
-            }
+    // Saves what the session read, for a resumed session.
+    session.close().await;
+    if format == OutputFormat::Text {
+        let reason = last.reason();
+        if !last.final_text.is_empty() {
+            let _ = writeln!(out.stdout, "{}", last.final_text.trim_end());
         }
-        OutputFormat::Json | OutputFormat::StreamJson => {
-            let _ = writeln!(stdout, "{result}");
+        let _ = out.stdout.flush();
+        match &reason {
+            TerminalReason::MaxTurns => {
+                eprintln!("riot: stopped after the maximum number of turns (--max-turns)");
+            }
+            TerminalReason::Aborted { .. } => {
+                eprintln!("riot: interrupted; session {session_id} saved");
+            }
+            _ => {}
         }
     }
-    let _ = stdout.flush();
-    reason.exit_code()
+    // Last, so a person sees it: what was denied and how to allow it. The
+    // exit code stays that of the turn (see `denials`).
+    if let Some(r) = out.report.as_ref() {
+        let probe = KernelProbe {
+            kernel: &kernel,
+            cwd: cwd.clone(),
+            env,
+            flags,
+        };
+        for line in denials::summary(r.denials(), &cwd, &probe).await {
+            eprintln!("{line}");
+        }
+    }
+    let _ = out.stdout.flush();
+    code
+}
+
+/// What the `system`/`init` line says.
+async fn init_info(kernel: &Kernel, session: &SessionHandle, cwd: &Path) -> InitInfo {
+    let status = session.status();
+    InitInfo {
+        session_id: session.id().to_string(),
+        cwd: cwd.display().to_string(),
+        model: status.model,
+        mode: status.mode,
+        tools: session.read(|s| s.tool_names()).await.unwrap_or_default(),
+        mcp_servers: kernel
+            .mcp_servers()
+            .iter()
+            .map(|s| (s.name.clone(), claude::mcp_status(&s.status)))
+            .collect(),
+        slash_commands: session.commands().iter().map(|c| c.name.clone()).collect(),
+    }
+}
+
+/// Options that the top level of `riot` took without `-p`: they belong
+/// to print mode.
+pub fn print_options_without_print(options: &ExecOptions) -> Option<&'static str> {
+    (options != &ExecOptions::default()).then_some(
+        "these options belong to print mode: add -p (riot -p PROMPT …) or use `riot exec`",
+    )
 }

@@ -21,7 +21,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{
-    Cli, Command, ConfigCommand, McpCommand, PermissionsCommand, SessionsCommand, ToolsCommand,
+    Cli, Command, ConfigCommand, ExecArgs, McpCommand, PermissionsCommand, SessionsCommand,
+    ToolsCommand,
 };
 
 /// The ACP SDK's transport logs whole JSON-RPC messages at `trace`, and a
@@ -62,6 +63,11 @@ fn not_available(what: &str) -> i32 {
     exec::EXIT_USAGE
 }
 
+fn usage(message: &str) -> i32 {
+    eprintln!("riot: {message}");
+    exec::EXIT_USAGE
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
@@ -77,8 +83,24 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async {
+        if !cli.print
+            && let Some(message) = exec::print_options_without_print(&cli.print_options)
+        {
+            return usage(message);
+        }
         match &cli.command {
+            // `riot -p`: Claude Code's print mode is `riot exec`.
+            None if cli.print => {
+                let args = ExecArgs {
+                    prompt: cli.prompt.clone(),
+                    options: cli.print_options.clone(),
+                };
+                exec::run(&cli.shared, &args).await
+            }
             None => not_available("the terminal UI (use `riot exec`)"),
+            Some(_) if cli.print => {
+                usage("-p runs a task as `riot exec` does; drop -p, or the subcommand")
+            }
             Some(Command::Exec(args)) => exec::run(&cli.shared, args).await,
             Some(Command::Acp(_)) => acp::run(&cli.shared).await,
             Some(Command::Serve(args)) => serve::run(&cli.shared, args).await,

@@ -90,7 +90,7 @@ fn exec(world: &World, server: &MockServer, extra: &[&str]) -> tokio::process::C
         "--model",
         "claude-test",
         "--output-format",
-        "stream-json",
+        "events",
     ];
     args.extend_from_slice(extra);
     world.bare(&args)
@@ -187,7 +187,7 @@ async fn a_forty_turn_session_compacts_in_a_small_window_and_finishes() {
     assert_eq!(result["reason"], "completed");
     assert_eq!(result["result"], ANSWER);
     assert_eq!(
-        result["turns"],
+        result["num_turns"],
         json!(TURNS),
         "one RequestStart per model turn"
     );

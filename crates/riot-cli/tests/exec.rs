@@ -200,26 +200,46 @@ async fn json_output_is_one_object_with_the_interfaces_keys() {
     assert_eq!(
         keys,
         [
+            "duration_api_ms",
             "duration_ms",
             "is_error",
+            "num_turns",
+            "permission_denials",
             "reason",
             "result",
             "session_id",
-            "turns",
+            "side_usage",
+            "subtype",
+            "total_cost_usd",
             "type",
-            "usage"
+            "usage",
+            "uuid",
         ]
     );
     assert_eq!(result["type"], "result");
+    assert_eq!(result["subtype"], "success");
     assert_eq!(result["reason"], "completed");
     assert_eq!(result["is_error"], false);
     assert_eq!(result["result"], ANSWER);
-    assert_eq!(result["turns"], json!(server.requests().len()));
-    assert_eq!(result["turns"], 2);
+    assert_eq!(result["num_turns"], json!(server.requests().len()));
+    assert_eq!(result["num_turns"], 2);
     // The mock reports 10 uncached input and 5 output tokens per reply.
     assert_eq!(
         result["usage"],
-        json!({"input_tokens": 20, "output_tokens": 10, "cache_read_tokens": 0, "cache_write_tokens": 0})
+        json!({"input_tokens": 20, "output_tokens": 10,
+               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
+    );
+    assert_eq!(
+        result["side_usage"],
+        json!({"input_tokens": 0, "output_tokens": 0,
+               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}),
+        "no side requests"
+    );
+    assert_eq!(result["permission_denials"], json!([]));
+    assert!(result["duration_api_ms"].is_u64());
+    assert!(
+        result["duration_api_ms"].as_u64() <= result["duration_ms"].as_u64(),
+        "{result}"
     );
     assert!(result["duration_ms"].is_u64());
     let id = result["session_id"].as_str().unwrap();
@@ -231,12 +251,12 @@ async fn json_output_is_one_object_with_the_interfaces_keys() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stream_json_prints_every_event_then_the_result() {
+async fn events_prints_every_event_then_the_result() {
     let world = World::new();
     std::fs::write(world.project.path().join("notes.txt"), NOTES).unwrap();
     let wire = Wire::Openai;
     let server = server(wire, vec![read_notes(), Reply::Text(ANSWER.into())]).await;
-    let args = ["--output-format", "stream-json", "Summarize notes.txt"];
+    let args = ["--output-format", "events", "Summarize notes.txt"];
     let out = run(world.exec(&server, wire, &args)).await;
     assert_eq!(out.code, Some(0), "{out:?}");
     let events: Vec<Value> = out
@@ -275,7 +295,7 @@ async fn stream_json_prints_every_event_then_the_result() {
     assert_eq!(done["reason"], json!({"type": "completed"}));
     let result = events.last().unwrap();
     assert_eq!(result["result"], ANSWER);
-    assert_eq!(result["turns"], 2);
+    assert_eq!(result["num_turns"], 2);
     assert_eq!(result["session_id"].as_str().unwrap(), only_session(&world));
 }
 
@@ -303,6 +323,7 @@ async fn a_non_retryable_provider_error_exits_1_naming_the_servers_message() {
     assert_eq!(server.requests().len(), 1, "a 400 is not retried");
     let result = out.json();
     assert_eq!(result["reason"], "error");
+    assert_eq!(result["subtype"], "error_during_execution");
     assert_eq!(result["is_error"], true);
 }
 
@@ -458,7 +479,8 @@ async fn max_turns_exits_3_when_the_model_keeps_calling_tools() {
     );
     let result = out.json();
     assert_eq!(result["reason"], "max_turns");
-    assert_eq!(result["turns"], 1);
+    assert_eq!(result["subtype"], "error_max_turns");
+    assert_eq!(result["num_turns"], 1);
     // The allowed turn's tool ran and its result was saved.
     let saved = transcript_messages(&world.transcript(result["session_id"].as_str().unwrap()));
     assert_eq!(
@@ -477,7 +499,7 @@ async fn sigint_during_a_stall_exits_130_and_saves_a_paired_session() {
     std::fs::write(world.project.path().join("notes.txt"), NOTES).unwrap();
     let wire = Wire::Anthropic;
     let server = server(wire, vec![read_notes(), stalled_partial_answer()]).await;
-    let args = ["--output-format", "stream-json", "Summarize notes.txt"];
+    let args = ["--output-format", "events", "Summarize notes.txt"];
     let mut riot = Running::spawn(world.exec(&server, wire, &args));
     let mut lines = BufReader::new(riot.child.stdout.take().unwrap()).lines();
     lines_until(&mut lines, |e| {
@@ -491,6 +513,7 @@ async fn sigint_during_a_stall_exits_130_and_saves_a_paired_session() {
     assert_eq!(out.code, Some(130), "{out:?}");
     let result = rest.last().unwrap();
     assert_eq!(result["reason"], "aborted");
+    assert_eq!(result["subtype"], "error_during_execution");
     assert_eq!(result["is_error"], true);
 
     let saved = transcript_messages(&world.transcript(result["session_id"].as_str().unwrap()));
@@ -622,7 +645,7 @@ async fn kill_9_during_bash() -> (World, MockServer, String, i64, GroupGuard) {
         "--permission-mode",
         "bypass",
         "--output-format",
-        "stream-json",
+        "events",
         "Run the slow command",
     ];
     let mut riot = Running::spawn(world.exec(&server, wire, &args));

@@ -395,7 +395,7 @@ async fn a_prompt_stopped_before_any_reply_is_kept_and_marked_interrupted() {
         ],
     ));
     let server = server(wire, vec![silent]).await;
-    let args = ["--output-format", "stream-json", "Rename the parser module"];
+    let args = ["--output-format", "events", "Rename the parser module"];
     let mut riot = Running::spawn(world.exec(&server, wire, &args));
     let mut lines = BufReader::new(riot.child.stdout.take().unwrap()).lines();
     lines_until(&mut lines, |e| e["type"] == "request_start").await;

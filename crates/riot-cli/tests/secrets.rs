@@ -48,7 +48,7 @@ async fn a_trace_level_session_writes_the_key_nowhere() {
             "--permission-mode",
             "bypass",
             "--output-format",
-            "stream-json",
+            "events",
             "go",
         ],
     );
@@ -91,7 +91,7 @@ async fn a_trace_level_session_writes_the_key_nowhere() {
 /// with the key redacted at the provider — in every output format.
 #[tokio::test]
 async fn a_key_echoed_in_a_provider_error_is_printed_and_stored_redacted() {
-    for format in ["text", "stream-json"] {
+    for format in ["text", "events", "stream-json"] {
         let world = World::new();
         let failing = json!({"type": "error", "error": {"type": "api_error",
                           "message": format!("upstream failed for x-api-key {KEY}")}});
@@ -139,7 +139,7 @@ async fn a_key_echoed_in_a_provider_error_is_printed_and_stored_redacted() {
                 "{}",
                 out.stderr
             );
-        } else {
+        } else if format == "events" {
             let events: Vec<serde_json::Value> = out
                 .stdout
                 .lines()

@@ -15,7 +15,7 @@
 
 use std::path::PathBuf;
 
-use riot_protocol::{Message, MessageId, MessageOrigin, SessionId, UserBlock};
+use riot_protocol::{Message, MessageId, MessageOrigin, SessionCost, SessionId, UserBlock};
 use serde::{Deserialize, Serialize};
 
 use crate::record::{Record, SessionMeta, SessionSummary};
@@ -44,7 +44,7 @@ fn short_title(text: &str) -> String {
 }
 
 /// The list entry of a session, as far as its records have been folded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Digest {
     pub id: SessionId,
     pub cwd: PathBuf,
@@ -64,6 +64,8 @@ pub(crate) struct Digest {
     /// While no prompt was recorded: the person's prompts a compaction
     /// carried into the history (as titles), the title's last resort.
     pub carried: Vec<(MessageId, String)>,
+    /// The running total of the last `usage` record.
+    pub cost: Option<SessionCost>,
 }
 
 impl Digest {
@@ -80,6 +82,7 @@ impl Digest {
             prompt: None,
             name: None,
             carried: Vec::new(),
+            cost: None,
         }
     }
 
@@ -128,6 +131,10 @@ impl Digest {
             // A name is not activity: the session keeps its place in the
             // newest-first list.
             Record::Renamed { title, .. } => self.name = Some(title.clone()),
+            Record::Usage { at_ms, total, .. } => {
+                self.touch(*at_ms);
+                self.cost = Some(total.clone());
+            }
         }
     }
 
@@ -152,6 +159,7 @@ impl Digest {
             messages: self.messages,
             model: self.model.clone(),
             parent: self.parent.clone(),
+            cost: self.cost.clone(),
         }
     }
 }

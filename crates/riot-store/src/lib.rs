@@ -3,9 +3,10 @@
 //! One append-only JSONL transcript per session,
 //! `<riot home>/sessions/<session id>.jsonl` (docs/design.md §12). Each line is
 //! a [`Record`]: the session's metadata first, then messages, withdrawals,
-//! compaction boundaries, model and mode changes. Every record is written
-//! and flushed as one line, so a `kill -9` loses at most the line being
-//! written — and a torn last line is ignored on load, never fatal.
+//! compaction boundaries, model and mode changes, and each model request's
+//! usage and cost. Every record is written and flushed as one line, so a
+//! `kill -9` loses at most the line being written — and a torn last line
+//! is ignored on load, never fatal.
 //!
 //! The session list ([`SessionStore::list`]) is derived from the transcripts
 //! themselves, so it can always be rebuilt; nothing else needs to agree with

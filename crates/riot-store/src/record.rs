@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use riot_protocol::{
-    CompactionStrategy, Message, MessageId, PermissionMode, SessionId, SystemPrompt,
+    CompactionStrategy, Message, MessageId, PermissionMode, SessionCost, SessionId, SystemPrompt,
+    Usage,
 };
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +51,23 @@ pub enum Record {
     Renamed {
         at_ms: u64,
         title: String,
+    },
+    /// One model request: its tokens, what it cost, and what the session
+    /// has cost with it — so a listing reads the session's total from the
+    /// last such record, and a resumed session goes on from it.
+    Usage {
+        at_ms: u64,
+        model: String,
+        usage: Usage,
+        /// A side request: a compaction summary, auto mode's classifier, a
+        /// subagent's request.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        side: bool,
+        /// US dollars; absent when the model had no price.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+        /// The session's cost so far, this request included.
+        total: SessionCost,
     },
 }
 
@@ -165,7 +183,10 @@ impl LoadedSession {
                     shown.clear();
                 }
                 Record::ModeChanged { mode: m, .. } => mode = Some(m),
-                Record::Meta(_) | Record::ModelChanged { .. } | Record::Renamed { .. } => {}
+                Record::Meta(_)
+                | Record::ModelChanged { .. }
+                | Record::Renamed { .. }
+                | Record::Usage { .. } => {}
             }
         }
         Ok(LoadedSession {
@@ -192,10 +213,16 @@ impl LoadedSession {
     pub fn summary(&self) -> SessionSummary {
         self.digest.summary()
     }
+
+    /// What the session has cost, from its last `usage` record; `None`
+    /// when it has none (no request was recorded with its cost).
+    pub fn cost(&self) -> Option<&SessionCost> {
+        self.digest.cost.as_ref()
+    }
 }
 
 /// One entry of `riot sessions list`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {
     pub id: SessionId,
     pub title: String,
@@ -206,4 +233,9 @@ pub struct SessionSummary {
     pub model: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<SessionId>,
+    /// What it has cost, from its last `usage` record; `None` when its
+    /// transcript has none (and its `usd` is `None` when a price was
+    /// unknown).
+    #[serde(default)]
+    pub cost: Option<SessionCost>,
 }

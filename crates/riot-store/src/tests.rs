@@ -593,6 +593,7 @@ fn the_list_and_a_full_load_agree_record_by_record() {
             messages: 4,
             model: "fallback".into(),
             parent: Some(SessionId::new("ses_top")),
+            cost: None,
         }
     );
 }
@@ -642,4 +643,79 @@ fn the_transcripts_directory_holds_only_transcripts() {
     };
     assert_eq!(names(&dir.path().join("sessions")), ["ses_d.jsonl"]);
     assert_eq!(names(&dir.path().join("sessions-index")), ["ses_d.json"]);
+}
+
+#[test]
+fn the_list_reads_a_sessions_cost_from_its_last_usage_record() {
+    let (_dir, store) = store();
+    let mut w = store.create(&meta("ses_cost", "/p", 1)).unwrap();
+    w.message(&Message::user_text(MessageId::new("u1"), "hi"), 2)
+        .unwrap();
+    assert_eq!(
+        agree(&store, "ses_cost").cost,
+        None,
+        "no request recorded yet"
+    );
+    let usage = Usage {
+        input_tokens: 1_000,
+        output_tokens: 100,
+        cache_read_tokens: 5_000,
+        cache_write_tokens: 200,
+    };
+    let price = Price::new(3.0, 15.0, 3.75, 0.30);
+    let mut total = SessionCost::default();
+    let first = total.add("m", &usage, false, Some(&price));
+    w.write(&Record::Usage {
+        at_ms: 3,
+        model: "m".into(),
+        usage,
+        side: false,
+        cost_usd: first,
+        total: total.clone(),
+    })
+    .unwrap();
+    let listed = agree(&store, "ses_cost");
+    assert_eq!(listed.cost.as_ref(), Some(&total));
+    assert_eq!(listed.updated_ms, 3, "a request is activity");
+    // The index keeps the figure and catches up with the next record.
+    assert_eq!(agree(&store, "ses_cost").cost.as_ref(), Some(&total));
+    let second = total.add("local", &usage, true, None);
+    w.write(&Record::Usage {
+        at_ms: 4,
+        model: "local".into(),
+        usage,
+        side: true,
+        cost_usd: second,
+        total: total.clone(),
+    })
+    .unwrap();
+    let listed = agree(&store, "ses_cost");
+    let cost = listed.cost.expect("a cost");
+    assert_eq!(cost.usd, None, "one unknown price makes the total unknown");
+    assert_eq!(cost.requests, 2);
+    assert_eq!(cost.side_usage, usage);
+    let loaded = store.load(&SessionId::new("ses_cost")).unwrap();
+    assert_eq!(loaded.cost(), Some(&cost));
+    assert_eq!(loaded.messages.len(), 1, "usage records are not history");
+
+    // The line as it is written.
+    let last = std::fs::read_to_string(store.path_of(&SessionId::new("ses_cost")).unwrap())
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&last).unwrap(),
+        json!({"type": "usage", "at_ms": 4, "model": "local",
+               "usage": {"input_tokens": 1000, "output_tokens": 100,
+                         "cache_read_tokens": 5000, "cache_write_tokens": 200},
+               "side": true,
+               "total": {"usd": null,
+                         "usage": {"input_tokens": 1000, "output_tokens": 100,
+                                   "cache_read_tokens": 5000, "cache_write_tokens": 200},
+                         "side_usage": {"input_tokens": 1000, "output_tokens": 100,
+                                        "cache_read_tokens": 5000, "cache_write_tokens": 200},
+                         "requests": 2, "unpriced": ["local"]}})
+    );
 }
