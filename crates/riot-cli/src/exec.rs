@@ -131,8 +131,14 @@ impl Probe for KernelProbe<'_> {
             Widen::Mode(mode) => flags.permission_mode = Some(*mode),
         }
         // Trust was recorded when the session opened, if asked for.
+        let at = riot_kernel::tools::Inspect {
+            cwd: &self.cwd,
+            env: &self.env,
+            flags: &flags,
+            trust_project: false,
+        };
         self.kernel
-            .check_permission(&self.cwd, &self.env, &flags, false, tool, input.clone())
+            .check_permission(at, tool, input.clone())
             .await
             .ok()
     }

@@ -315,17 +315,14 @@ pub async fn permissions_check(shared: &SharedOptions, tool: &str, input: &str) 
             );
         }
     };
-    match kernel
-        .check_permission(
-            &cwd,
-            &env,
-            &flag_layer(shared),
-            shared.trust_project,
-            tool,
-            input,
-        )
-        .await
-    {
+    let flags = flag_layer(shared);
+    let at = riot_kernel::tools::Inspect {
+        cwd: &cwd,
+        env: &env,
+        flags: &flags,
+        trust_project: shared.trust_project,
+    };
+    match kernel.check_permission(at, tool, input).await {
         Ok(result) => {
             outln!("{}", riot_permissions::CheckReport { result }.to_json());
             0

@@ -1,6 +1,8 @@
-//! `riot tools list` and `riot tools call` (docs/interfaces.md): the tools in the
-//! exact order sent to the model, and one call through the full pipeline
-//! (validation, permission decision, budget). A permission question is
+//! `riot tools list` and `riot tools call` (docs/interfaces.md): the tools a
+//! session in this directory declares, in the exact order sent to the model
+//! (MCP tools once their servers have settled), and one call through a
+//! session's full pipeline (validation, PreToolUse hooks, permission
+//! decision, the tool, PostToolUse hooks, budget). A permission question is
 //! answered "no" unless `--yes`.
 
 use std::sync::Arc;
@@ -62,15 +64,15 @@ async fn harness(
     let caps = world::capabilities();
     let ids = Arc::clone(&caps.ids);
     let kernel = riot_kernel::Kernel::new(caps, home);
+    let flags = flag_layer(shared);
+    let at = riot_kernel::tools::Inspect {
+        cwd: &cwd,
+        env: &env,
+        flags: &flags,
+        trust_project: shared.trust_project,
+    };
     let harness = kernel
-        .tools(
-            &cwd,
-            &env,
-            &flag_layer(shared),
-            shared.trust_project,
-            Arc::new(FixedAnswer { allow }),
-            session,
-        )
+        .tools(at, Arc::new(FixedAnswer { allow }), session)
         .await
         .map_err(|e| (e.to_string(), EXIT_USAGE))?;
     Ok((harness, ids))
@@ -82,7 +84,10 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
         Ok(h) => h,
         Err((e, code)) => return fail("tools list", &e, code),
     };
-    let specs = harness.scheduler.specs();
+    // What a session's first request declares once its servers are up.
+    harness.stack.mcp_settled().await;
+    let specs = harness.runner().specs();
+    harness.close().await;
     if json_out {
         outln!("{}", serde_json::to_string(&specs).unwrap_or_default());
     } else {
@@ -126,7 +131,7 @@ pub async fn call(
         cancel: CancelScope::new(),
         mode: harness.mode,
     };
-    let mut events = harness.scheduler.execute(vec![call], options);
+    let mut events = harness.runner().execute(vec![call], options);
     let mut result = None;
     while let Some(event) = events.next().await {
         match event {
@@ -141,6 +146,7 @@ pub async fn call(
     if let Err(e) = harness.save().await {
         errln!("riot tools call: could not save the session's file state: {e}");
     }
+    harness.close().await;
     let Some(result) = result else {
         return fail("tools call", "the tool produced no result", 1);
     };

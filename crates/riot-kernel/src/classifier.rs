@@ -113,7 +113,7 @@ impl RecentRequests {
 #[derive(Debug)]
 pub struct ModelClassifier {
     provider: Arc<dyn Provider>,
-    model: crate::session::SessionModel,
+    model: crate::kernel::SessionModel,
     project: PathBuf,
     recent: RecentRequests,
     clock: Arc<dyn Clock>,
@@ -137,7 +137,7 @@ impl ModelClassifier {
     ) -> Self {
         Self {
             provider,
-            model: crate::session::SessionModel::new(model),
+            model: crate::kernel::SessionModel::new(model),
             project: project.into(),
             recent,
             clock,
@@ -149,7 +149,7 @@ impl ModelClassifier {
 
     /// Asks whatever model `model` holds at the time of each call (the
     /// session's, which `/model` switches).
-    pub fn following(mut self, model: crate::session::SessionModel) -> Self {
+    pub fn following(mut self, model: crate::kernel::SessionModel) -> Self {
         self.model = model;
         self
     }

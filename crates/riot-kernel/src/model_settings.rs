@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 
 use crate::config::FlagLayer;
 use crate::credentials::{self, KeyResolution, KeySource, Secret};
-use crate::session::{Kernel, KernelError};
+use crate::error::KernelError;
+use crate::kernel::Kernel;
 
 /// Whether the endpoint has the key it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,7 +19,8 @@ use riot_store::LoadedSession;
 
 use crate::config::{self, Config, ConfigSource, Sourced};
 use crate::credentials::{self, KeyError, KeyResolution, KeySource};
-use crate::session::{Kernel, KernelError};
+use crate::error::KernelError;
+use crate::kernel::Kernel;
 
 /// The endpoint a session talks to, as requests use it.
 #[derive(Debug, Clone, PartialEq, Eq)]

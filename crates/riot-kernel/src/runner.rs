@@ -7,7 +7,13 @@
 //! [`ToolRunner::updated_specs`] before each one, and a new scheduler is
 //! built when the set of MCP tools changed. A running batch keeps the
 //! scheduler it started with.
+//!
+//! [`StackBase`] is what every runner of one session shares — the
+//! session's own and its subagents': the capabilities, the permission
+//! chain, the gate, the hooks and the MCP hubs. `crate::stack` builds it
+//! once; every runner is made from it.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -15,21 +21,110 @@ use futures::stream::BoxStream;
 use riot_mcp::McpHub;
 use riot_protocol::{
     DynTool, ExecuteOptions, Message, MessageId, MessageOrigin, PermissionGate, PermissionPolicy,
-    ToolCall, ToolEnv, ToolHooks, ToolRunEvent, ToolRunner, ToolSpec, UserBlock, UserMessage,
+    SessionId, ToolCall, ToolEnv, ToolHooks, ToolRunEvent, ToolRunner, ToolSpec, UserBlock,
+    UserMessage,
 };
 use riot_tools::{Scheduler, SchedulerConfig};
 
+use crate::kernel::Capabilities;
 use crate::plan::ModeCell;
 use crate::toolsearch::{Deferred, ToolSearch};
 
-/// What a scheduler is built from, kept to rebuild it.
+/// What every tool runner of one session is made from: the session's and
+/// its subagents' (which differ only in their tools, tool environment,
+/// policy wrapper and mode).
 #[derive(Debug, Clone)]
-pub struct SchedulerParts {
-    pub env: Arc<ToolEnv>,
+pub struct StackBase {
+    pub caps: Capabilities,
+    /// `<riot home>/spill`: each runner's owner spills under its own id.
+    pub spill_root: PathBuf,
+    pub cwd: PathBuf,
+    /// Variables removed from every tool's environment (the model keys).
+    pub scrubbed_env: Vec<String>,
+    /// The person's home, for `~/` in tool paths.
+    pub user_home: Option<PathBuf>,
     pub policy: Arc<dyn PermissionPolicy>,
     pub gate: Arc<dyn PermissionGate>,
     pub hooks: Arc<dyn ToolHooks>,
+    pub hubs: Vec<Arc<McpHub>>,
+    /// MCP declarations larger than this (characters) are deferred.
+    pub defer_above_chars: usize,
     pub config: SchedulerConfig,
+}
+
+impl StackBase {
+    /// A fresh tool environment for `owner` (a session or a subagent):
+    /// its own spill directory and file state.
+    pub fn tool_env(&self, owner: &SessionId) -> ToolEnv {
+        let mut env = ToolEnv::new(
+            self.cwd.clone(),
+            self.spill_root.join(owner.as_str()),
+            Arc::clone(&self.caps.fs),
+            Arc::clone(&self.caps.proc),
+            Arc::clone(&self.caps.clock),
+            Arc::clone(&self.caps.ids),
+        );
+        env.scrubbed_env = self.scrubbed_env.clone();
+        env.home = self.user_home.clone();
+        env
+    }
+
+    /// A runner over `tools` (in order) and the MCP tools `mcp` selects,
+    /// in `env`, decided by `policy`, in `mode`'s mode; with `todos`, it
+    /// reminds the model to keep a todo list.
+    pub fn runner(
+        &self,
+        tools: Vec<Arc<dyn DynTool>>,
+        env: Arc<ToolEnv>,
+        policy: Arc<dyn PermissionPolicy>,
+        mode: ModeCell,
+        todos: Option<crate::todo::TodoList>,
+        mcp: McpSelection,
+    ) -> SessionRunner {
+        SessionRunner::new(
+            tools,
+            SchedulerParts {
+                env,
+                policy,
+                gate: Arc::clone(&self.gate),
+                hooks: Arc::clone(&self.hooks),
+                config: self.config,
+            },
+            self.hubs.clone(),
+            mode,
+            todos,
+            self.defer_above_chars,
+            mcp,
+        )
+    }
+}
+
+/// Which MCP tools a runner offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpSelection {
+    /// Every ready tool, deferred behind ToolSearch when they are many.
+    All,
+    /// Only these names (an agent's tool list): never deferred.
+    Named(Vec<String>),
+}
+
+impl McpSelection {
+    fn keeps(&self, name: &str) -> bool {
+        match self {
+            McpSelection::All => true,
+            McpSelection::Named(names) => names.iter().any(|n| n == name),
+        }
+    }
+}
+
+/// What a scheduler is built from, kept to rebuild it.
+#[derive(Debug, Clone)]
+struct SchedulerParts {
+    env: Arc<ToolEnv>,
+    policy: Arc<dyn PermissionPolicy>,
+    gate: Arc<dyn PermissionGate>,
+    hooks: Arc<dyn ToolHooks>,
+    config: SchedulerConfig,
 }
 
 impl SchedulerParts {
@@ -70,6 +165,8 @@ struct Inner {
     deferred: Deferred,
     /// MCP tool declarations larger than this (in characters) are deferred.
     defer_above_chars: usize,
+    /// Which MCP tools are offered.
+    selection: McpSelection,
 }
 
 /// Tool calls without a todo list after which the model is reminded, once,
@@ -109,7 +206,8 @@ impl Inner {
     /// The scheduler over the MCP tools ready now, rebuilt if they changed
     /// (and, with MCP servers, ToolSearch, offered only while deferring).
     fn refresh(&self) -> Arc<Scheduler> {
-        let mcp = mcp_tools(&self.hubs);
+        let mut mcp = mcp_tools(&self.hubs);
+        mcp.retain(|t| self.selection.keeps(t.name()));
         let names: Vec<String> = mcp.iter().map(|t| t.name().to_owned()).collect();
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
         if let Some((built, scheduler)) = &current.built
@@ -119,7 +217,8 @@ impl Inner {
         }
         tracing::info!(tools = names.len(), "the MCP tools changed");
         let mut tools = self.base.clone();
-        if !self.hubs.is_empty() {
+        let searchable = !self.hubs.is_empty() && self.selection == McpSelection::All;
+        if searchable {
             tools.push(Arc::new(ToolSearch {
                 deferred: self.deferred.clone(),
             }));
@@ -133,11 +232,12 @@ impl Inner {
             .filter(|s| s.name.starts_with("mcp__"))
             .collect();
         let size: usize = specs.iter().map(spec_chars).sum();
-        self.deferred.set(if size > self.defer_above_chars {
-            specs
-        } else {
-            Vec::new()
-        });
+        self.deferred
+            .set(if searchable && size > self.defer_above_chars {
+                specs
+            } else {
+                Vec::new()
+            });
         // ToolSearch renders its description (the deferred names) from
         // the shared state whenever specs are taken.
         current.built = Some((names, Arc::clone(&scheduler)));
@@ -187,14 +287,16 @@ impl std::fmt::Debug for SessionRunner {
 impl SessionRunner {
     /// A runner over `base` (built-ins and session tools, in order) and
     /// the ready tools of `hubs`, deferred behind ToolSearch when their
-    /// declarations exceed `defer_above_chars`.
-    pub fn new(
+    /// declarations exceed `defer_above_chars`; of those, the ones `mcp`
+    /// selects. Made through [`StackBase::runner`].
+    fn new(
         base: Vec<Arc<dyn DynTool>>,
         parts: SchedulerParts,
         hubs: Vec<Arc<McpHub>>,
         mode: ModeCell,
         todos: Option<crate::todo::TodoList>,
         defer_above_chars: usize,
+        mcp: McpSelection,
     ) -> Self {
         let inner = Arc::new(Inner {
             base,
@@ -209,6 +311,7 @@ impl SessionRunner {
             calls_since_todos: AtomicUsize::new(0),
             deferred: Deferred::default(),
             defer_above_chars,
+            selection: mcp,
         });
         let scheduler = inner.refresh();
         let offered = inner.offered(&scheduler);
@@ -218,6 +321,24 @@ impl SessionRunner {
             .unwrap_or_else(|e| e.into_inner())
             .offered = offered;
         Self { inner }
+    }
+}
+
+impl SessionRunner {
+    /// Every tool the runner can run now, in order: the base tools, then
+    /// the ready MCP tools (deferred ones included).
+    pub fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        self.inner.refresh().tools().to_vec()
+    }
+
+    /// The tool environment calls run in.
+    pub fn env(&self) -> &Arc<ToolEnv> {
+        &self.inner.parts.env
+    }
+
+    /// The mode the next batch runs in.
+    pub fn mode(&self) -> riot_protocol::PermissionMode {
+        self.inner.mode.get()
     }
 }
 

@@ -19,23 +19,22 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use futures::StreamExt;
 use riot_core::{AgentDeps, AgentState, ContextManager, NoQueue, NoStopHooks, NoWorkingSet};
-use riot_mcp::McpHub;
 use riot_protocol::{
     AgentEvent, CancelReason, CancelScope, DecisionReason, DynTool, FileSystem, InterruptBehavior,
-    Message, MessageId, PermissionGate, PermissionMode, PermissionPolicy, PermissionQuery,
-    PermissionResult, PermissionRule, ProgressPayload, PromptContext, Provider, SessionId,
-    SystemPrompt, TerminalReason, Tool, ToolContext, ToolEnv, ToolOutcome, ToolRunner,
-    ValidationError,
+    Message, MessageId, PermissionMode, PermissionPolicy, PermissionQuery, PermissionResult,
+    PermissionRule, ProgressPayload, PromptContext, Provider, SessionId, SystemPrompt,
+    TerminalReason, Tool, ToolContext, ToolOutcome, ToolRunner, ValidationError,
 };
 use riot_store::{SessionMeta, SessionStore};
-use riot_tools::{Scheduler, SchedulerConfig};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::extension_files::{self, Layout, Origin};
 use crate::frontmatter::{self, ToolList};
-use crate::session::Capabilities;
+use crate::kernel::{DEFAULT_MAX_TOKENS, SessionModel};
+use crate::plan::ModeCell;
+use crate::runner::{McpSelection, StackBase};
 
 /// Model requests a subagent may make before it is stopped.
 pub const SUBAGENT_MAX_TURNS: u32 = 40;
@@ -282,24 +281,26 @@ impl PermissionPolicy for ReadOnlyPolicy {
     }
 }
 
+/// The model subagents ask: the session's provider, and its model
+/// followed at each start (`/model` switches it).
+#[derive(Debug, Clone)]
+pub struct SubagentModel {
+    pub provider: Arc<dyn Provider>,
+    pub model: SessionModel,
+}
+
 /// Everything a subagent is assembled from, shared by a session's Task
-/// tool.
+/// tool. Its tools run on a runner made from the session's [`StackBase`]:
+/// the same chain, gate, hooks and MCP hubs as the session's.
 pub struct Subagents {
     pub catalog: AgentCatalog,
-    pub provider: Arc<dyn Provider>,
-    /// The session's model, followed at each start (`/model` switches it).
-    pub model: crate::session::SessionModel,
-    pub caps: Capabilities,
+    /// `Err`: why there is no model to run one (the inspection commands
+    /// without a configured endpoint); a Task call then fails saying so.
+    pub model: Result<SubagentModel, String>,
+    pub stack: StackBase,
+    /// Riot's home: children's transcripts go to its `sessions/`.
     pub home: PathBuf,
-    pub cwd: PathBuf,
-    pub scrubbed_env: Vec<String>,
-    /// The person's home, for `~/` in tool paths.
-    pub user_home: Option<PathBuf>,
-    pub policy: Arc<dyn PermissionPolicy>,
-    pub gate: Arc<dyn PermissionGate>,
-    pub hooks: Arc<crate::hooks::HookRunner>,
     pub skills: crate::skills::SkillCatalog,
-    pub hubs: Vec<Arc<McpHub>>,
     pub parent: SessionId,
     /// The parent's environment and memory section, set once the parent's
     /// system prompt is known.
@@ -310,31 +311,32 @@ impl std::fmt::Debug for Subagents {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Subagents")
             .field("agents", &self.catalog.agents().len())
-            .field("model", &self.model)
+            .field("model", &self.model.as_ref().map(|m| m.model.get()))
             .field("parent", &self.parent)
             .finish_non_exhaustive()
     }
 }
 
 impl Subagents {
-    /// The tools of an agent: its list, from what a subagent may have.
-    fn tools_for(&self, agent: &AgentDefinition) -> Vec<Arc<dyn DynTool>> {
+    /// The tools of an agent: its list, from what a subagent may have
+    /// (the built-ins, Skill and AskUser, then MCP tools — all of them, or
+    /// those the list names).
+    fn tools_for(&self, agent: &AgentDefinition) -> (Vec<Arc<dyn DynTool>>, McpSelection) {
         let mut all = riot_tools::builtin();
         all.push(Arc::new(crate::skills::SkillTool {
             catalog: self.skills.clone(),
         }));
         all.push(Arc::new(crate::ask::AskUser {
-            gate: Arc::clone(&self.gate),
+            gate: Arc::clone(&self.stack.gate),
         }));
-        let mut mcp: Vec<Arc<dyn DynTool>> = self.hubs.iter().flat_map(|h| h.tools()).collect();
-        mcp.sort_by(|a, b| a.name().cmp(b.name()));
-        all.extend(mcp);
         match &agent.tools {
-            None => all,
-            Some(names) => all
-                .into_iter()
-                .filter(|t| names.iter().any(|n| n == t.name()))
-                .collect(),
+            None => (all, McpSelection::All),
+            Some(names) => (
+                all.into_iter()
+                    .filter(|t| names.iter().any(|n| n == t.name()))
+                    .collect(),
+                McpSelection::Named(names.clone()),
+            ),
         }
     }
 
@@ -355,42 +357,49 @@ impl Subagents {
 
     /// Runs one subagent to its end.
     async fn run(&self, agent: &AgentDefinition, prompt: String, ctx: &ToolContext) -> ToolOutcome {
-        let ids = Arc::clone(&self.caps.ids);
-        let clock = Arc::clone(&self.caps.clock);
+        let subagent_model = match &self.model {
+            Ok(m) => m,
+            Err(why) => {
+                return ToolOutcome::failed(format!(
+                    "The subagent could not start: there is no model to run it ({why})"
+                ));
+            }
+        };
+        let provider = Arc::clone(&subagent_model.provider);
+        let ids = Arc::clone(&self.stack.caps.ids);
+        let clock = Arc::clone(&self.stack.caps.clock);
         let child = SessionId::generate(ids.as_ref());
-        let model = agent.model.clone().unwrap_or_else(|| self.model.get());
-        let mut env = ToolEnv::new(
-            self.cwd.clone(),
-            self.home.join("spill").join(child.as_str()),
-            Arc::clone(&self.caps.fs),
-            Arc::clone(&self.caps.proc),
-            Arc::clone(&clock),
-            Arc::clone(&ids),
-        );
-        env.scrubbed_env = self.scrubbed_env.clone();
-        env.home = self.user_home.clone();
+        let model = agent
+            .model
+            .clone()
+            .unwrap_or_else(|| subagent_model.model.get());
         let policy: Arc<dyn PermissionPolicy> = if agent.is_read_only() {
             Arc::new(ReadOnlyPolicy {
-                inner: Arc::clone(&self.policy),
+                inner: Arc::clone(&self.stack.policy),
                 agent: agent.name.clone(),
             })
         } else {
-            Arc::clone(&self.policy)
+            Arc::clone(&self.stack.policy)
         };
-        let scheduler: Arc<dyn ToolRunner> = Arc::new(
-            Scheduler::new(
-                self.tools_for(agent),
-                Arc::new(env),
-                policy,
-                Arc::clone(&self.gate),
-                SchedulerConfig::default(),
-            )
-            .with_hooks(self.hooks.clone()),
-        );
+        // An agent's own mode applies only where the session lets the
+        // model act: it never moves a plan or dont-ask session.
+        let mode = match (ctx.mode, agent.mode) {
+            (PermissionMode::Plan | PermissionMode::DontAsk, _) | (_, None) => ctx.mode,
+            (_, Some(mode)) => mode,
+        };
+        let (tools, mcp) = self.tools_for(agent);
+        let runner: Arc<dyn ToolRunner> = Arc::new(self.stack.runner(
+            tools,
+            Arc::new(self.stack.tool_env(&child)),
+            policy,
+            ModeCell::new(mode),
+            None,
+            mcp,
+        ));
         let system = self.system_prompt(agent);
         let mut meta = SessionMeta::new(
             child.clone(),
-            self.cwd.clone(),
+            self.stack.cwd.clone(),
             model.clone(),
             clock.now_ms(),
         );
@@ -405,10 +414,10 @@ impl Subagents {
             }
         };
         let deps = AgentDeps {
-            provider: Arc::clone(&self.provider),
-            tools: Arc::clone(&scheduler),
+            provider: Arc::clone(&provider),
+            tools: Arc::clone(&runner),
             compactor: Arc::new(ContextManager::new(
-                Arc::clone(&self.provider),
+                Arc::clone(&provider),
                 Arc::new(NoWorkingSet),
             )),
             transcript: Arc::new(crate::transcript::StoreSink::open(
@@ -420,20 +429,13 @@ impl Subagents {
             clock: Arc::clone(&clock),
             ids: Arc::clone(&ids),
         };
-        let capabilities = self.provider.capabilities(&model);
+        let capabilities = provider.capabilities(&model);
         let mut state = AgentState::new(child.clone(), model, system);
-        state.tools = scheduler.specs();
-        // An agent's own mode applies only where the session lets the
-        // model act: it never moves a plan or dont-ask session.
-        state.mode = match (ctx.mode, agent.mode) {
-            (PermissionMode::Plan | PermissionMode::DontAsk, _) | (_, None) => ctx.mode,
-            (_, Some(mode)) => mode,
-        };
+        state.tools = runner.specs();
+        state.mode = mode;
         state.max_turns = SUBAGENT_MAX_TURNS;
         state.cache_key = Some(child.to_string());
-        state.max_tokens = capabilities
-            .max_output_tokens
-            .min(crate::session::DEFAULT_MAX_TOKENS);
+        state.max_tokens = capabilities.max_output_tokens.min(DEFAULT_MAX_TOKENS);
 
         let scope = CancelScope::new();
         let message = Message::user_text(MessageId::generate(ids.as_ref()), prompt);

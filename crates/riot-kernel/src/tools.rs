@@ -1,19 +1,23 @@
 //! Running tools outside a model turn (`riot tools list`, `riot tools
-//! call`): the same tools, policy and scheduler a session assembles, and
-//! the file state a session persists, so `tools call --session ID` sees
-//! what that session read.
+//! call`, `riot permissions check`): the tool stack a session in the same
+//! directory assembles (`crate::stack`) — the same tools in the same
+//! order, chain, hooks and MCP servers — and the file state a session
+//! persists, so `tools call --session ID` sees what that session read.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use riot_protocol::{
-    FileState, FileStateStore, FileSystem, PermissionGate, PermissionMode, SessionId, ToolEnv,
+    FileState, FileStateStore, FileSystem, PermissionGate, PermissionMode, SessionId,
 };
-use riot_tools::{Scheduler, SchedulerConfig};
+use riot_store::LoadedSession;
 
-use crate::config::FlagLayer;
-use crate::session::{Kernel, KernelError};
+use crate::config::{Config, FlagLayer};
+use crate::error::KernelError;
+use crate::kernel::{Kernel, SessionModel};
+use crate::runner::SessionRunner;
+use crate::stack::{ModelAccess, StackOptions, ToolStack};
 
 /// Where a session's file state is kept between processes:
 /// `<riot home>/file-state/<session id>.json`.
@@ -52,151 +56,213 @@ pub async fn save_file_state(
     fs.write_atomic(path, &text).await
 }
 
-/// The tools of a project, ready to run.
+/// The tools of a project, ready to run: a session's tool stack.
 #[derive(Debug)]
 pub struct ToolHarness {
-    pub scheduler: Arc<Scheduler>,
+    pub stack: ToolStack,
+    /// The mode calls run in (the configured one).
     pub mode: PermissionMode,
-    file_state: Arc<FileStateStore>,
     state_path: Option<PathBuf>,
     fs: Arc<dyn FileSystem>,
 }
 
 impl ToolHarness {
+    /// The scheduler, as a session's loop uses it.
+    pub fn runner(&self) -> &Arc<SessionRunner> {
+        &self.stack.runner
+    }
+
     /// Saves the file state back to the session, if one was named.
     pub async fn save(&self) -> std::io::Result<()> {
         match &self.state_path {
-            Some(path) => save_file_state(self.fs.as_ref(), path, &self.file_state).await,
+            Some(path) => save_file_state(self.fs.as_ref(), path, &self.stack.file_state).await,
             None => Ok(()),
+        }
+    }
+
+    /// Stops the MCP servers the harness started.
+    pub async fn close(&self) {
+        self.stack.shutdown_mcp().await;
+    }
+}
+
+/// Where an inspection command runs: the directory, the environment, the
+/// flags, and whether to trust the project first.
+#[derive(Debug, Clone, Copy)]
+pub struct Inspect<'a> {
+    pub cwd: &'a Path,
+    pub env: &'a BTreeMap<String, String>,
+    pub flags: &'a FlagLayer,
+    pub trust_project: bool,
+}
+
+impl Kernel {
+    /// Assembles the tools for `at.cwd` as a session would, with `gate`
+    /// answering questions; with `session`, in that session's file state
+    /// (and its endpoint, for Task and the classifier).
+    pub async fn tools(
+        &self,
+        at: Inspect<'_>,
+        gate: Arc<dyn PermissionGate>,
+        session: Option<&SessionId>,
+    ) -> Result<ToolHarness, KernelError> {
+        let loaded = self
+            .load_config(at.cwd, at.env, at.flags, at.trust_project)
+            .await?;
+        // The session must exist: refuse a typo instead of starting empty.
+        let resumed = match session {
+            Some(id) => Some(
+                self.store()
+                    .load(id)
+                    .map_err(|e| KernelError::Usage(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let state_path = session.map(|id| file_state_path(self.home(), id));
+        let owner = session
+            .cloned()
+            .unwrap_or_else(|| SessionId::new("tools-call"));
+        let (model, context_window) = self
+            .inspection_model(&loaded.config, at, resumed.as_ref())
+            .await;
+        let stack = self
+            .tool_stack(
+                &loaded,
+                StackOptions {
+                    cwd: at.cwd.to_path_buf(),
+                    env: at.env.clone(),
+                    gate,
+                    owner,
+                    file_state: state_path.clone(),
+                    model,
+                    context_window,
+                    start_mcp: true,
+                    session_mcp: Vec::new(),
+                },
+            )
+            .await?;
+        Ok(ToolHarness {
+            mode: loaded.config.mode(),
+            stack,
+            state_path,
+            fs: Arc::clone(&self.capabilities().fs),
+        })
+    }
+
+    /// The chain's decision for one call of a session's tool, without
+    /// running it (`riot permissions check`). The tool itself supplies its
+    /// facts (read-only, target path or command) exactly as in a session,
+    /// on a session's tool stack. A check asks no model: in auto mode, a
+    /// call the classifier would judge is an `ask` here. MCP servers start
+    /// only to check an MCP tool.
+    pub async fn check_permission(
+        &self,
+        at: Inspect<'_>,
+        tool_name: &str,
+        input: serde_json::Value,
+    ) -> Result<riot_protocol::PermissionResult, KernelError> {
+        let loaded = self
+            .load_config(at.cwd, at.env, at.flags, at.trust_project)
+            .await?;
+        let mcp = tool_name.starts_with("mcp__");
+        let stack = self
+            .tool_stack(
+                &loaded,
+                StackOptions {
+                    cwd: at.cwd.to_path_buf(),
+                    env: at.env.clone(),
+                    gate: Arc::new(crate::gate::NobodyAnswers),
+                    owner: SessionId::new("permissions-check"),
+                    file_state: None,
+                    model: Err("a permission check asks no model".into()),
+                    context_window: unconfigured_window(&loaded.config),
+                    start_mcp: mcp,
+                    session_mcp: Vec::new(),
+                },
+            )
+            .await?;
+        if mcp {
+            stack.mcp_settled().await;
+        }
+        let decided = decide(&stack, loaded.config.mode(), tool_name, input).await;
+        if mcp {
+            stack.shutdown_mcp().await;
+        }
+        decided
+    }
+
+    /// The model a session here would have, for Task and the classifier,
+    /// and its context window; `Err` with why there is none (the tools are
+    /// the same, Task just cannot run).
+    async fn inspection_model(
+        &self,
+        config: &Config,
+        at: Inspect<'_>,
+        resumed: Option<&LoadedSession>,
+    ) -> (Result<ModelAccess, String>, u64) {
+        match self.provider(config, at.env, resumed).await {
+            Ok((provider, endpoint)) => {
+                let window =
+                    riot_protocol::Provider::capabilities(provider.as_ref(), &endpoint.model)
+                        .context_window;
+                let model = SessionModel::new(endpoint.model);
+                (Ok(ModelAccess { provider, model }), window)
+            }
+            Err(e) => (Err(e.to_string()), unconfigured_window(config)),
         }
     }
 }
 
-impl Kernel {
-    /// Assembles the tools for `cwd` as a session would, with `gate`
-    /// answering questions; with `session`, in that session's file state.
-    pub async fn tools(
-        &self,
-        cwd: &Path,
-        env: &BTreeMap<String, String>,
-        flags: &FlagLayer,
-        trust_project: bool,
-        gate: Arc<dyn PermissionGate>,
-        session: Option<&SessionId>,
-    ) -> Result<ToolHarness, KernelError> {
-        let loaded = self.load_config(cwd, env, flags, trust_project).await?;
-        let caps = self.capabilities();
-        let (spill, state_path) = match session {
-            Some(id) => {
-                // The session must exist: refuse a typo instead of starting empty.
-                self.store()
-                    .load(id)
-                    .map_err(|e| KernelError::Usage(e.to_string()))?;
-                (
-                    self.home().join("spill").join(id.as_str()),
-                    Some(file_state_path(self.home(), id)),
-                )
-            }
-            None => (self.home().join("spill").join("tools-call"), None),
-        };
-        let mut tool_env = ToolEnv::new(
-            cwd.to_path_buf(),
-            spill,
-            Arc::clone(&caps.fs),
-            Arc::clone(&caps.proc),
-            Arc::clone(&caps.clock),
-            Arc::clone(&caps.ids),
-        );
-        tool_env.scrubbed_env = self.scrubbed_env(&loaded.config);
-        tool_env.home = crate::session::user_home(env);
-        if let Some(path) = &state_path {
-            load_file_state(caps.fs.as_ref(), path, &tool_env.file_state).await;
-        }
-        let file_state = Arc::clone(&tool_env.file_state);
-        let policy = self.policy(&loaded.config, cwd, env);
-        let skills = crate::skills::SkillCatalog::discover(
-            caps.fs.as_ref(),
-            self.home(),
-            &loaded.project_root,
-            loaded.trusted,
-        )
-        .await
-        .catalog;
-        let scheduler = Arc::new(Scheduler::new(
-            crate::session::session_tools(
-                &crate::todo::TodoList::default(),
-                &skills,
-                &gate,
-                &crate::plan::ModeCell::new(loaded.config.mode()),
-                None,
-            ),
-            Arc::new(tool_env),
-            Arc::new(policy),
-            gate,
-            SchedulerConfig::default(),
-        ));
-        Ok(ToolHarness {
-            scheduler,
-            mode: loaded.config.mode(),
-            file_state,
-            state_path,
-            fs: Arc::clone(&caps.fs),
-        })
-    }
+/// The context window of the configured model (or of an unknown one)
+/// when no endpoint can be made.
+fn unconfigured_window(config: &Config) -> u64 {
+    let model = config.model.as_ref().map_or("", |m| m.value.as_str());
+    riot_providers::capabilities_for(model, &[]).context_window
+}
 
-    /// The chain's decision for one call of a built-in tool, without
-    /// running it (`riot permissions check`). The tool itself supplies its
-    /// facts (read-only, target path or command) exactly as in a session.
-    pub async fn check_permission(
-        &self,
-        cwd: &Path,
-        env: &BTreeMap<String, String>,
-        flags: &FlagLayer,
-        trust_project: bool,
-        tool_name: &str,
-        input: serde_json::Value,
-    ) -> Result<riot_protocol::PermissionResult, KernelError> {
-        let loaded = self.load_config(cwd, env, flags, trust_project).await?;
-        let policy = self.policy(&loaded.config, cwd, env);
-        let tools = riot_tools::builtin();
-        let Some(tool) = tools.iter().find(|t| t.name() == tool_name) else {
-            let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-            return Err(KernelError::Usage(format!(
-                "unknown tool `{tool_name}`; built-in tools: {}",
-                names.join(", ")
-            )));
+/// What the stack's chain decides for one call of `tool_name` in `mode`.
+async fn decide(
+    stack: &ToolStack,
+    mode: PermissionMode,
+    tool_name: &str,
+    input: serde_json::Value,
+) -> Result<riot_protocol::PermissionResult, KernelError> {
+    let tools = stack.runner.tools();
+    let Some(tool) = tools.iter().find(|t| t.name() == tool_name) else {
+        let (mcp, own): (Vec<&str>, Vec<&str>) = tools
+            .iter()
+            .map(|t| t.name())
+            .filter(|n| *n != "ToolSearch")
+            .partition(|n| n.starts_with("mcp__"));
+        let mcp = if mcp.is_empty() {
+            String::new()
+        } else {
+            format!("; MCP tools: {}", mcp.join(", "))
         };
-        let call = Arc::clone(tool)
-            .prepare(input.clone())
-            .map_err(|e| KernelError::Usage(riot_tools::scheduler::schema_hint(tool_name, &e)))?;
-        let mut tool_env = ToolEnv::new(
-            cwd.to_path_buf(),
-            self.home().join("spill"),
-            Arc::clone(&self.capabilities().fs),
-            Arc::clone(&self.capabilities().proc),
-            Arc::clone(&self.capabilities().clock),
-            Arc::clone(&self.capabilities().ids),
-        );
-        // `~/` means the same home to the tool as to the chain.
-        tool_env.home = crate::session::user_home(env);
-        let tool_env = Arc::new(tool_env);
-        let ctx = riot_protocol::ToolContext {
-            env: tool_env,
-            tool_use_id: riot_protocol::ToolUseId::new("check"),
-            mode: loaded.config.mode(),
-            cancel: tokio_util::sync::CancellationToken::new(),
-            progress: None,
-        };
-        let query = riot_protocol::PermissionQuery {
-            tool_name: tool_name.to_owned(),
-            input,
-            is_read_only: call.is_read_only(),
-            target: call.permission_target(&ctx),
-            tool_verdict: call.check_permissions(&ctx).await,
-            classifier_input: call.classifier_input(),
-            mode: loaded.config.mode(),
-            hook: None,
-        };
-        Ok(riot_protocol::PermissionPolicy::decide(&policy, &query).await)
-    }
+        return Err(KernelError::Usage(format!(
+            "unknown tool `{tool_name}`; built-in tools: {}{mcp}",
+            own.join(", ")
+        )));
+    };
+    let call = Arc::clone(tool)
+        .prepare(input.clone())
+        .map_err(|e| KernelError::Usage(riot_tools::scheduler::schema_hint(tool_name, &e)))?;
+    let ctx = riot_protocol::ToolContext {
+        env: Arc::clone(stack.runner.env()),
+        tool_use_id: riot_protocol::ToolUseId::new("check"),
+        mode,
+        cancel: tokio_util::sync::CancellationToken::new(),
+        progress: None,
+    };
+    let query = riot_protocol::PermissionQuery {
+        tool_name: tool_name.to_owned(),
+        input,
+        is_read_only: call.is_read_only(),
+        target: call.permission_target(&ctx),
+        tool_verdict: call.check_permissions(&ctx).await,
+        classifier_input: call.classifier_input(),
+        mode,
+        hook: None,
+    };
+    Ok(stack.base.policy.decide(&query).await)
 }

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use riot_protocol::SessionId;
 
-use crate::session::{Kernel, KernelError};
+use crate::error::KernelError;
+use crate::kernel::Kernel;
 
 /// How many files a mention search walks at most: enough for large
 /// repositories, bounded so a home directory does not stall the UI.

@@ -1,0 +1,363 @@
+//! The kernel: one per process, shared by its sessions. It holds the
+//! injected capabilities, Riot's home, the MCP hubs of the projects it has
+//! opened, and which sessions are open; it loads a project's layered
+//! configuration and builds its permission chain. Everything else in the
+//! crate builds on this module; it depends on none of them but the
+//! configuration, hooks and trust it loads.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use riot_protocol::{
+    Clock, FileSystem, IdGen, PermissionRule, ProcessRunner, RulePattern, SessionId,
+};
+use riot_store::SessionStore;
+
+use crate::config::{self, Config, EnvLayer, FlagLayer, Layer, SettingsFile};
+use crate::error::KernelError;
+use crate::memory;
+use crate::trust::Trust;
+
+/// The world the kernel works in, injected by the face.
+#[derive(Debug, Clone)]
+pub struct Capabilities {
+    pub fs: Arc<dyn FileSystem>,
+    pub proc: Arc<dyn ProcessRunner>,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn IdGen>,
+    /// Seeds the retry jitter (a well-mixed random value from the face).
+    pub seed: u64,
+}
+
+/// The session's current model, shared with what asks a model on its
+/// behalf (subagents, auto mode's classifier), so `/model` reaches them.
+#[derive(Debug, Clone)]
+pub struct SessionModel(Arc<Mutex<String>>);
+
+impl SessionModel {
+    /// A cell holding `model`.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self(Arc::new(Mutex::new(model.into())))
+    }
+
+    /// The model now.
+    pub fn get(&self) -> String {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Switches it.
+    pub fn set(&self, model: &str) {
+        model.clone_into(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+}
+
+/// One MCP server of a kernel, for faces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerInfo {
+    pub project: PathBuf,
+    pub name: String,
+    /// `user`, `project` or `session`.
+    pub scope: String,
+    /// `stdio` or `http`.
+    pub transport: &'static str,
+    pub status: riot_mcp::ServerStatus,
+}
+
+/// Loaded configuration and what it was loaded from.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub config: Config,
+    pub project_root: PathBuf,
+    pub trusted: bool,
+    /// Every layer's hooks (a project's only when trusted).
+    pub hooks: crate::hooks::HookConfig,
+}
+
+/// The kernel: one per process, shared by its sessions.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    caps: Capabilities,
+    home: PathBuf,
+    /// One MCP hub per project root, shared by its sessions.
+    mcp: Arc<Mutex<BTreeMap<PathBuf, Arc<riot_mcp::McpHub>>>>,
+    /// How many times each session is open in this process (several
+    /// clients of one `riot serve` may open the same one).
+    open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
+}
+
+/// Counts a session as open while it lives.
+#[derive(Debug)]
+pub(crate) struct OpenMark {
+    id: SessionId,
+    open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
+}
+
+impl Drop for OpenMark {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = open.get_mut(&self.id) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.id);
+            }
+        }
+    }
+}
+
+impl Kernel {
+    /// A kernel whose configuration and sessions live in `home`.
+    pub fn new(caps: Capabilities, home: PathBuf) -> Self {
+        Self {
+            caps,
+            home,
+            mcp: Arc::default(),
+            open: Arc::default(),
+        }
+    }
+
+    /// Whether a session is open in this process (by any client).
+    pub fn is_open(&self, id: &SessionId) -> bool {
+        self.open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(id)
+    }
+
+    pub(crate) fn mark_open(&self, id: &SessionId) -> OpenMark {
+        *self
+            .open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.clone())
+            .or_default() += 1;
+        OpenMark {
+            id: id.clone(),
+            open: Arc::clone(&self.open),
+        }
+    }
+
+    /// The injected capabilities.
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    /// Riot's home directory.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// The model key variables removed from every tool environment: both
+    /// defaults and the configured one (docs/design.md §6.6).
+    pub fn scrubbed_env(&self, config: &Config) -> Vec<String> {
+        let mut scrubbed = vec!["ANTHROPIC_API_KEY".to_owned(), "OPENAI_API_KEY".to_owned()];
+        if let Some(var) = &config.api_key_env
+            && !scrubbed.contains(&var.value)
+        {
+            scrubbed.push(var.value.clone());
+        }
+        scrubbed
+    }
+
+    /// The transcript store.
+    pub fn store(&self) -> SessionStore {
+        SessionStore::new(self.home.join("sessions"))
+    }
+
+    /// Reads and layers the configuration for a project directory.
+    pub async fn load_config(
+        &self,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+        flags: &FlagLayer,
+        trust_project: bool,
+    ) -> Result<LoadedConfig, KernelError> {
+        let fs = self.caps.fs.as_ref();
+        let project_root = memory::project_root(fs, cwd).await;
+        let trust = Trust::new(&self.home);
+        if trust_project {
+            trust.trust(fs, &project_root).await.map_err(|e| {
+                KernelError::Failed(format!(
+                    "could not record trust in {}: {e}",
+                    self.home.join("trusted.json").display()
+                ))
+            })?;
+        }
+        let trusted = trust.is_trusted(fs, &project_root).await;
+        let mut files: Vec<SettingsFile> = Vec::new();
+        for (path, layer) in [
+            (self.home.join("settings.json"), Layer::User),
+            (project_root.join(".riot/settings.json"), Layer::Project),
+            (project_root.join(".riot/settings.local.json"), Layer::Local),
+        ] {
+            match fs.read(&path).await {
+                Ok(bytes) => {
+                    let text = String::from_utf8(bytes).map_err(|_| {
+                        KernelError::Usage(format!("{}: not UTF-8 text", path.display()))
+                    })?;
+                    files.push(config::parse_settings(&path, layer, &text)?);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(KernelError::Usage(format!(
+                        "{}: cannot read: {e}",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        let env_layer = EnvLayer { vars: env.clone() };
+        let mut config = config::layer(&files, &env_layer, flags, trusted)?;
+        let hooks = crate::hooks::load(
+            fs,
+            &self.home,
+            &project_root,
+            &files,
+            trusted,
+            &mut config.ignored_untrusted,
+        )
+        .await?;
+        Ok(LoadedConfig {
+            config,
+            project_root,
+            trusted,
+            hooks,
+        })
+    }
+
+    /// The permission chain for a project: configured rules, the person's
+    /// home for `~`, Riot's home for its own protected files.
+    pub(crate) fn policy(
+        &self,
+        config: &Config,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> riot_permissions::Policy {
+        let rules: Vec<PermissionRule> = config
+            .rules
+            .iter()
+            .filter_map(|r| {
+                RulePattern::parse(&r.rule)
+                    .ok()
+                    .map(|pattern| PermissionRule {
+                        pattern,
+                        behavior: r.behavior,
+                        source: r.source,
+                    })
+            })
+            .collect();
+        riot_permissions::Policy::new(cwd.to_path_buf(), user_home(env))
+            .with_rules(rules)
+            .with_file_system(Arc::clone(&self.caps.fs))
+            .with_riot_home(self.home.clone())
+    }
+
+    /// The MCP hub of a project, started at its first session and shared
+    /// by the later ones with the same servers (docs/design.md §6.7). When a
+    /// session's servers differ — the configuration changed, or the
+    /// project was trusted since — it gets a new hub, which later sessions
+    /// share; sessions on the old one keep it until they end.
+    pub(crate) fn mcp_hub(
+        &self,
+        project_root: &Path,
+        servers: Vec<riot_mcp::ServerConfig>,
+        env: &BTreeMap<String, String>,
+        scrubbed: &[String],
+    ) -> Result<Arc<riot_mcp::McpHub>, KernelError> {
+        let mut hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hub) = hubs.get(project_root)
+            && hub.configs().into_iter().eq(servers.iter())
+        {
+            return Ok(Arc::clone(hub));
+        }
+        let hub = riot_mcp::McpHub::new(servers, self.mcp_options(project_root, env, scrubbed));
+        hub.start()
+            .map_err(|e| KernelError::Failed(e.to_string()))?;
+        hubs.insert(project_root.to_path_buf(), Arc::clone(&hub));
+        Ok(hub)
+    }
+
+    pub(crate) fn mcp_options(
+        &self,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+        scrubbed: &[String],
+    ) -> riot_mcp::HubOptions {
+        let mut options = riot_mcp::HubOptions::new(Arc::clone(&self.caps.clock), cwd)
+            .with_env(env.clone())
+            .with_env_remove(scrubbed.to_vec());
+        if let Some(ms) = env
+            .get("RIOT_MCP_STARTUP_TIMEOUT_MS")
+            .and_then(|v| v.parse().ok())
+        {
+            options = options.with_startup_timeout_ms(ms);
+        }
+        options
+    }
+
+    /// The MCP servers of every project this kernel has opened: project
+    /// root, server, how it is reached, and its status.
+    pub fn mcp_servers(&self) -> Vec<McpServerInfo> {
+        let hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        for (project, hub) in hubs.iter() {
+            let statuses = hub.statuses();
+            for config in hub.configs() {
+                out.push(McpServerInfo {
+                    project: project.clone(),
+                    name: config.name.clone(),
+                    scope: config.scope.to_string(),
+                    transport: config.transport.kind(),
+                    status: statuses
+                        .get(&config.name)
+                        .cloned()
+                        .unwrap_or(riot_mcp::ServerStatus::Connecting),
+                });
+            }
+        }
+        out
+    }
+
+    /// Restarts the MCP server `name` of `project` (of any project when
+    /// `None` and the name is unique).
+    pub async fn restart_mcp_server(
+        &self,
+        project: Option<&Path>,
+        name: &str,
+    ) -> Result<(), KernelError> {
+        let hub = {
+            let hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
+            let mut found: Vec<Arc<riot_mcp::McpHub>> = hubs
+                .iter()
+                .filter(|(p, h)| {
+                    project.is_none_or(|want| want == p.as_path()) && h.status(name).is_some()
+                })
+                .map(|(_, h)| Arc::clone(h))
+                .collect();
+            match found.len() {
+                1 => found.remove(0),
+                0 => {
+                    return Err(KernelError::Usage(format!(
+                        "no MCP server `{name}` from mcp.json or .mcp.json is running (servers an editor handed over restart with their session); `_riot/mcp_servers` lists them"
+                    )));
+                }
+                _ => {
+                    return Err(KernelError::Usage(format!(
+                        "several projects have an MCP server `{name}`; name the project"
+                    )));
+                }
+            }
+        };
+        hub.restart(name)
+            .await
+            .map_err(|e| KernelError::Usage(e.to_string()))
+    }
+}
+
+/// The person's home directory, for `~` in rules and tool paths.
+pub fn user_home(env: &BTreeMap<String, String>) -> Option<PathBuf> {
+    env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
+/// Output-token limit of a normal request (the loop's own).
+pub use riot_core::DEFAULT_MAX_TOKENS;

@@ -1,0 +1,295 @@
+//! The one tool stack (docs/design.md §6.3, §6.7, §9): the tool
+//! environment, the permission chain with auto mode's classifier, the
+//! hooks, the MCP hubs, the session-level tools and the scheduler
+//! ([`SessionRunner`]), assembled in one place for every user — a session
+//! ([`Kernel::open`]), its subagents (the Task tool, through the
+//! [`StackBase`] kept here), and the inspection commands (`riot tools
+//! list|call`, `riot permissions check`, in `crate::tools`). So what
+//! `riot tools list` prints is what a session in that directory declares,
+//! and `riot tools call` runs the hooks a session runs.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use riot_mcp::McpHub;
+use riot_protocol::{DynTool, FileStateStore, PermissionGate, PermissionPolicy, SessionId};
+use riot_providers::HttpProvider;
+use riot_tools::SchedulerConfig;
+
+use crate::classifier::{ModelClassifier, RecentRequests};
+use crate::error::KernelError;
+use crate::hooks::HookRunner;
+use crate::kernel::{Kernel, LoadedConfig, SessionModel, user_home};
+use crate::plan::ModeCell;
+use crate::runner::{McpSelection, SessionRunner, StackBase};
+use crate::skills::SkillCatalog;
+use crate::task::{AgentCatalog, SubagentModel, Subagents};
+use crate::todo::TodoList;
+
+/// The model a stack's classifier and subagents ask.
+#[derive(Debug, Clone)]
+pub struct ModelAccess {
+    pub provider: Arc<HttpProvider>,
+    /// The session's model, which `/model` switches.
+    pub model: SessionModel,
+}
+
+/// What a tool stack is built for.
+#[derive(Debug, Clone)]
+pub struct StackOptions {
+    pub cwd: PathBuf,
+    /// The process environment.
+    pub env: BTreeMap<String, String>,
+    /// Who answers permission questions.
+    pub gate: Arc<dyn PermissionGate>,
+    /// Whose tools these are: the spill directory, the session id hooks
+    /// are told, the parent of subagents' transcripts.
+    pub owner: SessionId,
+    /// A persisted file state to start from (a resumed session, `riot
+    /// tools call --session`).
+    pub file_state: Option<PathBuf>,
+    /// `Err`: why there is no model (an inspection command without a
+    /// configured endpoint): no classifier, and Task calls fail saying so.
+    pub model: Result<ModelAccess, String>,
+    /// The model's context window: MCP declarations over a tenth of it
+    /// are deferred behind ToolSearch.
+    pub context_window: u64,
+    /// Whether to start the configured MCP servers.
+    pub start_mcp: bool,
+    /// MCP servers for this session only (an ACP client's `mcpServers`).
+    pub session_mcp: Vec<riot_mcp::ServerConfig>,
+}
+
+/// A session's tools, ready to run.
+#[derive(Debug)]
+pub struct ToolStack {
+    /// The scheduler the loop talks to.
+    pub runner: Arc<SessionRunner>,
+    /// What every runner of the session shares (subagents' too).
+    pub base: StackBase,
+    pub file_state: Arc<FileStateStore>,
+    /// The mode tool batches run in; `ExitPlanMode` sets it.
+    pub mode: ModeCell,
+    pub todos: TodoList,
+    pub skills: SkillCatalog,
+    pub hooks: Arc<HookRunner>,
+    /// What the person asked lately, for the classifier.
+    pub recent_requests: RecentRequests,
+    /// Auto mode's classifier; `None` without a model.
+    pub classifier: Option<Arc<ModelClassifier>>,
+    pub subagents: Arc<Subagents>,
+    /// Notices for the person: skills, agents, MCP configuration.
+    pub notices: Vec<String>,
+    /// How long an MCP server may take to start.
+    pub mcp_startup_timeout_ms: u64,
+}
+
+impl ToolStack {
+    /// Waits until every MCP server has settled (ready or failed), at
+    /// most a little beyond the startup timeout.
+    pub async fn mcp_settled(&self) {
+        for hub in &self.base.hubs {
+            hub.wait_settled(self.mcp_startup_timeout_ms + 1_000).await;
+        }
+    }
+
+    /// Stops the MCP servers (a one-shot command is done with them).
+    pub async fn shutdown_mcp(&self) {
+        for hub in &self.base.hubs {
+            hub.shutdown().await;
+        }
+    }
+}
+
+/// The tools of a session in the order sent to the model: the built-in
+/// list (append-only), then the session-level tools the kernel adds
+/// (docs/design.md §6.7): Task, TodoWrite, Skill, AskUser, ExitPlanMode.
+pub fn session_tools(
+    todos: &TodoList,
+    skills: &SkillCatalog,
+    gate: &Arc<dyn PermissionGate>,
+    mode: &ModeCell,
+    subagents: Arc<Subagents>,
+) -> Vec<Arc<dyn DynTool>> {
+    let mut tools = riot_tools::builtin();
+    tools.push(Arc::new(crate::task::Task { subagents }));
+    tools.push(Arc::new(crate::todo::TodoWrite {
+        list: todos.clone(),
+    }));
+    tools.push(Arc::new(crate::skills::SkillTool {
+        catalog: skills.clone(),
+    }));
+    tools.push(Arc::new(crate::ask::AskUser { gate: gate.clone() }));
+    tools.push(Arc::new(crate::plan::ExitPlanMode {
+        gate: gate.clone(),
+        mode: mode.clone(),
+    }));
+    tools
+}
+
+impl Kernel {
+    /// Builds the tool stack of a session in `loaded`'s project.
+    pub async fn tool_stack(
+        &self,
+        loaded: &LoadedConfig,
+        options: StackOptions,
+    ) -> Result<ToolStack, KernelError> {
+        let config = &loaded.config;
+        let caps = self.capabilities();
+        let mut notices = Vec::new();
+        let scrubbed = self.scrubbed_env(config);
+
+        // Auto mode's classifier: a background request on the session's
+        // provider and model (docs/design.md §9.5); the chain calls it only
+        // in auto mode.
+        let recent_requests = RecentRequests::new();
+        let classifier = options.model.as_ref().ok().map(|access| {
+            Arc::new(
+                ModelClassifier::new(
+                    Arc::new(access.provider.for_background()),
+                    access.model.get(),
+                    options.cwd.clone(),
+                    recent_requests.clone(),
+                    Arc::clone(&caps.clock),
+                )
+                .following(access.model.clone()),
+            )
+        });
+        let mut policy = self.policy(config, &options.cwd, &options.env);
+        if let Some(classifier) = &classifier {
+            policy = policy.with_classifier(classifier.clone());
+        }
+        let policy: Arc<dyn PermissionPolicy> = Arc::new(policy);
+
+        let fs = caps.fs.as_ref();
+        let skills = SkillCatalog::discover(
+            fs,
+            self.home(),
+            user_home(&options.env).as_deref(),
+            &loaded.project_root,
+            loaded.trusted,
+        )
+        .await;
+        notices.extend(skills.notices);
+        let skills = skills.catalog;
+        let (agents, agent_notices) =
+            AgentCatalog::discover(fs, self.home(), &loaded.project_root, loaded.trusted).await;
+        notices.extend(agent_notices);
+        let hooks = Arc::new(HookRunner::new(
+            loaded.hooks.clone(),
+            Arc::clone(&caps.proc),
+            options.cwd.clone(),
+            scrubbed.clone(),
+            options.owner.to_string(),
+        ));
+        let (hubs, mcp_startup_timeout_ms) =
+            self.stack_hubs(loaded, &options, &mut notices).await?;
+        let base = StackBase {
+            caps: caps.clone(),
+            spill_root: self.home().join("spill"),
+            cwd: options.cwd.clone(),
+            scrubbed_env: scrubbed,
+            user_home: user_home(&options.env),
+            policy: Arc::clone(&policy),
+            gate: Arc::clone(&options.gate),
+            hooks: hooks.clone(),
+            hubs,
+            defer_above_chars: options
+                .env
+                .get("RIOT_TOOL_SEARCH_CHARS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| crate::runner::defer_threshold_chars(options.context_window)),
+            config: SchedulerConfig::default(),
+        };
+
+        let tool_env = base.tool_env(&options.owner);
+        if let Some(path) = &options.file_state {
+            crate::tools::load_file_state(caps.fs.as_ref(), path, &tool_env.file_state).await;
+        }
+        let file_state = Arc::clone(&tool_env.file_state);
+
+        let subagents = Arc::new(Subagents {
+            catalog: agents,
+            model: options.model.map(|access| SubagentModel {
+                provider: access.provider,
+                model: access.model,
+            }),
+            stack: base.clone(),
+            home: self.home().to_path_buf(),
+            skills: skills.clone(),
+            parent: options.owner.clone(),
+            session_section: OnceLock::new(),
+        });
+
+        let mode = ModeCell::new(config.mode());
+        let todos = TodoList::default();
+        let runner = Arc::new(base.runner(
+            session_tools(
+                &todos,
+                &skills,
+                &options.gate,
+                &mode,
+                Arc::clone(&subagents),
+            ),
+            Arc::new(tool_env),
+            policy,
+            mode.clone(),
+            Some(todos.clone()),
+            McpSelection::All,
+        ));
+        Ok(ToolStack {
+            runner,
+            base,
+            file_state,
+            mode,
+            todos,
+            skills,
+            hooks,
+            recent_requests,
+            classifier,
+            subagents,
+            notices,
+            mcp_startup_timeout_ms,
+        })
+    }
+
+    /// The MCP hubs of a stack: the project's configured servers (shared
+    /// with the project's other sessions), then the session's own; and the
+    /// startup timeout. They start in the background; their tools join
+    /// when ready.
+    async fn stack_hubs(
+        &self,
+        loaded: &LoadedConfig,
+        options: &StackOptions,
+        notices: &mut Vec<String>,
+    ) -> Result<(Vec<Arc<McpHub>>, u64), KernelError> {
+        let scrubbed = self.scrubbed_env(&loaded.config);
+        let hub_options = self.mcp_options(&options.cwd, &options.env, &scrubbed);
+        let timeout = hub_options.startup_timeout_ms;
+        let mut hubs = Vec::new();
+        if !options.start_mcp {
+            return Ok((hubs, timeout));
+        }
+        let mcp = riot_mcp::config::load(
+            self.capabilities().fs.as_ref(),
+            self.home(),
+            &loaded.project_root,
+            loaded.trusted,
+        )
+        .await;
+        notices.extend(mcp.trust_notice());
+        notices.extend(mcp.errors.iter().map(|e| format!("MCP: {e}")));
+        notices.extend(mcp.warnings.iter().map(|w| format!("MCP: {w}")));
+        if mcp.servers.iter().any(|s| !s.disabled) {
+            hubs.push(self.mcp_hub(&loaded.project_root, mcp.servers, &options.env, &scrubbed)?);
+        }
+        if !options.session_mcp.is_empty() {
+            let hub = McpHub::new(options.session_mcp.clone(), hub_options);
+            hub.start()
+                .map_err(|e| KernelError::Failed(e.to_string()))?;
+            hubs.push(hub);
+        }
+        Ok((hubs, timeout))
+    }
+}
