@@ -604,7 +604,7 @@ impl RiotAgent {
     /// `_riot/session_delete`: refused while a turn runs in it or another
     /// client has it open; open and idle on this connection, it is closed
     /// first.
-    fn delete_session(
+    async fn delete_session(
         &self,
         request: &ext::SessionDeleteRequest,
     ) -> Result<ext::DoneResponse, Error> {
@@ -618,6 +618,8 @@ impl RiotAgent {
                 ));
             }
             lock(&self.sessions).remove(id);
+            // Closed before the check below, which counts open sessions.
+            slot.session.clone().close().await;
         }
         let session_id = SessionId::new(id.clone());
         // Open by another client of this server (another window or tab).
@@ -904,7 +906,7 @@ pub(crate) async fn serve_on(
             async move |request: ext::SessionDeleteRequest,
                         responder: Responder<ext::DoneResponse>,
                         _cx: ConnectionTo<Client>| {
-                reply(responder, b4.delete_session(&request));
+                reply(responder, b4.delete_session(&request).await);
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
