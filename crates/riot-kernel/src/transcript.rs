@@ -104,6 +104,21 @@ fn write_to(target: &mut Target, record: Record, creates: bool) -> Result<(), St
     }
 }
 
+impl crate::cost::CostLog for StoreSink {
+    /// A model request's usage and cost, with the session's total so far.
+    fn request(&self, request: crate::cost::PricedRequest<'_>) {
+        let record = Record::Usage {
+            at_ms: self.now(),
+            model: request.model.to_owned(),
+            usage: *request.usage,
+            side: request.side,
+            cost_usd: request.cost_usd,
+            total: request.total.clone(),
+        };
+        self.write(record, false);
+    }
+}
+
 impl TranscriptSink for StoreSink {
     fn message(&self, message: &Message) {
         let record = Record::Message {
@@ -165,5 +180,38 @@ mod tests {
         assert_eq!(loaded.model, "other");
         sink.withdrawn(&MessageId::new("u1"));
         assert!(store.load(&id).unwrap().messages.is_empty());
+    }
+
+    #[test]
+    fn each_priced_request_is_recorded_with_the_running_total() {
+        use crate::cost::{CostLog, PricedRequest};
+        use riot_protocol::{SessionCost, Usage};
+
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path().join("sessions"));
+        let id = SessionId::new("ses_cost");
+        let sink = StoreSink::pending(
+            store.clone(),
+            SessionMeta::new(id.clone(), "/p".into(), "m", 1),
+            Arc::new(FixedClock::new()),
+        );
+        sink.message(&Message::user_text(MessageId::new("u1"), "hi"));
+        let usage = Usage {
+            input_tokens: 10,
+            output_tokens: 2,
+            ..Usage::default()
+        };
+        let mut total = SessionCost::default();
+        total.add("m", &usage, true, None);
+        sink.request(PricedRequest {
+            model: "m",
+            usage: &usage,
+            side: true,
+            cost_usd: None,
+            total: &total,
+        });
+        let loaded = store.load(&id).unwrap();
+        assert_eq!(loaded.cost(), Some(&total));
+        assert_eq!(store.list().unwrap()[0].cost.as_ref(), Some(&total));
     }
 }
