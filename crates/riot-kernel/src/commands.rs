@@ -25,7 +25,7 @@ use crate::extension_files::{self, Layout, Origin};
 use crate::frontmatter;
 
 /// A built-in command: name, description, argument hint.
-pub const BUILTINS: [(&str, &str, Option<&str>); 5] = [
+pub const BUILTINS: [(&str, &str, Option<&str>); 6] = [
     (
         "compact",
         "Summarise the conversation so far to free context",
@@ -37,6 +37,11 @@ pub const BUILTINS: [(&str, &str, Option<&str>); 5] = [
         "mode",
         "Show or switch the permission mode",
         Some("[default|accept-edits|plan|auto|bypass|dont-ask]"),
+    ),
+    (
+        "cost",
+        "Show what the session has cost and its tokens",
+        None,
     ),
     ("help", "List the commands and skills", None),
 ];

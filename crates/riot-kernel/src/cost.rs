@@ -183,6 +183,31 @@ impl Drop for MeteredStream {
     }
 }
 
+/// Where a session's cost starts: a resumed session's running total from
+/// its last usage record; unknown for one that had model replies before
+/// Riot recorded costs; nothing for a new one.
+pub fn starting_cost(resumed: Option<&riot_store::LoadedSession>) -> SessionCost {
+    match resumed {
+        None => SessionCost::default(),
+        Some(session) => match session.cost() {
+            Some(cost) => cost.clone(),
+            None => {
+                // Replies in the history, or history a compaction or
+                // `/clear` took away: requests were made and not priced.
+                let replied = session
+                    .shown
+                    .iter()
+                    .any(|s| matches!(s.message, riot_protocol::Message::Assistant(_)))
+                    || session.message_count > session.shown.len() as u64;
+                SessionCost {
+                    usd: (!replied).then_some(0.0),
+                    ..SessionCost::default()
+                }
+            }
+        },
+    }
+}
+
 /// Tokens for people: `12,345`.
 fn thousands(n: u64) -> String {
     let digits = n.to_string();

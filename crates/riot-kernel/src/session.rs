@@ -81,6 +81,11 @@ impl Kernel {
             .await?;
         let capabilities =
             riot_protocol::Provider::capabilities(provider.as_ref(), &endpoint.model);
+        // What the session costs: a resumed one goes on from its transcript.
+        let cost = Arc::new(crate::cost::CostMeter::new(
+            provider.clone(),
+            crate::cost::starting_cost(resumed.as_ref()),
+        ));
         // Identity of the session: resumed ones keep theirs.
         let session_id = resumed.as_ref().map_or_else(
             || SessionId::generate(self.capabilities().ids.as_ref()),
@@ -101,6 +106,7 @@ impl Kernel {
                     model: Ok(ModelAccess {
                         provider: Arc::clone(&provider),
                         model: shared_model.clone(),
+                        cost: Some(Arc::clone(&cost)),
                     }),
                     context_window: capabilities.context_window,
                     start_mcp: true,
@@ -148,6 +154,7 @@ impl Kernel {
             system,
             resumed,
         );
+        cost.record_to(sink.clone());
         if resumed_model.is_some_and(|m| m != state.model) {
             sink.model_changed(&state.model);
         }
@@ -168,7 +175,11 @@ impl Kernel {
         let caps = self.capabilities();
         let pending = crate::queue::PendingMessages::new(Arc::clone(&caps.ids));
         let context = Arc::new(ContextManager::new(
-            provider.clone(),
+            // Summaries are side requests.
+            Arc::new(crate::cost::MeteredProvider::new(
+                provider.clone(),
+                Arc::clone(&cost),
+            )),
             Arc::new(crate::working_set::RecentFiles {
                 fs: Arc::clone(&caps.fs),
                 files: Arc::clone(&stack.file_state),
@@ -209,6 +220,7 @@ impl Kernel {
             classifier: stack.classifier,
             restore_model: None,
             shared_model,
+            cost,
             _open: self.mark_open(&session_id),
         })
     }
@@ -361,6 +373,8 @@ pub struct Session {
     restore_model: Option<String>,
     /// The model, as subagents and the classifier see it.
     shared_model: SessionModel,
+    /// What the session has cost (every request, main and side).
+    cost: Arc<crate::cost::CostMeter>,
     /// Counts this session as open in the kernel until dropped.
     _open: OpenMark,
 }
@@ -483,6 +497,19 @@ impl Session {
         crate::tools::save_file_state(self.fs.as_ref(), &self.state_path, &self.file_state).await
     }
 
+    /// What the session has cost so far: every model request, main and
+    /// side, in this process and the earlier ones that wrote its
+    /// transcript (`usd` is `None` when a model had no price).
+    pub fn cost(&self) -> riot_protocol::SessionCost {
+        self.cost.total()
+    }
+
+    /// The session's cost meter, to read the cost without the session (a
+    /// handle, during a turn).
+    pub fn cost_meter(&self) -> Arc<crate::cost::CostMeter> {
+        Arc::clone(&self.cost)
+    }
+
     /// Usage of side requests (compaction summaries, auto mode's
     /// classifier) in this process.
     pub fn side_usage(&self) -> riot_protocol::Usage {
@@ -589,6 +616,7 @@ impl Session {
                 let run = riot_core::run_agent(&mut self.state, Some(message), &self.deps, cancel);
                 let mut run = std::pin::pin!(run);
                 while let Some(event) = run.next().await {
+                    self.cost.observe(&event);
                     yield event;
                 }
             }
@@ -624,6 +652,7 @@ impl Session {
         let ids = ids.as_ref();
         match name {
             "help" => vec![info(self, self.commands.help(&self.skills)), done],
+            "cost" => vec![info(self, crate::cost::describe(&self.cost.total())), done],
             "clear" => {
                 self.clear();
                 vec![

@@ -33,6 +33,25 @@ pub struct ModelAccess {
     pub provider: Arc<HttpProvider>,
     /// The session's model, which `/model` switches.
     pub model: SessionModel,
+    /// Counts the classifier's and subagents' requests as the session's
+    /// side requests (`None` for the inspection commands).
+    pub cost: Option<Arc<crate::cost::CostMeter>>,
+}
+
+impl ModelAccess {
+    /// `provider`, its requests counted by the session's cost meter.
+    fn metered(
+        &self,
+        provider: Arc<dyn riot_protocol::Provider>,
+    ) -> Arc<dyn riot_protocol::Provider> {
+        match &self.cost {
+            Some(meter) => Arc::new(crate::cost::MeteredProvider::new(
+                provider,
+                Arc::clone(meter),
+            )),
+            None => provider,
+        }
+    }
 }
 
 /// What a tool stack is built for.
@@ -147,7 +166,7 @@ impl Kernel {
         let classifier = options.model.as_ref().ok().map(|access| {
             Arc::new(
                 ModelClassifier::new(
-                    Arc::new(access.provider.for_background()),
+                    access.metered(Arc::new(access.provider.for_background())),
                     access.model.get(),
                     options.cwd.clone(),
                     recent_requests.clone(),
@@ -206,7 +225,7 @@ impl Kernel {
         let subagents = Arc::new(Subagents {
             catalog: agents,
             model: options.model.map(|access| SubagentModel {
-                provider: access.provider,
+                provider: access.metered(access.provider.clone()),
                 model: access.model,
             }),
             stack: base.clone(),

@@ -206,7 +206,12 @@ impl Kernel {
                     riot_protocol::Provider::capabilities(provider.as_ref(), &endpoint.model)
                         .context_window;
                 let model = SessionModel::new(endpoint.model);
-                (Ok(ModelAccess { provider, model }), window)
+                let access = ModelAccess {
+                    provider,
+                    model,
+                    cost: None,
+                };
+                (Ok(access), window)
             }
             Err(e) => (Err(e.to_string()), unconfigured_window(config)),
         }
