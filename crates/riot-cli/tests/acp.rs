@@ -266,8 +266,8 @@ impl AcpClient {
             .map(|c| c["name"].as_str().unwrap())
             .collect();
         assert_eq!(
-            names[..5],
-            ["compact", "clear", "model", "mode", "help"],
+            names[..6],
+            ["compact", "clear", "model", "mode", "cost", "help"],
             "{names:?}"
         );
         assert_eq!(commands[0]["input"]["hint"], "[what to focus on]");
