@@ -1,0 +1,1172 @@
+//! The terminal UI's state machine, pure: no terminal, no session, no
+//! clock. Keys ([`App::key`]), pastes, the session's events
+//! ([`App::event`]), questions ([`App::permission`], [`App::questions`])
+//! and the time ([`App::tick`]) go in; what the loop must do comes out as
+//! [`Effect`]s ([`App::take_effects`]) and finished rows for the
+//! scrollback ([`App::take_scrollback`]). [`crate::view::draw`] renders the
+//! rest, the live area.
+
+use std::collections::{HashMap, VecDeque};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::text::{Line, Span};
+use riot_protocol::{
+    AgentEvent, AssistantBlock, Message, MessageOrigin, PermissionMode, PermissionOutcome,
+    PermissionRequestDetail, ProgressPayload, QuestionOutcome, QuestionRequest, RequestId,
+    StreamDelta, SystemLevel, TerminalReason, ToolResultContent, ToolUseId, Usage, UserBlock,
+};
+use serde_json::Value;
+
+use crate::composer::Composer;
+use crate::markdown;
+use crate::menu::{self, Entry, Kind, Menu};
+use crate::theme::Theme;
+use crate::tools;
+use crate::wrap::wrap;
+
+/// What the loop around the app must do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Start a turn with this prompt (or `/command`).
+    Prompt(String),
+    /// Queue this message for the running turn.
+    Queue(String),
+    /// Send what is still queued as the next prompt (the turn ended
+    /// before the loop delivered it).
+    SendQueued,
+    /// Stop the running turn.
+    Cancel,
+    /// Switch the permission mode.
+    SetMode(PermissionMode),
+    /// The answer to permission question `key`.
+    Permission {
+        key: u64,
+        outcome: PermissionOutcome,
+    },
+    /// The answers to question set `key`.
+    Questions { key: u64, outcome: QuestionOutcome },
+    /// Look up the project's files matching this query (for `@`).
+    FindFiles(String),
+    /// Leave the UI.
+    Exit,
+}
+
+/// How the app starts.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub theme: Theme,
+    /// Columns of the terminal.
+    pub width: u16,
+    pub model: String,
+    pub mode: PermissionMode,
+    /// The `/` menu: commands, then skills.
+    pub commands: Vec<Entry>,
+    /// Earlier prompts, oldest first (Up goes back through them).
+    pub history: Vec<String>,
+    /// The model's context window in tokens, when known.
+    pub context_window: Option<u64>,
+}
+
+/// MCP servers by state, for the status line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Mcp {
+    pub starting: usize,
+    pub ready: usize,
+    pub failed: usize,
+}
+
+/// A tool call that started and has not finished.
+#[derive(Debug, Clone)]
+pub(crate) struct Running {
+    pub id: ToolUseId,
+    pub describe: String,
+    /// The last lines of its live output.
+    pub output: VecDeque<String>,
+}
+
+/// Lines of a running command's output shown live.
+const LIVE_OUTPUT: usize = 3;
+
+/// A question on screen.
+#[derive(Debug, Clone)]
+pub(crate) enum Asking {
+    Permission {
+        key: u64,
+        request_id: RequestId,
+        detail: Box<PermissionRequestDetail>,
+        selected: usize,
+    },
+    Questions {
+        key: u64,
+        request: QuestionRequest,
+        /// The question being answered.
+        index: usize,
+        answers: Vec<Vec<String>>,
+        selected: usize,
+        checked: Vec<bool>,
+        /// A free-text answer being typed.
+        text: String,
+    },
+}
+
+/// One choice of a permission question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Choice {
+    Once,
+    Always(String),
+    Reject,
+}
+
+impl Choice {
+    pub(crate) fn label(&self) -> String {
+        match self {
+            Choice::Once => "Yes".to_owned(),
+            Choice::Always(rule) => format!("Yes, and always allow {rule}"),
+            Choice::Reject => "No".to_owned(),
+        }
+    }
+
+    pub(crate) fn key(&self) -> char {
+        match self {
+            Choice::Once => 'y',
+            Choice::Always(_) => 'a',
+            Choice::Reject => 'n',
+        }
+    }
+
+    /// The keys that pick it, as shown.
+    pub(crate) fn keys(&self) -> &'static str {
+        match self {
+            Choice::Once => "y",
+            Choice::Always(_) => "a",
+            Choice::Reject => "n or esc",
+        }
+    }
+}
+
+/// The choices of a permission question: "always" only when the chain
+/// offers a rule.
+pub(crate) fn choices(detail: &PermissionRequestDetail) -> Vec<Choice> {
+    let mut out = vec![Choice::Once];
+    if let Some(rule) = &detail.suggested_rule {
+        out.push(Choice::Always(rule.clone()));
+    }
+    out.push(Choice::Reject);
+    out
+}
+
+/// The state of the terminal UI. See the module docs.
+#[derive(Debug)]
+pub struct App {
+    pub(crate) theme: Theme,
+    pub(crate) width: u16,
+    /// Rows waiting to go into the scrollback.
+    scrollback: Vec<Line<'static>>,
+    /// Whether anything went into the scrollback yet (blank rows separate
+    /// what follows).
+    wrote: bool,
+    /// The reply streaming now.
+    pub(crate) text: String,
+    /// How much of `text` is in the scrollback already.
+    pub(crate) committed: usize,
+    /// Thinking streaming now (shown folded).
+    pub(crate) thinking: String,
+    /// Tool calls of the replies seen: name and input.
+    calls: HashMap<ToolUseId, (String, Value)>,
+    pub(crate) running: Vec<Running>,
+    pub(crate) composer: Composer,
+    pub(crate) menu: Option<Menu>,
+    /// The menu was closed with Esc for this text.
+    menu_dismissed: Option<String>,
+    commands: Vec<Entry>,
+    files: Vec<String>,
+    files_query: Option<String>,
+    pub(crate) asking: VecDeque<Asking>,
+    pub(crate) queued: Vec<String>,
+    pub(crate) busy: bool,
+    /// What the model is doing, for the status line.
+    pub(crate) activity: String,
+    turn_started: u64,
+    pub(crate) now: u64,
+    pub(crate) model: String,
+    pub(crate) mode: PermissionMode,
+    modes: Vec<PermissionMode>,
+    pub(crate) usage: Usage,
+    /// Tokens in the context at the last request.
+    pub(crate) context: u64,
+    pub(crate) context_window: Option<u64>,
+    pub(crate) cost: Option<f64>,
+    pub(crate) mcp: Mcp,
+    /// Ctrl+C was pressed once: a second exits.
+    ctrl_c: bool,
+    /// A one-line hint above the status line.
+    pub(crate) hint: Option<String>,
+    effects: Vec<Effect>,
+    exit: bool,
+}
+
+impl App {
+    pub fn new(config: Config) -> Self {
+        // Shift+Tab cycles through the modes a person picks day to day; a
+        // session started in another mode keeps it in the cycle.
+        let mut modes = vec![
+            PermissionMode::Default,
+            PermissionMode::AcceptEdits,
+            PermissionMode::Plan,
+        ];
+        if !modes.contains(&config.mode) {
+            modes.push(config.mode);
+        }
+        Self {
+            theme: config.theme,
+            width: config.width,
+            scrollback: Vec::new(),
+            wrote: false,
+            text: String::new(),
+            committed: 0,
+            thinking: String::new(),
+            calls: HashMap::new(),
+            running: Vec::new(),
+            composer: Composer::with_history(config.history),
+            menu: None,
+            menu_dismissed: None,
+            commands: config.commands,
+            files: Vec::new(),
+            files_query: None,
+            asking: VecDeque::new(),
+            queued: Vec::new(),
+            busy: false,
+            activity: String::new(),
+            turn_started: 0,
+            now: 0,
+            model: config.model,
+            mode: config.mode,
+            modes,
+            usage: Usage::default(),
+            context: 0,
+            context_window: config.context_window,
+            cost: None,
+            mcp: Mcp::default(),
+            ctrl_c: false,
+            hint: None,
+            effects: Vec::new(),
+            exit: false,
+        }
+    }
+
+    /// What the loop must do, in order; emptied.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    /// Finished rows for the terminal's scrollback, in order; emptied.
+    pub fn take_scrollback(&mut self) -> Vec<Line<'static>> {
+        std::mem::take(&mut self.scrollback)
+    }
+
+    /// Whether the person asked to leave.
+    pub fn exiting(&self) -> bool {
+        self.exit
+    }
+
+    /// Whether a turn runs (as far as the app knows).
+    pub fn busy(&self) -> bool {
+        self.busy
+    }
+
+    /// The composer's text.
+    pub fn composer_text(&self) -> &str {
+        self.composer.text()
+    }
+
+    /// The messages shown as queued.
+    pub fn queued(&self) -> &[String] {
+        &self.queued
+    }
+
+    /// The time, for the spinner and the elapsed time.
+    pub fn tick(&mut self, now_ms: u64) {
+        self.now = now_ms;
+    }
+
+    /// The terminal's new width.
+    pub fn resize(&mut self, width: u16) {
+        self.width = width;
+    }
+
+    /// The session's model and mode changed (its status).
+    pub fn status(&mut self, model: &str, mode: PermissionMode) {
+        model.clone_into(&mut self.model);
+        self.mode = mode;
+    }
+
+    /// The session's cost so far in US dollars, when it is known.
+    pub fn cost(&mut self, usd: Option<f64>) {
+        self.cost = usd;
+    }
+
+    /// MCP servers by state.
+    pub fn mcp(&mut self, mcp: Mcp) {
+        self.mcp = mcp;
+    }
+
+    /// Adds rows to the scrollback, after a blank row if something came
+    /// before.
+    fn push_block(&mut self, rows: Vec<Line<'static>>) {
+        if rows.is_empty() {
+            return;
+        }
+        if self.wrote {
+            self.scrollback.push(Line::default());
+        }
+        self.wrote = true;
+        self.scrollback.extend(rows);
+    }
+
+    /// A one-line note in the conversation (system messages, stops).
+    pub fn note(&mut self, level: SystemLevel, text: &str) {
+        let (mark, style) = match level {
+            SystemLevel::Info => ("ℹ ", self.theme.dim()),
+            SystemLevel::Warning => ("⚠ ", self.theme.warning()),
+            SystemLevel::Error => ("✗ ", self.theme.error()),
+        };
+        let width = usize::from(self.width);
+        let mut rows = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let lead = if i == 0 {
+                Span::styled(mark, style)
+            } else {
+                Span::raw("  ")
+            };
+            rows.extend(wrap(
+                &Line::from(Span::styled(line.to_owned(), style)),
+                width,
+                &[lead],
+                &[Span::raw("  ")],
+            ));
+        }
+        self.push_block(rows);
+    }
+
+    fn user_rows(&self, text: &str) -> Vec<Line<'static>> {
+        let width = usize::from(self.width);
+        let style = self.theme.user();
+        let mut rows = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let lead = if i == 0 { "› " } else { "  " };
+            rows.extend(wrap(
+                &Line::from(Span::styled(line.to_owned(), style)),
+                width,
+                &[Span::styled(lead, style)],
+                &[Span::raw("  ")],
+            ));
+        }
+        rows
+    }
+
+    /// Shows an earlier conversation (a resumed session), as it happened.
+    pub fn history(&mut self, messages: &[Message]) {
+        for message in messages {
+            match message {
+                Message::User(u) if u.origin == MessageOrigin::Person => {
+                    let text: Vec<&str> = u
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            UserBlock::Text { text } => Some(text.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    if let Some(first) = text.first() {
+                        let rows = self.user_rows(first);
+                        self.push_block(rows);
+                    }
+                }
+                Message::User(u) => self.results(&u.content),
+                Message::Assistant(a) => {
+                    if a.content
+                        .iter()
+                        .any(|b| matches!(b, AssistantBlock::Thinking { .. }))
+                    {
+                        self.fold_thinking(&thinking_of(a));
+                    }
+                    self.markdown_block(&a.text());
+                    self.remember_calls(a);
+                }
+                Message::System(s) => self.note(s.level, &s.text),
+            }
+        }
+    }
+
+    fn remember_calls(&mut self, a: &riot_protocol::AssistantMessage) {
+        for call in a.tool_uses() {
+            self.calls
+                .insert(call.id.clone(), (call.name.to_owned(), call.input.clone()));
+        }
+    }
+
+    fn markdown_block(&mut self, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
+        let rows = markdown::render(text, usize::from(self.width), self.theme);
+        self.push_block(rows);
+    }
+
+    fn fold_thinking(&mut self, thinking: &str) {
+        let words = thinking.split_whitespace().count();
+        if words == 0 {
+            return;
+        }
+        let row = Line::from(Span::styled(
+            format!("✻ Thought ({words} words)"),
+            self.theme.thinking(),
+        ));
+        self.push_block(vec![row]);
+    }
+
+    /// Moves the finished blocks of the streaming reply to the scrollback.
+    fn commit_stable(&mut self) {
+        let rest = &self.text[self.committed..];
+        let stable = markdown::stable_len(rest);
+        if stable > 0 {
+            let chunk = rest[..stable].to_owned();
+            self.committed += stable;
+            self.markdown_block(&chunk);
+        }
+    }
+
+    /// Moves all of the streaming reply to the scrollback.
+    fn commit_all(&mut self, final_text: Option<&str>) {
+        if !self.thinking.is_empty() {
+            let thinking = std::mem::take(&mut self.thinking);
+            self.fold_thinking(&thinking);
+        }
+        let text = final_text.unwrap_or(&self.text).to_owned();
+        let rest = if text.starts_with(&self.text[..self.committed]) {
+            text.get(self.committed..).unwrap_or("").to_owned()
+        } else {
+            // The reply differs from what streamed (a non-streaming
+            // fallback): show what was not shown.
+            self.text.get(self.committed..).unwrap_or("").to_owned()
+        };
+        self.markdown_block(&rest);
+        self.text.clear();
+        self.committed = 0;
+    }
+
+    fn results(&mut self, content: &[UserBlock]) {
+        for block in content {
+            let UserBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+                ui,
+            } = block
+            else {
+                continue;
+            };
+            let (name, _) = self
+                .calls
+                .get(tool_use_id)
+                .cloned()
+                .unwrap_or_else(|| (String::new(), Value::Null));
+            let describe = self
+                .running
+                .iter()
+                .find(|r| &r.id == tool_use_id)
+                .map(|r| r.describe.clone())
+                .unwrap_or_default();
+            self.running.retain(|r| &r.id != tool_use_id);
+            let text = content
+                .iter()
+                .find_map(|c| match c {
+                    ToolResultContent::Text { text } => Some(text.as_str()),
+                    ToolResultContent::Image { .. } => None,
+                })
+                .unwrap_or("");
+            let rows = tools::finished(
+                tools::Finished {
+                    name: &name,
+                    describe: &describe,
+                    ui: ui.as_ref(),
+                    is_error: *is_error,
+                    text,
+                },
+                usize::from(self.width),
+                self.theme,
+            );
+            self.push_block(rows);
+        }
+    }
+
+    /// Takes one event of the running turn.
+    pub fn event(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::RequestStart { .. } => "thinking".clone_into(&mut self.activity),
+            AgentEvent::Delta { delta } => match delta {
+                StreamDelta::Text { text } => {
+                    if !self.thinking.is_empty() {
+                        let thinking = std::mem::take(&mut self.thinking);
+                        self.fold_thinking(&thinking);
+                    }
+                    "writing".clone_into(&mut self.activity);
+                    self.text.push_str(text);
+                    self.commit_stable();
+                }
+                StreamDelta::Thinking { text } => {
+                    "thinking".clone_into(&mut self.activity);
+                    self.thinking.push_str(text);
+                }
+                StreamDelta::ToolInput { name, .. } => {
+                    self.activity = format!("preparing {name}");
+                }
+            },
+            AgentEvent::Message { message } => match message {
+                Message::Assistant(a) => {
+                    if self.thinking.is_empty() && self.text.is_empty() {
+                        // Nothing streamed (a non-streaming reply).
+                        let thinking = thinking_of(a);
+                        self.fold_thinking(&thinking);
+                    }
+                    self.commit_all(Some(&a.text()));
+                    self.remember_calls(a);
+                    if a.interrupted {
+                        let dim = self.theme.dim();
+                        self.scrollback
+                            .push(Line::from(Span::styled("  ⎿ interrupted", dim)));
+                    }
+                }
+                Message::User(u) => match u.origin {
+                    MessageOrigin::ToolResults => self.results(&u.content),
+                    MessageOrigin::Person => {
+                        // A queued message the loop delivered.
+                        let text = u.content.iter().find_map(|b| match b {
+                            UserBlock::Text { text } => Some(text.clone()),
+                            _ => None,
+                        });
+                        if let Some(text) = text
+                            && let Some(at) = self.queued.iter().position(|q| *q == text)
+                        {
+                            self.queued.remove(at);
+                            let rows = self.user_rows(&text);
+                            self.push_block(rows);
+                        }
+                    }
+                    _ => self.results(&u.content),
+                },
+                Message::System(s) => self.note(s.level, &s.text),
+            },
+            AgentEvent::ToolStarted {
+                tool_use_id,
+                describe,
+                name,
+            } => {
+                self.activity = format!("running {name}");
+                self.running.push(Running {
+                    id: tool_use_id.clone(),
+                    describe: describe.clone(),
+                    output: VecDeque::new(),
+                });
+            }
+            AgentEvent::Progress {
+                tool_use_id,
+                payload,
+            } => {
+                if let Some(r) = self.running.iter_mut().find(|r| &r.id == tool_use_id) {
+                    match payload {
+                        ProgressPayload::Output { text, .. } => {
+                            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                                r.output.push_back(line.to_owned());
+                                if r.output.len() > LIVE_OUTPUT {
+                                    r.output.pop_front();
+                                }
+                            }
+                        }
+                        ProgressPayload::Status { text } => {
+                            r.output.clear();
+                            r.output.push_back(text.clone());
+                        }
+                    }
+                }
+            }
+            AgentEvent::PermissionRequest { .. } => {}
+            AgentEvent::PermissionResolved { request_id, .. } => {
+                // Answered elsewhere, timed out or cancelled: close it.
+                self.asking.retain(|a| match a {
+                    Asking::Permission { request_id: r, .. } => r != request_id,
+                    Asking::Questions { .. } => true,
+                });
+            }
+            AgentEvent::Compacting { .. } => {
+                "compacting the conversation".clone_into(&mut self.activity);
+            }
+            AgentEvent::Compacted { before, after, .. } => {
+                self.note(
+                    SystemLevel::Info,
+                    &format!("Compacted the conversation: {before} → {after} tokens"),
+                );
+            }
+            AgentEvent::PromptWithdrawn { .. } => {
+                let dim = self.theme.dim();
+                self.scrollback.push(Line::from(Span::styled(
+                    "  ⎿ withdrawn: stopped before any reply",
+                    dim,
+                )));
+            }
+            AgentEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
+                self.note(
+                    SystemLevel::Warning,
+                    &format!(
+                        "{reason}; retry {attempt} in {:.1} s",
+                        *delay_ms as f64 / 1000.0
+                    ),
+                );
+                "waiting to retry".clone_into(&mut self.activity);
+            }
+            AgentEvent::Usage { usage, .. } => {
+                self.usage.add(usage);
+                self.context = usage.input_tokens
+                    + usage.cache_read_tokens
+                    + usage.cache_write_tokens
+                    + usage.output_tokens;
+            }
+            AgentEvent::Done { reason } => self.done(reason),
+        }
+    }
+
+    fn done(&mut self, reason: &TerminalReason) {
+        self.commit_all(None);
+        for r in std::mem::take(&mut self.running) {
+            let dim = self.theme.dim();
+            self.push_block(vec![Line::from(vec![
+                Span::styled("● ", dim),
+                Span::styled(r.describe, dim),
+            ])]);
+        }
+        match reason {
+            TerminalReason::Completed | TerminalReason::StopHookPrevented => {}
+            TerminalReason::Aborted { .. } => {
+                let dim = self.theme.dim();
+                self.scrollback
+                    .push(Line::from(Span::styled("  ⎿ stopped", dim)));
+            }
+            TerminalReason::MaxTurns => self.note(
+                SystemLevel::Warning,
+                "Stopped after the maximum number of turns (--max-turns).",
+            ),
+            TerminalReason::Refusal => {
+                self.note(SystemLevel::Warning, "The model declined to answer.");
+            }
+            TerminalReason::Error { error } => self.note(SystemLevel::Error, &error.message),
+        }
+        self.busy = false;
+        self.activity.clear();
+        // Questions of the turn are over (their gate calls ended with it).
+        self.asking.clear();
+        if !self.queued.is_empty() {
+            for text in std::mem::take(&mut self.queued) {
+                let rows = self.user_rows(&text);
+                self.push_block(rows);
+            }
+            self.busy = true;
+            self.turn_started = self.now;
+            self.effects.push(Effect::SendQueued);
+        }
+    }
+
+    /// A permission question from the gate; `key` identifies the answer.
+    pub fn permission(
+        &mut self,
+        key: u64,
+        request_id: RequestId,
+        detail: Box<PermissionRequestDetail>,
+    ) {
+        self.asking.push_back(Asking::Permission {
+            key,
+            request_id,
+            detail,
+            selected: 0,
+        });
+    }
+
+    /// Questions from AskUser or a plan to approve; `key` identifies the
+    /// answers. A plan (the request's context) goes into the scrollback.
+    pub fn questions(&mut self, key: u64, request: QuestionRequest) {
+        if let Some(context) = &request.context {
+            self.markdown_block(context);
+        }
+        let checked = request.questions.first().map_or(0, |q| q.options.len());
+        self.asking.push_back(Asking::Questions {
+            key,
+            answers: Vec::new(),
+            index: 0,
+            selected: 0,
+            checked: vec![false; checked],
+            text: String::new(),
+            request,
+        });
+    }
+
+    /// Files found for the `@` query `query`, best first.
+    pub fn files_found(&mut self, query: &str, files: Vec<String>) {
+        if self.files_query.as_deref() == Some(query) {
+            self.files = files;
+            self.refresh_menu();
+        }
+    }
+
+    /// Submits `text` as if typed (a prompt given on the command line).
+    pub fn submit_text(&mut self, text: &str) {
+        self.composer.set(text);
+        self.submit();
+    }
+
+    fn submit(&mut self) {
+        if self.composer.text().trim().is_empty() {
+            return;
+        }
+        let text = self.composer.take();
+        self.menu = None;
+        if self.busy {
+            self.queued.push(text.clone());
+            self.effects.push(Effect::Queue(text));
+            return;
+        }
+        let rows = self.user_rows(&text);
+        self.push_block(rows);
+        self.busy = true;
+        self.turn_started = self.now;
+        "thinking".clone_into(&mut self.activity);
+        self.effects.push(Effect::Prompt(text));
+    }
+
+    /// Seconds since the running turn started.
+    pub(crate) fn elapsed_s(&self) -> u64 {
+        self.now.saturating_sub(self.turn_started) / 1000
+    }
+
+    /// A bracketed paste.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(Asking::Questions { text: typed, .. }) = self.asking.front_mut() {
+            typed.push_str(text);
+            return;
+        }
+        self.composer.paste(text);
+        self.refresh_menu();
+    }
+
+    /// Takes one key.
+    pub fn key(&mut self, key: KeyEvent) {
+        if key.kind == KeyEventKind::Release {
+            return;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let is_ctrl_c = ctrl && key.code == KeyCode::Char('c');
+        if !is_ctrl_c {
+            self.ctrl_c = false;
+            if self.hint.is_some() {
+                self.hint = None;
+            }
+        }
+        if is_ctrl_c {
+            self.ctrl_c_pressed();
+            return;
+        }
+        if !self.asking.is_empty() {
+            self.answer_key(key);
+            return;
+        }
+        if self.menu.is_some() && self.menu_key(key) {
+            return;
+        }
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Enter if alt || shift || ctrl => self.composer.insert('\n'),
+            KeyCode::Char('j') if ctrl => self.composer.insert('\n'),
+            KeyCode::Enter => self.submit(),
+            KeyCode::Esc if self.busy => {
+                self.effects.push(Effect::Cancel);
+                "stopping".clone_into(&mut self.activity);
+            }
+            KeyCode::Char('d') if ctrl => {
+                if self.composer.is_empty() {
+                    self.exit = true;
+                    self.effects.push(Effect::Exit);
+                } else {
+                    self.composer.delete();
+                }
+            }
+            KeyCode::BackTab => self.cycle_mode(),
+            KeyCode::Tab if shift => self.cycle_mode(),
+            KeyCode::Char('a') if ctrl => self.composer.home(),
+            KeyCode::Char('e') if ctrl => self.composer.end(),
+            KeyCode::Char('u') if ctrl => self.composer.kill_to_start(),
+            KeyCode::Char('w') if ctrl => self.composer.delete_word(),
+            KeyCode::Backspace if alt => self.composer.delete_word(),
+            KeyCode::Char(c) if !ctrl => self.composer.insert(c),
+            KeyCode::Backspace => self.composer.backspace(),
+            KeyCode::Delete => self.composer.delete(),
+            KeyCode::Left => self.composer.left(),
+            KeyCode::Right => self.composer.right(),
+            KeyCode::Home => self.composer.home(),
+            KeyCode::End => self.composer.end(),
+            KeyCode::Up => self.composer.up(),
+            KeyCode::Down => self.composer.down(),
+            _ => {}
+        }
+        self.refresh_menu();
+    }
+
+    fn ctrl_c_pressed(&mut self) {
+        if let Some(first) = self.asking.front().cloned() {
+            // As Esc on the question, and the turn stops.
+            self.reject(&first);
+            if self.busy {
+                self.effects.push(Effect::Cancel);
+            }
+            return;
+        }
+        if self.ctrl_c {
+            self.exit = true;
+            self.effects.push(Effect::Exit);
+            return;
+        }
+        self.ctrl_c = true;
+        self.composer.clear();
+        self.menu = None;
+        if self.busy {
+            self.effects.push(Effect::Cancel);
+            "stopping".clone_into(&mut self.activity);
+        }
+        self.hint = Some("Press Ctrl+C again to exit".to_owned());
+    }
+
+    fn cycle_mode(&mut self) {
+        let at = self.modes.iter().position(|m| *m == self.mode).unwrap_or(0);
+        let next = self.modes[(at + 1) % self.modes.len()];
+        self.mode = next;
+        self.effects.push(Effect::SetMode(next));
+    }
+
+    /// Handles a key meant for the open menu; false when it is not.
+    fn menu_key(&mut self, key: KeyEvent) -> bool {
+        let Some(menu) = self.menu.as_mut() else {
+            return false;
+        };
+        match key.code {
+            KeyCode::Up => menu.up(),
+            KeyCode::Down => menu.down(),
+            KeyCode::Esc => {
+                self.menu = None;
+                self.menu_dismissed = Some(self.composer.text().to_owned());
+            }
+            KeyCode::Tab => self.accept_menu(false),
+            KeyCode::Enter
+                if !key.modifiers.intersects(
+                    KeyModifiers::ALT | KeyModifiers::SHIFT | KeyModifiers::CONTROL,
+                ) =>
+            {
+                self.accept_menu(true);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn accept_menu(&mut self, enter: bool) {
+        let Some(menu) = self.menu.take() else { return };
+        let Some(entry) = menu.chosen().cloned() else {
+            return;
+        };
+        match menu.kind {
+            Kind::Commands => {
+                let rest = self
+                    .composer
+                    .text()
+                    .split_once(' ')
+                    .map(|(_, r)| r.to_owned())
+                    .unwrap_or_default();
+                let text = format!("/{} {rest}", entry.name);
+                self.composer.set(&text);
+                if enter && !entry.takes_arguments {
+                    self.submit();
+                    return;
+                }
+            }
+            Kind::Files => {
+                let path = if entry.name.contains(' ') {
+                    format!("@\"{}\" ", entry.name)
+                } else {
+                    format!("@{} ", entry.name)
+                };
+                self.composer.replace_token(menu.start, &path);
+            }
+        }
+        self.menu_dismissed = Some(self.composer.text().to_owned());
+    }
+
+    /// Opens, updates or closes the menu for the text at the cursor.
+    fn refresh_menu(&mut self) {
+        let text = self.composer.text();
+        if self.menu_dismissed.as_deref() == Some(text) {
+            self.menu = None;
+            return;
+        }
+        self.menu_dismissed = None;
+        let before = &text[..self.composer.cursor()];
+        let previous = self.menu.take();
+        let keep = |kind: Kind, entries: &[Entry]| {
+            previous
+                .as_ref()
+                .filter(|m| m.kind == kind)
+                .and_then(|m| m.chosen())
+                .and_then(|chosen| entries.iter().position(|e| e == chosen))
+                .unwrap_or(0)
+        };
+        if let Some(query) = before.strip_prefix('/')
+            && !query.contains(char::is_whitespace)
+        {
+            let entries = menu::filter(&self.commands, query);
+            if !entries.is_empty() {
+                let selected = keep(Kind::Commands, &entries);
+                self.menu = Some(Menu {
+                    kind: Kind::Commands,
+                    entries,
+                    selected,
+                    start: 0,
+                });
+            }
+            return;
+        }
+        if let Some((start, query)) = self.composer.token('@') {
+            let query = query.to_owned();
+            if self.files_query.as_deref() != Some(query.as_str()) {
+                self.files_query = Some(query.clone());
+                self.files.clear();
+                self.effects.push(Effect::FindFiles(query));
+            }
+            let entries: Vec<Entry> = self
+                .files
+                .iter()
+                .map(|f| Entry {
+                    name: f.clone(),
+                    description: String::new(),
+                    takes_arguments: false,
+                })
+                .collect();
+            if !entries.is_empty() {
+                let selected = keep(Kind::Files, &entries);
+                self.menu = Some(Menu {
+                    kind: Kind::Files,
+                    entries,
+                    selected,
+                    start,
+                });
+            }
+        }
+    }
+
+    fn reject(&mut self, asking: &Asking) {
+        self.asking.pop_front();
+        match asking {
+            Asking::Permission { key, .. } => self.effects.push(Effect::Permission {
+                key: *key,
+                outcome: PermissionOutcome::RejectOnce { feedback: None },
+            }),
+            Asking::Questions { key, .. } => self.effects.push(Effect::Questions {
+                key: *key,
+                outcome: QuestionOutcome::Declined,
+            }),
+        }
+    }
+
+    fn answer_key(&mut self, key: KeyEvent) {
+        let Some(first) = self.asking.front().cloned() else {
+            return;
+        };
+        if key.code == KeyCode::Esc {
+            self.reject(&first);
+            return;
+        }
+        match first {
+            Asking::Permission {
+                key: id,
+                detail,
+                selected,
+                ..
+            } => {
+                let options = choices(&detail);
+                let pick = match key.code {
+                    KeyCode::Char(c) => options.iter().position(|o| o.key() == c).or_else(|| {
+                        c.to_digit(10)
+                            .and_then(|d| usize::try_from(d).ok())
+                            .filter(|d| (1..=options.len()).contains(d))
+                            .map(|d| d - 1)
+                    }),
+                    KeyCode::Enter => Some(selected),
+                    KeyCode::Up | KeyCode::Down => {
+                        let n = options.len();
+                        let next = if key.code == KeyCode::Up {
+                            (selected + n - 1) % n
+                        } else {
+                            (selected + 1) % n
+                        };
+                        if let Some(Asking::Permission { selected, .. }) = self.asking.front_mut() {
+                            *selected = next;
+                        }
+                        None
+                    }
+                    _ => None,
+                };
+                if let Some(i) = pick {
+                    let outcome = match &options[i] {
+                        Choice::Once => PermissionOutcome::AllowOnce,
+                        Choice::Always(rule) => {
+                            PermissionOutcome::AllowAlways { rule: rule.clone() }
+                        }
+                        Choice::Reject => PermissionOutcome::RejectOnce { feedback: None },
+                    };
+                    self.asking.pop_front();
+                    self.effects.push(Effect::Permission { key: id, outcome });
+                }
+            }
+            Asking::Questions { .. } => self.question_key(key),
+        }
+    }
+
+    fn question_key(&mut self, key: KeyEvent) {
+        let Some(Asking::Questions {
+            key: id,
+            request,
+            index,
+            answers,
+            selected,
+            checked,
+            text,
+        }) = self.asking.front_mut()
+        else {
+            return;
+        };
+        let Some(question) = request.questions.get(*index) else {
+            return;
+        };
+        let n = question.options.len();
+        let mut answer: Option<Vec<String>> = None;
+        if n == 0 {
+            match key.code {
+                KeyCode::Enter => answer = Some(vec![std::mem::take(text)]),
+                KeyCode::Backspace => {
+                    text.pop();
+                }
+                KeyCode::Char(c) => text.push(c),
+                _ => {}
+            }
+        } else {
+            match key.code {
+                KeyCode::Up => *selected = (*selected + n - 1) % n,
+                KeyCode::Down => *selected = (*selected + 1) % n,
+                KeyCode::Char(' ') if question.multi_select => {
+                    if let Some(c) = checked.get_mut(*selected) {
+                        *c = !*c;
+                    }
+                }
+                KeyCode::Char(c) if c.is_ascii_digit() => {
+                    let d = c
+                        .to_digit(10)
+                        .and_then(|d| usize::try_from(d).ok())
+                        .unwrap_or(0);
+                    if (1..=n).contains(&d) {
+                        if question.multi_select {
+                            if let Some(c) = checked.get_mut(d - 1) {
+                                *c = !*c;
+                            }
+                        } else {
+                            answer = Some(vec![question.options[d - 1].label.clone()]);
+                        }
+                    }
+                }
+                KeyCode::Enter => {
+                    let chosen: Vec<String> = if question.multi_select && checked.iter().any(|c| *c)
+                    {
+                        question
+                            .options
+                            .iter()
+                            .zip(checked.iter())
+                            .filter(|(_, c)| **c)
+                            .map(|(o, _)| o.label.clone())
+                            .collect()
+                    } else {
+                        vec![question.options[*selected].label.clone()]
+                    };
+                    answer = Some(chosen);
+                }
+                _ => {}
+            }
+        }
+        let Some(answer) = answer else { return };
+        let asked = question.question.clone();
+        answers.push(answer.clone());
+        *index += 1;
+        *selected = 0;
+        text.clear();
+        let next_options = request.questions.get(*index).map(|q| q.options.len());
+        let id = *id;
+        let done = next_options.is_none();
+        if let Some(n) = next_options {
+            *checked = vec![false; n];
+        }
+        let all = if done {
+            Some(std::mem::take(answers))
+        } else {
+            None
+        };
+        let dim = self.theme.dim();
+        let shown = if answer.iter().all(String::is_empty) {
+            "(no answer)".to_owned()
+        } else {
+            answer.join(", ")
+        };
+        let rows = wrap(
+            &Line::from(vec![
+                Span::styled(format!("{asked} "), dim),
+                Span::styled(shown, self.theme.user()),
+            ]),
+            usize::from(self.width),
+            &[Span::styled("? ", self.theme.question())],
+            &[Span::raw("  ")],
+        );
+        self.push_block(rows);
+        if let Some(all) = all {
+            self.asking.pop_front();
+            self.effects.push(Effect::Questions {
+                key: id,
+                outcome: QuestionOutcome::Answered(all),
+            });
+        }
+    }
+
+    /// The rows the composer's `@`/`/` menu offers, for tests.
+    pub fn menu_entries(&self) -> Vec<String> {
+        self.menu
+            .as_ref()
+            .map(|m| m.entries.iter().map(|e| e.name.clone()).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn thinking_of(a: &riot_protocol::AssistantMessage) -> String {
+    a.content
+        .iter()
+        .filter_map(|b| match b {
+            AssistantBlock::Thinking { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,532 @@
+//! The loop that ties [`App`] to a real terminal and a session: keys and
+//! pastes from crossterm, the running turn's events, the gate's questions
+//! and the session's status go into the app; its effects go to the
+//! [`SessionHandle`]; finished rows go into the scrollback with
+//! `insert_before`, and the live area is redrawn at most once per frame.
+
+#![allow(clippy::disallowed_methods)] // a face: the real terminal and clock
+
+use std::collections::HashMap;
+use std::io::{BufWriter, Stdout, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, Event, EventStream, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::{cursor, execute, terminal};
+use futures::StreamExt;
+use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
+use ratatui::buffer::Cell;
+use ratatui::layout::{Position, Rect, Size};
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Widget};
+use ratatui::{Terminal, TerminalOptions, Viewport};
+use riot_kernel::{KernelError, SessionHandle, Turn};
+use riot_protocol::{
+    AgentError, AgentEvent, CancelReason, ErrorKind, Message, PermissionOutcome, QuestionOutcome,
+    SystemLevel, TerminalReason, UserBlock,
+};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::app::{App, Config, Effect, Mcp};
+use crate::gate::GateRequest;
+use crate::menu::Entry;
+use crate::theme::Theme;
+use crate::view;
+
+/// The shortest time between two frames of the live area.
+pub const FRAME: Duration = Duration::from_millis(33);
+
+/// Files offered for an `@` query.
+const FILES_SHOWN: usize = 20;
+
+/// MCP servers by state (the status line).
+pub type McpSummary = Mcp;
+
+/// What the UI needs from the face beyond the session: the project's
+/// files for `@`, the MCP servers' states, the session's cost.
+#[async_trait::async_trait]
+pub trait Host: Send + Sync {
+    /// Up to `limit` project files best matching `query`, best first.
+    async fn files(&self, query: &str, limit: usize) -> Vec<String>;
+
+    /// The MCP servers of the session's project, by state.
+    fn mcp(&self) -> McpSummary {
+        McpSummary::default()
+    }
+
+    /// The session's cost so far in US dollars, when it is known.
+    fn cost(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// How the UI starts.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub theme: Theme,
+    /// Sent as the first message.
+    pub prompt: Option<String>,
+    /// Show the session's history first (a resumed session).
+    pub show_history: bool,
+    /// The model's context window in tokens, when known.
+    pub context_window: Option<u64>,
+}
+
+/// Keeps the terminal's size as last handled, so ratatui never notices a
+/// resize on its own in the middle of a frame: a resize is handled where
+/// the cursor position can be asked (see [`run`]).
+struct Pinned<B: Backend> {
+    inner: B,
+    size: Size,
+}
+
+impl<B: Backend> Backend for Pinned<B> {
+    type Error = B::Error;
+
+    fn draw<'a, I>(&mut self, content: I) -> Result<(), Self::Error>
+    where
+        I: Iterator<Item = (u16, u16, &'a Cell)>,
+    {
+        self.inner.draw(content)
+    }
+
+    fn append_lines(&mut self, n: u16) -> Result<(), Self::Error> {
+        self.inner.append_lines(n)
+    }
+
+    fn hide_cursor(&mut self) -> Result<(), Self::Error> {
+        self.inner.hide_cursor()
+    }
+
+    fn show_cursor(&mut self) -> Result<(), Self::Error> {
+        self.inner.show_cursor()
+    }
+
+    fn get_cursor_position(&mut self) -> Result<Position, Self::Error> {
+        self.inner.get_cursor_position()
+    }
+
+    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> Result<(), Self::Error> {
+        self.inner.set_cursor_position(position)
+    }
+
+    fn clear(&mut self) -> Result<(), Self::Error> {
+        self.inner.clear()
+    }
+
+    fn clear_region(&mut self, clear_type: ClearType) -> Result<(), Self::Error> {
+        self.inner.clear_region(clear_type)
+    }
+
+    fn size(&self) -> Result<Size, Self::Error> {
+        Ok(self.size)
+    }
+
+    fn window_size(&mut self) -> Result<WindowSize, Self::Error> {
+        self.inner.window_size()
+    }
+
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        self.inner.flush()
+    }
+
+    fn scroll_region_up(
+        &mut self,
+        region: std::ops::Range<u16>,
+        line_count: u16,
+    ) -> Result<(), Self::Error> {
+        self.inner.scroll_region_up(region, line_count)
+    }
+
+    fn scroll_region_down(
+        &mut self,
+        region: std::ops::Range<u16>,
+        line_count: u16,
+    ) -> Result<(), Self::Error> {
+        self.inner.scroll_region_down(region, line_count)
+    }
+}
+
+type Term = Terminal<Pinned<CrosstermBackend<BufWriter<Stdout>>>>;
+
+/// Raw mode and bracketed paste while the UI runs; restored on drop, also
+/// when the loop fails or panics.
+struct RawMode;
+
+impl RawMode {
+    fn enter() -> std::io::Result<Self> {
+        terminal::enable_raw_mode()?;
+        let mut out = std::io::stdout();
+        // Terminals that speak the kitty keyboard protocol then report
+        // Shift+Enter; the others ignore the request.
+        execute!(
+            out,
+            EnableBracketedPaste,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+        Ok(Self)
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        let mut out = std::io::stdout();
+        let _ = execute!(
+            out,
+            PopKeyboardEnhancementFlags,
+            DisableBracketedPaste,
+            cursor::Show
+        );
+        let _ = terminal::disable_raw_mode();
+    }
+}
+
+/// The height of the live area for a terminal of `rows` rows.
+pub fn live_height(rows: u16) -> u16 {
+    (rows / 2).clamp(10, 18).min(rows.saturating_sub(1).max(1))
+}
+
+/// The `/` menu's entries: the session's commands, then its skills (which
+/// the model loads; picking one asks for it in words).
+fn menu_entries(handle: &SessionHandle) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = handle
+        .commands()
+        .iter()
+        .map(|c| Entry {
+            name: c.name.clone(),
+            description: match &c.argument_hint {
+                Some(hint) => format!("{hint}  {}", c.description),
+                None => c.description.clone(),
+            },
+            takes_arguments: c.argument_hint.is_some(),
+        })
+        .collect();
+    entries.extend(handle.skills().skills().iter().map(|s| Entry {
+        name: s.name.clone(),
+        description:
+            format!("skill: {}", s.description.split_whitespace().collect::<Vec<_>>().join(" ")),
+        takes_arguments: true,
+    }));
+    entries
+}
+
+/// Earlier prompts of the session, for Up.
+fn prompts_of(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::User(u) if u.origin == riot_protocol::MessageOrigin::Person => {
+                u.content.iter().find_map(|b| match b {
+                    UserBlock::Text { text } => Some(text.clone()),
+                    _ => None,
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+async fn next_event(turn: &mut Option<Turn>) -> Option<AgentEvent> {
+    match turn {
+        Some(t) => t.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Writes the app's finished rows above the live area, into the
+/// terminal's scrollback.
+fn flush_rows(terminal: &mut Term, app: &mut App) -> std::io::Result<()> {
+    let rows = app.take_scrollback();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    // At most a screen at a time: ratatui's buffer for the inserted rows
+    // is sized by their count.
+    for chunk in rows.chunks(200) {
+        let lines: Vec<Line<'static>> = chunk.to_vec();
+        let height = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+        terminal.insert_before(height, |buf| {
+            Paragraph::new(lines).render(buf.area, buf);
+        })?;
+    }
+    Ok(())
+}
+
+/// Runs the terminal UI on `handle` until the person leaves, then closes
+/// the session. The caller prints what follows (the resume command) on
+/// the row where the live area was.
+pub async fn run(
+    handle: SessionHandle,
+    mut questions: mpsc::UnboundedReceiver<GateRequest>,
+    host: Arc<dyn Host>,
+    options: RunOptions,
+) -> std::io::Result<()> {
+    let messages = handle.messages().await.unwrap_or_default();
+    let status = handle.status();
+    let (cols, rows) = terminal::size()?;
+    let mut app = App::new(Config {
+        theme: options.theme,
+        width: cols,
+        model: status.model.clone(),
+        mode: status.mode,
+        commands: menu_entries(&handle),
+        history: prompts_of(&messages),
+        context_window: options.context_window,
+    });
+    let raw = RawMode::enter()?;
+    let backend = Pinned {
+        inner: CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, std::io::stdout())),
+        size: Size::new(cols, rows),
+    };
+    let mut terminal = Terminal::with_options(
+        backend,
+        TerminalOptions {
+            viewport: Viewport::Inline(live_height(rows)),
+        },
+    )?;
+    if options.show_history {
+        app.history(&messages);
+    }
+    for notice in handle.notices() {
+        app.note(SystemLevel::Warning, notice);
+    }
+    let result = drive(
+        &handle,
+        &mut questions,
+        host,
+        options,
+        &mut app,
+        &mut terminal,
+    )
+    .await;
+    // Leave the conversation on screen and the cursor where the live area
+    // began, for what the caller prints.
+    let top = terminal.get_frame().area().y;
+    let out = terminal.backend_mut();
+    let _ = execute!(
+        out.inner,
+        cursor::MoveTo(0, top),
+        terminal::Clear(terminal::ClearType::FromCursorDown),
+        cursor::Show
+    );
+    let _ = Write::flush(&mut out.inner);
+    drop(raw);
+    handle.close().await;
+    result
+}
+
+async fn drive(
+    handle: &SessionHandle,
+    questions: &mut mpsc::UnboundedReceiver<GateRequest>,
+    host: Arc<dyn Host>,
+    options: RunOptions,
+    app: &mut App,
+    terminal: &mut Term,
+) -> std::io::Result<()> {
+    let started = Instant::now();
+    let mut events = Some(EventStream::new());
+    let mut status = handle.watch();
+    let mut turn: Option<Turn> = None;
+    let mut permissions: HashMap<u64, oneshot::Sender<PermissionOutcome>> = HashMap::new();
+    let mut answers: HashMap<u64, oneshot::Sender<QuestionOutcome>> = HashMap::new();
+    let mut next_key = 0u64;
+    let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
+    let mut ticker = tokio::time::interval(FRAME);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut last_frame: Option<Instant> = None;
+    let mut dirty = true;
+    if let Some(prompt) = options.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
+        app.submit_text(prompt);
+    }
+    loop {
+        for effect in app.take_effects() {
+            match effect {
+                Effect::Prompt(text) => turn = start(handle, app, &text),
+                Effect::Queue(text) => {
+                    handle.queue(&text);
+                }
+                Effect::SendQueued => {
+                    let waiting: Vec<String> = handle
+                        .pending()
+                        .take_all()
+                        .iter()
+                        .filter_map(|m| match m {
+                            Message::User(u) => u.content.iter().find_map(|b| match b {
+                                UserBlock::Text { text } => Some(text.clone()),
+                                _ => None,
+                            }),
+                            _ => None,
+                        })
+                        .collect();
+                    if waiting.is_empty() {
+                        app.event(&AgentEvent::Done {
+                            reason: TerminalReason::Completed,
+                        });
+                    } else {
+                        turn = start(handle, app, &waiting.join("\n\n"));
+                    }
+                }
+                Effect::Cancel => {
+                    handle.cancel(CancelReason::User);
+                }
+                Effect::SetMode(mode) => {
+                    if let Err(e) = handle.set_mode(mode).await {
+                        app.note(SystemLevel::Error, &e.to_string());
+                    }
+                }
+                Effect::Permission { key, outcome } => {
+                    if let Some(reply) = permissions.remove(&key) {
+                        let _ = reply.send(outcome);
+                    }
+                }
+                Effect::Questions { key, outcome } => {
+                    if let Some(reply) = answers.remove(&key) {
+                        let _ = reply.send(outcome);
+                    }
+                }
+                Effect::FindFiles(query) => {
+                    let host = Arc::clone(&host);
+                    let tx = files_tx.clone();
+                    tokio::spawn(async move {
+                        let files = host.files(&query, FILES_SHOWN).await;
+                        let _ = tx.send((query, files));
+                    });
+                }
+                Effect::Exit => {}
+            }
+        }
+        flush_rows(terminal, app)?;
+        if app.exiting() {
+            return Ok(());
+        }
+        let due = last_frame.is_none_or(|t| t.elapsed() >= FRAME);
+        if dirty && due {
+            app.tick(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+            terminal.draw(|frame| view::draw(app, frame))?;
+            last_frame = Some(Instant::now());
+            dirty = false;
+        }
+        let Some(stream) = events.as_mut() else {
+            return Ok(());
+        };
+        tokio::select! {
+            biased;
+            event = stream.next() => {
+                match event {
+                    Some(Ok(Event::Key(key))) => {
+                        app.key(key);
+                        // A key is answered at once, not at the next frame.
+                        last_frame = None;
+                    }
+                    Some(Ok(Event::Paste(text))) => app.paste(&text),
+                    Some(Ok(Event::Resize(..))) => {
+                        // The cursor position is asked while nothing else
+                        // reads the terminal's input.
+                        drop(events.take());
+                        let (cols, rows) = terminal::size()?;
+                        terminal.backend_mut().size = Size::new(cols, rows);
+                        terminal.resize(Rect::new(0, 0, cols, rows))?;
+                        app.resize(cols);
+                        events = Some(EventStream::new());
+                        last_frame = None;
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return Err(e),
+                    None => return Ok(()),
+                }
+                dirty = true;
+            }
+            event = next_event(&mut turn) => {
+                match event {
+                    Some(event) => {
+                        let done = matches!(event, AgentEvent::Done { .. });
+                        app.event(&event);
+                        if done {
+                            turn = None;
+                            app.cost(host.cost());
+                        }
+                    }
+                    // The turn ended without `Done` (the session closed).
+                    None => {
+                        turn = None;
+                        app.event(&AgentEvent::Done {
+                            reason: TerminalReason::Error {
+                                error: AgentError {
+                                    kind: ErrorKind::Internal,
+                                    message: "The session stopped.".into(),
+                                },
+                            },
+                        });
+                    }
+                }
+                dirty = true;
+            }
+            question = questions.recv() => {
+                match question {
+                    Some(GateRequest::Permission { request_id, detail, reply }) => {
+                        next_key += 1;
+                        permissions.insert(next_key, reply);
+                        app.permission(next_key, request_id, detail);
+                    }
+                    Some(GateRequest::Questions { request, reply }) => {
+                        next_key += 1;
+                        answers.insert(next_key, reply);
+                        app.questions(next_key, request);
+                    }
+                    None => {}
+                }
+                last_frame = None;
+                dirty = true;
+            }
+            changed = status.changed() => {
+                if changed.is_ok() {
+                    let s = status.borrow_and_update().clone();
+                    app.status(&s.model, s.mode);
+                    dirty = true;
+                }
+            }
+            found = files_rx.recv() => {
+                if let Some((query, files)) = found {
+                    app.files_found(&query, files);
+                    dirty = true;
+                }
+            }
+            _ = ticker.tick() => {
+                app.mcp(host.mcp());
+                // The spinner and the elapsed time move while a turn runs.
+                if app.busy() {
+                    dirty = true;
+                }
+            }
+        }
+        // Drop the answer channels of questions the scheduler gave up on.
+        permissions.retain(|_, reply| !reply.is_closed());
+        answers.retain(|_, reply| !reply.is_closed());
+    }
+}
+
+/// Starts a turn for `text`; a turn that is already running gets it
+/// queued instead.
+fn start(handle: &SessionHandle, app: &mut App, text: &str) -> Option<Turn> {
+    match handle.prompt(text) {
+        Ok(turn) => Some(turn),
+        Err(KernelError::Busy) => {
+            handle.queue(text);
+            None
+        }
+        Err(e) => {
+            app.event(&AgentEvent::Done {
+                reason: TerminalReason::Error {
+                    error: AgentError {
+                        kind: ErrorKind::Other,
+                        message: e.to_string(),
+                    },
+                },
+            });
+            None
+        }
+    }
+}

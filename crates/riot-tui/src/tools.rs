@@ -1,0 +1,313 @@
+//! A finished tool call as rows: a header with the call's one-line
+//! description, then a compact rendering of its structured payload — a diff
+//! with +/- lines for Edit and Write, a command's exit code and the tail of
+//! its output, search results, file lists, the todo list.
+
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use riot_protocol::{DiffLineKind, TodoStatus, ToolResultUi, UiPayload};
+
+use crate::theme::Theme;
+use crate::wrap::{hard_wrap, truncate, wrap};
+
+/// Rows of a diff shown before "… N more lines".
+pub const DIFF_ROWS: usize = 12;
+/// Lines of command output shown (the last ones).
+pub const OUTPUT_ROWS: usize = 5;
+/// Paths and matches shown before "… N more".
+pub const LIST_ROWS: usize = 5;
+
+/// What is known about one finished call.
+#[derive(Debug, Clone, Copy)]
+pub struct Finished<'a> {
+    /// The tool's name (`Write`).
+    pub name: &'a str,
+    /// The one-line description, when the call got as far as having one.
+    pub describe: &'a str,
+    pub ui: Option<&'a ToolResultUi>,
+    pub is_error: bool,
+    /// What the model was told (first text block): the reason of a
+    /// refusal or error.
+    pub text: &'a str,
+}
+
+/// The rows of a finished call, each at most `width` columns.
+pub fn finished(call: Finished<'_>, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let describe = call
+        .ui
+        .map(|u| u.describe.as_str())
+        .filter(|d| !d.is_empty())
+        .unwrap_or(if call.describe.is_empty() {
+            call.name
+        } else {
+            call.describe
+        });
+    let bullet = if call.is_error {
+        Span::styled("● ", theme.error())
+    } else {
+        Span::styled("● ", theme.tool())
+    };
+    let mut out = wrap(
+        &Line::from(Span::styled(
+            describe.to_owned(),
+            theme
+                .dim()
+                .remove_modifier(Modifier::DIM)
+                .add_modifier(Modifier::BOLD),
+        )),
+        width,
+        &[bullet],
+        &[Span::raw("  ")],
+    );
+    let mut details = Details::new(width, theme);
+    match call.ui.and_then(|u| u.payload.as_ref()) {
+        Some(payload) => payload_rows(payload, call, &mut details, theme),
+        None if call.is_error => {
+            let why = call.text.lines().next().unwrap_or("failed");
+            details.push(Line::from(Span::styled(why.to_owned(), theme.error())));
+        }
+        None => {}
+    }
+    out.extend(details.rows);
+    out
+}
+
+/// Rows under a header: `⎿ ` before the first, spaces before the rest.
+struct Details {
+    rows: Vec<Line<'static>>,
+    width: usize,
+    theme: Theme,
+}
+
+impl Details {
+    fn new(width: usize, theme: Theme) -> Self {
+        Self {
+            rows: Vec::new(),
+            width,
+            theme,
+        }
+    }
+
+    fn lead(&self) -> Vec<Span<'static>> {
+        if self.rows.is_empty() {
+            vec![Span::styled("  ⎿ ", self.theme.dim())]
+        } else {
+            vec![Span::raw("    ")]
+        }
+    }
+
+    /// A line of words.
+    fn push(&mut self, line: Line<'static>) {
+        let lead = self.lead();
+        self.rows
+            .extend(wrap(&line, self.width, &lead, &[Span::raw("    ")]));
+    }
+
+    /// A line of code or output, cut to one row.
+    fn push_code(&mut self, line: Line<'static>) {
+        let lead = self.lead();
+        let mut rows = hard_wrap(&line, self.width, &lead, &[Span::raw("    ")]);
+        rows.truncate(1);
+        self.rows.extend(rows);
+    }
+
+    fn more(&mut self, n: usize, what: &str) {
+        if n > 0 {
+            let dim = self.theme.dim();
+            self.push(Line::from(Span::styled(format!("… {n} more {what}"), dim)));
+        }
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme: Theme) {
+    let dim = theme.dim();
+    match payload {
+        UiPayload::FileRead {
+            start_line,
+            lines,
+            total_lines,
+            truncated,
+            ..
+        } => {
+            let end = start_line + lines.saturating_sub(1);
+            let mut text = format!(
+                "Read {} (lines {start_line}–{end} of {total_lines})",
+                plural(*lines, "line", "lines")
+            );
+            if *truncated {
+                text.push_str(", cut short");
+            }
+            d.push(Line::from(Span::styled(text, dim)));
+        }
+        UiPayload::ImageRead {
+            media_type, bytes, ..
+        } => {
+            let kb = (*bytes as f64) / 1024.0;
+            d.push(Line::from(Span::styled(
+                format!("{media_type}, {kb:.1} KB"),
+                dim,
+            )));
+        }
+        UiPayload::FileDiff {
+            path,
+            created,
+            hunks,
+        } => {
+            let count = |kind: DiffLineKind| {
+                hunks
+                    .iter()
+                    .flat_map(|h| &h.lines)
+                    .filter(|l| l.kind == kind)
+                    .count()
+            };
+            let (added, removed) = (count(DiffLineKind::Added), count(DiffLineKind::Removed));
+            let summary = if *created {
+                format!("Created {path} (+{added})")
+            } else {
+                format!("Updated {path}: +{added} −{removed}")
+            };
+            d.push(Line::from(vec![Span::styled(summary, dim)]));
+            let mut shown = 0;
+            let total: usize = hunks.iter().map(|h| h.lines.len()).sum();
+            'hunks: for hunk in hunks {
+                let (mut old, mut new) = (hunk.old_start, hunk.new_start);
+                for line in &hunk.lines {
+                    if shown == DIFF_ROWS {
+                        break 'hunks;
+                    }
+                    let (mark, number, style) = match line.kind {
+                        DiffLineKind::Context => {
+                            old += 1;
+                            new += 1;
+                            (' ', new - 1, dim)
+                        }
+                        DiffLineKind::Added => {
+                            new += 1;
+                            ('+', new - 1, theme.added())
+                        }
+                        DiffLineKind::Removed => {
+                            old += 1;
+                            ('-', old - 1, theme.removed())
+                        }
+                    };
+                    d.push_code(Line::from(vec![
+                        Span::styled(format!("{number:>4} "), dim),
+                        Span::styled(format!("{mark} {}", line.text), style),
+                    ]));
+                    shown += 1;
+                }
+            }
+            d.more(total - shown, "lines");
+        }
+        UiPayload::Command {
+            exit_code,
+            stdout,
+            stderr,
+            truncated,
+            timed_out,
+            background_id,
+            ..
+        } => {
+            let status = match (background_id, timed_out, exit_code) {
+                (Some(id), _, _) => format!("running in the background ({id})"),
+                (None, true, _) => "timed out".to_owned(),
+                (None, false, Some(0)) => "exit code 0".to_owned(),
+                (None, false, Some(code)) => format!("exit code {code}"),
+                (None, false, None) => "ended by a signal".to_owned(),
+            };
+            let failed = call.is_error || *timed_out || exit_code.is_some_and(|c| c != 0);
+            let output: Vec<&str> = stdout
+                .lines()
+                .chain(stderr.lines())
+                .map(str::trim_end)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let tail = &output[output.len().saturating_sub(OUTPUT_ROWS)..];
+            let mut head = status;
+            if output.len() > tail.len() || *truncated {
+                head.push_str(&format!("; last {} of {} lines", tail.len(), output.len()));
+            } else if output.is_empty() {
+                head.push_str(", no output");
+            }
+            let style = if failed { theme.error() } else { dim };
+            d.push(Line::from(Span::styled(head, style)));
+            for line in tail {
+                d.push_code(Line::from(Span::raw((*line).to_owned())));
+            }
+        }
+        UiPayload::FileList {
+            paths,
+            total,
+            truncated,
+            ..
+        } => {
+            let mut head = format!("Found {}", plural(*total, "file", "files"));
+            if *truncated {
+                head.push_str(" (list cut short)");
+            }
+            d.push(Line::from(Span::styled(head, dim)));
+            for path in paths.iter().take(LIST_ROWS) {
+                d.push_code(Line::from(Span::raw(path.clone())));
+            }
+            d.more(paths.len().saturating_sub(LIST_ROWS), "files");
+        }
+        UiPayload::SearchResults {
+            matches,
+            total,
+            truncated,
+            ..
+        } => {
+            let mut head = format!("Found {}", plural(*total, "match", "matches"));
+            if *truncated {
+                head.push_str(" (list cut short)");
+            }
+            d.push(Line::from(Span::styled(head, dim)));
+            for m in matches.iter().take(LIST_ROWS) {
+                let mut spans = vec![Span::styled(m.path.clone(), theme.code())];
+                if let Some(line) = m.line {
+                    spans.push(Span::styled(format!(":{line}"), dim));
+                }
+                if let Some(text) = &m.text {
+                    spans.push(Span::raw(format!("  {}", text.trim())));
+                }
+                if let Some(count) = m.count {
+                    spans.push(Span::styled(format!("  ({count})"), dim));
+                }
+                d.push_code(Line::from(spans));
+            }
+            d.more(matches.len().saturating_sub(LIST_ROWS), "matches");
+        }
+        UiPayload::Todos { todos } => {
+            for todo in todos {
+                let (mark, style) = match todo.status {
+                    TodoStatus::Pending => ("☐ ", ratatui::style::Style::new()),
+                    TodoStatus::InProgress => ("◐ ", theme.question()),
+                    TodoStatus::Completed => ("☒ ", dim.add_modifier(Modifier::CROSSED_OUT)),
+                };
+                d.push(Line::from(vec![
+                    Span::styled(mark, style),
+                    Span::styled(todo.content.clone(), style),
+                ]));
+            }
+        }
+        UiPayload::Text { text } => {
+            let lines: Vec<&str> = text.lines().collect();
+            for line in lines.iter().take(LIST_ROWS) {
+                d.push_code(Line::from(Span::raw(truncate(line, 400))));
+            }
+            d.more(lines.len().saturating_sub(LIST_ROWS), "lines");
+        }
+    }
+    if call.is_error && !matches!(payload, UiPayload::Command { .. }) {
+        let why = call.text.lines().next().unwrap_or("failed");
+        d.push(Line::from(Span::styled(why.to_owned(), theme.error())));
+    }
+}

@@ -1,0 +1,387 @@
+//! The live area: the block of the reply still streaming, running tools,
+//! a question or the composer (with its menu), and the status line. Drawn
+//! top-down; when it does not fit, the streaming text gives up its oldest
+//! rows first.
+
+use ratatui::Frame;
+use ratatui::layout::Position;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+use riot_protocol::PermissionMode;
+
+use crate::app::{App, Asking, choices};
+use crate::markdown;
+use crate::menu::Kind;
+use crate::wrap::{self, hard_wrap, truncate, wrap};
+
+/// Entries of a menu shown at once.
+pub const MENU_ROWS: usize = 6;
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// Draws `app`'s live area into `frame` and places the cursor.
+pub fn draw(app: &App, frame: &mut Frame<'_>) {
+    let area = frame.area();
+    let width = usize::from(area.width);
+    let height = usize::from(area.height);
+    let mut top = live_rows(app, width);
+    let (mut bottom, cursor) = bottom_rows(app, width);
+    // The question or composer and the status line win; the streaming
+    // text shows its newest rows in what is left.
+    if bottom.len() > height {
+        let cut = bottom.len() - height;
+        bottom.drain(..cut);
+    }
+    let room = height - bottom.len();
+    if top.len() > room {
+        top.drain(..top.len() - room);
+    }
+    let top_len = top.len();
+    let cursor = cursor.map(|(row, col)| (row + top_len, col));
+    let mut rows = top;
+    rows.extend(bottom);
+    Paragraph::new(rows).render(area, frame.buffer_mut());
+    if let Some((row, col)) = cursor
+        && row < height
+    {
+        frame.set_cursor_position(Position::new(
+            area.x + u16::try_from(col.min(width.saturating_sub(1))).unwrap_or(0),
+            area.y + u16::try_from(row).unwrap_or(0),
+        ));
+    }
+}
+
+/// The streaming reply's unfinished block, thinking, and running tools.
+fn live_rows(app: &App, width: usize) -> Vec<Line<'static>> {
+    let theme = app.theme;
+    let mut rows = Vec::new();
+    if !app.thinking.is_empty() {
+        let last = app.thinking.lines().last().unwrap_or("").trim();
+        rows.push(Line::from(vec![
+            Span::styled("✻ Thinking… ", theme.thinking()),
+            Span::styled(truncate(last, width.saturating_sub(13)), theme.dim()),
+        ]));
+    }
+    let rest = &app.text[app.committed..];
+    if !rest.trim().is_empty() {
+        rows.extend(markdown::render(rest, width, theme));
+    }
+    for (i, r) in app.running.iter().enumerate() {
+        let spin = SPINNER[usize::try_from(app.now / 100).unwrap_or(0) % SPINNER.len()];
+        let _ = i;
+        rows.extend(wrap(
+            &Line::from(Span::raw(r.describe.clone())),
+            width,
+            &[Span::styled(format!("{spin} "), theme.spinner())],
+            &[Span::raw("  ")],
+        ));
+        for line in &r.output {
+            let mut cut = hard_wrap(
+                &Line::from(Span::styled(line.clone(), theme.dim())),
+                width,
+                &[Span::styled("  │ ", theme.dim())],
+                &[],
+            );
+            cut.truncate(1);
+            rows.extend(cut);
+        }
+    }
+    rows
+}
+
+/// The question or composer, the menu, hints and the status line; the
+/// cursor's row and column in them.
+fn bottom_rows(app: &App, width: usize) -> (Vec<Line<'static>>, Option<(usize, usize)>) {
+    let theme = app.theme;
+    let mut rows = Vec::new();
+    let mut cursor = None;
+    if let Some(asking) = app.asking.front() {
+        rows.extend(question_rows(app, asking, width));
+    } else {
+        for q in &app.queued {
+            rows.push(Line::from(vec![
+                Span::styled("  ⧗ queued: ", theme.dim()),
+                Span::raw(truncate(
+                    q.lines().next().unwrap_or(""),
+                    width.saturating_sub(14),
+                )),
+            ]));
+        }
+        rows.push(Line::from(Span::styled("─".repeat(width), theme.dim())));
+        let (lines, (crow, ccol)) = app.composer.layout(width.saturating_sub(2));
+        cursor = Some((rows.len() + crow, ccol + 2));
+        for (i, line) in lines.into_iter().enumerate() {
+            let lead = if i == 0 { "› " } else { "  " };
+            rows.push(Line::from(vec![
+                Span::styled(lead, theme.user()),
+                Span::raw(line),
+            ]));
+        }
+        rows.push(Line::from(Span::styled("─".repeat(width), theme.dim())));
+        if let Some(menu) = &app.menu {
+            let start = menu.selected.saturating_sub(MENU_ROWS - 1);
+            for (i, entry) in menu.entries.iter().enumerate().skip(start).take(MENU_ROWS) {
+                let name = match menu.kind {
+                    Kind::Commands => format!("/{}", entry.name),
+                    Kind::Files => entry.name.clone(),
+                };
+                let style = if i == menu.selected {
+                    theme.selected()
+                } else {
+                    ratatui::style::Style::new()
+                };
+                let mark = if i == menu.selected { "› " } else { "  " };
+                let name_w = 24.min(width / 2);
+                let name = truncate(&name, name_w);
+                let pad = name_w.saturating_sub(wrap::width(&name));
+                let desc = truncate(
+                    entry.description.lines().next().unwrap_or(""),
+                    width.saturating_sub(name_w + 5),
+                );
+                rows.push(Line::from(vec![
+                    Span::styled(mark, style),
+                    Span::styled(name, style),
+                    Span::raw(" ".repeat(pad + 2)),
+                    Span::styled(desc, theme.dim()),
+                ]));
+            }
+        }
+    }
+    if let Some(hint) = &app.hint {
+        rows.push(Line::from(Span::styled(hint.clone(), theme.warning())));
+    }
+    rows.push(status_line(app, width));
+    (rows, cursor)
+}
+
+fn question_rows(app: &App, asking: &Asking, width: usize) -> Vec<Line<'static>> {
+    let theme = app.theme;
+    let bar = || Span::styled("│ ", theme.question());
+    let mut rows = Vec::new();
+    match asking {
+        Asking::Permission {
+            detail, selected, ..
+        } => {
+            rows.push(Line::from(Span::styled(
+                format!("╭ Allow {}?", detail.tool_name),
+                theme.question(),
+            )));
+            let what = detail
+                .command
+                .clone()
+                .map(|c| format!("$ {c}"))
+                .or_else(|| detail.path.clone())
+                .unwrap_or_else(|| detail.describe.clone());
+            rows.extend(wrap(
+                &Line::from(Span::styled(
+                    detail.describe.clone(),
+                    ratatui::style::Style::new().add_modifier(Modifier::BOLD),
+                )),
+                width,
+                &[bar()],
+                &[bar()],
+            ));
+            if what != detail.describe {
+                for line in what.lines().take(6) {
+                    rows.extend(hard_wrap(
+                        &Line::from(Span::styled(line.to_owned(), theme.code())),
+                        width,
+                        &[bar()],
+                        &[bar()],
+                    ));
+                }
+            }
+            let reason = detail.reason.detail();
+            if !reason.is_empty() {
+                rows.extend(wrap(
+                    &Line::from(Span::styled(reason.to_owned(), theme.dim())),
+                    width,
+                    &[bar()],
+                    &[bar()],
+                ));
+            }
+            for (i, choice) in choices(detail).iter().enumerate() {
+                let chosen = i == *selected;
+                let style = if chosen {
+                    theme.selected()
+                } else {
+                    ratatui::style::Style::new()
+                };
+                let mark = if chosen { "› " } else { "  " };
+                rows.extend(wrap(
+                    &Line::from(vec![
+                        Span::styled(format!("{mark}{}. ", i + 1), style),
+                        Span::styled(choice.label(), style),
+                        Span::styled(format!(" ({})", choice.keys()), theme.dim()),
+                    ]),
+                    width,
+                    &[bar()],
+                    &[bar(), Span::raw("     ")],
+                ));
+            }
+            let keys = if detail.suggested_rule.is_some() {
+                "╰ y yes · a always · n or esc no · ↑↓ enter"
+            } else {
+                "╰ y yes · n or esc no · ↑↓ enter"
+            };
+            rows.push(Line::from(Span::styled(keys, theme.dim())));
+        }
+        Asking::Questions {
+            request,
+            index,
+            selected,
+            checked,
+            text,
+            ..
+        } => {
+            let total = request.questions.len();
+            let Some(q) = request.questions.get(*index) else {
+                return rows;
+            };
+            let title = match (&q.header, total) {
+                (Some(h), 1) => format!("╭ {h}"),
+                (Some(h), n) => format!("╭ {h} ({}/{n})", index + 1),
+                (None, 1) => "╭ Question".to_owned(),
+                (None, n) => format!("╭ Question {}/{n}", index + 1),
+            };
+            rows.push(Line::from(Span::styled(title, theme.question())));
+            rows.extend(wrap(
+                &Line::from(Span::styled(
+                    q.question.clone(),
+                    ratatui::style::Style::new().add_modifier(Modifier::BOLD),
+                )),
+                width,
+                &[bar()],
+                &[bar()],
+            ));
+            if q.options.is_empty() {
+                rows.push(Line::from(vec![
+                    bar(),
+                    Span::styled("› ", theme.user()),
+                    Span::raw(text.clone()),
+                ]));
+            }
+            for (i, option) in q.options.iter().enumerate() {
+                let chosen = i == *selected;
+                let style = if chosen {
+                    theme.selected()
+                } else {
+                    ratatui::style::Style::new()
+                };
+                let mark = if chosen { "› " } else { "  " };
+                let check = if q.multi_select {
+                    if checked.get(i).copied().unwrap_or(false) {
+                        "[x] "
+                    } else {
+                        "[ ] "
+                    }
+                } else {
+                    ""
+                };
+                let mut spans = vec![
+                    Span::styled(format!("{mark}{}. {check}", i + 1), style),
+                    Span::styled(option.label.clone(), style),
+                ];
+                if let Some(d) = &option.description {
+                    spans.push(Span::styled(format!(" — {d}"), theme.dim()));
+                }
+                rows.extend(wrap(
+                    &Line::from(spans),
+                    width,
+                    &[bar()],
+                    &[bar(), Span::raw("     ")],
+                ));
+            }
+            let keys = if q.options.is_empty() {
+                "╰ type the answer · enter send · esc decline"
+            } else if q.multi_select {
+                "╰ ↑↓ move · space pick · enter done · esc decline"
+            } else {
+                "╰ ↑↓ move · enter choose · esc decline"
+            };
+            rows.push(Line::from(Span::styled(keys, theme.dim())));
+        }
+    }
+    rows
+}
+
+/// `⠋ writing 12s · esc to stop   model · mode · context · tokens · MCP`.
+fn status_line(app: &App, width: usize) -> Line<'static> {
+    let theme = app.theme;
+    let mut spans = Vec::new();
+    if app.busy {
+        let spin = SPINNER[usize::try_from(app.now / 100).unwrap_or(0) % SPINNER.len()];
+        let activity = if app.activity.is_empty() {
+            "working"
+        } else {
+            app.activity.as_str()
+        };
+        spans.push(Span::styled(format!("{spin} "), theme.spinner()));
+        spans.push(Span::raw(format!("{activity} {}s", app.elapsed_s())));
+        spans.push(Span::styled(" · esc to stop · ", theme.dim()));
+    }
+    let mut parts = vec![app.model.clone(), mode_label(app.mode).to_owned()];
+    if app.context > 0 {
+        match app.context_window {
+            Some(window) if window > 0 => parts.push(format!(
+                "context {} ({}%)",
+                tokens(app.context),
+                app.context * 100 / window
+            )),
+            _ => parts.push(format!("context {}", tokens(app.context))),
+        }
+    }
+    let total = app.usage.input_tokens
+        + app.usage.output_tokens
+        + app.usage.cache_read_tokens
+        + app.usage.cache_write_tokens;
+    if total > 0 {
+        parts.push(format!("{} tokens", tokens(total)));
+    }
+    if let Some(cost) = app.cost {
+        parts.push(format!("${cost:.2}"));
+    }
+    let mcp = app.mcp;
+    if mcp.starting + mcp.ready + mcp.failed > 0 {
+        let mut m = Vec::new();
+        if mcp.starting > 0 {
+            m.push(format!("{} starting", mcp.starting));
+        }
+        if mcp.ready > 0 {
+            m.push(format!("{} ready", mcp.ready));
+        }
+        if mcp.failed > 0 {
+            m.push(format!("{} failed", mcp.failed));
+        }
+        parts.push(format!("MCP {}", m.join(", ")));
+    }
+    if !app.busy {
+        parts.push("shift+tab mode".to_owned());
+    }
+    let used: usize = spans.iter().map(Span::width).sum();
+    let rest = truncate(&parts.join(" · "), width.saturating_sub(used));
+    spans.push(Span::styled(rest, theme.dim()));
+    Line::from(spans)
+}
+
+/// How the status line names a mode.
+pub fn mode_label(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::Default => "ask before edits",
+        PermissionMode::AcceptEdits => "⏵⏵ accept edits",
+        PermissionMode::Plan => "⏸ plan mode",
+        PermissionMode::Auto => "auto mode",
+        PermissionMode::Bypass => "bypass permissions",
+        PermissionMode::DontAsk => "don't ask",
+        PermissionMode::Unattended => "unattended",
+    }
+}
+
+fn tokens(n: u64) -> String {
+    if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}

@@ -1,0 +1,969 @@
+//! Snapshot tests of what the terminal UI draws, on ratatui's test backend:
+//! the rows each tool payload kind leaves in the scrollback, streaming
+//! Markdown, the permission prompt, AskUser and plan approval, the `/`
+//! menu and `@` completion, the status line. Expected frames are plain
+//! text in `tests/snapshots/*.txt`; `UPDATE_SNAPSHOTS=1` rewrites them
+//! (and fails, so a rewrite is always reviewed).
+
+#![allow(clippy::unwrap_used, clippy::panic, clippy::disallowed_methods)] // a test: its snapshot files
+
+use std::path::PathBuf;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use ratatui::text::Line;
+use ratatui::{Terminal, TerminalOptions, Viewport};
+use riot_protocol::{
+    AgentEvent, AssistantBlock, AssistantMessage, DecisionReason, DiffHunk, DiffLine, DiffLineKind,
+    Message, MessageId, MessageOrigin, PermissionMode, PermissionOutcome, PermissionRequestDetail,
+    Question, QuestionOption, QuestionOutcome, QuestionRequest, RequestId, SearchMatch,
+    StreamDelta, TerminalReason, Todo, TodoStatus, ToolResultContent, ToolResultUi, ToolUseId,
+    UiPayload, Usage, UserBlock, UserMessage,
+};
+use riot_tui::Theme;
+use riot_tui::app::{App, Config, Effect, Mcp};
+use riot_tui::menu::Entry;
+use serde_json::json;
+
+// ---------------------------------------------------------------- helpers
+
+fn app_with(width: u16, mode: PermissionMode, theme: Theme) -> App {
+    let entry = |name: &str, description: &str, args: bool| Entry {
+        name: name.into(),
+        description: description.into(),
+        takes_arguments: args,
+    };
+    App::new(Config {
+        theme,
+        width,
+        model: "mock-model".into(),
+        mode,
+        commands: vec![
+            entry("compact", "Summarise the conversation so far", true),
+            entry("clear", "Start over with an empty conversation", false),
+            entry("cost", "What the session cost so far", false),
+            entry("model", "Show or switch the model", true),
+            entry("help", "List the commands and skills", false),
+            entry("code-review", "skill: Review a change for bugs", true),
+        ],
+        history: vec!["an earlier prompt".into()],
+        context_window: Some(200_000),
+    })
+}
+
+fn app(width: u16) -> App {
+    app_with(width, PermissionMode::Default, Theme::plain())
+}
+
+fn text_of(line: &Line<'_>) -> String {
+    line.spans.iter().map(|s| s.content.as_ref()).collect()
+}
+
+/// The scrollback rows as text, trailing spaces cut.
+fn scrollback(app: &mut App) -> String {
+    let rows: Vec<String> = app
+        .take_scrollback()
+        .iter()
+        .map(|l| text_of(l).trim_end().to_owned())
+        .collect();
+    rows.join("\n") + "\n"
+}
+
+/// The live area drawn at `width`×`height`, as text.
+fn frame(app: &App, width: u16, height: u16) -> String {
+    let buffer = draw(app, width, height);
+    let mut out = String::new();
+    for y in 0..height {
+        let mut row = String::new();
+        for x in 0..width {
+            row.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(row.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn draw(app: &App, width: u16, height: u16) -> ratatui::buffer::Buffer {
+    let mut terminal = Terminal::with_options(
+        TestBackend::new(width, height),
+        TerminalOptions {
+            viewport: Viewport::Fixed(ratatui::layout::Rect::new(0, 0, width, height)),
+        },
+    )
+    .unwrap();
+    terminal.draw(|f| riot_tui::view::draw(app, f)).unwrap();
+    terminal.backend().buffer().clone()
+}
+
+/// Compares with `tests/snapshots/NAME.txt`.
+fn check(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{name}.txt"));
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    if std::env::var("UPDATE_SNAPSHOTS").as_deref() == Ok("1") || expected.is_empty() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        panic!(
+            "{name}: snapshot written to {}; review it and run again",
+            path.display()
+        );
+    }
+    assert_eq!(
+        actual,
+        expected,
+        "{name}: the frame differs from {} (UPDATE_SNAPSHOTS=1 rewrites it)",
+        path.display()
+    );
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.key(key(KeyCode::Char(c)));
+    }
+}
+
+fn assistant(blocks: Vec<AssistantBlock>) -> AgentEvent {
+    AgentEvent::Message {
+        message: Message::Assistant(AssistantMessage {
+            id: MessageId::new("m1"),
+            content: blocks,
+            model: "mock-model".into(),
+            stop_reason: None,
+            interrupted: false,
+        }),
+    }
+}
+
+fn tool_use(id: &str, name: &str) -> AssistantBlock {
+    AssistantBlock::ToolUse {
+        id: ToolUseId::new(id),
+        name: name.into(),
+        input: json!({}),
+    }
+}
+
+fn result(
+    id: &str,
+    describe: &str,
+    payload: Option<UiPayload>,
+    is_error: bool,
+    text: &str,
+) -> UserBlock {
+    UserBlock::ToolResult {
+        tool_use_id: ToolUseId::new(id),
+        content: vec![ToolResultContent::text(text)],
+        is_error,
+        ui: Some(ToolResultUi {
+            describe: describe.into(),
+            payload,
+            duration_ms: 5,
+        }),
+    }
+}
+
+fn results(blocks: Vec<UserBlock>) -> AgentEvent {
+    AgentEvent::Message {
+        message: Message::User(UserMessage {
+            id: MessageId::new("m2"),
+            content: blocks,
+            origin: MessageOrigin::ToolResults,
+        }),
+    }
+}
+
+fn line(kind: DiffLineKind, text: &str) -> DiffLine {
+    DiffLine {
+        kind,
+        text: text.into(),
+    }
+}
+
+fn detail(rule: Option<&str>) -> Box<PermissionRequestDetail> {
+    Box::new(PermissionRequestDetail {
+        tool_use_id: ToolUseId::new("t1"),
+        tool_name: "Write".into(),
+        describe: "Write hello.txt".into(),
+        input: json!({"file_path": "hello.txt", "content": "hi\n"}),
+        path: Some("/home/me/project/hello.txt".into()),
+        command: None,
+        reason: DecisionReason::Mode {
+            detail: "file writes need approval in the default mode".into(),
+            mode: PermissionMode::Default,
+        },
+        message: "Allow?".into(),
+        suggested_rule: rule.map(str::to_owned),
+    })
+}
+
+// ------------------------------------------------------------------ tests
+
+#[test]
+fn every_payload_kind_renders_compactly_into_the_scrollback() {
+    let mut app = app(80);
+    let ids = [
+        "read", "image", "create", "edit", "ok", "fail", "bg", "glob", "grep", "todo", "text",
+        "denied",
+    ];
+    app.event(&assistant(
+        ids.iter().map(|id| tool_use(id, "Tool")).collect(),
+    ));
+    let hunk = DiffHunk {
+        old_start: 10,
+        old_lines: 3,
+        new_start: 10,
+        new_lines: 4,
+        lines: vec![
+            line(DiffLineKind::Context, "fn main() {"),
+            line(DiffLineKind::Removed, "    println!(\"hi\");"),
+            line(DiffLineKind::Added, "    println!(\"hello\");"),
+            line(DiffLineKind::Added, "    println!(\"world\");"),
+            line(DiffLineKind::Context, "}"),
+        ],
+    };
+    let output: String = (1..=8).map(|i| format!("line {i}\n")).collect();
+    app.event(&results(vec![
+        result(
+            "read",
+            "Read src/main.rs",
+            Some(UiPayload::FileRead {
+                path: "src/main.rs".into(),
+                start_line: 1,
+                lines: 40,
+                total_lines: 120,
+                truncated: false,
+            }),
+            false,
+            "",
+        ),
+        result(
+            "image",
+            "Read logo.png",
+            Some(UiPayload::ImageRead {
+                path: "logo.png".into(),
+                media_type: "image/png".into(),
+                bytes: 12_800,
+            }),
+            false,
+            "",
+        ),
+        result(
+            "create",
+            "Write hello.txt",
+            Some(UiPayload::FileDiff {
+                path: "hello.txt".into(),
+                created: true,
+                hunks: vec![DiffHunk {
+                    old_start: 0,
+                    old_lines: 0,
+                    new_start: 1,
+                    new_lines: 2,
+                    lines: vec![
+                        line(DiffLineKind::Added, "hi"),
+                        line(DiffLineKind::Added, "there"),
+                    ],
+                }],
+            }),
+            false,
+            "",
+        ),
+        result(
+            "edit",
+            "Edit src/main.rs",
+            Some(UiPayload::FileDiff {
+                path: "src/main.rs".into(),
+                created: false,
+                hunks: vec![hunk],
+            }),
+            false,
+            "",
+        ),
+        result(
+            "ok",
+            "Run the tests (cargo test)",
+            Some(UiPayload::Command {
+                command: "cargo test".into(),
+                exit_code: Some(0),
+                stdout: "ok\n".into(),
+                stderr: String::new(),
+                truncated: false,
+                timed_out: false,
+                background_id: None,
+            }),
+            false,
+            "",
+        ),
+        result(
+            "fail",
+            "Count to eight (seq 8; exit 3)",
+            Some(UiPayload::Command {
+                command: "seq 8; exit 3".into(),
+                exit_code: Some(3),
+                stdout: output,
+                stderr: "oops\n".into(),
+                truncated: false,
+                timed_out: false,
+                background_id: None,
+            }),
+            true,
+            "exit code 3",
+        ),
+        result(
+            "bg",
+            "Start the dev server (npm run dev)",
+            Some(UiPayload::Command {
+                command: "npm run dev".into(),
+                exit_code: None,
+                stdout: String::new(),
+                stderr: String::new(),
+                truncated: false,
+                timed_out: false,
+                background_id: Some("bash_1".into()),
+            }),
+            false,
+            "",
+        ),
+        result(
+            "glob",
+            "Find **/*.rs",
+            Some(UiPayload::FileList {
+                pattern: "**/*.rs".into(),
+                paths: (1..=7).map(|i| format!("src/m{i}.rs")).collect(),
+                total: 7,
+                truncated: false,
+            }),
+            false,
+            "",
+        ),
+        result(
+            "grep",
+            "Search for \"fn main\"",
+            Some(UiPayload::SearchResults {
+                pattern: "fn main".into(),
+                matches: vec![
+                    SearchMatch {
+                        path: "src/main.rs".into(),
+                        line: Some(3),
+                        text: Some("fn main() {".into()),
+                        count: None,
+                    },
+                    SearchMatch {
+                        path: "src/bin/tool.rs".into(),
+                        line: None,
+                        text: None,
+                        count: Some(2),
+                    },
+                ],
+                total: 2,
+                truncated: false,
+            }),
+            false,
+            "",
+        ),
+        result(
+            "todo",
+            "Update the todo list",
+            Some(UiPayload::Todos {
+                todos: vec![
+                    Todo {
+                        content: "Read the code".into(),
+                        status: TodoStatus::Completed,
+                        active_form: None,
+                    },
+                    Todo {
+                        content: "Fix the bug".into(),
+                        status: TodoStatus::InProgress,
+                        active_form: Some("Fixing the bug".into()),
+                    },
+                    Todo {
+                        content: "Run the tests".into(),
+                        status: TodoStatus::Pending,
+                        active_form: None,
+                    },
+                ],
+            }),
+            false,
+            "",
+        ),
+        result(
+            "text",
+            "mcp__docs__search",
+            Some(UiPayload::Text {
+                text: "first\nsecond".into(),
+            }),
+            false,
+            "",
+        ),
+        result(
+            "denied",
+            "Write /etc/hosts",
+            None,
+            true,
+            "Permission denied: /etc/hosts is outside the project.\nMore detail.",
+        ),
+    ]));
+    check("payloads", &scrollback(&mut app));
+}
+
+#[test]
+fn a_streaming_reply_keeps_finished_blocks_in_the_scrollback_and_redraws_only_the_rest() {
+    let mut app = app(60);
+    type_text(&mut app, "explain");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(app.take_effects(), [Effect::Prompt("explain".into())]);
+    let reply = "# Plan\n\nFirst a paragraph that is long enough to wrap around the sixty columns.\n\n- one\n- two\n  - nested\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\n| name | size |\n|------|-----:|\n| a.rs | 10 |\n| b.rs | 200 |\n\nDone.";
+    app.event(&AgentEvent::Delta {
+        delta: StreamDelta::Thinking {
+            text: "Let me think about the plan".into(),
+        },
+    });
+    let thinking = frame(&app, 60, 8);
+    // Halfway: the code block is still open.
+    let cut = reply.find("    println").unwrap();
+    for chunk in reply.as_bytes()[..cut].chunks(7) {
+        app.event(&AgentEvent::Delta {
+            delta: StreamDelta::Text {
+                text: String::from_utf8(chunk.to_vec()).unwrap(),
+            },
+        });
+    }
+    let committed = scrollback(&mut app);
+    let live = frame(&app, 60, 10);
+    app.event(&AgentEvent::Delta {
+        delta: StreamDelta::Text {
+            text: reply[cut..].into(),
+        },
+    });
+    app.event(&assistant(vec![AssistantBlock::Text {
+        text: reply.into(),
+    }]));
+    app.event(&AgentEvent::Done {
+        reason: TerminalReason::Completed,
+    });
+    let rest = scrollback(&mut app);
+    check(
+        "streaming",
+        &format!(
+            "--- thinking\n{thinking}--- committed mid-stream\n{committed}--- live area mid-stream\n{live}--- the rest, after Done\n{rest}"
+        ),
+    );
+}
+
+#[test]
+fn the_permission_prompt_offers_always_only_when_the_chain_does() {
+    let mut app = app(80);
+    app.submit_text("write it");
+    app.take_effects();
+    app.permission(
+        1,
+        RequestId::new("r1"),
+        detail(Some("Write(/home/me/project/**)")),
+    );
+    check("permission", &frame(&app, 80, 12));
+    app.key(key(KeyCode::Char('a')));
+    assert_eq!(
+        app.take_effects(),
+        [Effect::Permission {
+            key: 1,
+            outcome: PermissionOutcome::AllowAlways {
+                rule: "Write(/home/me/project/**)".into()
+            }
+        }]
+    );
+
+    // Without a rule, `a` does nothing and the options are Yes / No.
+    app.permission(2, RequestId::new("r2"), detail(None));
+    app.key(key(KeyCode::Char('a')));
+    assert_eq!(app.take_effects(), []);
+    check("permission_once", &frame(&app, 80, 11));
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        app.take_effects(),
+        [Effect::Permission {
+            key: 2,
+            outcome: PermissionOutcome::RejectOnce { feedback: None }
+        }]
+    );
+    app.permission(3, RequestId::new("r3"), detail(None));
+    app.key(key(KeyCode::Char('y')));
+    app.permission(4, RequestId::new("r4"), detail(None));
+    app.key(key(KeyCode::Esc));
+    assert_eq!(
+        app.take_effects(),
+        [
+            Effect::Permission {
+                key: 3,
+                outcome: PermissionOutcome::AllowOnce
+            },
+            Effect::Permission {
+                key: 4,
+                outcome: PermissionOutcome::RejectOnce { feedback: None }
+            }
+        ]
+    );
+    // A question the scheduler gave up on closes.
+    app.permission(5, RequestId::new("r5"), detail(None));
+    app.event(&AgentEvent::PermissionResolved {
+        request_id: RequestId::new("r5"),
+        outcome: PermissionOutcome::Cancelled,
+    });
+    let after = frame(&app, 80, 11);
+    assert!(!after.contains("Allow Write"), "{after}");
+    assert!(after.contains("\n›\n"), "the composer is back: {after}");
+}
+
+#[test]
+fn ask_user_questions_and_plan_approval_are_pickers() {
+    let mut app = app(80);
+    app.submit_text("plan it");
+    app.take_effects();
+    let request = QuestionRequest {
+        tool_use_id: ToolUseId::new("t1"),
+        tool_name: "AskUser".into(),
+        context: None,
+        questions: vec![
+            Question {
+                question: "Which database?".into(),
+                header: Some("Database".into()),
+                options: vec![
+                    QuestionOption {
+                        label: "SQLite".into(),
+                        description: Some("one file".into()),
+                    },
+                    QuestionOption {
+                        label: "Postgres".into(),
+                        description: None,
+                    },
+                ],
+                multi_select: false,
+            },
+            Question {
+                question: "Which features?".into(),
+                header: None,
+                options: vec![
+                    QuestionOption {
+                        label: "Auth".into(),
+                        description: None,
+                    },
+                    QuestionOption {
+                        label: "Search".into(),
+                        description: None,
+                    },
+                    QuestionOption {
+                        label: "Export".into(),
+                        description: None,
+                    },
+                ],
+                multi_select: true,
+            },
+            Question {
+                question: "Anything else?".into(),
+                header: None,
+                options: vec![],
+                multi_select: false,
+            },
+        ],
+    };
+    app.questions(7, request);
+    let first = frame(&app, 80, 10);
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Enter));
+    app.key(key(KeyCode::Char(' ')));
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Char(' ')));
+    let second = frame(&app, 80, 10);
+    app.key(key(KeyCode::Enter));
+    type_text(&mut app, "tests please");
+    let third = frame(&app, 80, 8);
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        app.take_effects(),
+        [Effect::Questions {
+            key: 7,
+            outcome: QuestionOutcome::Answered(vec![
+                vec!["Postgres".into()],
+                vec!["Auth".into(), "Export".into()],
+                vec!["tests please".into()],
+            ])
+        }]
+    );
+    let answered = scrollback(&mut app);
+
+    // Plan approval: the plan goes into the scrollback, the choice is a
+    // picker; Esc declines.
+    app.questions(
+        8,
+        QuestionRequest {
+            tool_use_id: ToolUseId::new("t2"),
+            tool_name: "ExitPlanMode".into(),
+            context: Some("## The plan\n\n1. Add the table\n2. Write the tests".into()),
+            questions: vec![Question {
+                question: "Approve this plan?".into(),
+                header: Some("Plan".into()),
+                options: vec![
+                    QuestionOption {
+                        label: "Yes, and accept edits".into(),
+                        description: None,
+                    },
+                    QuestionOption {
+                        label: "Yes, ask before edits".into(),
+                        description: None,
+                    },
+                    QuestionOption {
+                        label: "No, keep planning".into(),
+                        description: None,
+                    },
+                ],
+                multi_select: false,
+            }],
+        },
+    );
+    let plan = format!("{}{}", scrollback(&mut app), frame(&app, 80, 8));
+    app.key(key(KeyCode::Esc));
+    assert_eq!(
+        app.take_effects(),
+        [Effect::Questions {
+            key: 8,
+            outcome: QuestionOutcome::Declined
+        }]
+    );
+    check(
+        "ask_user",
+        &format!(
+            "--- first question\n{first}--- second (multiple choice)\n{second}--- third (free text)\n{third}--- answers in the scrollback\n{answered}--- plan approval\n{plan}"
+        ),
+    );
+}
+
+#[test]
+fn the_slash_menu_lists_commands_and_skills_and_completes() {
+    let mut app = app(80);
+    type_text(&mut app, "/c");
+    let menu = frame(&app, 80, 10);
+    assert_eq!(
+        app.menu_entries(),
+        ["compact", "clear", "cost", "code-review"]
+    );
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Tab));
+    assert_eq!(app.composer_text(), "/clear ");
+    assert_eq!(
+        app.menu_entries(),
+        Vec::<String>::new(),
+        "closed after completing"
+    );
+    app.key(ctrl('u'));
+    type_text(&mut app, "/cos");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        app.take_effects(),
+        [Effect::Prompt("/cost ".into())],
+        "Enter on a command without arguments sends it"
+    );
+    // One that takes arguments is completed, not sent.
+    let mut app = self::app(80);
+    type_text(&mut app, "/mod");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(app.composer_text(), "/model ");
+    assert_eq!(app.take_effects(), []);
+    // Esc closes the menu and leaves the text.
+    type_text(&mut app, "x");
+    app.key(ctrl('u'));
+    type_text(&mut app, "/h");
+    app.key(key(KeyCode::Esc));
+    assert_eq!(app.menu_entries(), Vec::<String>::new());
+    assert_eq!(app.composer_text(), "/h");
+    check("slash_menu", &menu);
+}
+
+#[test]
+fn at_completion_asks_for_the_projects_files_and_inserts_the_chosen_path() {
+    let mut app = app(80);
+    type_text(&mut app, "look at @ma");
+    let effects = app.take_effects();
+    assert_eq!(effects.last(), Some(&Effect::FindFiles("ma".into())));
+    // An answer for an older query is ignored.
+    app.files_found("m", vec!["old.rs".into()]);
+    assert_eq!(app.menu_entries(), Vec::<String>::new());
+    app.files_found(
+        "ma",
+        vec![
+            "src/main.rs".into(),
+            "src/map.rs".into(),
+            "docs/manual.md".into(),
+        ],
+    );
+    let menu = frame(&app, 80, 9);
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Enter));
+    assert_eq!(app.composer_text(), "look at @src/map.rs ");
+    assert_eq!(
+        app.take_effects(),
+        [],
+        "Enter completed the path; nothing was sent"
+    );
+    check("at_completion", &menu);
+}
+
+#[test]
+fn the_status_line_shows_model_mode_context_tokens_mcp_and_the_running_turn() {
+    let mut app = app(100);
+    app.mcp(Mcp {
+        starting: 1,
+        ready: 2,
+        failed: 0,
+    });
+    app.tick(1_000);
+    app.submit_text("go");
+    app.take_effects();
+    app.event(&AgentEvent::Usage {
+        model: "mock-model".into(),
+        usage: Usage {
+            input_tokens: 12_000,
+            output_tokens: 345,
+            cache_read_tokens: 8_000,
+            cache_write_tokens: 0,
+        },
+    });
+    app.cost(Some(0.0421));
+    app.event(&AgentEvent::ToolStarted {
+        tool_use_id: ToolUseId::new("t1"),
+        name: "Bash".into(),
+        describe: "Run the tests (cargo test)".into(),
+    });
+    app.event(&AgentEvent::Progress {
+        tool_use_id: ToolUseId::new("t1"),
+        payload: riot_protocol::ProgressPayload::Output {
+            stream: riot_protocol::OutputStream::Stdout,
+            text: "compiling a\ncompiling b\nrunning 3 tests\ntest a ... ok\n".into(),
+        },
+    });
+    // Typed during the turn: queued, and shown as queued.
+    type_text(&mut app, "also check the docs");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        app.take_effects(),
+        [Effect::Queue("also check the docs".into())]
+    );
+    app.tick(13_500);
+    let running = frame(&app, 100, 10);
+    // Esc stops the turn and keeps what is typed.
+    type_text(&mut app, "draft");
+    app.key(key(KeyCode::Esc));
+    assert_eq!(app.take_effects(), [Effect::Cancel]);
+    assert_eq!(app.composer_text(), "draft");
+    app.event(&AgentEvent::Done {
+        reason: TerminalReason::Aborted {
+            by: riot_protocol::AbortSource::User,
+        },
+    });
+    assert_eq!(
+        app.take_effects(),
+        [Effect::SendQueued],
+        "what was still queued is sent next"
+    );
+    check("status_running", &running);
+}
+
+#[test]
+fn ctrl_c_clears_then_exits_ctrl_d_exits_on_an_empty_composer_and_shift_tab_cycles_modes() {
+    let mut app = app(80);
+    type_text(&mut app, "half a thought");
+    app.key(ctrl('c'));
+    assert_eq!(app.composer_text(), "");
+    assert!(frame(&app, 80, 6).contains("Press Ctrl+C again to exit"));
+    app.key(ctrl('c'));
+    assert_eq!(app.take_effects(), [Effect::Exit]);
+    assert!(app.exiting());
+
+    let mut app = self::app(80);
+    type_text(&mut app, "x");
+    app.key(ctrl('d'));
+    assert!(!app.exiting(), "Ctrl+D deletes while there is text");
+    app.key(key(KeyCode::Backspace));
+    app.key(ctrl('d'));
+    assert!(app.exiting());
+
+    let back = KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT);
+    let mut app = self::app(80);
+    for _ in 0..3 {
+        app.key(back);
+    }
+    assert_eq!(
+        app.take_effects(),
+        [
+            Effect::SetMode(PermissionMode::AcceptEdits),
+            Effect::SetMode(PermissionMode::Plan),
+            Effect::SetMode(PermissionMode::Default),
+        ],
+        "bypass is never reached by cycling"
+    );
+    let mut app = app_with(80, PermissionMode::Bypass, Theme::plain());
+    app.key(back);
+    app.key(back);
+    app.key(back);
+    app.key(back);
+    assert_eq!(
+        app.take_effects(),
+        [
+            Effect::SetMode(PermissionMode::Default),
+            Effect::SetMode(PermissionMode::AcceptEdits),
+            Effect::SetMode(PermissionMode::Plan),
+            Effect::SetMode(PermissionMode::Bypass),
+        ],
+        "a session started in bypass keeps it in the cycle"
+    );
+
+    // Up brings back earlier prompts; Alt+Enter and Ctrl+J add lines.
+    let mut app = self::app(80);
+    app.key(key(KeyCode::Up));
+    assert_eq!(app.composer_text(), "an earlier prompt");
+    app.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    app.key(ctrl('j'));
+    type_text(&mut app, "more");
+    assert_eq!(app.composer_text(), "an earlier prompt\n\nmore");
+    app.paste(&"pasted line\n".repeat(20));
+    assert_eq!(
+        app.composer_text(),
+        "an earlier prompt\n\nmore[Pasted text #1 +20 lines]"
+    );
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        app.take_effects(),
+        [Effect::Prompt(format!(
+            "an earlier prompt\n\nmore{}",
+            "pasted line\n".repeat(20)
+        ))]
+    );
+}
+
+#[test]
+fn a_resumed_conversation_is_shown_as_it_happened() {
+    let mut app = app(80);
+    app.history(&[
+        Message::user_text(MessageId::new("u1"), "write hello.txt"),
+        Message::Assistant(AssistantMessage {
+            id: MessageId::new("a1"),
+            content: vec![
+                AssistantBlock::Text {
+                    text: "Writing it.".into(),
+                },
+                tool_use("w1", "Write"),
+            ],
+            model: "mock-model".into(),
+            stop_reason: None,
+            interrupted: false,
+        }),
+        Message::User(UserMessage {
+            id: MessageId::new("u2"),
+            content: vec![result(
+                "w1",
+                "Write hello.txt",
+                Some(UiPayload::FileDiff {
+                    path: "hello.txt".into(),
+                    created: true,
+                    hunks: vec![],
+                }),
+                false,
+                "",
+            )],
+            origin: MessageOrigin::ToolResults,
+        }),
+        Message::Assistant(AssistantMessage {
+            id: MessageId::new("a2"),
+            content: vec![AssistantBlock::Text {
+                text: "Done: **hello.txt** exists.".into(),
+            }],
+            model: "mock-model".into(),
+            stop_reason: None,
+            interrupted: false,
+        }),
+    ]);
+    check("history", &scrollback(&mut app));
+}
+
+#[test]
+fn no_color_draws_without_colour_and_colour_marks_diffs_otherwise() {
+    let diff_event = |app: &mut App| {
+        app.event(&assistant(vec![tool_use("e", "Edit")]));
+        app.event(&results(vec![result(
+            "e",
+            "Edit a.rs",
+            Some(UiPayload::FileDiff {
+                path: "a.rs".into(),
+                created: false,
+                hunks: vec![DiffHunk {
+                    old_start: 1,
+                    old_lines: 1,
+                    new_start: 1,
+                    new_lines: 1,
+                    lines: vec![
+                        line(DiffLineKind::Removed, "a"),
+                        line(DiffLineKind::Added, "b"),
+                    ],
+                }],
+            }),
+            false,
+            "",
+        )]));
+    };
+    let colours = |app: &mut App| -> Vec<Color> {
+        app.take_scrollback()
+            .iter()
+            .flat_map(|l| l.spans.iter().filter_map(|s| s.style.fg))
+            .collect()
+    };
+    let mut plain = app_with(80, PermissionMode::Default, Theme::from_no_color(Some("1")));
+    diff_event(&mut plain);
+    assert_eq!(colours(&mut plain), Vec::<Color>::new());
+    plain.submit_text("x");
+    plain.permission(1, RequestId::new("r"), detail(None));
+    let buffer = draw(&plain, 80, 12);
+    assert!(
+        buffer
+            .content()
+            .iter()
+            .all(|c| c.fg == Color::Reset && c.bg == Color::Reset),
+        "NO_COLOR: no cell has a colour"
+    );
+
+    let mut coloured = app_with(80, PermissionMode::Default, Theme::from_no_color(None));
+    diff_event(&mut coloured);
+    let found = colours(&mut coloured);
+    assert!(
+        found.contains(&Color::Green) && found.contains(&Color::Red),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn everything_fits_a_narrow_terminal() {
+    let mut app = app(40);
+    app.submit_text("a prompt long enough that it has to wrap across rows");
+    app.event(&AgentEvent::Delta {
+        delta: StreamDelta::Text {
+            text: "A reply with a `very_long_identifier_that_cannot_wrap_anywhere_at_all` in it\n\nand more".into(),
+        },
+    });
+    app.permission(
+        1,
+        RequestId::new("r"),
+        detail(Some("Write(/home/me/project/**)")),
+    );
+    for row in scrollback(&mut app).lines() {
+        assert!(unicode_width::UnicodeWidthStr::width(row) <= 40, "{row:?}");
+    }
+    check("narrow", &frame(&app, 40, 14));
+}
