@@ -117,8 +117,10 @@ fn source_rank(source: RuleSource) -> u8 {
 pub fn source_label(source: RuleSource) -> &'static str {
     match source {
         RuleSource::User => "user settings",
-        RuleSource::Project => "project settings (.riot/settings.json)",
-        RuleSource::Local => "local project settings (.riot/settings.local.json)",
+        RuleSource::Project => "project settings (.riot/settings.json or .claude/settings.json)",
+        RuleSource::Local => {
+            "local project settings (.riot/settings.local.json or .claude/settings.local.json)"
+        }
         RuleSource::CliFlag => "a command-line flag",
         RuleSource::Session => "this session",
     }

@@ -330,3 +330,31 @@ async fn relative_targets_resolve_against_the_project() {
     assert_eq!(decide(&p, &q).await, (Q, "mode"));
     let _ = (HOME, PROJECT);
 }
+
+#[tokio::test]
+async fn an_additional_directory_counts_as_the_project_for_the_modes_only() {
+    let p = policy(vec![]).with_additional_dirs([PathBuf::from("/work/lib/./")]);
+    let accept = PermissionMode::AcceptEdits;
+    // accept-edits lets edits there through, as in the project.
+    assert_eq!(
+        decide(&p, &query("Write", "/work/lib/src/a.rs", accept)).await,
+        (A, "mode")
+    );
+    assert_eq!(
+        decide(&p, &query("Write", "/work/libx/a.rs", accept)).await,
+        (Q, "mode")
+    );
+    // The default mode still asks, and safety checks still hold.
+    assert_eq!(
+        decide(
+            &p,
+            &query("Write", "/work/lib/src/a.rs", PermissionMode::Default)
+        )
+        .await,
+        (Q, "mode")
+    );
+    assert_eq!(
+        decide(&p, &query("Write", "/work/lib/.git/config", accept)).await,
+        (Q, "safety")
+    );
+}

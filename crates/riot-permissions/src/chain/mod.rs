@@ -47,6 +47,9 @@ pub use verdicts::{nobody_can_answer, resolve_answer};
 pub struct Policy {
     rules: RwLock<RuleSet>,
     project: PathBuf,
+    /// Directories outside the project that count as the project for the
+    /// mode's decision about a write (`additionalDirectories`).
+    additional_dirs: Vec<PathBuf>,
     home: Option<PathBuf>,
     riot_home: Option<PathBuf>,
     fs: Option<Arc<dyn FileSystem>>,
@@ -91,6 +94,7 @@ impl Policy {
         Self {
             rules: RwLock::new(RuleSet::default()),
             project: paths::normalize(&project.into()),
+            additional_dirs: Vec::new(),
             home,
             riot_home: None,
             fs: None,
@@ -108,6 +112,14 @@ impl Policy {
                 set.push(rule);
             }
         }
+        self
+    }
+
+    /// Directories outside the project whose files count as the
+    /// project's when the mode decides about a write: accept-edits allows
+    /// edits there unasked. Safety checks and rules apply as anywhere.
+    pub fn with_additional_dirs(mut self, dirs: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.additional_dirs = dirs.into_iter().map(|d| paths::normalize(&d)).collect();
         self
     }
 
@@ -185,8 +197,15 @@ impl Policy {
                 let literal = paths::normalize(&absolute);
                 let resolved = self.resolve(&literal).await;
                 let project = self.resolve(&self.project).await;
-                let inside_project =
+                let mut inside_project =
                     literal.starts_with(&self.project) && resolved.starts_with(&project);
+                for dir in &self.additional_dirs {
+                    if inside_project {
+                        break;
+                    }
+                    inside_project =
+                        literal.starts_with(dir) && resolved.starts_with(self.resolve(dir).await);
+                }
                 Facts::Path {
                     given: path.to_string_lossy().into_owned(),
                     literal,
