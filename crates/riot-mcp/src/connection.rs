@@ -106,7 +106,18 @@ pub(crate) async fn run(
                 program: command.clone(),
                 args,
                 cwd,
-                env_set: env.into_iter().collect(),
+                // The hub's variables first: the server's own `env` wins.
+                env_set: {
+                    let mut set: Vec<(String, String)> = shared
+                        .options
+                        .env_set
+                        .iter()
+                        .filter(|(name, _)| !env.contains_key(name))
+                        .cloned()
+                        .collect();
+                    set.extend(env);
+                    set
+                },
                 env_remove: shared.options.env_remove.clone(),
                 timeout_ms: None,
                 capture: CaptureLimit::default(),

@@ -34,6 +34,9 @@ pub struct HubOptions {
     /// Variables stdio servers do not inherit (the model API keys), unless
     /// their `env` sets them.
     pub env_remove: Vec<String>,
+    /// Variables set for every stdio server, under its own `env` (the
+    /// settings' `env`).
+    pub env_set: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for HubOptions {
@@ -44,6 +47,10 @@ impl std::fmt::Debug for HubOptions {
             .field("cwd", &self.cwd)
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("env_remove", &self.env_remove)
+            .field(
+                "env_set",
+                &self.env_set.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -58,6 +65,7 @@ impl HubOptions {
             cwd: cwd.into(),
             env: BTreeMap::new(),
             env_remove: Vec::new(),
+            env_set: Vec::new(),
         }
     }
 
@@ -76,6 +84,13 @@ impl HubOptions {
     #[must_use]
     pub fn with_env_remove(mut self, names: Vec<String>) -> Self {
         self.env_remove = names;
+        self
+    }
+
+    /// Variables every stdio server gets unless its own `env` sets them.
+    #[must_use]
+    pub fn with_env_set(mut self, vars: Vec<(String, String)>) -> Self {
+        self.env_set = vars;
         self
     }
 }

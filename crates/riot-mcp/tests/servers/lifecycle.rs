@@ -127,6 +127,30 @@ async fn a_server_that_cannot_start_or_exits_says_why() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hubs_variables_reach_a_stdio_server_under_its_own_env() {
+    let project = TempProject::new();
+    let hub = McpHub::new(
+        vec![with_env(
+            support::stdio(
+                "env",
+                "sh",
+                &["-c", "echo \"$RIOT_T_HUB-$RIOT_T_BOTH\" >&2; exit 4"],
+            ),
+            "RIOT_T_BOTH",
+            "server",
+        )],
+        options(project.root()).with_env_set(vec![
+            ("RIOT_T_HUB".to_owned(), "hub".to_owned()),
+            ("RIOT_T_BOTH".to_owned(), "hub".to_owned()),
+        ]),
+    );
+    hub.start().unwrap();
+    assert!(hub.wait_settled(PATIENCE.as_millis() as u64).await);
+    let reason = failed_reason(&hub, "env");
+    assert!(reason.ends_with("its last output: hub-server"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_a_stdio_server_mid_call_fails_the_call_and_the_server() {
     let Some(installed) = support::installed("killing_a_stdio_server_mid_call") else {
         return;
