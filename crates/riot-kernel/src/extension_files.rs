@@ -1,9 +1,11 @@
 //! Where the plain-file extension points live (docs/design.md §13): for a
 //! kind such as `skills`, `commands` or `agents`, the project's
 //! `.riot/<kind>/`, then its `.claude/<kind>/` — read only once the person
-//! trusts the project — then the user's `<riot home>/<kind>/`. The first
-//! place holding a name wins; built-ins come before or after, as each kind
-//! says.
+//! trusts the project — then the user's `<riot home>/<kind>/`. Skills are
+//! also read from the cross-agent `.agents/skills/` ([`find_skills`]): the
+//! project's between `.riot/` and `.claude/`, the person's
+//! `~/.agents/skills/` after Riot's own. The first place holding a name
+//! wins; built-ins come before or after, as each kind says.
 
 use std::path::{Path, PathBuf};
 
@@ -65,15 +67,64 @@ pub async fn find(
     noun: &str,
     layout: Layout,
 ) -> Found {
+    let spot = Spot {
+        project_root,
+        trusted,
+        kind,
+        noun,
+        layout,
+    };
+    find_in(fs, &spot, &[".riot", ".claude"], vec![home.join(kind)]).await
+}
+
+/// Finds skills: the project's `.riot/skills`, `.agents/skills` and
+/// `.claude/skills`, then `<riot home>/skills` and the person's
+/// `~/.agents/skills` (`user_home`: `$HOME`, when known).
+pub async fn find_skills(
+    fs: &dyn FileSystem,
+    home: &Path,
+    user_home: Option<&Path>,
+    project_root: &Path,
+    trusted: bool,
+) -> Found {
+    let spot = Spot {
+        project_root,
+        trusted,
+        kind: "skills",
+        noun: "skill",
+        layout: Layout::SkillFolders,
+    };
+    let mut user = vec![home.join("skills")];
+    user.extend(user_home.map(|h| h.join(".agents").join("skills")));
+    find_in(fs, &spot, &[".riot", ".agents", ".claude"], user).await
+}
+
+/// What is looked for, and where the project is.
+struct Spot<'a> {
+    project_root: &'a Path,
+    trusted: bool,
+    kind: &'a str,
+    noun: &'a str,
+    layout: Layout,
+}
+
+async fn find_in(
+    fs: &dyn FileSystem,
+    spot: &Spot<'_>,
+    project_dirs: &[&str],
+    user_roots: Vec<PathBuf>,
+) -> Found {
     let mut places = Vec::new();
     let mut untrusted = 0usize;
-    for root in [
-        project_root.join(".riot").join(kind),
-        project_root.join(".claude").join(kind),
-    ] {
-        let entries = list(fs, &root, layout).await;
-        if !trusted {
-            untrusted += entries.len();
+    let mut untrusted_in: Vec<String> = Vec::new();
+    for dir in project_dirs {
+        let root = spot.project_root.join(dir).join(spot.kind);
+        let entries = list(fs, &root, spot.layout).await;
+        if !spot.trusted {
+            if !entries.is_empty() {
+                untrusted += entries.len();
+                untrusted_in.push(format!("{dir}/{}", spot.kind));
+            }
             continue;
         }
         places.push(Place {
@@ -82,19 +133,31 @@ pub async fn find(
             entries,
         });
     }
-    let root = home.join(kind);
-    let entries = list(fs, &root, layout).await;
-    places.push(Place {
-        origin: Origin::User,
-        root,
-        entries,
-    });
+    for root in user_roots {
+        let entries = list(fs, &root, spot.layout).await;
+        places.push(Place {
+            origin: Origin::User,
+            root,
+            entries,
+        });
+    }
     let notice = (untrusted > 0).then(|| {
         format!(
-            "{untrusted} project {noun}(s) in .riot/{kind} or .claude/{kind} were not loaded because this project is not trusted; rerun with --trust-project to use them."
+            "{untrusted} project {}(s) in {} were not loaded because this project is not trusted; rerun with --trust-project to use them.",
+            spot.noun,
+            either(&untrusted_in)
         )
     });
     Found { places, notice }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn either(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
 }
 
 /// The text of an extension file, or a notice saying why it was skipped.
@@ -243,5 +306,73 @@ mod tests {
                 "2 project command(s) in .riot/commands or .claude/commands were not loaded because this project is not trusted; rerun with --trust-project to use them."
             )
         );
+    }
+
+    #[tokio::test]
+    async fn skills_are_also_found_in_the_cross_agent_folders() {
+        let riot_home = tempfile::tempdir().unwrap();
+        let user_home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        for dir in [".riot", ".agents", ".claude"] {
+            write(&project.path().join(dir).join("skills/s/SKILL.md"));
+        }
+        write(&riot_home.path().join("skills/r/SKILL.md"));
+        write(&user_home.path().join(".agents/skills/a/SKILL.md"));
+        // `.agents` holds skills only.
+        write(&project.path().join(".agents/commands/c.md"));
+        let fs = riot_runtime::RealFs;
+
+        let found = find_skills(
+            &fs,
+            riot_home.path(),
+            Some(user_home.path()),
+            project.path(),
+            true,
+        )
+        .await;
+        assert_eq!(found.notice, None);
+        let places: Vec<(Origin, PathBuf, usize)> = found
+            .places
+            .iter()
+            .map(|p| (p.origin, p.root.clone(), p.entries.len()))
+            .collect();
+        assert_eq!(
+            places,
+            vec![
+                (Origin::Project, project.path().join(".riot/skills"), 1),
+                (Origin::Project, project.path().join(".agents/skills"), 1),
+                (Origin::Project, project.path().join(".claude/skills"), 1),
+                (Origin::User, riot_home.path().join("skills"), 1),
+                (Origin::User, user_home.path().join(".agents/skills"), 1),
+            ]
+        );
+
+        let found = find_skills(
+            &fs,
+            riot_home.path(),
+            Some(user_home.path()),
+            project.path(),
+            false,
+        )
+        .await;
+        assert_eq!(found.places.len(), 2, "the person's own folders stay");
+        assert_eq!(
+            found.notice.as_deref(),
+            Some(
+                "3 project skill(s) in .riot/skills, .agents/skills or .claude/skills were not loaded because this project is not trusted; rerun with --trust-project to use them."
+            )
+        );
+
+        let commands = find(
+            &fs,
+            riot_home.path(),
+            project.path(),
+            true,
+            "commands",
+            "command",
+            Layout::Markdown { max_depth: 3 },
+        )
+        .await;
+        assert!(commands.places.iter().all(|p| p.entries.is_empty()));
     }
 }

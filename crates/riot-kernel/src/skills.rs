@@ -7,9 +7,15 @@
 //! Where skills come from, the first of a name winning:
 //!
 //! 1. the project's `.riot/skills/<name>/SKILL.md`,
-//! 2. the project's `.claude/skills/<name>/SKILL.md`,
-//! 3. the user's `<riot home>/skills/<name>/SKILL.md`,
-//! 4. the built-in skills (`commit`, `review`, `debug`).
+//! 2. the project's `.agents/skills/<name>/SKILL.md` (the folder every
+//!    agent reads),
+//! 3. the project's `.claude/skills/<name>/SKILL.md`,
+//! 4. the user's `<riot home>/skills/<name>/SKILL.md`,
+//! 5. the person's `~/.agents/skills/<name>/SKILL.md`,
+//! 6. the built-in skills (`commit`, `review`, `debug`).
+//!
+//! Riot's own folders come first, then the cross-agent one, then another
+//! agent's.
 //!
 //! Project skills are read only from a trusted project (§13, a rule). A
 //! file with bad front matter is skipped with a notice naming the file and
@@ -25,7 +31,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::extension_files::{self, Layout, Origin};
+use crate::extension_files::{self, Origin};
 use crate::frontmatter::{self, ToolList};
 
 /// Longest skill name (the common SKILL.md convention).
@@ -138,25 +144,18 @@ impl SkillCatalog {
     }
 
     /// Finds the skills of a session in `project_root` (project skills
-    /// only when `trusted`) and `home`, over the built-ins.
+    /// only when `trusted`), Riot's `home` and the person's home directory
+    /// `user_home` (`$HOME`), over the built-ins.
     pub async fn discover(
         fs: &dyn FileSystem,
         home: &Path,
+        user_home: Option<&Path>,
         project_root: &Path,
         trusted: bool,
     ) -> Discovered {
         let mut found: Vec<Skill> = Vec::new();
         let mut notices = Vec::new();
-        let places = extension_files::find(
-            fs,
-            home,
-            project_root,
-            trusted,
-            "skills",
-            "skill",
-            Layout::SkillFolders,
-        )
-        .await;
+        let places = extension_files::find_skills(fs, home, user_home, project_root, trusted).await;
         notices.extend(places.notice);
         for place in places.places {
             load_dir(fs, place.entries, place.origin, &mut found, &mut notices).await;

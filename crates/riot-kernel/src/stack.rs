@@ -182,8 +182,14 @@ impl Kernel {
         let policy: Arc<dyn PermissionPolicy> = Arc::new(policy);
 
         let fs = caps.fs.as_ref();
-        let skills =
-            SkillCatalog::discover(fs, self.home(), &loaded.project_root, loaded.trusted).await;
+        let skills = SkillCatalog::discover(
+            fs,
+            self.home(),
+            user_home(&options.env).as_deref(),
+            &loaded.project_root,
+            loaded.trusted,
+        )
+        .await;
         notices.extend(skills.notices);
         let skills = skills.catalog;
         let (agents, agent_notices) =
