@@ -194,11 +194,32 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         Err(e) => return fail("config show", &e.to_string(), EXIT_USAGE),
     };
     let config = &loaded.config;
+    let hooks: Vec<(String, String, String)> = loaded
+        .hooks
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.hooks.iter().map(|h| {
+                (
+                    g.event.name().to_owned(),
+                    h.command.clone(),
+                    g.source.display().to_string(),
+                )
+            })
+        })
+        .collect();
     if json_out {
         let mut value = serde_json::to_value(config).unwrap_or_default();
         value["project_root"] = json!(loaded.project_root);
         value["trusted"] = json!(loaded.trusted);
         value["notes"] = json!(config.endpoint_notes());
+        value["hooks"] = hooks
+            .iter()
+            .map(|(event, command, source)| {
+                json!({"event": event, "command": command, "source": source})
+            })
+            .collect();
+        value["hooks_skipped"] = json!(loaded.hooks.skipped);
         outln!("{value}");
         return 0;
     }
@@ -272,12 +293,31 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
             .map_or("default".to_owned(), |m| m.source.to_string())
     );
     for rule in &config.rules {
+        let written = rule
+            .written
+            .as_ref()
+            .map_or_else(String::new, |w| format!(", written {w}"));
         outln!(
-            "{:<24} {:<40} ({})",
+            "{:<24} {:<40} ({}{written})",
             format!("rule: {:?}", rule.behavior).to_lowercase(),
             rule.rule,
             rule.from
         );
+    }
+    for dir in &config.additional_directories {
+        outln!(
+            "{:<24} {:<40} ({})",
+            "additional directory",
+            dir.value.display(),
+            dir.source
+        );
+    }
+    // Names only: `env` values are often tokens.
+    for (name, var) in &config.env {
+        outln!("{:<24} {:<40} ({})", "env", name, var.source);
+    }
+    for (event, command, source) in &hooks {
+        outln!("{:<24} {:<40} ({source})", format!("hook: {event}"), command);
     }
     outln!("{:<24} {}", "project", loaded.project_root.display());
     outln!("{:<24} {}", "trusted", loaded.trusted);
@@ -289,6 +329,12 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
     }
     for key in &config.unknown_keys {
         outln!("warning: unknown settings key {key}");
+    }
+    for skipped in &loaded.hooks.skipped {
+        outln!("warning: {skipped}");
+    }
+    for key in &config.unused_keys {
+        outln!("note: Claude Code setting Riot does not use: {key}");
     }
     0
 }

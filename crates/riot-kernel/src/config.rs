@@ -3,24 +3,38 @@
 //! environment → command-line flags. Every effective value remembers the
 //! layer it came from, for `riot config show`.
 //!
-//! Project files (`.riot/settings.json`, `.riot/settings.local.json`) are
-//! untrusted until the person trusts the directory: until then the keys
-//! that widen what Riot may do or where it sends data, and hooks, are
-//! ignored, with a notice; deny and ask rules always apply (they only narrow).
+//! A project has up to four settings files, read in this order (a later one
+//! wins key by key; rule lists are merged): Claude Code's
+//! `.claude/settings.json` and `.claude/settings.local.json`, then Riot's
+//! own `.riot/settings.json` and `.riot/settings.local.json`
+//! ([`settings_locations`]). Claude Code's files are read in their own
+//! format ([`Format::ClaudeCode`], [`claude`]): `permissions` (`allow`,
+//! `ask`, `deny`, `defaultMode`, `additionalDirectories`), `hooks` and
+//! `env`; their other keys are Claude Code's own and only listed by `riot
+//! config show`.
+//!
+//! Project files are untrusted until the person trusts the directory: until
+//! then the keys that widen what Riot may do or where it sends data, and
+//! hooks, are ignored, with a notice; deny and ask rules always apply (they
+//! only narrow).
 //!
 //! Some choices belong to the person alone, trusted project or not: a
-//! project file (`.riot/settings.json`, `.riot/settings.local.json`) never
-//! sets `bypass`, `unattended` or `auto` as the default mode, nor
-//! `unattended_confirmed`. Such values are ignored with a warning naming the
-//! file ([`Config::warnings`]); only the user's own settings, the
-//! `--permission-mode` flag and `$RIOT_PERMISSION_MODE` can choose those
-//! modes (unattended: only the user's settings, see [`layer`]).
+//! project file (`.riot/` or `.claude/`) never sets `bypass`, `unattended`
+//! or `auto` as the default mode, nor `unattended_confirmed`, nor an extra
+//! directory that holds the project or the home directory. Such values are
+//! ignored with a warning naming the file ([`Config::warnings`]); only the
+//! user's own settings, the `--permission-mode` flag and
+//! `$RIOT_PERMISSION_MODE` can choose those modes (unattended: only the
+//! user's settings, see [`layer`]).
+
+pub mod child_env;
+pub mod claude;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use riot_protocol::{PermissionMode, RuleBehavior, RulePattern, RuleSource};
+use riot_protocol::{FileSystem, PermissionMode, RuleBehavior, RulePattern, RuleSource};
 use riot_providers::ProviderKind;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -80,10 +94,25 @@ pub struct Sourced<T> {
 /// A permission rule as configured.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConfiguredRule {
+    /// The rule as Riot reads it.
     pub rule: String,
     pub behavior: RuleBehavior,
     pub source: RuleSource,
     pub from: ConfigSource,
+    /// The rule as written, when Riot reads it differently: a Claude Code
+    /// rule carried over to Riot's syntax (`Read(/src/**)` is
+    /// `Read(./src/**)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written: Option<String>,
+}
+
+/// A variable of the settings' `env`. Its value is never printed (`env`
+/// often holds tokens): `riot config show` names the variable and its file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnvVar {
+    #[serde(skip)]
+    pub value: String,
+    pub source: ConfigSource,
 }
 
 /// The effective configuration.
@@ -102,10 +131,19 @@ pub struct Config {
     /// Per-model overrides keyed by a glob on the model name.
     pub models: BTreeMap<String, Sourced<Value>>,
     pub rules: Vec<ConfiguredRule>,
+    /// Variables set for the commands Riot runs (tools, hooks, MCP
+    /// servers), by name ([`Config::tool_env`]).
+    pub env: BTreeMap<String, EnvVar>,
+    /// Directories outside the project that count as the project when the
+    /// mode decides about an edit (`additionalDirectories`): absolute,
+    /// merged from every layer.
+    pub additional_directories: Vec<Sourced<PathBuf>>,
     /// What was ignored because the project is not trusted.
     pub ignored_untrusted: Vec<String>,
     /// Unknown keys seen in settings files (likely typos).
     pub unknown_keys: Vec<String>,
+    /// Claude Code settings Riot does not use, each naming its file.
+    pub unused_keys: Vec<String>,
     /// Settings ignored whatever the trust, each naming its file and why:
     /// shown to the person (session notices, `riot config show`).
     pub warnings: Vec<String>,
@@ -140,7 +178,17 @@ pub enum ConfigError {
 pub struct SettingsFile {
     pub path: PathBuf,
     pub layer: Layer,
+    pub format: Format,
     pub json: Map<String, Value>,
+}
+
+/// Whose format a settings file is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Riot's own keys (`default_mode`, snake_case).
+    Riot,
+    /// Claude Code's `.claude/settings*.json` ([`claude`]).
+    ClaudeCode,
 }
 
 /// Which file layer.
@@ -170,8 +218,76 @@ impl Layer {
     }
 }
 
-/// Parses a settings file's text; the error names the line.
+/// Where settings files are read from, lowest precedence first: the user's
+/// own, then Claude Code's project files, then Riot's (docs/interfaces.md
+/// "Files").
+pub fn settings_locations(home: &Path, project_root: &Path) -> Vec<(PathBuf, Layer, Format)> {
+    vec![
+        (home.join("settings.json"), Layer::User, Format::Riot),
+        (
+            project_root.join(".claude/settings.json"),
+            Layer::Project,
+            Format::ClaudeCode,
+        ),
+        (
+            project_root.join(".claude/settings.local.json"),
+            Layer::Local,
+            Format::ClaudeCode,
+        ),
+        (
+            project_root.join(".riot/settings.json"),
+            Layer::Project,
+            Format::Riot,
+        ),
+        (
+            project_root.join(".riot/settings.local.json"),
+            Layer::Local,
+            Format::Riot,
+        ),
+    ]
+}
+
+/// Reads the settings files of [`settings_locations`] that exist. One
+/// that cannot be read or parsed is an error naming it.
+pub async fn read_settings(
+    fs: &dyn FileSystem,
+    home: &Path,
+    project_root: &Path,
+) -> Result<Vec<SettingsFile>, ConfigError> {
+    let mut files = Vec::new();
+    for (path, layer, format) in settings_locations(home, project_root) {
+        match fs.read(&path).await {
+            Ok(bytes) => {
+                let text = String::from_utf8(bytes).map_err(|_| ConfigError::Unreadable {
+                    path: path.clone(),
+                    reason: "not UTF-8 text".into(),
+                })?;
+                files.push(parse_settings_as(&path, layer, format, &text)?);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(ConfigError::Unreadable {
+                    path,
+                    reason: e.to_string(),
+                });
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Parses a settings file's text in Riot's format; the error names the line.
 pub fn parse_settings(path: &Path, layer: Layer, text: &str) -> Result<SettingsFile, ConfigError> {
+    parse_settings_as(path, layer, Format::Riot, text)
+}
+
+/// Parses a settings file's text; the error names the line.
+pub fn parse_settings_as(
+    path: &Path,
+    layer: Layer,
+    format: Format,
+    text: &str,
+) -> Result<SettingsFile, ConfigError> {
     let value: Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
         path: path.to_path_buf(),
         line: e.line(),
@@ -193,6 +309,7 @@ pub fn parse_settings(path: &Path, layer: Layer, text: &str) -> Result<SettingsF
     Ok(SettingsFile {
         path: path.to_path_buf(),
         layer,
+        format,
         json,
     })
 }
@@ -270,7 +387,7 @@ pub fn layer(
 ) -> Result<Config, ConfigError> {
     let mut config = Config::default();
     for file in files {
-        apply_file(&mut config, file, trusted)?;
+        apply_file(&mut config, file, trusted, env)?;
     }
     apply_env(&mut config, env)?;
     apply_flags(&mut config, flags);
@@ -295,7 +412,12 @@ pub fn layer(
     Ok(config)
 }
 
-fn apply_file(config: &mut Config, file: &SettingsFile, trusted: bool) -> Result<(), ConfigError> {
+fn apply_file(
+    config: &mut Config,
+    file: &SettingsFile,
+    trusted: bool,
+    env: &EnvLayer,
+) -> Result<(), ConfigError> {
     let from = file.layer.source(&file.path);
     let project = file.layer != Layer::User;
     let untrusted = project && !trusted;
@@ -309,8 +431,15 @@ fn apply_file(config: &mut Config, file: &SettingsFile, trusted: bool) -> Result
             .ignored_untrusted
             .push(format!("{key} (from {})", file.path.display()));
     };
+    let claude = file.format == Format::ClaudeCode;
     for key in file.json.keys() {
-        if !KNOWN_KEYS.contains(&key.as_str()) {
+        if claude {
+            if !claude::KNOWN_KEYS.contains(&key.as_str()) {
+                config
+                    .unused_keys
+                    .push(format!("{key} (in {})", file.path.display()));
+            }
+        } else if !KNOWN_KEYS.contains(&key.as_str()) {
             config
                 .unknown_keys
                 .push(format!("{key} (in {})", file.path.display()));
@@ -332,151 +461,379 @@ fn apply_file(config: &mut Config, file: &SettingsFile, trusted: bool) -> Result
                 .ok_or_else(|| bad(key, "must be a non-negative integer")),
         }
     };
-    for (key, slot) in [
-        ("provider", &mut config.provider),
-        ("base_url", &mut config.base_url),
-        ("model", &mut config.model),
-        ("api_key_env", &mut config.api_key_env),
-        ("fallback_model", &mut config.fallback_model),
-    ] {
-        if let Some(value) = string(key)? {
-            if untrusted && TRUST_GATED.contains(&key) {
-                config
-                    .ignored_untrusted
-                    .push(format!("{key} (from {})", file.path.display()));
-                continue;
+    // Claude Code's other keys (its model, API key helper, status line, …)
+    // are its own: only `permissions`, `hooks` and `env` are read.
+    if !claude {
+        for (key, slot) in [
+            ("provider", &mut config.provider),
+            ("base_url", &mut config.base_url),
+            ("model", &mut config.model),
+            ("api_key_env", &mut config.api_key_env),
+            ("fallback_model", &mut config.fallback_model),
+        ] {
+            if let Some(value) = string(key)? {
+                if untrusted && TRUST_GATED.contains(&key) {
+                    config
+                        .ignored_untrusted
+                        .push(format!("{key} (from {})", file.path.display()));
+                    continue;
+                }
+                *slot = Some(Sourced {
+                    value,
+                    source: from.clone(),
+                });
             }
-            *slot = Some(Sourced {
-                value,
-                source: from.clone(),
-            });
         }
     }
     if file.json.contains_key("env") && untrusted {
         ignore("env", config);
+    } else {
+        apply_env_key(config, file, &from)?;
     }
     // Hooks run commands: a project's hooks wait for trust (they are read
     // by `crate::hooks`, which applies the same rule).
     if file.json.contains_key("hooks") && untrusted {
         ignore("hooks", config);
     }
-    if let Some(n) = number("context_window")? {
-        config.context_window = Some(Sourced {
-            value: n,
-            source: from.clone(),
-        });
-    }
-    if let Some(n) = number("max_output_tokens")? {
-        let n = u32::try_from(n).map_err(|_| bad("max_output_tokens", "is too large"))?;
-        config.max_output_tokens = Some(Sourced {
-            value: n,
-            source: from.clone(),
-        });
-    }
-    if let Some(n) = number("stream_idle_timeout_ms")? {
-        config.stream_idle_timeout_ms = Some(Sourced {
-            value: n,
-            source: from.clone(),
-        });
-    }
-    if let Some(v) = file.json.get("unattended_confirmed") {
-        let Some(b) = v.as_bool() else {
-            return Err(bad("unattended_confirmed", "must be true or false"));
-        };
-        if !project {
-            config.unattended_confirmed = b;
-        } else if b {
-            config.warnings.push(format!(
-                "{}: ignored \"unattended_confirmed\" — only your own settings ({USER_SETTINGS}) can confirm unattended mode, never a project's settings.",
-                file.path.display()
-            ));
+    if !claude {
+        if let Some(n) = number("context_window")? {
+            config.context_window = Some(Sourced {
+                value: n,
+                source: from.clone(),
+            });
         }
-    }
-    match file.json.get("models") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(models)) => {
-            for (glob, value) in models {
-                if !value.is_object() {
-                    return Err(bad(&format!("models.{glob}"), "must be an object"));
-                }
-                config.models.insert(
-                    glob.clone(),
-                    Sourced {
-                        value: value.clone(),
-                        source: from.clone(),
-                    },
-                );
+        if let Some(n) = number("max_output_tokens")? {
+            let n = u32::try_from(n).map_err(|_| bad("max_output_tokens", "is too large"))?;
+            config.max_output_tokens = Some(Sourced {
+                value: n,
+                source: from.clone(),
+            });
+        }
+        if let Some(n) = number("stream_idle_timeout_ms")? {
+            config.stream_idle_timeout_ms = Some(Sourced {
+                value: n,
+                source: from.clone(),
+            });
+        }
+        if let Some(v) = file.json.get("unattended_confirmed") {
+            let Some(b) = v.as_bool() else {
+                return Err(bad("unattended_confirmed", "must be true or false"));
+            };
+            if !project {
+                config.unattended_confirmed = b;
+            } else if b {
+                config.warnings.push(format!(
+                    "{}: ignored \"unattended_confirmed\" — only your own settings ({USER_SETTINGS}) can confirm unattended mode, never a project's settings.",
+                    file.path.display()
+                ));
             }
         }
-        Some(_) => return Err(bad("models", "must be an object keyed by model-name glob")),
+        match file.json.get("models") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(models)) => {
+                for (glob, value) in models {
+                    if !value.is_object() {
+                        return Err(bad(&format!("models.{glob}"), "must be an object"));
+                    }
+                    config.models.insert(
+                        glob.clone(),
+                        Sourced {
+                            value: value.clone(),
+                            source: from.clone(),
+                        },
+                    );
+                }
+            }
+            Some(_) => return Err(bad("models", "must be an object keyed by model-name glob")),
+        }
     }
     match file.json.get("permissions") {
         None | Some(Value::Null) => {}
         Some(Value::Object(perms)) => {
-            for (list, behavior) in [
-                ("deny", RuleBehavior::Deny),
-                ("ask", RuleBehavior::Ask),
-                ("allow", RuleBehavior::Allow),
-            ] {
-                let key = format!("permissions.{list}");
-                let rules = match perms.get(list) {
-                    None | Some(Value::Null) => continue,
-                    Some(Value::Array(rules)) => rules,
-                    Some(_) => return Err(bad(&key, "must be a list of rule strings")),
-                };
-                if behavior == RuleBehavior::Allow && untrusted {
-                    if !rules.is_empty() {
-                        ignore(&key, config);
-                    }
-                    continue;
-                }
-                for rule in rules {
-                    let Some(text) = rule.as_str() else {
-                        return Err(bad(&key, "must be a list of rule strings"));
-                    };
-                    RulePattern::parse(text).map_err(|e| bad(&key, &e.to_string()))?;
-                    config.rules.push(ConfiguredRule {
-                        rule: text.to_owned(),
-                        behavior,
-                        source: file.layer.rule_source(),
-                        from: from.clone(),
-                    });
-                }
-            }
-            if let Some(mode) = perms.get("default_mode") {
-                let Some(text) = mode.as_str() else {
-                    return Err(bad("permissions.default_mode", "must be a string"));
-                };
-                let mode: PermissionMode =
-                    text.parse()
-                        .map_err(|e: riot_protocol::permission::UnknownMode| {
-                            bad("permissions.default_mode", &e.to_string())
-                        })?;
-                if project && PERSONAL_MODES.contains(&mode) {
-                    let who = if mode == PermissionMode::Unattended {
-                        format!(
-                            "only your own settings ({USER_SETTINGS}, with \"unattended_confirmed\": true) can"
-                        )
-                    } else {
-                        format!(
-                            "only your own settings ({USER_SETTINGS}), --permission-mode or $RIOT_PERMISSION_MODE can"
-                        )
-                    };
-                    config.warnings.push(format!(
-                        "{}: ignored \"permissions.default_mode\": \"{mode}\" — project settings cannot choose {mode} mode, trusted or not; {who}.",
-                        file.path.display()
-                    ));
-                } else if untrusted && mode != PermissionMode::Default {
-                    ignore("permissions.default_mode", config);
-                } else {
-                    config.default_mode = Some(Sourced {
-                        value: mode,
-                        source: from.clone(),
-                    });
-                }
-            }
+            apply_permissions(config, file, perms, trusted, env)?;
         }
         Some(_) => return Err(bad("permissions", "must be an object")),
+    }
+    Ok(())
+}
+
+/// The `env` key: variables for the commands Riot runs. A later file's
+/// value of a variable replaces an earlier one's.
+fn apply_env_key(
+    config: &mut Config,
+    file: &SettingsFile,
+    from: &ConfigSource,
+) -> Result<(), ConfigError> {
+    let bad = |key: String, problem: &str| ConfigError::BadValue {
+        path: file.path.clone(),
+        key,
+        problem: problem.to_owned(),
+    };
+    let vars = match file.json.get("env") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Object(vars)) => vars,
+        Some(_) => {
+            return Err(bad(
+                "env".into(),
+                "must be an object of variable names and string values",
+            ));
+        }
+    };
+    for (name, value) in vars {
+        let key = format!("env.{name}");
+        if name.is_empty() || name.contains(['=', '\0']) {
+            return Err(bad(key, "is not a variable name"));
+        }
+        let value = match value {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => return Err(bad(key, "must be a string")),
+        };
+        if value.contains('\0') {
+            return Err(bad(key, "must not contain a NUL character"));
+        }
+        config.env.insert(
+            name.clone(),
+            EnvVar {
+                value,
+                source: from.clone(),
+            },
+        );
+    }
+    Ok(())
+}
+
+/// The `permissions` object, in the file's format: the rule lists, the
+/// default mode and the extra directories.
+fn apply_permissions(
+    config: &mut Config,
+    file: &SettingsFile,
+    perms: &Map<String, Value>,
+    trusted: bool,
+    env: &EnvLayer,
+) -> Result<(), ConfigError> {
+    let from = file.layer.source(&file.path);
+    let project = file.layer != Layer::User;
+    let untrusted = project && !trusted;
+    let claude = file.format == Format::ClaudeCode;
+    let path = file.path.display();
+    let bad = |key: &str, problem: &str| ConfigError::BadValue {
+        path: file.path.clone(),
+        key: key.to_owned(),
+        problem: problem.to_owned(),
+    };
+    let ignore = |key: &str, config: &mut Config| {
+        config
+            .ignored_untrusted
+            .push(format!("{key} (from {path})"));
+    };
+    let (mode_key, dirs_key) = if claude {
+        ("defaultMode", "additionalDirectories")
+    } else {
+        ("default_mode", "additional_directories")
+    };
+    if claude {
+        for key in perms.keys() {
+            if !claude::KNOWN_PERMISSION_KEYS.contains(&key.as_str()) {
+                config
+                    .unused_keys
+                    .push(format!("permissions.{key} (in {path})"));
+            }
+        }
+    }
+    for (list, behavior) in [
+        ("deny", RuleBehavior::Deny),
+        ("ask", RuleBehavior::Ask),
+        ("allow", RuleBehavior::Allow),
+    ] {
+        let key = format!("permissions.{list}");
+        let rules = match perms.get(list) {
+            None | Some(Value::Null) => continue,
+            Some(Value::Array(rules)) => rules,
+            Some(_) => return Err(bad(&key, "must be a list of rule strings")),
+        };
+        if behavior == RuleBehavior::Allow && untrusted {
+            if !rules.is_empty() {
+                ignore(&key, config);
+            }
+            continue;
+        }
+        for rule in rules {
+            let Some(text) = rule.as_str() else {
+                return Err(bad(&key, "must be a list of rule strings"));
+            };
+            let read = if claude {
+                match claude::read_rule(text) {
+                    claude::RuleReading::Rules(rules) => rules,
+                    claude::RuleReading::NotUnderstood(why) => {
+                        config.warnings.push(format!(
+                            "{path}: left out the {list} rule `{text}`, which Riot cannot read the way Claude Code does: {why}."
+                        ));
+                        continue;
+                    }
+                }
+            } else {
+                RulePattern::parse(text).map_err(|e| bad(&key, &e.to_string()))?;
+                vec![text.to_owned()]
+            };
+            let written = (read.len() != 1 || read[0] != text).then(|| text.to_owned());
+            for rule in read {
+                config.rules.push(ConfiguredRule {
+                    rule,
+                    behavior,
+                    source: file.layer.rule_source(),
+                    from: from.clone(),
+                    written: written.clone(),
+                });
+            }
+        }
+    }
+    if let Some(value) = perms.get(mode_key) {
+        let key = format!("permissions.{mode_key}");
+        let Some(text) = value.as_str() else {
+            return Err(bad(&key, "must be a string"));
+        };
+        let mode = if claude {
+            let mode = claude::mode(text);
+            if mode.is_none() {
+                let names: Vec<&str> = claude::MODE_NAMES.iter().map(|(n, _)| *n).collect();
+                config.warnings.push(format!(
+                    "{path}: ignored \"{key}\": \"{text}\" — it is not one of Claude Code's modes Riot knows ({}).",
+                    names.join(", ")
+                ));
+            }
+            mode
+        } else {
+            Some(
+                text.parse()
+                    .map_err(|e: riot_protocol::permission::UnknownMode| {
+                        bad(&key, &e.to_string())
+                    })?,
+            )
+        };
+        match mode {
+            None => {}
+            Some(mode) if project && PERSONAL_MODES.contains(&mode) => {
+                let who = if mode == PermissionMode::Unattended {
+                    format!(
+                        "only your own settings ({USER_SETTINGS}, with \"unattended_confirmed\": true) can"
+                    )
+                } else {
+                    format!(
+                        "only your own settings ({USER_SETTINGS}), --permission-mode or $RIOT_PERMISSION_MODE can"
+                    )
+                };
+                config.warnings.push(format!(
+                    "{path}: ignored \"{key}\": \"{text}\" — project settings cannot choose {mode} mode, trusted or not; {who}."
+                ));
+            }
+            Some(mode) if untrusted && mode != PermissionMode::Default => ignore(&key, config),
+            Some(mode) => {
+                config.default_mode = Some(Sourced {
+                    value: mode,
+                    source: from.clone(),
+                });
+            }
+        }
+    }
+    apply_directories(config, file, perms, dirs_key, untrusted, env)
+}
+
+/// `additionalDirectories`: `~/…` in the home directory, a relative path
+/// against the project (a project's file) — the user's own file names them
+/// absolutely. A project cannot add a directory that holds the project or
+/// the home directory: with accept-edits that would let edits anywhere
+/// there through unasked.
+fn apply_directories(
+    config: &mut Config,
+    file: &SettingsFile,
+    perms: &Map<String, Value>,
+    key: &str,
+    untrusted: bool,
+    env: &EnvLayer,
+) -> Result<(), ConfigError> {
+    let path = file.path.display();
+    let key = format!("permissions.{key}");
+    let bad = |problem: &str| ConfigError::BadValue {
+        path: file.path.clone(),
+        key: key.clone(),
+        problem: problem.to_owned(),
+    };
+    let dirs = match perms.get(key.trim_start_matches("permissions.")) {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Array(dirs)) => dirs,
+        Some(_) => return Err(bad("must be a list of directories")),
+    };
+    if untrusted {
+        if !dirs.is_empty() {
+            config
+                .ignored_untrusted
+                .push(format!("{key} (from {path})"));
+        }
+        return Ok(());
+    }
+    let home = env
+        .vars
+        .get("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| riot_permissions::paths::normalize(Path::new(h)));
+    // `<project>/.riot/settings.json` → `<project>`.
+    let project_root = (file.layer != Layer::User)
+        .then(|| file.path.parent().and_then(Path::parent))
+        .flatten();
+    for dir in dirs {
+        let Some(text) = dir.as_str() else {
+            return Err(bad("must be a list of directories"));
+        };
+        let resolved = if text == "~" || text.starts_with("~/") {
+            match &home {
+                Some(home) => home.join(text.trim_start_matches('~').trim_start_matches('/')),
+                None => {
+                    config.warnings.push(format!(
+                        "{path}: ignored \"{key}\" entry \"{text}\" — $HOME is not set, so `~` means nothing."
+                    ));
+                    continue;
+                }
+            }
+        } else if Path::new(text).is_absolute() {
+            PathBuf::from(text)
+        } else if let Some(root) = project_root {
+            root.join(text)
+        } else {
+            config.warnings.push(format!(
+                "{path}: ignored \"{key}\" entry \"{text}\" — in your own settings a directory must be absolute or start with ~/."
+            ));
+            continue;
+        };
+        let resolved = riot_permissions::paths::normalize(&resolved);
+        if let Some(root) = project_root {
+            let holds = |inner: &Path| inner.starts_with(&resolved) && inner != resolved;
+            let held = if holds(root) {
+                Some("the project")
+            } else if home.as_deref().is_some_and(|h| h.starts_with(&resolved)) {
+                Some("your home directory")
+            } else {
+                None
+            };
+            if let Some(what) = held {
+                config.warnings.push(format!(
+                    "{path}: ignored \"{key}\" entry \"{text}\" — {} holds {what}, and project settings cannot add such a directory, trusted or not; add it in your own settings ({USER_SETTINGS}) if you mean it.",
+                    resolved.display()
+                ));
+                continue;
+            }
+        }
+        if !config
+            .additional_directories
+            .iter()
+            .any(|d| d.value == resolved)
+        {
+            config.additional_directories.push(Sourced {
+                value: resolved,
+                source: file.layer.source(&file.path),
+            });
+        }
     }
     Ok(())
 }
@@ -564,6 +921,7 @@ fn apply_flags(config: &mut Config, flags: &FlagLayer) {
                 behavior,
                 source: RuleSource::CliFlag,
                 from: src(flag),
+                written: None,
             });
         }
     }
@@ -633,6 +991,33 @@ impl Config {
         kind.normalize_base_url(&base_url.value)
             .note(kind)
             .into_iter()
+            .collect()
+    }
+
+    /// The `env` variables to set for the commands Riot runs — tools,
+    /// hooks and MCP servers — in name order. The process environment wins
+    /// (as it does over settings everywhere in the layering): a variable it
+    /// already has is not replaced. The model key variables are never set
+    /// (they are removed from those commands' environment).
+    pub fn tool_env(&self, process_env: &BTreeMap<String, String>) -> Vec<(String, String)> {
+        let key_var = self.api_key_env.as_ref().map(|v| v.value.as_str());
+        self.env
+            .iter()
+            .filter(|(name, _)| {
+                !process_env.contains_key(*name)
+                    && !KEY_VARIABLES.iter().any(|(var, _)| var == name)
+                    && key_var != Some(name.as_str())
+            })
+            .map(|(name, var)| (name.clone(), var.value.clone()))
+            .collect()
+    }
+
+    /// The extra directories that count as the project
+    /// (`additionalDirectories`), absolute.
+    pub fn additional_dirs(&self) -> Vec<PathBuf> {
+        self.additional_directories
+            .iter()
+            .map(|d| d.value.clone())
             .collect()
     }
 

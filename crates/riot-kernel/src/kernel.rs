@@ -14,7 +14,7 @@ use riot_protocol::{
 };
 use riot_store::SessionStore;
 
-use crate::config::{self, Config, EnvLayer, FlagLayer, Layer, SettingsFile};
+use crate::config::{self, Config, EnvLayer, FlagLayer};
 use crate::error::KernelError;
 use crate::memory;
 use crate::trust::Trust;
@@ -184,28 +184,8 @@ impl Kernel {
             })?;
         }
         let trusted = trust.is_trusted(fs, &project_root).await;
-        let mut files: Vec<SettingsFile> = Vec::new();
-        for (path, layer) in [
-            (self.home.join("settings.json"), Layer::User),
-            (project_root.join(".riot/settings.json"), Layer::Project),
-            (project_root.join(".riot/settings.local.json"), Layer::Local),
-        ] {
-            match fs.read(&path).await {
-                Ok(bytes) => {
-                    let text = String::from_utf8(bytes).map_err(|_| {
-                        KernelError::Usage(format!("{}: not UTF-8 text", path.display()))
-                    })?;
-                    files.push(config::parse_settings(&path, layer, &text)?);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(KernelError::Usage(format!(
-                        "{}: cannot read: {e}",
-                        path.display()
-                    )));
-                }
-            }
-        }
+        // The user's file, then Claude Code's and Riot's project files.
+        let files = config::read_settings(fs, &self.home, &project_root).await?;
         let env_layer = EnvLayer { vars: env.clone() };
         let mut config = config::layer(&files, &env_layer, flags, trusted)?;
         let hooks = crate::hooks::load(
@@ -248,6 +228,7 @@ impl Kernel {
             .collect();
         riot_permissions::Policy::new(cwd.to_path_buf(), user_home(env))
             .with_rules(rules)
+            .with_additional_dirs(config.additional_dirs())
             .with_file_system(Arc::clone(&self.caps.fs))
             .with_riot_home(self.home.clone())
     }
@@ -263,6 +244,7 @@ impl Kernel {
         servers: Vec<riot_mcp::ServerConfig>,
         env: &BTreeMap<String, String>,
         scrubbed: &[String],
+        settings_env: &[(String, String)],
     ) -> Result<Arc<riot_mcp::McpHub>, KernelError> {
         let mut hubs = self.mcp.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(hub) = hubs.get(project_root)
@@ -270,22 +252,31 @@ impl Kernel {
         {
             return Ok(Arc::clone(hub));
         }
-        let hub = riot_mcp::McpHub::new(servers, self.mcp_options(project_root, env, scrubbed));
+        let hub = riot_mcp::McpHub::new(
+            servers,
+            self.mcp_options(project_root, env, scrubbed, settings_env),
+        );
         hub.start()
             .map_err(|e| KernelError::Failed(e.to_string()))?;
         hubs.insert(project_root.to_path_buf(), Arc::clone(&hub));
         Ok(hub)
     }
 
+    /// `settings_env`: the settings' `env` ([`Config::tool_env`]), set for
+    /// stdio servers and seen by `${VAR}` in their configuration.
     pub(crate) fn mcp_options(
         &self,
         cwd: &Path,
         env: &BTreeMap<String, String>,
         scrubbed: &[String],
+        settings_env: &[(String, String)],
     ) -> riot_mcp::HubOptions {
+        let mut expand = env.clone();
+        expand.extend(settings_env.iter().cloned());
         let mut options = riot_mcp::HubOptions::new(Arc::clone(&self.caps.clock), cwd)
-            .with_env(env.clone())
-            .with_env_remove(scrubbed.to_vec());
+            .with_env(expand)
+            .with_env_remove(scrubbed.to_vec())
+            .with_env_set(settings_env.to_vec());
         if let Some(ms) = env
             .get("RIOT_MCP_STARTUP_TIMEOUT_MS")
             .and_then(|v| v.parse().ok())

@@ -18,9 +18,10 @@ use riot_providers::HttpProvider;
 use riot_tools::SchedulerConfig;
 
 use crate::classifier::{ModelClassifier, RecentRequests};
+use crate::config::child_env::SettingsEnv;
 use crate::error::KernelError;
 use crate::hooks::HookRunner;
-use crate::kernel::{Kernel, LoadedConfig, SessionModel, user_home};
+use crate::kernel::{Capabilities, Kernel, LoadedConfig, SessionModel, user_home};
 use crate::plan::ModeCell;
 use crate::runner::{McpSelection, SessionRunner, StackBase};
 use crate::skills::SkillCatalog;
@@ -155,7 +156,14 @@ impl Kernel {
         options: StackOptions,
     ) -> Result<ToolStack, KernelError> {
         let config = &loaded.config;
-        let caps = self.capabilities();
+        // The settings' `env` reaches every command the tools and hooks run.
+        let caps = &Capabilities {
+            proc: SettingsEnv::wrap(
+                Arc::clone(&self.capabilities().proc),
+                config.tool_env(&options.env),
+            ),
+            ..self.capabilities().clone()
+        };
         let mut notices = Vec::new();
         let scrubbed = self.scrubbed_env(config);
 
@@ -284,7 +292,8 @@ impl Kernel {
         notices: &mut Vec<String>,
     ) -> Result<(Vec<Arc<McpHub>>, u64), KernelError> {
         let scrubbed = self.scrubbed_env(&loaded.config);
-        let hub_options = self.mcp_options(&options.cwd, &options.env, &scrubbed);
+        let settings_env = loaded.config.tool_env(&options.env);
+        let hub_options = self.mcp_options(&options.cwd, &options.env, &scrubbed, &settings_env);
         let timeout = hub_options.startup_timeout_ms;
         let mut hubs = Vec::new();
         if !options.start_mcp {
@@ -301,7 +310,13 @@ impl Kernel {
         notices.extend(mcp.errors.iter().map(|e| format!("MCP: {e}")));
         notices.extend(mcp.warnings.iter().map(|w| format!("MCP: {w}")));
         if mcp.servers.iter().any(|s| !s.disabled) {
-            hubs.push(self.mcp_hub(&loaded.project_root, mcp.servers, &options.env, &scrubbed)?);
+            hubs.push(self.mcp_hub(
+                &loaded.project_root,
+                mcp.servers,
+                &options.env,
+                &scrubbed,
+                &settings_env,
+            )?);
         }
         if !options.session_mcp.is_empty() {
             let hub = McpHub::new(options.session_mcp.clone(), hub_options);

@@ -55,6 +55,7 @@ async fn run(
         .with_rules(rules);
     let config = HookConfig {
         groups: parse_hooks(&root.join(".riot/hooks.json"), &hooks).unwrap(),
+        skipped: Vec::new(),
     };
     let hooks = Arc::new(HookRunner::new(
         config,

@@ -1,4 +1,5 @@
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use riot_protocol::{PermissionMode, RuleBehavior, RuleSource};
 use serde_json::json;
@@ -500,4 +501,439 @@ fn no_provider_or_model_is_assumed_otherwise() {
     let config = layer(&settings, &env(&[("ANTHROPIC_API_KEY", "a")]), &none, false).unwrap();
     assert_eq!(config.provider.unwrap().value, "openai");
     assert_eq!(config.model, None);
+}
+
+fn claude(layer: Layer, path: &str, json: serde_json::Value) -> SettingsFile {
+    parse_settings_as(
+        Path::new(path),
+        layer,
+        Format::ClaudeCode,
+        &json.to_string(),
+    )
+    .unwrap()
+}
+
+/// The rules of a configuration as (rule, behaviour, file, as written).
+fn rule_rows(config: &Config) -> Vec<(String, RuleBehavior, String, Option<String>)> {
+    config
+        .rules
+        .iter()
+        .map(|r| {
+            (
+                r.rule.clone(),
+                r.behavior,
+                r.from.to_string(),
+                r.written.clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn claude_code_files_come_under_riots_and_each_value_names_its_file() {
+    let files = [
+        file(
+            Layer::User,
+            "/h/settings.json",
+            json!({"env": {"EDITOR": "vi"}}),
+        ),
+        claude(
+            Layer::Project,
+            "/p/.claude/settings.json",
+            json!({
+                "permissions": {
+                    "allow": ["Bash(npm run test:*)", "Edit(/src/**)"],
+                    "defaultMode": "acceptEdits"
+                },
+                "env": {"NODE_ENV": "test", "LEVEL": "shared"}
+            }),
+        ),
+        claude(
+            Layer::Local,
+            "/p/.claude/settings.local.json",
+            json!({"permissions": {"deny": ["Read(.env)"]}, "env": {"LEVEL": "mine", "DEBUG": 1}}),
+        ),
+        file(
+            Layer::Project,
+            "/p/.riot/settings.json",
+            json!({"permissions": {"default_mode": "plan"}, "env": {"NODE_ENV": "riot"}}),
+        ),
+    ];
+    let config = layer(&files, &EnvLayer::default(), &FlagLayer::default(), true).unwrap();
+    let mode = config.default_mode.as_ref().unwrap();
+    assert_eq!(mode.value, PermissionMode::Plan);
+    assert_eq!(mode.source.to_string(), "/p/.riot/settings.json");
+    let env: Vec<(&str, &str, String)> = config
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.value.as_str(), v.source.to_string()))
+        .collect();
+    assert_eq!(
+        env,
+        vec![
+            ("DEBUG", "1", "/p/.claude/settings.local.json".to_owned()),
+            ("EDITOR", "vi", "/h/settings.json".to_owned()),
+            ("LEVEL", "mine", "/p/.claude/settings.local.json".to_owned()),
+            ("NODE_ENV", "riot", "/p/.riot/settings.json".to_owned()),
+        ]
+    );
+    let claude_file = "/p/.claude/settings.json".to_owned();
+    let local_file = "/p/.claude/settings.local.json".to_owned();
+    assert_eq!(
+        rule_rows(&config),
+        vec![
+            (
+                "Bash(npm run test:*)".into(),
+                RuleBehavior::Allow,
+                claude_file.clone(),
+                None
+            ),
+            (
+                "Edit(./src/**)".into(),
+                RuleBehavior::Allow,
+                claude_file,
+                Some("Edit(/src/**)".into())
+            ),
+            (
+                "Read(./**/.env)".into(),
+                RuleBehavior::Deny,
+                local_file.clone(),
+                Some("Read(.env)".into())
+            ),
+            (
+                "Read(./**/.env/**)".into(),
+                RuleBehavior::Deny,
+                local_file,
+                Some("Read(.env)".into())
+            ),
+        ]
+    );
+    assert_eq!(config.warnings, Vec::<String>::new());
+    assert_eq!(config.unknown_keys, Vec::<String>::new());
+
+    // The JSON of `riot config show` names the file of every value, and
+    // never a variable's value.
+    let shown = serde_json::to_value(&config).unwrap();
+    assert_eq!(
+        shown["env"]["LEVEL"],
+        json!({"source": {"layer": "local", "path": "/p/.claude/settings.local.json"}})
+    );
+    assert_eq!(
+        shown["rules"][1]["from"],
+        json!({"layer": "project", "path": "/p/.claude/settings.json"})
+    );
+    assert_eq!(shown["rules"][1]["written"], json!("Edit(/src/**)"));
+    assert_eq!(shown["rules"][0].get("written"), None);
+    assert!(!shown.to_string().contains("mine"), "{shown}");
+}
+
+#[test]
+fn an_untrusted_projects_claude_settings_narrow_only_with_the_same_notice() {
+    let files = [claude(
+        Layer::Project,
+        "/p/.claude/settings.json",
+        json!({
+            "permissions": {
+                "allow": ["Bash"],
+                "ask": ["Bash(git push:*)"],
+                "deny": ["WebFetch"],
+                "defaultMode": "acceptEdits",
+                "additionalDirectories": ["../lib"]
+            },
+            "env": {"PATH_EXTRA": "/x"},
+            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}
+        }),
+    )];
+    let config = layer(&files, &EnvLayer::default(), &FlagLayer::default(), false).unwrap();
+    assert_eq!(config.mode(), PermissionMode::Default);
+    assert!(config.env.is_empty());
+    assert!(config.additional_directories.is_empty());
+    let rules: Vec<(&str, RuleBehavior)> = config
+        .rules
+        .iter()
+        .map(|r| (r.rule.as_str(), r.behavior))
+        .collect();
+    assert_eq!(
+        rules,
+        vec![
+            ("WebFetch", RuleBehavior::Deny),
+            ("Bash(git push:*)", RuleBehavior::Ask)
+        ]
+    );
+    assert_eq!(
+        config.trust_notice().unwrap(),
+        "This project is not trusted, so Riot ignored: env (from /p/.claude/settings.json), hooks (from /p/.claude/settings.json), permissions.allow (from /p/.claude/settings.json), permissions.defaultMode (from /p/.claude/settings.json), permissions.additionalDirectories (from /p/.claude/settings.json). Pass --trust-project once to trust it."
+    );
+}
+
+#[test]
+fn a_claude_code_file_cannot_choose_bypass_trusted_or_not() {
+    for (layer_kind, path) in [
+        (Layer::Project, "/p/.claude/settings.json"),
+        (Layer::Local, "/p/.claude/settings.local.json"),
+    ] {
+        let files = [
+            file(
+                Layer::User,
+                "/h/settings.json",
+                json!({"permissions": {"default_mode": "accept-edits"}}),
+            ),
+            claude(
+                layer_kind,
+                path,
+                json!({"permissions": {"defaultMode": "bypassPermissions"}}),
+            ),
+        ];
+        for trusted in [true, false] {
+            let config =
+                layer(&files, &EnvLayer::default(), &FlagLayer::default(), trusted).unwrap();
+            let what = format!("{path}, trusted: {trusted}");
+            assert_eq!(config.mode(), PermissionMode::AcceptEdits, "{what}");
+            assert_eq!(
+                config.warnings,
+                vec![format!(
+                    "{path}: ignored \"permissions.defaultMode\": \"bypassPermissions\" — project settings cannot choose bypass mode, trusted or not; only your own settings (settings.json in Riot's home), --permission-mode or $RIOT_PERMISSION_MODE can."
+                )],
+                "{what}"
+            );
+            assert_eq!(config.trust_notice(), None, "{what}");
+        }
+    }
+}
+
+#[test]
+fn claude_code_mode_names_are_riots_modes() {
+    for (name, mode) in [
+        ("default", PermissionMode::Default),
+        ("acceptEdits", PermissionMode::AcceptEdits),
+        ("plan", PermissionMode::Plan),
+        ("dontAsk", PermissionMode::DontAsk),
+    ] {
+        let files = [claude(
+            Layer::Project,
+            "/p/.claude/settings.json",
+            json!({"permissions": {"defaultMode": name}}),
+        )];
+        let config = layer(&files, &EnvLayer::default(), &FlagLayer::default(), true).unwrap();
+        assert_eq!(config.mode(), mode, "{name}");
+        assert_eq!(config.warnings, Vec::<String>::new(), "{name}");
+    }
+    // Riot's own spelling is not Claude Code's: a warning, not an error.
+    let files = [claude(
+        Layer::Project,
+        "/p/.claude/settings.json",
+        json!({"permissions": {"defaultMode": "accept-edits"}}),
+    )];
+    let config = layer(&files, &EnvLayer::default(), &FlagLayer::default(), true).unwrap();
+    assert_eq!(config.mode(), PermissionMode::Default);
+    assert_eq!(
+        config.warnings,
+        vec!["/p/.claude/settings.json: ignored \"permissions.defaultMode\": \"accept-edits\" — it is not one of Claude Code's modes Riot knows (default, acceptEdits, plan, bypassPermissions, dontAsk).".to_owned()]
+    );
+}
+
+#[test]
+fn a_rule_riot_cannot_read_is_left_out_with_a_warning() {
+    let files = [claude(
+        Layer::Project,
+        "/p/.claude/settings.json",
+        json!({"permissions": {
+            "deny": ["Agent(Explore)", "Read(!keep)", "Bash(rm -rf:*)"],
+            "allow": ["Bash(ls"]
+        }}),
+    )];
+    let config = layer(&files, &EnvLayer::default(), &FlagLayer::default(), true).unwrap();
+    let rules: Vec<&str> = config.rules.iter().map(|r| r.rule.as_str()).collect();
+    assert_eq!(rules, ["Bash(rm -rf:*)"]);
+    assert_eq!(
+        config.warnings,
+        vec![
+            "/p/.claude/settings.json: left out the deny rule `Agent(Explore)`, which Riot cannot read the way Claude Code does: Riot matches the part in parentheses only for Bash, WebFetch and the file tools, so `Task(…)` would match nothing; write `Task` for the whole tool.".to_owned(),
+            "/p/.claude/settings.json: left out the deny rule `Read(!keep)`, which Riot cannot read the way Claude Code does: it uses `.gitignore` syntax Riot's path patterns do not have (`!`, `[…]` or `\\`).".to_owned(),
+            format!(
+                "/p/.claude/settings.json: left out the allow rule `Bash(ls`, which Riot cannot read the way Claude Code does: {}.",
+                riot_protocol::RulePattern::parse("Bash(ls").unwrap_err()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn claude_codes_own_keys_are_listed_as_unused_not_as_typos() {
+    let files = [claude(
+        Layer::Project,
+        "/p/.claude/settings.json",
+        json!({
+            "model": "opus",
+            "apiKeyHelper": "./key.sh",
+            "permissions": {"disableBypassPermissionsMode": "disable", "allow": []}
+        }),
+    )];
+    let config = layer(&files, &EnvLayer::default(), &FlagLayer::default(), true).unwrap();
+    // Claude Code's model is not Riot's.
+    assert_eq!(config.model, None);
+    assert_eq!(config.unknown_keys, Vec::<String>::new());
+    assert_eq!(
+        config.unused_keys,
+        vec![
+            "model (in /p/.claude/settings.json)".to_owned(),
+            "apiKeyHelper (in /p/.claude/settings.json)".to_owned(),
+            "permissions.disableBypassPermissionsMode (in /p/.claude/settings.json)".to_owned(),
+        ]
+    );
+}
+
+#[test]
+fn additional_directories_resolve_and_a_project_cannot_add_its_own_surroundings() {
+    let home = env(&[("HOME", "/home/me")]);
+    let files = [
+        file(
+            Layer::User,
+            "/h/settings.json",
+            json!({"permissions": {"additional_directories": ["~/notes", "/srv/shared", "relative"]}}),
+        ),
+        claude(
+            Layer::Project,
+            "/home/me/code/app/.claude/settings.json",
+            json!({"permissions": {"additionalDirectories": [
+                "../lib", "/srv/shared", "~/", "..", "/", "../lib/./sub/.."
+            ]}}),
+        ),
+    ];
+    let config = layer(&files, &home, &FlagLayer::default(), true).unwrap();
+    let dirs: Vec<(String, String)> = config
+        .additional_directories
+        .iter()
+        .map(|d| (d.value.display().to_string(), d.source.to_string()))
+        .collect();
+    assert_eq!(
+        dirs,
+        vec![
+            ("/home/me/notes".to_owned(), "/h/settings.json".to_owned()),
+            ("/srv/shared".to_owned(), "/h/settings.json".to_owned()),
+            (
+                "/home/me/code/lib".to_owned(),
+                "/home/me/code/app/.claude/settings.json".to_owned()
+            ),
+        ]
+    );
+    let p = "/home/me/code/app/.claude/settings.json";
+    let refused = |text: &str, dir: &str, what: &str| {
+        format!(
+            "{p}: ignored \"permissions.additionalDirectories\" entry \"{text}\" — {dir} holds {what}, and project settings cannot add such a directory, trusted or not; add it in your own settings (settings.json in Riot's home) if you mean it."
+        )
+    };
+    assert_eq!(
+        config.warnings,
+        vec![
+            "/h/settings.json: ignored \"permissions.additional_directories\" entry \"relative\" — in your own settings a directory must be absolute or start with ~/.".to_owned(),
+            refused("~/", "/home/me", "the project"),
+            refused("..", "/home/me/code", "the project"),
+            refused("/", "/", "the project"),
+        ]
+    );
+    assert_eq!(
+        config.additional_dirs(),
+        vec![
+            PathBuf::from("/home/me/notes"),
+            PathBuf::from("/srv/shared"),
+            PathBuf::from("/home/me/code/lib")
+        ]
+    );
+}
+
+#[test]
+fn tool_env_gives_way_to_the_process_environment_and_never_sets_a_key() {
+    let files = [file(
+        Layer::User,
+        "/h/settings.json",
+        json!({
+            "api_key_env": "MY_KEY",
+            "env": {"NODE_ENV": "test", "HOME": "/elsewhere", "OPENAI_API_KEY": "sk-x", "MY_KEY": "k", "EMPTY": ""}
+        }),
+    )];
+    let config = layer(&files, &EnvLayer::default(), &FlagLayer::default(), true).unwrap();
+    let process: BTreeMap<String, String> = [("HOME".to_owned(), "/home/me".to_owned())].into();
+    assert_eq!(
+        config.tool_env(&process),
+        vec![
+            ("EMPTY".to_owned(), String::new()),
+            ("NODE_ENV".to_owned(), "test".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn env_values_must_be_strings() {
+    let bad = file(Layer::User, "/h/s.json", json!({"env": {"LIST": ["a"]}}));
+    let err = layer(&[bad], &EnvLayer::default(), &FlagLayer::default(), true).unwrap_err();
+    assert_eq!(err.to_string(), "/h/s.json: `env.LIST` must be a string");
+}
+
+#[tokio::test]
+async fn settings_files_are_read_in_precedence_order() {
+    #![allow(clippy::disallowed_methods)] // the test writes real files
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let write = |path: &Path, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    for rel in [
+        ".riot/settings.local.json",
+        ".riot/settings.json",
+        ".claude/settings.local.json",
+        ".claude/settings.json",
+    ] {
+        write(&project.path().join(rel), "{}");
+    }
+    write(&home.path().join("settings.json"), "{}");
+    let fs = riot_runtime::RealFs;
+    let files = read_settings(&fs, home.path(), project.path())
+        .await
+        .unwrap();
+    let got: Vec<(PathBuf, Layer, Format)> = files
+        .iter()
+        .map(|f| (f.path.clone(), f.layer, f.format))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (home.path().join("settings.json"), Layer::User, Format::Riot),
+            (
+                project.path().join(".claude/settings.json"),
+                Layer::Project,
+                Format::ClaudeCode
+            ),
+            (
+                project.path().join(".claude/settings.local.json"),
+                Layer::Local,
+                Format::ClaudeCode
+            ),
+            (
+                project.path().join(".riot/settings.json"),
+                Layer::Project,
+                Format::Riot
+            ),
+            (
+                project.path().join(".riot/settings.local.json"),
+                Layer::Local,
+                Format::Riot
+            ),
+        ]
+    );
+    write(
+        &project.path().join(".claude/settings.json"),
+        "{\"permissions\": ",
+    );
+    let err = read_settings(&fs, home.path(), project.path())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with(&format!(
+            "{}:1:",
+            project.path().join(".claude/settings.json").display()
+        )),
+        "{err}"
+    );
 }

@@ -124,6 +124,10 @@ pub struct HookGroup {
 #[derive(Debug, Clone, Default)]
 pub struct HookConfig {
     pub groups: Vec<HookGroup>,
+    /// Hooks skipped because Riot does not run them (an event it does not
+    /// have, a hook type other than `command`), each naming its file: files
+    /// written for other agents may hold them. Shown by `riot config show`.
+    pub skipped: Vec<String>,
 }
 
 impl HookConfig {
@@ -162,7 +166,8 @@ impl HookConfig {
     /// Adds the groups of one `hooks` object (the value of a settings
     /// file's `hooks` key, or a whole `hooks.json`).
     pub fn add(&mut self, path: &Path, hooks: &Value) -> Result<(), ConfigError> {
-        self.groups.extend(parse_hooks(path, hooks)?);
+        let groups = parse_hooks_noting(path, hooks, &mut self.skipped)?;
+        self.groups.extend(groups);
         Ok(())
     }
 }
@@ -179,6 +184,15 @@ fn bad(path: &Path, key: String, problem: impl Into<String>) -> ConfigError {
 /// `command` are skipped with a warning (files written for other agents
 /// may have them); a wrong shape is an error naming the file and key.
 pub fn parse_hooks(path: &Path, hooks: &Value) -> Result<Vec<HookGroup>, ConfigError> {
+    parse_hooks_noting(path, hooks, &mut Vec::new())
+}
+
+/// [`parse_hooks`], saying in `skipped` what was skipped.
+fn parse_hooks_noting(
+    path: &Path,
+    hooks: &Value,
+    skipped: &mut Vec<String>,
+) -> Result<Vec<HookGroup>, ConfigError> {
     let Value::Object(events) = hooks else {
         return Err(bad(
             path,
@@ -190,6 +204,11 @@ pub fn parse_hooks(path: &Path, hooks: &Value) -> Result<Vec<HookGroup>, ConfigE
     for (name, entries) in events {
         let Some(event) = HookEvent::parse(name) else {
             tracing::warn!(file = %path.display(), event = %name, "unknown hook event; skipped");
+            skipped.push(format!(
+                "{}: hooks.{name} skipped: Riot has no {name} event (it runs {})",
+                path.display(),
+                HookEvent::ALL.map(HookEvent::name).join(", ")
+            ));
             continue;
         };
         let Value::Array(entries) = entries else {
@@ -228,6 +247,10 @@ pub fn parse_hooks(path: &Path, hooks: &Value) -> Result<Vec<HookGroup>, ConfigE
                     Some("command") | None => {}
                     Some(other) => {
                         tracing::warn!(file = %path.display(), hook = %key, kind = %other, "only command hooks are supported; skipped");
+                        skipped.push(format!(
+                            "{}: {key} skipped: a `{other}` hook; Riot runs only `command` hooks",
+                            path.display()
+                        ));
                         continue;
                     }
                 }
@@ -270,15 +293,25 @@ pub fn parse_hooks(path: &Path, hooks: &Value) -> Result<Vec<HookGroup>, ConfigE
 /// Code plugins) an object whose `hooks` key holds it. Bad JSON is an
 /// error naming the file and line.
 pub fn parse_hooks_file(path: &Path, text: &str) -> Result<Vec<HookGroup>, ConfigError> {
+    parse_hooks_file_noting(path, text, &mut Vec::new())
+}
+
+fn parse_hooks_file_noting(
+    path: &Path,
+    text: &str,
+    skipped: &mut Vec<String>,
+) -> Result<Vec<HookGroup>, ConfigError> {
     let file = config::parse_settings(path, Layer::User, text)?;
     match file.json.get("hooks") {
-        Some(inner @ Value::Object(_)) => parse_hooks(path, inner),
-        _ => parse_hooks(path, &Value::Object(file.json)),
+        Some(inner @ Value::Object(_)) => parse_hooks_noting(path, inner, skipped),
+        _ => parse_hooks_noting(path, &Value::Object(file.json), skipped),
     }
 }
 
 /// Reads every layer's hooks: the `hooks` key of the settings files
-/// already read, and the `hooks.json` files. A project's hooks count only
+/// already read (the user's, then the project's in the order of
+/// [`config::settings_locations`] — Claude Code's `.claude/settings*.json`
+/// among them), and the `hooks.json` files. A project's hooks count only
 /// when `trusted`; an untrusted project's `hooks.json` is named in
 /// `ignored` (the settings keys are reported by [`config::layer`]).
 pub async fn load(
@@ -292,29 +325,26 @@ pub async fn load(
     let mut config = HookConfig::default();
     let user_file = home.join("hooks.json");
     let project_file = project_root.join(".riot/hooks.json");
-    let settings_of = |layer: Layer| settings.iter().filter(move |f| f.layer == layer);
-    for file in settings_of(Layer::User) {
+    for file in settings.iter().filter(|f| f.layer == Layer::User) {
         if let Some(hooks) = file.json.get("hooks") {
             config.add(&file.path, hooks)?;
         }
     }
     if let Some(text) = read_text(fs, &user_file).await? {
-        config.groups.extend(parse_hooks_file(&user_file, &text)?);
+        let groups = parse_hooks_file_noting(&user_file, &text, &mut config.skipped)?;
+        config.groups.extend(groups);
     }
     if trusted {
-        for layer in [Layer::Project, Layer::Local] {
-            for file in settings_of(layer) {
-                if let Some(hooks) = file.json.get("hooks") {
-                    config.add(&file.path, hooks)?;
-                }
+        for file in settings.iter().filter(|f| f.layer != Layer::User) {
+            if let Some(hooks) = file.json.get("hooks") {
+                config.add(&file.path, hooks)?;
             }
         }
     }
     if let Some(text) = read_text(fs, &project_file).await? {
         if trusted {
-            config
-                .groups
-                .extend(parse_hooks_file(&project_file, &text)?);
+            let groups = parse_hooks_file_noting(&project_file, &text, &mut config.skipped)?;
+            config.groups.extend(groups);
         } else {
             ignored.push(format!("hooks (from {})", project_file.display()));
         }

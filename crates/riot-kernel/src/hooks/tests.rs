@@ -82,6 +82,7 @@ fn duplicates_run_once_and_unmatched_groups_do_not_run() {
         ],
         "Notification": [{"hooks": [{"type": "command", "command": "d"}]}]
         })),
+        skipped: Vec::new(),
     };
     let commands: Vec<String> = config
         .matching(HookEvent::PreToolUse, Some("Bash"))
@@ -150,6 +151,7 @@ impl Dir {
     fn runner(&self, hooks: Value) -> HookRunner {
         let config = HookConfig {
             groups: parse_hooks(&self.path().join("hooks.json"), &hooks).unwrap(),
+            skipped: Vec::new(),
         };
         HookRunner::new(
             config,
@@ -382,4 +384,109 @@ echo "today's sprint: hooks""#,
     );
     assert_eq!(runner.session_start("startup").await, vec!["branch: main"]);
     assert!(runner.session_start("resume").await.is_empty());
+}
+
+#[tokio::test]
+async fn claude_code_settings_hooks_load_with_the_trust_rule_and_say_what_was_skipped() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let claude_file = project.path().join(".claude/settings.json");
+    std::fs::create_dir_all(claude_file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &claude_file,
+        json!({
+            "hooks": {
+                "PostToolUse": [{"matcher": "Edit|MultiEdit|Write", "hooks": [
+                    {"type": "command", "command": "npx prettier --write ."},
+                    {"type": "prompt", "prompt": "Check the edit"}
+                ]}],
+                "Notification": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let riot_file = project.path().join(".riot/settings.json");
+    std::fs::create_dir_all(riot_file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &riot_file,
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./stop.sh"}]}]}}"#,
+    )
+    .unwrap();
+    let fs = riot_runtime::RealFs;
+    let settings = config::read_settings(&fs, home.path(), project.path())
+        .await
+        .unwrap();
+
+    let mut ignored = Vec::new();
+    let loaded = load(
+        &fs,
+        home.path(),
+        project.path(),
+        &settings,
+        true,
+        &mut ignored,
+    )
+    .await
+    .unwrap();
+    assert!(ignored.is_empty());
+    let groups: Vec<(HookEvent, Vec<String>, &Path)> = loaded
+        .groups
+        .iter()
+        .map(|g| {
+            (
+                g.event,
+                g.hooks.iter().map(|h| h.command.clone()).collect(),
+                g.source.as_path(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        vec![
+            (
+                HookEvent::PostToolUse,
+                vec!["npx prettier --write .".to_owned()],
+                claude_file.as_path()
+            ),
+            (
+                HookEvent::Stop,
+                vec!["./stop.sh".to_owned()],
+                riot_file.as_path()
+            ),
+        ]
+    );
+    assert!(
+        !loaded
+            .matching(HookEvent::PostToolUse, Some("Edit"))
+            .is_empty()
+    );
+    assert_eq!(
+        loaded.skipped,
+        vec![
+            format!(
+                "{}: hooks.PostToolUse[0].hooks[1] skipped: a `prompt` hook; Riot runs only `command` hooks",
+                claude_file.display()
+            ),
+            format!(
+                "{}: hooks.Notification skipped: Riot has no Notification event (it runs PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart, PreCompact)",
+                claude_file.display()
+            ),
+        ]
+    );
+
+    // Untrusted: none of the project's hooks (the settings keys are named
+    // by the configuration's trust notice).
+    let loaded = load(
+        &fs,
+        home.path(),
+        project.path(),
+        &settings,
+        false,
+        &mut ignored,
+    )
+    .await
+    .unwrap();
+    assert!(loaded.is_empty());
+    assert!(loaded.skipped.is_empty());
 }
