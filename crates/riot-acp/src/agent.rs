@@ -388,7 +388,8 @@ impl RiotAgent {
             );
         }
         // Before the response, so the client has the figures of the turn
-        // that just ended.
+        // that just ended, and what the session has cost with it.
+        let cost_usd = slot.session.read(|s| s.cost().usd).await.ok().flatten();
         self.notify(
             cx,
             UsageNotification {
@@ -396,6 +397,7 @@ impl RiotAgent {
                 model,
                 requests,
                 usage: usage.into(),
+                cost_usd,
                 meta: None,
             },
         );

@@ -43,7 +43,10 @@
 //!
 //! - `_riot/usage` (notification, agent → client): after each prompt
 //!   turn, before its response, the turn's token usage summed over its
-//!   model requests, with the cache read/write figures.
+//!   model requests, with the cache read/write figures, and `costUsd`:
+//!   what the whole session has cost so far in US dollars (every request,
+//!   side requests and earlier processes included), `null` when unknown
+//!   (a model without a price) — never 0 for unknown.
 //! - `_riot/compaction` (notification, agent → client): the session's
 //!   history is being compacted (`status: "compacting"`) or was
 //!   (`status: "compacted"`, with the estimated tokens before and after).
@@ -461,6 +464,9 @@ pub struct UsageNotification {
     pub requests: u32,
     /// Summed over those requests.
     pub usage: UsageFigures,
+    /// The session's cost so far, in US dollars (`Session::cost`); always
+    /// sent, `null` when unknown.
+    pub cost_usd: Option<f64>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
 }
@@ -489,4 +495,32 @@ pub struct CompactionNotification {
     pub tokens_after: Option<u64>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_cost_is_sent_as_null_never_left_out_or_zero() {
+        let notification = UsageNotification {
+            session_id: "s1".into(),
+            model: "local".into(),
+            requests: 1,
+            usage: UsageFigures::default(),
+            cost_usd: None,
+            meta: None,
+        };
+        let value = serde_json::to_value(&notification).unwrap();
+        assert_eq!(value["costUsd"], Value::Null);
+        assert!(value.as_object().unwrap().contains_key("costUsd"));
+        let known = UsageNotification {
+            cost_usd: Some(0.25),
+            ..notification
+        };
+        assert_eq!(
+            serde_json::to_value(&known).unwrap()["costUsd"],
+            json!(0.25)
+        );
+    }
 }

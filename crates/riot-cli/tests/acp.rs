@@ -989,6 +989,12 @@ async fn riot_shutdown_without_params_stops_an_idle_agent() {
 async fn usage_after_each_prompt_goes_to_a_client_that_asked_for_it() {
     let world = World::new();
     std::fs::write(world.project.path().join("notes.txt"), NOTES).unwrap();
+    // A price for the mock model, so the session's cost is known.
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"models": {"mock-model": {"price": {"input": 1, "output": 2, "cache_write": 1.25, "cache_read": 0.1}}}}"#,
+    )
+    .unwrap();
     // The second request reports cache figures, as a warm prompt cache does.
     let cached = Reply::Events(vec![
         json!({"type": "message_start", "message": {"id": "msg_cached", "type": "message", "role": "assistant",
@@ -1044,6 +1050,11 @@ async fn usage_after_each_prompt_goes_to_a_client_that_asked_for_it() {
         params["usage"],
         json!({"inputTokens": 22, "outputTokens": 14, "cacheReadTokens": 700, "cacheWriteTokens": 30})
     );
+    // What the session has cost so far, at the settings' price per million
+    // tokens: 22 × 1 + 14 × 2 + 30 × 1.25 + 700 × 0.1.
+    let cost = |params: &Value| params["costUsd"].as_f64().expect("a known cost");
+    let first = (22.0 + 28.0 + 37.5 + 70.0) / 1e6;
+    assert!((cost(params) - first).abs() < 1e-12, "{params}");
 
     // The next prompt reports its own turn only.
     let id = client
@@ -1055,6 +1066,13 @@ async fn usage_after_each_prompt_goes_to_a_client_that_asked_for_it() {
     assert_eq!(
         extensions[0]["params"]["usage"],
         json!({"inputTokens": 10, "outputTokens": 5, "cacheReadTokens": 0, "cacheWriteTokens": 0})
+    );
+    // The cost is the session's, not the turn's: it grows by this turn's 10 × 1 + 5 × 2.
+    let second = first + 20.0 / 1e6;
+    assert!(
+        (cost(&extensions[0]["params"]) - second).abs() < 1e-12,
+        "{}",
+        extensions[0]["params"]
     );
     client.close().await;
     server.shutdown().await;
