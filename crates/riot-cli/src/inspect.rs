@@ -40,8 +40,12 @@ pub fn sessions_list(json_out: bool) -> i32 {
         let rows: Vec<_> = sessions
             .iter()
             .map(|s| {
+                // Unknown (a model without a price, or no request
+                // recorded with its cost) is null, never 0.
+                let cost_usd = s.cost.as_ref().and_then(|c| c.usd);
                 json!({"id": s.id, "title": s.title, "cwd": s.cwd, "created_ms": s.created_ms,
-                       "updated_ms": s.updated_ms, "messages": s.messages, "model": s.model})
+                       "updated_ms": s.updated_ms, "messages": s.messages, "model": s.model,
+                       "cost_usd": cost_usd})
             })
             .collect();
         outln!("{}", serde_json::Value::Array(rows));
@@ -50,11 +54,12 @@ pub fn sessions_list(json_out: bool) -> i32 {
     } else {
         for s in sessions {
             outln!(
-                "{}  {}  {}  {}  {}",
+                "{}  {}  {}  {}  {}  {}",
                 s.id,
                 utc_minute(s.updated_ms),
                 s.cwd.display(),
                 count(s.messages, "message"),
+                riot_protocol::format_usd(s.cost.as_ref().and_then(|c| c.usd)),
                 s.title
             );
         }

@@ -343,7 +343,8 @@ async fn sessions_list_prints_dates_and_the_json_keeps_its_fields() {
         .map(|c| if c.is_ascii_digit() { '9' } else { c })
         .collect();
     assert_eq!(shape, "9999-99-99 99:99 UTC", "{line}");
-    assert!(line.ends_with("2 messages  Tidy the notes"), "{line}");
+    // The mock model has no price: its cost is unknown, a dash, not $0.
+    assert!(line.ends_with("2 messages  —  Tidy the notes"), "{line}");
     assert!(
         !line
             .split_whitespace()
@@ -359,6 +360,43 @@ async fn sessions_list_prints_dates_and_the_json_keeps_its_fields() {
         "{row}"
     );
     assert!(row["created_ms"].as_u64().is_some(), "{row}");
+    assert_eq!(row["cost_usd"], Value::Null, "{row}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_list_shows_what_each_session_cost() {
+    let world = World::new();
+    // The user's settings price the mock model, per million tokens.
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"models": {"mock-model": {"price": {"input": 100, "output": 200, "cache_write": 125, "cache_read": 10}}}}"#,
+    )
+    .unwrap();
+    let wire = Wire::Anthropic;
+    let server = server(
+        wire,
+        vec![Reply::Text("Done.".into()), Reply::Text("Again.".into())],
+    )
+    .await;
+    let out = run(world.exec(&server, wire, &["Tidy the notes"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let out = run(world.exec(&server, wire, &["--continue", "And again"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    // Each request reports 10 input and 5 output tokens: 10 × 100 + 5 × 200
+    // per million, twice — the session's total across both runs.
+    let expected = 2.0 * (10.0 * 100.0 + 5.0 * 200.0) / 1e6;
+    let out = run(world.bare(&["sessions", "list", "--json"])).await;
+    let rows: Value = serde_json::from_str(&out.stdout).unwrap();
+    let cost = rows[0]["cost_usd"].as_f64().expect("a known cost");
+    assert!((cost - expected).abs() < 1e-12, "{}", rows[0]);
+    let out = run(world.bare(&["sessions", "list"])).await;
+    let line = out.stdout.lines().next().unwrap();
+    assert!(
+        line.ends_with("4 messages  $0.0040  Tidy the notes"),
+        "{line}"
+    );
     server.shutdown().await;
 }
 

@@ -79,6 +79,7 @@ struct Shared {
     commands: Vec<crate::commands::Command>,
     skills: crate::skills::SkillCatalog,
     pending: crate::queue::PendingMessages,
+    cost: Arc<crate::cost::CostMeter>,
     /// Set by `prompt` before the operation is sent, cleared by the actor
     /// when the turn has ended and the session is settled.
     busy: AtomicBool,
@@ -131,6 +132,7 @@ impl SessionHandle {
             commands: session.commands().to_vec(),
             skills: session.skills().clone(),
             pending: session.pending(),
+            cost: session.cost_meter(),
             busy: AtomicBool::new(false),
             running: Mutex::new(None),
             status,
@@ -181,6 +183,12 @@ impl SessionHandle {
     /// loop's usage so far.
     pub fn status(&self) -> SessionStatus {
         self.shared.status.borrow().clone()
+    }
+
+    /// What the session has cost so far, main loop and side requests
+    /// (readable during a turn); `usd` is `None` once a model had no price.
+    pub fn cost(&self) -> riot_protocol::SessionCost {
+        self.shared.cost.total()
     }
 
     /// A receiver that sees every change of [`status`](Self::status).

@@ -146,6 +146,10 @@ async fn a_prompt_streams_its_turn_and_the_status_follows() {
     assert_eq!(status.requests, 1);
     assert_eq!(status.model, "first-model");
     assert!(status.usage.output_tokens > 0, "{status:?}");
+    // The mock's model has no price: the cost is unknown, not zero.
+    let cost = f.handle.cost();
+    assert_eq!(cost.usage, status.usage);
+    assert_eq!(cost.usd, None);
 
     let messages = f.handle.messages().await.unwrap();
     assert_eq!(messages.len(), 2);
