@@ -1,6 +1,5 @@
 //! The `riot` binary. Parses the command line of docs/interfaces.md and hands
-//! each command to the kernel. Commands whose capability is not built yet
-//! exit 2 with "not available yet: …" — never a fake success.
+//! each command to the kernel; bare `riot` opens the terminal UI.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line face
 #![allow(clippy::disallowed_methods)] // a face: reads the real environment and current directory
@@ -14,6 +13,7 @@ mod mcp_cmd;
 mod out;
 mod serve;
 mod tools_cmd;
+mod tui;
 mod world;
 
 use std::process::ExitCode;
@@ -58,11 +58,6 @@ fn log_filter(spec: &str) -> tracing_subscriber::EnvFilter {
     }
 }
 
-fn not_available(what: &str) -> i32 {
-    eprintln!("riot: not available yet: {what}");
-    exec::EXIT_USAGE
-}
-
 fn usage(message: &str) -> i32 {
     eprintln!("riot: {message}");
     exec::EXIT_USAGE
@@ -83,9 +78,12 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async {
-        if !cli.print
-            && let Some(message) = exec::print_options_without_print(&cli.print_options)
-        {
+        // Bare `riot` (the terminal UI) takes --continue and --resume too.
+        let print_only = match (&cli.command, cli.print) {
+            (None, false) => tui::print_only(&cli.print_options),
+            _ => cli.print_options.clone(),
+        };
+        if !cli.print && let Some(message) = exec::print_options_without_print(&print_only) {
             return usage(message);
         }
         match &cli.command {
@@ -97,7 +95,7 @@ fn main() -> ExitCode {
                 };
                 exec::run(&cli.shared, &args).await
             }
-            None => not_available("the terminal UI (use `riot exec`)"),
+            None => tui::run(&cli.shared, &cli.print_options, cli.prompt.clone()).await,
             Some(_) if cli.print => {
                 usage("-p runs a task as `riot exec` does; drop -p, or the subcommand")
             }

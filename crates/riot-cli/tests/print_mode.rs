@@ -294,11 +294,11 @@ async fn print_options_need_print_mode_and_print_mode_takes_no_subcommand() {
         out.stderr,
         "riot: -p runs a task as `riot exec` does; drop -p, or the subcommand\n"
     );
-    // Bare `riot` is still the terminal UI, not built yet.
+    // Bare `riot` is the terminal UI, which needs a terminal.
     let out = run(world.bare(&["Hi"])).await;
     assert_eq!(out.code, Some(2), "{out:?}");
     assert_eq!(
         out.stderr,
-        "riot: not available yet: the terminal UI (use `riot exec`)\n"
+        "riot: the terminal UI needs a terminal on stdin and stdout; to run a task without one, use `riot exec \"PROMPT\"` (or `riot -p`)\n"
     );
 }

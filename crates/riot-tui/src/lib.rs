@@ -26,5 +26,5 @@ pub mod view;
 pub mod wrap;
 
 pub use gate::{GateRequest, TuiGate};
-pub use run::{Host, McpSummary, RunOptions, run};
+pub use run::{Host, McpSummary, RunOptions, Summary, run};
 pub use theme::Theme;

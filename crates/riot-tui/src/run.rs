@@ -255,6 +255,14 @@ fn flush_rows(terminal: &mut Term, app: &mut App) -> std::io::Result<()> {
     Ok(())
 }
 
+/// How a run of the UI ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    /// Messages in the session's history when it closed (none: nothing
+    /// was saved).
+    pub messages: usize,
+}
+
 /// Runs the terminal UI on `handle` until the person leaves, then closes
 /// the session. The caller prints what follows (the resume command) on
 /// the row where the live area was.
@@ -263,7 +271,7 @@ pub async fn run(
     mut questions: mpsc::UnboundedReceiver<GateRequest>,
     host: Arc<dyn Host>,
     options: RunOptions,
-) -> std::io::Result<()> {
+) -> std::io::Result<Summary> {
     let messages = handle.messages().await.unwrap_or_default();
     let status = handle.status();
     let (cols, rows) = terminal::size()?;
@@ -314,8 +322,9 @@ pub async fn run(
     );
     let _ = Write::flush(&mut out.inner);
     drop(raw);
+    let messages = handle.messages().await.map_or(0, |m| m.len());
     handle.close().await;
-    result
+    result.map(|()| Summary { messages })
 }
 
 async fn drive(

@@ -1,0 +1,131 @@
+//! Bare `riot`: the terminal UI (riot-tui) on a session opened the way
+//! `riot exec` opens one, with a gate that asks the person. A PROMPT
+//! argument is sent first; `--continue` / `--resume ID` open a saved
+//! session with its history shown. Without a terminal on stdin and stdout
+//! it refuses with a hint to use `riot exec`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use riot_kernel::{Kernel, OpenOptions, ResumeFrom};
+use riot_protocol::SessionId;
+use riot_tui::{Host, McpSummary, RunOptions, Theme, TuiGate};
+
+use crate::cli::{ExecOptions, SharedOptions};
+use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::world;
+
+/// What `riot` says when it has no terminal to draw on.
+pub const NO_TERMINAL: &str = "riot: the terminal UI needs a terminal on stdin and stdout; to run a task without one, use `riot exec \"PROMPT\"` (or `riot -p`)";
+
+/// The project's files and MCP servers, for the UI.
+struct Project {
+    kernel: Kernel,
+    cwd: PathBuf,
+}
+
+#[async_trait::async_trait]
+impl Host for Project {
+    async fn files(&self, query: &str, limit: usize) -> Vec<String> {
+        self.kernel
+            .project_files(&self.cwd, query, limit)
+            .await
+            .unwrap_or_default()
+    }
+
+    fn mcp(&self) -> McpSummary {
+        let mut summary = McpSummary::default();
+        for server in self.kernel.mcp_servers() {
+            if server.project != self.cwd {
+                continue;
+            }
+            match server.status {
+                riot_mcp::ServerStatus::Connecting => summary.starting += 1,
+                riot_mcp::ServerStatus::Ready { .. } => summary.ready += 1,
+                riot_mcp::ServerStatus::Failed { .. } => summary.failed += 1,
+                riot_mcp::ServerStatus::Disabled => {}
+            }
+        }
+        summary
+    }
+}
+
+/// The print-mode options that bare `riot` takes too: `--continue` and
+/// `--resume` open a saved session in the UI. What is left belongs to
+/// print mode alone.
+pub fn print_only(options: &ExecOptions) -> ExecOptions {
+    ExecOptions {
+        resume: None,
+        r#continue: false,
+        ..options.clone()
+    }
+}
+
+/// Runs the terminal UI; returns the exit code.
+pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<String>) -> i32 {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!("{NO_TERMINAL}");
+        return EXIT_USAGE;
+    }
+    let env = world::environment();
+    let home = match world::riot_home(&env) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("riot: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let cwd = match world::project_dir(shared.cwd.as_ref()) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("riot: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let kernel = Kernel::new(world::capabilities(), home);
+    let resume = match (&options.resume, options.r#continue) {
+        (Some(id), _) => Some(ResumeFrom::Id(SessionId::new(id.clone()))),
+        (None, true) => Some(ResumeFrom::Latest),
+        (None, false) => None,
+    };
+    let show_history = resume.is_some();
+    let (gate, questions) = TuiGate::new();
+    let open = OpenOptions {
+        cwd: cwd.clone(),
+        env: env.clone(),
+        flags: flag_layer(shared),
+        trust_project: shared.trust_project,
+        max_turns: shared.max_turns,
+        resume,
+        gate: Arc::new(gate),
+        mcp_servers: Vec::new(),
+    };
+    let handle = match kernel.start(open).await {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("riot: {e}");
+            return e.exit_code();
+        }
+    };
+    let id = handle.id().to_string();
+    let host = Arc::new(Project { kernel, cwd });
+    let options = RunOptions {
+        theme: Theme::from_no_color(env.get("NO_COLOR").map(String::as_str)),
+        prompt,
+        show_history,
+        context_window: None,
+    };
+    match riot_tui::run(handle, questions, host, options).await {
+        Ok(summary) => {
+            if summary.messages > 0 {
+                println!("Session {id} saved. Resume it with: riot --resume {id}");
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("riot: the terminal UI failed: {e}");
+            1
+        }
+    }
+}
