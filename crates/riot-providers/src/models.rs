@@ -23,8 +23,22 @@ pub struct ModelOverride {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_replay: Option<ReasoningReplay>,
     /// US dollars per million tokens; replaces the table's price whole.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "valid_price"
+    )]
     pub price: Option<Price>,
+}
+
+/// A settings price whose rates are all dollars, none negative.
+fn valid_price<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Price>, D::Error> {
+    match Option::<Price>::deserialize(d)? {
+        Some(price) if !price.is_valid() => Err(serde::de::Error::custom(
+            "`price`: every rate is US dollars per million tokens, zero or more",
+        )),
+        price => Ok(price),
+    }
 }
 
 impl ModelOverride {
@@ -561,6 +575,15 @@ mod tests {
             capabilities_for("gpt-5", &overrides).price.map(|p| p.input),
             Some(1.25),
             "a model no override names keeps the table's price"
+        );
+        let negative = serde_json::from_value::<ModelOverride>(serde_json::json!(
+            {"price": {"input": -1, "output": 1, "cache_write": 1, "cache_read": 1}}
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            negative.contains("every rate is US dollars per million tokens, zero or more"),
+            "{negative}"
         );
     }
 }
