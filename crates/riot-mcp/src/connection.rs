@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::RiotClient;
 use crate::config::Transport;
-use crate::hub::HubOptions;
+use crate::options::HubOptions;
 use crate::server::Server;
 
 /// Lines of a server's stderr kept for failure reasons.

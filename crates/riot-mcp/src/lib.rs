@@ -55,11 +55,13 @@ pub mod config;
 mod connection;
 mod hub;
 pub mod naming;
+mod options;
 mod result;
 mod server;
 mod tool;
 
 pub use config::{ConfigError, ConfigScope, McpConfig, ServerConfig, Transport};
-pub use hub::{DEFAULT_STARTUP_TIMEOUT_MS, HubError, HubOptions, McpHub};
+pub use hub::{HubError, McpHub};
+pub use options::{DEFAULT_STARTUP_TIMEOUT_MS, HubOptions};
 pub use server::ServerStatus;
 pub use tool::McpTool;
