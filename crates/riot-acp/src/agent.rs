@@ -389,7 +389,7 @@ impl RiotAgent {
         }
         // Before the response, so the client has the figures of the turn
         // that just ended, and what the session has cost with it.
-        let cost_usd = slot.session.read(|s| s.cost().usd).await.ok().flatten();
+        let cost_usd = slot.session.cost().usd;
         self.notify(
             cx,
             UsageNotification {
