@@ -29,7 +29,11 @@ struct Fixture {
 }
 
 async fn fixture(wire: Wire, provider: &str, model: &str, replies: Vec<Reply>) -> Fixture {
-    let server = MockServer::start(Script::new(wire, replies)).await.unwrap();
+    fixture_with(Script::new(wire, replies), provider, model).await
+}
+
+async fn fixture_with(script: Script, provider: &str, model: &str) -> Fixture {
+    let server = MockServer::start(script).await.unwrap();
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let caps = Capabilities {
@@ -333,4 +337,87 @@ async fn a_model_without_a_price_leaves_the_cost_unknown_until_settings_give_one
     );
     turn(&mut fresh, "hi").await;
     close(fresh.cost().usd, (10.0 * 1.0 + 5.0 * 2.0) / 1e6);
+}
+
+#[tokio::test]
+async fn a_subagents_requests_are_the_sessions_side_requests() {
+    let model = "claude-haiku-4-5";
+    let f = fixture(
+        Wire::Anthropic,
+        "anthropic",
+        model,
+        vec![
+            // The session asks an explore agent…
+            Reply::ToolCall {
+                id: "call_task".into(),
+                name: "Task".into(),
+                arguments: json!({"description": "look around", "prompt": "What is here?",
+                    "subagent_type": "explore"})
+                .to_string(),
+                text: String::new(),
+            },
+            // …which answers at once, on the session's model…
+            anthropic_reply(model, "Nothing yet.", 2_000, 0, 500, 40),
+            // …and the session ends its turn.
+            anthropic_reply(model, "Done.", 300, 1_000, 0, 20),
+        ],
+    )
+    .await;
+    let mut session = f.kernel.open(f.options.clone()).await.unwrap();
+    turn(&mut session, "Explore").await;
+    assert_eq!(f.server.requests().len(), 3);
+    // Claude Haiku 4.5: $1 input, $5 output, $1.25 a cache write, $0.10 a
+    // cache hit. The generated tool call reports 10 input, 5 output.
+    let main = (10.0 * 1.0 + 5.0 * 5.0 + (300.0 * 1.0 + 20.0 * 5.0 + 1_000.0 * 0.10)) / 1e6;
+    let side = (2_000.0 * 1.0 + 40.0 * 5.0 + 500.0 * 1.25) / 1e6;
+    let cost = session.cost();
+    close(cost.usd, main + side);
+    assert_eq!(cost.requests, 3);
+    assert_eq!(
+        cost.side_usage,
+        Usage {
+            input_tokens: 2_000,
+            output_tokens: 40,
+            cache_read_tokens: 0,
+            cache_write_tokens: 500,
+        }
+    );
+    assert_eq!(cost.usage.input_tokens, 310);
+}
+
+#[tokio::test]
+async fn auto_modes_classifier_requests_are_side_requests() {
+    let model = "claude-haiku-4-5";
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            Reply::ToolCall {
+                id: "call_bash".into(),
+                name: "Bash".into(),
+                arguments: json!({"command": "touch built.txt"}).to_string(),
+                text: String::new(),
+            },
+            Reply::Text("Finished.".into()),
+        ],
+    )
+    // The classifier's request is recognised by the call it carries.
+    .when(
+        "Bash: touch built.txt",
+        Reply::Text(r#"{"decision": "allow", "reason": "asked for"}"#.into()),
+    );
+    let mut f = fixture_with(script, "anthropic", model).await;
+    f.options.flags.permission_mode = Some(riot_protocol::PermissionMode::Auto);
+    let mut session = f.kernel.open(f.options.clone()).await.unwrap();
+    turn(&mut session, "Create the build marker").await;
+    let requests = f.server.requests();
+    assert_eq!(requests.len(), 3, "turn, classifier, turn");
+    assert_eq!(requests[1].rule, Some(0), "the classifier's request");
+    // Every generated reply reports 10 input and 5 output tokens; Claude
+    // Haiku 4.5 costs $1 and $5 per million of them.
+    let each = (10.0 * 1.0 + 5.0 * 5.0) / 1e6;
+    let cost = session.cost();
+    close(cost.usd, 3.0 * each);
+    assert_eq!(cost.side_usage.input_tokens, 10);
+    assert_eq!(cost.usage.input_tokens, 20);
+    assert_eq!(session.side_usage(), cost.side_usage, "the same request");
 }
