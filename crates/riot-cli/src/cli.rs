@@ -21,7 +21,10 @@ pub struct Cli {
     pub print: bool,
 
     /// `riot exec`'s options, for `riot -p`.
-    #[command(flatten, next_help_heading = "Print mode (-p) options, as for `riot exec`")]
+    #[command(
+        flatten,
+        next_help_heading = "Print mode (-p) options, as for `riot exec`"
+    )]
     pub print_options: ExecOptions,
 
     /// With -p, the task; otherwise the prompt to pre-fill in the terminal UI.
@@ -497,7 +500,8 @@ mod tests {
             ("plan", PermissionMode::Plan),
             ("accept-edits", PermissionMode::AcceptEdits),
         ] {
-            let cli = Cli::try_parse_from(["riot", "exec", "--permission-mode", name, "x"]).unwrap();
+            let cli =
+                Cli::try_parse_from(["riot", "exec", "--permission-mode", name, "x"]).unwrap();
             assert_eq!(cli.shared.permission_mode, Some(mode), "{name}");
         }
     }

@@ -35,8 +35,8 @@ use futures::{Stream, StreamExt};
 use riot_kernel::config::FlagLayer;
 use riot_kernel::{Kernel, NobodyAnswers, OpenOptions, ResumeFrom, SessionHandle};
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, Clock, IdKind, Message, PermissionResult,
-    SessionId, SystemLevel, TerminalReason,
+    AgentEvent, CancelReason, CancelScope, Clock, IdKind, Message, PermissionResult, SessionId,
+    SystemLevel, TerminalReason,
 };
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
@@ -317,9 +317,9 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
             Ok(p) => Prompts::One(Some(p)),
             Err(m) => return usage(&m),
         },
-        InputFormat::StreamJson => Prompts::Lines(
-            tokio::io::BufReader::new(tokio::io::stdin()).lines(),
-        ),
+        InputFormat::StreamJson => {
+            Prompts::Lines(tokio::io::BufReader::new(tokio::io::stdin()).lines())
+        }
     };
     // The first prompt before anything else, so a bad first line is a
     // usage error before any session exists.

@@ -66,7 +66,9 @@ impl Schema {
         let mut errors = Vec::new();
         match self.0["lines"].get(&kind) {
             Some(shape) => self.shape(line, shape, &kind, &mut errors),
-            None => errors.push(format!("{kind}: a line of a kind Claude Code does not write")),
+            None => errors.push(format!(
+                "{kind}: a line of a kind Claude Code does not write"
+            )),
         }
         errors
     }
@@ -122,7 +124,12 @@ impl Schema {
                     continue;
                 }
                 match object.get(&field) {
-                    Some(v) => self.check(v, &type_of(&field, &declared), &format!("{path}.{field}"), errors),
+                    Some(v) => self.check(
+                        v,
+                        &type_of(&field, &declared),
+                        &format!("{path}.{field}"),
+                        errors,
+                    ),
                     None if required => errors.push(format!("{path}.{field}: missing")),
                     None => {}
                 }
@@ -132,13 +139,20 @@ impl Schema {
         for (field, declared) in riot["fields"].as_object().cloned().unwrap_or_default() {
             known.push(field.clone());
             match object.get(&field) {
-                Some(v) => self.check(v, declared.as_str().unwrap_or("any"), &format!("{path}.{field}"), errors),
+                Some(v) => self.check(
+                    v,
+                    declared.as_str().unwrap_or("any"),
+                    &format!("{path}.{field}"),
+                    errors,
+                ),
                 None => errors.push(format!("{path}.{field}: missing (a Riot field)")),
             }
         }
         for field in object.keys() {
             if !known.contains(field) {
-                errors.push(format!("{path}.{field}: a field the description does not have"));
+                errors.push(format!(
+                    "{path}.{field}: a field the description does not have"
+                ));
             }
         }
     }
@@ -294,11 +308,7 @@ async fn a_text_only_task_matches_claude_codes_shapes() {
     let schema = Schema::load();
     let world = World::new();
     let wire = Wire::Anthropic;
-    let server = server(vec![
-        Reply::Text(ANSWER.into()),
-        Reply::Text(ANSWER.into()),
-    ])
-    .await;
+    let server = server(vec![Reply::Text(ANSWER.into()), Reply::Text(ANSWER.into())]).await;
 
     let out = run(world.exec(&server, wire, &["--output-format", "json", "Summarize"])).await;
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -320,7 +330,10 @@ async fn a_text_only_task_matches_claude_codes_shapes() {
     assert_eq!(out.code, Some(0), "{out:?}");
     let lines = json_lines(&out.stdout);
     schema.assert_lines(&lines);
-    assert_eq!(kinds(&lines), ["system/init", "assistant", "result/success"]);
+    assert_eq!(
+        kinds(&lines),
+        ["system/init", "assistant", "result/success"]
+    );
     let id = only_session(&world);
     for line in &lines {
         assert_eq!(line["session_id"], id.as_str(), "{line}");
@@ -347,10 +360,17 @@ async fn a_text_only_task_matches_claude_codes_shapes() {
     assert_eq!(tools, offered);
     let commands = init["slash_commands"].as_array().unwrap();
     assert!(commands.contains(&json!("compact")), "{init}");
-    assert!(commands.iter().all(|c| !c.as_str().unwrap().starts_with('/')));
+    assert!(
+        commands
+            .iter()
+            .all(|c| !c.as_str().unwrap().starts_with('/'))
+    );
 
     let message = &lines[1]["message"];
-    assert_eq!(message["content"], json!([{"type": "text", "text": ANSWER}]));
+    assert_eq!(
+        message["content"],
+        json!([{"type": "text", "text": ANSWER}])
+    );
     assert_eq!(message["stop_reason"], "end_turn");
     assert_eq!(message["model"], "mock-model");
     assert_eq!(message["usage"]["output_tokens"], 5);
@@ -376,7 +396,12 @@ async fn a_tool_task_matches_claude_codes_shapes() {
 
     let world = World::new();
     std::fs::write(world.project.path().join("notes.txt"), NOTES).unwrap();
-    let out = run(world.exec(&server, wire, &["--output-format", "json", "Summarize notes.txt"])).await;
+    let out = run(world.exec(
+        &server,
+        wire,
+        &["--output-format", "json", "Summarize notes.txt"],
+    ))
+    .await;
     assert_eq!(out.code, Some(0), "{out:?}");
     let result = checked_json(&schema, &out);
     assert_eq!(result["num_turns"], 2);
@@ -392,7 +417,13 @@ async fn a_tool_task_matches_claude_codes_shapes() {
     schema.assert_lines(&lines);
     assert_eq!(
         kinds(&lines),
-        ["system/init", "assistant", "user", "assistant", "result/success"]
+        [
+            "system/init",
+            "assistant",
+            "user",
+            "assistant",
+            "result/success"
+        ]
     );
     assert_eq!(
         lines[1]["message"]["content"],
@@ -417,7 +448,13 @@ async fn a_max_turns_run_matches_claude_codes_shapes() {
     for format in ["json", "stream-json"] {
         let world = World::new();
         std::fs::write(world.project.path().join("notes.txt"), NOTES).unwrap();
-        let args = ["--max-turns", "1", "--output-format", format, "Keep reading"];
+        let args = [
+            "--max-turns",
+            "1",
+            "--output-format",
+            format,
+            "Keep reading",
+        ];
         let out = run(world.exec(&server, wire, &args)).await;
         assert_eq!(out.code, Some(3), "{format}: {out:?}");
         let lines = json_lines(&out.stdout);
@@ -435,7 +472,9 @@ async fn a_max_turns_run_matches_claude_codes_shapes() {
         assert_eq!(result["num_turns"], 1);
         assert_eq!(
             result["errors"],
-            json!(["stopped after the maximum number of turns (1); raise --max-turns to let it go on"])
+            json!([
+                "stopped after the maximum number of turns (1); raise --max-turns to let it go on"
+            ])
         );
     }
 }
@@ -584,7 +623,10 @@ async fn stream_json_input_answers_each_message_in_one_session() {
     let mut lines = BufReader::new(riot.child.stdout.take().unwrap()).lines();
 
     // One message, its answer; only then the next.
-    stdin.write_all(user_line("First question").as_bytes()).await.unwrap();
+    stdin
+        .write_all(user_line("First question").as_bytes())
+        .await
+        .unwrap();
     let first = lines_until(&mut lines, |l| l["type"] == "result").await;
     assert_eq!(server.requests().len(), 1, "the second is not asked yet");
     let blocks = json!({"type": "user", "message": {"role": "user",
@@ -606,7 +648,10 @@ async fn stream_json_input_answers_each_message_in_one_session() {
 
     schema.assert_lines(&first);
     schema.assert_lines(&second);
-    assert_eq!(kinds(&first), ["system/init", "assistant", "result/success"]);
+    assert_eq!(
+        kinds(&first),
+        ["system/init", "assistant", "result/success"]
+    );
     assert_eq!(kinds(&second), ["assistant", "result/success"]);
     assert_eq!(first[2]["result"], "First answer.");
     assert_eq!(second[1]["result"], "Second answer.");
@@ -636,7 +681,10 @@ async fn a_bad_input_line_ends_the_conversation_with_a_usage_error() {
     cmd.stdin(Stdio::piped());
     let mut riot = Running::spawn(cmd);
     let mut stdin = riot.child.stdin.take().unwrap();
-    let input = format!("{}\n{{\"type\": \"user\", \"message\": 3\n", user_line("Hi").trim_end());
+    let input = format!(
+        "{}\n{{\"type\": \"user\", \"message\": 3\n",
+        user_line("Hi").trim_end()
+    );
     stdin.write_all(input.as_bytes()).await.unwrap();
     drop(stdin);
     let out = riot.finish().await;
@@ -667,11 +715,22 @@ async fn stream_json_input_needs_a_streaming_output_and_no_prompt_argument() {
             "riot exec: --input-format stream-json answers each message as it comes; add --output-format stream-json (or events)",
         ),
         (
-            &["--input-format", "stream-json", "--output-format", "stream-json", "Hi"],
+            &[
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "Hi",
+            ],
             "riot exec: with --input-format stream-json the prompts come on stdin as JSON lines; drop the PROMPT argument",
         ),
         (
-            &["--input-format", "stream-json", "--output-format", "stream-json"],
+            &[
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+            ],
             "riot exec: no user message on stdin: send one JSON line per message, as {\"type\": \"user\", \"message\": {\"role\": \"user\", \"content\": \"…\"}}",
         ),
         (

@@ -59,7 +59,12 @@ fn touch_refused(server: &MockServer) -> bool {
 async fn print_mode_with_json_output_is_exec_with_json_output() {
     let world = World::new();
     let server = mock(vec![Reply::Text("Hello there.".into())]).await;
-    let out = run(print(&world, &server, &["--output-format", "json", "Say hello"])).await;
+    let out = run(print(
+        &world,
+        &server,
+        &["--output-format", "json", "Say hello"],
+    ))
+    .await;
     assert_eq!(out.code, Some(0), "{out:?}");
     let result = out.json();
     assert_eq!(result["type"], "result");
@@ -110,7 +115,11 @@ async fn allowed_tools_lets_a_command_run_and_without_it_the_command_is_denied()
     // and the kebab-case spelling, space-separated.
     for args in [
         &["--allowedTools", "Read,Bash(touch:*)", "Make the file"][..],
-        &["--allowed-tools", "Read Bash(touch made-by-bash)", "Make the file"],
+        &[
+            "--allowed-tools",
+            "Read Bash(touch made-by-bash)",
+            "Make the file",
+        ],
     ] {
         let world = World::new();
         let server = mock(vec![touch("made-by-bash"), Reply::Text("Made.".into())]).await;
@@ -184,7 +193,12 @@ async fn dangerously_skip_permissions_is_bypass_mode() {
     let out = run(print(
         &world,
         &server,
-        &["--dangerously-skip-permissions", "--permission-mode", "plan", "Hi"],
+        &[
+            "--dangerously-skip-permissions",
+            "--permission-mode",
+            "plan",
+            "Hi",
+        ],
     ))
     .await;
     assert_eq!(out.code, Some(2), "{out:?}");
@@ -229,7 +243,12 @@ async fn max_turns_model_resume_and_continue_work_under_print_mode() {
     assert_eq!(out.code, Some(0), "{out:?}");
     let id = out.json()["session_id"].as_str().unwrap().to_owned();
 
-    let out = run(print(&world, &server, &["-r", &id, "--max-turns", "3", "Two"])).await;
+    let out = run(print(
+        &world,
+        &server,
+        &["-r", &id, "--max-turns", "3", "Two"],
+    ))
+    .await;
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(out.stdout, "Second.\n");
     let out = run(print(&world, &server, &["-c", "Three"])).await;
@@ -300,5 +319,69 @@ async fn print_options_need_print_mode_and_print_mode_takes_no_subcommand() {
     assert_eq!(
         out.stderr,
         "riot: the terminal UI needs a terminal on stdin and stdout; to run a task without one, use `riot exec \"PROMPT\"` (or `riot -p`)\n"
+    );
+}
+
+/// The text blocks of an Anthropic request's `system`, joined.
+fn system_text(body: &Value) -> String {
+    body["system"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["text"].as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn system_prompt_flags_shape_a_new_sessions_prompt_and_a_resumed_one_keeps_its_own() {
+    let world = World::new();
+    let server = mock(vec![
+        Reply::Text("Plain.".into()),
+        Reply::Text("Shaped.".into()),
+        Reply::Text("Resumed.".into()),
+    ])
+    .await;
+    let out = run(print(&world, &server, &["--output-format", "json", "Hi"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let world = World::new();
+    let args = [
+        "--system-prompt",
+        "You review Rust code and nothing else.",
+        "--append-system-prompt",
+        "Answer in French.",
+        "Hi",
+    ];
+    let out = run(print(&world, &server, &args)).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let sent = bodies(&server);
+    let (plain, shaped) = (system_text(&sent[0]), system_text(&sent[1]));
+    assert!(plain.starts_with("You are Riot"), "{plain}");
+    assert!(
+        shaped.starts_with("You review Rust code and nothing else.\n"),
+        "{shaped}"
+    );
+    assert!(!shaped.contains("You are Riot"), "{shaped}");
+    assert!(
+        shaped.contains("# Environment"),
+        "the session section stays: {shaped}"
+    );
+    assert!(shaped.ends_with("\n\nAnswer in French."), "{shaped}");
+
+    // Resumed: the prompt is the session's own, whatever the flags say.
+    let out = run(print(
+        &world,
+        &server,
+        &["-c", "--append-system-prompt", "Answer in German.", "Again"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(system_text(&bodies(&server)[2]), shaped);
+
+    let out = run(print(&world, &server, &["--system-prompt", "", "Hi"])).await;
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "riot exec: --system-prompt needs the text of the instructions\n"
     );
 }

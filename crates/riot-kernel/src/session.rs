@@ -127,10 +127,14 @@ impl Kernel {
         let now = self.capabilities().clock.now_ms();
         let system = match resumed.as_ref().and_then(|r| r.meta.system.clone()) {
             Some(system) => system,
-            None => {
+            // `--system-prompt` / `--append-system-prompt`, for new
+            // sessions only: a resumed one keeps its prompt byte for byte.
+            None => prompt::with_instructions(
                 self.system_prompt(&options.cwd, &stack.base.scrubbed_env, now, &mut notices)
-                    .await
-            }
+                    .await,
+                options.flags.system_prompt.as_deref(),
+                options.flags.append_system_prompt.as_deref(),
+            ),
         };
         let _ = stack.subagents.session_section.set(system.session.clone());
         let sink = self.transcript_sink(

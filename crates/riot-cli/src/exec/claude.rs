@@ -258,10 +258,7 @@ impl ClaudeLines {
             }
         };
         events.push(json!({"type": "content_block_delta", "index": index, "delta": piece}));
-        events
-            .into_iter()
-            .map(|e| self.stream_event(e))
-            .collect()
+        events.into_iter().map(|e| self.stream_event(e)).collect()
     }
 
     /// The closing `stream_event` lines of a streamed reply.
@@ -280,10 +277,7 @@ impl ClaudeLines {
             "usage": {"output_tokens": output},
         }));
         events.push(json!({"type": "message_stop"}));
-        events
-            .into_iter()
-            .map(|e| self.stream_event(e))
-            .collect()
+        events.into_iter().map(|e| self.stream_event(e)).collect()
     }
 
     /// A whole reply.
@@ -597,10 +591,7 @@ mod tests {
                     },
                     UserBlock::ToolResult {
                         tool_use_id: ToolUseId::new("toolu_2".to_owned()),
-                        content: vec![
-                            ToolResultContent::text("a"),
-                            ToolResultContent::text("b"),
-                        ],
+                        content: vec![ToolResultContent::text("a"), ToolResultContent::text("b")],
                         is_error: true,
                         ui: None,
                     },

@@ -182,13 +182,21 @@ mod tests {
             input_format: InputFormat::StreamJson,
             ..ExecOptions::default()
         };
-        assert!(check(&stream_in, None).unwrap_err().contains("--output-format stream-json"));
+        assert!(
+            check(&stream_in, None)
+                .unwrap_err()
+                .contains("--output-format stream-json")
+        );
         let both = ExecOptions {
             output_format: OutputFormat::StreamJson,
             ..stream_in.clone()
         };
         assert_eq!(check(&both, None), Ok(()));
-        assert!(check(&both, Some("hi")).unwrap_err().contains("drop the PROMPT"));
+        assert!(
+            check(&both, Some("hi"))
+                .unwrap_err()
+                .contains("drop the PROMPT")
+        );
         let partial = ExecOptions {
             include_partial_messages: true,
             output_format: OutputFormat::Json,
