@@ -33,7 +33,6 @@ use crate::gate::ClientGate;
 use crate::mapping::{self, ToolCalls};
 
 /// JSON-RPC error codes (JSON-RPC 2.0 §5.1).
-const INVALID_REQUEST: i32 = -32600;
 const INVALID_PARAMS: i32 = -32602;
 const INTERNAL_ERROR: i32 = -32603;
 
@@ -108,13 +107,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The kernel says which JSON-RPC code its error is (`KernelError::jsonrpc_code`).
 fn kernel_error(e: KernelError) -> Error {
-    match e {
-        KernelError::Usage(m) => Error::new(INVALID_PARAMS, m),
-        KernelError::Failed(m) => Error::new(INTERNAL_ERROR, m),
-        e @ KernelError::Busy => Error::new(INVALID_PARAMS, e.to_string()),
-        e @ KernelError::Closed => Error::new(INVALID_REQUEST, e.to_string()),
-    }
+    Error::new(e.jsonrpc_code(), e.to_string())
 }
 
 fn send(cx: &ConnectionTo<Client>, session_id: &str, update: SessionUpdate) {

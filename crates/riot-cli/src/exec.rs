@@ -363,10 +363,9 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     };
     let session = match kernel.start(open).await {
         Ok(s) => s,
-        Err(riot_kernel::KernelError::Usage(m)) => return usage(&m),
         Err(e) => {
             eprintln!("riot exec: {e}");
-            return 1;
+            return e.exit_code();
         }
     };
     for notice in session.notices() {

@@ -196,7 +196,7 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         .await
     {
         Ok(l) => l,
-        Err(e) => return fail("config show", &e.to_string(), EXIT_USAGE),
+        Err(e) => return fail("config show", &e.to_string(), e.exit_code()),
     };
     let config = &loaded.config;
     let hooks: Vec<(String, String, String)> = loaded
@@ -378,6 +378,6 @@ pub async fn permissions_check(shared: &SharedOptions, tool: &str, input: &str) 
             outln!("{}", riot_permissions::CheckReport { result }.to_json());
             0
         }
-        Err(e) => fail("permissions check", &e.to_string(), EXIT_USAGE),
+        Err(e) => fail("permissions check", &e.to_string(), e.exit_code()),
     }
 }

@@ -58,7 +58,7 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
         .await
     {
         Ok(l) => l,
-        Err(e) => return fail("list", &e.to_string(), EXIT_USAGE),
+        Err(e) => return fail("list", &e.to_string(), e.exit_code()),
     };
     let config = riot_mcp::config::load(
         caps.fs.as_ref(),

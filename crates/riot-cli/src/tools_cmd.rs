@@ -74,7 +74,7 @@ async fn harness(
     let harness = kernel
         .tools(at, Arc::new(FixedAnswer { allow }), session)
         .await
-        .map_err(|e| (e.to_string(), EXIT_USAGE))?;
+        .map_err(|e| (e.to_string(), e.exit_code()))?;
     Ok((harness, ids))
 }
 

@@ -176,12 +176,13 @@ impl Kernel {
         let project_root = memory::project_root(fs, cwd).await;
         let trust = Trust::new(&self.home);
         if trust_project {
-            trust.trust(fs, &project_root).await.map_err(|e| {
-                KernelError::Failed(format!(
-                    "could not record trust in {}: {e}",
+            trust
+                .trust(fs, &project_root)
+                .await
+                .map_err(KernelError::io(format!(
+                    "could not record trust in {}",
                     self.home.join("trusted.json").display()
-                ))
-            })?;
+                )))?;
         }
         let trusted = trust.is_trusted(fs, &project_root).await;
         // The user's file, then Claude Code's and Riot's project files.
@@ -256,8 +257,7 @@ impl Kernel {
             servers,
             self.mcp_options(project_root, env, scrubbed, settings_env),
         );
-        hub.start()
-            .map_err(|e| KernelError::Failed(e.to_string()))?;
+        hub.start()?;
         hubs.insert(project_root.to_path_buf(), Arc::clone(&hub));
         Ok(hub)
     }
@@ -328,20 +328,18 @@ impl Kernel {
             match found.len() {
                 1 => found.remove(0),
                 0 => {
-                    return Err(KernelError::Usage(format!(
+                    return Err(KernelError::Input(format!(
                         "no MCP server `{name}` from mcp.json or .mcp.json is running (servers an editor handed over restart with their session); `_riot/mcp_servers` lists them"
                     )));
                 }
                 _ => {
-                    return Err(KernelError::Usage(format!(
+                    return Err(KernelError::Input(format!(
                         "several projects have an MCP server `{name}`; name the project"
                     )));
                 }
             }
         };
-        hub.restart(name)
-            .await
-            .map_err(|e| KernelError::Usage(e.to_string()))
+        Ok(hub.restart(name).await?)
     }
 }
 

@@ -61,13 +61,13 @@ impl ModelChoice {
     fn validated(&self) -> Result<(ProviderKind, String, Option<String>), KernelError> {
         let provider = self.provider.trim();
         let kind = ProviderKind::from_name(provider).ok_or_else(|| {
-            KernelError::Usage(format!(
+            KernelError::Input(format!(
                 "unknown provider `{provider}`: use anthropic, openai or openai-responses"
             ))
         })?;
         let model = self.model.trim();
         if model.is_empty() {
-            return Err(KernelError::Usage(
+            return Err(KernelError::Input(
                 "no model: enter the model's name, e.g. claude-sonnet-4-5 or qwen2.5-coder".into(),
             ));
         }
@@ -83,7 +83,7 @@ impl ModelChoice {
                         Some(url.trim_end_matches('/').to_owned())
                     }
                     _ => {
-                        return Err(KernelError::Usage(format!(
+                        return Err(KernelError::Input(format!(
                             "base URL `{url}` is not an http(s) address, e.g. http://127.0.0.1:11434/v1"
                         )));
                     }
@@ -185,7 +185,7 @@ impl Kernel {
         let fs = self.capabilities().fs.as_ref();
         fs.create_dir_all(self.home())
             .await
-            .map_err(|e| KernelError::Failed(format!("{}: {e}", self.home().display())))?;
+            .map_err(KernelError::io(self.home().display().to_string()))?;
 
         // Both files are read and checked before either is written, so a
         // refusal changes nothing.
@@ -211,7 +211,7 @@ impl Kernel {
                     .entry("keys")
                     .or_insert_with(|| Value::Object(Map::new()));
                 let Value::Object(keys) = keys else {
-                    return Err(KernelError::Usage(format!(
+                    return Err(KernelError::BadFile(format!(
                         "{}: `keys` must be an object; fix or remove the file",
                         path.display()
                     )));
@@ -237,19 +237,19 @@ impl Kernel {
         match self.capabilities().fs.read(path).await {
             Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
                 Ok(Value::Object(map)) => Ok(map),
-                Ok(_) => Err(KernelError::Usage(format!(
+                Ok(_) => Err(KernelError::BadFile(format!(
                     "{}: not a JSON object; fix or remove it, then save again",
                     path.display()
                 ))),
                 // Not the parser's message: it may quote the file's content.
-                Err(e) => Err(KernelError::Usage(format!(
+                Err(e) => Err(KernelError::BadFile(format!(
                     "{}:{}: invalid JSON; fix or remove it, then save again",
                     path.display(),
                     e.line()
                 ))),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
-            Err(e) => Err(KernelError::Failed(format!("{}: {e}", path.display()))),
+            Err(e) => Err(KernelError::io(path.display().to_string())(e)),
         }
     }
 }
@@ -268,5 +268,5 @@ async fn write_json(
     } else {
         fs.write_atomic(path, text.as_bytes()).await
     };
-    written.map_err(|e| KernelError::Failed(format!("cannot write {}: {e}", path.display())))
+    written.map_err(KernelError::io(format!("cannot write {}", path.display())))
 }

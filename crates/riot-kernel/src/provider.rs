@@ -140,7 +140,7 @@ impl Kernel {
         let kind = match &provider_name {
             None => None,
             Some(name) => Some(ProviderKind::from_name(name).ok_or_else(|| {
-                KernelError::Usage(format!(
+                KernelError::Endpoint(format!(
                     "unknown provider `{name}`: use anthropic, openai or openai-responses"
                 ))
             })?),
@@ -160,7 +160,7 @@ impl Kernel {
             missing.push(Missing::Model);
         }
         let Some(kind) = kind else {
-            return Err(KernelError::Usage(not_configured(&missing)));
+            return Err(KernelError::Endpoint(not_configured(&missing)));
         };
 
         let recorded_base = resumed
@@ -202,13 +202,13 @@ impl Kernel {
             }
         };
         let (Some(key), Some(model)) = (key, model) else {
-            return Err(KernelError::Usage(not_configured(&missing)));
+            return Err(KernelError::Endpoint(not_configured(&missing)));
         };
 
         let mut model_overrides: Vec<(String, ModelOverride)> = Vec::new();
         for (glob, value) in &config.models {
             let o: ModelOverride = serde_json::from_value(value.value.clone()).map_err(|e| {
-                KernelError::Usage(format!("{}: `models.{glob}`: {e}", value.source))
+                KernelError::Endpoint(format!("{}: `models.{glob}`: {e}", value.source))
             })?;
             model_overrides.push((glob.clone(), o));
         }
@@ -244,7 +244,7 @@ impl Kernel {
         }
         provider_config.model_overrides = model_overrides;
         let provider = Arc::new(
-            HttpProvider::new(provider_config).map_err(|e| KernelError::Usage(e.to_string()))?,
+            HttpProvider::new(provider_config)?,
         );
         Ok((
             provider,

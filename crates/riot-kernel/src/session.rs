@@ -269,9 +269,7 @@ impl Kernel {
         let clock = Arc::clone(&self.capabilities().clock);
         Ok(Arc::new(match resumed {
             Some(r) => crate::transcript::StoreSink::open(
-                store
-                    .append_to(&r.meta.id)
-                    .map_err(|e| KernelError::Failed(e.to_string()))?,
+                store.append_to(&r.meta.id)?,
                 clock,
             ),
             None => {
@@ -301,10 +299,9 @@ fn resume(
         Some(ResumeFrom::Id(id)) => id.clone(),
         Some(ResumeFrom::Latest) => {
             store
-                .latest_in(&options.cwd)
-                .map_err(|e| KernelError::Failed(e.to_string()))?
+                .latest_in(&options.cwd)?
                 .ok_or_else(|| {
-                    KernelError::Usage(format!(
+                    KernelError::Input(format!(
                         "no earlier session in {}; run without --continue to start one",
                         options.cwd.display()
                     ))
@@ -312,10 +309,7 @@ fn resume(
                 .id
         }
     };
-    store
-        .load(&id)
-        .map(Some)
-        .map_err(|e| KernelError::Usage(e.to_string()))
+    Ok(Some(store.load(&id)?))
 }
 
 /// The loop's state before the first turn: the stack's tools, the
@@ -490,9 +484,7 @@ impl Session {
 
     /// Compacts the conversation now (`/compact [focus]`), between turns.
     pub async fn compact(&mut self, focus: Option<String>) -> Result<Vec<AgentEvent>, KernelError> {
-        riot_core::compact_now(&mut self.state, &self.deps, focus)
-            .await
-            .map_err(|e| KernelError::Failed(e.to_string()))
+        Ok(riot_core::compact_now(&mut self.state, &self.deps, focus).await?)
     }
 
     /// Persists what this session has read, so a resumed session and

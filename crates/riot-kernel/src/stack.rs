@@ -320,8 +320,7 @@ impl Kernel {
         }
         if !options.session_mcp.is_empty() {
             let hub = McpHub::new(options.session_mcp.clone(), hub_options);
-            hub.start()
-                .map_err(|e| KernelError::Failed(e.to_string()))?;
+            hub.start()?;
             hubs.push(hub);
         }
         Ok((hubs, timeout))

@@ -112,9 +112,7 @@ impl Kernel {
         // The session must exist: refuse a typo instead of starting empty.
         let resumed = match session {
             Some(id) => Some(
-                self.store()
-                    .load(id)
-                    .map_err(|e| KernelError::Usage(e.to_string()))?,
+                self.store().load(id)?,
             ),
             None => None,
         };
@@ -244,14 +242,14 @@ async fn decide(
         } else {
             format!("; MCP tools: {}", mcp.join(", "))
         };
-        return Err(KernelError::Usage(format!(
+        return Err(KernelError::Input(format!(
             "unknown tool `{tool_name}`; built-in tools: {}{mcp}",
             own.join(", ")
         )));
     };
     let call = Arc::clone(tool)
         .prepare(input.clone())
-        .map_err(|e| KernelError::Usage(riot_tools::scheduler::schema_hint(tool_name, &e)))?;
+        .map_err(|e| KernelError::Input(riot_tools::scheduler::schema_hint(tool_name, &e)))?;
     let ctx = riot_protocol::ToolContext {
         env: Arc::clone(stack.runner.env()),
         tool_use_id: riot_protocol::ToolUseId::new("check"),

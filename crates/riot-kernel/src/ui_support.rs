@@ -36,6 +36,6 @@ impl Kernel {
         let now = self.capabilities().clock.now_ms();
         self.store()
             .rename(id, title, now)
-            .map_err(|e| KernelError::Usage(e.to_string()))
+            .map_err(KernelError::from)
     }
 }
