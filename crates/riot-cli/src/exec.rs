@@ -452,7 +452,7 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
                 session_id: &session_id,
                 uuid: ids.next_id(IdKind::Message),
                 duration_ms: clock.now_ms().saturating_sub(started),
-                cost_usd: None,
+                cost_usd: session.cost().usd,
                 side_usage: session.side_usage().await.unwrap_or_default(),
                 max_turns,
             };

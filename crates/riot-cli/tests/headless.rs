@@ -745,3 +745,60 @@ async fn stream_json_input_needs_a_streaming_output_and_no_prompt_argument() {
     }
     assert!(server.requests().is_empty());
 }
+
+// ---- Cost ----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn total_cost_usd_is_the_sessions_cost_and_null_when_the_price_is_unknown() {
+    let schema = Schema::load();
+    let world = World::new();
+    let server = server(vec![
+        Reply::Text("Unpriced.".into()),
+        Reply::Text("One.".into()),
+        Reply::Text("Two.".into()),
+    ])
+    .await;
+    // The table has no price for the mock's model: unknown, not zero.
+    let out = run(world.exec(&server, Wire::Anthropic, &["--output-format", "json", "Hi"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let result = checked_json(&schema, &out);
+    assert_eq!(result["total_cost_usd"], Value::Null, "{result}");
+
+    // Priced in the user's settings, per million tokens.
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"models": {"mock-model": {"price": {"input": 3, "output": 15, "cache_write": 3.75, "cache_read": 0.3}}}}"#,
+    )
+    .unwrap();
+    // Each reply reports 10 input and 5 output tokens.
+    let per_request = (10.0 * 3.0 + 5.0 * 15.0) / 1e6;
+    let mut ids = Vec::new();
+    for (args, requests) in [
+        (&["--output-format", "json", "One"][..], 1.0),
+        (
+            &["--output-format", "stream-json", "--continue", "Two"],
+            2.0,
+        ),
+    ] {
+        let out = run(world.exec(&server, Wire::Anthropic, args)).await;
+        assert_eq!(out.code, Some(0), "{out:?}");
+        let lines = json_lines(&out.stdout);
+        schema.assert_lines(&lines);
+        let result = lines.last().unwrap();
+        let usage = &result["usage"];
+        assert_eq!(
+            (
+                usage["input_tokens"].as_u64(),
+                usage["output_tokens"].as_u64()
+            ),
+            (Some(10), Some(5)),
+            "{result}"
+        );
+        // The session's total: a continued session counts its earlier run.
+        let cost = result["total_cost_usd"].as_f64().expect("a known cost");
+        assert!((cost - requests * per_request).abs() < 1e-12, "{result}");
+        ids.push(result["session_id"].clone());
+    }
+    assert_eq!(ids[0], ids[1]);
+}
