@@ -213,7 +213,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -288,8 +288,11 @@ mod tests {
         }
     }
 
+    /// A logged request: model, side, its cost, the total after it.
+    type Logged = (String, bool, Option<f64>, Option<f64>);
+
     #[derive(Debug, Default)]
-    struct Log(Mutex<Vec<(String, bool, Option<f64>, Option<f64>)>>);
+    struct Log(Mutex<Vec<Logged>>);
 
     impl CostLog for Log {
         fn request(&self, r: PricedRequest<'_>) {

@@ -22,7 +22,8 @@ enum Target {
         meta: Box<SessionMeta>,
         held: Vec<Record>,
     },
-    Open(TranscriptWriter),
+    /// Boxed: a writer carries its transcript's list digest.
+    Open(Box<TranscriptWriter>),
 }
 
 /// Adapts a transcript file to the loop's sink. A failed write is logged:
@@ -37,7 +38,7 @@ impl StoreSink {
     /// A sink on a transcript that exists (resumed, or a subagent's).
     pub(crate) fn open(writer: TranscriptWriter, clock: Arc<dyn Clock>) -> Self {
         Self {
-            target: Mutex::new(Target::Open(writer)),
+            target: Mutex::new(Target::Open(Box::new(writer))),
             clock,
         }
     }
@@ -98,7 +99,7 @@ fn write_to(target: &mut Target, record: Record, creates: bool) -> Result<(), St
                 writer.write(earlier)?;
             }
             writer.write(&record)?;
-            *target = Target::Open(writer);
+            *target = Target::Open(Box::new(writer));
             Ok(())
         }
     }
