@@ -13,7 +13,7 @@ use crate::permission::{PermissionOutcome, PermissionRequestDetail};
 use crate::ui::ProgressPayload;
 
 /// One event of a session's stream. Serialized internally tagged with a
-/// snake_case `"type"` (docs/interfaces.md: `--output-format stream-json`).
+/// snake_case `"type"` (docs/interfaces.md: `--output-format events`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {

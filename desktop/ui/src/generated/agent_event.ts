@@ -3,7 +3,7 @@
 
 /**
  * One event of a session's stream. Serialized internally tagged with a
- * snake_case `"type"` (docs/interfaces.md: `--output-format stream-json`).
+ * snake_case `"type"` (docs/interfaces.md: `--output-format events`).
  */
 export type AgentEvent =
   | {
