@@ -95,7 +95,8 @@ pub fn check(options: &ExecOptions, prompt: Option<&str>) -> Result<(), String> 
             );
         }
     }
-    if options.include_partial_messages && options.output_format != OutputFormat::StreamJson {
+    // `events` has every delta already: the flag changes nothing there.
+    if options.include_partial_messages && !streams {
         return Err(
             "--include-partial-messages adds stream_event lines to --output-format stream-json; add that, or drop it"
                 .to_owned(),
@@ -203,5 +204,10 @@ mod tests {
             ..ExecOptions::default()
         };
         assert!(check(&partial, None).is_err());
+        let events = ExecOptions {
+            output_format: OutputFormat::Events,
+            ..partial
+        };
+        assert_eq!(check(&events, None), Ok(()));
     }
 }
