@@ -116,6 +116,8 @@ describe.skipIf(missing.length > 0)("the web UI against riot serve", () => {
     expect(await answer.locator("a").getAttribute("href")).toBe("");
     // _riot/usage: the mock reports 10 input tokens per request.
     await shows(page.getByTestId("usage"), "10 in");
+    // The mock's model has no price: the session's cost is unknown, a dash, never $0.
+    await shows(page.getByTestId("usage-cost"), "—");
     // The new session is listed, titled by its first prompt.
     await shows(page.locator(".session.current"), "Say hello");
     await w.screenshot("streamed-reply");
