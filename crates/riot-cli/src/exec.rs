@@ -432,7 +432,7 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
             Ok(turn) => turn,
             Err(e) => {
                 eprintln!("riot exec: {e}");
-                code = 1;
+                code = e.exit_code();
                 break;
             }
         };
