@@ -243,9 +243,7 @@ impl Kernel {
             provider_config.idle_timeout_ms = ms.value;
         }
         provider_config.model_overrides = model_overrides;
-        let provider = Arc::new(
-            HttpProvider::new(provider_config)?,
-        );
+        let provider = Arc::new(HttpProvider::new(provider_config)?);
         Ok((
             provider,
             Endpoint {

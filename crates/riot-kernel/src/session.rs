@@ -268,10 +268,7 @@ impl Kernel {
     ) -> Result<Arc<crate::transcript::StoreSink>, KernelError> {
         let clock = Arc::clone(&self.capabilities().clock);
         Ok(Arc::new(match resumed {
-            Some(r) => crate::transcript::StoreSink::open(
-                store.append_to(&r.meta.id)?,
-                clock,
-            ),
+            Some(r) => crate::transcript::StoreSink::open(store.append_to(&r.meta.id)?, clock),
             None => {
                 let mut meta = SessionMeta::new(
                     session_id.clone(),

@@ -111,9 +111,7 @@ impl Kernel {
             .await?;
         // The session must exist: refuse a typo instead of starting empty.
         let resumed = match session {
-            Some(id) => Some(
-                self.store().load(id)?,
-            ),
+            Some(id) => Some(self.store().load(id)?),
             None => None,
         };
         let state_path = session.map(|id| file_state_path(self.home(), id));
