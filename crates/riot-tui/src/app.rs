@@ -195,7 +195,9 @@ pub struct App {
     /// Tokens in the context at the last request.
     pub(crate) context: u64,
     pub(crate) context_window: Option<u64>,
-    pub(crate) cost: Option<f64>,
+    /// The session's cost in US dollars once reported: `Some(None)` is
+    /// unknown (a model without a price), shown as `—`.
+    pub(crate) cost: Option<Option<f64>>,
     pub(crate) mcp: Mcp,
     /// Ctrl+C was pressed once: a second exits.
     ctrl_c: bool,
@@ -300,9 +302,10 @@ impl App {
         self.mode = mode;
     }
 
-    /// The session's cost so far in US dollars, when it is known.
+    /// The session's cost so far in US dollars; `None` when it is
+    /// unknown, which the status line shows as `—`, never as `$0`.
     pub fn cost(&mut self, usd: Option<f64>) {
-        self.cost = usd;
+        self.cost = Some(usd);
     }
 
     /// MCP servers by state.

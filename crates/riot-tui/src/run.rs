@@ -46,7 +46,7 @@ const FILES_SHOWN: usize = 20;
 pub type McpSummary = Mcp;
 
 /// What the UI needs from the face beyond the session: the project's
-/// files for `@`, the MCP servers' states, the session's cost.
+/// files for `@`, the MCP servers' states.
 #[async_trait::async_trait]
 pub trait Host: Send + Sync {
     /// Up to `limit` project files best matching `query`, best first.
@@ -55,11 +55,6 @@ pub trait Host: Send + Sync {
     /// The MCP servers of the session's project, by state.
     fn mcp(&self) -> McpSummary {
         McpSummary::default()
-    }
-
-    /// The session's cost so far in US dollars, when it is known.
-    fn cost(&self) -> Option<f64> {
-        None
     }
 }
 
@@ -455,7 +450,7 @@ async fn drive(
                         app.event(&event);
                         if done {
                             turn = None;
-                            app.cost(host.cost());
+                            app.cost(handle.cost().usd);
                         }
                     }
                     // The turn ended without `Done` (the session closed).

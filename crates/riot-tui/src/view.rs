@@ -339,8 +339,8 @@ fn status_line(app: &App, width: usize) -> Line<'static> {
     if total > 0 {
         parts.push(format!("{} tokens", tokens(total)));
     }
-    if let Some(cost) = app.cost {
-        parts.push(format!("${cost:.2}"));
+    if let Some(usd) = app.cost {
+        parts.push(riot_protocol::format_usd(usd));
     }
     let mcp = app.mcp;
     if mcp.starting + mcp.ready + mcp.failed > 0 {

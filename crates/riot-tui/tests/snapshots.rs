@@ -778,6 +778,32 @@ fn the_status_line_shows_model_mode_context_tokens_mcp_and_the_running_turn() {
 }
 
 #[test]
+fn the_status_line_shows_the_sessions_cost_and_an_unknown_one_as_a_dash() {
+    let mut app = app(120);
+    let status = |app: &App| {
+        frame(app, 120, 6)
+            .lines()
+            .find(|l| l.contains("mock-model"))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(!status(&app).contains('$'), "nothing before a report");
+    assert!(!status(&app).contains('—'), "{}", status(&app));
+    app.cost(Some(0.0421));
+    assert!(status(&app).contains(" $0.0421"), "{}", status(&app));
+    app.cost(Some(12.5));
+    assert!(status(&app).contains(" $12.50"), "{}", status(&app));
+    // A model without a price: unknown, never $0.
+    app.cost(None);
+    let line = status(&app);
+    assert!(
+        line.contains(" — ") || line.trim_end().ends_with('—'),
+        "{line}"
+    );
+    assert!(!line.contains('$'), "{line}");
+}
+
+#[test]
 fn ctrl_c_clears_then_exits_ctrl_d_exits_on_an_empty_composer_and_shift_tab_cycles_modes() {
     let mut app = app(80);
     type_text(&mut app, "half a thought");
