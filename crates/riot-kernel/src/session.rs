@@ -3,7 +3,7 @@
 //! [`Session`] whose turns the faces run (docs/design.md §2, §11–§13).
 //!
 //! [`Kernel::open`] goes in steps, each its own function: the
-//! configuration and the session it continues ([`resume`]), the endpoint
+//! configuration and the session it continues (`resume`), the endpoint
 //! (`crate::provider`), the tool stack (`crate::stack`, shared with
 //! subagents and the inspection commands), the system prompt, the
 //! transcript, and the loop's first state.
