@@ -71,11 +71,24 @@ pub struct RunOptions {
 }
 
 /// Keeps the terminal's size as last handled, so ratatui never notices a
-/// resize on its own in the middle of a frame: a resize is handled where
-/// the cursor position can be asked (see [`run`]).
+/// resize on its own in the middle of a frame, and answers where the
+/// cursor is from what was drawn: ratatui asks on every resize, and asking
+/// the terminal (a query answered on stdin) would race the event stream
+/// that reads keys. Only the first position, before the stream exists, is
+/// asked of the terminal.
 struct Pinned<B: Backend> {
     inner: B,
     size: Size,
+    cursor: Option<Position>,
+}
+
+impl<B: Backend> Pinned<B> {
+    fn clamp(&self, p: Position) -> Position {
+        Position::new(
+            p.x.min(self.size.width.saturating_sub(1)),
+            p.y.min(self.size.height.saturating_sub(1)),
+        )
+    }
 }
 
 impl<B: Backend> Backend for Pinned<B> {
@@ -85,11 +98,23 @@ impl<B: Backend> Backend for Pinned<B> {
     where
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
-        self.inner.draw(content)
+        let mut last = None;
+        self.inner.draw(content.inspect(|(x, y, cell)| {
+            let width = u16::try_from(crate::wrap::width(cell.symbol())).unwrap_or(1);
+            last = Some(Position::new(x.saturating_add(width), *y));
+        }))?;
+        if let Some(p) = last {
+            self.cursor = Some(self.clamp(p));
+        }
+        Ok(())
     }
 
     fn append_lines(&mut self, n: u16) -> Result<(), Self::Error> {
-        self.inner.append_lines(n)
+        self.inner.append_lines(n)?;
+        if let Some(p) = self.cursor {
+            self.cursor = Some(self.clamp(Position::new(p.x, p.y.saturating_add(n))));
+        }
+        Ok(())
     }
 
     fn hide_cursor(&mut self) -> Result<(), Self::Error> {
@@ -101,11 +126,21 @@ impl<B: Backend> Backend for Pinned<B> {
     }
 
     fn get_cursor_position(&mut self) -> Result<Position, Self::Error> {
-        self.inner.get_cursor_position()
+        match self.cursor {
+            Some(p) => Ok(self.clamp(p)),
+            None => {
+                let p = self.inner.get_cursor_position()?;
+                self.cursor = Some(p);
+                Ok(p)
+            }
+        }
     }
 
     fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> Result<(), Self::Error> {
-        self.inner.set_cursor_position(position)
+        let p = position.into();
+        self.inner.set_cursor_position(p)?;
+        self.cursor = Some(p);
+        Ok(())
     }
 
     fn clear(&mut self) -> Result<(), Self::Error> {
@@ -128,12 +163,15 @@ impl<B: Backend> Backend for Pinned<B> {
         self.inner.flush()
     }
 
+    // Setting a scrolling region moves the cursor home.
     fn scroll_region_up(
         &mut self,
         region: std::ops::Range<u16>,
         line_count: u16,
     ) -> Result<(), Self::Error> {
-        self.inner.scroll_region_up(region, line_count)
+        self.inner.scroll_region_up(region, line_count)?;
+        self.cursor = Some(Position::ORIGIN);
+        Ok(())
     }
 
     fn scroll_region_down(
@@ -141,7 +179,9 @@ impl<B: Backend> Backend for Pinned<B> {
         region: std::ops::Range<u16>,
         line_count: u16,
     ) -> Result<(), Self::Error> {
-        self.inner.scroll_region_down(region, line_count)
+        self.inner.scroll_region_down(region, line_count)?;
+        self.cursor = Some(Position::ORIGIN);
+        Ok(())
     }
 }
 
@@ -283,6 +323,7 @@ pub async fn run(
     let backend = Pinned {
         inner: CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, std::io::stdout())),
         size: Size::new(cols, rows),
+        cursor: None,
     };
     let mut terminal = Terminal::with_options(
         backend,
@@ -331,7 +372,7 @@ async fn drive(
     terminal: &mut Term,
 ) -> std::io::Result<()> {
     let started = Instant::now();
-    let mut events = Some(EventStream::new());
+    let mut events = EventStream::new();
     let mut status = handle.watch();
     let mut turn: Option<Turn> = None;
     let mut permissions: HashMap<u64, oneshot::Sender<PermissionOutcome>> = HashMap::new();
@@ -413,12 +454,9 @@ async fn drive(
             last_frame = Some(Instant::now());
             dirty = false;
         }
-        let Some(stream) = events.as_mut() else {
-            return Ok(());
-        };
         tokio::select! {
             biased;
-            event = stream.next() => {
+            event = events.next() => {
                 match event {
                     Some(Ok(Event::Key(key))) => {
                         app.key(key);
@@ -427,14 +465,10 @@ async fn drive(
                     }
                     Some(Ok(Event::Paste(text))) => app.paste(&text),
                     Some(Ok(Event::Resize(..))) => {
-                        // The cursor position is asked while nothing else
-                        // reads the terminal's input.
-                        drop(events.take());
                         let (cols, rows) = terminal::size()?;
                         terminal.backend_mut().size = Size::new(cols, rows);
                         terminal.resize(Rect::new(0, 0, cols, rows))?;
                         app.resize(cols);
-                        events = Some(EventStream::new());
                         last_frame = None;
                     }
                     Some(Ok(_)) => {}

@@ -1,0 +1,349 @@
+//! The terminal UI end to end: the real `riot` binary in tmux (its own
+//! server socket per test, killed by a guard even when a test fails)
+//! against the strict mock model, driven with `send-keys` and read with
+//! `capture-pane` — which also reads the pane's scrollback, where finished
+//! messages go. Waiting polls the pane with a generous deadline; nothing
+//! asserts on timing. Skipped, loudly, only where tmux is missing (`.ci/run`
+//! installs it; under `CI=true` a missing tmux fails).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // black-box tests use real files, processes and time
+#![allow(clippy::print_stderr)] // the skip reason
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use riot_testkit::{MockServer, Reply, Script, Wire};
+use serde_json::json;
+use support::{PATIENCE, World, stalled_partial_answer, tool_call, tool_result};
+
+/// A tmux server of its own with one window running `riot`.
+struct Tmux {
+    socket: String,
+}
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Whether tmux can run here; if not, says why the test is skipped.
+fn have_tmux(test: &str) -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        let why = "tmux is not installed (apt-get install tmux)";
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{test}: {why}");
+        }
+        eprintln!("\n!!! SKIPPING {test}: {why} !!!\n");
+    }
+    ok
+}
+
+impl Tmux {
+    /// `riot ARGS` against `server` in a 100×30 window, in the world's
+    /// project with its `RIOT_HOME` and nothing else from this process's
+    /// environment.
+    fn riot(world: &World, server: &MockServer, args: &[&str]) -> Self {
+        let socket = format!(
+            "riot-tui-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let base = server.base_url();
+        let mut words = vec![
+            env!("CARGO_BIN_EXE_riot").to_owned(),
+            "--provider".into(),
+            "anthropic".into(),
+            "--base-url".into(),
+            base,
+            "--model".into(),
+            "mock-model".into(),
+        ];
+        words.extend(args.iter().map(|a| (*a).to_owned()));
+        let home = world.home.path().to_str().unwrap();
+        let command = format!(
+            "cd {} && exec env -i PATH={} HOME={} RIOT_HOME={} TERM=tmux-256color {}",
+            quote(world.project.path().to_str().unwrap()),
+            quote(&std::env::var("PATH").unwrap_or_default()),
+            quote(home),
+            quote(home),
+            words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+        );
+        let tmux = Tmux { socket };
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "riot",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &command,
+        ]);
+        // Keep the pane after riot exits, to read what it left.
+        tmux.run(&["set-option", "-t", "riot", "remain-on-exit", "on"]);
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("run tmux");
+        assert!(out.status.success(), "tmux {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Types `text` literally, then presses Enter.
+    fn type_line(&self, text: &str) {
+        self.run(&["send-keys", "-t", "riot", "-l", text]);
+        self.run(&["send-keys", "-t", "riot", "Enter"]);
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "riot"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+
+    /// The whole pane, scrollback included, wrapped rows joined.
+    fn capture(&self) -> String {
+        self.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", "riot"])
+    }
+
+    /// Waits until the pane shows `text`; returns the pane.
+    async fn wait_for(&self, text: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let pane = self.capture();
+            if pane.contains(text) {
+                return pane;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the pane never showed {text:?}:\n{pane}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Whether riot is still running in the pane.
+    fn alive(&self) -> bool {
+        self.run(&["display-message", "-p", "-t", "riot", "#{pane_dead}"])
+            .trim()
+            == "0"
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+async fn server(replies: Vec<Reply>) -> MockServer {
+    MockServer::start(Script::new(Wire::Anthropic, replies))
+        .await
+        .unwrap()
+}
+
+/// The mock's requests, off the test's runtime thread.
+fn requests(server: &MockServer) -> Vec<serde_json::Value> {
+    server.requests().into_iter().map(|r| r.body).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_streams_its_reply_and_the_conversation_stays_in_the_scrollback_after_ctrl_d() {
+    if !have_tmux("tui: prompt and scrollback") {
+        return;
+    }
+    let world = World::new();
+    let server = server(vec![Reply::Text(
+        "# Greeting\n\nHello from the **mock**.\n\n- first\n- second".into(),
+    )])
+    .await;
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("say hello");
+    let pane = tmux.wait_for("• second").await;
+    assert!(pane.contains("› say hello"), "{pane}");
+    assert!(pane.contains("Hello from the mock."), "{pane}");
+    // Quit: the conversation stays, and how to resume it is printed.
+    tmux.keys(&["C-d"]);
+    let pane = tmux.wait_for("Resume it with: riot --resume ses_").await;
+    for text in ["› say hello", "Greeting", "Hello from the mock.", "• first"] {
+        assert!(pane.contains(text), "{text:?} left the scrollback:\n{pane}");
+    }
+    assert!(
+        !pane.contains("shift+tab mode"),
+        "the live area is cleared on exit:\n{pane}"
+    );
+    let id = pane
+        .split("riot --resume ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    assert!(world.transcript(&id).is_file(), "{id}");
+    let body = &requests(&server)[0];
+    assert_eq!(body["messages"][0]["content"][0]["text"], "say hello");
+    server.shutdown().await;
+
+    // `riot --continue` shows the earlier messages and goes on from them.
+    let server = self::server(vec![Reply::Text("Second answer.".into())]).await;
+    let tmux = Tmux::riot(&world, &server, &["--continue"]);
+    let pane = tmux.wait_for("shift+tab mode").await;
+    for text in ["› say hello", "Hello from the mock.", "• second"] {
+        assert!(
+            pane.contains(text),
+            "{text:?} not shown on --continue:\n{pane}"
+        );
+    }
+    tmux.type_line("and again");
+    tmux.wait_for("Second answer.").await;
+    let body = &requests(&server)[0];
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "{body}");
+    assert_eq!(messages[0]["content"][0]["text"], "say hello");
+    tmux.keys(&["C-d"]);
+    tmux.wait_for(&format!("riot --resume {id}")).await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_asks_y_writes_the_file_and_n_leaves_it_absent_and_tells_the_model() {
+    if !have_tmux("tui: permission prompt") {
+        return;
+    }
+    let world = World::new();
+    let server = server(vec![
+        tool_call(
+            "w1",
+            "Write",
+            json!({"file_path": "yes.txt", "content": "allowed\n"}),
+        ),
+        Reply::Text("Wrote yes.txt.".into()),
+        tool_call(
+            "w2",
+            "Write",
+            json!({"file_path": "no.txt", "content": "refused\n"}),
+        ),
+        Reply::Text("Understood, no file.".into()),
+    ])
+    .await;
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("write yes.txt");
+    let pane = tmux.wait_for("Allow Write?").await;
+    let path = world.cwd().join("yes.txt");
+    assert!(
+        pane.contains(path.to_str().unwrap()),
+        "the question names the resolved path:\n{pane}"
+    );
+    assert!(pane.contains("(y)") && pane.contains("n or esc"), "{pane}");
+    tmux.keys(&["y"]);
+    tmux.wait_for("Wrote yes.txt.").await;
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "allowed\n");
+
+    tmux.type_line("now no.txt");
+    let pane = tmux.wait_for("Allow Write?").await;
+    assert!(pane.contains("no.txt"), "{pane}");
+    tmux.keys(&["n"]);
+    tmux.wait_for("Understood, no file.").await;
+    assert!(!Path::new(&world.cwd().join("no.txt")).exists());
+    let reqs = requests(&server);
+    let told = tool_result(&reqs[3], "w2");
+    assert_eq!(told["is_error"], true, "{told}");
+    let text = told["content"].to_string().to_lowercase();
+    assert!(text.contains("denied") || text.contains("reject"), "{told}");
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_stops_a_stalled_reply_and_the_next_prompt_works() {
+    if !have_tmux("tui: esc") {
+        return;
+    }
+    let world = World::new();
+    let server = server(vec![
+        stalled_partial_answer(),
+        Reply::Text("The next answer.".into()),
+    ])
+    .await;
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("start");
+    tmux.wait_for("Partial answer").await;
+    tmux.wait_for("esc to stop").await;
+    tmux.keys(&["Escape"]);
+    let pane = tmux.wait_for("shift+tab mode").await;
+    assert!(
+        pane.contains("Partial answer"),
+        "what arrived is kept:\n{pane}"
+    );
+    tmux.type_line("go on");
+    tmux.wait_for("The next answer.").await;
+    assert_eq!(requests(&server).len(), 2);
+    assert!(tmux.alive());
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resize_mid_stream_does_not_crash() {
+    if !have_tmux("tui: resize") {
+        return;
+    }
+    let world = World::new();
+    let server = server(vec![
+        stalled_partial_answer(),
+        Reply::Text("After the resize.".into()),
+    ])
+    .await;
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("start");
+    tmux.wait_for("Partial answer").await;
+    tmux.run(&["resize-window", "-t", "riot", "-x", "60", "-y", "20"]);
+    tmux.run(&["resize-window", "-t", "riot", "-x", "120", "-y", "40"]);
+    tmux.wait_for("esc to stop").await;
+    assert!(tmux.alive(), "{}", tmux.capture());
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("again");
+    tmux.wait_for("After the resize.").await;
+    assert!(tmux.alive());
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_terminal_riot_points_at_exec() {
+    let world = World::new();
+    let out = support::run(world.bare(&["hello"])).await;
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "riot: the terminal UI needs a terminal on stdin and stdout; to run a task without one, use `riot exec \"PROMPT\"` (or `riot -p`)\n"
+    );
+}
