@@ -19,6 +19,7 @@ pub mod cost;
 pub mod credentials;
 pub mod error;
 pub mod extension_files;
+pub mod file_state;
 pub mod frontmatter;
 pub mod gate;
 pub mod handle;

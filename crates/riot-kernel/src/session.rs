@@ -92,7 +92,7 @@ impl Kernel {
             |r| r.meta.id.clone(),
         );
         let shared_model = SessionModel::new(endpoint.model.clone());
-        let state_path = crate::tools::file_state_path(self.home(), &session_id);
+        let state_path = crate::file_state::file_state_path(self.home(), &session_id);
 
         let mut stack = self
             .tool_stack(
@@ -487,7 +487,8 @@ impl Session {
     /// Persists what this session has read, so a resumed session and
     /// `riot tools call --session ID` keep read-before-write knowledge.
     pub async fn save_file_state(&self) -> std::io::Result<()> {
-        crate::tools::save_file_state(self.fs.as_ref(), &self.state_path, &self.file_state).await
+        crate::file_state::save_file_state(self.fs.as_ref(), &self.state_path, &self.file_state)
+            .await
     }
 
     /// What the session has cost so far: every model request, main and

@@ -232,7 +232,7 @@ impl Kernel {
 
         let tool_env = base.tool_env(&options.owner);
         if let Some(path) = &options.file_state {
-            crate::tools::load_file_state(caps.fs.as_ref(), path, &tool_env.file_state).await;
+            crate::file_state::load_file_state(caps.fs.as_ref(), path, &tool_env.file_state).await;
         }
         let file_state = Arc::clone(&tool_env.file_state);
 

@@ -8,9 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use riot_protocol::{
-    FileState, FileStateStore, FileSystem, PermissionGate, PermissionMode, SessionId,
-};
+use riot_protocol::{FileSystem, PermissionGate, PermissionMode, SessionId};
 use riot_store::LoadedSession;
 
 use crate::config::{Config, FlagLayer};
@@ -19,42 +17,7 @@ use crate::kernel::{Kernel, SessionModel};
 use crate::runner::SessionRunner;
 use crate::stack::{ModelAccess, StackOptions, ToolStack};
 
-/// Where a session's file state is kept between processes:
-/// `<riot home>/file-state/<session id>.json`.
-pub fn file_state_path(home: &Path, session: &SessionId) -> PathBuf {
-    home.join("file-state")
-        .join(format!("{}.json", session.as_str()))
-}
-
-/// Loads a persisted file state into `store` (missing or unreadable: empty).
-pub async fn load_file_state(fs: &dyn FileSystem, path: &Path, store: &FileStateStore) {
-    let Ok(bytes) = fs.read(path).await else {
-        return;
-    };
-    match serde_json::from_slice::<Vec<(PathBuf, FileState)>>(&bytes) {
-        Ok(entries) => {
-            for (p, s) in entries {
-                store.set(p, s);
-            }
-        }
-        Err(e) => {
-            tracing::warn!(path = %path.display(), error = %e, "ignoring unreadable file state")
-        }
-    }
-}
-
-/// Persists `store` (atomically).
-pub async fn save_file_state(
-    fs: &dyn FileSystem,
-    path: &Path,
-    store: &FileStateStore,
-) -> std::io::Result<()> {
-    let text = serde_json::to_vec(&store.snapshot()).map_err(std::io::Error::other)?;
-    if let Some(parent) = path.parent() {
-        fs.create_dir_all(parent).await?;
-    }
-    fs.write_atomic(path, &text).await
-}
+pub use crate::file_state::{file_state_path, load_file_state, save_file_state};
 
 /// The tools of a project, ready to run: a session's tool stack.
 #[derive(Debug)]
