@@ -78,6 +78,7 @@ pub fn capabilities() -> Capabilities {
         proc: Arc::new(RealProcessRunner::new()),
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds::new()),
+        web: Arc::new(riot_runtime::HttpWeb),
         seed: hasher.finish(),
     }
 }

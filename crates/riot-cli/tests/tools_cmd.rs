@@ -84,6 +84,7 @@ async fn list_is_exactly_what_a_sessions_first_request_declares() {
             "Skill",
             "AskUser",
             "ExitPlanMode",
+            "WebFetch",
         ]
     );
     assert_eq!(listed, sent, "names, descriptions and schemas, in order");
@@ -160,7 +161,7 @@ async fn list_includes_mcp_tools_once_their_servers_are_up_as_a_session_declares
             .collect()
     };
     assert_eq!(own(&first), own(&listed));
-    assert_eq!(names(&own(&listed)).last(), Some(&"ExitPlanMode"));
+    assert_eq!(names(&own(&listed)).last(), Some(&"WebFetch"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -240,6 +241,7 @@ async fn list_gives_the_builtin_then_session_tools_in_order_with_schemas() {
             "Skill",
             "AskUser",
             "ExitPlanMode",
+            "WebFetch",
         ]
     );
     for t in &tools {

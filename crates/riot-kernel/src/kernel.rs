@@ -26,6 +26,9 @@ pub struct Capabilities {
     pub proc: Arc<dyn ProcessRunner>,
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn IdGen>,
+    /// The network for WebFetch and WebSearch (`NoWeb`: neither is
+    /// declared).
+    pub web: Arc<dyn riot_protocol::Web>,
     /// Seeds the retry jitter (a well-mixed random value from the face).
     pub seed: u64,
 }

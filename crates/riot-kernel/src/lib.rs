@@ -42,6 +42,7 @@ pub mod toolsearch;
 mod transcript;
 pub mod trust;
 pub mod ui_support;
+pub mod web;
 pub mod working_set;
 
 pub use gate::NobodyAnswers;

@@ -65,6 +65,7 @@ impl StackBase {
             Arc::clone(&self.caps.ids),
         );
         env.scrubbed_env = self.scrubbed_env.clone();
+        env.web = Arc::clone(&self.caps.web);
         env.home = self.user_home.clone();
         env
     }

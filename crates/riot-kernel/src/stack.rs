@@ -124,13 +124,15 @@ impl ToolStack {
 
 /// The tools of a session in the order sent to the model: the built-in
 /// list (append-only), then the session-level tools the kernel adds
-/// (docs/design.md §6.7): Task, TodoWrite, Skill, AskUser, ExitPlanMode.
+/// (docs/design.md §6.7): Task, TodoWrite, Skill, AskUser, ExitPlanMode,
+/// then the web tools (`crate::web::web_tools`: WebFetch with a network).
 pub fn session_tools(
     todos: &TodoList,
     skills: &SkillCatalog,
     gate: &Arc<dyn PermissionGate>,
     mode: &ModeCell,
     subagents: Arc<Subagents>,
+    web: Vec<Arc<dyn DynTool>>,
 ) -> Vec<Arc<dyn DynTool>> {
     let mut tools = riot_tools::builtin();
     tools.push(Arc::new(crate::task::Task { subagents }));
@@ -145,6 +147,7 @@ pub fn session_tools(
         gate: gate.clone(),
         mode: mode.clone(),
     }));
+    tools.extend(web);
     tools
 }
 
@@ -258,6 +261,7 @@ impl Kernel {
                 &options.gate,
                 &mode,
                 Arc::clone(&subagents),
+                crate::web::web_tools(&caps.web, None),
             ),
             Arc::new(tool_env),
             policy,

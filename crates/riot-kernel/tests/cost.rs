@@ -41,6 +41,7 @@ async fn fixture_with(script: Script, provider: &str, model: &str) -> Fixture {
         proc: Arc::new(RealProcessRunner::new()),
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds::new()),
+        web: Arc::new(riot_protocol::NoWeb),
         seed: 7,
     };
     let kernel = Kernel::new(caps, home.path().join("riot"));

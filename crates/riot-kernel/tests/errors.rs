@@ -35,6 +35,7 @@ impl World {
             proc: Arc::new(RealProcessRunner::new()),
             clock: Arc::new(SystemClock),
             ids: Arc::new(RandomIds::new()),
+            web: Arc::new(riot_protocol::NoWeb),
             seed: 7,
         };
         Kernel::new(caps, self.home.path().join("riot"))

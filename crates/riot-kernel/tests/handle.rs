@@ -72,6 +72,7 @@ async fn open(replies: Vec<Reply>, gate: Arc<dyn PermissionGate>) -> Fixture {
         proc: Arc::new(RealProcessRunner::new()),
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds::new()),
+        web: Arc::new(riot_protocol::NoWeb),
         seed: 7,
     };
     let kernel = Kernel::new(caps, home.path().join("riot"));

@@ -86,6 +86,6 @@ pub use tool::{
 };
 pub use ui::{
     DiffHunk, DiffLine, DiffLineKind, OutputStream, ProgressPayload, SearchMatch, Todo, TodoStatus,
-    UiPayload,
+    UiPayload, WebResult,
 };
-pub use web::{NoWeb, Web};
+pub use web::{AddressClass, NoWeb, Web, WebError, WebRequest, WebResponse, classify_address, classify_all};

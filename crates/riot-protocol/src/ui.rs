@@ -66,6 +66,39 @@ pub enum UiPayload {
     Todos { todos: Vec<Todo> },
     /// Plain text, for tools without a richer shape (MCP tools).
     Text { text: String },
+    /// A page was fetched (WebFetch).
+    WebPage {
+        url: String,
+        status: u16,
+        /// Bytes downloaded (at most the download limit).
+        bytes: u64,
+        /// The `Content-Type`, if the server sent one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content_type: Option<String>,
+        /// The HTML page's `<title>`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        /// A redirect to another host that was not followed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        redirect: Option<String>,
+        /// The download stopped at the size limit.
+        truncated: bool,
+        /// Served from the 15-minute cache.
+        cached: bool,
+    },
+    /// What a web search found (WebSearch), after the domain filters.
+    WebResults {
+        query: String,
+        results: Vec<WebResult>,
+    },
+}
+
+/// One web search result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WebResult {
+    pub title: String,
+    pub url: String,
+    pub snippet: String,
 }
 
 /// One hunk of a unified diff.

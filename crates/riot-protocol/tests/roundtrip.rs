@@ -361,6 +361,24 @@ fn ui_payloads() -> Vec<UiPayload> {
             }],
         },
         UiPayload::Text { text: "ok".into() },
+        UiPayload::WebPage {
+            url: "https://docs.rs/serde".into(),
+            status: 200,
+            bytes: 5120,
+            content_type: Some("text/html; charset=utf-8".into()),
+            title: Some("serde - Rust".into()),
+            redirect: None,
+            truncated: false,
+            cached: false,
+        },
+        UiPayload::WebResults {
+            query: "serde derive".into(),
+            results: vec![WebResult {
+                title: "Derive".into(),
+                url: "https://serde.rs/derive.html".into(),
+                snippet: "Using derive".into(),
+            }],
+        },
     ]
 }
 

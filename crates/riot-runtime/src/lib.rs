@@ -13,6 +13,8 @@
 //!   whole on drop.
 //! - [`SystemClock`] — wall-clock time and tokio sleeping.
 //! - [`RandomIds`] — random ids with a readable prefix.
+//! - [`HttpWeb`] — DNS and one HTTP(S) GET (reqwest, rustls with ring),
+//!   connecting only to the addresses the caller checked.
 //!
 //! This is the only library crate allowed the raw non-deterministic std and
 //! tokio APIs; each module that uses them says so at its top. It holds no
@@ -36,9 +38,11 @@ mod group;
 mod ids;
 mod piped;
 mod process;
+mod web;
 
 pub use clock::SystemClock;
 pub use fs::RealFs;
 pub use ids::RandomIds;
 pub use piped::PipedChild;
 pub use process::RealProcessRunner;
+pub use web::HttpWeb;

@@ -90,6 +90,7 @@ pub mod clock;
 pub mod script;
 pub mod server;
 pub mod validate;
+pub mod web;
 
 pub use clock::TestClock;
 pub use script::{

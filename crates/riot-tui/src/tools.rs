@@ -305,6 +305,46 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
             }
             d.more(lines.len().saturating_sub(LIST_ROWS), "lines");
         }
+        UiPayload::WebPage {
+            status,
+            bytes,
+            title,
+            redirect,
+            truncated,
+            cached,
+            ..
+        } => {
+            let mut head = match redirect {
+                Some(to) => format!("HTTP {status}: redirects to {to} (not followed)"),
+                None => format!("HTTP {status}, {}", plural(*bytes, "byte", "bytes")),
+            };
+            if *truncated {
+                head.push_str(" (cut at the download limit)");
+            }
+            if *cached {
+                head.push_str(" (cached)");
+            }
+            d.push(Line::from(Span::styled(head, dim)));
+            if let Some(title) = title {
+                d.push(Line::from(Span::raw(title.clone())));
+            }
+        }
+        UiPayload::WebResults { results, .. } => {
+            d.push(Line::from(Span::styled(
+                format!(
+                    "Found {}",
+                    plural(results.len() as u64, "result", "results")
+                ),
+                dim,
+            )));
+            for r in results.iter().take(LIST_ROWS) {
+                d.push(Line::from(vec![
+                    Span::raw(truncate(&r.title, 200)),
+                    Span::styled(format!("  {}", r.url), dim),
+                ]));
+            }
+            d.more(results.len().saturating_sub(LIST_ROWS), "results");
+        }
     }
     if call.is_error && !matches!(payload, UiPayload::Command { .. }) {
         let why = call.text.lines().next().unwrap_or("failed");

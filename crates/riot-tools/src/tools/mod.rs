@@ -16,6 +16,8 @@ mod grep_sink;
 pub mod kill_shell;
 pub mod read;
 mod read_scan;
+pub mod web_fetch;
+mod web_page;
 pub mod write;
 
 #[cfg(test)]
@@ -28,6 +30,7 @@ pub use glob::Glob;
 pub use grep::Grep;
 pub use kill_shell::KillShell;
 pub use read::Read;
+pub use web_fetch::{PageQuestion, WebFetch, WebFetchInput, WebFetchLimits};
 pub use write::Write;
 
 /// The built-in tools in the order sent to the model.

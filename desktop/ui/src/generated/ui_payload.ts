@@ -71,6 +71,40 @@ export type UiPayload =
   | {
       type: "text";
       text: string;
+    }
+  | {
+      type: "web_page";
+      url: string;
+      status: number;
+      /**
+       * Bytes downloaded (at most the download limit).
+       */
+      bytes: number;
+      /**
+       * The `Content-Type`, if the server sent one.
+       */
+      content_type?: string | null;
+      /**
+       * The HTML page's `<title>`.
+       */
+      title?: string | null;
+      /**
+       * A redirect to another host that was not followed.
+       */
+      redirect?: string | null;
+      /**
+       * The download stopped at the size limit.
+       */
+      truncated: boolean;
+      /**
+       * Served from the 15-minute cache.
+       */
+      cached: boolean;
+    }
+  | {
+      type: "web_results";
+      query: string;
+      results: WebResult[];
     };
 /**
  * Whether a diff line is kept, added or removed.
@@ -114,4 +148,12 @@ export interface Todo {
   content: string;
   status: TodoStatus;
   activeForm?: string | null;
+}
+/**
+ * One web search result.
+ */
+export interface WebResult {
+  title: string;
+  url: string;
+  snippet: string;
 }

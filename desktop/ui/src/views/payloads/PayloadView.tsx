@@ -3,6 +3,7 @@ import { DiffView } from "./DiffView";
 import { asUiPayload, type PayloadOf } from "./payload";
 import { FileListView, SearchResultsView } from "./SearchViews";
 import { TodosView } from "./TodosView";
+import { WebPageView, WebResultsView } from "./WebViews";
 
 function FileReadView({ payload }: { payload: PayloadOf<"file_read"> }) {
   const last = payload.start_line + payload.lines - 1;
@@ -63,5 +64,9 @@ export function PayloadView({ raw }: { raw: unknown }) {
       );
     case "text":
       return <pre className="payload payload-text output">{payload.text}</pre>;
+    case "web_page":
+      return <WebPageView payload={payload} />;
+    case "web_results":
+      return <WebResultsView payload={payload} />;
   }
 }

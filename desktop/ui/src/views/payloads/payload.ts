@@ -53,6 +53,17 @@ const SHAPES: { [K in UiPayload["type"]]: (v: Fields) => boolean } = {
   search_results: shape({ pattern: isString, matches: isArrayOf(isMatch), total: isCount, truncated: isBool }),
   todos: shape({ todos: isArrayOf(isTodo) }),
   text: shape({ text: isString }),
+  web_page: shape({
+    url: isString,
+    status: isCount,
+    bytes: isCount,
+    content_type: isOptional(isString),
+    title: isOptional(isString),
+    redirect: isOptional(isString),
+    truncated: isBool,
+    cached: isBool,
+  }),
+  web_results: shape({ query: isString, results: isArrayOf(shape({ title: isString, url: isString, snippet: isString })) }),
 };
 
 /** `raw` as a UI payload, or `null` when it is not one this UI knows. */

@@ -20,6 +20,8 @@ describe("asUiPayload", () => {
       { type: "search_results", pattern: "x", matches: [], total: 0, truncated: false },
       { type: "todos", todos: [] },
       { type: "text", text: "hi" },
+      { type: "web_page", url: "https://docs.rs/", status: 200, bytes: 10, truncated: false, cached: false },
+      { type: "web_results", query: "serde", results: [{ title: "Serde", url: "https://serde.rs/", snippet: "" }] },
     ];
     for (const sample of samples) expect(asUiPayload(sample)).toBe(sample);
   });
@@ -153,6 +155,50 @@ describe("PayloadView", () => {
     const items = [...container.querySelectorAll("li.todo")];
     expect(items.map((li) => li.getAttribute("data-status"))).toEqual(["completed", "in_progress", "pending"]);
     expect(within(items[1] as HTMLElement).getByText("Fixing the bug")).toBeTruthy();
+  });
+
+  it("shows a fetched page's URL, status, size and title, and a redirect not followed", () => {
+    show({
+      type: "web_page",
+      url: "https://docs.rs/serde",
+      status: 200,
+      bytes: 5120,
+      content_type: "text/html",
+      title: "serde - Rust",
+      truncated: false,
+      cached: true,
+    });
+    expect(screen.getByText("https://docs.rs/serde")).toBeTruthy();
+    expect(screen.getByTestId("web-status").textContent).toBe("HTTP 200, 5,120 bytes");
+    expect(screen.getByText("serde - Rust")).toBeTruthy();
+    expect(screen.getByText("cached")).toBeTruthy();
+    const moved = show({
+      type: "web_page",
+      url: "http://a.test/old",
+      status: 301,
+      bytes: 0,
+      redirect: "https://b.test/new",
+      truncated: false,
+      cached: false,
+    });
+    expect(moved.querySelector("[data-testid=web-redirect]")?.textContent).toBe(
+      "redirects to https://b.test/new (another host, not followed)",
+    );
+  });
+
+  it("shows search results with titles, URLs and snippets", () => {
+    const container = show({
+      type: "web_results",
+      query: "serde flatten",
+      results: [
+        { title: "Struct flattening", url: "https://serde.rs/attr-flatten.html", snippet: "Flatten a field" },
+        { title: "<i>Docs</i>", url: "https://docs.rs/serde", snippet: "" },
+      ],
+    });
+    expect(screen.getByTestId("web-count").textContent).toBe("2 results");
+    const items = [...container.querySelectorAll("ol.web-results li")].map((li) => li.textContent);
+    expect(items).toEqual(["Struct flatteninghttps://serde.rs/attr-flatten.htmlFlatten a field", "<i>Docs</i>https://docs.rs/serde"]);
+    expect(container.querySelector("i")).toBeNull();
   });
 
   it("shows text payloads as text, never as markup", () => {
