@@ -272,20 +272,60 @@ async fn next_event(turn: &mut Option<Turn>) -> Option<AgentEvent> {
 }
 
 /// Writes the app's finished rows above the live area, into the
-/// terminal's scrollback.
+/// terminal's scrollback. ratatui's `insert_before` makes the room (with
+/// scrolling regions, so the live area is not repainted); the rows are
+/// then written as text runs, one cursor move per row — ratatui's cell
+/// diff would jump over every space with a cursor move of its own.
 fn flush_rows(terminal: &mut Term, app: &mut App) -> std::io::Result<()> {
     let rows = app.take_scrollback();
     if rows.is_empty() {
         return Ok(());
     }
-    // At most a screen at a time: ratatui's buffer for the inserted rows
-    // is sized by their count.
-    for chunk in rows.chunks(200) {
-        let lines: Vec<Line<'static>> = chunk.to_vec();
-        let height = u16::try_from(lines.len()).unwrap_or(u16::MAX);
-        terminal.insert_before(height, |buf| {
-            Paragraph::new(lines).render(buf.area, buf);
-        })?;
+    let screen = terminal.backend().size.height;
+    let live = terminal.get_frame().area().height;
+    if live >= screen {
+        // The live area is the whole screen: let ratatui pass the rows
+        // through its top row.
+        for chunk in rows.chunks(200) {
+            let lines: Vec<Line<'static>> = chunk.to_vec();
+            let height = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+            terminal.insert_before(height, |buf| {
+                Paragraph::new(lines).render(buf.area, buf);
+            })?;
+        }
+        return Ok(());
+    }
+    // At most the rows above the live area at a time, so the room made
+    // is all on screen.
+    let room = usize::from(screen - live);
+    for chunk in rows.chunks(room) {
+        let n = u16::try_from(chunk.len()).unwrap_or(u16::MAX);
+        terminal.insert_before(n, |_| {})?;
+        let first = terminal.get_frame().area().y.saturating_sub(n);
+        let backend = terminal.backend_mut();
+        for (i, line) in chunk.iter().enumerate() {
+            let y = first + u16::try_from(i).unwrap_or(0);
+            crossterm::queue!(backend.inner, cursor::MoveTo(0, y))?;
+            write_row(&mut backend.inner, line)?;
+            backend.cursor = Some(Position::new(0, y));
+        }
+        Write::flush(&mut backend.inner)?;
+    }
+    Ok(())
+}
+
+/// One row as styled text runs.
+fn write_row(out: &mut impl Write, line: &Line<'_>) -> std::io::Result<()> {
+    use crossterm::style::{Print, PrintStyledContent, StyledContent};
+    use ratatui::backend::IntoCrossterm;
+    for span in &line.spans {
+        let style = line.style.patch(span.style);
+        if style == ratatui::style::Style::default() {
+            crossterm::queue!(out, Print(span.content.as_ref()))?;
+        } else {
+            let content = StyledContent::new(style.into_crossterm(), span.content.as_ref());
+            crossterm::queue!(out, PrintStyledContent(content))?;
+        }
     }
     Ok(())
 }
@@ -383,6 +423,7 @@ async fn drive(
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut last_frame: Option<Instant> = None;
     let mut dirty = true;
+    let mut ticks: u64 = 0;
     if let Some(prompt) = options.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
         app.submit_text(prompt);
     }
@@ -533,7 +574,12 @@ async fn drive(
                 }
             }
             _ = ticker.tick() => {
-                app.mcp(host.mcp());
+                ticks += 1;
+                // MCP servers' states about once a second.
+                if ticks % 30 == 1 {
+                    app.mcp(host.mcp());
+                    dirty = true;
+                }
                 // The spinner and the elapsed time move while a turn runs.
                 if app.busy() {
                     dirty = true;
