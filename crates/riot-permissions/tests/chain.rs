@@ -448,3 +448,90 @@ async fn repeated_classifier_denials_hand_control_back_to_the_person() {
     p.reset_classifier_streak();
     assert_eq!(verdict(&p.decide(&q).await), ("ask", "classifier"));
 }
+
+/// WebFetch's own questions (docs/web.md): a local address is asked in
+/// every mode unless an allow rule names the host; a metadata address is
+/// refused whatever the rules; a public host's first fetch is asked in the
+/// default mode with the full URL.
+#[tokio::test]
+async fn web_fetch_local_addresses_are_asked_in_every_mode_unless_a_rule_names_the_host() {
+    let local = PermissionResult::Ask {
+        reason: DecisionReason::Safety {
+            detail: "127.0.0.1 resolves to 127.0.0.1, on this machine or its private network"
+                .into(),
+        },
+        message: "Riot wants to fetch http://127.0.0.1:8080/: …".into(),
+    };
+    let metadata = PermissionResult::Deny {
+        reason: DecisionReason::Safety {
+            detail: "a link-local or cloud-metadata address".into(),
+        },
+        message: "refused".into(),
+    };
+    let named = policy(vec![rule("WebFetch(domain:127.0.0.1)", Allow, User)]);
+    let other_host = policy(vec![rule("WebFetch(domain:docs.rs)", Allow, User)]);
+    let whole_tool = policy(vec![rule("WebFetch", Allow, User)]);
+    let url_glob = policy(vec![rule("WebFetch(http://127.0.0.1*)", Allow, User)]);
+    let with_ask = policy(vec![
+        rule("WebFetch(domain:127.0.0.1)", Allow, User),
+        rule("WebFetch(domain:127.0.0.1)", Ask, User),
+    ]);
+    let none = policy(vec![]);
+    let url = "http://127.0.0.1:8080/status";
+    let cases = [
+        (&none, &local, "default", ("ask", "safety")),
+        (&none, &local, "bypass", ("ask", "safety")),
+        (&none, &local, "accept-edits", ("ask", "safety")),
+        (&none, &local, "dont-ask", ("deny", "safety")),
+        (&other_host, &local, "bypass", ("ask", "safety")),
+        (&whole_tool, &local, "default", ("ask", "safety")),
+        (&url_glob, &local, "default", ("ask", "safety")),
+        (&named, &local, "default", ("allow", "rule")),
+        (&named, &local, "bypass", ("allow", "mode")),
+        (&with_ask, &local, "default", ("ask", "rule")),
+        (&named, &metadata, "default", ("deny", "safety")),
+        (&named, &metadata, "bypass", ("deny", "safety")),
+        (&whole_tool, &metadata, "unattended", ("deny", "safety")),
+    ];
+    for (p, tool_verdict, mode, expected) in cases {
+        let mut q = query("WebFetch", url, mode.parse().unwrap());
+        q.tool_verdict = tool_verdict.clone();
+        assert_eq!(
+            verdict(&p.decide(&q).await),
+            expected,
+            "{tool_verdict:?} in {mode} with {:?}",
+            p
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_public_hosts_first_fetch_is_asked_with_the_full_url_then_allowed_by_its_domain_rule() {
+    let url = "https://docs.rs/serde/latest/serde/?search=flatten";
+    let q = query("WebFetch", url, PermissionMode::Default);
+    let PermissionResult::Ask { message, .. } = policy(vec![]).decide(&q).await else {
+        panic!("a first fetch is asked");
+    };
+    assert!(message.contains(url), "{message}");
+    let allowed = policy(vec![rule("WebFetch(domain:docs.rs)", Allow, User)]);
+    assert_eq!(
+        decide_kind(&allowed, url, "default").await,
+        ("allow", "rule")
+    );
+    let sub = policy(vec![rule("WebFetch(domain:*.github.com)", Allow, User)]);
+    assert_eq!(
+        decide_kind(&sub, "https://api.github.com/x", "default").await,
+        ("allow", "rule")
+    );
+    assert_eq!(
+        decide_kind(&sub, "https://github.com/x", "default").await,
+        ("ask", "mode")
+    );
+}
+
+async fn decide_kind(p: &Policy, url: &str, mode: &str) -> (&'static str, &'static str) {
+    verdict(
+        &p.decide(&query("WebFetch", url, mode.parse().unwrap()))
+            .await,
+    )
+}

@@ -333,7 +333,10 @@ impl Policy {
             PermissionResult::Ask { reason, message } => {
                 let waived_safety = q.mode == PermissionMode::Unattended
                     && matches!(reason, DecisionReason::Safety { .. });
-                if reason.yields_to_bypass() || waived_safety {
+                if self.names_the_host(rules, tool, facts, reason) {
+                    // A fetch from a local address, and an allow rule names
+                    // that host (docs/web.md): the rules below decide.
+                } else if reason.yields_to_bypass() || waived_safety {
                     parked = Some((reason.clone(), message.clone()));
                 } else {
                     return Step::Final(ask(reason.clone(), message.clone()));
@@ -398,6 +401,28 @@ impl Policy {
             return Step::Final(ask(reason, message));
         }
         self.mode_default(q, facts, describe)
+    }
+
+    /// Whether a URL tool's safety question (a loopback or private
+    /// address) is answered by an allow rule naming the URL's host
+    /// (`WebFetch(domain:…)`); no other rule, and no mode, answers it.
+    fn names_the_host(
+        &self,
+        rules: &RuleSet,
+        tool: &str,
+        facts: &Facts,
+        reason: &DecisionReason,
+    ) -> bool {
+        matches!(facts, Facts::Url(_))
+            && matches!(reason, DecisionReason::Safety { .. })
+            && self
+                .content_rule(rules, RuleBehavior::Allow, tool, facts)
+                .is_some_and(|rule| {
+                    rule.pattern
+                        .content
+                        .as_deref()
+                        .is_some_and(|c| c.trim_start().starts_with("domain:"))
+                })
     }
 
     /// A deny or ask content rule: matched generously (a wildcard may cross

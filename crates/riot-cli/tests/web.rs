@@ -1,0 +1,87 @@
+//! WebFetch in `riot exec` against a loopback page (docs/web.md): without
+//! a rule nobody can approve a local address, so the call is denied and
+//! the model told why; `--allow 'WebFetch(domain:127.0.0.1)'` lets it run.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // black-box tests use real files and processes
+
+mod support;
+
+use riot_testkit::web::{Reply as Page, WebStandIn};
+use riot_testkit::{MockServer, Reply, Script, Wire};
+use serde_json::json;
+use support::{World, bodies, run, tool_call};
+
+async fn model_fetching(url: &str) -> MockServer {
+    MockServer::start(Script::new(
+        Wire::Anthropic,
+        vec![
+            tool_call("call_fetch_1", "WebFetch", json!({"url": url})),
+            Reply::Text("Read it.".into()),
+        ],
+    ))
+    .await
+    .unwrap()
+}
+
+async fn page() -> WebStandIn {
+    WebStandIn::start(vec![(
+        "/notes",
+        Page::ok(
+            "text/html; charset=utf-8",
+            "<html><body><h1>Release notes</h1><p>Version 2 drops the old flag.</p></body></html>",
+        ),
+    )])
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_rule_a_local_fetch_is_denied_and_the_model_told_why() {
+    let world = World::new();
+    let site = page().await;
+    let url = site.url("/notes");
+    let server = model_fetching(&url).await;
+    let out = run(world.exec(&server, Wire::Anthropic, &["Read the notes"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let result = support::tool_result(bodies(&server).last().unwrap(), "call_fetch_1");
+    assert_eq!(result["is_error"], true, "{result}");
+    let text = result["content"].to_string();
+    assert!(
+        text.contains("127.0.0.1 resolves to 127.0.0.1, on this machine or its private network"),
+        "{text}"
+    );
+    assert!(site.hits().is_empty(), "no request reached the page");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_rule_naming_the_host_the_fetch_runs() {
+    let world = World::new();
+    let site = page().await;
+    let url = site.url("/notes");
+    let server = model_fetching(&url).await;
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["--allow", "WebFetch(domain:127.0.0.1)", "Read the notes"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout.trim(), "Read it.");
+    let result = support::tool_result(bodies(&server).last().unwrap(), "call_fetch_1");
+    assert!(
+        result.get("is_error").is_none_or(|e| e == false),
+        "{result}"
+    );
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        text.ends_with(&format!(
+            "<web_content url=\"{url}\">\n# Release notes\n\nVersion 2 drops the old flag.\n</web_content>"
+        )),
+        "{result}"
+    );
+    assert_eq!(site.hits().len(), 1);
+}
