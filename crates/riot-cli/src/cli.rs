@@ -184,8 +184,16 @@ pub struct ExecOptions {
     #[arg(long)]
     pub include_partial_messages: bool,
 
-    /// Continue the session with this id.
-    #[arg(short = 'r', long, value_name = "ID", conflicts_with = "continue")]
+    /// Continue the session with this id; bare `riot --resume` with no id
+    /// lists this directory's sessions to choose from.
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "ID",
+        conflicts_with = "continue",
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
     pub resume: Option<String>,
 
     /// Continue the most recent session in this directory.

@@ -346,6 +346,11 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     let ids = Arc::clone(&caps.ids);
     let kernel = Kernel::new(caps, home);
     let resume = match (&options.resume, options.r#continue) {
+        (Some(id), _) if id.is_empty() => {
+            return usage(
+                "--resume needs a session id here (`riot sessions list` shows them); only the terminal UI, bare `riot --resume`, lets you choose one",
+            );
+        }
         (Some(id), _) => Some(ResumeFrom::Id(SessionId::new(id.clone()))),
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,

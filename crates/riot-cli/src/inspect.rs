@@ -69,7 +69,7 @@ pub fn sessions_list(json_out: bool) -> i32 {
 
 /// Unix milliseconds as a UTC date and time to the minute, labelled so
 /// nobody takes it for local time: `2026-12-01 12:34 UTC`.
-fn utc_minute(ms: u64) -> String {
+pub(crate) fn utc_minute(ms: u64) -> String {
     let minutes = ms / 60_000 % (24 * 60);
     format!(
         "{} {:02}:{:02} UTC",
@@ -322,7 +322,11 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         outln!("{:<24} {:<40} ({})", "env", name, var.source);
     }
     for (event, command, source) in &hooks {
-        outln!("{:<24} {:<40} ({source})", format!("hook: {event}"), command);
+        outln!(
+            "{:<24} {:<40} ({source})",
+            format!("hook: {event}"),
+            command
+        );
     }
     outln!("{:<24} {}", "project", loaded.project_root.display());
     outln!("{:<24} {}", "trusted", loaded.trusted);

@@ -62,6 +62,53 @@ pub fn print_only(options: &ExecOptions) -> ExecOptions {
     }
 }
 
+/// `riot --resume` with no id: the sessions of this directory, newest
+/// first, to choose from. `Ok(None)`: none there (said on stderr) or the
+/// person left the list; `Err`: the exit code of a failure.
+fn choose_session(
+    kernel: &Kernel,
+    cwd: &std::path::Path,
+    theme: Theme,
+) -> Result<Option<SessionId>, i32> {
+    let sessions = match kernel.store().list() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("riot: could not list the sessions: {e}");
+            return Err(1);
+        }
+    };
+    let sessions: Vec<_> = sessions
+        .into_iter()
+        .filter(|s| s.parent.is_none() && s.cwd == cwd)
+        .collect();
+    if sessions.is_empty() {
+        eprintln!(
+            "riot: no earlier session in {}; run `riot` to start one",
+            cwd.display()
+        );
+        return Ok(None);
+    }
+    let choices = sessions
+        .iter()
+        .map(|s| riot_tui::picker::Choice {
+            title: if s.title.is_empty() {
+                "(untitled)".to_owned()
+            } else {
+                s.title.clone()
+            },
+            when: crate::inspect::utc_minute(s.updated_ms),
+            messages: s.messages,
+        })
+        .collect();
+    match riot_tui::picker::pick(choices, theme) {
+        Ok(chosen) => Ok(chosen.map(|i| sessions[i].id.clone())),
+        Err(e) => {
+            eprintln!("riot: the session list failed: {e}");
+            Err(1)
+        }
+    }
+}
+
 /// Runs the terminal UI; returns the exit code.
 pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<String>) -> i32 {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
@@ -84,7 +131,13 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         }
     };
     let kernel = Kernel::new(world::capabilities(), home);
+    let theme = Theme::from_no_color(env.get("NO_COLOR").map(String::as_str));
     let resume = match (&options.resume, options.r#continue) {
+        (Some(id), _) if id.is_empty() => match choose_session(&kernel, &cwd, theme) {
+            Ok(Some(id)) => Some(ResumeFrom::Id(id)),
+            Ok(None) => return 0,
+            Err(code) => return code,
+        },
         (Some(id), _) => Some(ResumeFrom::Id(SessionId::new(id.clone()))),
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,
@@ -111,10 +164,10 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
     let id = handle.id().to_string();
     let host = Arc::new(Project { kernel, cwd });
     let options = RunOptions {
-        theme: Theme::from_no_color(env.get("NO_COLOR").map(String::as_str)),
+        theme,
         prompt,
         show_history,
-        context_window: None,
+        context_window: Some(handle.status().context_window),
     };
     match riot_tui::run(handle, questions, host, options).await {
         Ok(summary) => {

@@ -347,3 +347,53 @@ async fn without_a_terminal_riot_points_at_exec() {
         "riot: the terminal UI needs a terminal on stdin and stdout; to run a task without one, use `riot exec \"PROMPT\"` (or `riot -p`)\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_without_an_id_lists_the_sessions_and_opens_the_chosen_one() {
+    if !have_tmux("tui: resume picker") {
+        return;
+    }
+    let world = World::new();
+    // Two earlier sessions here, the older one first.
+    for (prompt, answer) in [("first task", "First answer."), ("second task", "Second answer.")] {
+        let server = server(vec![Reply::Text(answer.into())]).await;
+        let out = support::run(world.exec(&server, Wire::Anthropic, &[prompt])).await;
+        assert_eq!(out.code, Some(0), "{out:?}");
+        server.shutdown().await;
+    }
+    let server = server(vec![Reply::Text("Back again.".into())]).await;
+    let tmux = Tmux::riot(&world, &server, &["--resume"]);
+    let pane = tmux.wait_for("enter resume").await;
+    // Newest first, the newest selected.
+    let second = pane.find("› second task").expect(&pane);
+    let first = pane.find("  first task").expect(&pane);
+    assert!(second < first, "{pane}");
+    // Down to the older one, and open it: its history is shown.
+    tmux.keys(&["Down"]);
+    tmux.wait_for("› first task").await;
+    tmux.keys(&["Enter"]);
+    let pane = tmux.wait_for("shift+tab mode").await;
+    assert!(pane.contains("First answer."), "{pane}");
+    tmux.type_line("more");
+    tmux.wait_for("Back again.").await;
+    let body = &requests(&server)[0];
+    assert_eq!(body["messages"][0]["content"][0]["text"], "first task", "{body}");
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_resume_without_an_id_is_a_usage_error() {
+    let world = World::new();
+    let server = server(vec![]).await;
+    let out = support::run(world.exec(&server, Wire::Anthropic, &["--resume", "--", "hi"])).await;
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains("--resume needs a session id here"),
+        "{}",
+        out.stderr
+    );
+    assert!(requests(&server).is_empty(), "no request was made");
+    server.shutdown().await;
+}

@@ -50,6 +50,8 @@ pub struct SessionStatus {
     pub mode: PermissionMode,
     /// The model the next request goes to.
     pub model: String,
+    /// That model's context window in tokens.
+    pub context_window: u64,
     /// Tokens of the main loop's requests since the session was opened.
     pub usage: Usage,
     /// Main-loop model requests since the session was opened.
@@ -121,6 +123,7 @@ impl SessionHandle {
             running: false,
             mode: session.mode(),
             model: session.model().to_owned(),
+            context_window: session.context_window(),
             usage: Usage::default(),
             requests: 0,
         });
@@ -419,10 +422,12 @@ impl Actor {
     fn publish(&self) {
         let mode = self.session.mode();
         let model = self.session.model().to_owned();
+        let window = self.session.context_window();
         self.shared.status.send_if_modified(|s| {
-            let changed = s.mode != mode || s.model != model;
+            let changed = s.mode != mode || s.model != model || s.context_window != window;
             s.mode = mode;
             s.model = model;
+            s.context_window = window;
             changed
         });
     }

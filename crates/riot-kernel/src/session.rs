@@ -396,6 +396,11 @@ impl Session {
         &self.state.model
     }
 
+    /// The current model's context window in tokens.
+    pub fn context_window(&self) -> u64 {
+        self.deps.provider.capabilities(&self.state.model).context_window
+    }
+
     /// The names of the tools offered to the model, in the order sent
     /// (an MCP server's tools join once it is ready).
     pub fn tool_names(&self) -> Vec<String> {

@@ -19,6 +19,7 @@ pub mod gate;
 pub mod highlight;
 pub mod markdown;
 pub mod menu;
+pub mod picker;
 pub mod run;
 pub mod theme;
 pub mod tools;
