@@ -115,6 +115,26 @@ pub struct EnvVar {
     pub source: ConfigSource,
 }
 
+/// Which search service WebSearch asks (`web_search` in settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchProvider {
+    /// A SearXNG instance's JSON API (`url` required).
+    Searxng,
+    /// Brave Search's API (the key from `BRAVE_API_KEY`; `url` optional).
+    Brave,
+    /// The model provider's own server-side search (not built yet).
+    Native,
+}
+
+/// The `web_search` setting: `{"provider": "searxng"|"brave"|"native", "url": …}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WebSearchSetting {
+    pub provider: SearchProvider,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
 /// The effective configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Config {
@@ -123,6 +143,12 @@ pub struct Config {
     pub model: Option<Sourced<String>>,
     pub api_key_env: Option<Sourced<String>>,
     pub fallback_model: Option<Sourced<String>>,
+    /// The model WebFetch's `prompt` asks (docs/web.md); the session's
+    /// model when unset.
+    pub small_model: Option<Sourced<String>>,
+    /// WebSearch's backend (docs/web.md): `web_search` in settings, or
+    /// `RIOT_SEARXNG_URL`.
+    pub web_search: Option<Sourced<WebSearchSetting>>,
     pub context_window: Option<Sourced<u64>>,
     pub max_output_tokens: Option<Sourced<u32>>,
     pub stream_idle_timeout_ms: Option<Sourced<u64>>,
@@ -345,6 +371,8 @@ const TRUST_GATED: &[&str] = &[
     "api_key_env",
     "model",
     "fallback_model",
+    "small_model",
+    "web_search",
     "env",
 ];
 
@@ -367,6 +395,8 @@ const KNOWN_KEYS: &[&str] = &[
     "api_key_env",
     "models",
     "fallback_model",
+    "small_model",
+    "web_search",
     "context_window",
     "max_output_tokens",
     "stream_idle_timeout_ms",
@@ -470,6 +500,7 @@ fn apply_file(
             ("model", &mut config.model),
             ("api_key_env", &mut config.api_key_env),
             ("fallback_model", &mut config.fallback_model),
+            ("small_model", &mut config.small_model),
         ] {
             if let Some(value) = string(key)? {
                 if untrusted && TRUST_GATED.contains(&key) {
@@ -526,6 +557,17 @@ fn apply_file(
                     "{}: ignored \"unattended_confirmed\" — only your own settings ({USER_SETTINGS}) can confirm unattended mode, never a project's settings.",
                     file.path.display()
                 ));
+            }
+        }
+        match file.json.get("web_search") {
+            None | Some(Value::Null) => {}
+            Some(_) if untrusted => ignore("web_search", config),
+            Some(value) => {
+                config.web_search = Some(Sourced {
+                    value: web_search_setting(value)
+                        .map_err(|problem| bad("web_search", &problem))?,
+                    source: from.clone(),
+                });
             }
         }
         match file.json.get("models") {
@@ -884,7 +926,52 @@ fn apply_env(config: &mut Config, env: &EnvLayer) -> Result<(), ConfigError> {
             source: src("RIOT_STREAM_IDLE_TIMEOUT_MS"),
         });
     }
+    if let Some(v) = env.vars.get("RIOT_SEARXNG_URL").filter(|v| !v.is_empty()) {
+        config.web_search = Some(Sourced {
+            value: web_search_setting(&serde_json::json!({"provider": "searxng", "url": v}))
+                .map_err(|problem| ConfigError::BadEnv {
+                    var: "RIOT_SEARXNG_URL".into(),
+                    problem: format!("`{v}` {}", problem.trim_start_matches("has a `url` that ")),
+                })?,
+            source: src("RIOT_SEARXNG_URL"),
+        });
+    }
     Ok(())
+}
+
+/// Reads `{"provider": "searxng"|"brave"|"native", "url": "…"}`.
+fn web_search_setting(value: &Value) -> Result<WebSearchSetting, String> {
+    let Value::Object(fields) = value else {
+        return Err(
+            r#"must be an object such as {"provider": "searxng", "url": "http://localhost:8888"}"#
+                .into(),
+        );
+    };
+    if let Some(key) = fields
+        .keys()
+        .find(|k| !matches!(k.as_str(), "provider" | "url"))
+    {
+        return Err(format!(
+            "has an unknown key `{key}`; it takes `provider` and `url`"
+        ));
+    }
+    let provider = match fields.get("provider").and_then(Value::as_str) {
+        Some("searxng") => SearchProvider::Searxng,
+        Some("brave") => SearchProvider::Brave,
+        Some("native") => SearchProvider::Native,
+        _ => return Err(r#"needs "provider": "searxng", "brave" or "native""#.into()),
+    };
+    let url = match fields.get("url") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(u)) if u.starts_with("http://") || u.starts_with("https://") => {
+            Some(u.clone())
+        }
+        Some(_) => return Err("has a `url` that is not an http:// or https:// URL".into()),
+    };
+    if provider == SearchProvider::Searxng && url.is_none() {
+        return Err(r#"with "provider": "searxng" needs the instance's "url""#.into());
+    }
+    Ok(WebSearchSetting { provider, url })
 }
 
 fn apply_flags(config: &mut Config, flags: &FlagLayer) {

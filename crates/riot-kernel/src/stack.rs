@@ -239,6 +239,18 @@ impl Kernel {
         }
         let file_state = Arc::clone(&tool_env.file_state);
 
+        // WebFetch's `prompt`: the `small_model` setting, else the
+        // session's model, on the session's provider for background
+        // requests, counted as side requests.
+        let small_model = options.model.as_ref().ok().map(|access| {
+            Arc::new(crate::web::SmallModel {
+                provider: access.metered(Arc::new(access.provider.for_background())),
+                model: match &config.small_model {
+                    Some(name) => crate::web::SmallModelName::Fixed(name.value.clone()),
+                    None => crate::web::SmallModelName::Session(access.model.clone()),
+                },
+            }) as Arc<dyn riot_tools::tools::PageQuestion>
+        });
         let subagents = Arc::new(Subagents {
             catalog: agents,
             model: options.model.map(|access| SubagentModel {
@@ -261,7 +273,7 @@ impl Kernel {
                 &options.gate,
                 &mode,
                 Arc::clone(&subagents),
-                crate::web::web_tools(&caps.web, None),
+                crate::web::web_tools(&caps.web, small_model),
             ),
             Arc::new(tool_env),
             policy,

@@ -937,3 +937,110 @@ async fn settings_files_are_read_in_precedence_order() {
         "{err}"
     );
 }
+
+#[test]
+fn small_model_and_web_search_are_read_and_wait_for_trust_in_a_project() {
+    let user = file(
+        Layer::User,
+        "/h/settings.json",
+        json!({"small_model": "haiku", "web_search": {"provider": "brave"}}),
+    );
+    let project = file(
+        Layer::Project,
+        "/p/.riot/settings.json",
+        json!({"small_model": "project-small", "web_search": {"provider": "searxng", "url": "http://evil.test"}}),
+    );
+    let config = layer(
+        &[user.clone(), project.clone()],
+        &env(&[]),
+        &FlagLayer::default(),
+        false,
+    )
+    .unwrap();
+    assert_eq!(config.small_model.as_ref().unwrap().value, "haiku");
+    assert_eq!(
+        config.web_search.as_ref().unwrap().value,
+        WebSearchSetting {
+            provider: SearchProvider::Brave,
+            url: None
+        }
+    );
+    assert_eq!(
+        config.ignored_untrusted,
+        [
+            "small_model (from /p/.riot/settings.json)",
+            "web_search (from /p/.riot/settings.json)"
+        ]
+    );
+    let trusted = layer(
+        &[user.clone(), project],
+        &env(&[]),
+        &FlagLayer::default(),
+        true,
+    )
+    .unwrap();
+    assert_eq!(trusted.small_model.unwrap().value, "project-small");
+    assert_eq!(
+        trusted.web_search.unwrap().value.url.as_deref(),
+        Some("http://evil.test")
+    );
+    // $RIOT_SEARXNG_URL wins over the files.
+    let from_env = layer(
+        &[user],
+        &env(&[("RIOT_SEARXNG_URL", "http://127.0.0.1:8888")]),
+        &FlagLayer::default(),
+        false,
+    )
+    .unwrap();
+    let search = from_env.web_search.unwrap();
+    assert_eq!(search.source.to_string(), "$RIOT_SEARXNG_URL");
+    assert_eq!(
+        search.value,
+        WebSearchSetting {
+            provider: SearchProvider::Searxng,
+            url: Some("http://127.0.0.1:8888".into())
+        }
+    );
+}
+
+#[test]
+fn a_bad_web_search_setting_names_the_fix() {
+    let bad = |value: serde_json::Value| {
+        layer(
+            &[file(
+                Layer::User,
+                "/h/settings.json",
+                json!({"web_search": value}),
+            )],
+            &env(&[]),
+            &FlagLayer::default(),
+            true,
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    assert_eq!(
+        bad(json!({"provider": "searxng"})),
+        r#"/h/settings.json: `web_search` with "provider": "searxng" needs the instance's "url""#
+    );
+    assert_eq!(
+        bad(json!({"provider": "google"})),
+        r#"/h/settings.json: `web_search` needs "provider": "searxng", "brave" or "native""#
+    );
+    assert_eq!(
+        bad(json!({"provider": "brave", "key": "x"})),
+        "/h/settings.json: `web_search` has an unknown key `key`; it takes `provider` and `url`"
+    );
+    let err = layer(
+        &[],
+        &env(&[("RIOT_SEARXNG_URL", "localhost:8888")]),
+        &FlagLayer::default(),
+        true,
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        err,
+        "$RIOT_SEARXNG_URL: `localhost:8888` is not an http:// or https:// URL"
+    );
+}
