@@ -20,10 +20,7 @@ use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 use futures::StreamExt;
 use riot_kernel::config::FlagLayer;
 use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, SessionHandle};
-use riot_protocol::{
-    AgentEvent, CancelReason, FileSystem, SessionId, StreamDelta,
-    TerminalReason,
-};
+use riot_protocol::{AgentEvent, CancelReason, FileSystem, SessionId, StreamDelta, TerminalReason};
 
 use crate::ext::{
     self, CompactionNotification, CompactionStatus, ShutdownRequest, ShutdownResponse,

@@ -83,7 +83,9 @@ fn main() -> ExitCode {
             (None, false) => tui::print_only(&cli.print_options),
             _ => cli.print_options.clone(),
         };
-        if !cli.print && let Some(message) = exec::print_options_without_print(&print_only) {
+        if !cli.print
+            && let Some(message) = exec::print_options_without_print(&print_only)
+        {
             return usage(message);
         }
         match &cli.command {

@@ -355,7 +355,10 @@ async fn resume_without_an_id_lists_the_sessions_and_opens_the_chosen_one() {
     }
     let world = World::new();
     // Two earlier sessions here, the older one first.
-    for (prompt, answer) in [("first task", "First answer."), ("second task", "Second answer.")] {
+    for (prompt, answer) in [
+        ("first task", "First answer."),
+        ("second task", "Second answer."),
+    ] {
         let server = server(vec![Reply::Text(answer.into())]).await;
         let out = support::run(world.exec(&server, Wire::Anthropic, &[prompt])).await;
         assert_eq!(out.code, Some(0), "{out:?}");
@@ -377,7 +380,10 @@ async fn resume_without_an_id_lists_the_sessions_and_opens_the_chosen_one() {
     tmux.type_line("more");
     tmux.wait_for("Back again.").await;
     let body = &requests(&server)[0];
-    assert_eq!(body["messages"][0]["content"][0]["text"], "first task", "{body}");
+    assert_eq!(
+        body["messages"][0]["content"][0]["text"], "first task",
+        "{body}"
+    );
     tmux.keys(&["C-d"]);
     tmux.wait_for("Resume it with").await;
     server.shutdown().await;

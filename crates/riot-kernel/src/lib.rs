@@ -45,8 +45,8 @@ pub mod ui_support;
 pub mod web;
 pub mod working_set;
 
+pub use error::KernelError;
 pub use gate::NobodyAnswers;
 pub use handle::{SessionHandle, SessionStatus, Turn};
-pub use error::KernelError;
 pub use kernel::{Capabilities, Kernel, McpServerInfo};
 pub use session::{OpenOptions, ResumeFrom, Session};

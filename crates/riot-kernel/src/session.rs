@@ -398,7 +398,10 @@ impl Session {
 
     /// The current model's context window in tokens.
     pub fn context_window(&self) -> u64 {
-        self.deps.provider.capabilities(&self.state.model).context_window
+        self.deps
+            .provider
+            .capabilities(&self.state.model)
+            .context_window
     }
 
     /// The names of the tools offered to the model, in the order sent

@@ -131,7 +131,11 @@ fn body_model(request: &RecordedRequest) -> String {
 
 #[tokio::test]
 async fn a_prompt_streams_its_turn_and_the_status_follows() {
-    let f = open(vec![Reply::Text("Hello there.".into())], Arc::new(HoldingGate::default())).await;
+    let f = open(
+        vec![Reply::Text("Hello there.".into())],
+        Arc::new(HoldingGate::default()),
+    )
+    .await;
     assert!(!f.handle.status().running);
     let events: Vec<AgentEvent> = f.handle.prompt("hi").unwrap().collect().await;
     assert_eq!(reason(&events), &TerminalReason::Completed);
@@ -165,7 +169,10 @@ async fn a_prompt_streams_its_turn_and_the_status_follows() {
 async fn a_second_prompt_during_a_turn_is_refused_and_cancel_stops_the_first() {
     let stall = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"first-model\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Thinking about\"}}\n\n";
     let f = open(
-        vec![Reply::Stall(stall.into()), Reply::Text("Second answer.".into())],
+        vec![
+            Reply::Stall(stall.into()),
+            Reply::Text("Second answer.".into()),
+        ],
         Arc::new(HoldingGate::default()),
     )
     .await;
@@ -214,7 +221,11 @@ async fn a_mode_chosen_during_a_turn_applies_to_the_next_tool_batch() {
         text: String::new(),
     };
     let f = open(
-        vec![ask_user_call("toolu_ask"), write, Reply::Text("Done.".into())],
+        vec![
+            ask_user_call("toolu_ask"),
+            write,
+            Reply::Text("Done.".into()),
+        ],
         gate.clone(),
     )
     .await;
@@ -223,7 +234,10 @@ async fn a_mode_chosen_during_a_turn_applies_to_the_next_tool_batch() {
     let events = tokio::spawn(turn.collect::<Vec<AgentEvent>>());
     // The turn is held inside the AskUser call: switch the mode now.
     gate.asked.notified().await;
-    f.handle.set_mode(PermissionMode::AcceptEdits).await.unwrap();
+    f.handle
+        .set_mode(PermissionMode::AcceptEdits)
+        .await
+        .unwrap();
     assert_eq!(f.handle.status().mode, PermissionMode::AcceptEdits);
     release.send(()).unwrap();
     let events = events.await.unwrap();
@@ -300,7 +314,11 @@ async fn operations_sent_during_a_turn_run_after_it_in_order() {
 #[tokio::test]
 async fn close_stops_a_running_turn_and_refuses_what_comes_after() {
     let stall = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"first-model\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n";
-    let f = open(vec![Reply::Stall(stall.into())], Arc::new(HoldingGate::default())).await;
+    let f = open(
+        vec![Reply::Stall(stall.into())],
+        Arc::new(HoldingGate::default()),
+    )
+    .await;
     let mut turn = f.handle.prompt("a long task").unwrap();
     loop {
         if let AgentEvent::RequestStart { .. } = turn.next().await.unwrap() {

@@ -88,4 +88,6 @@ pub use ui::{
     DiffHunk, DiffLine, DiffLineKind, OutputStream, ProgressPayload, SearchMatch, Todo, TodoStatus,
     UiPayload, WebResult,
 };
-pub use web::{AddressClass, NoWeb, Web, WebError, WebRequest, WebResponse, classify_address, classify_all};
+pub use web::{
+    AddressClass, NoWeb, Web, WebError, WebRequest, WebResponse, classify_address, classify_all,
+};

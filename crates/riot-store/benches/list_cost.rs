@@ -91,8 +91,9 @@ fn list_once(dir: &Path) -> Duration {
 /// The medians of `RUNS` lists of each directory, taken in turns so both
 /// see the same machine.
 fn median_lists(long: &Path, short: &Path) -> (Duration, Duration) {
-    let (mut a, mut b): (Vec<Duration>, Vec<Duration>) =
-        (0..RUNS).map(|_| (list_once(long), list_once(short))).unzip();
+    let (mut a, mut b): (Vec<Duration>, Vec<Duration>) = (0..RUNS)
+        .map(|_| (list_once(long), list_once(short)))
+        .unzip();
     a.sort();
     b.sort();
     (a[RUNS / 2], b[RUNS / 2])
