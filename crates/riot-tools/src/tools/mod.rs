@@ -15,6 +15,7 @@ pub mod grep;
 mod grep_sink;
 pub mod kill_shell;
 pub mod read;
+pub mod read_image;
 mod read_scan;
 pub mod web_fetch;
 mod web_page;

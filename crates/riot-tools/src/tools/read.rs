@@ -1,16 +1,16 @@
 //! Read: numbered lines of a text file, or an image (docs/design.md §6.4).
 
 use async_trait::async_trait;
-use base64::Engine as _;
 use riot_protocol::{
-    FileView, ImageSource, PathAccess, PermissionTarget, PromptContext, ResultBudget, Tool,
-    ToolContext, ToolOutcome, ToolResultContent, UiPayload, ValidationError,
+    FileView, PathAccess, PermissionTarget, PromptContext, ResultBudget, Tool, ToolContext,
+    ToolOutcome, UiPayload, ValidationError,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::freshness::{display_path, record_hash, resolve_path};
+use crate::tools::read_image;
 use crate::tools::read_scan::{ScanError, Window, scan};
 use crate::tools::schema_of;
 
@@ -29,7 +29,6 @@ pub const MAX_LINE_CHARS: usize = 2000;
 pub const MAX_OUTPUT_CHARS: usize = 100_000;
 /// Of [`MAX_OUTPUT_CHARS`], kept for the closing note.
 const NOTE_ROOM: usize = 200;
-const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -47,17 +46,6 @@ pub struct ReadInput {
 /// The Read tool.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Read;
-
-fn image_type(path: &str) -> Option<&'static str> {
-    let ext = path.rsplit('.').next()?.to_ascii_lowercase();
-    match ext.as_str() {
-        "png" => Some("image/png"),
-        "jpg" | "jpeg" => Some("image/jpeg"),
-        "gif" => Some("image/gif"),
-        "webp" => Some("image/webp"),
-        _ => None,
-    }
-}
 
 #[async_trait]
 impl Tool for Read {
@@ -175,30 +163,8 @@ impl Tool for Read {
                 "{display} is a directory, not a file. Use Glob (pattern `{display}/*`) to list it."
             ));
         }
-        if let Some(media_type) = image_type(&input.file_path) {
-            if meta.len > MAX_IMAGE_BYTES {
-                return ToolOutcome::failed(format!(
-                    "{display} is {} bytes, over the {MAX_IMAGE_BYTES}-byte limit for images. Do not read it.",
-                    meta.len
-                ));
-            }
-            return match ctx.env.fs.read(&path).await {
-                Ok(bytes) => ToolOutcome::Ok {
-                    model_content: vec![ToolResultContent::Image {
-                        source: ImageSource {
-                            media_type: media_type.to_owned(),
-                            data: base64::engine::general_purpose::STANDARD.encode(&bytes),
-                        },
-                    }],
-                    ui_payload: Some(UiPayload::ImageRead {
-                        path: display,
-                        media_type: media_type.to_owned(),
-                        bytes: bytes.len() as u64,
-                    }),
-                    side_messages: Vec::new(),
-                },
-                Err(e) => ToolOutcome::failed(format!("{display} could not be read ({e}).")),
-            };
+        if let Some(media_type) = read_image::image_type(&input.file_path) {
+            return read_image::read(ctx, &path, display, meta.len, media_type).await;
         }
         let ranged = input.offset.is_some() || input.limit.is_some();
         if meta.len > MAX_WHOLE_FILE_BYTES && !ranged {

@@ -132,25 +132,6 @@ async fn missing_files_directories_and_empty_files_say_what_they_are() {
 }
 
 #[tokio::test]
-async fn images_come_back_as_image_blocks() {
-    let p = TempProject::new();
-    p.write("pic.png", b"\x89PNG\r\n\x1a\n\0\0");
-    let out = Read.call(input("pic.png", None, None), &p.ctx()).await;
-    let ToolOutcome::Ok { model_content, .. } = out else {
-        panic!("image read failed")
-    };
-    assert_eq!(
-        model_content,
-        vec![ToolResultContent::Image {
-            source: ImageSource {
-                media_type: "image/png".into(),
-                data: "iVBORw0KGgoAAA==".into()
-            }
-        }]
-    );
-}
-
-#[tokio::test]
 async fn zero_offset_and_limit_are_rejected_before_running() {
     let p = TempProject::new();
     let e = Read
