@@ -422,6 +422,7 @@ fn payload_path(payload: &UiPayload) -> Option<&str> {
     match payload {
         UiPayload::FileRead { path, .. }
         | UiPayload::ImageRead { path, .. }
+        | UiPayload::PdfRead { path, .. }
         | UiPayload::FileDiff { path, .. } => Some(path),
         _ => None,
     }

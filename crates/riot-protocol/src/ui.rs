@@ -28,6 +28,16 @@ pub enum UiPayload {
         media_type: String,
         bytes: u64,
     },
+    /// Pages of a PDF were read as text.
+    PdfRead {
+        path: String,
+        /// First page read, 1-based.
+        first_page: u32,
+        /// Last page read.
+        last_page: u32,
+        /// Pages in the document.
+        total_pages: u32,
+    },
     /// A file was created or changed.
     FileDiff {
         path: String,

@@ -303,6 +303,12 @@ fn ui_payloads() -> Vec<UiPayload> {
             media_type: "image/png".into(),
             bytes: 2048,
         },
+        UiPayload::PdfRead {
+            path: "/p/spec.pdf".into(),
+            first_page: 3,
+            last_page: 7,
+            total_pages: 40,
+        },
         UiPayload::FileDiff {
             path: "/p/a.rs".into(),
             created: false,

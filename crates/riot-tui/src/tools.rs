@@ -156,6 +156,19 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
                 dim,
             )));
         }
+        UiPayload::PdfRead {
+            first_page,
+            last_page,
+            total_pages,
+            ..
+        } => {
+            let text = if first_page == last_page {
+                format!("Read page {first_page} of {total_pages} (PDF)")
+            } else {
+                format!("Read pages {first_page}–{last_page} of {total_pages} (PDF)")
+            };
+            d.push(Line::from(Span::styled(text, dim)));
+        }
         UiPayload::FileDiff {
             path,
             created,

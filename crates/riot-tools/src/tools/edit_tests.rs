@@ -26,6 +26,7 @@ async fn read(p: &TempProject, path: &str, offset: Option<u64>, limit: Option<u6
                 file_path: path.into(),
                 offset,
                 limit,
+                pages: None,
             },
             &p.ctx(),
         )
@@ -167,6 +168,7 @@ async fn invalid_utf8_is_refused_and_the_file_untouched() {
                 file_path: "l1.txt".into(),
                 offset: None,
                 limit: None,
+                pages: None,
             },
             &p.ctx(),
         )

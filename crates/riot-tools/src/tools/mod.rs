@@ -16,6 +16,7 @@ mod grep_sink;
 pub mod kill_shell;
 pub mod read;
 pub mod read_image;
+pub mod read_pdf;
 mod read_scan;
 pub mod web_fetch;
 mod web_page;

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::freshness::{display_path, record_hash, resolve_path};
 use crate::tools::read_image;
+use crate::tools::read_pdf;
 use crate::tools::read_scan::{ScanError, Window, scan};
 use crate::tools::schema_of;
 
@@ -41,6 +42,9 @@ pub struct ReadInput {
     /// Number of lines to show (default 2000).
     #[serde(default)]
     pub limit: Option<u64>,
+    /// PDF pages to read: one ("3") or a range ("1-5"), at most 20.
+    #[serde(default)]
+    pub pages: Option<String>,
 }
 
 /// The Read tool.
@@ -67,6 +71,7 @@ impl Tool for Read {
              - One Read shows at most 100000 characters; a longer range is cut, and the result says which `offset` continues it.\n\
              - Output is `cat -n` style: the line number right-aligned in six columns, a tab, then the line. The number and the tab are NOT part of the file.\n\
              - Images (PNG, JPEG, GIF, WebP) are returned as images.\n\
+             - PDFs are returned as text, page by page. Give `pages` (\"3\" or \"1-5\", at most 20 pages a call) to choose the pages; a PDF of more than 10 pages needs it.\n\
              - Binary files and files that are not valid UTF-8 are refused rather than shown garbled.\n\
              - Reading a file is what allows Edit and Write to change it later in this session.\n",
         );
@@ -83,6 +88,9 @@ impl Tool for Read {
     }
 
     fn describe(&self, input: &ReadInput) -> String {
+        if let Some(pages) = &input.pages {
+            return format!("Read {} (pages {pages})", input.file_path);
+        }
         match (input.offset, input.limit) {
             (None, None) => format!("Read {}", input.file_path),
             (offset, limit) => {
@@ -134,6 +142,14 @@ impl Tool for Read {
                 "`offset` is 1-based: the first line is 1. Use offset=1 to start at the top.",
             ));
         }
+        if let Some(pages) = &input.pages {
+            if !read_pdf::is_pdf(&input.file_path) {
+                return Err(ValidationError::rejected(
+                    "`pages` applies to PDF files only. Use `offset` and `limit` for a text file.",
+                ));
+            }
+            read_pdf::parse_pages(pages).map_err(ValidationError::rejected)?;
+        }
         if input.limit == Some(0) {
             return Err(ValidationError::rejected(
                 "`limit` must be at least 1, or omitted for up to 2000 lines.",
@@ -162,6 +178,9 @@ impl Tool for Read {
             return ToolOutcome::failed(format!(
                 "{display} is a directory, not a file. Use Glob (pattern `{display}/*`) to list it."
             ));
+        }
+        if read_pdf::is_pdf(&input.file_path) {
+            return read_pdf::read(ctx, &path, display, meta.len, input.pages.as_deref()).await;
         }
         if let Some(media_type) = read_image::image_type(&input.file_path) {
             return read_image::read(ctx, &path, display, meta.len, media_type).await;

@@ -11,6 +11,7 @@ fn input(path: &str, offset: Option<u64>, limit: Option<u64>) -> ReadInput {
         file_path: path.into(),
         offset,
         limit,
+        pages: None,
     }
 }
 

@@ -18,6 +18,7 @@ async fn read(p: &TempProject, path: &str, offset: Option<u64>, limit: Option<u6
                 file_path: path.into(),
                 offset,
                 limit,
+                pages: None,
             },
             &p.ctx(),
         )

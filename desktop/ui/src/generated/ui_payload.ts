@@ -29,6 +29,22 @@ export type UiPayload =
       bytes: number;
     }
   | {
+      type: "pdf_read";
+      path: string;
+      /**
+       * First page read, 1-based.
+       */
+      first_page: number;
+      /**
+       * Last page read.
+       */
+      last_page: number;
+      /**
+       * Pages in the document.
+       */
+      total_pages: number;
+    }
+  | {
       type: "file_diff";
       path: string;
       /**

@@ -39,6 +39,23 @@ function ImageReadView({ payload }: { payload: PayloadOf<"image_read"> }) {
   );
 }
 
+function PdfReadView({ payload }: { payload: PayloadOf<"pdf_read"> }) {
+  const range =
+    payload.first_page === payload.last_page
+      ? `page ${payload.first_page} of ${payload.total_pages}`
+      : `pages ${payload.first_page}–${payload.last_page} of ${payload.total_pages}`;
+  return (
+    <div className="payload payload-read">
+      <div className="payload-head">
+        <code className="payload-path">{payload.path}</code>
+        <span className="badge" data-testid="read-range">
+          {range}
+        </span>
+      </div>
+    </div>
+  );
+}
+
 /** Renders a tool call's `rawOutput` by its kind; `null` when it is not a payload this UI knows. */
 export function PayloadView({ raw }: { raw: unknown }) {
   const payload = asUiPayload(raw);
@@ -48,6 +65,8 @@ export function PayloadView({ raw }: { raw: unknown }) {
       return <FileReadView payload={payload} />;
     case "image_read":
       return <ImageReadView payload={payload} />;
+    case "pdf_read":
+      return <PdfReadView payload={payload} />;
     case "file_diff":
       return <DiffView payload={payload} />;
     case "command":

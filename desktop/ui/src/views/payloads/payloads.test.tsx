@@ -14,6 +14,7 @@ describe("asUiPayload", () => {
     const samples: UiPayload[] = [
       { type: "file_read", path: "a.rs", start_line: 1, lines: 2, total_lines: 2, truncated: false },
       { type: "image_read", path: "a.png", media_type: "image/png", bytes: 10 },
+      { type: "pdf_read", path: "a.pdf", first_page: 2, last_page: 4, total_pages: 9 },
       { type: "file_diff", path: "a.rs", created: true, hunks: [] },
       { type: "command", command: "ls", exit_code: 0, stdout: "", stderr: "", truncated: false, timed_out: false },
       { type: "file_list", pattern: "*.rs", paths: [], total: 0, truncated: false },
@@ -50,6 +51,17 @@ describe("PayloadView", () => {
   it("shows a whole-file read as all its lines", () => {
     show({ type: "file_read", path: "notes.txt", start_line: 1, lines: 3, total_lines: 3, truncated: false });
     expect(screen.getByTestId("read-range").textContent).toBe("all 3 lines");
+  });
+
+  it("shows a PDF read as its path and page range", () => {
+    show({ type: "pdf_read", path: "spec.pdf", first_page: 3, last_page: 7, total_pages: 40 });
+    expect(screen.getByText("spec.pdf")).toBeTruthy();
+    expect(screen.getByTestId("read-range").textContent).toBe("pages 3–7 of 40");
+  });
+
+  it("shows a one-page PDF read as that page", () => {
+    show({ type: "pdf_read", path: "spec.pdf", first_page: 2, last_page: 2, total_pages: 40 });
+    expect(screen.getByTestId("read-range").textContent).toBe("page 2 of 40");
   });
 
   it("shows a diff's hunks with old and new line numbers and +/- marks", () => {
