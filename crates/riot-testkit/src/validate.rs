@@ -99,6 +99,91 @@ fn count_cache_control(v: &Value) -> usize {
     }
 }
 
+/// The media types every one of the three APIs accepts for an image.
+const IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+/// Anthropic's limit on one image (encoded, before base64).
+const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+
+fn magic_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// Checks an inline image as the APIs do: a known media type, valid
+/// base64 (standard alphabet, padded), bytes that are that kind of image,
+/// at most 5 MB. `Err` is the reason, without the field's path.
+fn check_image_data(media_type: &str, data: &str) -> Result<(), String> {
+    use base64::Engine as _;
+    if !IMAGE_TYPES.contains(&media_type) {
+        return Err(format!(
+            "Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp' (got '{media_type}')"
+        ));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|_| "The image data is not valid base64.".to_owned())?;
+    if magic_type(&bytes) != Some(media_type) {
+        return Err(format!(
+            "Image does not match the provided media type {media_type}"
+        ));
+    }
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return Err(format!(
+            "image exceeds 5 MB maximum: {} bytes > {MAX_IMAGE_BYTES} bytes",
+            bytes.len()
+        ));
+    }
+    Ok(())
+}
+
+/// An OpenAI `data:` image URL; `Err` is the reason.
+fn check_data_url(url: &str) -> Result<(), String> {
+    if url.starts_with("https://") || url.starts_with("http://") {
+        return Ok(());
+    }
+    let Some((media_type, data)) = url
+        .strip_prefix("data:")
+        .and_then(|rest| rest.split_once(";base64,"))
+    else {
+        return Err(
+            "Expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,...') or an https URL.".to_owned(),
+        );
+    };
+    check_image_data(media_type, data)
+}
+
+/// An Anthropic image block at `at` (e.g. `messages.1.content.0`).
+fn anthropic_image(b: &Value, at: &str) -> Result<(), Rejection> {
+    let source = b.get("source").unwrap_or(&Value::Null);
+    match source.get("type").and_then(Value::as_str) {
+        Some("base64") => {
+            let media_type = source
+                .get("media_type")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let data = source.get("data").and_then(Value::as_str).unwrap_or("");
+            check_image_data(media_type, data)
+                .or_else(|why| reject(Wire::Anthropic, format!("{at}.image.source.base64: {why}")))
+        }
+        Some("url") => Ok(()),
+        _ => reject(
+            Wire::Anthropic,
+            format!(
+                "{at}.image.source: Input tag does not match any of the expected tags: 'base64', 'url'"
+            ),
+        ),
+    }
+}
+
 fn anthropic(body: &Value) -> Result<(), Rejection> {
     let w = Wire::Anthropic;
     if body
@@ -181,6 +266,29 @@ fn anthropic(body: &Value) -> Result<(), Rejection> {
                         "messages.{i}.content.{j}.tool_use.input: Input should be a valid dictionary"
                     ),
                 );
+            }
+            if kind == "image" {
+                anthropic_image(b, &format!("messages.{i}.content.{j}"))?;
+            }
+            if kind == "tool_result" {
+                let inner = b.get("content").and_then(Value::as_array);
+                for (k, c) in inner.into_iter().flatten().enumerate() {
+                    match c.get("type").and_then(Value::as_str).unwrap_or("") {
+                        "text" => {}
+                        "image" => anthropic_image(
+                            c,
+                            &format!("messages.{i}.content.{j}.tool_result.content.{k}"),
+                        )?,
+                        other => {
+                            return reject(
+                                w,
+                                format!(
+                                    "messages.{i}.content.{j}.tool_result.content.{k}: Input tag '{other}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'"
+                                ),
+                            );
+                        }
+                    }
+                }
             }
             if kind == "tool_result" && b.get("ui").is_some() {
                 return reject(
@@ -287,6 +395,33 @@ fn chat(body: &Value, rule: ReasoningRule) -> Result<(), Rejection> {
                     "Invalid 'messages[{i}].content': string too short. Expected a string with minimum length 1, but got an empty string instead."
                 ),
             );
+        }
+        if let Some(parts) = m.get("content").and_then(Value::as_array) {
+            for (k, part) in parts.iter().enumerate() {
+                if part.get("type").and_then(Value::as_str) != Some("image_url") {
+                    continue;
+                }
+                if role != "user" {
+                    return reject(
+                        w,
+                        format!(
+                            "Invalid 'messages[{i}]'. Image URLs are only allowed for messages with role 'user', but this message with role '{role}' contains an image URL."
+                        ),
+                    );
+                }
+                let url = part
+                    .pointer("/image_url/url")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if let Err(why) = check_data_url(url) {
+                    return reject(
+                        w,
+                        format!(
+                            "Invalid image URL: 'messages[{i}].content[{k}].image_url.url'. {why}"
+                        ),
+                    );
+                }
+            }
         }
         if m.get("reasoning_content").is_some() && rule == ReasoningRule::Reject {
             return reject(
@@ -465,7 +600,40 @@ fn responses(body: &Value) -> Result<(), Rejection> {
                 }
             }
             _ => {
-                if item.get("role").and_then(Value::as_str) == Some("user")
+                let role = item.get("role").and_then(Value::as_str).unwrap_or("");
+                let parts = item.get("content").and_then(Value::as_array);
+                for (k, part) in parts.into_iter().flatten().enumerate() {
+                    let t = part.get("type").and_then(Value::as_str).unwrap_or("");
+                    match t {
+                        "input_image" if role == "assistant" => {
+                            return reject(
+                                w,
+                                format!(
+                                    "Invalid value: 'input_image'. Supported values are: 'output_text' and 'refusal'. (input[{i}].content[{k}])"
+                                ),
+                            );
+                        }
+                        "input_image" => {
+                            let url = part.get("image_url").and_then(Value::as_str).unwrap_or("");
+                            if let Err(why) = check_data_url(url) {
+                                return reject(
+                                    w,
+                                    format!("Invalid 'input[{i}].content[{k}].image_url'. {why}"),
+                                );
+                            }
+                        }
+                        "image_url" => {
+                            return reject(
+                                w,
+                                format!(
+                                    "Invalid value: 'image_url'. Supported values are: 'input_text', 'input_image', 'output_text', 'refusal', 'input_file', 'computer_screenshot', and 'summary_text'. (input[{i}].content[{k}].type)"
+                                ),
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+                if role == "user"
                     && let Some(missing) = calls.iter().find(|c| !answered.contains(*c))
                 {
                     return reject(

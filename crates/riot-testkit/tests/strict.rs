@@ -250,6 +250,127 @@ fn responses_rules() {
     );
 }
 
+/// The 8-byte PNG signature, base64: the smallest payload the mock takes
+/// for a PNG.
+const PNG: &str = "iVBORw0KGgo=";
+
+#[test]
+fn anthropic_image_rules() {
+    let call = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]});
+    let with = |image: Value| {
+        anthropic(json!([
+            {"role": "user", "content": "look"},
+            call,
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "Image a.png"}, image]}]}
+        ]))
+    };
+    let image = |media_type: &str, data: &str| json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}});
+    assert_eq!(with(image("image/png", PNG)), None);
+    assert_eq!(
+        with(image("image/bmp", PNG)).unwrap(),
+        "messages.2.content.0.tool_result.content.1.image.source.base64: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp' (got 'image/bmp')"
+    );
+    assert_eq!(
+        with(image("image/png", "not base64!")).unwrap(),
+        "messages.2.content.0.tool_result.content.1.image.source.base64: The image data is not valid base64."
+    );
+    assert_eq!(
+        with(image("image/jpeg", PNG)).unwrap(),
+        "messages.2.content.0.tool_result.content.1.image.source.base64: Image does not match the provided media type image/jpeg"
+    );
+    assert_eq!(
+        anthropic(json!([{"role": "user", "content": [image("image/gif", PNG)]}])).unwrap(),
+        "messages.0.content.0.image.source.base64: Image does not match the provided media type image/gif"
+    );
+}
+
+#[test]
+fn chat_completions_image_rules() {
+    let call = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "Read", "arguments": "{}"}}]});
+    let url = |u: &str| json!({"type": "image_url", "image_url": {"url": u}});
+    let png_url = format!("data:image/png;base64,{PNG}");
+    // The shape Riot sends: text in the tool message, the image after it.
+    assert_eq!(
+        chat(
+            ReasoningRule::Reject,
+            json!([
+                {"role": "user", "content": "look"},
+                call,
+                {"role": "tool", "tool_call_id": "c1", "content": "Image a.png"},
+                {"role": "user", "content": [url(&png_url)]}
+            ])
+        ),
+        None
+    );
+    assert_eq!(
+        chat(
+            ReasoningRule::Reject,
+            json!([
+                {"role": "user", "content": "look"},
+                call,
+                {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "Image a.png"}, url(&png_url)]}
+            ])
+        )
+        .unwrap(),
+        "Invalid 'messages[2]'. Image URLs are only allowed for messages with role 'user', but this message with role 'tool' contains an image URL."
+    );
+    let user_image = |u: &str| {
+        chat(
+            ReasoningRule::Reject,
+            json!([{"role": "user", "content": [url(u)]}]),
+        )
+    };
+    assert_eq!(
+        user_image("data:image/png;base64,%%%").unwrap(),
+        "Invalid image URL: 'messages[0].content[0].image_url.url'. The image data is not valid base64."
+    );
+    assert_eq!(
+        user_image(&format!("data:image/tiff;base64,{PNG}")).unwrap(),
+        "Invalid image URL: 'messages[0].content[0].image_url.url'. Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp' (got 'image/tiff')"
+    );
+    assert!(
+        user_image(PNG)
+            .unwrap()
+            .contains("Expected a base64-encoded data URL with an image MIME type")
+    );
+}
+
+#[test]
+fn responses_image_rules() {
+    let r = |input: Value| {
+        message(
+            Wire::OpenaiResponses,
+            ReasoningRule::Reject,
+            json!({"model": "m", "store": false, "input": input}),
+        )
+    };
+    let png_url = format!("data:image/png;base64,{PNG}");
+    let call = json!({"type": "function_call", "call_id": "c1", "name": "Read", "arguments": "{}"});
+    let output = json!({"type": "function_call_output", "call_id": "c1", "output": "Image a.png"});
+    let user = |part: Value| json!({"role": "user", "content": [part]});
+    let image = |u: &str| json!({"type": "input_image", "image_url": u});
+    assert_eq!(
+        r(json!([
+            user(json!({"type": "input_text", "text": "look"})),
+            call,
+            output,
+            user(image(&png_url))
+        ])),
+        None
+    );
+    assert_eq!(
+        r(json!([user(image("data:image/png;base64,@@"))])).unwrap(),
+        "Invalid 'input[0].content[0].image_url'. The image data is not valid base64."
+    );
+    assert!(
+        r(json!([user(
+            json!({"type": "image_url", "image_url": {"url": png_url}})
+        )]))
+        .unwrap()
+        .starts_with("Invalid value: 'image_url'.")
+    );
+}
+
 #[test]
 #[allow(clippy::disallowed_methods)] // test code: spawns the binary and writes its script file
 fn the_binary_prints_its_port_first_and_serves_the_script() {
