@@ -442,6 +442,7 @@ impl Actor {
         let mode_cell = self.session.mode_cell();
         let model_switch = self.session.model_switch();
         let mut closing = false;
+        let mut done = None;
         {
             let stream = self.session.turn(text, cancel.clone());
             let mut stream = std::pin::pin!(stream);
@@ -456,6 +457,12 @@ impl Actor {
                                 s.requests += 1;
                                 model.clone_into(&mut s.model);
                             });
+                        }
+                        // `Done` waits until the session has settled, so
+                        // a face that saw it may prompt again at once.
+                        if let AgentEvent::Done { .. } = &event {
+                            done = Some(event);
+                            continue;
                         }
                         // A face that stopped listening dropped its `Turn`,
                         // which cancelled the turn; it still runs to its end.
@@ -488,8 +495,12 @@ impl Actor {
             self.session.set_model(&model);
         }
         lock(&self.shared.running).take();
+        self.publish();
         self.shared.status.send_modify(|s| s.running = false);
         self.shared.busy.store(false, Ordering::SeqCst);
+        if let Some(done) = done {
+            let _ = events.send(done);
+        }
     }
 }
 

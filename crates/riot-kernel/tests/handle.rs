@@ -339,3 +339,35 @@ async fn close_stops_a_running_turn_and_refuses_what_comes_after() {
     }
     assert!(matches!(other.messages().await, Err(KernelError::Closed)));
 }
+
+#[tokio::test]
+async fn a_face_that_saw_done_may_prompt_again_at_once() {
+    let f = open(
+        vec![
+            Reply::Text("One.".into()),
+            Reply::Text("Two.".into()),
+            Reply::Text("Three.".into()),
+        ],
+        Arc::new(HoldingGate::default()),
+    )
+    .await;
+    for (prompt, answer) in [("one", "One."), ("two", "Two."), ("three", "Three.")] {
+        let mut turn = f.handle.prompt(prompt).unwrap();
+        // Read up to `Done` and no further: the stream's end is not awaited.
+        let mut text = String::new();
+        loop {
+            match turn.next().await.unwrap() {
+                AgentEvent::Delta {
+                    delta: StreamDelta::Text { text: t },
+                } => text.push_str(&t),
+                AgentEvent::Done { reason } => {
+                    assert_eq!(reason, TerminalReason::Completed);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(text, answer);
+        assert!(!f.handle.status().running);
+    }
+}
