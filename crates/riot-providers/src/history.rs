@@ -83,8 +83,11 @@ pub fn data_url(media_type: &str, data: &str) -> String {
     format!("data:{media_type};base64,{data}")
 }
 
-/// What a model without vision reads instead of an image.
-pub const IMAGE_OMITTED: &str = "[image omitted: this model does not accept images]";
+/// What a model without vision reads instead of an image (its
+/// capabilities say `vision: false`, from the model table or a `models`
+/// override). The request builders substitute it, so an image never
+/// reaches a provider that would refuse it.
+pub const IMAGE_OMITTED: &str = "[image not sent: this model cannot read images. Ask the person to describe it, or switch to a model that can see.]";
 
 /// What a tool result with no text says (content is never an empty string).
 pub const EMPTY_RESULT: &str = "(no output)";

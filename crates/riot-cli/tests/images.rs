@@ -1,0 +1,184 @@
+//! Images through `riot exec` against the strict mock (docs/interfaces.md,
+//! Read): a Read of a 4000x3000 PNG made here reaches each wire format in
+//! its own shape (Anthropic: an image block in the tool result; Chat
+//! Completions: a text tool message and a user message with a data URL;
+//! Responses: an `input_image`), downscaled to 1568x1176; a model without
+//! vision gets the clear text instead of the image; `@shot.png` in the
+//! prompt attaches the image.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // black-box tests use real files and processes
+
+mod support;
+
+use std::io::Cursor;
+
+use base64::Engine as _;
+use image::{DynamicImage, GrayImage, ImageFormat, Luma};
+use riot_testkit::{MockServer, Reply, Script, Wire};
+use serde_json::{Value, json};
+use support::{World, bodies, run, tool_call};
+
+/// A 4000x3000 PNG (grey gradient: cheap to encode, not a flat colour).
+fn big_png() -> Vec<u8> {
+    let img = GrayImage::from_fn(4000, 3000, |x, y| Luma([((x / 16 + y / 12) % 256) as u8]));
+    let mut out = Vec::new();
+    DynamicImage::ImageLuma8(img)
+        .write_to(&mut Cursor::new(&mut out), ImageFormat::Png)
+        .unwrap();
+    out
+}
+
+fn small_png() -> Vec<u8> {
+    let img = GrayImage::from_fn(64, 48, |x, _| Luma([(x * 4) as u8]));
+    let mut out = Vec::new();
+    DynamicImage::ImageLuma8(img)
+        .write_to(&mut Cursor::new(&mut out), ImageFormat::Png)
+        .unwrap();
+    out
+}
+
+fn world_with(vision: bool, files: &[(&str, &[u8])]) -> World {
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        json!({"models": {"mock-model": {"vision": vision}}}).to_string(),
+    )
+    .unwrap();
+    for (name, bytes) in files {
+        std::fs::write(world.project.path().join(name), bytes).unwrap();
+    }
+    world
+}
+
+async fn model_reading(wire: Wire, file: &str) -> MockServer {
+    MockServer::start(Script::new(
+        wire,
+        vec![
+            tool_call("call_img_1", "Read", json!({"file_path": file})),
+            Reply::Text("I see it.".into()),
+        ],
+    ))
+    .await
+    .unwrap()
+}
+
+/// The size of a `data:` URL's or base64 payload's image.
+fn size_of(media_type: &str, data: &str) -> (u32, u32) {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
+    let format = ImageFormat::from_mime_type(media_type).unwrap();
+    let img = image::load_from_memory_with_format(&bytes, format).unwrap();
+    (img.width(), img.height())
+}
+
+fn data_url_size(url: &str) -> (u32, u32) {
+    let (media_type, data) = url
+        .strip_prefix("data:")
+        .and_then(|r| r.split_once(";base64,"))
+        .unwrap_or_else(|| panic!("not a data URL: {url:.80}"));
+    size_of(media_type, data)
+}
+
+/// The tool result's text and the image sent for it, per wire format.
+fn result_and_image(wire: Wire, body: &Value) -> (String, Option<(u32, u32)>) {
+    match wire {
+        Wire::Anthropic => {
+            let result = support::tool_result(body, "call_img_1");
+            let content = result["content"].as_array().unwrap();
+            let text = content[0]["text"].as_str().unwrap().to_owned();
+            let image = content.iter().find(|c| c["type"] == "image").map(|c| {
+                assert_eq!(c["source"]["type"], "base64");
+                size_of(
+                    c["source"]["media_type"].as_str().unwrap(),
+                    c["source"]["data"].as_str().unwrap(),
+                )
+            });
+            (text, image)
+        }
+        Wire::Openai => {
+            let messages = body["messages"].as_array().unwrap();
+            let at = messages
+                .iter()
+                .position(|m| m["role"] == "tool" && m["tool_call_id"] == "call_img_1")
+                .unwrap();
+            // Tool messages cannot hold images: the text is a plain string.
+            let text = messages[at]["content"].as_str().unwrap().to_owned();
+            let image = messages.get(at + 1).and_then(|next| {
+                assert_eq!(next["role"], "user");
+                next["content"].as_array().and_then(|parts| {
+                    parts
+                        .iter()
+                        .find(|p| p["type"] == "image_url")
+                        .map(|p| data_url_size(p["image_url"]["url"].as_str().unwrap()))
+                })
+            });
+            (text, image)
+        }
+        Wire::OpenaiResponses => {
+            let input = body["input"].as_array().unwrap();
+            let at = input
+                .iter()
+                .position(|i| i["type"] == "function_call_output" && i["call_id"] == "call_img_1")
+                .unwrap();
+            let text = input[at]["output"].as_str().unwrap().to_owned();
+            let image = input.get(at + 1).and_then(|next| {
+                assert_eq!(next["role"], "user");
+                next["content"].as_array().and_then(|parts| {
+                    parts
+                        .iter()
+                        .find(|p| p["type"] == "input_image")
+                        .map(|p| data_url_size(p["image_url"].as_str().unwrap()))
+                })
+            });
+            (text, image)
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_big_png_reaches_each_wire_format_downscaled_in_its_own_shape() {
+    let png = big_png();
+    for wire in [Wire::Anthropic, Wire::Openai, Wire::OpenaiResponses] {
+        let world = world_with(true, &[("big.png", &png)]);
+        let server = model_reading(wire, "big.png").await;
+        let out = run(world.exec(&server, wire, &["What is in big.png?"])).await;
+        assert_eq!(out.code, Some(0), "{wire:?}: {out:?}");
+        assert_eq!(out.stdout.trim(), "I see it.", "{wire:?}");
+        let all = bodies(&server);
+        assert_eq!(
+            all.len(),
+            2,
+            "{wire:?}: the strict mock accepted both requests"
+        );
+        let (text, image) = result_and_image(wire, &all[1]);
+        assert_eq!(
+            text,
+            "Image big.png (4000x3000 px), downscaled to 1568x1176 px to fit the model's limit (1568 px on the long side, 5 MB).",
+            "{wire:?}"
+        );
+        assert_eq!(image, Some((1568, 1176)), "{wire:?}");
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_without_vision_reads_that_it_cannot_see_and_no_image_is_sent() {
+    let png = small_png();
+    for wire in [Wire::Anthropic, Wire::Openai, Wire::OpenaiResponses] {
+        let world = world_with(false, &[("shot.png", &png)]);
+        let server = model_reading(wire, "shot.png").await;
+        let out = run(world.exec(&server, wire, &["What is in shot.png?"])).await;
+        assert_eq!(out.code, Some(0), "{wire:?}: {out:?}");
+        let all = bodies(&server);
+        assert_eq!(all.len(), 2, "{wire:?}");
+        let body = all[1].to_string();
+        assert!(
+            body.contains("this model cannot read images"),
+            "{wire:?}: {body:.2000}"
+        );
+        assert!(!body.contains("base64"), "{wire:?}: no image data is sent");
+        server.shutdown().await;
+    }
+}
