@@ -213,6 +213,8 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
             })
         })
         .collect();
+    // Which service WebSearch asks, or why it is not declared.
+    let search = riot_kernel::web::search_backend(config, &env);
     if json_out {
         let mut value = serde_json::to_value(config).unwrap_or_default();
         value["project_root"] = json!(loaded.project_root);
@@ -225,6 +227,7 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
             })
             .collect();
         value["hooks_skipped"] = json!(loaded.hooks.skipped);
+        value["web_search_unavailable"] = json!(search.as_ref().err());
         outln!("{value}");
         return 0;
     }
@@ -261,6 +264,21 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         config.fallback_model.as_ref().map(|v| v.value.clone()),
         config.fallback_model.as_ref().map(|v| v.source.to_string()),
     );
+    row(
+        "small_model",
+        config.small_model.as_ref().map(|v| v.value.clone()),
+        config.small_model.as_ref().map(|v| v.source.to_string()),
+    );
+    match &search {
+        Ok(backend) => {
+            let source = config
+                .web_search
+                .as_ref()
+                .map_or_else(|| "$BRAVE_API_KEY".to_owned(), |s| s.source.to_string());
+            outln!("{:<24} {:<40} ({source})", "web_search", backend.describe());
+        }
+        Err(why) => outln!("{:<24} WebSearch is not declared: {why}", "web_search"),
+    }
     row(
         "context_window",
         config.context_window.as_ref().map(|v| v.value.to_string()),

@@ -153,7 +153,12 @@ impl Kernel {
     /// The model key variables removed from every tool environment: both
     /// defaults and the configured one (docs/design.md §6.6).
     pub fn scrubbed_env(&self, config: &Config) -> Vec<String> {
-        let mut scrubbed = vec!["ANTHROPIC_API_KEY".to_owned(), "OPENAI_API_KEY".to_owned()];
+        // BRAVE_API_KEY: WebSearch's key (docs/web.md), not the commands'.
+        let mut scrubbed = vec![
+            "ANTHROPIC_API_KEY".to_owned(),
+            "OPENAI_API_KEY".to_owned(),
+            "BRAVE_API_KEY".to_owned(),
+        ];
         if let Some(var) = &config.api_key_env
             && !scrubbed.contains(&var.value)
         {

@@ -273,7 +273,11 @@ impl Kernel {
                 &options.gate,
                 &mode,
                 Arc::clone(&subagents),
-                crate::web::web_tools(&caps.web, small_model),
+                crate::web::web_tools(
+                    &caps.web,
+                    small_model,
+                    crate::web::search_backend(config, &options.env).ok(),
+                ),
             ),
             Arc::new(tool_env),
             policy,

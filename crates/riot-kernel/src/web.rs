@@ -10,9 +10,10 @@ use riot_protocol::{
     AssistantBlock, CacheHints, DynTool, Message, MessageId, MessageOrigin, ModelRequest, Provider,
     ProviderEvent, SystemPrompt, UserBlock, UserMessage,
 };
-use riot_tools::tools::{PageQuestion, WebFetch, WebFetchLimits};
+use riot_tools::tools::{PageQuestion, SearchBackend, WebFetch, WebFetchLimits, WebSearch};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::{Config, SearchProvider};
 use crate::kernel::SessionModel;
 
 /// Characters of a page the small model reads (about 25k tokens); the
@@ -97,14 +98,67 @@ impl PageQuestion for SmallModel {
     }
 }
 
+/// WebSearch's service: the `web_search` setting (or `$RIOT_SEARXNG_URL`),
+/// else Brave Search when `$BRAVE_API_KEY` is set. `Err`: why WebSearch is
+/// not declared, for `riot config show`.
+pub fn search_backend(
+    config: &Config,
+    env: &std::collections::BTreeMap<String, String>,
+) -> Result<SearchBackend, String> {
+    let brave_key = env
+        .get("BRAVE_API_KEY")
+        .map(|k| k.trim())
+        .filter(|k| !k.is_empty());
+    let Some(setting) = &config.web_search else {
+        return match brave_key {
+            Some(key) => Ok(SearchBackend::Brave {
+                url: riot_tools::tools::web_search::BRAVE_URL.into(),
+                key: key.to_owned(),
+            }),
+            None => Err("no search service is configured: set `web_search` in settings (SearXNG or Brave), $RIOT_SEARXNG_URL, or $BRAVE_API_KEY".into()),
+        };
+    };
+    match setting.value.provider {
+        SearchProvider::Searxng => match &setting.value.url {
+            Some(url) => Ok(SearchBackend::Searxng { url: url.clone() }),
+            None => Err(format!("`web_search` from {} has no url", setting.source)),
+        },
+        SearchProvider::Brave => match brave_key {
+            Some(key) => Ok(SearchBackend::Brave {
+                url: setting
+                    .value
+                    .url
+                    .clone()
+                    .unwrap_or_else(|| riot_tools::tools::web_search::BRAVE_URL.into()),
+                key: key.to_owned(),
+            }),
+            None => Err(format!(
+                "`web_search` from {} chooses Brave Search, but $BRAVE_API_KEY is not set",
+                setting.source
+            )),
+        },
+        SearchProvider::Native => Err(format!(
+            "`web_search` from {} chooses the provider's own search, which Riot does not have yet; use \"searxng\" or \"brave\"",
+            setting.source
+        )),
+    }
+}
+
 /// The web tools a session declares, in order, after the other session
-/// tools: none without a network.
+/// tools: WebFetch, then WebSearch when a search service is configured;
+/// none without a network.
 pub fn web_tools(
     web: &Arc<dyn riot_protocol::Web>,
     question: Option<Arc<dyn PageQuestion>>,
+    search: Option<SearchBackend>,
 ) -> Vec<Arc<dyn DynTool>> {
     if !web.available() {
         return Vec::new();
     }
-    vec![Arc::new(WebFetch::new(WebFetchLimits::default(), question))]
+    let mut tools: Vec<Arc<dyn DynTool>> =
+        vec![Arc::new(WebFetch::new(WebFetchLimits::default(), question))];
+    if let Some(backend) = search {
+        tools.push(Arc::new(WebSearch::new(backend)));
+    }
+    tools
 }

@@ -151,6 +151,7 @@ impl World {
             if key.starts_with("RIOT_")
                 || key == "ANTHROPIC_API_KEY"
                 || key == "OPENAI_API_KEY"
+                || key == "BRAVE_API_KEY"
                 || key == "XDG_CONFIG_HOME"
             {
                 cmd.env_remove(key);

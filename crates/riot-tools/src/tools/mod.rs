@@ -20,6 +20,7 @@ pub mod read_pdf;
 mod read_scan;
 pub mod web_fetch;
 mod web_page;
+pub mod web_search;
 pub mod write;
 
 #[cfg(test)]
@@ -33,6 +34,7 @@ pub use grep::Grep;
 pub use kill_shell::KillShell;
 pub use read::Read;
 pub use web_fetch::{PageQuestion, WebFetch, WebFetchInput, WebFetchLimits};
+pub use web_search::{SearchBackend, WebSearch, WebSearchInput};
 pub use write::Write;
 
 /// The built-in tools in the order sent to the model.
