@@ -1231,7 +1231,9 @@ async fn compaction_is_reported_to_a_client_that_asked_for_it() {
     }
     std::fs::write(
         world.home.path().join("settings.json"),
-        r#"{"context_window": 30000, "max_output_tokens": 4000}"#,
+        // Room for the tool declarations (about 10k tokens and growing
+        // with every tool) plus more Reads than the working set re-reads.
+        r#"{"context_window": 40000, "max_output_tokens": 4000}"#,
     )
     .unwrap();
     let mut replies: Vec<Reply> = (0..TURNS - 1)
