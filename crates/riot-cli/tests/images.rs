@@ -182,3 +182,86 @@ async fn a_model_without_vision_reads_that_it_cannot_see_and_no_image_is_sent() 
         server.shutdown().await;
     }
 }
+
+/// Every image the first user message carries, as `(media_type, base64)`.
+fn prompt_images(wire: Wire, body: &Value) -> Vec<(String, String)> {
+    let split = |url: &str| {
+        let (t, d) = url
+            .strip_prefix("data:")
+            .and_then(|r| r.split_once(";base64,"))
+            .unwrap();
+        (t.to_owned(), d.to_owned())
+    };
+    match wire {
+        Wire::Anthropic => body["messages"][0]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["type"] == "image")
+            .map(|b| {
+                (
+                    b["source"]["media_type"].as_str().unwrap().to_owned(),
+                    b["source"]["data"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect(),
+        Wire::Openai => {
+            let user = body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["role"] == "user")
+                .unwrap();
+            user["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["type"] == "image_url")
+                .map(|p| split(p["image_url"]["url"].as_str().unwrap()))
+                .collect()
+        }
+        Wire::OpenaiResponses => {
+            let user = body["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["role"] == "user")
+                .unwrap();
+            user["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["type"] == "input_image")
+                .map(|p| split(p["image_url"].as_str().unwrap()))
+                .collect()
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_at_mentioned_image_in_the_prompt_is_attached_in_each_wire_format() {
+    let png = small_png();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
+    for wire in [Wire::Anthropic, Wire::Openai, Wire::OpenaiResponses] {
+        let world = world_with(true, &[("shot.png", &png)]);
+        let server = MockServer::start(Script::new(wire, vec![Reply::Text("A gradient.".into())]))
+            .await
+            .unwrap();
+        let out = run(world.exec(&server, wire, &["look at @shot.png"])).await;
+        assert_eq!(out.code, Some(0), "{wire:?}: {out:?}");
+        assert_eq!(out.stdout.trim(), "A gradient.");
+        let all = bodies(&server);
+        assert_eq!(all.len(), 1, "{wire:?}");
+        assert_eq!(
+            prompt_images(wire, &all[0]),
+            vec![("image/png".to_owned(), b64.clone())],
+            "{wire:?}"
+        );
+        let body = all[0].to_string();
+        assert!(
+            body.contains("Image shot.png (64x48 px)."),
+            "{wire:?}: {body:.1500}"
+        );
+        server.shutdown().await;
+    }
+}

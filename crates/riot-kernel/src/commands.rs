@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use riot_protocol::{FileKind, FileSystem, UserBlock};
+use riot_tools::tools::read_image;
 use serde::Deserialize;
 
 use crate::extension_files::{self, Layout, Origin};
@@ -361,9 +362,32 @@ pub fn mentions(text: &str) -> Vec<String> {
     out
 }
 
+/// An `@mentioned` image as Read sends one (downscaled to the model's
+/// limit, an animated GIF's first frame): a note, then the image. A file
+/// that does not decode is attached as a note saying why.
+async fn attach_image(mention: &str, bytes: Vec<u8>, media_type: &'static str) -> Vec<UserBlock> {
+    let limits = read_image::ImageLimits::default();
+    let prepared =
+        tokio::task::spawn_blocking(move || read_image::prepare(&bytes, media_type, limits)).await;
+    match prepared {
+        Ok(Ok(p)) => vec![
+            UserBlock::Attachment {
+                title: format!("Image {mention}"),
+                text: read_image::note(mention, &p, limits),
+            },
+            UserBlock::Image { source: p.source() },
+        ],
+        Ok(Err(reason)) => vec![UserBlock::Attachment {
+            title: format!("Image {mention}"),
+            text: format!("{mention} {reason}, so it was not attached."),
+        }],
+        Err(_) => Vec::new(),
+    }
+}
+
 /// The files `@mentioned` in `text` that exist under `cwd` (or are
-/// absolute), as attachments. A mention of something that is not a readable
-/// text file is left as typed.
+/// absolute), as attachments: a text file's contents, an image as an image
+/// block. A mention of something that is neither is left as typed.
 pub async fn attach_mentions(fs: &dyn FileSystem, cwd: &Path, text: &str) -> Vec<UserBlock> {
     let mut blocks = Vec::new();
     for mention in mentions(text).into_iter().take(MAX_MENTIONS) {
@@ -377,6 +401,12 @@ pub async fn attach_mentions(fs: &dyn FileSystem, cwd: &Path, text: &str) -> Vec
         let Ok(bytes) = fs.read(&path).await else {
             continue;
         };
+        if let Some(media_type) = read_image::image_type(&mention) {
+            if meta.len <= read_image::MAX_FILE_BYTES {
+                blocks.extend(attach_image(&mention, bytes, media_type).await);
+            }
+            continue;
+        }
         let Ok(content) = String::from_utf8(bytes) else {
             continue;
         };

@@ -161,8 +161,9 @@ fn gif_is_animated(bytes: &[u8]) -> bool {
         .unwrap_or(false)
 }
 
-/// The note the model reads beside the image.
-fn note(display: &str, p: &Prepared, limits: ImageLimits) -> String {
+/// The note the model reads beside the image: its name and size, and
+/// whether it was downscaled or cut to its first frame.
+pub fn note(display: &str, p: &Prepared, limits: ImageLimits) -> String {
     let (w, h) = p.original;
     let mut text = format!("Image {display} ({w}x{h} px)");
     if p.first_frame_only {
@@ -178,6 +179,16 @@ fn note(display: &str, p: &Prepared, limits: ImageLimits) -> String {
     }
     text.push('.');
     text
+}
+
+impl Prepared {
+    /// The image as inline base64 data.
+    pub fn source(&self) -> ImageSource {
+        ImageSource {
+            media_type: self.media_type.clone(),
+            data: base64::engine::general_purpose::STANDARD.encode(&self.bytes),
+        }
+    }
 }
 
 /// Read's image path: `path` is resolved, `len` its size in bytes.
@@ -215,10 +226,7 @@ pub async fn read(
         model_content: vec![
             ToolResultContent::text(text),
             ToolResultContent::Image {
-                source: ImageSource {
-                    media_type: prepared.media_type.clone(),
-                    data: base64::engine::general_purpose::STANDARD.encode(&prepared.bytes),
-                },
+                source: prepared.source(),
             },
         ],
         ui_payload: Some(UiPayload::ImageRead {
