@@ -299,3 +299,54 @@ async fn without_a_rule_exec_denies_a_search() {
     assert_eq!(result["is_error"], true, "{result}");
     assert!(searx.hits().is_empty());
 }
+
+/// A subagent whose type lists WebFetch has it, and fetches with the
+/// session's rules.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_listing_web_fetch_has_it() {
+    let world = World::new();
+    let agents = world.home.path().join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("researcher.md"),
+        "---\ndescription: Reads web pages\ntools: [WebFetch]\n---\nRead what you are given.\n",
+    )
+    .unwrap();
+    let site = page().await;
+    let url = site.url("/notes");
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            support::task_call("call_task_1", "researcher", "Read the release notes"),
+            Reply::Text("Done.".into()),
+        ],
+    )
+    .when(
+        "Read the release notes",
+        tool_call("call_fetch_1", "WebFetch", json!({"url": url})),
+    )
+    .when_request_contains(
+        "# Release notes",
+        Reply::Text("They drop the old flag.".into()),
+    );
+    let server = MockServer::start(script).await.unwrap();
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["--allow", "WebFetch(domain:127.0.0.1)", "Research"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let bodies = bodies(&server);
+    assert_eq!(declared(&bodies[1]), ["WebFetch"]);
+    assert_eq!(site.hits().len(), 1);
+    assert!(
+        bodies
+            .last()
+            .unwrap()
+            .to_string()
+            .contains("They drop the old flag."),
+        "{}",
+        bodies.last().unwrap()
+    );
+}

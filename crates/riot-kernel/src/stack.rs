@@ -251,6 +251,12 @@ impl Kernel {
                 },
             }) as Arc<dyn riot_tools::tools::PageQuestion>
         });
+        // One set, shared with the subagents (and so its cache).
+        let web_tools = crate::web::web_tools(
+            &caps.web,
+            small_model,
+            crate::web::search_backend(config, &options.env).ok(),
+        );
         let subagents = Arc::new(Subagents {
             catalog: agents,
             model: options.model.map(|access| SubagentModel {
@@ -262,6 +268,7 @@ impl Kernel {
             skills: skills.clone(),
             parent: options.owner.clone(),
             session_section: OnceLock::new(),
+            web_tools: web_tools.clone(),
         });
 
         let mode = ModeCell::new(config.mode());
@@ -273,11 +280,7 @@ impl Kernel {
                 &options.gate,
                 &mode,
                 Arc::clone(&subagents),
-                crate::web::web_tools(
-                    &caps.web,
-                    small_model,
-                    crate::web::search_backend(config, &options.env).ok(),
-                ),
+                web_tools,
             ),
             Arc::new(tool_env),
             policy,

@@ -305,6 +305,9 @@ pub struct Subagents {
     /// The parent's environment and memory section, set once the parent's
     /// system prompt is known.
     pub session_section: OnceLock<String>,
+    /// The session's web tools (WebFetch, WebSearch), which a subagent
+    /// may have too.
+    pub web_tools: Vec<Arc<dyn DynTool>>,
 }
 
 impl std::fmt::Debug for Subagents {
@@ -319,8 +322,8 @@ impl std::fmt::Debug for Subagents {
 
 impl Subagents {
     /// The tools of an agent: its list, from what a subagent may have
-    /// (the built-ins, Skill and AskUser, then MCP tools — all of them, or
-    /// those the list names).
+    /// (the built-ins, Skill, AskUser and the web tools, then MCP tools —
+    /// all of them, or those the list names).
     fn tools_for(&self, agent: &AgentDefinition) -> (Vec<Arc<dyn DynTool>>, McpSelection) {
         let mut all = riot_tools::builtin();
         all.push(Arc::new(crate::skills::SkillTool {
@@ -329,6 +332,7 @@ impl Subagents {
         all.push(Arc::new(crate::ask::AskUser {
             gate: Arc::clone(&self.stack.gate),
         }));
+        all.extend(self.web_tools.iter().cloned());
         match &agent.tools {
             None => (all, McpSelection::All),
             Some(names) => (
