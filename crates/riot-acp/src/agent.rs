@@ -275,14 +275,17 @@ impl RiotAgent {
             ));
         }
         let slot = self.slot(&id)?;
-        let text =
+        let (text, images) =
             mapping::prompt_text(&request.prompt).map_err(|m| Error::new(INVALID_PARAMS, m))?;
-        if text.trim().is_empty() {
+        if text.trim().is_empty() && images.is_empty() {
             return Err(Error::new(INVALID_PARAMS, "the prompt is empty"));
         }
         let mut modes = slot.session.watch();
         let mode_before = modes.borrow_and_update().mode;
-        let mut events = slot.session.prompt(text).map_err(kernel_error)?;
+        let mut events = slot
+            .session
+            .prompt_with_images(text, images)
+            .map_err(kernel_error)?;
         // A shutdown that came while this turn was being set up did not
         // see it running: cancel it here.
         if self.stop.is_triggered() {
@@ -657,8 +660,9 @@ fn initialize(
                 .session_capabilities(
                     SessionCapabilities::new().list(SessionListCapabilities::new()),
                 )
-                // Text and resource links are the baseline every agent takes.
-                .prompt_capabilities(PromptCapabilities::new())
+                // Text and resource links are the baseline every agent
+                // takes; images are prepared as Read prepares them.
+                .prompt_capabilities(PromptCapabilities::new().image(true))
                 .meta(ext::capabilities_meta()),
         )
         .agent_info(Implementation::new("riot", env!("CARGO_PKG_VERSION")).title("Riot".to_owned()))

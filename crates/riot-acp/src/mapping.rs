@@ -14,8 +14,9 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
 };
 use riot_protocol::{
-    AssistantBlock, DiffLineKind, Message, MessageOrigin, PermissionMode, PermissionOutcome,
-    SystemLevel, TerminalReason, TodoStatus, ToolResultContent, ToolResultUi, UiPayload, UserBlock,
+    AssistantBlock, DiffLineKind, ImageSource, Message, MessageOrigin, PermissionMode,
+    PermissionOutcome, SystemLevel, TerminalReason, TodoStatus, ToolResultContent, ToolResultUi,
+    UiPayload, UserBlock,
 };
 use serde_json::Value;
 
@@ -183,10 +184,13 @@ pub fn chosen_outcome(option_id: &str, suggested_rule: Option<&str>) -> Permissi
     }
 }
 
-/// The prompt's content as the text of one user message. Resource links
-/// become a mention of their URI, which the model reads with its tools.
-pub fn prompt_text(blocks: &[ContentBlock]) -> Result<String, String> {
+/// The prompt's content as the text of one user message and the images
+/// sent after it. Resource links become a mention of their URI, which the
+/// model reads with its tools; image blocks (base64 data) are passed on,
+/// one image each.
+pub fn prompt_text(blocks: &[ContentBlock]) -> Result<(String, Vec<ImageSource>), String> {
     let mut parts: Vec<String> = Vec::new();
+    let mut images = Vec::new();
     for block in blocks {
         match block {
             ContentBlock::Text(t) => parts.push(t.text.clone()),
@@ -200,13 +204,24 @@ pub fn prompt_text(blocks: &[ContentBlock]) -> Result<String, String> {
             ContentBlock::Resource(_) => {
                 return Err("embedded resources are not supported; send a resource link".into());
             }
-            ContentBlock::Image(_) | ContentBlock::Audio(_) => {
-                return Err("images and audio are not supported in prompts yet".into());
+            ContentBlock::Image(image) => {
+                if image.data.is_empty() {
+                    return Err(
+                        "an image block needs its base64 `data`; an image only by `uri` is not supported".into(),
+                    );
+                }
+                images.push(ImageSource {
+                    media_type: image.mime_type.clone(),
+                    data: image.data.clone(),
+                });
+            }
+            ContentBlock::Audio(_) => {
+                return Err("audio is not supported in prompts".into());
             }
             _ => return Err("unsupported prompt content".into()),
         }
     }
-    Ok(parts.join("\n"))
+    Ok((parts.join("\n"), images))
 }
 
 fn text_block(text: impl Into<String>) -> ContentBlock {

@@ -127,12 +127,33 @@ fn prompt_text_joins_text_and_mentions_resource_links() {
         {"type": "resource_link", "name": "main.rs", "uri": "file:///p/src/main.rs"}
     ]))
     .unwrap();
-    assert_eq!(prompt_text(&blocks).unwrap(), "Explain\n@/p/src/main.rs");
+    assert_eq!(
+        prompt_text(&blocks).unwrap(),
+        ("Explain\n@/p/src/main.rs".to_owned(), vec![])
+    );
     let image: Vec<ContentBlock> = serde_json::from_value(json!([
+        {"type": "text", "text": "What is this?"},
         {"type": "image", "mimeType": "image/png", "data": "AAAA"}
     ]))
     .unwrap();
-    assert!(prompt_text(&image).unwrap_err().contains("images"));
+    assert_eq!(
+        prompt_text(&image).unwrap(),
+        (
+            "What is this?".to_owned(),
+            vec![ImageSource {
+                media_type: "image/png".into(),
+                data: "AAAA".into()
+            }]
+        )
+    );
+    let audio: Vec<ContentBlock> = serde_json::from_value(json!([
+        {"type": "audio", "mimeType": "audio/wav", "data": "AAAA"}
+    ]))
+    .unwrap();
+    assert_eq!(
+        prompt_text(&audio).unwrap_err(),
+        "audio is not supported in prompts"
+    );
 }
 
 fn assistant(content: Vec<AssistantBlock>) -> Message {

@@ -2155,3 +2155,57 @@ async fn always_is_offered_only_for_a_rule_that_would_stick() {
     client.close().await;
     server.shutdown().await;
 }
+
+/// An image block in an ACP prompt reaches the model after the prompt's
+/// text (docs/interfaces.md, ACP): `initialize` advertises it, the image
+/// is sent as Riot sends a Read image, and the mock accepts the request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_in_a_prompt_reaches_the_model() {
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        json!({"models": {"mock-model": {"vision": true}}}).to_string(),
+    )
+    .unwrap();
+    // A 1x1 PNG (red pixel).
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+    let server = MockServer::start(Script::new(WIRE, vec![Reply::Text("A red dot.".into())]))
+        .await
+        .unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    let init = client.initialize().await;
+    assert_eq!(
+        init["agentCapabilities"]["promptCapabilities"]["image"], true,
+        "{init}"
+    );
+    let session_id = client.new_session(&world).await;
+    let turn = client
+        .call(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": [
+                {"type": "text", "text": "What is this?"},
+                {"type": "image", "mimeType": "image/png", "data": png}
+            ]}),
+        )
+        .await;
+    assert_eq!(
+        turn.response["result"]["stopReason"], "end_turn",
+        "{}",
+        turn.response
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let content = requests[0].body["messages"][0]["content"].clone();
+    assert_eq!(content[0], json!({"type": "text", "text": "What is this?"}));
+    assert_eq!(
+        content[1]["text"],
+        "<attachment title=\"Image image 1\">\nImage image 1 (1x1 px).\n</attachment>"
+    );
+    assert_eq!(content[2]["type"], "image");
+    assert_eq!(
+        content[2]["source"],
+        json!({"type": "base64", "media_type": "image/png", "data": png})
+    );
+    client.close().await;
+    server.shutdown().await;
+}

@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use riot_protocol::{FileKind, FileSystem, UserBlock};
+use riot_protocol::{FileKind, FileSystem, ImageSource, UserBlock};
 use riot_tools::tools::read_image;
 use serde::Deserialize;
 
@@ -369,6 +369,14 @@ async fn attach_image(mention: &str, bytes: Vec<u8>, media_type: &'static str) -
     let limits = read_image::ImageLimits::default();
     let prepared =
         tokio::task::spawn_blocking(move || read_image::prepare(&bytes, media_type, limits)).await;
+    image_blocks(mention, prepared, limits)
+}
+
+fn image_blocks(
+    mention: &str,
+    prepared: Result<Result<read_image::Prepared, String>, tokio::task::JoinError>,
+    limits: read_image::ImageLimits,
+) -> Vec<UserBlock> {
     match prepared {
         Ok(Ok(p)) => vec![
             UserBlock::Attachment {
@@ -383,6 +391,15 @@ async fn attach_image(mention: &str, bytes: Vec<u8>, media_type: &'static str) -
         }],
         Err(_) => Vec::new(),
     }
+}
+
+/// An image that came with a prompt as base64 data (an ACP image block),
+/// prepared as an `@mentioned` one; `name` stands for it in the note.
+pub async fn attach_image_data(name: &str, image: ImageSource) -> Vec<UserBlock> {
+    let limits = read_image::ImageLimits::default();
+    let prepared =
+        tokio::task::spawn_blocking(move || read_image::prepare_source(&image, limits)).await;
+    image_blocks(name, prepared, limits)
 }
 
 /// The files `@mentioned` in `text` that exist under `cwd` (or are

@@ -63,6 +63,7 @@ type Job = Box<dyn FnOnce(&mut Session) -> futures::future::BoxFuture<'_, ()> + 
 enum Op {
     Prompt {
         text: String,
+        images: Vec<riot_protocol::ImageSource>,
         cancel: CancelScope,
         events: mpsc::UnboundedSender<AgentEvent>,
     },
@@ -208,6 +209,16 @@ impl SessionHandle {
     /// [`KernelError::Busy`] while another turn runs, and with
     /// [`KernelError::Closed`] after the session was closed.
     pub fn prompt(&self, text: impl Into<String>) -> Result<Turn, KernelError> {
+        self.prompt_with_images(text, Vec::new())
+    }
+
+    /// [`prompt`](Self::prompt) with images sent after the text (an ACP
+    /// prompt's image blocks); each is prepared as Read prepares one.
+    pub fn prompt_with_images(
+        &self,
+        text: impl Into<String>,
+        images: Vec<riot_protocol::ImageSource>,
+    ) -> Result<Turn, KernelError> {
         if self
             .shared
             .busy
@@ -221,6 +232,7 @@ impl SessionHandle {
         let (events, rx) = mpsc::unbounded_channel();
         let op = Op::Prompt {
             text: text.into(),
+            images,
             cancel: cancel.clone(),
             events,
         };
@@ -393,9 +405,13 @@ impl Actor {
             match op {
                 Op::Prompt {
                     text,
+                    images,
                     cancel,
                     events,
-                } => self.turn(&text, cancel, &events).await,
+                } => {
+                    self.session.attach_images(images);
+                    self.turn(&text, cancel, &events).await;
+                }
                 Op::SetMode(mode, done) => {
                     self.session.set_mode(mode);
                     self.publish();

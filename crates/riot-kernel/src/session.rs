@@ -223,6 +223,7 @@ impl Kernel {
             recent_requests: stack.recent_requests,
             classifier: stack.classifier,
             restore_model: None,
+            next_images: Vec::new(),
             shared_model,
             cost,
             _open: self.mark_open(&session_id),
@@ -366,6 +367,9 @@ pub struct Session {
     classifier: Option<Arc<crate::classifier::ModelClassifier>>,
     /// The session's model while a command's own model runs a turn.
     restore_model: Option<String>,
+    /// Images sent with the next prompt (an ACP image block), attached
+    /// after its text by [`turn`](Self::turn).
+    next_images: Vec<riot_protocol::ImageSource>,
     /// The model, as subagents and the classifier see it.
     shared_model: SessionModel,
     /// What the session has cost (every request, main and side).
@@ -534,6 +538,12 @@ impl Session {
     /// UserPromptSubmit hooks run first: a block ends the turn with the
     /// reason shown to the person (the prompt is not sent); their context,
     /// and that of SessionStart hooks, follows the prompt.
+    /// Images to send with the next [`turn`](Self::turn)'s prompt,
+    /// prepared as Read prepares an image (downscaled, first GIF frame).
+    pub fn attach_images(&mut self, images: Vec<riot_protocol::ImageSource>) {
+        self.next_images = images;
+    }
+
     pub fn turn<'a>(
         &'a mut self,
         prompt: &str,
@@ -599,8 +609,12 @@ impl Session {
                     extra.extend(context);
                 }
             }
-            let attachments =
+            let mut attachments =
                 crate::commands::attach_mentions(self.fs.as_ref(), &self.cwd, &text).await;
+            for (n, image) in std::mem::take(&mut self.next_images).into_iter().enumerate() {
+                let name = format!("image {}", n + 1);
+                attachments.extend(crate::commands::attach_image_data(&name, image).await);
+            }
             let mut message =
                 Message::user_text(MessageId::generate(self.deps.ids.as_ref()), text);
             if let Message::User(user) = &mut message {

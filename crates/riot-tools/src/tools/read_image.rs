@@ -155,6 +155,22 @@ pub fn prepare(bytes: &[u8], media_type: &str, limits: ImageLimits) -> Result<Pr
     }
 }
 
+/// [`prepare`] for an image that came as base64 data (an image block in
+/// a prompt): `Err` is the reason, to follow the image's name.
+pub fn prepare_source(source: &ImageSource, limits: ImageLimits) -> Result<Prepared, String> {
+    let known = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+    if !known.contains(&source.media_type.as_str()) {
+        return Err(format!(
+            "is {}, not a PNG, JPEG, GIF or WebP image",
+            source.media_type
+        ));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(source.data.as_bytes())
+        .map_err(|_| "is not valid base64 data".to_owned())?;
+    prepare(&bytes, &source.media_type, limits)
+}
+
 fn gif_is_animated(bytes: &[u8]) -> bool {
     GifDecoder::new(Cursor::new(bytes))
         .map(|d| d.into_frames().take(2).count() > 1)
