@@ -176,3 +176,103 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use riot_testkit::web::{Reply, WebStandIn};
+
+    use super::*;
+
+    fn get(url: &str, addresses: &[&str]) -> WebRequest {
+        WebRequest {
+            url: url.to_owned(),
+            addresses: addresses.iter().map(|a| a.parse().unwrap()).collect(),
+            max_bytes: 1024,
+            timeout_ms: 5_000,
+            headers: vec![("X-Probe".into(), "1".into())],
+        }
+    }
+
+    #[tokio::test]
+    async fn a_name_connects_to_the_checked_address_and_nowhere_else() {
+        let server = WebStandIn::start(vec![("/p", Reply::ok("text/plain", "pinned"))])
+            .await
+            .unwrap();
+        // `pinned.invalid` resolves nowhere: only the given address can
+        // have answered, with the name in the Host header.
+        let url = format!("http://pinned.invalid:{}/p", server.port());
+        let response = HttpWeb.fetch(get(&url, &["127.0.0.1"])).await.unwrap();
+        assert_eq!((response.status, response.body), (200, b"pinned".to_vec()));
+        let hit = &server.hits()[0];
+        assert_eq!(
+            hit.header("host"),
+            Some(format!("pinned.invalid:{}", server.port()).as_str())
+        );
+        assert_eq!(hit.header("x-probe"), Some("1"));
+    }
+
+    #[tokio::test]
+    async fn redirects_are_returned_not_followed_and_bodies_cut_at_the_limit() {
+        let server = WebStandIn::start(vec![
+            ("/old", Reply::redirect("/new")),
+            ("/big", Reply::ok("text/plain", vec![b'x'; 5000])),
+        ])
+        .await
+        .unwrap();
+        let moved = HttpWeb.fetch(get(&server.url("/old"), &[])).await.unwrap();
+        assert_eq!(
+            (moved.status, moved.location.as_deref()),
+            (301, Some("/new"))
+        );
+        let big = HttpWeb.fetch(get(&server.url("/big"), &[])).await.unwrap();
+        assert_eq!((big.body.len(), big.truncated), (1024, true));
+        assert_eq!(server.hits().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn forbidden_or_missing_addresses_are_refused_before_connecting() {
+        let refused = |e: WebError| match e {
+            WebError::Refused { reason, .. } => reason,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            refused(
+                HttpWeb
+                    .fetch(get("http://metadata.invalid/", &["169.254.169.254"]))
+                    .await
+                    .unwrap_err()
+            ),
+            "169.254.169.254 is a link-local or metadata address"
+        );
+        assert_eq!(
+            refused(
+                HttpWeb
+                    .fetch(get("http://[fd00:ec2::254]/latest", &[]))
+                    .await
+                    .unwrap_err()
+            ),
+            "fd00:ec2::254 is a link-local or metadata address"
+        );
+        assert_eq!(
+            refused(
+                HttpWeb
+                    .fetch(get("http://a.invalid/", &[]))
+                    .await
+                    .unwrap_err()
+            ),
+            "no checked address was given"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_address_resolves_to_itself() {
+        assert_eq!(
+            HttpWeb.resolve("[::1]").await.unwrap(),
+            vec!["::1".parse::<IpAddr>().unwrap()]
+        );
+        assert_eq!(
+            HttpWeb.resolve("10.1.2.3").await.unwrap(),
+            vec!["10.1.2.3".parse::<IpAddr>().unwrap()]
+        );
+    }
+}
