@@ -25,7 +25,7 @@ use serde_json::Value;
 pub fn tool_kind(name: &str) -> ToolKind {
     match name {
         "Read" => ToolKind::Read,
-        "Edit" | "Write" => ToolKind::Edit,
+        "Edit" | "Write" | "NotebookEdit" => ToolKind::Edit,
         "Bash" | "BashOutput" | "KillShell" => ToolKind::Execute,
         "Grep" | "Glob" | "ToolSearch" | "WebSearch" => ToolKind::Search,
         "WebFetch" => ToolKind::Fetch,

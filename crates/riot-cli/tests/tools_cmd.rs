@@ -79,6 +79,7 @@ async fn list_is_exactly_what_a_sessions_first_request_declares() {
             "Bash",
             "BashOutput",
             "KillShell",
+            "NotebookEdit",
             "Task",
             "TodoWrite",
             "Skill",
@@ -88,12 +89,12 @@ async fn list_is_exactly_what_a_sessions_first_request_declares() {
         ]
     );
     assert_eq!(listed, sent, "names, descriptions and schemas, in order");
-    let task = &listed[8].1;
+    let task = &listed[9].1;
     assert!(
         task.contains("- reviewer: Reviews a diff for mistakes (tools: Read, Grep)"),
         "{task}"
     );
-    let skill = &listed[10].1;
+    let skill = &listed[11].1;
     assert!(skill.contains("release-notes"), "{skill}");
 }
 
@@ -236,6 +237,7 @@ async fn list_gives_the_builtin_then_session_tools_in_order_with_schemas() {
             "Bash",
             "BashOutput",
             "KillShell",
+            "NotebookEdit",
             "Task",
             "TodoWrite",
             "Skill",

@@ -62,7 +62,11 @@ pub fn builtin_query(
                 Some(line),
             )
         }
-        "Write" | "Edit" => match text("file_path") {
+        "Write" | "Edit" | "NotebookEdit" => match text(if tool_name == "NotebookEdit" {
+            "notebook_path"
+        } else {
+            "file_path"
+        }) {
             Some(p) => {
                 let path = path_of(p);
                 let line = format!("{tool_name} {}", path.display());

@@ -146,7 +146,7 @@ pub fn tool_matches(pattern: &str, tool: &str) -> bool {
 fn family_matches(pattern: &str, tool: &str) -> bool {
     match pattern {
         "Read" => matches!(tool, "Read" | "Glob" | "Grep"),
-        "Edit" | "Write" => matches!(tool, "Edit" | "Write"),
+        "Edit" | "Write" => matches!(tool, "Edit" | "Write" | "NotebookEdit"),
         _ => tool_matches(pattern, tool),
     }
 }

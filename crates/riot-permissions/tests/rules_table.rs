@@ -238,7 +238,16 @@ async fn file_rules_match_path_components_per_family() {
             ("Read", "/home/me/notes/a.md", Q, "rule"),
             ("Write", "Cargo.lock", D, "rule"),
             ("Edit", "sub/yarn.lock", D, "rule"),
+            ("NotebookEdit", "src/analysis.ipynb", A, "rule"),
+            ("NotebookEdit", "docs/n.ipynb", Q, "mode"),
+            ("NotebookEdit", "src/.git/n.ipynb", Q, "safety"),
         ],
+    )
+    .await;
+    run_table(
+        &p,
+        "accept-edits",
+        &[("NotebookEdit", "docs/n.ipynb", A, "mode")],
     )
     .await;
     run_table(&p, "bypass", &[("Read", "secrets/a", D, "rule")]).await;

@@ -211,6 +211,7 @@ pub fn input_for(tool: &str, arg: &str) -> Value {
             json!({"file_path": arg, "content": "", "old_string": "a", "new_string": "b"})
         }
         "Glob" | "Grep" => json!({"pattern": "x", "path": arg}),
+        "NotebookEdit" => json!({"notebook_path": arg, "cell_id": "c", "new_source": ""}),
         "WebFetch" => json!({"url": arg}),
         _ => json!({}),
     }

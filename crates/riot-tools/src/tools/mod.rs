@@ -14,6 +14,8 @@ pub mod glob;
 pub mod grep;
 mod grep_sink;
 pub mod kill_shell;
+mod notebook;
+pub mod notebook_edit;
 pub mod read;
 pub mod read_image;
 pub mod read_pdf;
@@ -32,6 +34,7 @@ pub use edit::Edit;
 pub use glob::Glob;
 pub use grep::Grep;
 pub use kill_shell::KillShell;
+pub use notebook_edit::NotebookEdit;
 pub use read::Read;
 pub use web_fetch::{PageQuestion, WebFetch, WebFetchInput, WebFetchLimits};
 pub use web_search::{SearchBackend, WebSearch, WebSearchInput};
@@ -52,6 +55,7 @@ pub fn builtin() -> Vec<Arc<dyn DynTool>> {
         Arc::new(Bash),
         Arc::new(BashOutput),
         Arc::new(KillShell),
+        Arc::new(NotebookEdit),
     ]
 }
 
@@ -91,7 +95,8 @@ mod tests {
                 "Grep",
                 "Bash",
                 "BashOutput",
-                "KillShell"
+                "KillShell",
+                "NotebookEdit"
             ]
         );
     }

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::freshness::{display_path, record_hash, resolve_path};
+use crate::tools::notebook;
 use crate::tools::read_image;
 use crate::tools::read_pdf;
 use crate::tools::read_scan::{ScanError, Window, scan};
@@ -72,6 +73,7 @@ impl Tool for Read {
              - Output is `cat -n` style: the line number right-aligned in six columns, a tab, then the line. The number and the tab are NOT part of the file.\n\
              - Images (PNG, JPEG, GIF, WebP) are returned as images.\n\
              - PDFs are returned as text, page by page. Give `pages` (\"3\" or \"1-5\", at most 20 pages a call) to choose the pages; a PDF of more than 10 pages needs it.\n\
+             - Jupyter notebooks (.ipynb) are shown as their cells (id, type, source, text outputs); with `offset` or `limit` the raw JSON lines are shown instead. Change a cell with NotebookEdit.\n\
              - Binary files and files that are not valid UTF-8 are refused rather than shown garbled.\n\
              - Reading a file is what allows Edit and Write to change it later in this session.\n",
         );
@@ -181,6 +183,12 @@ impl Tool for Read {
         }
         if read_pdf::is_pdf(&input.file_path) {
             return read_pdf::read(ctx, &path, display, meta.len, input.pages.as_deref()).await;
+        }
+        if notebook::is_notebook(&input.file_path)
+            && input.offset.is_none()
+            && input.limit.is_none()
+        {
+            return notebook::read(ctx, &path, display, meta.len).await;
         }
         if let Some(media_type) = read_image::image_type(&input.file_path) {
             return read_image::read(ctx, &path, display, meta.len, media_type).await;

@@ -89,8 +89,14 @@ async fn a_page_range_reads_those_pages_text_in_order() {
         .lines()
         .filter(|l| l.starts_with("--- Page "))
         .collect();
-    assert_eq!(pages, ["--- Page 2 ---", "--- Page 3 ---", "--- Page 4 ---"]);
-    assert!(text.starts_with("doc.pdf: pages 2-4 of 5 (PDF text).\n"), "{text}");
+    assert_eq!(
+        pages,
+        ["--- Page 2 ---", "--- Page 3 ---", "--- Page 4 ---"]
+    );
+    assert!(
+        text.starts_with("doc.pdf: pages 2-4 of 5 (PDF text).\n"),
+        "{text}"
+    );
     for i in 2..=4 {
         assert!(
             text.contains(&format!("Page {i} of the test document")),
@@ -116,11 +122,17 @@ async fn one_page_and_a_short_pdf_whole() {
     let p = TempProject::new();
     p.write("doc.pdf", pdf(3));
     let (text, _) = read_ok(&p, "doc.pdf", Some("3")).await;
-    assert!(text.starts_with("doc.pdf: page 3 of 3 (PDF text).\n"), "{text}");
+    assert!(
+        text.starts_with("doc.pdf: page 3 of 3 (PDF text).\n"),
+        "{text}"
+    );
     assert!(text.contains("Page 3 of the test document"), "{text}");
     assert!(!text.contains("Page 2 of the test document"), "{text}");
     let (text, ui) = read_ok(&p, "doc.pdf", None).await;
-    assert!(text.starts_with("doc.pdf: pages 1-3 of 3 (PDF text).\n"), "{text}");
+    assert!(
+        text.starts_with("doc.pdf: pages 1-3 of 3 (PDF text).\n"),
+        "{text}"
+    );
     for i in 1..=3 {
         assert!(text.contains(&format!("Page {i} of the test document")));
     }
@@ -140,7 +152,10 @@ async fn a_range_past_the_last_page_is_cut_at_the_end() {
     let p = TempProject::new();
     p.write("doc.pdf", pdf(3));
     let (text, ui) = read_ok(&p, "doc.pdf", Some("2-9")).await;
-    assert!(text.starts_with("doc.pdf: pages 2-3 of 3 (PDF text).\n"), "{text}");
+    assert!(
+        text.starts_with("doc.pdf: pages 2-3 of 3 (PDF text).\n"),
+        "{text}"
+    );
     assert!(!text.contains("Continue"), "{text}");
     assert_eq!(
         ui,
@@ -234,7 +249,11 @@ async fn pages_are_refused_for_a_file_that_is_not_a_pdf_and_checked_before_readi
         .validate_input(&input("doc.pdf", Some("3-1")), &p.ctx())
         .await
         .unwrap_err();
-    assert!(err.message.contains("ends before it starts"), "{}", err.message);
+    assert!(
+        err.message.contains("ends before it starts"),
+        "{}",
+        err.message
+    );
 }
 
 #[test]
