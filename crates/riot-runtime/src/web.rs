@@ -1,9 +1,7 @@
+#![allow(clippy::disallowed_methods)] // the real web: tokio's timer bounds a name lookup
 //! The real web capability: DNS through the system resolver, one GET
 //! through reqwest (rustls with the ring provider), connecting only to the
 //! addresses the caller checked.
-//!
-//! [why] `tokio::net::lookup_host` and the network are what this module is
-//! for; riot-runtime is the crate allowed them.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -11,6 +9,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use riot_protocol::web::{AddressClass, classify_address};
 use riot_protocol::{Web, WebError, WebRequest, WebResponse};
+
+/// How long a name may take to resolve.
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// HTTP(S) GETs over the network.
 #[derive(Debug, Clone, Copy, Default)]
@@ -27,12 +28,22 @@ impl Web for HttpWeb {
         if let Ok(ip) = bare.parse::<IpAddr>() {
             return Ok(vec![ip]);
         }
-        let found = tokio::net::lookup_host((bare, 0))
-            .await
-            .map_err(|e| WebError::Failed {
+        let lookup = tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((bare, 0)));
+        let found = match lookup.await {
+            Ok(found) => found.map_err(|e| WebError::Failed {
                 url: host.to_owned(),
                 reason: format!("the name {host} could not be resolved ({e})"),
-            })?;
+            })?,
+            Err(_) => {
+                return Err(WebError::Failed {
+                    url: host.to_owned(),
+                    reason: format!(
+                        "the name {host} was not resolved within {} s",
+                        RESOLVE_TIMEOUT.as_secs()
+                    ),
+                });
+            }
+        };
         let mut addrs: Vec<IpAddr> = found.map(|a| a.ip()).collect();
         addrs.dedup();
         if addrs.is_empty() {
