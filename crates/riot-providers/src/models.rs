@@ -451,6 +451,26 @@ mod tests {
     }
 
     #[test]
+    fn vision_comes_from_the_table_and_a_models_override_changes_it() {
+        let none: &[(String, ModelOverride)] = &[];
+        assert!(capabilities_for("claude-sonnet-4-5", none).vision);
+        assert!(capabilities_for("gpt-4o", none).vision);
+        assert!(!capabilities_for("deepseek-v4-pro", none).vision);
+        assert!(!capabilities_for("my-local-llama", none).vision);
+        // The settings shape: `"models": {"deepseek-*": {"vision": false}}`.
+        let parse = |glob: &str, json: &str| -> (String, ModelOverride) {
+            (glob.to_owned(), serde_json::from_str(json).unwrap())
+        };
+        let overrides = vec![
+            parse("claude-*", r#"{"vision": false}"#),
+            parse("deepseek-*", r#"{"vision": true}"#),
+        ];
+        assert!(!capabilities_for("claude-sonnet-4-5", &overrides).vision);
+        assert!(capabilities_for("deepseek-v4-pro", &overrides).vision);
+        assert!(capabilities_for("gpt-4o", &overrides).vision);
+    }
+
+    #[test]
     fn settings_override_the_table_field_by_field() {
         let overrides = vec![(
             "deepseek-*".to_owned(),
