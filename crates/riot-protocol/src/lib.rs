@@ -85,8 +85,8 @@ pub use tool::{
     ResultBudget, Tool, ToolContext, ToolEnv, ToolOutcome, ValidationError,
 };
 pub use ui::{
-    DiffHunk, DiffLine, DiffLineKind, OutputStream, ProgressPayload, SearchMatch, Todo, TodoStatus,
-    UiPayload, WebResult,
+    DiffHunk, DiffLine, DiffLineKind, NotebookCell, OutputStream, ProgressPayload, SearchMatch,
+    Todo, TodoStatus, UiPayload, WebResult,
 };
 pub use web::{
     AddressClass, NoWeb, Web, WebError, WebRequest, WebResponse, classify_address, classify_all,

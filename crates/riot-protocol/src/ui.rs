@@ -38,6 +38,11 @@ pub enum UiPayload {
         /// Pages in the document.
         total_pages: u32,
     },
+    /// A Jupyter notebook's cells were read.
+    NotebookRead {
+        path: String,
+        cells: Vec<NotebookCell>,
+    },
     /// A file was created or changed.
     FileDiff {
         path: String,
@@ -101,6 +106,19 @@ pub enum UiPayload {
         query: String,
         results: Vec<WebResult>,
     },
+}
+
+/// One cell of a notebook, as Read showed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NotebookCell {
+    /// The id NotebookEdit takes (`cell-N` for a cell without one).
+    pub id: String,
+    /// `code`, `markdown` or `raw`.
+    pub cell_type: String,
+    /// Lines of source.
+    pub lines: u64,
+    /// Outputs the cell holds.
+    pub outputs: u64,
 }
 
 /// One web search result.

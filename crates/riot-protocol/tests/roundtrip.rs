@@ -303,6 +303,15 @@ fn ui_payloads() -> Vec<UiPayload> {
             media_type: "image/png".into(),
             bytes: 2048,
         },
+        UiPayload::NotebookRead {
+            path: "/p/n.ipynb".into(),
+            cells: vec![NotebookCell {
+                id: "c1".into(),
+                cell_type: "code".into(),
+                lines: 2,
+                outputs: 1,
+            }],
+        },
         UiPayload::PdfRead {
             path: "/p/spec.pdf".into(),
             first_page: 3,

@@ -156,6 +156,16 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
                 dim,
             )));
         }
+        UiPayload::NotebookRead { cells, .. } => {
+            let code = cells.iter().filter(|c| c.cell_type == "code").count() as u64;
+            d.push(Line::from(Span::styled(
+                format!(
+                    "Read {} ({code} code)",
+                    plural(cells.len() as u64, "cell", "cells")
+                ),
+                dim,
+            )));
+        }
         UiPayload::PdfRead {
             first_page,
             last_page,

@@ -381,5 +381,29 @@ pub(crate) async fn read(
         text.push_str("\n\n(Cut: one Read shows at most 100000 characters. Read a range of the notebook's JSON with `offset` and `limit` for the rest.)");
     }
     crate::freshness::record(ctx, path, &bytes, FileView::Full).await;
-    ToolOutcome::text(text, None)
+    let cells = nb
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| riot_protocol::NotebookCell {
+            id: cell_id(c, i),
+            cell_type: c
+                .get("cell_type")
+                .and_then(Value::as_str)
+                .unwrap_or("code")
+                .to_owned(),
+            lines: text_of(c.get("source")).lines().count() as u64,
+            outputs: c
+                .get("outputs")
+                .and_then(Value::as_array)
+                .map_or(0, |o| o.len() as u64),
+        })
+        .collect();
+    ToolOutcome::text(
+        text,
+        Some(riot_protocol::UiPayload::NotebookRead {
+            path: display,
+            cells,
+        }),
+    )
 }

@@ -131,6 +131,26 @@ async fn read_shows_each_cell_with_its_id_type_source_and_text_outputs() {
          <output>\n[image output: image/png]\n<Figure>\n</output>\n\
          \n<cell id=\"c2\" type=\"code\">\n</cell>\n"
     );
+    let ToolOutcome::Ok { ui_payload, .. } = out else {
+        panic!("read failed")
+    };
+    let cell = |id: &str, kind: &str, lines, outputs| riot_protocol::NotebookCell {
+        id: id.into(),
+        cell_type: kind.into(),
+        lines,
+        outputs,
+    };
+    assert_eq!(
+        ui_payload,
+        Some(riot_protocol::UiPayload::NotebookRead {
+            path: "n.ipynb".into(),
+            cells: vec![
+                cell("intro", "markdown", 2, 0),
+                cell("c1", "code", 1, 2),
+                cell("c2", "code", 0, 0),
+            ],
+        })
+    );
     // Read with a range shows the raw JSON lines instead.
     let raw = ReadInput {
         offset: Some(1),

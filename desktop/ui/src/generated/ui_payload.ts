@@ -45,6 +45,11 @@ export type UiPayload =
       total_pages: number;
     }
   | {
+      type: "notebook_read";
+      path: string;
+      cells: NotebookCell[];
+    }
+  | {
       type: "file_diff";
       path: string;
       /**
@@ -131,6 +136,27 @@ export type DiffLineKind = "context" | "added" | "removed";
  */
 export type TodoStatus = "pending" | "in_progress" | "completed";
 
+/**
+ * One cell of a notebook, as Read showed it.
+ */
+export interface NotebookCell {
+  /**
+   * The id NotebookEdit takes (`cell-N` for a cell without one).
+   */
+  id: string;
+  /**
+   * `code`, `markdown` or `raw`.
+   */
+  cell_type: string;
+  /**
+   * Lines of source.
+   */
+  lines: number;
+  /**
+   * Outputs the cell holds.
+   */
+  outputs: number;
+}
 /**
  * One hunk of a unified diff.
  */

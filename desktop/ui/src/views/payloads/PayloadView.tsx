@@ -39,6 +39,28 @@ function ImageReadView({ payload }: { payload: PayloadOf<"image_read"> }) {
   );
 }
 
+function NotebookReadView({ payload }: { payload: PayloadOf<"notebook_read"> }) {
+  const n = payload.cells.length;
+  return (
+    <div className="payload payload-read">
+      <div className="payload-head">
+        <code className="payload-path">{payload.path}</code>
+        <span className="badge" data-testid="read-range">
+          {n === 1 ? "1 cell" : `${n} cells`}
+        </span>
+      </div>
+      <ol className="payload-cells">
+        {payload.cells.map((c) => (
+          <li key={c.id}>
+            <code>{c.id}</code> {c.cell_type}, {c.lines === 1 ? "1 line" : `${c.lines} lines`}
+            {c.outputs > 0 && (c.outputs === 1 ? ", 1 output" : `, ${c.outputs} outputs`)}
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
 function PdfReadView({ payload }: { payload: PayloadOf<"pdf_read"> }) {
   const range =
     payload.first_page === payload.last_page
@@ -65,6 +87,8 @@ export function PayloadView({ raw }: { raw: unknown }) {
       return <FileReadView payload={payload} />;
     case "image_read":
       return <ImageReadView payload={payload} />;
+    case "notebook_read":
+      return <NotebookReadView payload={payload} />;
     case "pdf_read":
       return <PdfReadView payload={payload} />;
     case "file_diff":

@@ -39,6 +39,10 @@ const isTodo = shape({
 const SHAPES: { [K in UiPayload["type"]]: (v: Fields) => boolean } = {
   file_read: shape({ path: isString, start_line: isCount, lines: isCount, total_lines: isCount, truncated: isBool }),
   image_read: shape({ path: isString, media_type: isString, bytes: isCount }),
+  notebook_read: shape({
+    path: isString,
+    cells: isArrayOf(shape({ id: isString, cell_type: isString, lines: isCount, outputs: isCount })),
+  }),
   pdf_read: shape({ path: isString, first_page: isCount, last_page: isCount, total_pages: isCount }),
   file_diff: shape({ path: isString, created: isBool, hunks: isArrayOf(isHunk) }),
   command: shape({

@@ -14,6 +14,7 @@ describe("asUiPayload", () => {
     const samples: UiPayload[] = [
       { type: "file_read", path: "a.rs", start_line: 1, lines: 2, total_lines: 2, truncated: false },
       { type: "image_read", path: "a.png", media_type: "image/png", bytes: 10 },
+      { type: "notebook_read", path: "n.ipynb", cells: [{ id: "c1", cell_type: "code", lines: 2, outputs: 1 }] },
       { type: "pdf_read", path: "a.pdf", first_page: 2, last_page: 4, total_pages: 9 },
       { type: "file_diff", path: "a.rs", created: true, hunks: [] },
       { type: "command", command: "ls", exit_code: 0, stdout: "", stderr: "", truncated: false, timed_out: false },
@@ -57,6 +58,20 @@ describe("PayloadView", () => {
     show({ type: "pdf_read", path: "spec.pdf", first_page: 3, last_page: 7, total_pages: 40 });
     expect(screen.getByText("spec.pdf")).toBeTruthy();
     expect(screen.getByTestId("read-range").textContent).toBe("pages 3–7 of 40");
+  });
+
+  it("shows a notebook read as its cells", () => {
+    const container = show({
+      type: "notebook_read",
+      path: "n.ipynb",
+      cells: [
+        { id: "intro", cell_type: "markdown", lines: 2, outputs: 0 },
+        { id: "c1", cell_type: "code", lines: 1, outputs: 2 },
+      ],
+    });
+    expect(screen.getByTestId("read-range").textContent).toBe("2 cells");
+    const items = [...container.querySelectorAll(".payload-cells li")].map((li) => li.textContent);
+    expect(items).toEqual(["intro markdown, 2 lines", "c1 code, 1 line, 2 outputs"]);
   });
 
   it("shows a one-page PDF read as that page", () => {
