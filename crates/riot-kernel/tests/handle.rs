@@ -52,6 +52,16 @@ impl PermissionGate for HoldingGate {
     }
 }
 
+/// A gate that holds the first AskUser question until `release` fires.
+fn holding_gate() -> (Arc<HoldingGate>, oneshot::Sender<()>) {
+    let (release, held) = oneshot::channel();
+    let gate = Arc::new(HoldingGate {
+        asked: Notify::new(),
+        release: Mutex::new(Some(held)),
+    });
+    (gate, release)
+}
+
 struct Fixture {
     _home: tempfile::TempDir,
     project: tempfile::TempDir,
@@ -209,11 +219,7 @@ async fn a_second_prompt_during_a_turn_is_refused_and_cancel_stops_the_first() {
 
 #[tokio::test]
 async fn a_mode_chosen_during_a_turn_applies_to_the_next_tool_batch() {
-    let (release, held) = oneshot::channel();
-    let gate = Arc::new(HoldingGate {
-        asked: Notify::new(),
-        release: Mutex::new(Some(held)),
-    });
+    let (gate, release) = holding_gate();
     let write = Reply::ToolCall {
         id: "toolu_write".into(),
         name: "Write".into(),
@@ -251,11 +257,7 @@ async fn a_mode_chosen_during_a_turn_applies_to_the_next_tool_batch() {
 
 #[tokio::test]
 async fn a_model_chosen_during_a_turn_applies_from_the_next_request() {
-    let (release, held) = oneshot::channel();
-    let gate = Arc::new(HoldingGate {
-        asked: Notify::new(),
-        release: Mutex::new(Some(held)),
-    });
+    let (gate, release) = holding_gate();
     let f = open(
         vec![ask_user_call("toolu_ask"), Reply::Text("Done.".into())],
         gate.clone(),
@@ -283,11 +285,7 @@ async fn a_model_chosen_during_a_turn_applies_from_the_next_request() {
 
 #[tokio::test]
 async fn operations_sent_during_a_turn_run_after_it_in_order() {
-    let (release, held) = oneshot::channel();
-    let gate = Arc::new(HoldingGate {
-        asked: Notify::new(),
-        release: Mutex::new(Some(held)),
-    });
+    let (gate, release) = holding_gate();
     let f = open(
         vec![ask_user_call("toolu_ask"), Reply::Text("Done.".into())],
         gate.clone(),
