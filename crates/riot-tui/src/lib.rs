@@ -10,7 +10,7 @@
 //!
 //! The state machine ([`app::App`]) is pure: keys, session events and
 //! questions go in, [`app::Effect`]s and rows for the scrollback come out,
-//! and [`view::draw`] renders it into any ratatui buffer. [`run`] wires it
+//! and [`view::draw`] renders it into any ratatui buffer. [`run()`] wires it
 //! to a real terminal and a session.
 
 pub mod app;

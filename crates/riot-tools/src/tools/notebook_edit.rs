@@ -1,7 +1,7 @@
 //! NotebookEdit: replace, insert or delete one cell of a Jupyter notebook
 //! (docs/design.md §6.4). Read-before-write and permissions as for Edit;
 //! the bytes outside the edited cell are kept as they were
-//! ([`super::notebook`]).
+//! (the `notebook` module finds each cell's bytes).
 
 use std::path::PathBuf;
 
