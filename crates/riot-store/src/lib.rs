@@ -8,6 +8,11 @@
 //! `kill -9` loses at most the line being written — and a torn last line
 //! is ignored on load, never fatal.
 //!
+//! Images are not written into the transcript: each is stored once, by
+//! content, in `sessions-images/<session id>/`, and its record keeps a
+//! reference that loading resolves (a missing file becomes a note, never a
+//! failed load), so a resumed session sends its images again.
+//!
 //! The session list ([`SessionStore::list`]) is derived from the transcripts
 //! themselves, so it can always be rebuilt; nothing else needs to agree with
 //! them. It reads them through an index beside them (`sessions-index/`,
@@ -38,6 +43,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod digest;
+mod images;
 mod index;
 mod record;
 
@@ -45,6 +51,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
+pub use images::STORED_PREFIX as STORED_IMAGE_PREFIX;
 pub use record::{LoadedSession, Record, SessionMeta, SessionSummary, ShownMessage};
 use riot_protocol::{CompactionStrategy, Message, MessageId, PermissionMode, SessionId};
 
@@ -295,6 +302,12 @@ impl SessionStore {
         match std::fs::remove_file(&path) {
             Ok(()) => {
                 index::remove(&self.entry_of(id.as_str()));
+                let images = images::dir_for(&path);
+                if let Err(e) = std::fs::remove_dir_all(&images)
+                    && e.kind() != io::ErrorKind::NotFound
+                {
+                    tracing::warn!(dir = %images.display(), error = %e, "the session's images were not removed");
+                }
                 Ok(())
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -312,13 +325,17 @@ fn read_records(path: &Path) -> Result<Vec<Record>, StoreError> {
         .collect::<Result<_, _>>()
         .map_err(io_err(path))?;
     let last_nonempty = lines.iter().rposition(|l| !l.is_empty());
+    let images = images::dir_for(path);
     let mut records = Vec::with_capacity(lines.len());
     for (i, line) in lines.iter().enumerate() {
         if line.is_empty() {
             continue;
         }
         match serde_json::from_slice::<Record>(line) {
-            Ok(record) => records.push(record),
+            Ok(mut record) => {
+                images::load(&mut record, &images);
+                records.push(record);
+            }
             // A crash mid-write leaves a torn last line: ignore it.
             Err(_) if Some(i) == last_nonempty => {
                 tracing::warn!(path = %path.display(), line = i + 1, "ignoring a torn last line");
@@ -372,6 +389,16 @@ impl TranscriptWriter {
 
     /// Writes one line; returns it.
     fn append(&mut self, record: &Record) -> Result<Vec<u8>, StoreError> {
+        let stored;
+        let record = if images::has_inline(record) {
+            let mut copy = record.clone();
+            let dir = images::dir_for(&self.path);
+            images::store(&mut copy, &dir).map_err(io_err(&dir))?;
+            stored = copy;
+            &stored
+        } else {
+            record
+        };
         let mut line = serde_json::to_vec(record).map_err(|e| StoreError::Io {
             path: self.path.clone(),
             source: io::Error::other(e),

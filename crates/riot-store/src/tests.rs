@@ -719,3 +719,133 @@ fn the_list_reads_a_sessions_cost_from_its_last_usage_record() {
                          "requests": 2, "unpriced": ["local"]}})
     );
 }
+
+fn png_source(seed: u8) -> ImageSource {
+    use base64::Engine as _;
+    // Not a decodable PNG: the store keeps bytes, it does not judge them.
+    let bytes = [0x89, b'P', b'N', b'G', seed, seed, 0, 1];
+    ImageSource {
+        media_type: "image/png".into(),
+        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+    }
+}
+
+fn image_messages(source: &ImageSource) -> [Message; 2] {
+    let prompt = Message::User(UserMessage {
+        id: MessageId::new("u1"),
+        content: vec![
+            UserBlock::Text {
+                text: "what is this?".into(),
+            },
+            UserBlock::Image {
+                source: source.clone(),
+            },
+        ],
+        origin: MessageOrigin::Person,
+    });
+    let result = Message::User(UserMessage {
+        id: MessageId::new("r1"),
+        content: vec![UserBlock::ToolResult {
+            tool_use_id: ToolUseId::new("t1"),
+            content: vec![
+                ToolResultContent::text("Image shot.png"),
+                ToolResultContent::Image {
+                    source: source.clone(),
+                },
+            ],
+            is_error: false,
+            ui: None,
+        }],
+        origin: MessageOrigin::ToolResults,
+    });
+    [prompt, result]
+}
+
+#[test]
+fn images_are_stored_once_beside_the_transcript_and_loaded_back() {
+    let (dir, store) = store();
+    let source = png_source(7);
+    let [prompt, result] = image_messages(&source);
+    let mut w = store.create(&meta("ses_img", "/p", 1)).unwrap();
+    w.message(&prompt, 2).unwrap();
+    w.message(&result, 3).unwrap();
+    w.compacted(std::slice::from_ref(&prompt), CompactionStrategy::Summary, 4)
+        .unwrap();
+
+    // The transcript holds references, not the data.
+    let text = std::fs::read_to_string(dir.path().join("sessions/ses_img.jsonl")).unwrap();
+    assert!(!text.contains(&source.data), "{text}");
+    assert_eq!(text.matches(STORED_IMAGE_PREFIX).count(), 3, "{text}");
+    // One file for the three uses, holding the decoded bytes.
+    let images = dir.path().join("sessions-images/ses_img");
+    let files: Vec<_> = std::fs::read_dir(&images)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(
+        std::fs::read(&files[0]).unwrap(),
+        [0x89, b'P', b'N', b'G', 7, 7, 0, 1]
+    );
+    assert_eq!(files[0].extension().unwrap(), "png");
+
+    // Loading (resume) and the raw records both get the data back.
+    let loaded = store.load(&SessionId::new("ses_img")).unwrap();
+    assert_eq!(loaded.messages, vec![prompt.clone()]);
+    let records = store.records(&SessionId::new("ses_img")).unwrap();
+    assert_eq!(
+        records[2],
+        Record::Message {
+            at_ms: 3,
+            message: result
+        }
+    );
+
+    // Deleting the session deletes its images.
+    store.delete(&SessionId::new("ses_img")).unwrap();
+    assert!(!images.exists());
+}
+
+#[test]
+fn a_missing_image_file_loads_as_a_note_not_an_error() {
+    let (dir, store) = store();
+    let [prompt, result] = image_messages(&png_source(9));
+    let mut w = store.create(&meta("ses_gone", "/p", 1)).unwrap();
+    w.message(&prompt, 2).unwrap();
+    w.message(&result, 3).unwrap();
+    std::fs::remove_dir_all(dir.path().join("sessions-images/ses_gone")).unwrap();
+
+    let loaded = store.load(&SessionId::new("ses_gone")).unwrap();
+    let note = |text: &str| {
+        text.starts_with("[an image was attached here, but its file ")
+            && text.ends_with(".png is missing from the session]")
+    };
+    let user = loaded.messages[0].as_user().unwrap();
+    assert!(matches!(&user.content[1], UserBlock::Text { text } if note(text)));
+    let tool = loaded.messages[1].as_user().unwrap();
+    let UserBlock::ToolResult { content, .. } = &tool.content[0] else {
+        panic!("{tool:?}")
+    };
+    assert!(matches!(&content[1], ToolResultContent::Text { text } if note(text)));
+}
+
+#[test]
+fn a_reference_naming_another_path_is_not_followed() {
+    let (dir, store) = store();
+    std::fs::write(dir.path().join("secret.png"), b"not yours").unwrap();
+    let mut w = store.create(&meta("ses_ref", "/p", 1)).unwrap();
+    // Written by hand, as a crafted transcript would be.
+    let crafted = format!(
+        r#"{{"type":"message","at_ms":2,"message":{{"role":"user","id":"u1","content":[{{"type":"image","source":{{"media_type":"image/png","data":"{STORED_IMAGE_PREFIX}../../secret.png"}}}}],"origin":"person"}}}}"#
+    );
+    let path = w.path().to_owned();
+    drop(w);
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    writeln!(file, "{crafted}").unwrap();
+    let loaded = store.load(&SessionId::new("ses_ref")).unwrap();
+    let user = loaded.messages[0].as_user().unwrap();
+    assert!(
+        matches!(&user.content[0], UserBlock::Text { text } if text.contains("../../secret.png is missing")),
+        "{user:?}"
+    );
+}
