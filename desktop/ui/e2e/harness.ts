@@ -194,6 +194,8 @@ export interface WorldOptions {
   viewport?: { width: number; height: number };
   /** Pass the project as `riot serve --cwd` (default: none). */
   serveCwd?: boolean;
+  /** The user's settings (`$RIOT_HOME/settings.json`), e.g. a model's capabilities. */
+  settings?: Record<string, unknown>;
 }
 
 export class World {
@@ -226,6 +228,7 @@ export class World {
     const home = join(root, "home");
     mkdirSync(project);
     mkdirSync(home);
+    if (options.settings !== undefined) await writeFile(join(home, "settings.json"), JSON.stringify(options.settings));
     for (const [name, content] of Object.entries(files)) {
       mkdirSync(dirname(join(project, name)), { recursive: true });
       await writeFile(join(project, name), content);

@@ -147,6 +147,64 @@ describe.skipIf(missing.length > 0)("the web UI against riot serve", () => {
     expect(resultText(result)).toContain("two");
   });
 
+  it("sends a pasted image to the model beside the text, with a thumbnail in the composer and the message", async () => {
+    // A 1x1 PNG (a red pixel); the mock model can see (a models override).
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+    world = await World.start(browser, script([{ text: "A red dot." }]), {}, {
+      settings: { models: { "mock-model": { vision: true } } },
+    });
+    await world.open();
+    const w = world;
+    await w.page.getByRole("button", { name: "New session" }).click();
+    const box = w.page.getByRole("textbox", { name: "Message" });
+    await box.waitFor();
+    await box.fill("What is this?");
+    // A paste as the browser delivers one from a screenshot tool: a file on the clipboard.
+    const notPasted = await box.evaluate((el, data) => {
+      const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+      const clipboard = new DataTransfer();
+      clipboard.items.add(new File([bytes], "shot.png", { type: "image/png" }));
+      return el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: clipboard, bubbles: true, cancelable: true }));
+    }, png);
+    expect(notPasted).toBe(false);
+    const thumbnail = w.page.getByRole("list", { name: "Attached images" }).getByRole("img", { name: "shot.png" });
+    await thumbnail.waitFor({ timeout: PATIENCE_MS });
+    expect(await thumbnail.getAttribute("src")).toBe(`data:image/png;base64,${png}`);
+    expect(await box.inputValue()).toBe("What is this?");
+    await w.screenshot("image-attached");
+    await box.press("Enter");
+
+    await shows(w.page.getByTestId("agent-message"), "A red dot.");
+    const message = w.page.getByTestId("user-message");
+    expect(await message.locator(".message-text").textContent()).toBe("What is this?");
+    expect(await message.getByRole("img", { name: "shot.png" }).getAttribute("src")).toBe(`data:image/png;base64,${png}`);
+    expect(await w.page.getByRole("list", { name: "Attached images" }).count()).toBe(0);
+    await w.screenshot("image-sent");
+
+    // The model request carries the image after the text, as an Anthropic image block; the strict mock accepted it.
+    const requests = await w.requests();
+    expect(requests.map((r) => r.status)).toEqual([200]);
+    const content = lastUserContent(requests[0]);
+    expect(content[0]).toEqual({ type: "text", text: "What is this?" });
+    const image = content.find((b) => b.type === "image");
+    expect(image?.source).toEqual({ type: "base64", media_type: "image/png", data: png });
+    expect(content.indexOf(image ?? {})).toBeGreaterThan(0);
+  });
+
+  it("refuses a dropped file that is not an image, saying why, and sends nothing", async () => {
+    const w = await begin(script([]));
+    const box = w.page.getByRole("textbox", { name: "Message" });
+    await box.evaluate((el) => {
+      const files = new DataTransfer();
+      files.items.add(new File(["a,b\n1,2\n"], "data.csv", { type: "text/csv" }));
+      el.dispatchEvent(new DragEvent("drop", { dataTransfer: files, bubbles: true, cancelable: true }));
+    });
+    await shows(w.page.getByRole("alert"), "data.csv is not a PNG, JPEG, GIF or WebP image, so it was not attached.");
+    expect(await w.page.getByRole("img").count()).toBe(0);
+    expect(await w.page.getByRole("button", { name: "Send" }).isDisabled()).toBe(true);
+    expect(await w.requests()).toEqual([]);
+  });
+
   it("asks before a Write, showing the absolute path; allow writes the file", async () => {
     const written = "hello\nwörld\n";
     const w = await begin(

@@ -194,6 +194,41 @@ describe("the bridge against a strict fake riot serve", () => {
     expect(riot.received).toContain("session/cancel");
   });
 
+  it("sends images as ACP image blocks after the text, and none to a Riot that does not take them", async () => {
+    const seen: { text: string; images: readonly { mimeType: string; data: string }[] }[] = [];
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] }).script(
+      async (turn) => {
+        seen.push({ text: turn.text, images: turn.images });
+        return "end_turn";
+      },
+      async (turn) => {
+        seen.push({ text: turn.text, images: turn.images });
+        return "end_turn";
+      },
+    );
+    const { connection } = await connected(riot);
+    expect(connection.takesImages).toBe(true);
+    const { sessionId } = await connection.newSession(PROJECT);
+    const png = { mimeType: "image/png", data: "iVBORw0KGgo=" };
+    expect(await connection.prompt(sessionId, "what is this?", [png, { mimeType: "image/jpeg", data: "/9j/" }])).toBe("end_turn");
+    // An image alone is a prompt: no empty text block goes with it.
+    expect(await connection.prompt(sessionId, "", [png])).toBe("end_turn");
+    expect(seen).toEqual([
+      { text: "what is this?", images: [png, { mimeType: "image/jpeg", data: "/9j/" }] },
+      { text: "", images: [png] },
+    ]);
+    expect(riot.violations).toEqual([]);
+
+    const old = new FakeRiot({ token: TOKEN, projects: [PROJECT], images: false });
+    const before = await connected(old);
+    expect(before.connection.takesImages).toBe(false);
+    const session = await before.connection.newSession(PROJECT);
+    await expect(before.connection.prompt(session.sessionId, "see", [png])).rejects.toThrow(
+      "This Riot does not take images in prompts; update riot to send them.",
+    );
+    expect(old.received).not.toContain("session/prompt");
+  });
+
   it("rejects a second prompt while one runs, as Riot does", async () => {
     let release = () => {};
     const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] }).script(

@@ -68,6 +68,14 @@ export interface OpenedSession {
   model: string | null;
 }
 
+/** An image sent with a prompt as an ACP `image` content block. */
+export interface PromptImage {
+  /** `image/png`, `image/jpeg`, `image/gif` or `image/webp`. */
+  mimeType: string;
+  /** The file's bytes, base64 (standard alphabet, padded). */
+  data: string;
+}
+
 /** A request Riot refused or could not answer, in words for people. */
 export class RiotError extends Error {
   constructor(
@@ -223,14 +231,23 @@ export class RiotConnection {
     return { sessionId, cwd, modes: response?.modes ?? null, model: sessionModel(response?._meta) };
   }
 
-  /** Sends a prompt; resolves with the stop reason when the turn ends. */
-  async prompt(sessionId: string, text: string): Promise<StopReason> {
-    const response = await asked(
-      this.connection.agent.request(acp.methods.agent.session.prompt, {
-        sessionId,
-        prompt: [{ type: "text", text }],
-      }),
-    );
+  /** Whether Riot takes `image` blocks in prompts (`promptCapabilities.image`). */
+  get takesImages(): boolean {
+    return this.agent.agentCapabilities?.promptCapabilities?.image === true;
+  }
+
+  /**
+   * Sends a prompt: the text, then each image as an ACP `image` block;
+   * resolves with the stop reason when the turn ends. Images are refused
+   * here when Riot did not say it takes them.
+   */
+  async prompt(sessionId: string, text: string, images: readonly PromptImage[] = []): Promise<StopReason> {
+    if (images.length > 0 && !this.takesImages) {
+      throw new RiotError("This Riot does not take images in prompts; update riot to send them.", null);
+    }
+    const prompt: acp.ContentBlock[] = text === "" && images.length > 0 ? [] : [{ type: "text", text }];
+    for (const image of images) prompt.push({ type: "image", mimeType: image.mimeType, data: image.data });
+    const response = await asked(this.connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt }));
     return response.stopReason;
   }
 

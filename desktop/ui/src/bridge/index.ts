@@ -2,7 +2,7 @@
 // WebSocket). Views and state import from here.
 
 export { connectToRiot, RiotConnection, RiotError } from "./connection";
-export type { BridgeEvents, OpenedSession } from "./connection";
+export type { BridgeEvents, OpenedSession, PromptImage } from "./connection";
 export { endpointFromPage, MissingTokenError } from "./endpoint";
 export type { Endpoint } from "./endpoint";
 export {

@@ -9,6 +9,20 @@ const text = (sessionUpdate: "agent_message_chunk" | "agent_thought_chunk" | "us
 });
 
 describe("applyUpdates", () => {
+  it("shows the image blocks of a replayed prompt with its text", () => {
+    const c = applyUpdates(emptyConversation(), [
+      text("user_message_chunk", "see this"),
+      { sessionUpdate: "user_message_chunk", content: { type: "image", mimeType: "image/png", data: "iVBO", uri: "file:///p/shot.png" } },
+      text("agent_message_chunk", "A cat."),
+      { sessionUpdate: "user_message_chunk", content: { type: "image", mimeType: "image/jpeg", data: "/9j/" } },
+    ]);
+    expect(c.items).toEqual([
+      { kind: "user", key: "i0", text: "see this", images: [{ name: "shot.png", mimeType: "image/png", data: "iVBO" }] },
+      { kind: "agent", key: "i1", text: "A cat." },
+      { kind: "user", key: "i2", text: "", images: [{ name: "image", mimeType: "image/jpeg", data: "/9j/" }] },
+    ]);
+  });
+
   it("joins consecutive chunks into one message and starts a new one after a tool call", () => {
     const c = applyUpdates(emptyConversation(), [
       text("agent_thought_chunk", "Let me "),

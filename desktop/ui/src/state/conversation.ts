@@ -32,8 +32,16 @@ export interface ToolCallView {
   locations: ToolCallLocation[];
 }
 
+/** An image shown in a message: what the person attached, or what Riot sent back with a replay. */
+export interface ShownImage {
+  name: string;
+  mimeType: string;
+  /** Base64. */
+  data: string;
+}
+
 export type Item =
-  | { kind: "user"; key: string; text: string }
+  | { kind: "user"; key: string; text: string; images?: readonly ShownImage[] }
   | { kind: "agent"; key: string; text: string }
   | { kind: "thought"; key: string; text: string }
   | { kind: "tool"; key: string; call: ToolCallView }
@@ -77,6 +85,24 @@ function appendText(draft: Draft, kind: TextKind, text: string): void {
     draft.items[draft.items.length - 1] = { ...last, text: last.text + text };
   } else {
     draft.items.push({ kind, key: key(draft), text });
+  }
+}
+
+/** An `image` content block of a message chunk, when it carries its data. */
+function chunkImage(update: { content: { type: string } }): ShownImage | null {
+  const content = update.content as { type: string; data?: unknown; mimeType?: unknown; uri?: unknown };
+  if (content.type !== "image" || typeof content.data !== "string" || typeof content.mimeType !== "string") return null;
+  const name = typeof content.uri === "string" ? (content.uri.split("/").pop() ?? "image") : "image";
+  return { name, mimeType: content.mimeType, data: content.data };
+}
+
+/** Adds `image` to the person's message being built (a new one when the last item is not theirs). */
+function appendUserImage(draft: Draft, image: ShownImage): void {
+  const last = draft.items[draft.items.length - 1];
+  if (last !== undefined && last.kind === "user") {
+    draft.items[draft.items.length - 1] = { ...last, images: [...(last.images ?? []), image] };
+  } else {
+    draft.items.push({ kind: "user", key: key(draft), text: "", images: [image] });
   }
 }
 
@@ -134,9 +160,12 @@ function applyCall(draft: Draft, id: string, update: Omit<ToolCallUpdate, "toolC
 
 function apply(draft: Draft, update: SessionUpdate): void {
   switch (update.sessionUpdate) {
-    case "user_message_chunk":
-      appendText(draft, "user", chunkText(update));
+    case "user_message_chunk": {
+      const image = chunkImage(update);
+      if (image !== null) appendUserImage(draft, image);
+      else appendText(draft, "user", chunkText(update));
       return;
+    }
     case "agent_message_chunk":
       appendText(draft, "agent", chunkText(update));
       return;
@@ -185,11 +214,15 @@ export function applyUpdates(conversation: Conversation, updates: readonly Sessi
   return draft;
 }
 
-/** The conversation with the person's prompt, shown before Riot answers. */
-export function withPrompt(conversation: Conversation, text: string): Conversation {
+/** The conversation with the person's prompt (and the images sent with it), shown before Riot answers. */
+export function withPrompt(conversation: Conversation, text: string, images: readonly ShownImage[] = []): Conversation {
+  const item: Item =
+    images.length === 0
+      ? { kind: "user", key: `i${conversation.nextKey}`, text }
+      : { kind: "user", key: `i${conversation.nextKey}`, text, images: images.map(({ name, mimeType, data }) => ({ name, mimeType, data })) };
   return {
     ...conversation,
-    items: [...conversation.items, { kind: "user", key: `i${conversation.nextKey}`, text }],
+    items: [...conversation.items, item],
     nextKey: conversation.nextKey + 1,
   };
 }

@@ -206,6 +206,39 @@ describe("Store: the queue", () => {
     expect(riot.violations).toEqual([]);
   });
 
+  it("sends the images of a prompt, queued ones too, and shows them in the person's message", async () => {
+    const sent: { text: string; images: readonly { mimeType: string; data: string }[] }[] = [];
+    let release = () => {};
+    const script = (turn: FakeTurn) =>
+      new Promise<"end_turn">((resolve) => {
+        sent.push({ text: turn.text, images: turn.images });
+        release = () => resolve("end_turn");
+      });
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script);
+    const { store, until } = await setup(riot);
+    await store.newSession();
+    const shot = { name: "shot.png", mimeType: "image/png", data: "iVBORw0KGgo=", bytes: 8 };
+    const photo = { name: "photo.jpg", mimeType: "image/jpeg", data: "/9j/", bytes: 3 };
+    void store.send("what broke?", [shot]);
+    void store.send("", [photo]);
+    expect(store.current()?.queue.map((q) => [q.text, q.images])).toEqual([["", [photo]]]);
+    await until(() => sent.length === 1);
+    release();
+    await until(() => sent.length === 2);
+    release();
+    await until(() => store.current()?.running === false);
+    expect(sent).toEqual([
+      { text: "what broke?", images: [{ mimeType: "image/png", data: "iVBORw0KGgo=" }] },
+      { text: "", images: [{ mimeType: "image/jpeg", data: "/9j/" }] },
+    ]);
+    const users = store.current()?.conversation.items.filter((i) => i.kind === "user");
+    expect(users?.map((u) => [u.text, u.images])).toEqual([
+      ["what broke?", [{ name: "shot.png", mimeType: "image/png", data: "iVBORw0KGgo=" }]],
+      ["", [{ name: "photo.jpg", mimeType: "image/jpeg", data: "/9j/" }]],
+    ]);
+    expect(riot.violations).toEqual([]);
+  });
+
   it("does not send a queued prompt that was removed", async () => {
     const prompts: string[] = [];
     const { script, release } = gated(prompts);
@@ -365,10 +398,24 @@ describe("Store: sessions, models and settings", () => {
   it("does not open onboarding when a model is ready, nor offer what Riot does not list", async () => {
     const ready = await setup(new FakeRiot({ token: "t", projects: [PROJECT] }));
     expect(ready.store.getState().settings).toBeNull();
-    expect(ready.store.getState().features).toEqual({ config: true, files: true, rename: true, delete: true, setModel: true });
-    const old = new FakeRiot({ token: "t", projects: [PROJECT], config: UNCONFIGURED, requests: ["_riot/shutdown"] });
+    expect(ready.store.getState().features).toEqual({
+      config: true,
+      files: true,
+      rename: true,
+      delete: true,
+      setModel: true,
+      images: true,
+    });
+    const old = new FakeRiot({ token: "t", projects: [PROJECT], config: UNCONFIGURED, requests: ["_riot/shutdown"], images: false });
     const { store } = await setup(old);
-    expect(store.getState().features).toEqual({ config: false, files: false, rename: false, delete: false, setModel: false });
+    expect(store.getState().features).toEqual({
+      config: false,
+      files: false,
+      rename: false,
+      delete: false,
+      setModel: false,
+      images: false,
+    });
     expect(store.getState().settings).toBeNull();
     expect(old.received).toEqual(["initialize", "session/list"]);
   });

@@ -37,6 +37,7 @@ import {
   type Conversation,
 } from "./conversation";
 import { FrameBatcher, type FrameScheduler } from "./frame-batcher";
+import type { AttachedImage } from "./images";
 
 export type ConnectionStatus =
   | { status: "connecting" }
@@ -55,6 +56,8 @@ export interface UsageTotals {
 export interface QueuedPrompt {
   key: string;
   text: string;
+  /** Images sent with it. */
+  images: readonly AttachedImage[];
 }
 
 export interface SessionView {
@@ -101,9 +104,18 @@ export interface Features {
   rename: boolean;
   delete: boolean;
   setModel: boolean;
+  /** Riot takes images in prompts (`promptCapabilities.image`). */
+  images: boolean;
 }
 
-const NO_FEATURES: Features = { config: false, files: false, rename: false, delete: false, setModel: false };
+const NO_FEATURES: Features = {
+  config: false,
+  files: false,
+  rename: false,
+  delete: false,
+  setModel: false,
+  images: false,
+};
 
 /** The model settings form: shown at first run (`onboarding`) or from the top bar. */
 export interface SettingsForm {
@@ -434,6 +446,7 @@ export class Store {
       rename: connection.supports(SESSION_RENAME),
       delete: connection.supports(SESSION_DELETE),
       setModel: connection.supports(SET_MODEL),
+      images: connection.takesImages,
     };
     this.set({ connection: { status: "open" }, features });
     await this.refreshSessions();
@@ -536,12 +549,12 @@ export class Store {
    * queued; with prompts already queued it goes after them (and a held
    * queue moves on: the person acted).
    */
-  async send(text: string): Promise<void> {
+  async send(text: string, images: readonly AttachedImage[] = []): Promise<void> {
     const view = this.current();
-    if (view === null || view.loading || text.trim() === "") return;
+    if (view === null || view.loading || (text.trim() === "" && images.length === 0)) return;
     const id = view.id;
     if (view.running || view.queue.length > 0) {
-      const queued: QueuedPrompt = { key: `q${this.nextKey++}`, text };
+      const queued: QueuedPrompt = { key: `q${this.nextKey++}`, text, images };
       this.updateSession(id, (v) => ({
         ...v,
         queue: [...v.queue, queued],
@@ -550,7 +563,7 @@ export class Store {
       await this.sendNext(id);
       return;
     }
-    await this.run(id, text);
+    await this.run(id, text, images);
   }
 
   /** Sends the first queued prompt of session `id`, unless a turn runs or the queue is held. */
@@ -560,7 +573,7 @@ export class Store {
     if (view === undefined || next === undefined || view.running || view.loading || view.queueHeld) return;
     if (this.state.connection.status !== "open") return;
     this.updateSession(id, (v) => ({ ...v, queue: v.queue.slice(1) }));
-    await this.run(id, next.text);
+    await this.run(id, next.text, next.images);
   }
 
   /** Takes a prompt out of session `id`'s queue. */
@@ -577,15 +590,19 @@ export class Store {
     await this.sendNext(id);
   }
 
-  private async run(id: string, text: string): Promise<void> {
+  private async run(id: string, text: string, images: readonly AttachedImage[]): Promise<void> {
     this.updateSession(id, (v) => ({
       ...v,
       running: true,
       startedAt: Date.now(),
-      conversation: withPrompt(v.conversation, text),
+      conversation: withPrompt(v.conversation, text, images),
     }));
     try {
-      const stopReason = await this.need().prompt(id, text);
+      const stopReason = await this.need().prompt(
+        id,
+        text,
+        images.map(({ mimeType, data }) => ({ mimeType, data })),
+      );
       this.batch.push({ type: "ended", sessionId: id, stopReason, error: null });
     } catch (e) {
       this.batch.push({ type: "ended", sessionId: id, stopReason: null, error: message(e) });

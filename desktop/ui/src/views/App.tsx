@@ -221,7 +221,8 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
               disabled={!connected || view.loading}
               focusRequest={focusComposer}
               findFiles={state.features.files ? (query) => store.findFiles(view.cwd, query) : undefined}
-              onSend={(text) => void store.send(text)}
+              takesImages={state.features.images}
+              onSend={(text, images) => void store.send(text, images)}
               onStop={() => void store.stop()}
             />
           </>

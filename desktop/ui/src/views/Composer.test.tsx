@@ -51,7 +51,7 @@ describe("Composer", () => {
     fireEvent.keyDown(box, { key: "Enter", shiftKey: true });
     expect(onSend).not.toHaveBeenCalled();
     fireEvent.keyDown(box, { key: "Enter" });
-    expect(onSend).toHaveBeenCalledWith("hello");
+    expect(onSend).toHaveBeenCalledWith("hello", []);
     expect(box.value).toBe("");
   });
 
@@ -92,11 +92,11 @@ describe("Composer", () => {
     const { onSend, box } = setup({ running: true });
     fireEvent.change(box, { target: { value: "and then the tests" } });
     fireEvent.click(screen.getByText("Queue"));
-    expect(onSend).toHaveBeenCalledWith("and then the tests");
+    expect(onSend).toHaveBeenCalledWith("and then the tests", []);
     expect(box.value).toBe("");
     fireEvent.change(box, { target: { value: "and the docs" } });
     fireEvent.keyDown(box, { key: "Enter" });
-    expect(onSend).toHaveBeenLastCalledWith("and the docs");
+    expect(onSend).toHaveBeenLastCalledWith("and the docs", []);
   });
 });
 
@@ -212,6 +212,81 @@ describe("Composer: @ mentions", () => {
     fireEvent.change(box, { target: { value: "@mai" } });
     expect(screen.queryByRole("listbox")).toBeNull();
     fireEvent.keyDown(box, { key: "Enter" });
-    expect(onSend).toHaveBeenCalledWith("@mai");
+    expect(onSend).toHaveBeenCalledWith("@mai", []);
+  });
+
+  describe("images", () => {
+    const PNG = Uint8Array.from(
+      atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="),
+      (c) => c.charCodeAt(0),
+    );
+    const png = (name: string) => new File([PNG], name, { type: "image/png" });
+    const B64 = btoa(String.fromCharCode(...PNG));
+
+    it("attaches a pasted image as a removable thumbnail and sends it with the text", async () => {
+      const { onSend, box } = setup({ takesImages: true });
+      fireEvent.change(box, { target: { value: "what is wrong here?" } });
+      fireEvent.paste(box, { clipboardData: { files: [png("shot.png")], types: ["Files"] } });
+      const shot = await screen.findByRole("img", { name: "shot.png" });
+      expect(shot.getAttribute("src")).toBe(`data:image/png;base64,${B64}`);
+      fireEvent.paste(box, { clipboardData: { files: [png("second.png")], types: ["Files"] } });
+      await screen.findByRole("img", { name: "second.png" });
+      fireEvent.click(screen.getByRole("button", { name: "Remove second.png" }));
+      expect(screen.queryByRole("img", { name: "second.png" })).toBeNull();
+      expect(box.value).toBe("what is wrong here?");
+      fireEvent.keyDown(box, { key: "Enter" });
+      expect(onSend).toHaveBeenCalledWith("what is wrong here?", [
+        { name: "shot.png", mimeType: "image/png", data: B64, bytes: PNG.length },
+      ]);
+      expect(screen.queryByRole("list", { name: "Attached images" })).toBeNull();
+    });
+
+    it("sends an image without text, and lets a text paste through", async () => {
+      const { onSend, box } = setup({ takesImages: true });
+      const notPrevented = fireEvent.paste(box, { clipboardData: { files: [], types: ["text/plain"] } });
+      expect(notPrevented).toBe(true);
+      const button = screen.getByRole("button", { name: "Send" }) as HTMLButtonElement;
+      expect(button.disabled).toBe(true);
+      fireEvent.drop(box.parentElement as HTMLElement, { dataTransfer: { files: [png("drop.png")], types: ["Files"] } });
+      await screen.findByRole("img", { name: "drop.png" });
+      expect(button.disabled).toBe(false);
+      fireEvent.click(button);
+      expect(onSend).toHaveBeenCalledWith("", [{ name: "drop.png", mimeType: "image/png", data: B64, bytes: PNG.length }]);
+    });
+
+    it("attaches what the attach button's chooser gives, and refuses a file that is not an image, saying why", async () => {
+      const { onSend, box } = setup({ takesImages: true });
+      const input = screen.getByTestId("attach-input") as HTMLInputElement;
+      expect(input.accept).toBe("image/png,image/jpeg,image/gif,image/webp");
+      fireEvent.change(input, { target: { files: [png("chosen.png"), new File(["a,b\n"], "data.csv", { type: "text/csv" })] } });
+      await screen.findByRole("img", { name: "chosen.png" });
+      expect(screen.getByRole("alert").textContent).toBe(
+        "data.csv is not a PNG, JPEG, GIF or WebP image, so it was not attached.",
+      );
+      fireEvent.change(box, { target: { value: "see" } });
+      fireEvent.keyDown(box, { key: "Enter" });
+      expect(onSend).toHaveBeenCalledWith("see", [expect.objectContaining({ name: "chosen.png" })]);
+      expect(screen.queryByRole("alert")).toBeNull();
+    });
+
+    it("refuses an image over the size limit", async () => {
+      const { box } = setup({ takesImages: true });
+      const huge = new File([new Uint8Array(6 * 1024 * 1024)], "huge.png", { type: "image/png" });
+      fireEvent.paste(box, { clipboardData: { files: [huge], types: ["Files"] } });
+      expect((await screen.findByRole("alert")).textContent).toBe(
+        "huge.png is 6.0 MB; images of up to 5.0 MB can be attached (make it smaller or crop it).",
+      );
+      expect(screen.queryByRole("img")).toBeNull();
+    });
+
+    it("offers no attach button and refuses images when Riot does not take them", async () => {
+      const { box } = setup({ takesImages: false });
+      expect(screen.queryByRole("button", { name: "Attach image" })).toBeNull();
+      fireEvent.paste(box, { clipboardData: { files: [png("shot.png")], types: ["Files"] } });
+      expect((await screen.findByRole("alert")).textContent).toBe(
+        "This Riot does not take images in prompts; update riot to attach them.",
+      );
+      expect(screen.queryByRole("img")).toBeNull();
+    });
   });
 });

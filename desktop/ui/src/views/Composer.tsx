@@ -1,6 +1,16 @@
-import { useEffect, useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
+import {
+  useEffect,
+  useId,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type ClipboardEvent,
+  type DragEvent,
+  type KeyboardEvent,
+} from "react";
 
 import type { AvailableCommand } from "../bridge";
+import { IMAGE_ACCEPT, formatBytes, imageUrl, readImages, type AttachedImage } from "../state/images";
 
 interface Props {
   commands: readonly AvailableCommand[];
@@ -14,8 +24,13 @@ interface Props {
    * disabled) — after "New session" or opening one. 0: never asked.
    */
   focusRequest?: number;
-  /** Sends, or queues while a turn runs (the store decides). */
-  onSend(text: string): void;
+  /**
+   * Riot takes images in prompts: paste, drop and the attach button add
+   * them. Without it, offered images are refused with a sentence saying so.
+   */
+  takesImages?: boolean;
+  /** Sends, or queues while a turn runs (the store decides), with the images attached. */
+  onSend(text: string, images: AttachedImage[]): void;
   onStop(): void;
 }
 
@@ -82,13 +97,37 @@ function useFileSearch(findFiles: ((query: string) => Promise<string[]>) | undef
   return { found, search };
 }
 
+/** Whether a drag carries files (not text being moved). */
+function carriesFiles(e: DragEvent): boolean {
+  return Array.from(e.dataTransfer.types).includes("Files");
+}
+
 /**
  * Where people write to Riot: Enter sends (or queues while a turn runs),
  * Shift+Enter breaks the line, `/` opens the command menu and `@` the
- * project's files.
+ * project's files. Images pasted, dropped or attached are shown as
+ * thumbnails (each removable) and sent with the text.
  */
-export function Composer({ commands, running, stopping, disabled, findFiles, focusRequest = 0, onSend, onStop }: Props) {
+export function Composer({
+  commands,
+  running,
+  stopping,
+  disabled,
+  findFiles,
+  focusRequest = 0,
+  takesImages = false,
+  onSend,
+  onStop,
+}: Props) {
   const [text, setText] = useState("");
+  const [images, setImages] = useState<AttachedImage[]>([]);
+  /** Why offered files were not attached, one sentence each. */
+  const [refused, setRefused] = useState<string[]>([]);
+  const [reading, setReading] = useState(0);
+  const [dragging, setDragging] = useState(false);
+  const picker = useRef<HTMLInputElement>(null);
+  const attachedBytes = useRef(0);
+  attachedBytes.current = images.reduce((n, i) => n + i.bytes, 0);
   const [caret, setCaret] = useState(0);
   const [selected, setSelected] = useState(0);
   const [menuClosed, setMenuClosed] = useState(false);
@@ -122,10 +161,45 @@ export function Composer({ commands, running, stopping, disabled, findFiles, foc
     setMenuClosed(false);
     search(findFiles === undefined ? null : (mentionAt(value, at)?.query ?? null));
   };
+  const empty = text.trim() === "" && images.length === 0;
   const send = () => {
-    if (disabled || text.trim() === "") return;
-    onSend(text);
+    if (disabled || empty || reading > 0) return;
+    onSend(text, images);
+    setImages([]);
+    setRefused([]);
     edit("", 0);
+  };
+  const offer = (files: File[]) => {
+    if (files.length === 0) return;
+    if (!takesImages) {
+      setRefused(["This Riot does not take images in prompts; update riot to attach them."]);
+      return;
+    }
+    setReading((n) => n + 1);
+    void readImages(files, attachedBytes.current).then(({ images: read, refused: why }) => {
+      setImages((before) => [...before, ...read]);
+      setRefused(why);
+      setReading((n) => n - 1);
+    });
+  };
+  const onPaste = (e: ClipboardEvent<HTMLTextAreaElement>) => {
+    const files = Array.from(e.clipboardData.files);
+    if (files.length === 0) return;
+    // The clipboard holds files (a screenshot, a copied image): attach them, paste no text.
+    e.preventDefault();
+    offer(files);
+  };
+  const onDragOver = (e: DragEvent<HTMLDivElement>) => {
+    if (disabled || !carriesFiles(e)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = "copy";
+    setDragging(true);
+  };
+  const onDrop = (e: DragEvent<HTMLDivElement>) => {
+    setDragging(false);
+    if (disabled || !carriesFiles(e)) return;
+    e.preventDefault();
+    offer(Array.from(e.dataTransfer.files));
   };
   const pickCommand = (command: AvailableCommand) => {
     setText(`/${command.name} `);
@@ -182,7 +256,12 @@ export function Composer({ commands, running, stopping, disabled, findFiles, foc
         : "Ask Riot… (/ for commands, @ for files)";
 
   return (
-    <div className="composer">
+    <div
+      className={dragging ? "composer dragging" : "composer"}
+      onDragOver={onDragOver}
+      onDragLeave={() => setDragging(false)}
+      onDrop={onDrop}
+    >
       {commandMenu.length > 0 && (
         <ul className="command-menu" id={menuId} role="listbox" aria-label="Commands">
           {commandMenu.map((command, i) => (
@@ -221,6 +300,33 @@ export function Composer({ commands, running, stopping, disabled, findFiles, foc
           ))}
         </ul>
       )}
+      {images.length > 0 && (
+        <ul className="attachments" aria-label="Attached images">
+          {images.map((image, i) => (
+            <li key={`${i}-${image.name}`} className="attachment">
+              <img className="thumbnail" src={imageUrl(image)} alt={image.name} />
+              <span className="attachment-name" title={`${image.name}, ${formatBytes(image.bytes)}`}>
+                {image.name}
+              </span>
+              <button
+                type="button"
+                className="attachment-remove"
+                aria-label={`Remove ${image.name}`}
+                onClick={() => setImages((before) => before.filter((_, j) => j !== i))}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {refused.length > 0 && (
+        <div className="attach-refused" role="alert">
+          {refused.map((why) => (
+            <p key={why}>{why}</p>
+          ))}
+        </div>
+      )}
       <textarea
         ref={box}
         aria-label="Message"
@@ -233,11 +339,37 @@ export function Composer({ commands, running, stopping, disabled, findFiles, foc
         onChange={(e) => edit(e.target.value, e.target.selectionStart ?? e.target.value.length)}
         onSelect={(e) => setCaret(e.currentTarget.selectionStart ?? 0)}
         onKeyDown={onKeyDown}
+        onPaste={onPaste}
       />
       <div className="composer-actions">
+        {takesImages && (
+          <>
+            <input
+              ref={picker}
+              type="file"
+              accept={IMAGE_ACCEPT}
+              multiple
+              hidden
+              data-testid="attach-input"
+              onChange={(e) => {
+                offer(Array.from(e.target.files ?? []));
+                e.target.value = "";
+              }}
+            />
+            <button
+              type="button"
+              className="attach"
+              disabled={disabled}
+              onClick={() => picker.current?.click()}
+              title="Attach images (PNG, JPEG, GIF or WebP; you can also paste or drop them here)"
+            >
+              Attach image
+            </button>
+          </>
+        )}
         {running ? (
           <>
-            <button type="button" className="queue-button" onClick={send} disabled={disabled || text.trim() === ""}>
+            <button type="button" className="queue-button" onClick={send} disabled={disabled || empty || reading > 0}>
               Queue
             </button>
             <button type="button" className="stop" onClick={onStop} disabled={stopping} aria-keyshortcuts="Escape">
@@ -245,7 +377,7 @@ export function Composer({ commands, running, stopping, disabled, findFiles, foc
             </button>
           </>
         ) : (
-          <button type="button" className="send" onClick={send} disabled={disabled || text.trim() === ""}>
+          <button type="button" className="send" onClick={send} disabled={disabled || empty || reading > 0}>
             Send
           </button>
         )}

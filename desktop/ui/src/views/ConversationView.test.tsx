@@ -37,6 +37,39 @@ describe("ConversationView", () => {
     expect(container.querySelector(".notice")?.textContent).toBe("Stopped.");
   });
 
+  it("shows the images of the person's message and of a Read of an image as thumbnails", () => {
+    const items: Item[] = [
+      { kind: "user", key: "a", text: "Why is this red?", images: [{ name: "shot.png", mimeType: "image/png", data: "iVBO" }] },
+      { kind: "user", key: "b", text: "", images: [{ name: "pasted image", mimeType: "image/gif", data: "R0lG" }] },
+      {
+        kind: "tool",
+        key: "c",
+        call: {
+          id: "t1",
+          title: "Read logo.webp",
+          name: "Read",
+          kind: "read",
+          status: "completed",
+          rawInput: { file_path: "logo.webp" },
+          rawOutput: { type: "image_read", path: "logo.webp", media_type: "image/webp", bytes: 99 },
+          content: [
+            { type: "content", content: { type: "text", text: "Image logo.webp (10x10 px)." } },
+            { type: "content", content: { type: "image", mimeType: "image/webp", data: "UklG" } },
+          ],
+          locations: [],
+        },
+      },
+    ];
+    render(<ConversationView items={items} busy={false} />);
+    const [first, second] = screen.getAllByTestId("user-message");
+    expect(first?.querySelector(".message-text")?.textContent).toBe("Why is this red?");
+    expect(first?.querySelector("img")?.getAttribute("src")).toBe("data:image/png;base64,iVBO");
+    expect(second?.querySelector(".message-text")).toBeNull();
+    expect(second?.querySelector("img")?.getAttribute("alt")).toBe("pasted image");
+    const card = screen.getByTestId("tool-card");
+    expect(card.querySelector("img")?.getAttribute("src")).toBe("data:image/webp;base64,UklG");
+  });
+
   it("shows what the model was told when a call failed without a payload", () => {
     const items: Item[] = [
       {

@@ -1,6 +1,7 @@
 import { memo, useLayoutEffect, useRef, useState } from "react";
 
 import type { Item } from "../state/conversation";
+import { imageUrl } from "../state/images";
 import { Markdown } from "./Markdown";
 import { ToolCard } from "./ToolCard";
 
@@ -9,7 +10,16 @@ const ItemView = memo(function ItemView({ item }: { item: Item }) {
     case "user":
       return (
         <div className="message message-user" data-testid="user-message">
-          <p className="message-text">{item.text}</p>
+          {item.text !== "" && <p className="message-text">{item.text}</p>}
+          {item.images !== undefined && item.images.length > 0 && (
+            <ul className="message-images" aria-label="Images sent">
+              {item.images.map((image, i) => (
+                <li key={i}>
+                  <img className="thumbnail" src={imageUrl(image)} alt={image.name} />
+                </li>
+              ))}
+            </ul>
+          )}
         </div>
       );
     case "agent":

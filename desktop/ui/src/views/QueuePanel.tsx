@@ -24,7 +24,12 @@ export function QueuePanel({ queue, held, onRemove, onResume }: Props) {
       <ol className="queue-list">
         {queue.map((queued) => (
           <li key={queued.key} className="queued">
-            <span className="queued-text">{queued.text}</span>
+            <span className="queued-text">
+              {queued.text}
+              {queued.images.length > 0 && (
+                <span className="badge">{queued.images.length === 1 ? "+1 image" : `+${queued.images.length} images`}</span>
+              )}
+            </span>
             <button type="button" aria-label={`Remove from queue: ${queued.text}`} onClick={() => onRemove(queued.key)}>
               ×
             </button>

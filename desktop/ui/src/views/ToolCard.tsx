@@ -1,6 +1,6 @@
 import { memo } from "react";
 
-import type { ToolCallView } from "../state/conversation";
+import type { ShownImage, ToolCallView } from "../state/conversation";
 import { PayloadView } from "./payloads/PayloadView";
 import { asUiPayload } from "./payloads/payload";
 
@@ -36,6 +36,15 @@ function modelText(call: ToolCallView): string {
     .join("\n");
 }
 
+/** The images in what the model was told (a Read of an image), with their data. */
+export function toolImages(call: ToolCallView): ShownImage[] {
+  return call.content.flatMap((c) =>
+    c.type === "content" && c.content.type === "image" && c.content.data !== ""
+      ? [{ name: call.title, mimeType: c.content.mimeType, data: c.content.data }]
+      : [],
+  );
+}
+
 /** One tool call: its one-line describe, its status, and Riot's payload once it finished. */
 export const ToolCard = memo(function ToolCard({ call }: { call: ToolCallView }) {
   const hasPayload = asUiPayload(call.rawOutput) !== null;
@@ -55,7 +64,7 @@ export const ToolCard = memo(function ToolCard({ call }: { call: ToolCallView })
           {STATUS[call.status]}
         </span>
       </header>
-      {hasPayload && <PayloadView raw={call.rawOutput} />}
+      {hasPayload && <PayloadView raw={call.rawOutput} images={toolImages(call)} />}
       {/* Without a payload, a failed call shows what the model was told. */}
       {!hasPayload && call.status === "failed" && text !== "" && <pre className="tool-error">{text}</pre>}
       {!hasPayload && call.status === "completed" && text !== "" && (

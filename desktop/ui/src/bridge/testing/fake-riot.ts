@@ -61,9 +61,17 @@ function modeState(current: string): SessionModeState {
 export type Answer = { optionId: string } | "rejected" | "cancelled";
 
 /** What a scripted turn can do. */
+/** An image block of a prompt, as the fake received it. */
+export interface FakeImage {
+  mimeType: string;
+  data: string;
+}
+
 export interface FakeTurn {
   readonly sessionId: string;
   readonly text: string;
+  /** The prompt's image blocks, in order. */
+  readonly images: readonly FakeImage[];
   /** Aborts when the client sends `session/cancel`. */
   readonly cancelled: AbortSignal;
   send(update: SessionUpdate): Promise<void>;
@@ -125,6 +133,8 @@ export interface FakeRiotOptions {
   files?: Record<string, string[]>;
   /** The `_riot/...` requests advertised (and answered); default: all of `FAKE_REQUESTS`. */
   requests?: readonly string[];
+  /** Advertise `promptCapabilities.image` and take image blocks (default: true, as Riot does). */
+  images?: boolean;
 }
 
 function keyVariable(provider: string): string {
@@ -292,6 +302,7 @@ export class FakeRiot {
       return value;
     };
     const advertised = this.options.requests ?? FAKE_REQUESTS;
+    const takesImages = this.options.images ?? true;
     const commands: SessionUpdate = {
       sessionUpdate: "available_commands_update",
       availableCommands: (this.options.commands ?? []).map((c) => ({
@@ -314,7 +325,7 @@ export class FakeRiot {
           agentCapabilities: {
             loadSession: true,
             sessionCapabilities: { list: {} },
-            promptCapabilities: {},
+            promptCapabilities: { image: takesImages },
             _meta: { riot: { requests: [...advertised], notifications: [USAGE, COMPACTION] } },
           },
           agentInfo: { name: "riot", version: "0.0.0-fake" },
@@ -389,14 +400,20 @@ export class FakeRiot {
         this.received.push("session/prompt");
         const found = session(params.sessionId);
         const parts: string[] = [];
+        const images: FakeImage[] = [];
         for (const block of params.prompt) {
           if (block.type === "text") parts.push(block.text);
           else if (block.type === "resource_link") parts.push(`@${block.uri.replace(/^file:\/\//, "")}`);
           else if (block.type === "resource") throw fail("embedded resources are not supported; send a resource link");
-          else throw fail("images and audio are not supported in prompts yet");
+          else if (block.type === "image" && takesImages) {
+            // As Riot: the data is required (an image only by uri is refused).
+            if (block.data === "") throw fail("an image block needs its base64 `data`; an image only by `uri` is not supported");
+            images.push({ mimeType: block.mimeType, data: block.data });
+          } else if (block.type === "audio") throw fail("audio is not supported in prompts");
+          else throw fail("unsupported prompt content");
         }
         const text = parts.join("\n");
-        if (text.trim() === "") throw fail("the prompt is empty");
+        if (text.trim() === "" && images.length === 0) throw fail("the prompt is empty");
         if (found.running) {
           throw fail("a prompt is already running in this session; cancel it or wait for its end");
         }
@@ -414,6 +431,7 @@ export class FakeRiot {
         const turn: FakeTurn = {
           sessionId,
           text,
+          images,
           cancelled: running.signal,
           send: async (update) => {
             found.history.push(update);

@@ -1,3 +1,5 @@
+import type { ShownImage } from "../../state/conversation";
+import { imageUrl } from "../../state/images";
 import { CommandView } from "./CommandView";
 import { DiffView } from "./DiffView";
 import { asUiPayload, type PayloadOf } from "./payload";
@@ -26,7 +28,8 @@ function FileReadView({ payload }: { payload: PayloadOf<"file_read"> }) {
   );
 }
 
-function ImageReadView({ payload }: { payload: PayloadOf<"image_read"> }) {
+/** A Read of an image: its path, type and size, and the image as the model got it when Riot sends it along. */
+function ImageReadView({ payload, images }: { payload: PayloadOf<"image_read">; images: readonly ShownImage[] }) {
   return (
     <div className="payload payload-read">
       <div className="payload-head">
@@ -35,6 +38,13 @@ function ImageReadView({ payload }: { payload: PayloadOf<"image_read"> }) {
           {payload.media_type}, {payload.bytes.toLocaleString("en")} bytes
         </span>
       </div>
+      {images.length > 0 && (
+        <div className="payload-image">
+          {images.map((image, i) => (
+            <img key={i} className="thumbnail" src={imageUrl(image)} alt={payload.path} />
+          ))}
+        </div>
+      )}
     </div>
   );
 }
@@ -78,15 +88,19 @@ function PdfReadView({ payload }: { payload: PayloadOf<"pdf_read"> }) {
   );
 }
 
-/** Renders a tool call's `rawOutput` by its kind; `null` when it is not a payload this UI knows. */
-export function PayloadView({ raw }: { raw: unknown }) {
+/**
+ * Renders a tool call's `rawOutput` by its kind; `null` when it is not a
+ * payload this UI knows. `images` are the image blocks of the call's
+ * content (what the model was shown).
+ */
+export function PayloadView({ raw, images = [] }: { raw: unknown; images?: readonly ShownImage[] }) {
   const payload = asUiPayload(raw);
   if (payload === null) return null;
   switch (payload.type) {
     case "file_read":
       return <FileReadView payload={payload} />;
     case "image_read":
-      return <ImageReadView payload={payload} />;
+      return <ImageReadView payload={payload} images={images} />;
     case "notebook_read":
       return <NotebookReadView payload={payload} />;
     case "pdf_read":

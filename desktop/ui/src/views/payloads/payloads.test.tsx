@@ -54,6 +54,16 @@ describe("PayloadView", () => {
     expect(screen.getByTestId("read-range").textContent).toBe("all 3 lines");
   });
 
+  it("shows an image read as its type and size, with a thumbnail when Riot sends the image along", () => {
+    const payload = { type: "image_read", path: "shot.png", media_type: "image/png", bytes: 1234 };
+    const { container, unmount } = render(<PayloadView raw={payload} />);
+    expect(container.querySelector(".badge")?.textContent).toBe("image/png, 1,234 bytes");
+    expect(container.querySelector("img")).toBeNull();
+    unmount();
+    render(<PayloadView raw={payload} images={[{ name: "Read shot.png", mimeType: "image/png", data: "iVBO" }]} />);
+    expect(screen.getByRole("img", { name: "shot.png" }).getAttribute("src")).toBe("data:image/png;base64,iVBO");
+  });
+
   it("shows a PDF read as its path and page range", () => {
     show({ type: "pdf_read", path: "spec.pdf", first_page: 3, last_page: 7, total_pages: 40 });
     expect(screen.getByText("spec.pdf")).toBeTruthy();
