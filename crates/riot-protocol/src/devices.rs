@@ -1,5 +1,5 @@
-//! Capabilities that later tools build on: a real browser, the person's
-//! terminals, and image description. Each has a null implementation; a tool
+//! Capabilities that later tools build on: a real browser and image
+//! description (terminals are in [`crate::terminal`]). Each has a null implementation; a tool
 //! whose capability is absent is not declared (docs/design.md §6.7).
 
 use async_trait::async_trait;
@@ -38,35 +38,6 @@ impl Browser for NoBrowser {
 
     async fn navigate(&self, _url: &str) -> Result<BrowserPage, Unavailable> {
         Err(Unavailable("a browser"))
-    }
-}
-
-/// A terminal shared by the person.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TerminalInfo {
-    pub id: String,
-    pub title: String,
-}
-
-/// The person's terminals.
-#[async_trait]
-pub trait Terminal: Send + Sync + std::fmt::Debug {
-    fn available(&self) -> bool;
-    async fn list(&self) -> Result<Vec<TerminalInfo>, Unavailable>;
-}
-
-/// No terminals.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoTerminal;
-
-#[async_trait]
-impl Terminal for NoTerminal {
-    fn available(&self) -> bool {
-        false
-    }
-
-    async fn list(&self) -> Result<Vec<TerminalInfo>, Unavailable> {
-        Err(Unavailable("a shared terminal"))
     }
 }
 

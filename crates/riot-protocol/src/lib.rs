@@ -9,8 +9,8 @@
 //! the [`cancel`]lation tree,
 //! structured UI payloads ([`ui`]), and the capability traits through which
 //! the deterministic crates touch the world ([`fs`], [`process`], [`clock`],
-//! [`web`], [`devices`]). [`invariants`] holds the checks more than one
-//! crate needs.
+//! [`web`], [`devices`], [`terminal`]). [`invariants`] holds the checks
+//! more than one crate needs.
 //!
 //! It deliberately contains no behaviour beyond small helpers on its own
 //! types: no agent loop, no HTTP, no file access. It depends on no workspace
@@ -43,6 +43,7 @@ pub mod process;
 pub mod provider;
 pub mod runner;
 pub mod schema;
+pub mod terminal;
 pub mod tool;
 pub mod ui;
 pub mod web;
@@ -50,7 +51,7 @@ pub mod web;
 pub use cancel::{CancelReason, CancelScope};
 pub use clock::{Clock, ClockExt, Elapsed, FixedClock};
 pub use cost::{LongPromptPrice, Price, SessionCost, format_usd};
-pub use devices::{Browser, NoBrowser, NoTerminal, NoVision, Terminal, Unavailable, Vision};
+pub use devices::{Browser, NoBrowser, NoVision, Unavailable, Vision};
 pub use event::{
     AbortSource, AgentError, AgentEvent, CompactionStrategy, ErrorKind, StreamDelta,
     TerminalReason, Transition, Usage,
@@ -79,6 +80,10 @@ pub use runner::{
     ExecuteOptions, HookDecisionKind, HookPermission, HookVerdict, NoToolHooks, PermissionGate,
     PermissionPolicy, PermissionQuery, Question, QuestionOption, QuestionOutcome, QuestionRequest,
     ToolCall, ToolCallResult, ToolHooks, ToolRunEvent, ToolRunner,
+};
+pub use terminal::{
+    NoTerminals, TerminalError, TerminalExit, TerminalHost, TerminalInfo, TerminalSink,
+    TerminalSize, TerminalSpec, TerminalUpdate, TerminalView, Terminals, Typist, WaitEnd,
 };
 pub use tool::{
     DynTool, InterruptBehavior, PathAccess, PermissionTarget, PreparedCall, PromptContext,

@@ -19,13 +19,14 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
-use crate::devices::{Browser, NoBrowser, NoTerminal, NoVision, Terminal, Vision};
+use crate::devices::{Browser, NoBrowser, NoVision, Vision};
 use crate::file_state::FileStateStore;
 use crate::fs::FileSystem;
 use crate::ids::{IdGen, ToolUseId};
 use crate::message::{Message, ToolResultContent};
 use crate::permission::{PermissionMode, PermissionResult};
 use crate::process::ProcessRunner;
+use crate::terminal::{NoTerminals, Terminals};
 use crate::ui::{ProgressPayload, UiPayload};
 use crate::web::{NoWeb, Web};
 
@@ -259,7 +260,9 @@ pub struct ToolEnv {
     pub ids: Arc<dyn IdGen>,
     pub web: Arc<dyn Web>,
     pub browser: Arc<dyn Browser>,
-    pub terminal: Arc<dyn Terminal>,
+    /// The session's terminals (`NoTerminals`: the Terminal tool is not
+    /// declared).
+    pub terminals: Arc<dyn Terminals>,
     pub vision: Arc<dyn Vision>,
     /// What this session has read (read-before-write).
     pub file_state: Arc<FileStateStore>,
@@ -305,7 +308,7 @@ impl ToolEnv {
             ids,
             web: Arc::new(NoWeb),
             browser: Arc::new(NoBrowser),
-            terminal: Arc::new(NoTerminal),
+            terminals: Arc::new(NoTerminals),
             vision: Arc::new(NoVision),
             file_state: Arc::new(FileStateStore::default()),
             scrubbed_env: Vec::new(),

@@ -11,6 +11,9 @@
 //! - [`PipedChild`] — a long-lived child spoken to over its pipes (an MCP
 //!   stdio server), owned the same way: its own process group, killed
 //!   whole on drop.
+//! - [`PtyTerminals`] — a session's terminals: programs in
+//!   pseudo-terminals, each in its own process group (killed on close and
+//!   when the session ends), the screen rendered by a terminal emulator.
 //! - [`SystemClock`] — wall-clock time and tokio sleeping.
 //! - [`RandomIds`] — random ids with a readable prefix.
 //! - [`HttpWeb`] — DNS and one HTTP(S) GET (reqwest, rustls with ring),
@@ -38,6 +41,7 @@ mod group;
 mod ids;
 mod piped;
 mod process;
+mod terminal;
 mod web;
 
 pub use clock::SystemClock;
@@ -45,4 +49,8 @@ pub use fs::RealFs;
 pub use ids::RandomIds;
 pub use piped::PipedChild;
 pub use process::RealProcessRunner;
+pub use terminal::{
+    OUTPUT_KEEP_BYTES, PtyTerminalHost, PtyTerminals, SpecWrapper, describe_input, pty_command,
+    terminal_process,
+};
 pub use web::HttpWeb;

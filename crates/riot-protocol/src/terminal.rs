@@ -1,0 +1,285 @@
+//! The terminals capability (docs/design.md §6.7; user doc
+//! `docs/terminals.md`): long-lived programs — a dev server, a watcher, a
+//! REPL — in pseudo-terminals the agent and the person share.
+//!
+//! The Terminal tool reaches them only through [`Terminals`]; the real
+//! implementation (riot-runtime's `PtyTerminals`) runs each in its own
+//! process group and renders its screen with a terminal emulator, so a
+//! read is text, never raw escape codes. Faces watch them through
+//! [`Terminals::subscribe`] and type into them as [`Typist::Person`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+/// Rows and columns of a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TerminalSize {
+    pub rows: u16,
+    pub cols: u16,
+}
+
+impl Default for TerminalSize {
+    /// 30 rows of 100 columns: room for a stack trace without a huge read.
+    fn default() -> Self {
+        Self {
+            rows: 30,
+            cols: 100,
+        }
+    }
+}
+
+/// What to start in a new terminal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminalSpec {
+    /// The name the agent and the person address it by.
+    pub name: String,
+    /// A command line, run by `bash -c` (never `-l` or `-i`).
+    pub command: String,
+    pub cwd: PathBuf,
+    /// Variables set on top of the inherited environment.
+    pub env_set: Vec<(String, String)>,
+    /// Variables removed from it (model keys).
+    pub env_remove: Vec<String>,
+    pub size: TerminalSize,
+}
+
+/// Who typed into a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Typist {
+    Agent,
+    /// The person, from a face; the agent's next read says so.
+    Person,
+}
+
+/// How a terminal's program ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TerminalExit {
+    /// `None` when a signal ended it.
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+/// A terminal as a read sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TerminalView {
+    pub name: String,
+    pub command: String,
+    /// The rendered screen: one line per row, trailing spaces and trailing
+    /// empty rows removed.
+    pub screen: String,
+    /// Row and column of the cursor, from 0.
+    pub cursor: (u16, u16),
+    /// The program uses the alternate screen (an editor, `less`, a curses
+    /// program): [`TerminalView::output`] is empty, the screen is the truth.
+    pub full_screen: bool,
+    /// The text the program printed since the last read, escape codes
+    /// removed (the start cut when longer than the kept amount).
+    pub output: String,
+    /// Bytes of that text cut from its start.
+    pub omitted_bytes: u64,
+    /// What the person typed since the last read, keys written out
+    /// (`<Enter>`, `<C-c>`).
+    pub person_typed: Vec<String>,
+    /// `Some` once the program has ended.
+    pub exit: Option<TerminalExit>,
+}
+
+/// How a [`Terminals::wait`] ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitEnd {
+    /// The pattern matched this text.
+    Matched(String),
+    TimedOut,
+    /// The program ended without the pattern appearing.
+    Exited,
+    Cancelled,
+}
+
+/// One open terminal, for lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TerminalInfo {
+    pub name: String,
+    pub command: String,
+    pub running: bool,
+}
+
+/// What faces are told about terminals as it happens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TerminalUpdate {
+    Opened {
+        name: String,
+        command: String,
+        size: TerminalSize,
+    },
+    /// The whole rendered screen (sent at most every few tens of
+    /// milliseconds while it changes).
+    Screen {
+        name: String,
+        /// Every row, trailing spaces removed.
+        rows: Vec<String>,
+        cursor_row: u16,
+        cursor_col: u16,
+        full_screen: bool,
+    },
+    Exited {
+        name: String,
+        exit: TerminalExit,
+    },
+    Closed {
+        name: String,
+    },
+}
+
+impl TerminalUpdate {
+    /// The terminal it is about.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Opened { name, .. }
+            | Self::Screen { name, .. }
+            | Self::Exited { name, .. }
+            | Self::Closed { name } => name,
+        }
+    }
+}
+
+/// Receives [`TerminalUpdate`]s.
+pub type TerminalSink = Arc<dyn Fn(&TerminalUpdate) + Send + Sync>;
+
+/// Why a terminal operation failed; each message says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TerminalError {
+    #[error("terminals are not available in this session")]
+    Unavailable,
+    #[error("no terminal named `{name}`; open terminals: {}", list_or_none(.open))]
+    Unknown { name: String, open: Vec<String> },
+    #[error("a terminal named `{0}` is already open; pick another name, or close it first")]
+    NameTaken(String),
+    #[error("could not start the terminal: {0}")]
+    Spawn(String),
+    #[error("`{0}` is not a valid regular expression")]
+    BadPattern(String),
+    #[error("the terminal's program has ended; its input is closed (read it, then close it)")]
+    InputClosed,
+    #[error("terminal I/O failed: {0}")]
+    Io(String),
+}
+
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// A session's terminals. Every terminal is killed with its process group
+/// when closed and when the value is dropped (the session ends).
+#[async_trait]
+pub trait Terminals: Send + Sync + std::fmt::Debug {
+    /// Whether terminals can be opened at all (the Terminal tool is
+    /// declared only then).
+    fn available(&self) -> bool;
+
+    /// Starts `spec.command`; returns the first view once the program has
+    /// had a moment to draw.
+    async fn open(&self, spec: TerminalSpec) -> Result<TerminalView, TerminalError>;
+
+    /// Types `input` (bytes, control keys included).
+    async fn write(&self, name: &str, input: &[u8], by: Typist) -> Result<(), TerminalError>;
+
+    /// Returns once the terminal's output has been quiet for a moment
+    /// (or after at most `max_ms`): what a write's answer needs to appear.
+    async fn settle(&self, name: &str, max_ms: u64) -> Result<(), TerminalError>;
+
+    /// The screen, and what was printed and typed by the person since the
+    /// last read (which this read consumes).
+    async fn read(&self, name: &str) -> Result<TerminalView, TerminalError>;
+
+    /// Waits until `pattern` (a regular expression) matches the output not
+    /// yet read — or the screen, for a full-screen program — then reads.
+    async fn wait(
+        &self,
+        name: &str,
+        pattern: &str,
+        timeout_ms: u64,
+        cancel: CancellationToken,
+    ) -> Result<(WaitEnd, TerminalView), TerminalError>;
+
+    /// Kills the program and its whole process group; the last view.
+    async fn close(&self, name: &str) -> Result<TerminalView, TerminalError>;
+
+    /// The open terminals, in opening order.
+    fn list(&self) -> Vec<TerminalInfo>;
+
+    /// Calls `sink` with every update from now on (faces).
+    fn subscribe(&self, sink: TerminalSink);
+
+    /// Kills every terminal (the session ends).
+    fn close_all(&self);
+}
+
+/// No terminals: the Terminal tool is not declared.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoTerminals;
+
+#[async_trait]
+impl Terminals for NoTerminals {
+    fn available(&self) -> bool {
+        false
+    }
+
+    async fn open(&self, _spec: TerminalSpec) -> Result<TerminalView, TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+
+    async fn write(&self, _name: &str, _input: &[u8], _by: Typist) -> Result<(), TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+
+    async fn settle(&self, _name: &str, _max_ms: u64) -> Result<(), TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+
+    async fn read(&self, _name: &str) -> Result<TerminalView, TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+
+    async fn wait(
+        &self,
+        _name: &str,
+        _pattern: &str,
+        _timeout_ms: u64,
+        _cancel: CancellationToken,
+    ) -> Result<(WaitEnd, TerminalView), TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+
+    async fn close(&self, _name: &str) -> Result<TerminalView, TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+
+    fn list(&self) -> Vec<TerminalInfo> {
+        Vec::new()
+    }
+
+    fn subscribe(&self, _sink: TerminalSink) {}
+
+    fn close_all(&self) {}
+}
+
+/// Makes a session's [`Terminals`] (the kernel asks once per session).
+pub trait TerminalHost: Send + Sync + std::fmt::Debug {
+    fn session_terminals(&self) -> Arc<dyn Terminals>;
+}
+
+impl TerminalHost for NoTerminals {
+    fn session_terminals(&self) -> Arc<dyn Terminals> {
+        Arc::new(NoTerminals)
+    }
+}

@@ -1,0 +1,671 @@
+#![allow(clippy::disallowed_methods)] // the real terminals: pseudo-terminal children, reader threads, tokio's timer for waits
+
+//! [`PtyTerminals`]: a session's terminals in pseudo-terminals
+//! (portable-pty), each screen rendered by a terminal emulator (vt100) and
+//! the new output kept as plain text (escape codes removed with vte).
+//!
+//! Each program is started by `bash -c` as a session leader (portable-pty
+//! calls `setsid`), so its process group is its pid; a [`GroupGuard`] owns
+//! that group — killed on close, on drop (the session ends) and, through
+//! its watchdog, when riot itself is SIGKILLed. A terminal's command line
+//! becomes a [`ProcessSpec`] ([`terminal_process`]) that a [`SpecWrapper`]
+//! may rewrite before it starts — the seam the OS sandbox wraps, as it
+//! wraps the process runner.
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use portable_pty::{ChildKiller, CommandBuilder, MasterPty, PtySize};
+use riot_protocol::{
+    ProcessSpec, TerminalError, TerminalExit, TerminalHost, TerminalInfo, TerminalSink,
+    TerminalSize, TerminalSpec, TerminalUpdate, TerminalView, Terminals, Typist, WaitEnd,
+};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::group::GroupGuard;
+
+/// New output kept between reads (the start is cut beyond it).
+pub const OUTPUT_KEEP_BYTES: usize = 64 * 1024;
+/// Faces get at most one screen per this many milliseconds per terminal.
+const SCREEN_EVERY_MS: u64 = 40;
+/// `open` waits up to this long for the program's first output …
+const OPEN_FIRST_OUTPUT_MS: u64 = 1_500;
+/// … and then until it has been quiet this long.
+const QUIET_MS: u64 = 150;
+
+/// Makes [`PtyTerminals`], one set per session.
+#[derive(Default, Clone)]
+pub struct PtyTerminalHost {
+    wrapper: Option<SpecWrapper>,
+}
+
+impl std::fmt::Debug for PtyTerminalHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PtyTerminalHost")
+            .field("wrapped", &self.wrapper.is_some())
+            .finish()
+    }
+}
+
+impl PtyTerminalHost {
+    /// Every terminal's process passes through `wrapper` before it starts
+    /// (the sandbox's seam).
+    pub fn with_wrapper(wrapper: SpecWrapper) -> Self {
+        Self {
+            wrapper: Some(wrapper),
+        }
+    }
+}
+
+impl TerminalHost for PtyTerminalHost {
+    fn session_terminals(&self) -> Arc<dyn Terminals> {
+        Arc::new(PtyTerminals {
+            terms: Mutex::default(),
+            sinks: Arc::default(),
+            wrapper: self.wrapper.clone(),
+        })
+    }
+}
+
+/// A session's terminals. Dropping it kills every terminal's group.
+#[derive(Default)]
+pub struct PtyTerminals {
+    terms: Mutex<Vec<Arc<Term>>>,
+    sinks: Arc<Mutex<Vec<TerminalSink>>>,
+    wrapper: Option<SpecWrapper>,
+}
+
+impl std::fmt::Debug for PtyTerminals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PtyTerminals")
+            .field("terms", &*lock(&self.terms))
+            .field("watchers", &lock(&self.sinks).len())
+            .finish()
+    }
+}
+
+/// What the reader and waiter threads share with the rest.
+struct Core {
+    name: String,
+    state: Mutex<State>,
+    /// Bumped on every change (output, exit).
+    tick: watch::Sender<u64>,
+}
+
+struct State {
+    screen: vt100::Parser,
+    plain: vte::Parser,
+    text: PlainText,
+    typed: Vec<String>,
+    exit: Option<TerminalExit>,
+}
+
+/// One terminal; dropping it kills its process group.
+struct Term {
+    core: Arc<Core>,
+    command: String,
+    pid: Option<u32>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    _master: Mutex<Box<dyn MasterPty + Send>>,
+    killer: Mutex<Box<dyn ChildKiller + Send + Sync>>,
+    guard: GroupGuard,
+}
+
+impl std::fmt::Debug for Term {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Term")
+            .field("name", &self.core.name)
+            .field("command", &self.command)
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Term {
+    fn kill(&self) {
+        self.guard.kill_now();
+        let _ = lock(&self.killer).kill();
+    }
+}
+
+impl Drop for Term {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Rewrites the process a terminal starts (the OS sandbox puts itself in
+/// front of the command, as it does for the process runner).
+pub type SpecWrapper = Arc<dyn Fn(ProcessSpec) -> ProcessSpec + Send + Sync>;
+
+/// The process a terminal runs: `bash -c` with the command line, never
+/// `-l` or `-i` (rc files make behaviour machine-specific), `TERM` set.
+pub fn terminal_process(spec: &TerminalSpec) -> ProcessSpec {
+    let mut env_set = vec![("TERM".to_owned(), "xterm-256color".to_owned())];
+    env_set.extend(spec.env_set.iter().cloned());
+    ProcessSpec {
+        program: "bash".into(),
+        args: vec!["-c".into(), spec.command.clone()],
+        cwd: spec.cwd.clone(),
+        env_set,
+        env_remove: spec.env_remove.clone(),
+        timeout_ms: None,
+        capture: riot_protocol::CaptureLimit::default(),
+        stdin: None,
+    }
+}
+
+/// A process as portable-pty starts it.
+pub fn pty_command(process: &ProcessSpec) -> CommandBuilder {
+    let mut cmd = CommandBuilder::new(&process.program);
+    cmd.args(&process.args);
+    cmd.cwd(&process.cwd);
+    for key in &process.env_remove {
+        cmd.env_remove(key);
+    }
+    for (key, value) in &process.env_set {
+        cmd.env(key, value);
+    }
+    cmd
+}
+
+impl PtyTerminals {
+    fn find(&self, name: &str) -> Result<Arc<Term>, TerminalError> {
+        let terms = lock(&self.terms);
+        terms
+            .iter()
+            .find(|t| t.core.name == name)
+            .cloned()
+            .ok_or_else(|| TerminalError::Unknown {
+                name: name.to_owned(),
+                open: terms.iter().map(|t| t.core.name.clone()).collect(),
+            })
+    }
+
+    fn emit(sinks: &Mutex<Vec<TerminalSink>>, update: &TerminalUpdate) {
+        let sinks = lock(sinks).clone();
+        for sink in sinks {
+            sink(update);
+        }
+    }
+
+    fn spawn_term(&self, spec: &TerminalSpec) -> Result<Arc<Term>, TerminalError> {
+        let spawn_err = |e: &dyn std::fmt::Display| TerminalError::Spawn(e.to_string());
+        let rows =
+            std::num::NonZeroU16::new(spec.size.rows.max(2)).unwrap_or(std::num::NonZeroU16::MIN);
+        let cols =
+            std::num::NonZeroU16::new(spec.size.cols.max(10)).unwrap_or(std::num::NonZeroU16::MIN);
+        let size = PtySize {
+            rows: rows.get(),
+            cols: cols.get(),
+            pixel_width: 0,
+            pixel_height: 0,
+        };
+        let pair = portable_pty::native_pty_system()
+            .openpty(size)
+            .map_err(|e| spawn_err(&e))?;
+        let mut child = pair
+            .slave
+            .spawn_command(pty_command(&match &self.wrapper {
+                Some(wrap) => wrap(terminal_process(spec)),
+                None => terminal_process(spec),
+            }))
+            .map_err(|e| spawn_err(&e))?;
+        drop(pair.slave);
+        let pid = child.process_id();
+        // setsid made the child a group leader: its group id is its pid.
+        let guard = GroupGuard::new(pid);
+        let killer = child.clone_killer();
+        let mut reader = pair.master.try_clone_reader().map_err(|e| spawn_err(&e))?;
+        let writer = pair.master.take_writer().map_err(|e| spawn_err(&e))?;
+
+        let (tick, _) = watch::channel(0u64);
+        let core = Arc::new(Core {
+            name: spec.name.clone(),
+            state: Mutex::new(State {
+                screen: vt100::Parser::new(rows, cols, 0),
+                plain: vte::Parser::new(),
+                text: PlainText::default(),
+                typed: Vec::new(),
+                exit: None,
+            }),
+            tick,
+        });
+
+        let reading = Arc::clone(&core);
+        std::thread::Builder::new()
+            .name(format!("riot-term-read-{}", spec.name))
+            .spawn(move || {
+                let mut buf = [0u8; 8192];
+                loop {
+                    match reader.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            {
+                                let mut state = lock(&reading.state);
+                                let State {
+                                    screen,
+                                    plain,
+                                    text,
+                                    ..
+                                } = &mut *state;
+                                screen.process(&buf[..n]);
+                                plain.advance(text, &buf[..n]);
+                                text.cap(OUTPUT_KEEP_BYTES);
+                            }
+                            reading.tick.send_modify(|t| *t += 1);
+                        }
+                    }
+                }
+            })
+            .map_err(|e| spawn_err(&e))?;
+
+        let waiting = Arc::clone(&core);
+        std::thread::Builder::new()
+            .name(format!("riot-term-wait-{}", spec.name))
+            .spawn(move || {
+                let exit = match child.wait() {
+                    Ok(status) => match status.signal() {
+                        Some(signal) => TerminalExit {
+                            code: None,
+                            signal: signal_number(signal),
+                        },
+                        None => TerminalExit {
+                            code: i32::try_from(status.exit_code()).ok(),
+                            signal: None,
+                        },
+                    },
+                    Err(_) => TerminalExit {
+                        code: None,
+                        signal: None,
+                    },
+                };
+                lock(&waiting.state).exit = Some(exit);
+                waiting.tick.send_modify(|t| *t += 1);
+            })
+            .map_err(|e| spawn_err(&e))?;
+
+        Ok(Arc::new(Term {
+            core,
+            command: spec.command.clone(),
+            pid,
+            writer: Arc::new(Mutex::new(writer)),
+            _master: Mutex::new(pair.master),
+            killer: Mutex::new(killer),
+            guard,
+        }))
+    }
+
+    /// Sends the screen to the faces while it changes, throttled, until
+    /// the program has ended.
+    fn start_screens(&self, core: &Arc<Core>) {
+        let core = Arc::clone(core);
+        let sinks = Arc::clone(&self.sinks);
+        let mut rx = core.tick.subscribe();
+        tokio::spawn(async move {
+            loop {
+                if rx.changed().await.is_err() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(SCREEN_EVERY_MS)).await;
+                rx.borrow_and_update();
+                let (update, exit) = {
+                    let state = lock(&core.state);
+                    (screen_update(&core.name, &state), state.exit)
+                };
+                Self::emit(&sinks, &update);
+                if let Some(exit) = exit {
+                    Self::emit(
+                        &sinks,
+                        &TerminalUpdate::Exited {
+                            name: core.name.clone(),
+                            exit,
+                        },
+                    );
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// Waits until the output has been quiet for [`QUIET_MS`], having first
+/// waited up to `first_ms` for any output at all; never longer than
+/// `max_ms` in all.
+async fn settle(core: &Core, first_ms: u64, max_ms: u64) {
+    let mut rx = core.tick.subscribe();
+    let _ = tokio::time::timeout(Duration::from_millis(max_ms), async {
+        let first = tokio::time::timeout(Duration::from_millis(first_ms), rx.changed()).await;
+        if !matches!(first, Ok(Ok(()))) {
+            return;
+        }
+        while let Ok(Ok(())) =
+            tokio::time::timeout(Duration::from_millis(QUIET_MS), rx.changed()).await
+        {}
+    })
+    .await;
+}
+
+fn signal_number(name: &str) -> Option<i32> {
+    // portable-pty reports the signal by its description.
+    [
+        ("Hangup", libc::SIGHUP),
+        ("Interrupt", libc::SIGINT),
+        ("Killed", libc::SIGKILL),
+        ("Terminated", libc::SIGTERM),
+        ("Quit", libc::SIGQUIT),
+        ("Aborted", libc::SIGABRT),
+        ("Segmentation fault", libc::SIGSEGV),
+    ]
+    .iter()
+    .find(|(n, _)| name.starts_with(n))
+    .map(|(_, s)| *s)
+}
+
+fn screen_rows(screen: &vt100::Screen) -> Vec<String> {
+    let (_, cols) = screen.size();
+    screen
+        .rows(0, cols.get())
+        .map(|r| r.trim_end().to_owned())
+        .collect()
+}
+
+fn screen_update(name: &str, state: &State) -> TerminalUpdate {
+    let screen = state.screen.screen();
+    let (cursor_row, cursor_col) = screen.cursor_position();
+    TerminalUpdate::Screen {
+        name: name.to_owned(),
+        rows: screen_rows(screen),
+        cursor_row,
+        cursor_col,
+        full_screen: screen.alternate_screen(),
+    }
+}
+
+/// The view, consuming the new output and what the person typed.
+fn take_view(core: &Core, command: &str) -> TerminalView {
+    let mut state = lock(&core.state);
+    let screen = state.screen.screen();
+    let mut rows = screen_rows(screen);
+    while rows.last().is_some_and(String::is_empty) {
+        rows.pop();
+    }
+    let full_screen = screen.alternate_screen();
+    let cursor = screen.cursor_position();
+    let text = std::mem::take(&mut state.text);
+    TerminalView {
+        name: core.name.clone(),
+        command: command.to_owned(),
+        screen: rows.join("\n"),
+        cursor,
+        full_screen,
+        output: if full_screen {
+            String::new()
+        } else {
+            text.text
+        },
+        omitted_bytes: text.omitted,
+        person_typed: std::mem::take(&mut state.typed),
+        exit: state.exit,
+    }
+}
+
+/// Input bytes written out for people: printable text as is, keys by name.
+pub fn describe_input(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::new();
+    for c in text.chars() {
+        match c {
+            '\r' | '\n' => out.push_str("<Enter>"),
+            '\t' => out.push_str("<Tab>"),
+            '\u{1b}' => out.push_str("<Esc>"),
+            '\u{7f}' => out.push_str("<Backspace>"),
+            c if (c as u32) < 0x20 => {
+                out.push_str("<C-");
+                out.push(char::from(b'a' + (c as u8) - 1));
+                out.push('>');
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[async_trait]
+impl Terminals for PtyTerminals {
+    fn available(&self) -> bool {
+        true
+    }
+
+    async fn open(&self, spec: TerminalSpec) -> Result<TerminalView, TerminalError> {
+        if lock(&self.terms).iter().any(|t| t.core.name == spec.name) {
+            return Err(TerminalError::NameTaken(spec.name));
+        }
+        let term = self.spawn_term(&spec)?;
+        {
+            let mut terms = lock(&self.terms);
+            if terms.iter().any(|t| t.core.name == spec.name) {
+                return Err(TerminalError::NameTaken(spec.name));
+            }
+            terms.push(Arc::clone(&term));
+        }
+        Self::emit(
+            &self.sinks,
+            &TerminalUpdate::Opened {
+                name: spec.name.clone(),
+                command: spec.command.clone(),
+                size: spec.size,
+            },
+        );
+        self.start_screens(&term.core);
+        settle(&term.core, OPEN_FIRST_OUTPUT_MS, OPEN_FIRST_OUTPUT_MS * 2).await;
+        Ok(take_view(&term.core, &term.command))
+    }
+
+    async fn write(&self, name: &str, input: &[u8], by: Typist) -> Result<(), TerminalError> {
+        let term = self.find(name)?;
+        if lock(&term.core.state).exit.is_some() {
+            return Err(TerminalError::InputClosed);
+        }
+        if by == Typist::Person {
+            lock(&term.core.state).typed.push(describe_input(input));
+        }
+        let writer = Arc::clone(&term.writer);
+        let bytes = input.to_vec();
+        // A program that stops reading fills the pty's buffer: write off the
+        // async threads.
+        tokio::task::spawn_blocking(move || {
+            let mut w = lock(&writer);
+            w.write_all(&bytes)?;
+            w.flush()
+        })
+        .await
+        .map_err(|e| TerminalError::Io(e.to_string()))?
+        .map_err(|e| TerminalError::Io(e.to_string()))?;
+        Ok(())
+    }
+
+    async fn settle(&self, name: &str, max_ms: u64) -> Result<(), TerminalError> {
+        let term = self.find(name)?;
+        settle(&term.core, max_ms.min(QUIET_MS * 4), max_ms).await;
+        Ok(())
+    }
+
+    async fn read(&self, name: &str) -> Result<TerminalView, TerminalError> {
+        let term = self.find(name)?;
+        Ok(take_view(&term.core, &term.command))
+    }
+
+    async fn wait(
+        &self,
+        name: &str,
+        pattern: &str,
+        timeout_ms: u64,
+        cancel: CancellationToken,
+    ) -> Result<(WaitEnd, TerminalView), TerminalError> {
+        let re = regex::RegexBuilder::new(pattern)
+            .multi_line(true)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|_| TerminalError::BadPattern(pattern.to_owned()))?;
+        let term = self.find(name)?;
+        let mut rx = term.core.tick.subscribe();
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
+        let end = loop {
+            rx.borrow_and_update();
+            {
+                let state = lock(&term.core.state);
+                let screen = state.screen.screen();
+                let haystack = if screen.alternate_screen() {
+                    screen_rows(screen).join("\n")
+                } else {
+                    state.text.text.clone()
+                };
+                if let Some(m) = re.find(&haystack) {
+                    break WaitEnd::Matched(m.as_str().to_owned());
+                }
+                if state.exit.is_some() {
+                    break WaitEnd::Exited;
+                }
+            }
+            tokio::select! {
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        break WaitEnd::Exited;
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => break WaitEnd::TimedOut,
+                () = cancel.cancelled() => break WaitEnd::Cancelled,
+            }
+        };
+        Ok((end, take_view(&term.core, &term.command)))
+    }
+
+    async fn close(&self, name: &str) -> Result<TerminalView, TerminalError> {
+        let term = self.find(name)?;
+        lock(&self.terms).retain(|t| !Arc::ptr_eq(t, &term));
+        term.kill();
+        // The waiter thread records the exit once the kernel reaps it.
+        let mut rx = term.core.tick.subscribe();
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            while lock(&term.core.state).exit.is_none() {
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+        let view = take_view(&term.core, &term.command);
+        Self::emit(
+            &self.sinks,
+            &TerminalUpdate::Closed {
+                name: name.to_owned(),
+            },
+        );
+        Ok(view)
+    }
+
+    fn list(&self) -> Vec<TerminalInfo> {
+        lock(&self.terms)
+            .iter()
+            .map(|t| TerminalInfo {
+                name: t.core.name.clone(),
+                command: t.command.clone(),
+                running: lock(&t.core.state).exit.is_none(),
+            })
+            .collect()
+    }
+
+    fn subscribe(&self, sink: TerminalSink) {
+        // A new watcher sees what is already open.
+        for term in lock(&self.terms).iter() {
+            sink(&TerminalUpdate::Opened {
+                name: term.core.name.clone(),
+                command: term.command.clone(),
+                size: {
+                    let state = lock(&term.core.state);
+                    let (rows, cols) = state.screen.screen().size();
+                    TerminalSize {
+                        rows: rows.get(),
+                        cols: cols.get(),
+                    }
+                },
+            });
+            sink(&screen_update(&term.core.name, &lock(&term.core.state)));
+        }
+        lock(&self.sinks).push(sink);
+    }
+
+    fn close_all(&self) {
+        let terms = std::mem::take(&mut *lock(&self.terms));
+        for term in &terms {
+            term.kill();
+            Self::emit(
+                &self.sinks,
+                &TerminalUpdate::Closed {
+                    name: term.core.name.clone(),
+                },
+            );
+        }
+    }
+}
+
+impl Drop for PtyTerminals {
+    fn drop(&mut self) {
+        for term in lock(&self.terms).iter() {
+            term.kill();
+        }
+    }
+}
+
+/// The printed text of a terminal's output: characters and line breaks,
+/// with every escape sequence dropped.
+#[derive(Debug, Default)]
+struct PlainText {
+    text: String,
+    omitted: u64,
+}
+
+impl PlainText {
+    /// Keeps at most `keep` bytes (at least half of it after a cut), at a
+    /// character boundary.
+    fn cap(&mut self, keep: usize) {
+        if self.text.len() <= keep {
+            return;
+        }
+        let mut cut = self.text.len() - keep / 2;
+        while !self.text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        self.omitted += cut as u64;
+        self.text.drain(..cut);
+    }
+}
+
+impl vte::Perform for PlainText {
+    fn print(&mut self, c: char) {
+        self.text.push(c);
+    }
+
+    fn execute(&mut self, byte: u8) {
+        match byte {
+            b'\n' => self.text.push('\n'),
+            b'\t' => self.text.push('\t'),
+            0x08 if !self.text.ends_with('\n') => {
+                self.text.pop();
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "terminal_tests.rs"]
+mod tests;

@@ -1,0 +1,338 @@
+#![allow(clippy::disallowed_methods)] // tests read /proc, write scripts and poll with real sleeps
+
+use std::path::Path;
+use std::time::Duration;
+
+use riot_protocol::{TerminalSize, TerminalSpec, TerminalUpdate, Terminals, Typist, WaitEnd};
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+
+fn spec(name: &str, command: &str, cwd: &Path) -> TerminalSpec {
+    TerminalSpec {
+        name: name.into(),
+        command: command.into(),
+        cwd: cwd.to_path_buf(),
+        env_set: vec![("PS1".into(), "$ ".into())],
+        env_remove: vec!["PYTHONSTARTUP".into()],
+        size: TerminalSize { rows: 12, cols: 60 },
+    }
+}
+
+/// Reads until `want` is on the screen (the program answers on its own
+/// time), at most ten seconds; the output and what the person typed are
+/// gathered over those reads.
+async fn screen_with(terms: &PtyTerminals, name: &str, want: &str) -> TerminalView {
+    let mut seen = String::new();
+    let mut output = String::new();
+    let mut typed = Vec::new();
+    for _ in 0..200 {
+        let mut view = terms.read(name).await.unwrap();
+        output.push_str(&view.output);
+        typed.append(&mut view.person_typed);
+        if view.screen.contains(want) {
+            view.output = output;
+            view.person_typed = typed;
+            return view;
+        }
+        seen = view.screen;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("`{want}` never appeared; the screen was:\n{seen}");
+}
+
+/// The processes whose process group is `pgid`.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid pgrp …; comm may hold spaces, so split after ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.first() == Some(&"Z") {
+            continue; // a zombie waiting for its reaper is already dead
+        }
+        if fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn pid_of(terms: &PtyTerminals, name: &str) -> u32 {
+    terms.find(name).unwrap().pid.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_repl_is_written_to_and_read_back_as_a_rendered_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let terms = PtyTerminals::default();
+    let first = terms
+        .open(spec("py", "python3 -q", dir.path()))
+        .await
+        .unwrap();
+    assert_eq!(first.screen, ">>>", "the prompt, trailing space trimmed");
+    assert!(first.exit.is_none());
+
+    terms.write("py", b"6 * 7\r", Typist::Agent).await.unwrap();
+    let view = screen_with(&terms, "py", "42").await;
+    assert_eq!(view.screen, ">>> 6 * 7\n42\n>>>");
+    assert_eq!(view.cursor, (2, 4), "after the new prompt");
+    assert!(!view.full_screen);
+    assert!(view.output.contains("6 * 7\r\n42") || view.output.contains("6 * 7\n42"));
+    assert!(view.person_typed.is_empty());
+
+    // The person types: the agent's next read says so, once.
+    terms
+        .write("py", b"print('hi' * 2)\r", Typist::Person)
+        .await
+        .unwrap();
+    let view = screen_with(&terms, "py", "hihi").await;
+    assert_eq!(view.person_typed, ["print('hi' * 2)<Enter>"]);
+    assert!(view.output.contains("hihi"), "{:?}", view.output);
+    assert!(terms.read("py").await.unwrap().person_typed.is_empty());
+
+    // Ctrl-D ends the REPL: the exit is reported and input is refused.
+    terms.write("py", b"\x04", Typist::Agent).await.unwrap();
+    let (end, view) = terms
+        .wait("py", "never printed", 10_000, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(end, WaitEnd::Exited);
+    assert_eq!(
+        view.exit,
+        Some(TerminalExit {
+            code: Some(0),
+            signal: None
+        })
+    );
+    assert_eq!(
+        terms.write("py", b"1\r", Typist::Agent).await,
+        Err(TerminalError::InputClosed)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_returns_when_a_dev_server_prints_its_ready_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("serve.sh"),
+        "echo compiling...\nsleep 0.4\necho 'compiled 12 modules'\nsleep 0.3\necho 'ready on http://127.0.0.1:5173'\nexec sleep 300\n",
+    )
+    .unwrap();
+    let terms = PtyTerminals::default();
+    terms
+        .open(spec("dev", "bash serve.sh", dir.path()))
+        .await
+        .unwrap();
+    let (end, view) = terms
+        .wait("dev", r"ready on (\S+)", 20_000, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        end,
+        WaitEnd::Matched("ready on http://127.0.0.1:5173".into())
+    );
+    assert!(
+        view.screen
+            .ends_with("compiled 12 modules\nready on http://127.0.0.1:5173"),
+        "{}",
+        view.screen
+    );
+    assert!(view.exit.is_none());
+
+    // Nothing new arrives: a wait for what was already read times out.
+    let (end, _) = terms
+        .wait("dev", "ready", 300, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(end, WaitEnd::TimedOut);
+
+    // A bad pattern is refused with the pattern named.
+    assert_eq!(
+        terms
+            .wait("dev", "(", 10, CancellationToken::new())
+            .await
+            .unwrap_err(),
+        TerminalError::BadPattern("(".into())
+    );
+    terms.close("dev").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_screen_program_is_read_as_its_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("board.py"),
+        "import curses\n\
+         def main(w):\n\
+         \x20   curses.curs_set(0)\n\
+         \x20   w.addstr(0, 0, 'SCOREBOARD')\n\
+         \x20   w.addstr(3, 10, 'alice 12')\n\
+         \x20   w.addstr(4, 10, 'bob    7')\n\
+         \x20   w.addstr(11, 0, 'q: quit')\n\
+         \x20   w.refresh()\n\
+         \x20   while w.getch() != ord('q'):\n\
+         \x20       pass\n\
+         curses.wrapper(main)\n",
+    )
+    .unwrap();
+    let terms = PtyTerminals::default();
+    terms
+        .open(spec("board", "python3 board.py", dir.path()))
+        .await
+        .unwrap();
+    let view = screen_with(&terms, "board", "q: quit").await;
+    assert!(view.full_screen);
+    assert_eq!(
+        view.output, "",
+        "a full-screen program's bytes are not text"
+    );
+    let rows: Vec<&str> = view.screen.lines().collect();
+    assert_eq!(rows.len(), 12);
+    assert_eq!(rows[0], "SCOREBOARD");
+    assert_eq!(rows[3], "          alice 12");
+    assert_eq!(rows[4], "          bob    7");
+    assert_eq!(rows[11], "q: quit");
+
+    // `q` leaves: the primary screen is back, the program ended.
+    terms.write("board", b"q", Typist::Agent).await.unwrap();
+    let (end, view) = terms
+        .wait("board", "never printed", 10_000, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(end, WaitEnd::Exited);
+    assert!(!view.full_screen);
+    assert!(!view.screen.contains("SCOREBOARD"), "{}", view.screen);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let terms = PtyTerminals::default();
+    terms
+        .open(spec(
+            "jobs",
+            "sleep 301 & sleep 302 & echo started; wait",
+            dir.path(),
+        ))
+        .await
+        .unwrap();
+    let pgid = pid_of(&terms, "jobs");
+    assert_eq!(group_members(pgid).len(), 3, "bash and two sleeps");
+
+    let view = terms.close("jobs").await.unwrap();
+    assert_eq!(
+        view.exit,
+        Some(TerminalExit {
+            code: None,
+            signal: Some(libc::SIGKILL)
+        })
+    );
+    for _ in 0..100 {
+        if group_members(pgid).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(group_members(pgid), Vec::<u32>::new());
+    assert!(terms.list().is_empty());
+    assert_eq!(
+        terms.read("jobs").await.unwrap_err(),
+        TerminalError::Unknown {
+            name: "jobs".into(),
+            open: vec![]
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_session_terminals_kills_every_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let terms = PtyTerminals::default();
+    terms
+        .open(spec("a", "sleep 303 & echo a; wait", dir.path()))
+        .await
+        .unwrap();
+    terms
+        .open(spec("b", "sleep 304 & echo b; wait", dir.path()))
+        .await
+        .unwrap();
+    assert_eq!(
+        terms.open(spec("a", "true", dir.path())).await.unwrap_err(),
+        TerminalError::NameTaken("a".into())
+    );
+    let names: Vec<String> = terms.list().into_iter().map(|t| t.name).collect();
+    assert_eq!(names, ["a", "b"]);
+    let groups = [pid_of(&terms, "a"), pid_of(&terms, "b")];
+    drop(terms);
+    for _ in 0..100 {
+        if groups.iter().all(|g| group_members(*g).is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for g in groups {
+        assert_eq!(group_members(g), Vec::<u32>::new(), "group {g}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_get_the_screen_as_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let terms = PtyTerminals::default();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    terms.subscribe(Arc::new(move |u: &TerminalUpdate| {
+        let _ = tx.send(u.clone());
+    }));
+    terms
+        .open(spec("echo", "read line; echo \"got $line\"", dir.path()))
+        .await
+        .unwrap();
+    terms.write("echo", b"abc\r", Typist::Person).await.unwrap();
+    let mut seen = Vec::new();
+    let last_screen = loop {
+        let update = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("updates keep coming until the program ends")
+            .unwrap();
+        seen.push(update.clone());
+        if let TerminalUpdate::Exited { exit, .. } = update {
+            assert_eq!(exit.code, Some(0));
+            break seen
+                .iter()
+                .rev()
+                .find_map(|u| match u {
+                    TerminalUpdate::Screen { rows, .. } => Some(rows.clone()),
+                    _ => None,
+                })
+                .unwrap();
+        }
+    };
+    assert_eq!(
+        seen[0],
+        TerminalUpdate::Opened {
+            name: "echo".into(),
+            command: "read line; echo \"got $line\"".into(),
+            size: TerminalSize { rows: 12, cols: 60 }
+        }
+    );
+    assert_eq!(&last_screen[..2], ["abc", "got abc"]);
+    assert_eq!(last_screen.len(), 12);
+}
+
+#[test]
+fn input_is_described_with_key_names() {
+    assert_eq!(describe_input(b"ls\r"), "ls<Enter>");
+    assert_eq!(
+        describe_input(b"\x03\x1b\t\x7f"),
+        "<C-c><Esc><Tab><Backspace>"
+    );
+}
