@@ -42,6 +42,7 @@ pub mod permission;
 pub mod process;
 pub mod provider;
 pub mod runner;
+pub mod sandbox;
 pub mod schema;
 pub mod terminal;
 pub mod tool;
@@ -67,6 +68,7 @@ pub use permission::{
     DecisionReason, PermissionAnswer, PermissionMode, PermissionOutcome, PermissionRequestDetail,
     PermissionResult, PermissionRule, RuleBehavior, RulePattern, RuleSource,
 };
+pub use sandbox::{NoSandbox, Sandbox, SandboxMechanism, SandboxPolicy, SandboxStatus};
 pub use process::{
     BackgroundOutput, CaptureLimit, CapturedOutput, ProcessError, ProcessOutput, ProcessRunner,
     ProcessSpec,

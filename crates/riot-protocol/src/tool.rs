@@ -255,7 +255,12 @@ pub struct ToolEnv {
     /// Where over-budget results and other session files are written.
     pub spill_dir: PathBuf,
     pub fs: Arc<dyn FileSystem>,
+    /// Runs commands; in the OS sandbox when it is enforced.
     pub proc: Arc<dyn ProcessRunner>,
+    /// The same runner outside the sandbox, for a Bash call the person
+    /// allowed to leave it (`dangerouslyDisableSandbox`); `None` when
+    /// `proc` is not sandboxed.
+    pub unsandboxed_proc: Option<Arc<dyn ProcessRunner>>,
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn IdGen>,
     pub web: Arc<dyn Web>,
@@ -304,6 +309,7 @@ impl ToolEnv {
             spill_dir,
             fs,
             proc,
+            unsandboxed_proc: None,
             clock,
             ids,
             web: Arc::new(NoWeb),

@@ -14,6 +14,11 @@
 //! - [`PtyTerminals`] — a session's terminals: programs in
 //!   pseudo-terminals, each in its own process group (killed on close and
 //!   when the session ends), the screen rendered by a terminal emulator.
+//! - [`RealSandbox`] — the OS sandbox on Linux: bubblewrap with Landlock
+//!   and seccomp applied inside by `riot __sandbox-exec`
+//!   ([`sandbox::helper`]), or Landlock and seccomp alone; probed once,
+//!   never assumed. [`SandboxedRunner`] wraps a runner so every command
+//!   it starts runs sandboxed.
 //! - [`SystemClock`] — wall-clock time and tokio sleeping.
 //! - [`RandomIds`] — random ids with a readable prefix.
 //! - [`HttpWeb`] — DNS and one HTTP(S) GET (reqwest, rustls with ring),
@@ -41,6 +46,7 @@ mod group;
 mod ids;
 mod piped;
 mod process;
+pub mod sandbox;
 mod terminal;
 mod web;
 
@@ -49,6 +55,7 @@ pub use fs::RealFs;
 pub use ids::RandomIds;
 pub use piped::PipedChild;
 pub use process::RealProcessRunner;
+pub use sandbox::{RealSandbox, SandboxedRunner};
 pub use terminal::{
     OUTPUT_KEEP_BYTES, PtyTerminalHost, PtyTerminals, SpecWrapper, describe_input, pty_command,
     terminal_process,

@@ -1,0 +1,299 @@
+#![allow(clippy::disallowed_methods)] // the sandbox helper: replaces itself with the command (exec)
+#![allow(clippy::print_stderr, clippy::print_stdout)] // the helper speaks to the person on stderr (and to the probe on stdout)
+
+//! The helper Riot runs in front of a sandboxed command (`riot
+//! __sandbox-exec FLAGS -- PROGRAM ARGS…`): it applies Landlock (read and
+//! execute everywhere, write only where granted) and a seccomp filter (no
+//! new IPv4/IPv6 sockets and no io_uring when the network is off; no
+//! `setsid`/`setpgid` when there is no PID namespace to hold the command's
+//! processes; no `TIOCSTI` anywhere), then execs the command. Inside
+//! bubblewrap it runs after the namespaces are set up; alone it is the
+//! whole sandbox.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// The name of the hidden subcommand the `riot` binary answers.
+pub const SUBCOMMAND: &str = "__sandbox-exec";
+
+/// Exit code of the helper when it could not set the sandbox up (the
+/// command did not run).
+pub const SETUP_FAILED: i32 = 125;
+
+/// What the helper applies before running the command.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HelperOptions {
+    /// Paths (and everything below them) the command may write.
+    pub write: Vec<PathBuf>,
+    /// Whether network sockets may be opened.
+    pub network: bool,
+    /// Refuse `setsid` and `setpgid`, so the process group the runner
+    /// kills holds everything the command starts (no PID namespace).
+    pub hold_group: bool,
+    /// Fail (exit [`SETUP_FAILED`]) unless Landlock is enforced.
+    pub require_landlock: bool,
+    /// Print `landlock=full|partial|none` on stdout before the command
+    /// runs (the probe reads it).
+    pub report: bool,
+}
+
+impl HelperOptions {
+    /// The arguments after the helper's path: the subcommand, the flags,
+    /// `--`, then `command`.
+    pub fn to_args(&self, command: impl IntoIterator<Item = String>) -> Vec<String> {
+        let mut args = vec![SUBCOMMAND.to_owned()];
+        for path in &self.write {
+            args.push("--write".into());
+            args.push(path.to_string_lossy().into_owned());
+        }
+        if !self.network {
+            args.push("--no-network".into());
+        }
+        if self.hold_group {
+            args.push("--hold-group".into());
+        }
+        if self.require_landlock {
+            args.push("--require-landlock".into());
+        }
+        if self.report {
+            args.push("--report".into());
+        }
+        args.push("--".into());
+        args.extend(command);
+        args
+    }
+
+    /// Parses the arguments after the subcommand: the options and the
+    /// command.
+    pub fn parse(args: &[OsString]) -> Result<(Self, Vec<OsString>), String> {
+        let mut options = HelperOptions {
+            network: true,
+            ..HelperOptions::default()
+        };
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            match arg.to_str() {
+                Some("--write") => {
+                    let path = it.next().ok_or("--write needs a path")?;
+                    options.write.push(PathBuf::from(path));
+                }
+                Some("--no-network") => options.network = false,
+                Some("--hold-group") => options.hold_group = true,
+                Some("--require-landlock") => options.require_landlock = true,
+                Some("--report") => options.report = true,
+                Some("--") => {
+                    let command: Vec<OsString> = it.cloned().collect();
+                    if command.is_empty() {
+                        return Err("no command after --".into());
+                    }
+                    return Ok((options, command));
+                }
+                _ => return Err(format!("unknown argument {}", arg.to_string_lossy())),
+            }
+        }
+        Err("no command: give `-- PROGRAM ARGS…`".into())
+    }
+}
+
+/// The helper's entry point: `args` are the arguments after the
+/// subcommand. Returns only on failure, with the exit code to use (the
+/// reason is on stderr).
+pub fn exec_main(args: &[OsString]) -> i32 {
+    let (options, command) = match HelperOptions::parse(args) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            eprintln!("riot sandbox: {why}");
+            return SETUP_FAILED;
+        }
+    };
+    #[cfg(target_os = "linux")]
+    {
+        linux::run(&options, &command)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (options, command);
+        eprintln!("riot sandbox: the sandbox helper runs only on Linux");
+        SETUP_FAILED
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::collections::BTreeMap;
+    use std::ffi::OsString;
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+
+    use landlock::{
+        ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
+        path_beneath_rules,
+    };
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule,
+    };
+
+    use super::{HelperOptions, SETUP_FAILED};
+
+    /// Devices every command may write (output thrown away, terminals).
+    const DEVICES: [&str; 7] = [
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/tty",
+        "/dev/ptmx",
+        "/dev/pts",
+        "/dev/shm",
+    ];
+
+    pub(super) fn run(options: &HelperOptions, command: &[OsString]) -> i32 {
+        let landlock = match landlock(options) {
+            Ok(status) => status,
+            Err(why) => {
+                eprintln!("riot sandbox: Landlock could not be applied: {why}");
+                return SETUP_FAILED;
+            }
+        };
+        if options.require_landlock && landlock == RulesetStatus::NotEnforced {
+            eprintln!(
+                "riot sandbox: this kernel does not enforce Landlock (Linux 5.13 or later with Landlock enabled is needed)"
+            );
+            return SETUP_FAILED;
+        }
+        if let Err(why) = seccomp(options) {
+            eprintln!("riot sandbox: the seccomp filter could not be applied: {why}");
+            return SETUP_FAILED;
+        }
+        if options.report {
+            let level = match landlock {
+                RulesetStatus::FullyEnforced => "full",
+                RulesetStatus::PartiallyEnforced => "partial",
+                RulesetStatus::NotEnforced => "none",
+            };
+            let mut out = std::io::stdout();
+            let _ = writeln!(out, "landlock={level}");
+            let _ = out.flush();
+        }
+        let err = std::process::Command::new(&command[0])
+            .args(&command[1..])
+            .exec();
+        eprintln!(
+            "riot sandbox: could not run `{}`: {err}",
+            command[0].to_string_lossy()
+        );
+        // The shell's "command not found" code, as without the sandbox.
+        if err.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        }
+    }
+
+    /// Read and execute everywhere; write, create and remove only under
+    /// `options.write` and the devices. Signals and abstract Unix sockets
+    /// stay inside the sandbox where the kernel supports scopes.
+    fn landlock(options: &HelperOptions) -> Result<RulesetStatus, landlock::RulesetError> {
+        let abi = ABI::V5;
+        let status = Ruleset::default()
+            .handle_access(AccessFs::from_all(abi))?
+            .scope(Scope::from_all(ABI::V6))?
+            .create()?
+            .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
+            .add_rules(path_beneath_rules(&options.write, AccessFs::from_all(abi)))?
+            .add_rules(path_beneath_rules(DEVICES, AccessFs::from_all(abi)))?
+            .restrict_self()?;
+        Ok(status.ruleset)
+    }
+
+    fn seccomp(options: &HelperOptions) -> Result<(), String> {
+        let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+        let rule = |arg: u8, value: u64| -> Result<SeccompRule, String> {
+            let condition =
+                SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)
+                    .map_err(|e| e.to_string())?;
+            SeccompRule::new(vec![condition]).map_err(|e| e.to_string())
+        };
+        // Typing into the person's terminal from inside.
+        rules.insert(libc::SYS_ioctl, vec![rule(1, libc::TIOCSTI)?]);
+        if !options.network {
+            rules.insert(
+                libc::SYS_socket,
+                vec![
+                    rule(0, libc::AF_INET as u64)?,
+                    rule(0, libc::AF_INET6 as u64)?,
+                ],
+            );
+            // io_uring can open sockets without the socket syscall.
+            rules.insert(libc::SYS_io_uring_setup, Vec::new());
+        }
+        if options.hold_group {
+            rules.insert(libc::SYS_setsid, Vec::new());
+            rules.insert(libc::SYS_setpgid, Vec::new());
+        }
+        let arch = std::env::consts::ARCH
+            .try_into()
+            .map_err(|e: seccompiler::BackendError| e.to_string())?;
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::EPERM as u32),
+            arch,
+        )
+        .map_err(|e| e.to_string())?;
+        let program: BpfProgram = filter
+            .try_into()
+            .map_err(|e: seccompiler::BackendError| e.to_string())?;
+        seccompiler::apply_filter(&program).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_round_trip() {
+        let options = HelperOptions {
+            write: vec![PathBuf::from("/p"), PathBuf::from("/t mp")],
+            network: false,
+            hold_group: true,
+            require_landlock: true,
+            report: false,
+        };
+        let args = options.to_args(["bash".to_owned(), "-c".to_owned(), "echo --".to_owned()]);
+        assert_eq!(
+            args,
+            [
+                SUBCOMMAND,
+                "--write",
+                "/p",
+                "--write",
+                "/t mp",
+                "--no-network",
+                "--hold-group",
+                "--require-landlock",
+                "--",
+                "bash",
+                "-c",
+                "echo --"
+            ]
+        );
+        let rest: Vec<OsString> = args[1..].iter().map(OsString::from).collect();
+        let (parsed, command) = HelperOptions::parse(&rest).unwrap();
+        assert_eq!(parsed, options);
+        assert_eq!(command, ["bash", "-c", "echo --"]);
+    }
+
+    #[test]
+    fn a_missing_command_or_unknown_flag_is_refused() {
+        assert_eq!(
+            HelperOptions::parse(&[OsString::from("--")]).unwrap_err(),
+            "no command after --"
+        );
+        assert_eq!(
+            HelperOptions::parse(&[OsString::from("--wat")]).unwrap_err(),
+            "unknown argument --wat"
+        );
+    }
+}

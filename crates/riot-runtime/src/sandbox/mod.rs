@@ -1,0 +1,374 @@
+#![allow(clippy::disallowed_methods)] // the sandbox: probes the machine, makes its private temporary directory
+
+//! [`RealSandbox`]: the OS sandbox on Linux (docs/sandbox.md). Commands
+//! run under bubblewrap with Landlock and seccomp applied inside by Riot's
+//! own helper ([`helper`]); where bubblewrap cannot run (not installed,
+//! no user namespaces), under the helper alone. What is enforced is found
+//! by running a command under each mechanism once ([`RealSandbox::status`]),
+//! never assumed.
+
+pub mod bwrap;
+pub mod helper;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use async_trait::async_trait;
+use riot_protocol::process::OutputCallback;
+use riot_protocol::{
+    BackgroundOutput, ProcessError, ProcessOutput, ProcessRunner, ProcessSpec, Sandbox,
+    SandboxMechanism, SandboxPolicy, SandboxStatus,
+};
+use tokio_util::sync::CancellationToken;
+
+use helper::HelperOptions;
+
+/// The sandbox on this machine: the helper to run (the `riot` binary,
+/// which answers [`helper::SUBCOMMAND`]) and `PATH` to find `bwrap` on.
+#[derive(Debug)]
+pub struct RealSandbox {
+    helper: PathBuf,
+    path_var: Option<OsString>,
+    probe: OnceLock<Probe>,
+}
+
+/// What the one-time probe found.
+#[derive(Debug, Clone)]
+struct Probe {
+    /// `bwrap` with the helper inside ran a command: its path and
+    /// whether Landlock was enforced in there.
+    bwrap: Result<(PathBuf, Landlock), String>,
+    /// The helper alone ran a command with Landlock enforced.
+    landlock: Result<Landlock, String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Landlock {
+    Full,
+    Partial,
+    None,
+}
+
+/// Which way a [`SandboxedRunner`] runs commands.
+#[derive(Debug, Clone)]
+enum Mode {
+    Bubblewrap(PathBuf),
+    LandlockOnly,
+}
+
+/// What the probe runs in the sandbox (by absolute path: `PATH` may be
+/// anything).
+const PROBE_COMMAND: [&str; 3] = ["/bin/sh", "-c", ":"];
+
+static NEXT_DIR: AtomicU64 = AtomicU64::new(1);
+
+impl RealSandbox {
+    /// A sandbox whose helper is `helper` (normally the running `riot`),
+    /// finding `bwrap` on this process's `PATH`.
+    pub fn new(helper: impl Into<PathBuf>) -> Self {
+        Self::with_path(helper, std::env::var_os("PATH"))
+    }
+
+    /// The same, finding `bwrap` on `path_var`.
+    pub fn with_path(helper: impl Into<PathBuf>, path_var: Option<OsString>) -> Self {
+        Self {
+            helper: helper.into(),
+            path_var,
+            probe: OnceLock::new(),
+        }
+    }
+
+    fn probe(&self) -> &Probe {
+        self.probe.get_or_init(|| {
+            let Ok(dir) = PrivateDir::create("riot-sandbox-probe") else {
+                let why = "no temporary directory could be made for the probe".to_owned();
+                return Probe {
+                    bwrap: Err(why.clone()),
+                    landlock: Err(why),
+                };
+            };
+            Probe {
+                bwrap: self.probe_bwrap(dir.path()),
+                landlock: self.probe_landlock(dir.path()),
+            }
+        })
+    }
+
+    fn probe_landlock(&self, dir: &Path) -> Result<Landlock, String> {
+        let options = HelperOptions {
+            write: vec![dir.to_path_buf()],
+            network: false,
+            hold_group: true,
+            require_landlock: true,
+            report: true,
+        };
+        let output = std::process::Command::new(&self.helper)
+            .args(options.to_args(PROBE_COMMAND.map(str::to_owned)))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| {
+                format!(
+                    "the sandbox helper {} could not run: {e}",
+                    self.helper.display()
+                )
+            })?;
+        match report(&output) {
+            Ok(Landlock::None) => Err(
+                "this kernel does not enforce Landlock (Linux 5.13 or later with Landlock enabled is needed)"
+                    .into(),
+            ),
+            Ok(level) => Ok(level),
+            Err(why) => Err(format!("Landlock could not be applied: {why}")),
+        }
+    }
+
+    fn probe_bwrap(&self, dir: &Path) -> Result<(PathBuf, Landlock), String> {
+        let bwrap = bwrap::find_bwrap(self.path_var.as_deref()).ok_or(
+            "bubblewrap is not installed (no `bwrap` on PATH; install the bubblewrap package)",
+        )?;
+        let project = dir.join("project");
+        let tmp = dir.join("tmp");
+        for d in [&project, &tmp] {
+            std::fs::create_dir_all(d).map_err(|e| format!("the probe could not prepare: {e}"))?;
+        }
+        let policy = SandboxPolicy::for_project(&project, None);
+        let mut args = bwrap::bwrap_args(&policy, &tmp, &project);
+        args.push("--".into());
+        args.push(self.helper.to_string_lossy().into_owned());
+        let options = HelperOptions {
+            write: vec![project.clone(), PathBuf::from(bwrap::SANDBOX_TMP)],
+            network: false,
+            report: true,
+            ..HelperOptions::default()
+        };
+        args.extend(options.to_args(PROBE_COMMAND.map(str::to_owned)));
+        let output = std::process::Command::new(&bwrap)
+            .args(&args)
+            .current_dir(&project)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("bubblewrap ({}) could not run: {e}", bwrap.display()))?;
+        let level = report(&output).map_err(|why| {
+            format!(
+                "bubblewrap cannot make its namespaces here (user namespaces may be off): {why}"
+            )
+        })?;
+        Ok((bwrap, level))
+    }
+
+    fn mode(&self) -> Result<(Mode, SandboxMechanism, Vec<String>, Option<String>), String> {
+        if !cfg!(target_os = "linux") {
+            return Err("the OS sandbox is built for Linux only so far".into());
+        }
+        let probe = self.probe();
+        match (&probe.bwrap, &probe.landlock) {
+            (Ok((path, level)), _) => {
+                let mut limits = vec![UNIX_SOCKETS.to_owned(), MISSING_PATHS.to_owned()];
+                let mechanism = if *level == Landlock::None {
+                    limits.push("Landlock is not enforced by this kernel; bubblewrap's read-only mounts hold the file system".into());
+                    SandboxMechanism::BubblewrapSeccomp
+                } else {
+                    SandboxMechanism::BubblewrapLandlockSeccomp
+                };
+                Ok((Mode::Bubblewrap(path.clone()), mechanism, limits, None))
+            }
+            (Err(no_bwrap), Ok(level)) => {
+                let mut limits = vec![
+                    "`.git`, `.riot`, `.claude` and `.mcp.json` inside the project stay writable: Landlock can only grant access, so nothing below a writable directory can be made read-only (install bubblewrap to protect them)".to_owned(),
+                    "paths denied to reading in the settings stay readable to commands; the permission rules still refuse commands that name them".to_owned(),
+                    "no PID namespace: `setsid` and `setpgid` are refused, so everything a command starts stays in the process group Riot stops".to_owned(),
+                    UNIX_SOCKETS.to_owned(),
+                ];
+                if *level == Landlock::Partial {
+                    limits.push("this kernel's Landlock is older than Riot's rules: some file operations (renames across directories, truncation, device ioctls) are not restricted".into());
+                }
+                Ok((
+                    Mode::LandlockOnly,
+                    SandboxMechanism::LandlockSeccomp,
+                    limits,
+                    Some(format!(
+                        "{no_bwrap}, so Landlock and seccomp alone enforce the sandbox"
+                    )),
+                ))
+            }
+            (Err(no_bwrap), Err(no_landlock)) => Err(format!("{no_bwrap}, and {no_landlock}")),
+        }
+    }
+}
+
+const UNIX_SOCKETS: &str = "Unix-domain sockets (a Docker or SSH agent socket) are not filtered";
+const MISSING_PATHS: &str = "a protected path (`.riot`, `.claude`, `.mcp.json`, `.git/hooks`, `.git/config`) is read-only only if it exists when the command starts";
+
+/// The probe command's report line (`landlock=…`) and success.
+fn report(output: &std::process::Output) -> Result<Landlock, String> {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let why = stderr.trim();
+        return Err(if why.is_empty() {
+            format!("the probe exited with {}", output.status)
+        } else {
+            why.lines().last().unwrap_or(why).to_owned()
+        });
+    }
+    match stdout.trim() {
+        "landlock=full" => Ok(Landlock::Full),
+        "landlock=partial" => Ok(Landlock::Partial),
+        "landlock=none" => Ok(Landlock::None),
+        other => Err(format!("the probe said {other:?}")),
+    }
+}
+
+impl Sandbox for RealSandbox {
+    fn status(&self, policy: &SandboxPolicy) -> SandboxStatus {
+        match self.mode() {
+            Ok((_, mechanism, limits, reason)) => SandboxStatus {
+                enforced: true,
+                mechanism,
+                network: policy.network,
+                writable: policy.writable_paths(),
+                reason,
+                limits,
+            },
+            Err(why) => SandboxStatus::not_enforced(why),
+        }
+    }
+
+    fn wrap(
+        &self,
+        inner: Arc<dyn ProcessRunner>,
+        policy: &SandboxPolicy,
+    ) -> Option<Arc<dyn ProcessRunner>> {
+        let (mode, ..) = self.mode().ok()?;
+        let tmp = match PrivateDir::create("riot-sandbox-tmp") {
+            Ok(dir) => dir,
+            Err(e) => {
+                tracing::warn!(error = %e, "no private temporary directory: commands run unsandboxed");
+                return None;
+            }
+        };
+        Some(Arc::new(SandboxedRunner {
+            inner,
+            mode,
+            helper: self.helper.clone(),
+            policy: policy.clone(),
+            tmp,
+        }))
+    }
+}
+
+/// A directory of Riot's own under the system's temporary directory
+/// (mode 0700), removed with everything in it when dropped.
+#[derive(Debug)]
+struct PrivateDir(PathBuf);
+
+impl PrivateDir {
+    fn create(prefix: &str) -> std::io::Result<Self> {
+        use std::os::unix::fs::DirBuilderExt;
+        let base = std::env::temp_dir();
+        loop {
+            let n = NEXT_DIR.fetch_add(1, Ordering::Relaxed);
+            let path = base.join(format!("{prefix}-{}-{n}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => return Ok(Self(path)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A process runner whose every command runs in the sandbox: the spec is
+/// rewritten to start bubblewrap (or the helper alone) in front of it.
+/// Output capture, timeouts, cancellation and group killing stay the inner
+/// runner's.
+#[derive(Debug)]
+pub struct SandboxedRunner {
+    inner: Arc<dyn ProcessRunner>,
+    mode: Mode,
+    helper: PathBuf,
+    policy: SandboxPolicy,
+    tmp: PrivateDir,
+}
+
+impl SandboxedRunner {
+    /// `spec` as it runs in the sandbox.
+    fn apply(&self, mut spec: ProcessSpec) -> ProcessSpec {
+        let command = std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned());
+        let mut write = self.policy.writable_paths();
+        let tmp_inside = match &self.mode {
+            Mode::Bubblewrap(_) => PathBuf::from(bwrap::SANDBOX_TMP),
+            Mode::LandlockOnly => self.tmp.path().to_path_buf(),
+        };
+        write.push(tmp_inside.clone());
+        let helper = self.helper.to_string_lossy().into_owned();
+        match &self.mode {
+            Mode::Bubblewrap(bwrap) => {
+                let options = HelperOptions {
+                    write,
+                    network: self.policy.network,
+                    ..HelperOptions::default()
+                };
+                let mut args = bwrap::bwrap_args(&self.policy, self.tmp.path(), &spec.cwd);
+                args.push("--".into());
+                args.push(helper);
+                args.extend(options.to_args(command));
+                spec.program = bwrap.to_string_lossy().into_owned();
+                spec.args = args;
+            }
+            Mode::LandlockOnly => {
+                let options = HelperOptions {
+                    write,
+                    network: self.policy.network,
+                    hold_group: true,
+                    require_landlock: true,
+                    report: false,
+                };
+                spec.args = options.to_args(command);
+                spec.program = helper;
+            }
+        }
+        for name in ["TMPDIR", "TMP", "TEMP"] {
+            spec.env_set.retain(|(k, _)| k != name);
+            spec.env_set
+                .push((name.to_owned(), tmp_inside.to_string_lossy().into_owned()));
+        }
+        spec
+    }
+}
+
+#[async_trait]
+impl ProcessRunner for SandboxedRunner {
+    async fn run(
+        &self,
+        spec: ProcessSpec,
+        cancel: CancellationToken,
+        on_output: Option<OutputCallback>,
+    ) -> Result<ProcessOutput, ProcessError> {
+        self.inner.run(self.apply(spec), cancel, on_output).await
+    }
+
+    async fn spawn_background(&self, spec: ProcessSpec) -> Result<String, ProcessError> {
+        self.inner.spawn_background(self.apply(spec)).await
+    }
+
+    async fn read_background(&self, id: &str) -> Result<BackgroundOutput, ProcessError> {
+        self.inner.read_background(id).await
+    }
+
+    async fn kill_background(&self, id: &str) -> Result<(), ProcessError> {
+        self.inner.kill_background(id).await
+    }
+}
