@@ -4,7 +4,9 @@
 //! Completions: a text tool message and a user message with a data URL;
 //! Responses: an `input_image`), downscaled to 1568x1176; a model without
 //! vision gets the clear text instead of the image; `@shot.png` in the
-//! prompt attaches the image.
+//! prompt attaches the image; a model without vision reads the small
+//! model's description when that one can see; images are stored beside
+//! the transcript and a resumed session sends them again.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 #![allow(clippy::disallowed_methods)] // black-box tests use real files and processes
@@ -264,4 +266,138 @@ async fn an_at_mentioned_image_in_the_prompt_is_attached_in_each_wire_format() {
         );
         server.shutdown().await;
     }
+}
+
+/// A model without vision, and a small model that can see.
+fn world_with_describer(files: &[(&str, &[u8])]) -> World {
+    let world = world_with(false, files);
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        json!({
+            "small_model": "mock-small",
+            "models": {"mock-model": {"vision": false}, "mock-small": {"vision": true}}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    world
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_without_vision_reads_the_small_models_description_instead() {
+    let png = small_png();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
+    for wire in [Wire::Anthropic, Wire::Openai, Wire::OpenaiResponses] {
+        let world = world_with_describer(&[("shot.png", &png)]);
+        let server = MockServer::start(Script::new(
+            wire,
+            vec![
+                tool_call("call_img_1", "Read", json!({"file_path": "shot.png"})),
+                Reply::Text("A grey gradient, dark on the left.".into()),
+                Reply::Text("It is a gradient.".into()),
+            ],
+        ))
+        .await
+        .unwrap();
+        let out = run(world.exec(&server, wire, &["What is in shot.png?"])).await;
+        assert_eq!(out.code, Some(0), "{wire:?}: {out:?}");
+        assert_eq!(out.stdout.trim(), "It is a gradient.", "{wire:?}");
+        let all = bodies(&server);
+        assert_eq!(all.len(), 3, "{wire:?}: the strict mock accepted all three");
+        // The description request: the small model, given the image.
+        assert_eq!(all[1]["model"], "mock-small", "{wire:?}");
+        assert!(all[1].to_string().contains(&b64), "{wire:?}: {:.600}", all[1]);
+        // The session's model reads the description where the image was,
+        // and no image at all.
+        assert_eq!(all[2]["model"], "mock-model", "{wire:?}");
+        let body = all[2].to_string();
+        assert!(
+            body.contains(
+                "[An image, described by mock-small because this model cannot read images:]\\nA grey gradient, dark on the left."
+            ),
+            "{wire:?}: {body:.3000}"
+        );
+        assert!(!body.contains(&b64), "{wire:?}: no image data is sent");
+        assert!(!body.contains("cannot read images. Ask the person"), "{wire:?}");
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_description_leaves_the_clear_note_and_the_turn_goes_on() {
+    let png = small_png();
+    let world = world_with_describer(&[("shot.png", &png)]);
+    let wire = Wire::Anthropic;
+    let server = MockServer::start(Script::new(
+        wire,
+        vec![
+            Reply::Error {
+                status: 400,
+                body: json!({"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}).to_string(),
+                headers: Vec::new(),
+            },
+            Reply::Text("I cannot see it.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let out = run(world.exec(&server, wire, &["look at @shot.png"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout.trim(), "I cannot see it.");
+    let all = bodies(&server);
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0]["model"], "mock-small");
+    let body = all[1].to_string();
+    assert!(body.contains("this model cannot read images"), "{body:.2000}");
+    assert!(!body.contains("base64"), "no image data is sent");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_are_kept_beside_the_transcript_and_a_resumed_session_sends_them_again() {
+    let png = small_png();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
+    let wire = Wire::Anthropic;
+    let world = world_with(true, &[("shot.png", &png)]);
+    let server = MockServer::start(Script::new(
+        wire,
+        vec![
+            Reply::Text("A gradient.".into()),
+            Reply::Text("Still a gradient.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let out = run(world.exec(&server, wire, &["look at @shot.png"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    // The transcript holds a reference; the image is a file of its own.
+    let sessions = world.home.path().join("sessions");
+    let transcript = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap();
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    assert!(!text.contains(&b64), "the transcript holds no image data");
+    assert!(text.contains("\"riot-image:"), "{text:.2000}");
+    let id = transcript.file_stem().unwrap().to_str().unwrap();
+    let images: Vec<_> = std::fs::read_dir(world.home.path().join("sessions-images").join(id))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(images.len(), 1, "{images:?}");
+    assert_eq!(std::fs::read(&images[0]).unwrap(), png);
+
+    // Resumed, the first prompt's image goes to the model again.
+    let out = run(world.exec(&server, wire, &["--continue", "and now?"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout.trim(), "Still a gradient.");
+    let all = bodies(&server);
+    assert_eq!(all.len(), 2);
+    assert_eq!(
+        prompt_images(wire, &all[1]),
+        vec![("image/png".to_owned(), b64.clone())]
+    );
+    server.shutdown().await;
 }

@@ -42,6 +42,7 @@ pub mod toolsearch;
 mod transcript;
 pub mod trust;
 pub mod ui_support;
+pub mod vision;
 pub mod web;
 pub mod working_set;
 

@@ -190,8 +190,21 @@ impl Kernel {
                 todos: Some(stack.todos.clone()),
             }),
         ));
+        // A model that cannot see has images described by the small model
+        // when that one can (side requests, like the summaries).
+        let describer = loaded
+            .config
+            .small_model
+            .as_ref()
+            .map(|name| crate::vision::Describer {
+                provider: Arc::new(crate::cost::MeteredProvider::new(
+                    Arc::new(provider.for_background()),
+                    Arc::clone(&cost),
+                )),
+                model: name.value.clone(),
+            });
         let deps = AgentDeps {
-            provider,
+            provider: crate::vision::DescribingProvider::wrap(provider, describer),
             tools: stack.runner.clone(),
             compactor: Arc::new(crate::hooks::HookedCompactor {
                 inner: context.clone(),

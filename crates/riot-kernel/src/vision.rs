@@ -1,0 +1,243 @@
+//! Images for a model that cannot see (docs/design.md §6.7, Vision).
+//!
+//! When the session's model has `vision: false` and the `small_model`
+//! setting names a model that can see, [`DescribingProvider`] stands in
+//! front of the session's provider: before a request goes out, each image
+//! in it (a pasted screenshot, a Read of a PNG) is replaced by the small
+//! model's description of it, asked once per image content and kept for
+//! the session. Without such a model the images stay and the request
+//! builders send the model a clear note instead (riot-providers'
+//! `IMAGE_OMITTED`); a description that fails leaves that note too — the
+//! turn never fails because an image could not be described.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use riot_protocol::{
+    AssistantBlock, CacheHints, ImageSource, Message, MessageId, MessageOrigin, ModelCapabilities,
+    ModelRequest, Provider, ProviderEvent, ProviderStream, SystemPrompt, ToolResultContent,
+    UserBlock, UserMessage,
+};
+use sha2::{Digest as _, Sha256};
+use tokio_util::sync::CancellationToken;
+
+/// The describing model's instructions.
+pub const SYSTEM_PROMPT: &str = "You describe one image for Riot, a coding agent whose model cannot see images. Describe what is in it precisely and completely enough to act on: transcribe all visible text, code, error messages, numbers and labels exactly; describe layout, UI elements and their state, colours that carry meaning, and anything that looks wrong or broken. Do not guess what is not visible. No preamble.";
+
+/// Output tokens of one description.
+pub const DESCRIPTION_MAX_TOKENS: u32 = 1_024;
+
+/// Asks a model that can see to describe images.
+#[derive(Debug, Clone)]
+pub struct Describer {
+    /// The small model's provider (its requests counted as side requests).
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+}
+
+impl Describer {
+    /// The one-image request.
+    pub fn request(&self, image: &ImageSource) -> ModelRequest {
+        let capabilities = self.provider.capabilities(&self.model);
+        ModelRequest {
+            model: self.model.clone(),
+            system: SystemPrompt::stable(SYSTEM_PROMPT),
+            messages: vec![Message::User(UserMessage {
+                id: MessageId::new("describe_image"),
+                content: vec![
+                    UserBlock::Image {
+                        source: image.clone(),
+                    },
+                    UserBlock::Text {
+                        text: "Describe this image.".into(),
+                    },
+                ],
+                origin: MessageOrigin::Context,
+            })],
+            tools: Vec::new(),
+            max_tokens: DESCRIPTION_MAX_TOKENS
+                .min(capabilities.max_output_tokens)
+                .max(1),
+            thinking: None,
+            cache: CacheHints::default(),
+            stream: true,
+        }
+    }
+
+    /// The description, or why there is none.
+    pub async fn describe(
+        &self,
+        image: &ImageSource,
+        cancel: CancellationToken,
+    ) -> Result<String, String> {
+        let mut stream = self.provider.stream(self.request(image), cancel);
+        let mut text = String::new();
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(ProviderEvent::Block(AssistantBlock::Text { text: t })) => text.push_str(&t),
+                Ok(_) => {}
+                Err(e) => return Err(e.message),
+            }
+        }
+        let text = text.trim();
+        if text.is_empty() {
+            return Err("the model gave no description".into());
+        }
+        Ok(text.to_owned())
+    }
+}
+
+/// The session's provider, with each image replaced by its description
+/// for models that cannot see (see the module docs).
+#[derive(Debug)]
+pub struct DescribingProvider {
+    inner: Arc<dyn Provider>,
+    describer: Describer,
+    /// Descriptions by the SHA-256 of the image's base64 data; `None`
+    /// where describing failed (asked once, not on every request).
+    cache: Arc<Mutex<HashMap<[u8; 32], Option<String>>>>,
+}
+
+impl DescribingProvider {
+    pub fn new(inner: Arc<dyn Provider>, describer: Describer) -> Self {
+        Self {
+            inner,
+            describer,
+            cache: Arc::default(),
+        }
+    }
+
+    /// Wraps `inner` when the small model can see; otherwise `inner` as it
+    /// is.
+    pub fn wrap(inner: Arc<dyn Provider>, describer: Option<Describer>) -> Arc<dyn Provider> {
+        match describer {
+            Some(d) if d.provider.capabilities(&d.model).vision => {
+                Arc::new(Self::new(inner, d))
+            }
+            _ => inner,
+        }
+    }
+}
+
+fn key(image: &ImageSource) -> [u8; 32] {
+    Sha256::digest(image.data.as_bytes()).into()
+}
+
+/// Every image of a request's user messages, mutably, in order.
+fn images_mut(request: &mut ModelRequest) -> Vec<ImageSlot<'_>> {
+    let mut out = Vec::new();
+    for message in &mut request.messages {
+        let Message::User(user) = message else {
+            continue;
+        };
+        for block in &mut user.content {
+            match block {
+                UserBlock::Image { .. } => out.push(ImageSlot::Block(block)),
+                UserBlock::ToolResult { content, .. } => {
+                    for part in content.iter_mut() {
+                        if matches!(part, ToolResultContent::Image { .. }) {
+                            out.push(ImageSlot::Result(part));
+                        }
+                    }
+                }
+                UserBlock::Text { .. } | UserBlock::Attachment { .. } => {}
+            }
+        }
+    }
+    out
+}
+
+enum ImageSlot<'a> {
+    Block(&'a mut UserBlock),
+    Result(&'a mut ToolResultContent),
+}
+
+impl ImageSlot<'_> {
+    fn source(&self) -> Option<&ImageSource> {
+        match self {
+            ImageSlot::Block(UserBlock::Image { source })
+            | ImageSlot::Result(ToolResultContent::Image { source }) => Some(source),
+            _ => None,
+        }
+    }
+
+    fn replace(&mut self, text: String) {
+        match self {
+            ImageSlot::Block(block) => **block = UserBlock::Text { text },
+            ImageSlot::Result(part) => **part = ToolResultContent::Text { text },
+        }
+    }
+}
+
+/// What the model reads in place of an image.
+pub fn described(model: &str, description: &str) -> String {
+    format!("[An image, described by {model} because this model cannot read images:]\n{description}")
+}
+
+impl Provider for DescribingProvider {
+    fn stream(&self, mut request: ModelRequest, cancel: CancellationToken) -> ProviderStream {
+        if self.inner.capabilities(&request.model).vision || images_mut(&mut request).is_empty() {
+            return self.inner.stream(request, cancel);
+        }
+        let inner = Arc::clone(&self.inner);
+        let describer = self.describer.clone();
+        let cache = Arc::clone(&self.cache);
+        Box::pin(async_stream::stream! {
+            let mut missing: Vec<ImageSource> = Vec::new();
+            {
+                let known = cache.lock().unwrap_or_else(|p| p.into_inner());
+                for slot in images_mut(&mut request) {
+                    if let Some(source) = slot.source()
+                        && !known.contains_key(&key(source))
+                        && !missing.iter().any(|m| m.data == source.data)
+                    {
+                        missing.push(source.clone());
+                    }
+                }
+            }
+            for image in missing {
+                if cancel.is_cancelled() {
+                    break;
+                }
+                let described = match describer.describe(&image, cancel.child_token()).await {
+                    Ok(text) => Some(text),
+                    // The image stays; the request builder sends the
+                    // model the note that it cannot read images.
+                    Err(e) => {
+                        tracing::warn!(error = %e, model = %describer.model, "an image could not be described");
+                        None
+                    }
+                };
+                // A cancelled turn asks again next time.
+                if !cancel.is_cancelled() {
+                    cache
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(key(&image), described);
+                }
+            }
+            {
+                let known = cache.lock().unwrap_or_else(|p| p.into_inner());
+                for mut slot in images_mut(&mut request) {
+                    let text = slot
+                        .source()
+                        .and_then(|s| known.get(&key(s)))
+                        .and_then(Option::as_deref)
+                        .map(|d| described(&describer.model, d));
+                    if let Some(text) = text {
+                        slot.replace(text);
+                    }
+                }
+            }
+            let mut stream = inner.stream(request, cancel);
+            while let Some(event) = stream.next().await {
+                yield event;
+            }
+        })
+    }
+
+    fn capabilities(&self, model: &str) -> ModelCapabilities {
+        self.inner.capabilities(model)
+    }
+}
