@@ -52,9 +52,6 @@ pub enum Command {
     /// Inspect permission decisions.
     #[command(subcommand)]
     Permissions(PermissionsCommand),
-    /// What the OS sandbox enforces here (docs/sandbox.md).
-    #[command(subcommand)]
-    Sandbox(SandboxCommand),
     /// Show the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -369,16 +366,6 @@ pub enum PermissionsCommand {
         tool: String,
         #[arg(long, value_name = "JSON")]
         input: String,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum SandboxCommand {
-    /// Probe the sandbox for this project: exit 0 when it is enforced,
-    /// 1 (with the reason) when not.
-    Check {
-        #[arg(long)]
-        json: bool,
     },
 }
 

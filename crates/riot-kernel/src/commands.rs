@@ -26,7 +26,7 @@ use crate::extension_files::{self, Layout, Origin};
 use crate::frontmatter;
 
 /// A built-in command: name, description, argument hint.
-pub const BUILTINS: [(&str, &str, Option<&str>); 6] = [
+pub const BUILTINS: [(&str, &str, Option<&str>); 8] = [
     (
         "compact",
         "Summarise the conversation so far to free context",
@@ -45,6 +45,12 @@ pub const BUILTINS: [(&str, &str, Option<&str>); 6] = [
         None,
     ),
     ("help", "List the commands and skills", None),
+    (
+        "rewind",
+        "List the messages to rewind to, or rewind files and conversation to just before message N",
+        Some("[N [--files-only|--conversation-only] [--force] | undo]"),
+    ),
+    ("undo", "Rewind the last turn: its file changes and its messages", None),
 ];
 
 /// Deepest command sub-folder read.

@@ -29,7 +29,6 @@
 
 pub mod child_env;
 pub mod claude;
-pub mod sandbox;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -150,6 +149,9 @@ pub struct Config {
     /// WebSearch's backend (docs/web.md): `web_search` in settings, or
     /// `RIOT_SEARXNG_URL`.
     pub web_search: Option<Sourced<WebSearchSetting>>,
+    /// Checkpoints and their retention (`checkpoints`, docs/rewind.md):
+    /// the person's own settings only.
+    pub checkpoints: crate::checkpoints::CheckpointSettings,
     pub context_window: Option<Sourced<u64>>,
     pub max_output_tokens: Option<Sourced<u32>>,
     pub stream_idle_timeout_ms: Option<Sourced<u64>>,
@@ -174,8 +176,6 @@ pub struct Config {
     /// Settings ignored whatever the trust, each naming its file and why:
     /// shown to the person (session notices, `riot config show`).
     pub warnings: Vec<String>,
-    /// The OS sandbox (`sandbox` in settings, docs/sandbox.md).
-    pub sandbox: sandbox::SandboxSettings,
 }
 
 /// A settings file that cannot be used. Says which file and which line.
@@ -400,6 +400,7 @@ const KNOWN_KEYS: &[&str] = &[
     "fallback_model",
     "small_model",
     "web_search",
+    "checkpoints",
     "context_window",
     "max_output_tokens",
     "stream_idle_timeout_ms",
@@ -407,7 +408,6 @@ const KNOWN_KEYS: &[&str] = &[
     "unattended_confirmed",
     "env",
     "hooks",
-    "sandbox",
     "$schema",
 ];
 
@@ -563,6 +563,12 @@ fn apply_file(
                 ));
             }
         }
+        crate::checkpoints::apply_settings(
+            &mut config.checkpoints,
+            file,
+            project,
+            &mut config.warnings,
+        )?;
         match file.json.get("web_search") {
             None | Some(Value::Null) => {}
             Some(_) if untrusted => ignore("web_search", config),
@@ -573,16 +579,6 @@ fn apply_file(
                     source: from.clone(),
                 });
             }
-        }
-        if let Some(value) = file.json.get("sandbox").filter(|v| !v.is_null()) {
-            sandbox::apply(
-                &mut config.sandbox,
-                value,
-                &file.path,
-                &from,
-                project,
-                &mut config.warnings,
-            )?;
         }
         match file.json.get("models") {
             None | Some(Value::Null) => {}

@@ -12,6 +12,7 @@
 //! in through the capability traits of `riot-protocol`.
 
 pub mod ask;
+pub mod checkpoints;
 pub mod classifier;
 pub mod commands;
 pub mod config;
@@ -32,7 +33,6 @@ pub mod prompt;
 mod provider;
 pub mod queue;
 pub mod runner;
-pub mod sandbox;
 pub mod session;
 pub mod skills;
 pub mod stack;

@@ -32,6 +32,8 @@ use crate::prompt::{self, SessionFacts};
 use crate::provider::Endpoint;
 use crate::stack::{ModelAccess, StackOptions, ToolStack};
 
+mod rewind;
+
 /// Which session to continue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResumeFrom {
@@ -93,6 +95,15 @@ impl Kernel {
         );
         let shared_model = SessionModel::new(endpoint.model.clone());
         let state_path = crate::file_state::file_state_path(self.home(), &session_id);
+        // Checkpoints before calls that change files (docs/rewind.md).
+        let rewinds = crate::checkpoints::Rewinds::open(
+            self,
+            &loaded,
+            &options.cwd,
+            &options.env,
+            &session_id,
+            resumed.as_ref(),
+        );
 
         let mut stack = self
             .tool_stack(
@@ -111,6 +122,7 @@ impl Kernel {
                     context_window: capabilities.context_window,
                     start_mcp: true,
                     session_mcp: options.mcp_servers.clone(),
+                    checkpoints: Some(Arc::clone(&rewinds.checkpoints)),
                 },
             )
             .await?;
@@ -159,6 +171,7 @@ impl Kernel {
             resumed,
         );
         cost.record_to(sink.clone());
+        sink.count_prompts(rewinds.checkpoints.prompt.clone());
         if resumed_model.is_some_and(|m| m != state.model) {
             sink.model_changed(&state.model);
         }
@@ -228,6 +241,7 @@ impl Kernel {
             hooks: stack.hooks,
             start_context,
             sink,
+            rewinds,
             todos: stack.todos,
             skills: stack.skills,
             commands,
@@ -367,6 +381,8 @@ pub struct Session {
     /// SessionStart hooks' context, sent with the next prompt.
     start_context: Vec<String>,
     sink: Arc<crate::transcript::StoreSink>,
+    /// Checkpoints and the transcript store, for rewind.
+    rewinds: crate::checkpoints::Rewinds,
     todos: crate::todo::TodoList,
     skills: crate::skills::SkillCatalog,
     commands: crate::commands::CommandCatalog,
@@ -753,6 +769,7 @@ impl Session {
                     Err(e) => failed(ids, ErrorKind::Usage, e.to_string()),
                 }
             }
+            "rewind" | "undo" => self.rewind_command(name, args).await,
             other => failed(
                 ids,
                 ErrorKind::Internal,

@@ -79,6 +79,9 @@ pub struct StackOptions {
     pub start_mcp: bool,
     /// MCP servers for this session only (an ACP client's `mcpServers`).
     pub session_mcp: Vec<riot_mcp::ServerConfig>,
+    /// Checkpoints before calls that change files (a session's; none for
+    /// the inspection commands).
+    pub checkpoints: Option<Arc<crate::checkpoints::Checkpointer>>,
 }
 
 /// A session's tools, ready to run.
@@ -186,20 +189,7 @@ impl Kernel {
                 .following(access.model.clone()),
             )
         });
-        // The OS sandbox around the tools' commands (not the hooks': they
-        // are the person's own). Commands are allowed unasked only when
-        // it really wraps them.
-        let sandbox = self.session_sandbox(config, &options.cwd, &options.env);
-        notices.extend(sandbox.notice());
-        let sandboxed_proc = if sandbox.enforced() {
-            caps.sandbox.wrap(Arc::clone(&caps.proc), &sandbox.policy)
-        } else {
-            None
-        };
         let mut policy = self.policy(config, &options.cwd, &options.env);
-        if sandboxed_proc.is_some() && sandbox.auto_allow {
-            policy = policy.with_enforced_sandbox(sandbox.status.mechanism.as_str());
-        }
         if let Some(classifier) = &classifier {
             policy = policy.with_classifier(classifier.clone());
         }
@@ -244,7 +234,6 @@ impl Kernel {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| crate::runner::defer_threshold_chars(options.context_window)),
             config: SchedulerConfig::default(),
-            sandboxed_proc,
         };
 
         let tool_env = base.tool_env(&options.owner);
@@ -252,6 +241,9 @@ impl Kernel {
             crate::file_state::load_file_state(caps.fs.as_ref(), path, &tool_env.file_state).await;
         }
         let file_state = Arc::clone(&tool_env.file_state);
+        // Checkpoints around calls that change files, subagents' included
+        // (docs/rewind.md).
+        let base = crate::checkpoints::wrap_hooks(base, options.checkpoints.clone());
 
         // WebFetch's `prompt`: the `small_model` setting, else the
         // session's model, on the session's provider for background

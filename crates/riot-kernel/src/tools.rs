@@ -97,6 +97,7 @@ impl Kernel {
                     context_window,
                     start_mcp: true,
                     session_mcp: Vec::new(),
+                    checkpoints: None,
                 },
             )
             .await?;
@@ -137,6 +138,7 @@ impl Kernel {
                     context_window: unconfigured_window(&loaded.config),
                     start_mcp: mcp,
                     session_mcp: Vec::new(),
+                    checkpoints: None,
                 },
             )
             .await?;

@@ -6,7 +6,7 @@
 //! behind. What is recorded before then (a mode or model change) is held
 //! and written after the metadata line.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use riot_core::TranscriptSink;
 use riot_protocol::{Clock, CompactionStrategy, Message, MessageId};
@@ -32,6 +32,9 @@ enum Target {
 pub(crate) struct StoreSink {
     target: Mutex<Target>,
     clock: Arc<dyn Clock>,
+    /// The session's user message count, for checkpoints (docs/rewind.md);
+    /// unset for subagents' transcripts.
+    prompts: OnceLock<crate::checkpoints::PromptNumber>,
 }
 
 impl StoreSink {
@@ -40,6 +43,7 @@ impl StoreSink {
         Self {
             target: Mutex::new(Target::Open(Box::new(writer))),
             clock,
+            prompts: OnceLock::new(),
         }
     }
 
@@ -52,6 +56,7 @@ impl StoreSink {
                 held: Vec::new(),
             }),
             clock,
+            prompts: OnceLock::new(),
         }
     }
 
@@ -70,6 +75,30 @@ impl StoreSink {
     /// `/clear`: the history is empty from here.
     pub(crate) fn cleared(&self) {
         self.write(Record::Cleared { at_ms: self.now() }, false);
+    }
+
+    /// Counts the person's prompts into `prompts` from here on.
+    pub(crate) fn count_prompts(&self, prompts: crate::checkpoints::PromptNumber) {
+        let _ = self.prompts.set(prompts);
+    }
+
+    /// A rewind to just before user message `to` (docs/rewind.md), written
+    /// at once; an error when it cannot be.
+    pub(crate) fn rewound(&self, to: u32, from: &MessageId) -> Result<(), StoreError> {
+        let record = Record::Rewound {
+            at_ms: self.now(),
+            to,
+            from: from.clone(),
+        };
+        let mut target = self.target.lock().unwrap_or_else(|e| e.into_inner());
+        write_to(&mut target, record, false)
+    }
+
+    /// The last rewind is undone.
+    pub(crate) fn rewind_undone(&self) -> Result<(), StoreError> {
+        let record = Record::RewindUndone { at_ms: self.now() };
+        let mut target = self.target.lock().unwrap_or_else(|e| e.into_inner());
+        write_to(&mut target, record, false)
     }
 
     /// `/mode`, `session/set_mode`: the mode the next turns run in.
@@ -122,6 +151,11 @@ impl crate::cost::CostLog for StoreSink {
 
 impl TranscriptSink for StoreSink {
     fn message(&self, message: &Message) {
+        if let Some(prompts) = self.prompts.get()
+            && riot_store::is_prompt(message)
+        {
+            prompts.bump();
+        }
         let record = Record::Message {
             at_ms: self.now(),
             message: message.clone(),
@@ -129,6 +163,10 @@ impl TranscriptSink for StoreSink {
         self.write(record, true);
     }
     fn withdrawn(&self, message_id: &MessageId) {
+        // Only a prompt stopped before any reply is withdrawn.
+        if let Some(prompts) = self.prompts.get() {
+            prompts.drop_one();
+        }
         let record = Record::Withdrawn {
             at_ms: self.now(),
             message_id: message_id.clone(),

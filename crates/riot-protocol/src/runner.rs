@@ -131,6 +131,17 @@ pub trait ToolHooks: Send + Sync + std::fmt::Debug {
     async fn post_tool_use(&self, _call: &ToolCall, _result: &ToolCallResult) -> Option<String> {
         None
     }
+
+    /// Runs when a call that is not read-only has been allowed, just
+    /// before it runs, with what the permission chain judged (`target`):
+    /// the kernel records a checkpoint here (docs/rewind.md). A call
+    /// [`ToolHooks::before_change`] saw is later passed to
+    /// [`ToolHooks::after_change`], however it ended.
+    async fn before_change(&self, _call: &ToolCall, _target: &PermissionTarget) {}
+
+    /// The call [`ToolHooks::before_change`] saw has ended (ran, failed,
+    /// was cancelled or panicked).
+    async fn after_change(&self, _call: &ToolCall) {}
 }
 
 /// No tool hooks.

@@ -135,6 +135,7 @@ impl Digest {
                 self.touch(*at_ms);
                 self.cost = Some(total.clone());
             }
+            Record::Rewound { at_ms, .. } | Record::RewindUndone { at_ms } => self.touch(*at_ms),
         }
     }
 

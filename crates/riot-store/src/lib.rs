@@ -52,6 +52,8 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 pub use images::STORED_PREFIX as STORED_IMAGE_PREFIX;
+// Rewind's numbering of the person's prompts (docs/rewind.md).
+pub use record::{Prompt, is_prompt};
 pub use record::{LoadedSession, Record, SessionMeta, SessionSummary, ShownMessage};
 use riot_protocol::{CompactionStrategy, Message, MessageId, PermissionMode, SessionId};
 
@@ -464,6 +466,21 @@ impl TranscriptWriter {
     /// The person started over (`/clear`).
     pub fn cleared(&mut self, at_ms: u64) -> Result<(), StoreError> {
         self.write(&Record::Cleared { at_ms })
+    }
+
+    /// A rewind to just before user message `to`, whose message is `from`:
+    /// it and every later message leave the history (docs/rewind.md).
+    pub fn rewound(&mut self, to: u32, from: &MessageId, at_ms: u64) -> Result<(), StoreError> {
+        self.write(&Record::Rewound {
+            at_ms,
+            to,
+            from: from.clone(),
+        })
+    }
+
+    /// The last rewind is undone: what it withdrew is back.
+    pub fn rewind_undone(&mut self, at_ms: u64) -> Result<(), StoreError> {
+        self.write(&Record::RewindUndone { at_ms })
     }
 
     /// The model changed (fallback, `/model`).

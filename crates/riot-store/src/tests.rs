@@ -126,7 +126,8 @@ fn a_session_whose_only_prompt_was_stopped_keeps_it_as_its_title() {
         loaded.shown,
         [ShownMessage {
             message: prompt,
-            interrupted: true
+            interrupted: true,
+            rewound: false,
         }]
     );
     assert_eq!(loaded.title(), "refactor the parser");
@@ -848,4 +849,67 @@ fn a_reference_naming_another_path_is_not_followed() {
         matches!(&user.content[0], UserBlock::Text { text } if text.contains("../../secret.png is missing")),
         "{user:?}"
     );
+}
+
+#[test]
+fn a_rewind_withdraws_from_a_prompt_on_keeps_the_records_and_can_be_undone() {
+    let (_dir, store) = store();
+    let mut w = store.create(&meta("ses_rw", "/p", 1)).unwrap();
+    let u1 = Message::user_text(MessageId::new("u1"), "first");
+    let a1 = reply("a1", "one");
+    let u2 = Message::user_text(MessageId::new("u2"), "second");
+    let a2 = reply("a2", "two");
+    for (m, at) in [(&u1, 2), (&a1, 3), (&u2, 4), (&a2, 5)] {
+        w.message(m, at).unwrap();
+    }
+    let id = SessionId::new("ses_rw");
+    let loaded = store.load(&id).unwrap();
+    let numbered: Vec<(u32, &str, &str)> = loaded
+        .prompts
+        .iter()
+        .map(|p| (p.number, p.id.as_str(), p.text.as_str()))
+        .collect();
+    assert_eq!(numbered, [(1, "u1", "first"), (2, "u2", "second")]);
+    assert!(!loaded.undoable_rewind);
+
+    w.rewound(2, &MessageId::new("u2"), 6).unwrap();
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(loaded.messages, [u1.clone(), a1.clone()]);
+    assert_eq!(loaded.prompts.len(), 1);
+    assert!(loaded.undoable_rewind);
+    // The records stay, marked, for the person.
+    let marks: Vec<(&str, bool)> = loaded
+        .shown
+        .iter()
+        .map(|s| (s.message.id().as_str(), s.rewound))
+        .collect();
+    assert_eq!(marks, [("u1", false), ("a1", false), ("u2", true), ("a2", true)]);
+
+    w.rewind_undone(7).unwrap();
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(loaded.messages, [u1.clone(), a1.clone(), u2, a2]);
+    assert_eq!(loaded.prompts.len(), 2);
+    assert!(loaded.shown.iter().all(|s| !s.rewound));
+    assert!(!loaded.undoable_rewind);
+
+    // Rewound again, then the conversation goes on: the new prompt takes
+    // number 2, and the rewind can no longer be undone.
+    w.rewound(2, &MessageId::new("u2"), 8).unwrap();
+    let u3 = Message::user_text(MessageId::new("u3"), "instead");
+    w.message(&u3, 9).unwrap();
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(loaded.messages, [u1, a1, u3]);
+    assert_eq!(loaded.prompts[1].number, 2);
+    assert_eq!(loaded.prompts[1].id.as_str(), "u3");
+    assert!(!loaded.undoable_rewind);
+}
+
+fn reply(id: &str, text: &str) -> Message {
+    Message::Assistant(AssistantMessage {
+        id: MessageId::new(id),
+        content: vec![AssistantBlock::Text { text: text.into() }],
+        model: "m".into(),
+        stop_reason: Some(StopReason::EndTurn),
+        interrupted: false,
+    })
 }

@@ -307,8 +307,20 @@ impl Run {
             Ok(Ok(ready)) => {
                 effective.input = ready.input;
                 hook_context = ready.context;
-                self.execute_call(&call, &tool, ready.call, &ctx, &tool_scope, &describe, &tx)
-                    .await
+                // Checkpoints (docs/rewind.md): a call that may change
+                // files is announced before it runs and after it ends.
+                let changes = !ready.call.is_read_only();
+                if changes {
+                    let target = ready.call.permission_target(&ctx);
+                    self.hooks.before_change(&effective, &target).await;
+                }
+                let ending = self
+                    .execute_call(&call, &tool, ready.call, &ctx, &tool_scope, &describe, &tx)
+                    .await;
+                if changes {
+                    self.hooks.after_change(&effective).await;
+                }
+                ending
             }
         };
         let duration_ms = self.env.clock.now_ms().saturating_sub(started_ms);

@@ -1142,3 +1142,75 @@ async fn an_interrupt_does_not_wait_for_a_hanging_pre_tool_use_hook() {
     assert!(ran.started().is_empty());
     assert!(h.policy.queries().is_empty());
 }
+
+// ---- Checkpoints: a call that may change files is announced (docs/rewind.md) ----
+
+/// Hooks that log the calls announced as changing files.
+#[derive(Debug)]
+struct ChangeHooks {
+    log: Arc<Log>,
+}
+
+#[async_trait]
+impl riot_protocol::ToolHooks for ChangeHooks {
+    async fn before_change(&self, call: &ToolCall, target: &riot_protocol::PermissionTarget) {
+        self.log.push(format!(
+            "before change {} ({target:?})",
+            call.input["id"].as_str().unwrap_or("?")
+        ));
+    }
+
+    async fn after_change(&self, call: &ToolCall) {
+        self.log.push(format!(
+            "after change {}",
+            call.input["id"].as_str().unwrap_or("?")
+        ));
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_may_change_files_is_announced_around_its_run_however_it_ends() {
+    let mut h = harness();
+    h.scheduler = h.scheduler.with_hooks(Arc::new(ChangeHooks {
+        log: Arc::clone(&h.log),
+    }));
+    let ran = run(
+        &h,
+        vec![probe("Probe", "a", "ok", false), probe("Probe", "b", "fail", false)],
+    )
+    .await;
+    assert!(!ran.results[0].is_error && ran.results[1].is_error);
+    assert_eq!(
+        h.log.events(),
+        [
+            "before change a (Opaque)",
+            "start a",
+            "end a",
+            "after change a",
+            "before change b (Opaque)",
+            "start b",
+            "end b",
+            "after change b",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_refused_call_is_never_announced_as_a_change() {
+    let mut h = harness_with(
+        ScriptedPolicy::with_default(PermissionResult::Deny {
+            reason: DecisionReason::Consent {
+                detail: "not here".into(),
+            },
+            message: "not here".into(),
+        }),
+        ScriptedGate::nobody(),
+        SchedulerConfig::default(),
+    );
+    h.scheduler = h.scheduler.with_hooks(Arc::new(ChangeHooks {
+        log: Arc::clone(&h.log),
+    }));
+    let ran = run(&h, vec![probe("Probe", "a", "ok", false)]).await;
+    assert!(ran.results[0].is_error);
+    assert!(h.log.events().is_empty(), "{:?}", h.log.events());
+}
