@@ -52,6 +52,9 @@ pub enum Command {
     /// Inspect permission decisions.
     #[command(subcommand)]
     Permissions(PermissionsCommand),
+    /// What the OS sandbox enforces here (docs/sandbox.md).
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
     /// Show the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -366,6 +369,16 @@ pub enum PermissionsCommand {
         tool: String,
         #[arg(long, value_name = "JSON")]
         input: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Probe the sandbox for this project: exit 0 when it is enforced,
+    /// 1 (with the reason) when not.
+    Check {
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -215,6 +215,8 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         .collect();
     // Which service WebSearch asks, or why it is not declared.
     let search = riot_kernel::web::search_backend(config, &env);
+    // What the OS sandbox enforces for this project (probed).
+    let sandbox = kernel.session_sandbox(config, &cwd, &env);
     if json_out {
         let mut value = serde_json::to_value(config).unwrap_or_default();
         value["project_root"] = json!(loaded.project_root);
@@ -228,6 +230,7 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
             .collect();
         value["hooks_skipped"] = json!(loaded.hooks.skipped);
         value["web_search_unavailable"] = json!(search.as_ref().err());
+        value["sandbox_status"] = crate::sandbox_cmd::status_json(&sandbox);
         outln!("{value}");
         return 0;
     }
@@ -306,6 +309,18 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
             .as_ref()
             .map(|v| v.source.to_string()),
     );
+    let network = if sandbox.status.network { "allowed" } else { "off" };
+    let auto_allow = if sandbox.auto_allow { ", auto-allow on" } else { "" };
+    let why = sandbox.status.reason.as_deref().unwrap_or("no reason was given");
+    if sandbox.enforced() {
+        outln!(
+            "{:<24} enforced by {}, network {network}{auto_allow}",
+            "sandbox",
+            sandbox.status.mechanism.as_str(),
+        );
+    } else {
+        outln!("{:<24} not enforced: {why}", "sandbox");
+    }
     outln!(
         "{:<24} {:<40} ({})",
         "permission mode",

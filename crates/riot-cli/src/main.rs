@@ -11,6 +11,7 @@ mod inspect;
 mod logs;
 mod mcp_cmd;
 mod out;
+mod sandbox_cmd;
 mod serve;
 mod tools_cmd;
 mod tui;
@@ -64,6 +65,14 @@ fn usage(message: &str) -> i32 {
 }
 
 fn main() -> ExitCode {
+    // `riot __sandbox-exec …`: the OS sandbox's helper in front of a
+    // sandboxed command (riot-runtime's sandbox/helper.rs). It replaces
+    // itself with the command; nothing else of Riot starts.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == riot_runtime::sandbox::helper::SUBCOMMAND) {
+        let code = riot_runtime::sandbox::helper::exec_main(&args[2..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let cli = Cli::parse();
     init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -133,6 +142,9 @@ fn main() -> ExitCode {
             Some(Command::Mcp(McpCommand::Remove { name })) => mcp_cmd::remove(name).await,
             Some(Command::Permissions(PermissionsCommand::Check { tool, input })) => {
                 inspect::permissions_check(&cli.shared, tool, input).await
+            }
+            Some(Command::Sandbox(cli::SandboxCommand::Check { json })) => {
+                sandbox_cmd::check(&cli.shared, *json).await
             }
             Some(Command::Config(ConfigCommand::Show { json })) => {
                 inspect::config_show(&cli.shared, *json).await

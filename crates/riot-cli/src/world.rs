@@ -79,6 +79,14 @@ pub fn capabilities() -> Capabilities {
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds::new()),
         web: Arc::new(riot_runtime::HttpWeb),
+        // Bash's commands run in the OS sandbox; the helper in front of
+        // each is this binary (`riot __sandbox-exec`).
+        sandbox: Arc::new(riot_runtime::RealSandbox::new(sandbox_helper())),
         seed: hasher.finish(),
     }
+}
+
+/// The sandbox helper: this executable, which answers `__sandbox-exec`.
+fn sandbox_helper() -> PathBuf {
+    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("riot"))
 }

@@ -29,6 +29,7 @@
 
 pub mod child_env;
 pub mod claude;
+pub mod sandbox;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -176,6 +177,8 @@ pub struct Config {
     /// Settings ignored whatever the trust, each naming its file and why:
     /// shown to the person (session notices, `riot config show`).
     pub warnings: Vec<String>,
+    /// The OS sandbox (`sandbox` in settings, docs/sandbox.md).
+    pub sandbox: sandbox::SandboxSettings,
 }
 
 /// A settings file that cannot be used. Says which file and which line.
@@ -408,6 +411,7 @@ const KNOWN_KEYS: &[&str] = &[
     "unattended_confirmed",
     "env",
     "hooks",
+    "sandbox",
     "$schema",
 ];
 
@@ -579,6 +583,16 @@ fn apply_file(
                     source: from.clone(),
                 });
             }
+        }
+        if let Some(value) = file.json.get("sandbox").filter(|v| !v.is_null()) {
+            sandbox::apply(
+                &mut config.sandbox,
+                value,
+                &file.path,
+                &from,
+                project,
+                &mut config.warnings,
+            )?;
         }
         match file.json.get("models") {
             None | Some(Value::Null) => {}

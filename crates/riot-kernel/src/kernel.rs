@@ -29,6 +29,9 @@ pub struct Capabilities {
     /// The network for WebFetch and WebSearch (`NoWeb`: neither is
     /// declared).
     pub web: Arc<dyn riot_protocol::Web>,
+    /// The OS sandbox Bash's commands run in (`NoSandbox`: none, and the
+    /// status says so).
+    pub sandbox: Arc<dyn riot_protocol::Sandbox>,
     /// Seeds the retry jitter (a well-mixed random value from the face).
     pub seed: u64,
 }

@@ -33,6 +33,7 @@ pub mod prompt;
 mod provider;
 pub mod queue;
 pub mod runner;
+pub mod sandbox;
 pub mod session;
 pub mod skills;
 pub mod stack;

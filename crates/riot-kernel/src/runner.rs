@@ -50,6 +50,9 @@ pub struct StackBase {
     /// MCP declarations larger than this (characters) are deferred.
     pub defer_above_chars: usize,
     pub config: SchedulerConfig,
+    /// The tools' process runner inside the OS sandbox, when it is
+    /// enforced (hooks and MCP servers use `caps.proc`, outside it).
+    pub sandboxed_proc: Option<Arc<dyn riot_protocol::ProcessRunner>>,
 }
 
 impl StackBase {
@@ -60,10 +63,13 @@ impl StackBase {
             self.cwd.clone(),
             self.spill_root.join(owner.as_str()),
             Arc::clone(&self.caps.fs),
-            Arc::clone(&self.caps.proc),
+            Arc::clone(self.sandboxed_proc.as_ref().unwrap_or(&self.caps.proc)),
             Arc::clone(&self.caps.clock),
             Arc::clone(&self.caps.ids),
         );
+        if self.sandboxed_proc.is_some() {
+            env.unsandboxed_proc = Some(Arc::clone(&self.caps.proc));
+        }
         env.scrubbed_env = self.scrubbed_env.clone();
         env.web = Arc::clone(&self.caps.web);
         env.home = self.user_home.clone();

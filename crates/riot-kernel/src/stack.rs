@@ -189,7 +189,20 @@ impl Kernel {
                 .following(access.model.clone()),
             )
         });
+        // The OS sandbox around the tools' commands (not the hooks': they
+        // are the person's own). Commands are allowed unasked only when
+        // it really wraps them.
+        let sandbox = self.session_sandbox(config, &options.cwd, &options.env);
+        notices.extend(sandbox.notice());
+        let sandboxed_proc = if sandbox.enforced() {
+            caps.sandbox.wrap(Arc::clone(&caps.proc), &sandbox.policy)
+        } else {
+            None
+        };
         let mut policy = self.policy(config, &options.cwd, &options.env);
+        if sandboxed_proc.is_some() && sandbox.auto_allow {
+            policy = policy.with_enforced_sandbox(sandbox.status.mechanism.as_str());
+        }
         if let Some(classifier) = &classifier {
             policy = policy.with_classifier(classifier.clone());
         }
@@ -234,6 +247,7 @@ impl Kernel {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| crate::runner::defer_threshold_chars(options.context_window)),
             config: SchedulerConfig::default(),
+            sandboxed_proc,
         };
 
         let tool_env = base.tool_env(&options.owner);

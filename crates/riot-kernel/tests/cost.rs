@@ -42,6 +42,7 @@ async fn fixture_with(script: Script, provider: &str, model: &str) -> Fixture {
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds::new()),
         web: Arc::new(riot_protocol::NoWeb),
+        sandbox: Arc::new(riot_protocol::NoSandbox),
         seed: 7,
     };
     let kernel = Kernel::new(caps, home.path().join("riot"));

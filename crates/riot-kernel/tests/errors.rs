@@ -36,6 +36,7 @@ impl World {
             clock: Arc::new(SystemClock),
             ids: Arc::new(RandomIds::new()),
             web: Arc::new(riot_protocol::NoWeb),
+            sandbox: Arc::new(riot_protocol::NoSandbox),
             seed: 7,
         };
         Kernel::new(caps, self.home.path().join("riot"))

@@ -12,7 +12,9 @@
 //! 5. bypass / unattended                      → Allow (mode)
 //! 6. allow rules, a hook's allow, the tool's Allow → Allow
 //! 7. parked consent → Ask (auto: the classifier answers); else the mode
-//!    default for this kind of call
+//!    default for this kind of call (an enforced OS sandbox with
+//!    auto-allow: a Bash command → Allow (sandbox) in default,
+//!    accept-edits and auto)
 //! plan / dont-ask: an Ask becomes a Deny with the same reason
 //! ```
 
@@ -54,6 +56,9 @@ pub struct Policy {
     riot_home: Option<PathBuf>,
     fs: Option<Arc<dyn FileSystem>>,
     classifier: Option<Arc<dyn Classifier>>,
+    /// The enforced OS sandbox's description when it may allow commands
+    /// unasked (`sandbox.auto_allow`); `None` otherwise.
+    sandbox: Option<String>,
     /// Classifier denials in a row and in the session (§9.5: three in a
     /// row or twenty in all hand control back to the person).
     denials_in_a_row: AtomicU32,
@@ -99,6 +104,7 @@ impl Policy {
             riot_home: None,
             fs: None,
             classifier: None,
+            sandbox: None,
             denials_in_a_row: AtomicU32::new(0),
             denials_total: AtomicU32::new(0),
         }
@@ -133,6 +139,17 @@ impl Policy {
     /// The auto-mode classifier. Without one, auto mode asks.
     pub fn with_classifier(mut self, classifier: Arc<dyn Classifier>) -> Self {
         self.classifier = Some(classifier);
+        self
+    }
+
+    /// Commands run in an OS sandbox that was verified to be enforced
+    /// (`mechanism` names it), and the person lets it allow them
+    /// (`sandbox.auto_allow`): a Bash command that is not read-only but
+    /// raised no safety finding is allowed in default, accept-edits and
+    /// auto mode with the reason `sandbox` (docs/design.md §9.4). Only
+    /// call this after the sandbox's probe succeeded.
+    pub fn with_enforced_sandbox(mut self, mechanism: impl Into<String>) -> Self {
+        self.sandbox = Some(mechanism.into());
         self
     }
 

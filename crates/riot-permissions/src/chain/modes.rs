@@ -88,6 +88,20 @@ impl Policy {
                     ),
                 )),
             },
+            Facts::Bash(_)
+                if self.sandbox.is_some()
+                    && matches!(
+                        mode,
+                        PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Auto
+                    ) =>
+            {
+                Step::Final(allow(DecisionReason::Sandbox {
+                    detail: format!(
+                        "the command runs in the OS sandbox ({}): it can write only inside the project and the sandbox's writable paths",
+                        self.sandbox.as_deref().unwrap_or_default()
+                    ),
+                }))
+            }
             Facts::Bash(analysis) => match mode {
                 PermissionMode::Auto => Step::Classify { describe },
                 _ => Step::Final(ask(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use riot_protocol::process::OutputCallback;
 use riot_protocol::{
-    CaptureLimit, CapturedOutput, PermissionTarget, ProcessOutput, ProcessSpec, ProgressPayload,
+    CaptureLimit, CapturedOutput, DecisionReason, PermissionResult, PermissionTarget, ProcessOutput, ProcessSpec, ProgressPayload,
     PromptContext, Tool, ToolContext, ToolOutcome, UiPayload, ValidationError,
 };
 use schemars::JsonSchema;
@@ -51,6 +51,30 @@ pub struct BashInput {
     /// Start the command in the background and return at once.
     #[serde(default)]
     pub run_in_background: Option<bool>,
+    /// Run this command outside the OS sandbox. Only when it cannot work
+    /// inside (it needs the network or to write outside the project); say
+    /// why in `description`. The person is always asked.
+    #[serde(default, rename = "dangerouslyDisableSandbox")]
+    pub dangerously_disable_sandbox: Option<bool>,
+}
+
+impl BashInput {
+    /// Whether the call asks to leave the OS sandbox.
+    pub fn leaves_sandbox(&self) -> bool {
+        self.dangerously_disable_sandbox.unwrap_or(false)
+    }
+}
+
+/// The runner for `input`: outside the sandbox only for a call that asked
+/// to leave it (and was allowed: the permission chain always asks).
+pub(crate) fn runner_for<'a>(
+    input: &BashInput,
+    ctx: &'a ToolContext,
+) -> &'a std::sync::Arc<dyn riot_protocol::ProcessRunner> {
+    match &ctx.env.unsandboxed_proc {
+        Some(outside) if input.leaves_sandbox() => outside,
+        _ => &ctx.env.proc,
+    }
 }
 
 /// The Bash tool.
@@ -147,7 +171,8 @@ impl Tool for Bash {
         if cx.has_tool("KillShell") {
             p.push_str(" and stop it with KillShell");
         }
-        p.push_str(".\n- Quote paths with spaces (\"my dir/file\"). Give a short `description` of what the command does.\n");
+        p.push_str(".\n- Commands may run in an OS sandbox: they can write only inside the project and a private temporary directory ($TMPDIR), and have no network unless the person enabled it. When a command fails because of the sandbox (\"Read-only file system\", \"Operation not permitted\", a refused connection) and it really needs more, run it again with `dangerouslyDisableSandbox: true` and the reason in `description`; the person is asked.");
+        p.push_str("\n- Quote paths with spaces (\"my dir/file\"). Give a short `description` of what the command does.\n");
         let mut never = String::from(
             "\nNEVER:\n- run interactive programs (vim, less, git rebase -i, a REPL); they cannot get input.\n- use `sleep` loops to wait for a background job; read its output instead.\n",
         );
@@ -192,6 +217,30 @@ impl Tool for Bash {
     /// Concurrency-safe exactly when read-only.
     fn is_concurrency_safe(&self, input: &BashInput) -> bool {
         self.is_read_only(input)
+    }
+
+    /// Leaving the OS sandbox is always a question, whatever the mode
+    /// (the reason `sandbox` does not yield to bypass), and the person
+    /// sees why.
+    async fn check_permissions(&self, input: &BashInput, _ctx: &ToolContext) -> PermissionResult {
+        if !input.leaves_sandbox() {
+            return PermissionResult::Passthrough;
+        }
+        let why = input
+            .description
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .unwrap_or("no reason given");
+        PermissionResult::Ask {
+            reason: DecisionReason::Sandbox {
+                detail: format!("asks to run outside the OS sandbox: {why}"),
+            },
+            message: format!(
+                "Riot wants to run `{}` OUTSIDE the OS sandbox (dangerouslyDisableSandbox), with full access to your files and the network. Its reason: {why}",
+                input.command.trim()
+            ),
+        }
     }
 
     fn classifier_input(&self, input: &BashInput) -> Option<String> {
@@ -241,9 +290,7 @@ impl Tool for Bash {
                 text: String::from_utf8_lossy(bytes).into_owned(),
             });
         });
-        let out = match ctx
-            .env
-            .proc
+        let out = match runner_for(&input, ctx)
             .run(spec, ctx.cancel.clone(), Some(on_output))
             .await
         {
@@ -282,7 +329,7 @@ async fn start_background(input: &BashInput, ctx: &ToolContext) -> ToolOutcome {
     // A background job runs until it ends or is killed; `timeout` still
     // bounds it when given.
     let spec = spec_for(input, ctx, input.timeout);
-    match ctx.env.proc.spawn_background(spec).await {
+    match runner_for(input, ctx).spawn_background(spec).await {
         Ok(id) => ToolOutcome::text(
             format!(
                 "Started in the background with id {id}. Read its new output with BashOutput (bash_id: \"{id}\"); stop it with KillShell (shell_id: \"{id}\")."

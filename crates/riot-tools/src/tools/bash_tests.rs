@@ -13,6 +13,7 @@ fn bash(command: &str) -> BashInput {
         timeout: None,
         description: None,
         run_in_background: None,
+        dangerously_disable_sandbox: None,
     }
 }
 
@@ -216,4 +217,61 @@ fn bash_cascades_and_is_read_only_exactly_when_the_command_analysis_says_so() {
             "concurrency-safe exactly when read-only: {command}"
         );
     }
+}
+
+#[tokio::test]
+async fn leaving_the_sandbox_is_always_a_question_that_says_why() {
+    let p = TempProject::new();
+    let mut input = bash("curl -sS https://example.com");
+    assert_eq!(
+        Bash.check_permissions(&input, &p.ctx()).await,
+        PermissionResult::Passthrough
+    );
+    input.dangerously_disable_sandbox = Some(true);
+    input.description = Some("needs the network to fetch the page".into());
+    let PermissionResult::Ask { reason, message } = Bash.check_permissions(&input, &p.ctx()).await
+    else {
+        panic!("leaving the sandbox must ask");
+    };
+    assert_eq!(
+        reason,
+        DecisionReason::Sandbox {
+            detail: "asks to run outside the OS sandbox: needs the network to fetch the page".into()
+        }
+    );
+    assert!(!reason.yields_to_bypass());
+    assert_eq!(
+        message,
+        "Riot wants to run `curl -sS https://example.com` OUTSIDE the OS sandbox (dangerouslyDisableSandbox), with full access to your files and the network. Its reason: needs the network to fetch the page"
+    );
+    input.description = None;
+    let PermissionResult::Ask { reason, .. } = Bash.check_permissions(&input, &p.ctx()).await
+    else {
+        panic!("leaving the sandbox must ask");
+    };
+    assert_eq!(reason.detail(), "asks to run outside the OS sandbox: no reason given");
+}
+
+#[tokio::test]
+async fn only_a_call_that_leaves_the_sandbox_runs_on_the_unsandboxed_runner() {
+    let p = TempProject::new();
+    // The "sandboxed" runner runs nothing; the one outside is real.
+    let mut env = riot_protocol::ToolEnv::new(
+        p.env.cwd.clone(),
+        p.env.spill_dir.clone(),
+        Arc::clone(&p.env.fs),
+        Arc::new(crate::testing::NullProc),
+        Arc::clone(&p.env.clock),
+        Arc::clone(&p.env.ids),
+    );
+    env.unsandboxed_proc = Some(Arc::clone(&p.env.proc));
+    let ctx = crate::testing::context(Arc::new(env));
+    let inside = Bash.call(bash("echo inside"), &ctx).await;
+    assert_eq!(
+        text_of(&inside),
+        "The command could not be started: running processes is not available here."
+    );
+    let mut outside = bash("echo outside");
+    outside.dangerously_disable_sandbox = Some(true);
+    assert_eq!(text_of(&Bash.call(outside, &ctx).await), "outside");
 }

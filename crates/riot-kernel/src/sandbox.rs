@@ -1,0 +1,167 @@
+//! A session's OS sandbox (docs/design.md §9.4, docs/sandbox.md): the
+//! policy built from the `sandbox` settings, the project, the home and the
+//! rules denying reads, and what the machine's [`Sandbox`] capability
+//! reports it enforces. The tool stack wraps the tools' process runner
+//! with it; the permission chain lets it allow commands only when it is
+//! enforced and `sandbox.auto_allow` is on.
+//!
+//! [`Sandbox`]: riot_protocol::Sandbox
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use riot_protocol::{RuleBehavior, RulePattern, SandboxPolicy, SandboxStatus};
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::kernel::{Kernel, user_home};
+
+/// The sandbox of a session in one project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionSandbox {
+    /// Whether the settings turn it on (`sandbox.enabled`).
+    pub enabled: bool,
+    /// Whether an enforced sandbox allows commands unasked
+    /// (`sandbox.auto_allow`).
+    pub auto_allow: bool,
+    pub policy: SandboxPolicy,
+    /// What is enforced; not enforced when disabled, with that reason.
+    pub status: SandboxStatus,
+}
+
+impl SessionSandbox {
+    /// Whether commands run sandboxed.
+    pub fn enforced(&self) -> bool {
+        self.enabled && self.status.enforced
+    }
+
+    /// The notice a session shows once when the sandbox is wanted but
+    /// cannot be enforced.
+    pub fn notice(&self) -> Option<String> {
+        if self.enabled {
+            self.status.notice()
+        } else {
+            None
+        }
+    }
+}
+
+impl Kernel {
+    /// The sandbox a session in `cwd` gets with `config`.
+    pub fn session_sandbox(
+        &self,
+        config: &Config,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> SessionSandbox {
+        let home = user_home(env);
+        let settings = &config.sandbox;
+        let policy = settings.policy(
+            cwd,
+            home.as_deref(),
+            hidden_paths(config, cwd, home.as_deref()),
+        );
+        let enabled = settings.enabled();
+        let status = if enabled {
+            self.capabilities().sandbox.status(&policy)
+        } else {
+            let source = settings
+                .enabled
+                .as_ref()
+                .map(|s| s.source.to_string())
+                .unwrap_or_default();
+            SandboxStatus::not_enforced(format!(
+                "the sandbox is turned off (\"sandbox\": {{\"enabled\": false}} in {source}); remove that to turn it on"
+            ))
+        };
+        SessionSandbox {
+            enabled,
+            auto_allow: settings.auto_allow(),
+            policy,
+            status,
+        }
+    }
+}
+
+/// The paths deny rules on `Read` name exactly (`Read(./secrets/**)`,
+/// `Read(~/.kube/**)`, `Read(//etc/shadow)`, a bare `Read(.env)` at the
+/// project's top), hidden inside the sandbox. A pattern with wildcards
+/// elsewhere cannot be turned into mounts; the permission rules still hold
+/// for it.
+pub fn hidden_paths(config: &Config, project: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for rule in config
+        .rules
+        .iter()
+        .filter(|r| r.behavior == RuleBehavior::Deny)
+    {
+        let Ok(pattern) = RulePattern::parse(&rule.rule) else {
+            continue;
+        };
+        if pattern.tool != "Read" {
+            continue;
+        }
+        let Some(content) = pattern.content.as_deref() else {
+            continue;
+        };
+        let content = content.strip_suffix("/**").unwrap_or(content);
+        if content.is_empty() || content.contains(['*', '?', '[', '{']) {
+            continue;
+        }
+        let path = if let Some(rest) = content.strip_prefix("~/") {
+            match home {
+                Some(home) => home.join(rest),
+                None => continue,
+            }
+        } else if let Some(rest) = content.strip_prefix("//") {
+            Path::new("/").join(rest)
+        } else if content.starts_with('/') {
+            PathBuf::from(content)
+        } else {
+            project.join(content.strip_prefix("./").unwrap_or(content))
+        };
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ConfigSource, ConfiguredRule};
+    use riot_protocol::RuleSource;
+
+    fn deny(rule: &str) -> ConfiguredRule {
+        ConfiguredRule {
+            rule: rule.into(),
+            behavior: RuleBehavior::Deny,
+            source: RuleSource::User,
+            from: ConfigSource::Default,
+            written: None,
+        }
+    }
+
+    #[test]
+    fn exact_read_denials_become_hidden_paths() {
+        let config = Config {
+            rules: [
+                "Read(./secrets/**)",
+                "Read(~/.kube/**)",
+                "Read(//etc/shadow)",
+                "Read(.env)",
+                "Read(./**/*.pem)",
+                "Bash(curl *)",
+                "Edit(./src/**)",
+            ]
+            .map(deny)
+            .to_vec(),
+            ..Config::default()
+        };
+        assert_eq!(
+            hidden_paths(&config, Path::new("/p"), Some(Path::new("/home/me"))),
+            ["/p/secrets", "/home/me/.kube", "/etc/shadow", "/p/.env"].map(PathBuf::from)
+        );
+    }
+}
