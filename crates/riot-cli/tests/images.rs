@@ -306,7 +306,11 @@ async fn a_model_without_vision_reads_the_small_models_description_instead() {
         assert_eq!(all.len(), 3, "{wire:?}: the strict mock accepted all three");
         // The description request: the small model, given the image.
         assert_eq!(all[1]["model"], "mock-small", "{wire:?}");
-        assert!(all[1].to_string().contains(&b64), "{wire:?}: {:.600}", all[1]);
+        assert!(
+            all[1].to_string().contains(&b64),
+            "{wire:?}: {:.600}",
+            all[1]
+        );
         // The session's model reads the description where the image was,
         // and no image at all.
         assert_eq!(all[2]["model"], "mock-model", "{wire:?}");
@@ -318,7 +322,10 @@ async fn a_model_without_vision_reads_the_small_models_description_instead() {
             "{wire:?}: {body:.3000}"
         );
         assert!(!body.contains(&b64), "{wire:?}: no image data is sent");
-        assert!(!body.contains("cannot read images. Ask the person"), "{wire:?}");
+        assert!(
+            !body.contains("cannot read images. Ask the person"),
+            "{wire:?}"
+        );
         server.shutdown().await;
     }
 }
@@ -348,7 +355,10 @@ async fn a_failed_description_leaves_the_clear_note_and_the_turn_goes_on() {
     assert_eq!(all.len(), 2);
     assert_eq!(all[0]["model"], "mock-small");
     let body = all[1].to_string();
-    assert!(body.contains("this model cannot read images"), "{body:.2000}");
+    assert!(
+        body.contains("this model cannot read images"),
+        "{body:.2000}"
+    );
     assert!(!body.contains("base64"), "no image data is sent");
     server.shutdown().await;
 }

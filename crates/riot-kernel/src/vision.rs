@@ -112,9 +112,7 @@ impl DescribingProvider {
     /// is.
     pub fn wrap(inner: Arc<dyn Provider>, describer: Option<Describer>) -> Arc<dyn Provider> {
         match describer {
-            Some(d) if d.provider.capabilities(&d.model).vision => {
-                Arc::new(Self::new(inner, d))
-            }
+            Some(d) if d.provider.capabilities(&d.model).vision => Arc::new(Self::new(inner, d)),
             _ => inner,
         }
     }
@@ -172,7 +170,9 @@ impl ImageSlot<'_> {
 
 /// What the model reads in place of an image.
 pub fn described(model: &str, description: &str) -> String {
-    format!("[An image, described by {model} because this model cannot read images:]\n{description}")
+    format!(
+        "[An image, described by {model} because this model cannot read images:]\n{description}"
+    )
 }
 
 impl Provider for DescribingProvider {

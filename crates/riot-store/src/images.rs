@@ -176,9 +176,7 @@ fn restore(source: &mut ImageSource, dir: &Path) -> Result<(), String> {
     };
     let name = name.to_owned();
     let plain = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
         && !name.starts_with('.');
     if !plain {
         return Err(name);

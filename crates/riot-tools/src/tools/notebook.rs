@@ -97,8 +97,22 @@ pub(crate) fn text_of(value: Option<&Value>) -> String {
     }
 }
 
-/// Read's text for a notebook.
-pub(crate) fn render(display: &str, nb: &Notebook) -> String {
+/// Image outputs sent to the model from one Read, at most; the text says
+/// how many more there were.
+pub const MAX_NOTEBOOK_IMAGES: usize = 10;
+
+/// An image output of a cell (PNG, JPEG, GIF or WebP), numbered from 1 in
+/// the order Read shows them.
+#[derive(Debug, Clone)]
+pub(crate) struct OutputImage {
+    pub number: usize,
+    pub cell: String,
+    pub source: riot_protocol::ImageSource,
+}
+
+/// Read's text for a notebook, and its image outputs.
+pub(crate) fn render(display: &str, nb: &Notebook) -> (String, Vec<OutputImage>) {
+    let mut images = Vec::new();
     let lang = nb.language.as_deref().unwrap_or("python");
     let mut out = format!(
         "{display}: Jupyter notebook, {} cell{} ({lang}).\n",
@@ -127,14 +141,23 @@ pub(crate) fn render(display: &str, nb: &Notebook) -> String {
             .unwrap_or_default();
         for output in outputs {
             out.push_str("<output>\n");
-            out.push_str(&render_output(output));
+            out.push_str(&render_output(output, &cell_id(cell, i), &mut images));
             out.push_str("</output>\n");
         }
     }
-    out
+    (out, images)
 }
 
-fn render_output(output: &Value) -> String {
+/// An image output's data as one base64 string (nbformat allows a list of
+/// lines; base64 there may be wrapped).
+fn image_data(value: &Value) -> String {
+    text_of(Some(value))
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect()
+}
+
+fn render_output(output: &Value, cell: &str, images: &mut Vec<OutputImage>) -> String {
     let mut text = match output.get("output_type").and_then(Value::as_str) {
         Some("stream") => text_of(output.get("text")),
         Some("error") => {
@@ -147,7 +170,7 @@ fn render_output(output: &Value) -> String {
             let plain = data
                 .and_then(|d| d.get("text/plain"))
                 .map(|v| text_of(Some(v)));
-            let images: Vec<&str> = data
+            let kinds: Vec<&str> = data
                 .map(|d| {
                     d.keys()
                         .filter(|k| k.starts_with("image/"))
@@ -156,8 +179,23 @@ fn render_output(output: &Value) -> String {
                 })
                 .unwrap_or_default();
             let mut t = String::new();
-            for kind in images {
-                t.push_str(&format!("[image output: {kind}]\n"));
+            for kind in kinds {
+                let raster = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+                match data.and_then(|d| d.get(kind)) {
+                    Some(value) if raster.contains(&kind) => {
+                        let number = images.len() + 1;
+                        images.push(OutputImage {
+                            number,
+                            cell: cell.to_owned(),
+                            source: riot_protocol::ImageSource {
+                                media_type: kind.to_owned(),
+                                data: image_data(value),
+                            },
+                        });
+                        t.push_str(&format!("[image output {number}: {kind}]\n"));
+                    }
+                    _ => t.push_str(&format!("[image output: {kind}]\n")),
+                }
             }
             if let Some(p) = plain {
                 t.push_str(&p);
@@ -374,12 +412,14 @@ pub(crate) async fn read(
             ));
         }
     };
-    let mut text = render(&display, &nb);
+    let (mut text, images) = render(&display, &nb);
     let max = crate::tools::read::MAX_OUTPUT_CHARS - 200;
     if text.chars().count() > max {
         text = text.chars().take(max).collect();
         text.push_str("\n\n(Cut: one Read shows at most 100000 characters. Read a range of the notebook's JSON with `offset` and `limit` for the rest.)");
     }
+    let mut model_content = vec![riot_protocol::ToolResultContent::text(text)];
+    model_content.extend(output_images(images).await);
     crate::freshness::record(ctx, path, &bytes, FileView::Full).await;
     let cells = nb
         .cells
@@ -399,11 +439,57 @@ pub(crate) async fn read(
                 .map_or(0, |o| o.len() as u64),
         })
         .collect();
-    ToolOutcome::text(
-        text,
-        Some(riot_protocol::UiPayload::NotebookRead {
+    ToolOutcome::Ok {
+        model_content,
+        ui_payload: Some(riot_protocol::UiPayload::NotebookRead {
             path: display,
             cells,
         }),
-    )
+        side_messages: Vec::new(),
+    }
+}
+
+/// The image outputs as the model gets them: each after a line naming it,
+/// fitted to the model's limits like Read's images; one that cannot be
+/// decoded is a line saying so.
+async fn output_images(images: Vec<OutputImage>) -> Vec<riot_protocol::ToolResultContent> {
+    use crate::tools::read_image::{ImageLimits, prepare_source};
+    use riot_protocol::ToolResultContent;
+    let limits = ImageLimits::default();
+    let total = images.len();
+    let mut out = Vec::new();
+    for image in images.into_iter().take(MAX_NOTEBOOK_IMAGES) {
+        let source = image.source.clone();
+        // Decoding and resizing is CPU work: off the async threads.
+        let prepared = tokio::task::spawn_blocking(move || prepare_source(&source, limits)).await;
+        let name = format!("Image output {} (cell {})", image.number, image.cell);
+        match prepared {
+            Ok(Ok(p)) => {
+                let (w, h) = p.original;
+                let mut line = format!("{name}: {w}x{h} px");
+                if p.downscaled {
+                    let (sw, sh) = p.sent;
+                    line.push_str(&format!(", downscaled to {sw}x{sh} px"));
+                }
+                line.push('.');
+                out.push(ToolResultContent::text(line));
+                out.push(ToolResultContent::Image { source: p.source() });
+            }
+            Ok(Err(reason)) => {
+                out.push(ToolResultContent::text(format!(
+                    "{name} is not shown: it {reason}."
+                )));
+            }
+            Err(e) => out.push(ToolResultContent::text(format!(
+                "{name} is not shown: it could not be decoded ({e})."
+            ))),
+        }
+    }
+    if total > MAX_NOTEBOOK_IMAGES {
+        out.push(ToolResultContent::text(format!(
+            "{} more image outputs are not shown (at most {MAX_NOTEBOOK_IMAGES} per Read).",
+            total - MAX_NOTEBOOK_IMAGES
+        )));
+    }
+    out
 }

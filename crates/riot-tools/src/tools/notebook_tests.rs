@@ -128,8 +128,9 @@ async fn read_shows_each_cell_with_its_id_type_source_and_text_outputs() {
          \n<cell id=\"intro\" type=\"markdown\">\n# Title\nSome text\n</cell>\n\
          \n<cell id=\"c1\" type=\"code\">\nprint('héllo')\n</cell>\n\
          <output>\nhello\n</output>\n\
-         <output>\n[image output: image/png]\n<Figure>\n</output>\n\
-         \n<cell id=\"c2\" type=\"code\">\n</cell>\n"
+         <output>\n[image output 1: image/png]\n<Figure>\n</output>\n\
+         \n<cell id=\"c2\" type=\"code\">\n</cell>\n\n\
+         Image output 1 (cell c1) is not shown: it is not a valid image/png image (unexpected end of file); the file may be corrupt or truncated."
     );
     let ToolOutcome::Ok { ui_payload, .. } = out else {
         panic!("read failed")
@@ -360,4 +361,107 @@ async fn a_file_that_is_not_a_notebook_is_a_clear_error() {
         text_of(&out),
         "n.ipynb is not a valid Jupyter notebook: it has no `cells` list. Read its raw text with `offset` and `limit`."
     );
+}
+
+/// A PNG of `w`x`h` as nbformat stores it: base64 wrapped over lines.
+fn png_output(w: u32, h: u32) -> (Vec<u8>, String) {
+    use base64::Engine as _;
+    let img = image::GrayImage::from_fn(w, h, |x, _| image::Luma([(x % 256) as u8]));
+    let mut bytes = Vec::new();
+    image::DynamicImage::ImageLuma8(img)
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let lines: Vec<String> = b64
+        .as_bytes()
+        .chunks(76)
+        .map(|c| format!("{}\n", std::str::from_utf8(c).unwrap()))
+        .collect();
+    (bytes, serde_json::to_string(&lines).unwrap())
+}
+
+#[tokio::test]
+async fn image_outputs_reach_the_model_as_images_after_the_cells() {
+    let (small, small_json) = png_output(40, 30);
+    let (_, big_json) = png_output(3000, 1000);
+    let cell = format!(
+        r#"  {{
+   "cell_type": "code",
+   "execution_count": 1,
+   "id": "plot",
+   "metadata": {{}},
+   "outputs": [
+    {{"data": {{"image/png": {small_json}, "text/plain": ["<Figure 40x30>"]}}, "metadata": {{}}, "output_type": "display_data"}},
+    {{"data": {{"image/svg+xml": ["<svg/>"], "image/png": {big_json}}}, "metadata": {{}}, "output_type": "execute_result", "execution_count": 1}}
+   ],
+   "source": ["plot()"]
+  }}"#
+    );
+    let p = TempProject::new();
+    p.write("n.ipynb", notebook(&[&cell]));
+    let out = Read.call(read_input("n.ipynb"), &p.ctx()).await;
+    let ToolOutcome::Ok { model_content, .. } = &out else {
+        panic!("{}", text_of(&out))
+    };
+    let texts: Vec<&str> = model_content
+        .iter()
+        .filter_map(|c| match c {
+            riot_protocol::ToolResultContent::Text { text } => Some(text.as_str()),
+            riot_protocol::ToolResultContent::Image { .. } => None,
+        })
+        .collect();
+    assert!(
+        texts[0].contains("<output>\n[image output 1: image/png]\n<Figure 40x30>\n</output>"),
+        "{}",
+        texts[0]
+    );
+    // The SVG is named, not sent; the PNG beside it is.
+    assert!(
+        texts[0].contains("[image output 2: image/png]\n[image output: image/svg+xml]")
+            || texts[0].contains("[image output: image/svg+xml]\n[image output 2: image/png]"),
+        "{}",
+        texts[0]
+    );
+    assert_eq!(texts[1], "Image output 1 (cell plot): 40x30 px.");
+    assert_eq!(
+        texts[2],
+        "Image output 2 (cell plot): 3000x1000 px, downscaled to 1568x523 px."
+    );
+    let images: Vec<&riot_protocol::ImageSource> = model_content
+        .iter()
+        .filter_map(|c| match c {
+            riot_protocol::ToolResultContent::Image { source } => Some(source),
+            riot_protocol::ToolResultContent::Text { .. } => None,
+        })
+        .collect();
+    assert_eq!(images.len(), 2);
+    use base64::Engine as _;
+    // The small one goes as it was; the big one arrives downscaled.
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(&images[0].data)
+            .unwrap(),
+        small
+    );
+    let big = image::load_from_memory(
+        &base64::engine::general_purpose::STANDARD
+            .decode(&images[1].data)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!((big.width(), big.height()), (1568, 523));
+    // The order: the cells' text, then each image after its line.
+    assert!(matches!(
+        model_content.as_slice(),
+        [
+            riot_protocol::ToolResultContent::Text { .. },
+            riot_protocol::ToolResultContent::Text { .. },
+            riot_protocol::ToolResultContent::Image { .. },
+            riot_protocol::ToolResultContent::Text { .. },
+            riot_protocol::ToolResultContent::Image { .. },
+        ]
+    ));
 }
