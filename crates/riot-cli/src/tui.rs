@@ -5,12 +5,13 @@
 //! it refuses with a hint to use `riot exec`.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use riot_kernel::{Kernel, OpenOptions, ResumeFrom};
 use riot_protocol::SessionId;
-use riot_tui::{Host, McpSummary, RunOptions, Theme, TuiGate};
+use riot_tools::tools::read_image;
+use riot_tui::{Host, McpSummary, PastedImage, RunOptions, Theme, TuiGate};
 
 use crate::cli::{ExecOptions, SharedOptions};
 use crate::exec::{EXIT_USAGE, flag_layer};
@@ -19,10 +20,22 @@ use crate::world;
 /// What `riot` says when it has no terminal to draw on.
 pub const NO_TERMINAL: &str = "riot: the terminal UI needs a terminal on stdin and stdout; to run a task without one, use `riot exec \"PROMPT\"` (or `riot -p`)";
 
-/// The project's files and MCP servers, for the UI.
+/// The project's files and MCP servers, and image files pasted as
+/// paths, for the UI.
 struct Project {
     kernel: Kernel,
     cwd: PathBuf,
+    /// The person's home, for a pasted `~/…` path.
+    home: Option<PathBuf>,
+}
+
+/// A pasted path as a file: `~/…` under `home`, a relative one under the
+/// project `cwd`.
+fn pasted_path(path: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => cwd.join(path),
+    }
 }
 
 #[async_trait::async_trait]
@@ -32,6 +45,43 @@ impl Host for Project {
             .project_files(&self.cwd, query, limit)
             .await
             .unwrap_or_default()
+    }
+
+    /// Reads the file through the session's file system and prepares it
+    /// as Read prepares an image (decoded to check it, downscaled to the
+    /// model's limit, an animated GIF's first frame).
+    async fn image(&self, path: &str) -> PastedImage {
+        let file = pasted_path(path, &self.cwd, self.home.as_deref());
+        let fs = &self.kernel.capabilities().fs;
+        let Ok(meta) = fs.metadata(&file).await else {
+            return PastedImage::NotAFile;
+        };
+        if meta.kind != riot_protocol::FileKind::File {
+            return PastedImage::NotAFile;
+        }
+        let Some(media_type) = read_image::image_type(path) else {
+            return PastedImage::NotAFile;
+        };
+        if meta.len > read_image::MAX_FILE_BYTES {
+            return PastedImage::Refused(format!(
+                "is {} MB; images over {} MB are not read",
+                meta.len / (1024 * 1024),
+                read_image::MAX_FILE_BYTES / (1024 * 1024)
+            ));
+        }
+        let bytes = match fs.read(&file).await {
+            Ok(b) => b,
+            Err(e) => return PastedImage::Refused(format!("could not be read ({e})")),
+        };
+        let limits = read_image::ImageLimits::default();
+        let prepared =
+            tokio::task::spawn_blocking(move || read_image::prepare(&bytes, media_type, limits))
+                .await;
+        match prepared {
+            Ok(Ok(p)) => PastedImage::Image(p.source()),
+            Ok(Err(reason)) => PastedImage::Refused(reason),
+            Err(_) => PastedImage::Refused("could not be decoded".to_owned()),
+        }
     }
 
     fn mcp(&self) -> McpSummary {
@@ -130,7 +180,8 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
             return EXIT_USAGE;
         }
     };
-    let kernel = Kernel::new(world::capabilities(), home);
+    let kernel = Kernel::new(world::capabilities(), home)
+        .with_language_servers(Arc::new(riot_lsp::LspHost));
     let theme = Theme::from_no_color(env.get("NO_COLOR").map(String::as_str));
     let resume = match (&options.resume, options.r#continue) {
         (Some(id), _) if id.is_empty() => match choose_session(&kernel, &cwd, theme) {
@@ -162,7 +213,11 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         }
     };
     let id = handle.id().to_string();
-    let host = Arc::new(Project { kernel, cwd });
+    let host = Arc::new(Project {
+        kernel,
+        cwd,
+        home: riot_kernel::kernel::user_home(&env),
+    });
     let options = RunOptions {
         theme,
         prompt,

@@ -403,3 +403,60 @@ async fn exec_resume_without_an_id_is_a_usage_error() {
     assert!(requests(&server).is_empty(), "no request was made");
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pasted_image_path_is_attached_and_reaches_the_model_as_an_image() {
+    use base64::Engine as _;
+    if !have_tmux("tui: pasted image path") {
+        return;
+    }
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        json!({"models": {"mock-model": {"vision": true}}}).to_string(),
+    )
+    .unwrap();
+    // A 3x2 PNG made here, under a name with a space, as a drag delivers it.
+    let shot = world.project.path().join("my shot.png");
+    let mut png = Vec::new();
+    image::DynamicImage::ImageRgb8(image::RgbImage::from_pixel(3, 2, image::Rgb([200, 0, 0])))
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    std::fs::write(&shot, &png).unwrap();
+    let server = server(vec![Reply::Text("A red rectangle.".into())]).await;
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.run(&["send-keys", "-t", "riot", "-l", "what is "]);
+    // A bracketed paste of the quoted path (tmux pastes bracketed with -p).
+    tmux.run(&[
+        "set-buffer",
+        "-b",
+        "drop",
+        "--",
+        &quote(shot.to_str().unwrap()),
+    ]);
+    tmux.run(&["paste-buffer", "-p", "-d", "-b", "drop", "-t", "riot"]);
+    tmux.wait_for("what is [image: my shot.png]").await;
+    tmux.type_line("?");
+    let pane = tmux.wait_for("A red rectangle.").await;
+    assert!(pane.contains("› what is [image: my shot.png]?"), "{pane}");
+    let body = &requests(&server)[0];
+    let content = body["messages"][0]["content"].as_array().unwrap();
+    assert_eq!(
+        content[0]["text"], "what is [image: my shot.png]?",
+        "{body}"
+    );
+    let images: Vec<_> = content.iter().filter(|b| b["type"] == "image").collect();
+    assert_eq!(images.len(), 1, "{body}");
+    assert_eq!(
+        images[0]["source"],
+        json!({
+            "type": "base64",
+            "media_type": "image/png",
+            "data": base64::engine::general_purpose::STANDARD.encode(&png),
+        })
+    );
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
+}

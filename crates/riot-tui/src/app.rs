@@ -17,6 +17,7 @@ use riot_protocol::{
 };
 use serde_json::Value;
 
+use crate::attach::{self, PastedImage};
 use crate::composer::Composer;
 use crate::markdown;
 use crate::menu::{self, Entry, Kind, Menu};
@@ -29,6 +30,14 @@ use crate::wrap::wrap;
 pub enum Effect {
     /// Start a turn with this prompt (or `/command`).
     Prompt(String),
+    /// Start a turn with this prompt and these images after its text.
+    PromptWithImages {
+        text: String,
+        images: Vec<riot_protocol::ImageSource>,
+    },
+    /// Read the image files a paste named (a dragged file arrives as its
+    /// path) and answer with [`App::images_read`] for `pasted`.
+    ReadImages { pasted: String, paths: Vec<String> },
     /// Queue this message for the running turn.
     Queue(String),
     /// Send what is still queued as the next prompt (the turn ended
@@ -733,7 +742,15 @@ impl App {
         if self.composer.text().trim().is_empty() {
             return;
         }
-        let text = self.composer.take();
+        if self.busy && !self.composer.images().is_empty() {
+            // A queued message reaches the model as text only.
+            self.hint = Some(
+                "Images go with a new prompt: send this when the turn ends (Esc stops it)."
+                    .to_owned(),
+            );
+            return;
+        }
+        let (text, images) = self.composer.take_message();
         self.menu = None;
         if self.busy {
             self.queued.push(text.clone());
@@ -745,7 +762,11 @@ impl App {
         self.busy = true;
         self.turn_started = self.now;
         "thinking".clone_into(&mut self.activity);
-        self.effects.push(Effect::Prompt(text));
+        if images.is_empty() {
+            self.effects.push(Effect::Prompt(text));
+        } else {
+            self.effects.push(Effect::PromptWithImages { text, images });
+        }
     }
 
     /// Seconds since the running turn started.
@@ -753,13 +774,59 @@ impl App {
         self.now.saturating_sub(self.turn_started) / 1000
     }
 
-    /// A bracketed paste.
+    /// A bracketed paste. A paste that is only paths of image files (a
+    /// file dragged onto the terminal) asks the loop to read them
+    /// ([`Effect::ReadImages`]); anything else is text.
     pub fn paste(&mut self, text: &str) {
         if let Some(Asking::Questions { text: typed, .. }) = self.asking.front_mut() {
             typed.push_str(text);
             return;
         }
+        if let Some(paths) = attach::image_paths(text) {
+            self.effects.push(Effect::ReadImages {
+                pasted: text.to_owned(),
+                paths,
+            });
+            return;
+        }
         self.composer.paste(text);
+        self.refresh_menu();
+    }
+
+    /// What the paths of paste `pasted` turned out to be, in order: each
+    /// image is attached at the cursor as `[image: NAME]`; when none is,
+    /// the paste goes in as text. A file that is not an image is said in
+    /// the hint line.
+    pub fn images_read(&mut self, pasted: &str, results: Vec<(String, PastedImage)>) {
+        let refused: Vec<String> = results
+            .iter()
+            .filter_map(|(path, r)| match r {
+                PastedImage::Refused(why) => Some(format!("{} {why}", attach::file_name(path))),
+                _ => None,
+            })
+            .collect();
+        if let Some(first) = refused.first() {
+            self.hint = Some(format!("{first}; it was pasted as text."));
+        }
+        if !results
+            .iter()
+            .any(|(_, r)| matches!(r, PastedImage::Image(_)))
+        {
+            self.composer.paste(pasted);
+            self.refresh_menu();
+            return;
+        }
+        for (i, (path, result)) in results.into_iter().enumerate() {
+            if i > 0 {
+                self.composer.insert(' ');
+            }
+            match result {
+                PastedImage::Image(image) => {
+                    self.composer.attach_image(attach::file_name(&path), image);
+                }
+                PastedImage::Refused(_) | PastedImage::NotAFile => self.composer.insert_str(&path),
+            }
+        }
         self.refresh_menu();
     }
 

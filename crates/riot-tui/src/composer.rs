@@ -1,7 +1,9 @@
 //! The composer: the text being typed, its cursor, the history of sent
-//! messages, and large pastes shown collapsed (`[Pasted text #1 +40
-//! lines]`) and sent whole.
+//! messages, large pastes shown collapsed (`[Pasted text #1 +40
+//! lines]`) and sent whole, and attached images shown as `[image:
+//! name.png]` and sent with the message.
 
+use riot_protocol::ImageSource;
 use unicode_width::UnicodeWidthChar;
 
 /// A paste longer than this many lines is shown collapsed.
@@ -22,6 +24,8 @@ pub struct Composer {
     draft: String,
     /// Collapsed pastes: the placeholder and what it stands for.
     pastes: Vec<(String, String)>,
+    /// Attached images: the placeholder and the image.
+    images: Vec<(String, ImageSource)>,
 }
 
 impl Composer {
@@ -54,12 +58,52 @@ impl Composer {
         self.browsing = None;
     }
 
-    /// Empties the composer (pastes too).
+    /// Empties the composer (pastes and images too).
     pub fn clear(&mut self) {
         self.text.clear();
         self.cursor = 0;
         self.browsing = None;
         self.pastes.clear();
+        self.images.clear();
+    }
+
+    /// Inserts `[image: NAME]` at the cursor for an attached image (`NAME
+    /// #2` for a second image of the same name); it is sent with the
+    /// message while its placeholder stays in the text.
+    pub fn attach_image(&mut self, name: &str, image: ImageSource) {
+        let same = self
+            .images
+            .iter()
+            .filter(|(p, _)| {
+                p == &format!("[image: {name}]") || p.starts_with(&format!("[image: {name} #"))
+            })
+            .count();
+        let placeholder = if same == 0 {
+            format!("[image: {name}]")
+        } else {
+            format!("[image: {name} #{}]", same + 1)
+        };
+        self.insert_str(&placeholder);
+        self.images.push((placeholder, image));
+    }
+
+    /// The images whose placeholders are in the text, in the text's order.
+    pub fn images(&self) -> Vec<&ImageSource> {
+        let mut found: Vec<(usize, &ImageSource)> = self
+            .images
+            .iter()
+            .filter_map(|(p, image)| self.text.find(p.as_str()).map(|at| (at, image)))
+            .collect();
+        found.sort_by_key(|(at, _)| *at);
+        found.into_iter().map(|(_, image)| image).collect()
+    }
+
+    /// The text to send (pastes expanded, image placeholders kept) and the
+    /// images still in it; empties the composer and adds the text to the
+    /// history.
+    pub fn take_message(&mut self) -> (String, Vec<ImageSource>) {
+        let images = self.images().into_iter().cloned().collect();
+        (self.take(), images)
     }
 
     /// The text to send, pastes expanded; empties the composer and adds it
@@ -102,12 +146,14 @@ impl Composer {
 
     pub fn backspace(&mut self) {
         if let Some(c) = self.text[..self.cursor].chars().next_back() {
-            // A collapsed paste goes as a whole.
+            // A collapsed paste or an image goes as a whole.
             if c == ']'
-                && let Some((p, _)) = self
+                && let Some(p) = self
                     .pastes
                     .iter()
-                    .find(|(p, _)| self.text[..self.cursor].ends_with(p.as_str()))
+                    .map(|(p, _)| p)
+                    .chain(self.images.iter().map(|(p, _)| p))
+                    .find(|p| self.text[..self.cursor].ends_with(p.as_str()))
             {
                 let len = p.len();
                 self.text.replace_range(self.cursor - len..self.cursor, "");
@@ -324,6 +370,44 @@ mod tests {
         c.paste(&big);
         c.backspace();
         assert_eq!(c.text(), "", "the placeholder goes as a whole");
+    }
+
+    fn image(data: &str) -> ImageSource {
+        ImageSource {
+            media_type: "image/png".into(),
+            data: data.into(),
+        }
+    }
+
+    #[test]
+    fn an_attached_image_is_a_placeholder_sent_with_the_message() {
+        let mut c = Composer::default();
+        c.insert_str("compare ");
+        c.attach_image("a.png", image("A"));
+        c.insert_str(" and ");
+        c.attach_image("a.png", image("B"));
+        assert_eq!(c.text(), "compare [image: a.png] and [image: a.png #2]");
+        assert_eq!(c.images(), [&image("A"), &image("B")]);
+        // Backspace takes the second image whole; it is no longer sent.
+        c.backspace();
+        assert_eq!(c.text(), "compare [image: a.png] and ");
+        let (text, images) = c.take_message();
+        assert_eq!(text, "compare [image: a.png] and ");
+        assert_eq!(images, [image("A")]);
+        assert!(c.images().is_empty(), "the composer is empty again");
+    }
+
+    #[test]
+    fn images_go_in_the_order_of_their_placeholders() {
+        let mut c = Composer::default();
+        c.attach_image("b.png", image("B"));
+        c.home();
+        c.attach_image("a.png", image("A"));
+        assert_eq!(c.text(), "[image: a.png][image: b.png]");
+        assert_eq!(c.take_message().1, [image("A"), image("B")]);
+        c.attach_image("c.png", image("C"));
+        c.clear();
+        assert_eq!(c.take_message(), (String::new(), Vec::new()));
     }
 
     #[test]

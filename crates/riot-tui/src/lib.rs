@@ -14,6 +14,7 @@
 //! to a real terminal and a session.
 
 pub mod app;
+pub mod attach;
 pub mod composer;
 pub mod gate;
 pub mod highlight;
@@ -27,5 +28,6 @@ pub mod view;
 pub mod wrap;
 
 pub use gate::{GateRequest, TuiGate};
+pub use attach::PastedImage;
 pub use run::{Host, McpSummary, RunOptions, Summary, run};
 pub use theme::Theme;

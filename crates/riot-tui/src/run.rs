@@ -31,6 +31,7 @@ use riot_protocol::{
 use tokio::sync::{mpsc, oneshot};
 
 use crate::app::{App, Config, Effect, Mcp};
+use crate::attach::PastedImage;
 use crate::gate::GateRequest;
 use crate::menu::Entry;
 use crate::theme::Theme;
@@ -46,11 +47,19 @@ const FILES_SHOWN: usize = 20;
 pub type McpSummary = Mcp;
 
 /// What the UI needs from the face beyond the session: the project's
-/// files for `@`, the MCP servers' states.
+/// files for `@`, image files pasted as paths, the MCP servers' states.
 #[async_trait::async_trait]
 pub trait Host: Send + Sync {
     /// Up to `limit` project files best matching `query`, best first.
     async fn files(&self, query: &str, limit: usize) -> Vec<String>;
+
+    /// The image file at `path` as pasted (absolute, `~/…` or relative to
+    /// the project), read and checked to be an image. A host that cannot
+    /// read files says [`PastedImage::NotAFile`], and the paste stays text.
+    async fn image(&self, path: &str) -> PastedImage {
+        let _ = path;
+        PastedImage::NotAFile
+    }
 
     /// The MCP servers of the session's project, by state.
     fn mcp(&self) -> McpSummary {
@@ -419,6 +428,8 @@ async fn drive(
     let mut answers: HashMap<u64, oneshot::Sender<QuestionOutcome>> = HashMap::new();
     let mut next_key = 0u64;
     let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
+    type ReadImages = (String, Vec<(String, PastedImage)>);
+    let (images_tx, mut images_rx) = mpsc::unbounded_channel::<ReadImages>();
     let mut ticker = tokio::time::interval(FRAME);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut last_frame: Option<Instant> = None;
@@ -430,7 +441,22 @@ async fn drive(
     loop {
         for effect in app.take_effects() {
             match effect {
-                Effect::Prompt(text) => turn = start(handle, app, &text),
+                Effect::Prompt(text) => turn = start(handle, app, &text, Vec::new()),
+                Effect::PromptWithImages { text, images } => {
+                    turn = start(handle, app, &text, images);
+                }
+                Effect::ReadImages { pasted, paths } => {
+                    let host = Arc::clone(&host);
+                    let tx = images_tx.clone();
+                    tokio::spawn(async move {
+                        let mut results = Vec::with_capacity(paths.len());
+                        for path in paths {
+                            let image = host.image(&path).await;
+                            results.push((path, image));
+                        }
+                        let _ = tx.send((pasted, results));
+                    });
+                }
                 Effect::Queue(text) => {
                     handle.queue(&text);
                 }
@@ -452,7 +478,7 @@ async fn drive(
                             reason: TerminalReason::Completed,
                         });
                     } else {
-                        turn = start(handle, app, &waiting.join("\n\n"));
+                        turn = start(handle, app, &waiting.join("\n\n"), Vec::new());
                     }
                 }
                 Effect::Cancel => {
@@ -567,6 +593,13 @@ async fn drive(
                     dirty = true;
                 }
             }
+            read = images_rx.recv() => {
+                if let Some((pasted, results)) = read {
+                    app.images_read(&pasted, results);
+                    last_frame = None;
+                    dirty = true;
+                }
+            }
             found = files_rx.recv() => {
                 if let Some((query, files)) = found {
                     app.files_found(&query, files);
@@ -592,13 +625,26 @@ async fn drive(
     }
 }
 
-/// Starts a turn for `text`; a turn that is already running gets it
-/// queued instead.
-fn start(handle: &SessionHandle, app: &mut App, text: &str) -> Option<Turn> {
-    match handle.prompt(text) {
+/// Starts a turn for `text` with `images` after it; a turn that is
+/// already running gets the text queued instead (and the images are
+/// said to be left out).
+fn start(
+    handle: &SessionHandle,
+    app: &mut App,
+    text: &str,
+    images: Vec<riot_protocol::ImageSource>,
+) -> Option<Turn> {
+    let attached = images.len();
+    match handle.prompt_with_images(text, images) {
         Ok(turn) => Some(turn),
         Err(KernelError::Busy) => {
             handle.queue(text);
+            if attached > 0 {
+                app.note(
+                    SystemLevel::Warning,
+                    "A turn was still running: the message was queued without its images; paste them again.",
+                );
+            }
             None
         }
         Err(e) => {

@@ -16,14 +16,14 @@ use ratatui::text::Line;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use riot_protocol::{
     AgentEvent, AssistantBlock, AssistantMessage, DecisionReason, DiffHunk, DiffLine, DiffLineKind,
-    Message, MessageId, MessageOrigin, PermissionMode, PermissionOutcome, PermissionRequestDetail,
-    Question, QuestionOption, QuestionOutcome, QuestionRequest, RequestId, SearchMatch,
-    StreamDelta, TerminalReason, Todo, TodoStatus, ToolResultContent, ToolResultUi, ToolUseId,
-    UiPayload, Usage, UserBlock, UserMessage,
+    ImageSource, Message, MessageId, MessageOrigin, PermissionMode, PermissionOutcome,
+    PermissionRequestDetail, Question, QuestionOption, QuestionOutcome, QuestionRequest, RequestId,
+    SearchMatch, StreamDelta, TerminalReason, Todo, TodoStatus, ToolResultContent, ToolResultUi,
+    ToolUseId, UiPayload, Usage, UserBlock, UserMessage,
 };
-use riot_tui::Theme;
 use riot_tui::app::{App, Config, Effect, Mcp};
 use riot_tui::menu::Entry;
+use riot_tui::{PastedImage, Theme};
 use serde_json::json;
 
 // ---------------------------------------------------------------- helpers
@@ -715,6 +715,123 @@ fn at_completion_asks_for_the_projects_files_and_inserts_the_chosen_path() {
         "Enter completed the path; nothing was sent"
     );
     check("at_completion", &menu);
+}
+
+#[test]
+fn a_pasted_image_path_is_attached_shown_as_its_name_and_sent_with_the_prompt() {
+    let mut app = app(80);
+    type_text(&mut app, "what is wrong in ");
+    // A terminal delivers a dragged file as a paste of its quoted path.
+    app.paste("'/home/me/Screen Shot.png' file:///home/me/logo%201.webp");
+    assert_eq!(
+        app.take_effects(),
+        [Effect::ReadImages {
+            pasted: "'/home/me/Screen Shot.png' file:///home/me/logo%201.webp".into(),
+            paths: vec![
+                "/home/me/Screen Shot.png".into(),
+                "/home/me/logo 1.webp".into()
+            ],
+        }],
+    );
+    assert_eq!(
+        app.composer_text(),
+        "what is wrong in ",
+        "nothing is inserted before the files are read"
+    );
+    let png = ImageSource {
+        media_type: "image/png".into(),
+        data: "iVBORw0KGgo=".into(),
+    };
+    let webp = ImageSource {
+        media_type: "image/webp".into(),
+        data: "UklGRg==".into(),
+    };
+    app.images_read(
+        "'/home/me/Screen Shot.png' file:///home/me/logo%201.webp",
+        vec![
+            (
+                "/home/me/Screen Shot.png".into(),
+                PastedImage::Image(png.clone()),
+            ),
+            (
+                "/home/me/logo 1.webp".into(),
+                PastedImage::Image(webp.clone()),
+            ),
+        ],
+    );
+    type_text(&mut app, " here?");
+    let composer = frame(&app, 80, 5);
+    assert_eq!(
+        app.composer_text(),
+        "what is wrong in [image: Screen Shot.png] [image: logo 1.webp] here?"
+    );
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        app.take_effects(),
+        [Effect::PromptWithImages {
+            text: "what is wrong in [image: Screen Shot.png] [image: logo 1.webp] here?".into(),
+            images: vec![png.clone(), webp],
+        }],
+    );
+    assert_eq!(
+        scrollback(&mut app),
+        "› what is wrong in [image: Screen Shot.png] [image: logo 1.webp] here?\n"
+    );
+    check("pasted_image", &composer);
+
+    // While a turn runs, a message with an image waits in the composer.
+    app.paste("/tmp/a.png");
+    let effects: [Effect; 1] = app.take_effects().try_into().unwrap();
+    let [Effect::ReadImages { pasted, paths }] = effects else {
+        panic!("the path is read as an image");
+    };
+    app.images_read(&pasted, vec![(paths[0].clone(), PastedImage::Image(png))]);
+    app.key(key(KeyCode::Enter));
+    assert_eq!(app.take_effects(), []);
+    assert_eq!(app.composer_text(), "[image: a.png]");
+    assert!(
+        frame(&app, 80, 6).contains("Images go with a new prompt: send this when the turn ends"),
+        "{}",
+        frame(&app, 80, 6)
+    );
+}
+
+#[test]
+fn a_pasted_path_that_is_not_an_image_stays_text() {
+    let mut app = app(80);
+    // Not image paths at all: text at once.
+    app.paste("see /tmp/notes.txt");
+    assert_eq!(app.take_effects(), []);
+    assert_eq!(app.composer_text(), "see /tmp/notes.txt");
+    app.key(ctrl('u'));
+    // An image name that is no file, and a file that does not decode.
+    app.paste("/tmp/missing.png");
+    app.take_effects();
+    app.images_read(
+        "/tmp/missing.png",
+        vec![("/tmp/missing.png".into(), PastedImage::NotAFile)],
+    );
+    assert_eq!(app.composer_text(), "/tmp/missing.png");
+    assert!(!frame(&app, 80, 5).contains("pasted as text"));
+    app.key(ctrl('u'));
+    app.paste("/tmp/bad.png");
+    app.take_effects();
+    app.images_read(
+        "/tmp/bad.png",
+        vec![(
+            "/tmp/bad.png".into(),
+            PastedImage::Refused("is not a valid image/png image (truncated)".into()),
+        )],
+    );
+    assert_eq!(app.composer_text(), "/tmp/bad.png");
+    assert!(
+        frame(&app, 80, 5)
+            .contains("bad.png is not a valid image/png image (truncated); it was pasted as text."),
+        "{}",
+        frame(&app, 80, 5)
+    );
+    app.key(key(KeyCode::Enter));
+    assert_eq!(app.take_effects(), [Effect::Prompt("/tmp/bad.png".into())]);
 }
 
 #[test]
