@@ -55,6 +55,9 @@ pub enum Command {
     /// What the OS sandbox enforces here (docs/sandbox.md).
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// Run the project's checkers and list their diagnostics
+    /// (docs/diagnostics.md).
+    Diagnostics(DiagnosticsArgs),
     /// Show the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -305,6 +308,18 @@ pub enum SessionsCommand {
     },
     /// Delete a session.
     Delete { id: String },
+}
+
+/// `riot diagnostics [PATH…] [--json]`: the Diagnostics tool through a
+/// session's pipeline.
+#[derive(Debug, Clone, Args)]
+pub struct DiagnosticsArgs {
+    /// Files or directories to report on (default: the whole project).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// One JSON object: checkers, diagnostics, total, truncated.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

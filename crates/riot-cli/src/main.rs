@@ -149,6 +149,9 @@ fn main() -> ExitCode {
             Some(Command::Config(ConfigCommand::Show { json })) => {
                 inspect::config_show(&cli.shared, *json).await
             }
+            Some(Command::Diagnostics(args)) => {
+                tools_cmd::diagnostics(&cli.shared, &args.paths, args.json).await
+            }
         }
     });
     // Sessions may still own tool processes; the runtime drop kills them.

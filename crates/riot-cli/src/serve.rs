@@ -247,7 +247,8 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
     let caps = world::capabilities();
     let fs = Arc::clone(&caps.fs);
     let config = AcpConfig {
-        kernel: Kernel::new(caps, home.clone()),
+        kernel: Kernel::new(caps, home.clone())
+            .with_language_servers(Arc::new(riot_lsp::LspHost)),
         fs,
         env,
         flags: flag_layer(shared),

@@ -3,15 +3,16 @@
 //! (MCP tools once their servers have settled), and one call through a
 //! session's full pipeline (validation, PreToolUse hooks, permission
 //! decision, the tool, PostToolUse hooks, budget). A permission question is
-//! answered "no" unless `--yes`.
+//! answered "no" unless `--yes`. `riot diagnostics` is a Diagnostics call
+//! the same way.
 
 use std::sync::Arc;
 
 use futures::StreamExt;
 use riot_protocol::{
     AgentEvent, CancelScope, ExecuteOptions, IdGen, PermissionGate, PermissionOutcome,
-    PermissionRequestDetail, RequestId, SessionId, ToolCall, ToolResultContent, ToolRunEvent,
-    ToolRunner, ToolUseId,
+    PermissionRequestDetail, RequestId, SessionId, Severity, ToolCall, ToolResultContent,
+    ToolRunEvent, ToolRunner, ToolUseId, UiPayload,
 };
 
 use crate::cli::SharedOptions;
@@ -63,7 +64,8 @@ async fn harness(
     let cwd = world::project_dir(shared.cwd.as_ref()).map_err(|e| (e, EXIT_USAGE))?;
     let caps = world::capabilities();
     let ids = Arc::clone(&caps.ids);
-    let kernel = riot_kernel::Kernel::new(caps, home);
+    let kernel =
+        riot_kernel::Kernel::new(caps, home).with_language_servers(Arc::new(riot_lsp::LspHost));
     let flags = flag_layer(shared);
     let at = riot_kernel::tools::Inspect {
         cwd: &cwd,
@@ -163,4 +165,86 @@ pub async fn call(
         }
     }
     i32::from(result.is_error)
+}
+
+/// `riot diagnostics [PATH…] [--json]`: one Diagnostics call through a
+/// session's pipeline; the list on stdout (one `path:line:col: severity
+/// [code]: message` line each, or the payload as JSON). Exit code 1 when
+/// an error was found or the call failed, else 0.
+pub async fn diagnostics(shared: &SharedOptions, paths: &[String], json_out: bool) -> i32 {
+    let (harness, ids) = match harness(shared, false, None).await {
+        Ok(h) => h,
+        Err((e, code)) => return fail("diagnostics", &e, code),
+    };
+    let input = if paths.is_empty() {
+        serde_json::json!({})
+    } else {
+        serde_json::json!({ "paths": paths })
+    };
+    let call = ToolCall {
+        id: ToolUseId::generate(ids.as_ref()),
+        name: "Diagnostics".to_owned(),
+        input,
+    };
+    let options = ExecuteOptions {
+        cancel: CancelScope::new(),
+        mode: harness.mode,
+    };
+    let mut events = harness.runner().execute(vec![call], options);
+    let mut result = None;
+    while let Some(event) = events.next().await {
+        if let ToolRunEvent::Result(r) = event {
+            result = Some(r);
+        }
+    }
+    drop(events);
+    harness.close().await;
+    let Some(result) = result else {
+        return fail("diagnostics", "the tool produced no result", 1);
+    };
+    let payload = result.ui.as_ref().and_then(|ui| ui.payload.as_ref());
+    let Some(UiPayload::Diagnostics {
+        checkers,
+        diagnostics,
+        total,
+        truncated,
+    }) = payload
+    else {
+        let why = result
+            .content
+            .iter()
+            .find_map(|c| match c {
+                ToolResultContent::Text { text } => Some(text.as_str()),
+                ToolResultContent::Image { .. } => None,
+            })
+            .unwrap_or("no diagnostics were produced");
+        return fail("diagnostics", why, 1);
+    };
+    if json_out {
+        let out = serde_json::json!({
+            "checkers": checkers,
+            "diagnostics": diagnostics,
+            "total": total,
+            "truncated": truncated,
+        });
+        outln!("{out}");
+    } else {
+        for d in diagnostics {
+            outln!("{}", d.one_line());
+        }
+        // The summary and any note about a checker that failed.
+        for block in &result.content {
+            if let ToolResultContent::Text { text } = block {
+                let mut lines = text.lines();
+                if let Some(first) = lines.next() {
+                    errln!("{first}");
+                }
+                for note in text.split("\n\nNote: ").skip(1) {
+                    errln!("Note: {note}");
+                }
+            }
+        }
+    }
+    let errors = diagnostics.iter().any(|d| d.severity == Severity::Error);
+    i32::from(errors || result.is_error)
 }

@@ -147,6 +147,12 @@ pub struct Config {
     /// The model WebFetch's `prompt` asks (docs/web.md); the session's
     /// model when unset.
     pub small_model: Option<Sourced<String>>,
+    /// The `diagnostics` setting (docs/diagnostics.md), checked when read;
+    /// a later file replaces an earlier one's.
+    pub diagnostics: Option<Sourced<Value>>,
+    /// The `lsp` setting (docs/diagnostics.md), checked when read; a
+    /// later file replaces an earlier one's.
+    pub lsp: Option<Sourced<Value>>,
     /// WebSearch's backend (docs/web.md): `web_search` in settings, or
     /// `RIOT_SEARXNG_URL`.
     pub web_search: Option<Sourced<WebSearchSetting>>,
@@ -380,6 +386,8 @@ const TRUST_GATED: &[&str] = &[
     "small_model",
     "web_search",
     "env",
+    "diagnostics",
+    "lsp",
 ];
 
 /// Modes only the person's own settings, flags or environment may choose:
@@ -409,11 +417,27 @@ const KNOWN_KEYS: &[&str] = &[
     "stream_idle_timeout_ms",
     "permissions",
     "unattended_confirmed",
+    "diagnostics",
+    "lsp",
     "env",
     "hooks",
     "sandbox",
     "$schema",
 ];
+
+fn check_diagnostics(value: &Value) -> Result<(), String> {
+    for check in riot_protocol::DiagnosticCheck::parse_setting(value)? {
+        if let riot_protocol::CheckFormat::Regex(pattern) = &check.format {
+            riot_tools::tools::diagnostics::check_pattern(pattern)
+                .map_err(|problem| format!("pattern for `{}` {problem}", check.display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_lsp(value: &Value) -> Result<(), String> {
+    riot_protocol::LspSettings::parse_setting(value).map(|_| ())
+}
 
 /// Layers the files (in order user, project, local), then environment and
 /// flags. `trusted` says whether the project's files are trusted.
@@ -611,6 +635,29 @@ fn apply_file(
                 }
             }
             Some(_) => return Err(bad("models", "must be an object keyed by model-name glob")),
+        }
+        // Both run commands: a project's wait for trust.
+        for (key, slot, check) in [
+            (
+                "diagnostics",
+                &mut config.diagnostics,
+                check_diagnostics as fn(&Value) -> Result<(), String>,
+            ),
+            ("lsp", &mut config.lsp, check_lsp),
+        ] {
+            match file.json.get(key) {
+                None | Some(Value::Null) => {}
+                Some(_) if untrusted => config
+                    .ignored_untrusted
+                    .push(format!("{key} (from {})", file.path.display())),
+                Some(value) => {
+                    check(value).map_err(|problem| bad(key, &problem))?;
+                    *slot = Some(Sourced {
+                        value: value.clone(),
+                        source: from.clone(),
+                    });
+                }
+            }
         }
     }
     match file.json.get("permissions") {

@@ -90,6 +90,9 @@ pub struct Kernel {
     /// How many times each session is open in this process (several
     /// clients of one `riot serve` may open the same one).
     open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
+    /// Starts each session's language servers (docs/diagnostics.md);
+    /// `None`: edits get no language-server feedback.
+    lsp: Option<Arc<dyn riot_protocol::LanguageServerHost>>,
 }
 
 /// Counts a session as open while it lives.
@@ -119,7 +122,24 @@ impl Kernel {
             home,
             mcp: Arc::default(),
             open: Arc::default(),
+            lsp: None,
         }
+    }
+
+    /// The same kernel whose sessions start language servers through
+    /// `host` (riot-cli hands in riot-lsp's).
+    #[must_use]
+    pub fn with_language_servers(
+        mut self,
+        host: Arc<dyn riot_protocol::LanguageServerHost>,
+    ) -> Self {
+        self.lsp = Some(host);
+        self
+    }
+
+    /// What starts the sessions' language servers, if anything.
+    pub fn language_server_host(&self) -> Option<&Arc<dyn riot_protocol::LanguageServerHost>> {
+        self.lsp.as_ref()
     }
 
     /// Whether a session is open in this process (by any client).

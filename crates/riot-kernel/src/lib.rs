@@ -26,6 +26,7 @@ pub mod gate;
 pub mod handle;
 pub mod hooks;
 pub mod kernel;
+pub mod lsp;
 pub mod memory;
 pub mod model_settings;
 pub mod plan;

@@ -50,6 +50,8 @@ pub struct StackBase {
     /// MCP declarations larger than this (characters) are deferred.
     pub defer_above_chars: usize,
     pub config: SchedulerConfig,
+    /// The `diagnostics.checks` setting, for every tool environment.
+    pub diagnostic_checks: Vec<riot_protocol::DiagnosticCheck>,
     /// The tools' process runner inside the OS sandbox, when it is
     /// enforced (hooks and MCP servers use `caps.proc`, outside it).
     pub sandboxed_proc: Option<Arc<dyn riot_protocol::ProcessRunner>>,
@@ -73,6 +75,7 @@ impl StackBase {
         env.scrubbed_env = self.scrubbed_env.clone();
         env.web = Arc::clone(&self.caps.web);
         env.home = self.user_home.clone();
+        env.diagnostic_checks = self.diagnostic_checks.clone();
         env
     }
 

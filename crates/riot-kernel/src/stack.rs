@@ -106,6 +106,9 @@ pub struct ToolStack {
     pub notices: Vec<String>,
     /// How long an MCP server may take to start.
     pub mcp_startup_timeout_ms: u64,
+    /// The session's language servers (docs/diagnostics.md); `None` when
+    /// the face gave the kernel none or the settings turn them off.
+    pub language_servers: Option<Arc<dyn riot_protocol::LanguageServers>>,
 }
 
 impl ToolStack {
@@ -114,6 +117,14 @@ impl ToolStack {
     pub async fn mcp_settled(&self) {
         for hub in &self.base.hubs {
             hub.wait_settled(self.mcp_startup_timeout_ms + 1_000).await;
+        }
+    }
+
+    /// Stops the language servers (the session ended; dropping the
+    /// stack does it too).
+    pub async fn shutdown_language_servers(&self) {
+        if let Some(servers) = &self.language_servers {
+            servers.shutdown().await;
         }
     }
 
@@ -231,6 +242,18 @@ impl Kernel {
         ));
         let (hubs, mcp_startup_timeout_ms) =
             self.stack_hubs(loaded, &options, &mut notices).await?;
+        // Language servers (docs/diagnostics.md): asked after each edit
+        // through the hooks every runner of the session shares.
+        let language_servers = self.language_servers(config, &options.cwd, &options.env, &scrubbed);
+        let tool_hooks: Arc<dyn riot_protocol::ToolHooks> = match &language_servers {
+            Some(servers) => Arc::new(crate::lsp::LspHooks::new(
+                hooks.clone(),
+                Arc::clone(servers),
+                options.cwd.clone(),
+                user_home(&options.env),
+            )),
+            None => hooks.clone(),
+        };
         let base = StackBase {
             caps: caps.clone(),
             spill_root: self.home().join("spill"),
@@ -239,7 +262,7 @@ impl Kernel {
             user_home: user_home(&options.env),
             policy: Arc::clone(&policy),
             gate: Arc::clone(&options.gate),
-            hooks: hooks.clone(),
+            hooks: tool_hooks,
             hubs,
             defer_above_chars: options
                 .env
@@ -247,6 +270,7 @@ impl Kernel {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| crate::runner::defer_threshold_chars(options.context_window)),
             config: SchedulerConfig::default(),
+            diagnostic_checks: crate::lsp::diagnostic_checks(config),
             sandboxed_proc,
         };
 
@@ -321,6 +345,7 @@ impl Kernel {
             subagents,
             notices,
             mcp_startup_timeout_ms,
+            language_servers,
         })
     }
 

@@ -9,8 +9,9 @@
 //! the [`cancel`]lation tree,
 //! structured UI payloads ([`ui`]), and the capability traits through which
 //! the deterministic crates touch the world ([`fs`], [`process`], [`clock`],
-//! [`web`], [`devices`], [`terminal`]). [`invariants`] holds the checks
-//! more than one crate needs.
+//! [`web`], [`devices`], [`terminal`], the language servers of
+//! [`diagnostics`]). [`invariants`] holds the checks more than one crate
+//! needs.
 //!
 //! It deliberately contains no behaviour beyond small helpers on its own
 //! types: no agent loop, no HTTP, no file access. It depends on no workspace
@@ -32,6 +33,7 @@ pub mod cancel;
 pub mod clock;
 pub mod cost;
 pub mod devices;
+pub mod diagnostics;
 pub mod event;
 pub mod file_state;
 pub mod fs;
@@ -53,6 +55,10 @@ pub use cancel::{CancelReason, CancelScope};
 pub use clock::{Clock, ClockExt, Elapsed, FixedClock};
 pub use cost::{LongPromptPrice, Price, SessionCost, format_usd};
 pub use devices::{Browser, NoBrowser, NoVision, Unavailable, Vision};
+pub use diagnostics::{
+    CheckFormat, Diagnostic, DiagnosticCheck, EditDiagnostics, LanguageServerHost, LanguageServers,
+    LspServerSetting, LspSettings, Severity,
+};
 pub use event::{
     AbortSource, AgentError, AgentEvent, CompactionStrategy, ErrorKind, StreamDelta,
     TerminalReason, Transition, Usage,

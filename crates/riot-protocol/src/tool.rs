@@ -277,6 +277,9 @@ pub struct ToolEnv {
     /// `~/` (or a lone `~`) names a place in it. `None`: `~` is not
     /// expanded.
     pub home: Option<PathBuf>,
+    /// The `diagnostics.checks` setting: the checkers Diagnostics runs
+    /// instead of the ones it detects; empty means detect.
+    pub diagnostic_checks: Vec<crate::diagnostics::DiagnosticCheck>,
 }
 
 impl ToolEnv {
@@ -319,6 +322,7 @@ impl ToolEnv {
             file_state: Arc::new(FileStateStore::default()),
             scrubbed_env: Vec::new(),
             home: None,
+            diagnostic_checks: Vec::new(),
         }
     }
 }

@@ -106,6 +106,16 @@ pub enum UiPayload {
         query: String,
         results: Vec<WebResult>,
     },
+    /// What the project's checkers found (Diagnostics).
+    Diagnostics {
+        /// The commands that ran, in order.
+        checkers: Vec<String>,
+        diagnostics: Vec<crate::diagnostics::Diagnostic>,
+        /// Diagnostics before the cap (and before the `paths` filter's
+        /// cap, not before the filter).
+        total: u64,
+        truncated: bool,
+    },
 }
 
 /// One cell of a notebook, as Read showed it.

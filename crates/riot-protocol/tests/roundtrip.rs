@@ -394,6 +394,20 @@ fn ui_payloads() -> Vec<UiPayload> {
                 snippet: "Using derive".into(),
             }],
         },
+        UiPayload::Diagnostics {
+            checkers: vec!["cargo check --message-format=json".into()],
+            diagnostics: vec![riot_protocol::Diagnostic {
+                path: "src/main.rs".into(),
+                line: 3,
+                column: 18,
+                severity: riot_protocol::Severity::Error,
+                code: Some("E0308".into()),
+                message: "mismatched types".into(),
+                source: "cargo".into(),
+            }],
+            total: 1,
+            truncated: false,
+        },
     ]
 }
 

@@ -8,6 +8,8 @@ use serde_json::Value;
 
 pub mod bash;
 pub mod bash_output;
+pub mod diagnostics;
+mod diagnostics_parse;
 pub mod edit;
 mod edit_match;
 pub mod glob;
@@ -30,6 +32,7 @@ mod home_tests;
 
 pub use bash::Bash;
 pub use bash_output::BashOutput;
+pub use diagnostics::{Diagnostics, DiagnosticsInput};
 pub use edit::Edit;
 pub use glob::Glob;
 pub use grep::Grep;
@@ -56,6 +59,7 @@ pub fn builtin() -> Vec<Arc<dyn DynTool>> {
         Arc::new(BashOutput),
         Arc::new(KillShell),
         Arc::new(NotebookEdit),
+        Arc::new(Diagnostics),
     ]
 }
 
@@ -96,7 +100,8 @@ mod tests {
                 "Bash",
                 "BashOutput",
                 "KillShell",
-                "NotebookEdit"
+                "NotebookEdit",
+                "Diagnostics"
             ]
         );
     }

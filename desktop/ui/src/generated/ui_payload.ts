@@ -126,6 +126,20 @@ export type UiPayload =
       type: "web_results";
       query: string;
       results: WebResult[];
+    }
+  | {
+      type: "diagnostics";
+      /**
+       * The commands that ran, in order.
+       */
+      checkers: string[];
+      diagnostics: Diagnostic[];
+      /**
+       * Diagnostics before the cap (and before the `paths` filter's
+       * cap, not before the filter).
+       */
+      total: number;
+      truncated: boolean;
     };
 /**
  * Whether a diff line is kept, added or removed.
@@ -135,6 +149,10 @@ export type DiffLineKind = "context" | "added" | "removed";
  * Progress of a todo.
  */
 export type TodoStatus = "pending" | "in_progress" | "completed";
+/**
+ * How serious a diagnostic is.
+ */
+export type Severity = "error" | "warning" | "info" | "hint";
 
 /**
  * One cell of a notebook, as Read showed it.
@@ -198,4 +216,31 @@ export interface WebResult {
   title: string;
   url: string;
   snippet: string;
+}
+/**
+ * One finding of a checker or language server.
+ */
+export interface Diagnostic {
+  /**
+   * The file, relative to the project when it is inside it.
+   */
+  path: string;
+  /**
+   * 1-based; 0 when the checker named no line.
+   */
+  line: number;
+  /**
+   * 1-based; 0 when the checker named no column.
+   */
+  column: number;
+  severity: Severity;
+  /**
+   * The checker's code for it (`E0308`, `reportUndefinedVariable`).
+   */
+  code?: string | null;
+  message: string;
+  /**
+   * Who said it (`cargo`, `pyright`, a language server's name).
+   */
+  source: string;
 }

@@ -1,6 +1,7 @@
 import type { ShownImage } from "../../state/conversation";
 import { imageUrl } from "../../state/images";
 import { CommandView } from "./CommandView";
+import { DiagnosticsView } from "./DiagnosticsView";
 import { DiffView } from "./DiffView";
 import { asUiPayload, type PayloadOf } from "./payload";
 import { FileListView, SearchResultsView } from "./SearchViews";
@@ -125,5 +126,7 @@ export function PayloadView({ raw, images = [] }: { raw: unknown; images?: reado
       return <WebPageView payload={payload} />;
     case "web_results":
       return <WebResultsView payload={payload} />;
+    case "diagnostics":
+      return <DiagnosticsView payload={payload} />;
   }
 }

@@ -69,6 +69,22 @@ const SHAPES: { [K in UiPayload["type"]]: (v: Fields) => boolean } = {
     cached: isBool,
   }),
   web_results: shape({ query: isString, results: isArrayOf(shape({ title: isString, url: isString, snippet: isString })) }),
+  diagnostics: shape({
+    checkers: isArrayOf(isString),
+    diagnostics: isArrayOf(
+      shape({
+        path: isString,
+        line: isCount,
+        column: isCount,
+        severity: (s) => s === "error" || s === "warning" || s === "info" || s === "hint",
+        code: isOptional(isString),
+        message: isString,
+        source: isString,
+      }),
+    ),
+    total: isCount,
+    truncated: isBool,
+  }),
 };
 
 /** `raw` as a UI payload, or `null` when it is not one this UI knows. */

@@ -24,6 +24,7 @@ describe("asUiPayload", () => {
       { type: "text", text: "hi" },
       { type: "web_page", url: "https://docs.rs/", status: 200, bytes: 10, truncated: false, cached: false },
       { type: "web_results", query: "serde", results: [{ title: "Serde", url: "https://serde.rs/", snippet: "" }] },
+      { type: "diagnostics", checkers: ["tsc --noEmit --pretty false"], diagnostics: [], total: 0, truncated: false },
     ];
     for (const sample of samples) expect(asUiPayload(sample)).toBe(sample);
   });

@@ -1,0 +1,487 @@
+//! One running language server: its process (a [`PipedChild`] in its own
+//! process group), a writer task, a reader task that answers the server's
+//! own requests and keeps each file's latest published diagnostics, and
+//! the documents it has open with their versions.
+//!
+//! No task holds the [`Client`]: dropping it drops the child, which kills
+//! the server's group; the reader then sees the end of its stdout and
+//! the writer the end of its queue.
+
+#![allow(clippy::disallowed_methods)] // the real process and clock: this crate is a runtime
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use lsp_types::notification::{
+    DidChangeTextDocument, DidOpenTextDocument, Exit, Initialized, Notification, PublishDiagnostics,
+};
+use lsp_types::request::{Initialize, Request, Shutdown, WorkspaceConfiguration};
+use lsp_types::{
+    ClientCapabilities, DidChangeTextDocumentParams, DidOpenTextDocumentParams, InitializeParams,
+    InitializedParams, NumberOrString, PublishDiagnosticsClientCapabilities,
+    PublishDiagnosticsParams, TextDocumentClientCapabilities, TextDocumentContentChangeEvent,
+    TextDocumentItem, TextDocumentSyncClientCapabilities, Uri, VersionedTextDocumentIdentifier,
+    WorkspaceFolder,
+};
+use riot_protocol::{Diagnostic, ProcessSpec, Severity};
+use riot_runtime::PipedChild;
+use serde_json::{Value, json};
+use tokio::io::BufReader;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::framing::{read_message, write_message};
+
+/// Lines of a server's stderr kept to say why it exited.
+const STDERR_LINES: usize = 5;
+
+/// Where a server is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Life {
+    /// Started, `initialize` not yet answered.
+    Starting,
+    /// Initialized: documents may be opened.
+    Ready,
+    /// Gone (or its initialization failed): why.
+    Exited(String),
+}
+
+#[derive(Debug)]
+struct Published {
+    /// Which publish this was, counted per server.
+    seq: u64,
+    version: Option<i32>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// What the reader and the client share.
+#[derive(Debug)]
+struct Shared {
+    name: String,
+    project: PathBuf,
+    life: Mutex<Life>,
+    published: Mutex<HashMap<PathBuf, Published>>,
+    publishes: AtomicU64,
+    /// Bumped on every publish and every change of life; waiters watch it.
+    bump: watch::Sender<u64>,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
+    stderr: Mutex<VecDeque<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    fn poke(&self) {
+        self.bump.send_modify(|n| *n += 1);
+    }
+
+    fn set_life(&self, life: Life) {
+        let mut now = lock(&self.life);
+        // Once exited, a server stays exited.
+        if !matches!(*now, Life::Exited(_)) {
+            *now = life;
+        }
+        drop(now);
+        self.poke();
+    }
+
+    fn exited_detail(&self) -> String {
+        let tail: Vec<String> = lock(&self.stderr).iter().cloned().collect();
+        if tail.is_empty() {
+            "it exited".to_owned()
+        } else {
+            format!("it exited; its last words: {}", tail.join(" | "))
+        }
+    }
+}
+
+/// A file path as a `file:` URI.
+pub(crate) fn file_uri(path: &Path) -> Option<Uri> {
+    let url = url::Url::from_file_path(path).ok()?;
+    Uri::from_str(url.as_str()).ok()
+}
+
+/// A `file:` URI's path.
+fn uri_path(uri: &Uri) -> Option<PathBuf> {
+    url::Url::parse(uri.as_str()).ok()?.to_file_path().ok()
+}
+
+/// One started server.
+#[derive(Debug)]
+pub(crate) struct Client {
+    shared: Arc<Shared>,
+    tx: mpsc::UnboundedSender<Value>,
+    child: tokio::sync::Mutex<Option<PipedChild>>,
+    pid: Option<u32>,
+    next_id: AtomicI64,
+    /// Open documents and the version last sent.
+    docs: Mutex<HashMap<PathBuf, i32>>,
+}
+
+impl Client {
+    /// Spawns `program args…` in `project` and starts initializing it in
+    /// the background.
+    pub(crate) fn start(
+        name: String,
+        program: PathBuf,
+        args: Vec<String>,
+        project: PathBuf,
+        env_set: Vec<(String, String)>,
+        env_remove: Vec<String>,
+    ) -> Result<Arc<Client>, String> {
+        let spec = ProcessSpec {
+            program: program.display().to_string(),
+            args,
+            cwd: project.clone(),
+            env_set,
+            env_remove,
+            timeout_ms: None,
+            capture: Default::default(),
+            stdin: None,
+        };
+        let mut child = PipedChild::spawn(&spec).map_err(|e| e.to_string())?;
+        let pid = child.pid();
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.take_stdin(), child.take_stdout(), child.take_stderr())
+        else {
+            return Err("its pipes could not be opened".into());
+        };
+        let (bump, _) = watch::channel(0);
+        let shared = Arc::new(Shared {
+            name,
+            project: project.clone(),
+            life: Mutex::new(Life::Starting),
+            published: Mutex::new(HashMap::new()),
+            publishes: AtomicU64::new(0),
+            bump,
+            pending: Mutex::new(HashMap::new()),
+            stderr: Mutex::new(VecDeque::new()),
+        });
+        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+
+        // Writer: the queue to stdin, in order.
+        tokio::spawn(async move {
+            let mut stdin = stdin;
+            while let Some(msg) = rx.recv().await {
+                if write_message(&mut stdin, &msg).await.is_err() {
+                    break;
+                }
+            }
+        });
+        // Stderr: drained, its last lines kept.
+        {
+            let shared = Arc::clone(&shared);
+            tokio::spawn(async move {
+                use tokio::io::AsyncBufReadExt;
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let line = line.trim().to_owned();
+                    if line.is_empty() {
+                        continue;
+                    }
+                    let mut tail = lock(&shared.stderr);
+                    if tail.len() == STDERR_LINES {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line.chars().take(300).collect());
+                }
+            });
+        }
+        // Reader.
+        {
+            let shared = Arc::clone(&shared);
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut input = BufReader::new(stdout);
+                loop {
+                    match read_message(&mut input).await {
+                        Ok(Some(msg)) => dispatch(&shared, &tx, msg),
+                        Ok(None) => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                            tracing::debug!(server = %shared.name, "unreadable message: {e}");
+                        }
+                        Err(_) => break,
+                    }
+                }
+                lock(&shared.pending).clear();
+                let detail = shared.exited_detail();
+                shared.set_life(Life::Exited(detail));
+            });
+        }
+
+        let client = Arc::new(Client {
+            shared: Arc::clone(&shared),
+            tx: tx.clone(),
+            child: tokio::sync::Mutex::new(Some(child)),
+            pid,
+            next_id: AtomicI64::new(1),
+            docs: Mutex::new(HashMap::new()),
+        });
+
+        // Initialization, in the background: a turn never waits for it
+        // longer than an edit's wait.
+        let init = client.request(Initialize::METHOD, initialize_params(&project));
+        let tx_init = tx;
+        tokio::spawn(async move {
+            match init.await {
+                Some(reply) if reply.get("result").is_some() => {
+                    let _ = tx_init.send(notification(
+                        Initialized::METHOD,
+                        serde_json::to_value(InitializedParams {}).unwrap_or(Value::Null),
+                    ));
+                    shared.set_life(Life::Ready);
+                }
+                Some(reply) => {
+                    let why = reply["error"]["message"]
+                        .as_str()
+                        .unwrap_or("no reason given")
+                        .to_owned();
+                    shared.set_life(Life::Exited(format!("it refused to initialize: {why}")));
+                }
+                None => {}
+            }
+        });
+        Ok(client)
+    }
+
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    pub(crate) fn life(&self) -> Life {
+        lock(&self.shared.life).clone()
+    }
+
+    /// Sends a request; the reply, or `None` if the server went away.
+    fn request(&self, method: &str, params: Value) -> impl Future<Output = Option<Value>> + use<> {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let (reply_tx, reply_rx) = oneshot::channel();
+        lock(&self.shared.pending).insert(id, reply_tx);
+        let _ = self
+            .tx
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        async move { reply_rx.await.ok() }
+    }
+
+    /// Waits until the server is initialized; `Err` with why it never
+    /// will be.
+    pub(crate) async fn ready(&self) -> Result<(), String> {
+        let mut rx = self.shared.bump.subscribe();
+        loop {
+            match self.life() {
+                Life::Ready => return Ok(()),
+                Life::Exited(why) => return Err(why),
+                Life::Starting => {}
+            }
+            if rx.changed().await.is_err() {
+                return Err("it exited".into());
+            }
+        }
+    }
+
+    /// Sends `text` as `path`'s content (didOpen the first time, then a
+    /// whole-document didChange); the version sent and the publish count
+    /// before sending it.
+    pub(crate) fn sync(&self, path: &Path, language_id: &str, text: String) -> Option<(i32, u64)> {
+        let uri = file_uri(path)?;
+        let before = self.shared.publishes.load(Ordering::SeqCst);
+        let mut docs = lock(&self.docs);
+        let (method, params, version) = match docs.get(path).copied() {
+            None => (
+                DidOpenTextDocument::METHOD,
+                serde_json::to_value(DidOpenTextDocumentParams {
+                    text_document: TextDocumentItem {
+                        uri,
+                        language_id: language_id.to_owned(),
+                        version: 1,
+                        text,
+                    },
+                }),
+                1,
+            ),
+            Some(v) => (
+                DidChangeTextDocument::METHOD,
+                serde_json::to_value(DidChangeTextDocumentParams {
+                    text_document: VersionedTextDocumentIdentifier {
+                        uri,
+                        version: v + 1,
+                    },
+                    content_changes: vec![TextDocumentContentChangeEvent {
+                        range: None,
+                        range_length: None,
+                        text,
+                    }],
+                }),
+                v + 1,
+            ),
+        };
+        docs.insert(path.to_path_buf(), version);
+        drop(docs);
+        let _ = self.tx.send(notification(method, params.ok()?));
+        Some((version, before))
+    }
+
+    /// Waits for `path`'s diagnostics published after publish number
+    /// `after` and for `version` or later (when the server says which).
+    pub(crate) async fn diagnostics(
+        &self,
+        path: &Path,
+        version: i32,
+        after: u64,
+    ) -> Result<Vec<Diagnostic>, String> {
+        let mut rx = self.shared.bump.subscribe();
+        loop {
+            if let Some(p) = lock(&self.shared.published).get(path)
+                && p.seq > after
+                && p.version.is_none_or(|v| v >= version)
+            {
+                return Ok(p.diagnostics.clone());
+            }
+            if let Life::Exited(why) = self.life() {
+                return Err(why);
+            }
+            if rx.changed().await.is_err() {
+                return Err("it exited".into());
+            }
+        }
+    }
+
+    /// Asks the server to shut down (briefly), then kills its group.
+    pub(crate) async fn stop(&self) {
+        if self.life() == Life::Ready {
+            let bye = self.request(Shutdown::METHOD, Value::Null);
+            if tokio::time::timeout(std::time::Duration::from_millis(500), bye)
+                .await
+                .is_ok()
+            {
+                let _ = self.tx.send(notification(Exit::METHOD, Value::Null));
+            }
+        }
+        if let Some(mut child) = self.child.lock().await.take() {
+            let _ = child.kill().await;
+        }
+        self.shared.set_life(Life::Exited("it was stopped".into()));
+    }
+}
+
+fn notification(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+#[allow(deprecated)] // root_uri: older servers read only it
+fn initialize_params(project: &Path) -> Value {
+    let uri = file_uri(project);
+    let params = InitializeParams {
+        process_id: Some(std::process::id()),
+        root_uri: uri.clone(),
+        workspace_folders: uri.map(|uri| {
+            vec![WorkspaceFolder {
+                uri,
+                name: project.file_name().map_or_else(
+                    || "project".to_owned(),
+                    |n| n.to_string_lossy().into_owned(),
+                ),
+            }]
+        }),
+        capabilities: ClientCapabilities {
+            text_document: Some(TextDocumentClientCapabilities {
+                synchronization: Some(TextDocumentSyncClientCapabilities {
+                    dynamic_registration: Some(false),
+                    will_save: Some(false),
+                    will_save_wait_until: Some(false),
+                    did_save: Some(false),
+                }),
+                publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
+                    version_support: Some(true),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    serde_json::to_value(params).unwrap_or(Value::Null)
+}
+
+/// One message from the server: a reply, a request of its own (answered
+/// at once), or a notification.
+fn dispatch(shared: &Shared, tx: &mpsc::UnboundedSender<Value>, msg: Value) {
+    let method = msg.get("method").and_then(Value::as_str);
+    let id = msg.get("id").cloned();
+    match (method, id) {
+        (None, Some(id)) => {
+            if let Some(id) = id.as_i64()
+                && let Some(waiter) = lock(&shared.pending).remove(&id)
+            {
+                let _ = waiter.send(msg);
+            }
+        }
+        (Some(method), Some(id)) => {
+            // workspace/configuration wants one answer per item: none
+            // configured. Everything else (registerCapability, progress
+            // tokens, …) is acknowledged.
+            let result = if method == WorkspaceConfiguration::METHOD {
+                let n = msg["params"]["items"].as_array().map_or(0, Vec::len);
+                Value::Array(vec![Value::Null; n])
+            } else {
+                Value::Null
+            };
+            let _ = tx.send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        }
+        (Some(PublishDiagnostics::METHOD), None) => {
+            let Ok(params) =
+                serde_json::from_value::<PublishDiagnosticsParams>(msg["params"].clone())
+            else {
+                return;
+            };
+            let Some(path) = uri_path(&params.uri) else {
+                return;
+            };
+            let diagnostics = params
+                .diagnostics
+                .iter()
+                .map(|d| convert(shared, &path, d))
+                .collect();
+            let seq = shared.publishes.fetch_add(1, Ordering::SeqCst) + 1;
+            lock(&shared.published).insert(
+                path,
+                Published {
+                    seq,
+                    version: params.version,
+                    diagnostics,
+                },
+            );
+            shared.poke();
+        }
+        _ => {}
+    }
+}
+
+fn convert(shared: &Shared, path: &Path, d: &lsp_types::Diagnostic) -> Diagnostic {
+    let shown = match path.strip_prefix(&shared.project) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    };
+    Diagnostic {
+        path: shown,
+        line: u64::from(d.range.start.line) + 1,
+        column: u64::from(d.range.start.character) + 1,
+        severity: match d.severity {
+            Some(lsp_types::DiagnosticSeverity::WARNING) => Severity::Warning,
+            Some(lsp_types::DiagnosticSeverity::INFORMATION) => Severity::Info,
+            Some(lsp_types::DiagnosticSeverity::HINT) => Severity::Hint,
+            _ => Severity::Error,
+        },
+        code: d.code.as_ref().map(|c| match c {
+            NumberOrString::Number(n) => n.to_string(),
+            NumberOrString::String(s) => s.clone(),
+        }),
+        message: d.message.clone(),
+        source: d.source.clone().unwrap_or_else(|| shared.name.clone()),
+    }
+}
