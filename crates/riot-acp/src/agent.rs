@@ -8,12 +8,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, CurrentModeUpdate, Implementation, InitializeRequest,
+    AgentAuthCapabilities, AgentCapabilities, AuthenticateRequest, AuthenticateResponse,
+    CancelNotification, CloseSessionRequest, CloseSessionResponse, Cost, CurrentModeUpdate,
+    DeleteSessionRequest, DeleteSessionResponse, Implementation, InitializeRequest,
     InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities, SessionInfo,
-    SessionListCapabilities, SessionNotification, SessionUpdate, SetSessionModeRequest,
-    SetSessionModeResponse,
+    LoadSessionResponse, LogoutCapabilities, LogoutRequest, LogoutResponse, McpCapabilities,
+    McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionDeleteCapabilities, SessionInfo, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, UsageUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
@@ -22,12 +26,17 @@ use riot_kernel::config::FlagLayer;
 use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, SessionHandle};
 use riot_protocol::{AgentEvent, CancelReason, FileSystem, SessionId, StreamDelta, TerminalReason};
 
+use crate::client_fs::{ClientFs, EditorFs};
 use crate::ext::{
     self, CompactionNotification, CompactionStatus, ShutdownRequest, ShutdownResponse,
     UsageNotification,
 };
 use crate::gate::ClientGate;
 use crate::mapping::{self, ToolCalls};
+use crate::session_config::Shown;
+
+#[path = "agent_editor.rs"]
+mod editor;
 
 /// JSON-RPC error codes (JSON-RPC 2.0 §5.1).
 const INVALID_PARAMS: i32 = -32602;
@@ -60,6 +69,14 @@ struct Slot {
     cwd: PathBuf,
     /// Its slash commands, as announced to the client.
     commands: SessionUpdate,
+    /// The models offered as its `model` config option.
+    models: Vec<String>,
+    /// What the client was last told of its config options.
+    shown: Mutex<Shown>,
+    /// The title the client was last told (`session_info_update`).
+    title: Mutex<Option<String>>,
+    /// Stops the task reporting its option changes.
+    closed: tokio_util::sync::CancellationToken,
 }
 
 /// Tells every connection of a face to stop gracefully (`_riot/shutdown`,
@@ -98,6 +115,8 @@ struct RiotAgent {
     turns: tokio_util::task::TaskTracker,
     /// The `_riot/...` notifications the client asked for in `initialize`.
     wanted: Mutex<Vec<String>>,
+    /// The editor's file methods the client offered in `initialize`.
+    editor_fs: Mutex<EditorFs>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -179,6 +198,24 @@ impl RiotAgent {
         let calls = Arc::new(Mutex::new(ToolCalls::new(cwd.clone())));
         let gate = Arc::new(ClientGate::new(cx.clone(), Arc::clone(&calls)));
         let options_cwd = cwd.clone();
+        // The editor's file system for this session's text files, when
+        // the client offers it.
+        let offered = *lock(&self.editor_fs);
+        let client_fs = offered.any().then(|| {
+            Arc::new(ClientFs::new(
+                Arc::clone(&self.config.kernel.capabilities().fs),
+                cx.clone(),
+                cwd.clone(),
+                offered,
+            ))
+        });
+        let kernel = match &client_fs {
+            Some(fs) => self
+                .config
+                .kernel
+                .with_file_system(Arc::clone(fs) as Arc<dyn FileSystem>),
+            None => self.config.kernel.clone(),
+        };
         let options = OpenOptions {
             cwd,
             env: self.config.env.clone(),
@@ -189,26 +226,43 @@ impl RiotAgent {
             gate: gate.clone(),
             mcp_servers,
         };
-        let session = self
-            .config
-            .kernel
-            .start(options)
-            .await
-            .map_err(kernel_error)?;
+        let session = kernel.start(options).await.map_err(kernel_error)?;
         let id = session.id().to_string();
         gate.bind(&id);
+        if let Some(fs) = &client_fs {
+            fs.bind(&id);
+        }
         for notice in session.notices() {
             tracing::info!(session = %id, "{notice}");
         }
         let commands = mapping::available_commands(session.commands());
+        let models = self.configured_models(&options_cwd).await;
+        let shown = Shown::of(&session.status());
+        let title = self.stored_title(&id);
         let slot = Arc::new(Slot {
             commands,
             session,
             calls,
             cwd: options_cwd,
+            models,
+            shown: Mutex::new(shown),
+            title: Mutex::new(title),
+            closed: tokio_util::sync::CancellationToken::new(),
         });
+        editor::watch_options(cx.clone(), id.clone(), Arc::clone(&slot));
         lock(&self.sessions).insert(id.clone(), Arc::clone(&slot));
         Ok((id, slot))
+    }
+
+    /// Opens a saved session (`session/resume`).
+    async fn open_saved(
+        &self,
+        cx: &ConnectionTo<Client>,
+        cwd: PathBuf,
+        resume: Option<ResumeFrom>,
+        mcp_servers: Vec<McpServer>,
+    ) -> Result<Arc<Slot>, Error> {
+        Ok(self.open(cx, cwd, resume, mcp_servers).await?.1)
     }
 
     async fn new_session(
@@ -222,6 +276,7 @@ impl RiotAgent {
         let status = slot.session.status();
         Ok(NewSessionResponse::new(id)
             .modes(mapping::mode_state(status.mode))
+            .config_options(slot.options())
             .meta(ext::session_meta(&status.model)))
     }
 
@@ -259,6 +314,7 @@ impl RiotAgent {
         let status = slot.session.status();
         Ok(LoadSessionResponse::new()
             .modes(mapping::mode_state(status.mode))
+            .config_options(slot.options())
             .meta(ext::session_meta(&status.model)))
     }
 
@@ -332,7 +388,17 @@ impl RiotAgent {
                         usage.add(u);
                         requests += 1;
                         m.clone_into(&mut model);
-                        Vec::new()
+                        // The context as this request left it: what it
+                        // read and what it wrote.
+                        let used = u.input_tokens
+                            + u.cache_read_tokens
+                            + u.cache_write_tokens
+                            + u.output_tokens;
+                        let size = slot.session.status().context_window;
+                        let cost = slot.session.cost().usd.map(|usd| Cost::new(usd, "USD"));
+                        vec![SessionUpdate::UsageUpdate(
+                            UsageUpdate::new(used, size).cost(cost),
+                        )]
                     }
                     AgentEvent::Compacting { strategy } => {
                         self.notify(
@@ -382,6 +448,8 @@ impl RiotAgent {
                 SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str())),
             );
         }
+        // A first prompt names a new session.
+        self.announce_title(cx, &id, &slot);
         // Before the response, so the client has the figures of the turn
         // that just ended, and what the session has cost with it.
         let cost_usd = slot.session.cost().usd;
@@ -412,6 +480,12 @@ impl RiotAgent {
                         if error.kind == riot_protocol::ErrorKind::Usage =>
                     {
                         Err(Error::new(INVALID_PARAMS, error.message.clone()))
+                    }
+                    // A refused key: the client can authenticate again.
+                    TerminalReason::Error { error }
+                        if error.kind == riot_protocol::ErrorKind::Auth =>
+                    {
+                        Err(Error::new(editor::AUTH_REQUIRED, error.message.clone()))
                     }
                     TerminalReason::Error { error } => {
                         Err(Error::new(INTERNAL_ERROR, error.message.clone()))
@@ -488,7 +562,7 @@ impl RiotAgent {
         self.turns.wait().await;
         let slots: Vec<Arc<Slot>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         for slot in slots {
-            slot.session.clone().close().await;
+            slot.shut().await;
         }
     }
 
@@ -505,14 +579,7 @@ impl RiotAgent {
     ) -> Result<SetSessionModeResponse, Error> {
         let id = request.session_id.0.to_string();
         let slot = self.slot(&id)?;
-        let wanted = request.mode_id.0.to_string();
-        let mode = mapping::offered_mode(&wanted).ok_or_else(|| {
-            let offered: Vec<&str> = mapping::OFFERED_MODES.iter().map(|m| m.as_str()).collect();
-            Error::new(
-                INVALID_PARAMS,
-                format!("unknown mode `{wanted}`; use one of {}", offered.join(", ")),
-            )
-        })?;
+        let mode = editor::offered(&request.mode_id.0)?;
         // During a turn it applies from the next batch of tool calls.
         slot.session.set_mode(mode).await.map_err(kernel_error)?;
         Ok(SetSessionModeResponse::new())
@@ -589,12 +656,16 @@ impl RiotAgent {
     /// `_riot/session_rename`.
     fn rename_session(
         &self,
+        cx: &ConnectionTo<Client>,
         request: &ext::SessionRenameRequest,
     ) -> Result<ext::DoneResponse, Error> {
         self.config
             .kernel
             .rename_session(&SessionId::new(request.session_id.clone()), &request.title)
             .map_err(kernel_error)?;
+        if let Ok(slot) = self.slot(&request.session_id) {
+            self.announce_title(cx, &request.session_id, &slot);
+        }
         Ok(ext::DoneResponse::default())
     }
 
@@ -605,7 +676,12 @@ impl RiotAgent {
         &self,
         request: &ext::SessionDeleteRequest,
     ) -> Result<ext::DoneResponse, Error> {
-        let id = &request.session_id;
+        self.delete_by_id(&request.session_id).await?;
+        Ok(ext::DoneResponse::default())
+    }
+
+    /// Deletes a saved session (`_riot/session_delete`, `session/delete`).
+    async fn delete_by_id(&self, id: &String) -> Result<(), Error> {
         let open = lock(&self.sessions).get(id).cloned();
         if let Some(slot) = open {
             if slot.session.is_running() {
@@ -616,7 +692,7 @@ impl RiotAgent {
             }
             lock(&self.sessions).remove(id);
             // Closed before the check below, which counts open sessions.
-            slot.session.clone().close().await;
+            slot.shut().await;
         }
         let session_id = SessionId::new(id.clone());
         // Open by another client of this server (another window or tab).
@@ -632,7 +708,7 @@ impl RiotAgent {
             .delete(&session_id)
             .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()))?;
         tracing::info!(session = %id, "ACP: session deleted");
-        Ok(ext::DoneResponse::default())
+        Ok(())
     }
 
     /// `_riot/set_model`: now, or from the running turn's next request.
@@ -658,13 +734,19 @@ fn initialize(
                 .load_session(true)
                 .mcp_capabilities(McpCapabilities::new().http(true))
                 .session_capabilities(
-                    SessionCapabilities::new().list(SessionListCapabilities::new()),
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new())
+                        .close(SessionCloseCapabilities::new())
+                        .delete(SessionDeleteCapabilities::new()),
                 )
+                .auth(AgentAuthCapabilities::new().logout(LogoutCapabilities::new()))
                 // Text and resource links are the baseline every agent
                 // takes; images are prepared as Read prepares them.
                 .prompt_capabilities(PromptCapabilities::new().image(true))
                 .meta(ext::capabilities_meta()),
         )
+        .auth_methods(editor::auth_methods())
         .agent_info(Implementation::new("riot", env!("CARGO_PKG_VERSION")).title("Riot".to_owned()))
         .meta(default_cwd.and_then(ext::initialize_meta))
 }
@@ -691,8 +773,17 @@ pub(crate) async fn serve_on(
         stop,
         turns: tokio_util::task::TaskTracker::new(),
         wanted: Mutex::new(Vec::new()),
+        editor_fs: Mutex::new(EditorFs::default()),
     });
     let (a8, a9) = (Arc::clone(&agent), Arc::clone(&agent));
+    let (e0, e1, e2, e3, e4, e5) = (
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+        Arc::clone(&agent),
+    );
     let (b0, b1, b2, b3, b4, b5) = (
         Arc::clone(&agent),
         Arc::clone(&agent),
@@ -720,6 +811,7 @@ pub(crate) async fn serve_on(
                         _cx: ConnectionTo<Client>| {
                 *lock(&a0.wanted) =
                     ext::wanted_notifications(request.client_capabilities.meta.as_ref());
+                *lock(&a0.editor_fs) = EditorFs::from_capabilities(&request.client_capabilities);
                 responder.respond(initialize(&request, a0.config.default_cwd.as_deref()))
             },
             agent_client_protocol::on_receive_request!(),
@@ -730,7 +822,12 @@ pub(crate) async fn serve_on(
                         cx: ConnectionTo<Client>| {
                 let agent = Arc::clone(&a1);
                 tokio::spawn(async move {
-                    let result = agent.new_session(&cx, request).await;
+                    // A provider that needs a key it lacks: ACP's
+                    // auth-required error, before anything is opened.
+                    let result = match agent.require_key(&request.cwd).await {
+                        Ok(()) => agent.new_session(&cx, request).await,
+                        Err(e) => Err(e),
+                    };
                     let id = result.as_ref().ok().map(|r| r.session_id.0.to_string());
                     reply(responder, result);
                     // After the response, so the client knows the session.
@@ -894,8 +991,8 @@ pub(crate) async fn serve_on(
         .on_receive_request(
             async move |request: ext::SessionRenameRequest,
                         responder: Responder<ext::DoneResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, b3.rename_session(&request));
+                        cx: ConnectionTo<Client>| {
+                reply(responder, b3.rename_session(&cx, &request));
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
@@ -914,6 +1011,81 @@ pub(crate) async fn serve_on(
                         responder: Responder<ext::DoneResponse>,
                         _cx: ConnectionTo<Client>| {
                 reply(responder, b5.set_model(&request).await);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ResumeSessionRequest,
+                        responder: Responder<ResumeSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&e0);
+                tokio::spawn(async move {
+                    let id = request.session_id.0.to_string();
+                    let result = agent.resume_session(&cx, request).await;
+                    let resumed = result.is_ok();
+                    reply(responder, result);
+                    if resumed {
+                        agent.announce_commands(&cx, &id);
+                    }
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: CloseSessionRequest,
+                        responder: Responder<CloseSessionResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&e1);
+                tokio::spawn(async move {
+                    reply(responder, agent.close_session(&request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: DeleteSessionRequest,
+                        responder: Responder<DeleteSessionResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&e2);
+                tokio::spawn(async move {
+                    reply(responder, agent.delete_acp_session(&request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionConfigOptionRequest,
+                        responder: Responder<SetSessionConfigOptionResponse>,
+                        _cx: ConnectionTo<Client>| {
+                reply(responder, e3.set_config_option(&request).await);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: AuthenticateRequest,
+                        responder: Responder<AuthenticateResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&e4);
+                tokio::spawn(async move {
+                    reply(responder, agent.authenticate(&request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: LogoutRequest,
+                        responder: Responder<LogoutResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&e5);
+                tokio::spawn(async move {
+                    reply(responder, agent.logout(&request).await);
+                });
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),

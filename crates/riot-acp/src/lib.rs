@@ -22,10 +22,12 @@
 //! through `tracing` to the face's log file.
 
 mod agent;
+mod client_fs;
 pub mod ext;
 mod frames;
 mod gate;
 pub mod mapping;
+mod session_config;
 mod stdio;
 mod ws;
 

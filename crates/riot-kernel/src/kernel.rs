@@ -163,6 +163,16 @@ impl Kernel {
         }
     }
 
+    /// The same kernel (its open sessions, MCP hubs and home) whose
+    /// sessions use `fs` as their file system: an ACP face hands in the
+    /// editor's (riot-acp's `ClientFs`) for the sessions of one client.
+    #[must_use]
+    pub fn with_file_system(&self, fs: Arc<dyn FileSystem>) -> Self {
+        let mut kernel = self.clone();
+        kernel.caps.fs = fs;
+        kernel
+    }
+
     /// The injected capabilities.
     pub fn capabilities(&self) -> &Capabilities {
         &self.caps

@@ -227,6 +227,64 @@ impl Kernel {
         write_json(fs, &settings_path, &Value::Object(settings), false).await
     }
 
+    /// Stores an API key for `provider` at `base_url` (`None`: the
+    /// provider's default endpoint) in `credentials.json`, owner-only,
+    /// without touching the settings: an editor's `authenticate`. The key
+    /// is never logged or echoed.
+    pub async fn save_api_key(
+        &self,
+        provider: &str,
+        base_url: Option<&str>,
+        key: &Secret,
+    ) -> Result<(), KernelError> {
+        let key = key.expose().trim();
+        if key.is_empty() {
+            return Err(KernelError::Input(
+                "the API key is empty: pass the key itself".into(),
+            ));
+        }
+        let name = key_name(provider, base_url)?;
+        let fs = self.capabilities().fs.as_ref();
+        fs.create_dir_all(self.home())
+            .await
+            .map_err(KernelError::io(self.home().display().to_string()))?;
+        let path = self.credentials_path();
+        let mut file = self.json_object(&path).await?;
+        let keys = file
+            .entry("keys")
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(keys) = keys else {
+            return Err(KernelError::BadFile(format!(
+                "{}: `keys` must be an object; fix or remove the file",
+                path.display()
+            )));
+        };
+        keys.insert(name, Value::String(key.to_owned()));
+        write_json(fs, &path, &Value::Object(file), true).await
+    }
+
+    /// Removes the stored key of `provider` at `base_url` (and the one
+    /// under the provider's name) from `credentials.json`; whether there
+    /// was one. A key in the environment is not Riot's to remove.
+    pub async fn forget_api_key(
+        &self,
+        provider: &str,
+        base_url: Option<&str>,
+    ) -> Result<bool, KernelError> {
+        let name = key_name(provider, base_url)?;
+        let path = self.credentials_path();
+        let mut file = self.json_object(&path).await?;
+        let Some(Value::Object(keys)) = file.get_mut("keys") else {
+            return Ok(false);
+        };
+        let mut removed = keys.remove(&name).is_some();
+        removed |= keys.remove(provider).is_some();
+        if removed {
+            write_json(self.capabilities().fs.as_ref(), &path, &Value::Object(file), true).await?;
+        }
+        Ok(removed)
+    }
+
     async fn read_text(&self, path: &Path) -> Option<String> {
         let bytes = self.capabilities().fs.read(path).await.ok()?;
         String::from_utf8(bytes).ok()
@@ -252,6 +310,22 @@ impl Kernel {
             Err(e) => Err(KernelError::io(path.display().to_string())(e)),
         }
     }
+}
+
+/// The `credentials.json` entry of an endpoint: its base URL, or the
+/// provider's name for its default endpoint.
+fn key_name(provider: &str, base_url: Option<&str>) -> Result<String, KernelError> {
+    let kind = ProviderKind::from_name(provider).ok_or_else(|| {
+        KernelError::Input(format!(
+            "unknown provider `{provider}`: use anthropic, openai or openai-responses"
+        ))
+    })?;
+    Ok(match base_url.map(|u| u.trim().trim_end_matches('/')) {
+        Some(url) if !url.is_empty() && url != kind.default_base_url().trim_end_matches('/') => {
+            url.to_owned()
+        }
+        _ => kind.name().to_owned(),
+    })
 }
 
 async fn write_json(

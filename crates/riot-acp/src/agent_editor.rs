@@ -1,0 +1,416 @@
+//! The ACP methods an editor uses beyond a conversation: session
+//! configuration options (`session/set_config_option`,
+//! `config_option_update`), the session lifecycle (`session/resume`,
+//! `session/close`, `session/delete`, `session_info_update`) and
+//! authentication (`authMethods`, `authenticate`, `logout`, the
+//! auth-required error). A child module of `agent.rs`, sharing its
+//! session table.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse, CloseSessionRequest,
+    CloseSessionResponse, ConfigOptionUpdate, DeleteSessionRequest, DeleteSessionResponse,
+    LogoutRequest, LogoutResponse, ResumeSessionRequest, ResumeSessionResponse,
+    SessionConfigOptionValue, SessionInfoUpdate, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
+};
+use agent_client_protocol::{Client, Error};
+use riot_kernel::ResumeFrom;
+use riot_kernel::credentials::Secret;
+use riot_kernel::model_settings::KeyState;
+use riot_protocol::{PermissionMode, SessionId};
+
+use super::{INVALID_PARAMS, RiotAgent, Slot, kernel_error, lock, send};
+use crate::ext;
+use crate::mapping;
+use crate::session_config::{self, Shown};
+
+/// ACP's "authentication required" error code.
+pub(super) const AUTH_REQUIRED: i32 = -32000;
+
+/// The authentication method of a loopback endpoint: nothing to do.
+pub(super) const NO_KEY_METHOD: &str = "none";
+
+/// The providers with an API-key method, by their settings name.
+const KEY_PROVIDERS: [(&str, &str); 2] = [("anthropic", "Anthropic"), ("openai", "OpenAI")];
+
+/// The id of a provider's API-key method.
+fn key_method(provider: &str) -> String {
+    format!("{provider}-api-key")
+}
+
+/// The `authMethods` of `initialize`: an API-key method per provider
+/// (the key travels in the request's `_meta.riot.apiKey`), and `none`
+/// for a local endpoint that needs no key.
+pub(super) fn auth_methods() -> Vec<AuthMethod> {
+    let mut methods: Vec<AuthMethod> = KEY_PROVIDERS
+        .iter()
+        .map(|(provider, label)| {
+            AuthMethod::Agent(
+                AuthMethodAgent::new(key_method(provider), format!("{label} API key")).description(
+                    format!(
+                        "Riot stores your {label} API key (sent as _meta.riot.apiKey of authenticate) in its owner-only credentials file."
+                    ),
+                ),
+            )
+        })
+        .collect();
+    methods.push(AuthMethod::Agent(
+        AuthMethodAgent::new(NO_KEY_METHOD, "No key (local model)")
+            .description("For a model server on this machine, which needs no API key.".to_owned()),
+    ));
+    methods
+}
+
+/// The permission mode a client asked for, if it is offered.
+pub(super) fn offered(wanted: &str) -> Result<PermissionMode, Error> {
+    mapping::offered_mode(wanted).ok_or_else(|| {
+        let offered: Vec<&str> = mapping::OFFERED_MODES.iter().map(|m| m.as_str()).collect();
+        Error::new(
+            INVALID_PARAMS,
+            format!("unknown mode `{wanted}`; use one of {}", offered.join(", ")),
+        )
+    })
+}
+
+/// Sends `config_option_update` whenever the session's model or mode
+/// changes other than through `session/set_config_option` (a `/model` or
+/// `/mode` command, an approved plan, `session/set_mode`), until the slot
+/// is closed.
+pub(super) fn watch_options(cx: ConnectionTo<Client>, id: String, slot: Arc<Slot>) {
+    let mut status = slot.session.watch();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = slot.closed.cancelled() => break,
+                changed = status.changed() => if changed.is_err() { break },
+            }
+            let now = Shown::of(&status.borrow_and_update());
+            let changed = {
+                let mut shown = lock(&slot.shown);
+                let changed = *shown != now;
+                *shown = now;
+                changed
+            };
+            if changed {
+                send(
+                    &cx,
+                    &id,
+                    SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(slot.options())),
+                );
+            }
+        }
+    });
+}
+
+impl Slot {
+    /// The config options as the client was last told them.
+    pub(super) fn options(&self) -> Vec<agent_client_protocol::v1::schema::SessionConfigOption> {
+        session_config::options(&lock(&self.shown), &self.models)
+    }
+
+    /// Closes the session (a running turn is cancelled and ends first).
+    pub(super) async fn shut(&self) {
+        self.closed.cancel();
+        self.session.cancel(riot_protocol::CancelReason::User);
+        self.session.clone().close().await;
+    }
+}
+
+impl RiotAgent {
+    /// The models a client may pick for a session in `cwd`: the
+    /// configured model, fallback and small model, and the provider's
+    /// default model.
+    pub(super) async fn configured_models(&self, cwd: &Path) -> Vec<String> {
+        let Ok(loaded) = self
+            .config
+            .kernel
+            .load_config(
+                cwd,
+                &self.config.env,
+                &self.config.flags,
+                self.config.trust_project,
+            )
+            .await
+        else {
+            return Vec::new();
+        };
+        let config = loaded.config;
+        let mut models: Vec<String> = [&config.model, &config.fallback_model, &config.small_model]
+            .into_iter()
+            .flatten()
+            .map(|m| m.value.clone())
+            .collect();
+        if let Some(kind) = config
+            .provider
+            .as_ref()
+            .and_then(|p| riot_providers::ProviderKind::from_name(&p.value))
+        {
+            models.push(riot_providers::models::default_model(kind).to_owned());
+        }
+        models
+    }
+
+    /// A saved session's title (its name, else its first prompt).
+    pub(super) fn stored_title(&self, id: &str) -> Option<String> {
+        let summaries = self.config.kernel.store().list().ok()?;
+        summaries
+            .into_iter()
+            .find(|s| s.id.as_str() == id)
+            .map(|s| s.title)
+            .filter(|t| !t.is_empty())
+    }
+
+    /// Tells the client the session's title if it changed.
+    pub(super) fn announce_title(&self, cx: &ConnectionTo<Client>, id: &str, slot: &Slot) {
+        let Some(title) = self.stored_title(id) else {
+            return;
+        };
+        {
+            let mut told = lock(&slot.title);
+            if told.as_deref() == Some(title.as_str()) {
+                return;
+            }
+            *told = Some(title.clone());
+        }
+        send(
+            cx,
+            id,
+            SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::new().title(title)),
+        );
+    }
+
+    /// ACP `session/resume`: the session continues without its
+    /// conversation being replayed.
+    pub(super) async fn resume_session(
+        &self,
+        cx: &ConnectionTo<Client>,
+        request: ResumeSessionRequest,
+    ) -> Result<ResumeSessionResponse, Error> {
+        let id = request.session_id.0.to_string();
+        let existing = lock(&self.sessions).get(&id).cloned();
+        let slot = match existing {
+            Some(slot) => slot,
+            None => {
+                self.require_key(&request.cwd).await?;
+                let resume = Some(ResumeFrom::Id(SessionId::new(id.clone())));
+                self.open_saved(cx, request.cwd, resume, request.mcp_servers)
+                    .await?
+            }
+        };
+        let status = slot.session.status();
+        Ok(ResumeSessionResponse::new()
+            .modes(mapping::mode_state(status.mode))
+            .config_options(slot.options())
+            .meta(ext::session_meta(&status.model)))
+    }
+
+    /// ACP `session/close`: a running turn is cancelled and ends, then
+    /// the session is closed; its transcript stays.
+    pub(super) async fn close_session(
+        &self,
+        request: &CloseSessionRequest,
+    ) -> Result<CloseSessionResponse, Error> {
+        let id = request.session_id.0.to_string();
+        let slot = lock(&self.sessions)
+            .remove(&id)
+            .ok_or_else(|| Error::new(INVALID_PARAMS, format!("session `{id}` is not open")))?;
+        slot.shut().await;
+        tracing::info!(session = %id, "ACP: session closed");
+        Ok(CloseSessionResponse::new())
+    }
+
+    /// ACP `session/delete`.
+    pub(super) async fn delete_acp_session(
+        &self,
+        request: &DeleteSessionRequest,
+    ) -> Result<DeleteSessionResponse, Error> {
+        self.delete_by_id(&request.session_id.0.to_string()).await?;
+        Ok(DeleteSessionResponse::new())
+    }
+
+    /// ACP `session/set_config_option`: the model or the permission mode.
+    pub(super) async fn set_config_option(
+        &self,
+        request: &SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        let slot = self.slot(&request.session_id.0)?;
+        let config_id = request.config_id.0.to_string();
+        let SessionConfigOptionValue::ValueId { value } = &request.value else {
+            return Err(Error::new(
+                INVALID_PARAMS,
+                format!("`{config_id}` takes one of its listed values, not a boolean"),
+            ));
+        };
+        let value = value.0.to_string();
+        match config_id.as_str() {
+            session_config::MODEL => {
+                let current = slot.session.status().model;
+                let choices = session_config::model_choices(&slot.models, &current);
+                if !choices.contains(&value) {
+                    return Err(Error::new(
+                        INVALID_PARAMS,
+                        format!("unknown model `{value}`; use one of {}", choices.join(", ")),
+                    ));
+                }
+                lock(&slot.shown).model.clone_from(&value);
+                slot.session.set_model(&value).await.map_err(kernel_error)?;
+            }
+            session_config::MODE => {
+                let mode = offered(&value)?;
+                lock(&slot.shown).mode = mode;
+                slot.session.set_mode(mode).await.map_err(kernel_error)?;
+            }
+            other => {
+                return Err(Error::new(
+                    INVALID_PARAMS,
+                    format!(
+                        "unknown config option `{other}`; use `{}` or `{}`",
+                        session_config::MODEL,
+                        session_config::MODE
+                    ),
+                ));
+            }
+        }
+        Ok(SetSessionConfigOptionResponse::new(slot.options()))
+    }
+
+    /// The model endpoint new sessions in `cwd` would use.
+    async fn model_status(&self, cwd: &Path) -> riot_kernel::model_settings::ModelStatus {
+        self.config
+            .kernel
+            .model_status(
+                cwd,
+                &self.config.env,
+                &self.config.flags,
+                self.config.trust_project,
+            )
+            .await
+    }
+
+    /// The directory whose configuration applies to a connection-wide
+    /// request: `riot serve --cwd`, else the person's home.
+    fn home_cwd(&self) -> std::path::PathBuf {
+        self.config.default_cwd.clone().unwrap_or_else(|| {
+            self.config
+                .env
+                .get("HOME")
+                .map_or_else(|| "/".into(), std::path::PathBuf::from)
+        })
+    }
+
+    /// ACP's auth-required error when new sessions in `cwd` have no key
+    /// for their endpoint; a relative `cwd` is left to `session/new`.
+    pub(super) async fn require_key(&self, cwd: &Path) -> Result<(), Error> {
+        if !cwd.is_absolute() {
+            return Ok(());
+        }
+        let status = self.model_status(cwd).await;
+        if status.key != KeyState::Missing {
+            return Ok(());
+        }
+        let Some(provider) = status.provider.as_deref() else {
+            return Ok(());
+        };
+        let Some(problem) = status.problem else {
+            return Ok(());
+        };
+        let method = KEY_PROVIDERS
+            .iter()
+            .find(|(p, _)| provider.starts_with(p))
+            .map_or_else(|| key_method("anthropic"), |(p, _)| key_method(p));
+        Err(Error::new(
+            AUTH_REQUIRED,
+            format!("Riot has {problem}; authenticate with `{method}` to store one"),
+        ))
+    }
+
+    /// ACP `authenticate`: `<provider>-api-key` stores the key in
+    /// `_meta.riot.apiKey` for the configured endpoint of that provider
+    /// (or its default endpoint); `none` succeeds when no key is needed.
+    pub(super) async fn authenticate(
+        &self,
+        request: &AuthenticateRequest,
+    ) -> Result<AuthenticateResponse, Error> {
+        let method = request.method_id.0.to_string();
+        let status = self.model_status(&self.home_cwd()).await;
+        if method == NO_KEY_METHOD {
+            return if status.key == KeyState::Missing {
+                Err(Error::new(
+                    AUTH_REQUIRED,
+                    "this endpoint needs an API key: authenticate with the provider's API-key method",
+                ))
+            } else {
+                Ok(AuthenticateResponse::new())
+            };
+        }
+        let Some((provider, _)) = KEY_PROVIDERS.iter().find(|(p, _)| key_method(p) == method)
+        else {
+            let known: Vec<String> = auth_methods()
+                .iter()
+                .map(|m| m.id().0.to_string())
+                .collect();
+            return Err(Error::new(
+                INVALID_PARAMS,
+                format!(
+                    "unknown authentication method `{method}`; use one of {}",
+                    known.join(", ")
+                ),
+            ));
+        };
+        let key = request
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("riot"))
+            .and_then(|r| r.get("apiKey"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .ok_or_else(|| {
+                Error::new(
+                    INVALID_PARAMS,
+                    format!("`{method}` needs the key: send it as _meta.riot.apiKey"),
+                )
+            })?;
+        // The configured endpoint when it is this provider's, else the
+        // provider's default one.
+        let configured = status
+            .provider
+            .as_deref()
+            .is_some_and(|p| p.starts_with(provider));
+        let (name, base_url) = if configured {
+            (
+                status.provider.clone().unwrap_or_default(),
+                status.base_url.clone(),
+            )
+        } else {
+            ((*provider).to_owned(), None)
+        };
+        self.config
+            .kernel
+            .save_api_key(&name, base_url.as_deref(), &Secret::new(key))
+            .await
+            .map_err(kernel_error)?;
+        tracing::info!(provider = %name, "ACP: API key stored");
+        Ok(AuthenticateResponse::new())
+    }
+
+    /// ACP `logout`: removes the stored key of the configured endpoint.
+    pub(super) async fn logout(&self, _request: &LogoutRequest) -> Result<LogoutResponse, Error> {
+        let status = self.model_status(&self.home_cwd()).await;
+        let Some(provider) = status.provider.as_deref() else {
+            return Ok(LogoutResponse::new());
+        };
+        let removed = self
+            .config
+            .kernel
+            .forget_api_key(provider, status.base_url.as_deref())
+            .await
+            .map_err(kernel_error)?;
+        tracing::info!(provider, removed, "ACP: logged out");
+        Ok(LogoutResponse::new())
+    }
+}
