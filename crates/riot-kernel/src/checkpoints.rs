@@ -101,7 +101,7 @@ impl RewindOutcome {
                     .collect();
                 if !kept.is_empty() {
                     out.push_str(&format!(
-                        " Changed by you since the agent, left as they are: {} (rewind with --force to restore them; your version is kept as a checkpoint).",
+                        " Changed by you since the agent, left as they are: {} (to restore them too, undo this rewind and rewind again with --force; your version is kept as a checkpoint first).",
                         list(&kept)
                     ));
                 }
