@@ -308,6 +308,36 @@ pub enum SessionsCommand {
     },
     /// Delete a session.
     Delete { id: String },
+    /// The session's user messages, numbered for `rewind --to`, with the
+    /// files each turn changed (docs/rewind.md).
+    Checkpoints {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rewind files and conversation to just before user message N; only
+    /// files the agent changed are touched.
+    Rewind {
+        id: String,
+        /// The user message to rewind to (1-based; see `checkpoints`).
+        #[arg(long, value_name = "N", required_unless_present = "undo")]
+        to: Option<u32>,
+        /// Files only: the conversation goes on.
+        #[arg(long, conflicts_with_all = ["conversation_only", "undo"])]
+        files_only: bool,
+        /// The conversation only: files stay as they are.
+        #[arg(long, conflicts_with = "undo")]
+        conversation_only: bool,
+        /// Also restore files you changed after the agent (your version is
+        /// kept as a checkpoint first).
+        #[arg(long)]
+        force: bool,
+        /// Undo the last rewind instead.
+        #[arg(long, conflicts_with = "to")]
+        undo: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `riot diagnostics [PATH…] [--json]`: the Diagnostics tool through a

@@ -143,6 +143,9 @@ pub fn sessions_show(id: &str, json_out: bool) -> i32 {
                 if shown.interrupted {
                     outln!("  (interrupted before any reply; not sent to the model again)");
                 }
+                if shown.rewound {
+                    outln!("  (withdrawn by a rewind; not sent to the model again)");
+                }
             }
             Message::Assistant(a) => {
                 let text = a.text();

@@ -11,6 +11,7 @@ mod inspect;
 mod logs;
 mod mcp_cmd;
 mod out;
+mod rewind_cmd;
 mod sandbox_cmd;
 mod serve;
 mod tools_cmd;
@@ -120,6 +121,21 @@ fn main() -> ExitCode {
                 inspect::sessions_show(id, *json)
             }
             Some(Command::Sessions(SessionsCommand::Delete { id })) => inspect::sessions_delete(id),
+            Some(Command::Sessions(SessionsCommand::Checkpoints { id, json })) => {
+                rewind_cmd::checkpoints(id, *json).await
+            }
+            Some(Command::Sessions(SessionsCommand::Rewind {
+                id,
+                to,
+                files_only,
+                conversation_only,
+                force,
+                undo,
+                json,
+            })) => {
+                rewind_cmd::rewind(id, *to, *files_only, *conversation_only, *force, *undo, *json)
+                    .await
+            }
             Some(Command::Tools(ToolsCommand::List { json })) => {
                 tools_cmd::list(&cli.shared, *json).await
             }

@@ -336,6 +336,61 @@ impl SessionHandle {
         rx.await.map_err(|_| KernelError::Closed)
     }
 
+    /// Rewinds to just before user message `to` (docs/rewind.md), between
+    /// turns: files the agent changed from then on, the conversation from
+    /// that message on, or both, as `what` says.
+    pub async fn rewind(
+        &self,
+        to: u32,
+        what: crate::checkpoints::RewindWhat,
+        force: bool,
+    ) -> Result<crate::checkpoints::RewindOutcome, KernelError> {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |session: &mut Session| {
+            Box::pin(async move {
+                let _ = tx.send(session.rewind(to, what, force).await);
+            })
+        });
+        self.ops
+            .send(Op::Between(job))
+            .map_err(|_| KernelError::Closed)?;
+        rx.await.map_err(|_| KernelError::Closed)?
+    }
+
+    /// Undoes the last rewind, if the session did nothing since.
+    pub async fn undo_rewind(
+        &self,
+        force: bool,
+    ) -> Result<crate::checkpoints::RewindOutcome, KernelError> {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |session: &mut Session| {
+            Box::pin(async move {
+                let _ = tx.send(session.undo_rewind(force).await);
+            })
+        });
+        self.ops
+            .send(Op::Between(job))
+            .map_err(|_| KernelError::Closed)?;
+        rx.await.map_err(|_| KernelError::Closed)?
+    }
+
+    /// The user messages a rewind can go back to, with the files each turn
+    /// changed (between turns).
+    pub async fn rewind_points(
+        &self,
+    ) -> Result<Vec<crate::checkpoints::RewindPoint>, KernelError> {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |session: &mut Session| {
+            Box::pin(async move {
+                let _ = tx.send(session.rewind_points().await);
+            })
+        });
+        self.ops
+            .send(Op::Between(job))
+            .map_err(|_| KernelError::Closed)?;
+        rx.await.map_err(|_| KernelError::Closed)?
+    }
+
     /// Ends the session: a running turn is cancelled and runs to its end,
     /// what the session read is saved, and the actor stops. Waits for all
     /// of it; other clones of the handle are refused from then on.
