@@ -54,7 +54,10 @@ pub mod web;
 pub use cancel::{CancelReason, CancelScope};
 pub use clock::{Clock, ClockExt, Elapsed, FixedClock};
 pub use cost::{LongPromptPrice, Price, SessionCost, format_usd};
-pub use devices::{Browser, NoBrowser, NoVision, Unavailable, Vision};
+pub use devices::{
+    Browser, BrowserAction, BrowserError, BrowserHost, BrowserOptions, BrowserResult,
+    BrowserTarget, NoBrowser, NoBrowserHost, NoVision, Unavailable, Vision,
+};
 pub use diagnostics::{
     CheckFormat, Diagnostic, DiagnosticCheck, EditDiagnostics, LanguageServerHost, LanguageServers,
     LspServerSetting, LspSettings, Severity,

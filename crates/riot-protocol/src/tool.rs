@@ -115,6 +115,13 @@ pub trait Tool: Send + Sync + 'static {
     fn interrupt_behavior(&self) -> InterruptBehavior {
         InterruptBehavior::Cancel
     }
+
+    /// A tool most sessions never need (Browser): only its name is listed,
+    /// in ToolSearch's description, until the model loads it, like MCP
+    /// tools that would fill the context window (docs/design.md §6.7).
+    fn deferred(&self) -> bool {
+        false
+    }
 }
 
 /// What the permission chain looks at for a call.
@@ -380,6 +387,7 @@ pub trait DynTool: Send + Sync + 'static {
     fn cascades_on_failure(&self) -> bool;
     fn result_budget(&self) -> ResultBudget;
     fn interrupt_behavior(&self) -> InterruptBehavior;
+    fn deferred(&self) -> bool;
 
     /// Parses the model's JSON once. A structural error is returned as the
     /// serde error so the scheduler can translate it into guidance.
@@ -414,6 +422,10 @@ impl<T: Tool> DynTool for T {
 
     fn cascades_on_failure(&self) -> bool {
         Tool::cascades_on_failure(self)
+    }
+
+    fn deferred(&self) -> bool {
+        Tool::deferred(self)
     }
 
     fn result_budget(&self) -> ResultBudget {

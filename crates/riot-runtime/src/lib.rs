@@ -39,6 +39,7 @@
 //! ```
 
 mod background;
+mod browser;
 mod capture;
 mod clock;
 mod fs;
@@ -50,6 +51,7 @@ pub mod sandbox;
 mod terminal;
 mod web;
 
+pub use browser::{ChromiumBrowser, ChromiumHost, find_chromium};
 pub use clock::SystemClock;
 pub use fs::RealFs;
 pub use ids::RandomIds;
