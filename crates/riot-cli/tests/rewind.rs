@@ -1,6 +1,9 @@
 //! Checkpoints and rewind (docs/rewind.md), end to end: the real `riot`
 //! binary against the strict mock model, in a real git repository.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // black-box tests use real files and processes
+
 mod support;
 
 use std::collections::BTreeMap;
