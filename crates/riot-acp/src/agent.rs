@@ -77,6 +77,9 @@ struct Slot {
     title: Mutex<Option<String>>,
     /// Stops the task reporting its option changes.
     closed: tokio_util::sync::CancellationToken,
+    /// The git worktree it works in (`_meta.riot.worktree` on
+    /// `session/new`), finished when the session closes.
+    worktree: Option<riot_kernel::worktree::Worktree>,
 }
 
 /// Tells every connection of a face to stop gracefully (`_riot/shutdown`,
@@ -177,6 +180,7 @@ impl RiotAgent {
         cwd: PathBuf,
         resume: Option<ResumeFrom>,
         mcp_servers: Vec<McpServer>,
+        worktree: Option<riot_kernel::worktree::Worktree>,
     ) -> Result<(String, Arc<Slot>), Error> {
         if !cwd.is_absolute() {
             return Err(Error::new(
@@ -248,6 +252,7 @@ impl RiotAgent {
             shown: Mutex::new(shown),
             title: Mutex::new(title),
             closed: tokio_util::sync::CancellationToken::new(),
+            worktree,
         });
         editor::watch_options(cx.clone(), id.clone(), Arc::clone(&slot));
         lock(&self.sessions).insert(id.clone(), Arc::clone(&slot));
@@ -262,7 +267,7 @@ impl RiotAgent {
         resume: Option<ResumeFrom>,
         mcp_servers: Vec<McpServer>,
     ) -> Result<Arc<Slot>, Error> {
-        Ok(self.open(cx, cwd, resume, mcp_servers).await?.1)
+        Ok(self.open(cx, cwd, resume, mcp_servers, None).await?.1)
     }
 
     async fn new_session(
@@ -270,14 +275,32 @@ impl RiotAgent {
         cx: &ConnectionTo<Client>,
         request: NewSessionRequest,
     ) -> Result<NewSessionResponse, Error> {
-        let (id, slot) = self
-            .open(cx, request.cwd, None, request.mcp_servers)
-            .await?;
+        let worktree = match ext::worktree_asked(request.meta.as_ref()) {
+            Some(name) => Some(self.worktree_for(&request.cwd, &name).await?),
+            None => None,
+        };
+        let cwd = worktree.as_ref().map_or(request.cwd, |w| w.cwd.clone());
+        let opened = self
+            .open(cx, cwd, None, request.mcp_servers, worktree.clone())
+            .await;
+        let (id, slot) = match opened {
+            Ok(opened) => opened,
+            Err(e) => {
+                if let Some(w) = &worktree {
+                    self.finish_worktree(w).await;
+                }
+                return Err(e);
+            }
+        };
         let status = slot.session.status();
+        let mut meta = ext::session_meta(&status.model);
+        if let Some(w) = &slot.worktree {
+            ext::add_worktree(&mut meta, w);
+        }
         Ok(NewSessionResponse::new(id)
             .modes(mapping::mode_state(status.mode))
             .config_options(slot.options())
-            .meta(ext::session_meta(&status.model)))
+            .meta(meta))
     }
 
     /// ACP `session/load`: the whole conversation is replayed as updates
@@ -293,7 +316,7 @@ impl RiotAgent {
             Some(slot) => slot,
             None => {
                 let resume = Some(ResumeFrom::Id(SessionId::new(id.clone())));
-                self.open(cx, request.cwd, resume, request.mcp_servers)
+                self.open(cx, request.cwd, resume, request.mcp_servers, None)
                     .await?
                     .1
             }
@@ -563,6 +586,31 @@ impl RiotAgent {
         let slots: Vec<Arc<Slot>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         for slot in slots {
             slot.shut().await;
+            if let Some(w) = &slot.worktree {
+                self.finish_worktree(w).await;
+            }
+        }
+    }
+
+    /// A worktree for a new session, made from the project `cwd` is in.
+    async fn worktree_for(
+        &self,
+        cwd: &std::path::Path,
+        name: &str,
+    ) -> Result<riot_kernel::worktree::Worktree, Error> {
+        let name = (!name.is_empty()).then_some(name);
+        self.config
+            .kernel
+            .create_worktree(cwd, name)
+            .await
+            .map_err(kernel_error)
+    }
+
+    /// A session's worktree at its end: removed if unchanged, else kept.
+    async fn finish_worktree(&self, worktree: &riot_kernel::worktree::Worktree) {
+        match self.config.kernel.finish_worktree(worktree).await {
+            Ok(end) => tracing::info!("ACP: {}", end.describe(worktree)),
+            Err(e) => tracing::warn!(worktree = %worktree.name, "ACP: worktree kept: {e}"),
         }
     }
 
@@ -693,6 +741,9 @@ impl RiotAgent {
             lock(&self.sessions).remove(id);
             // Closed before the check below, which counts open sessions.
             slot.shut().await;
+            if let Some(w) = &slot.worktree {
+                self.finish_worktree(w).await;
+            }
         }
         let session_id = SessionId::new(id.clone());
         // Open by another client of this server (another window or tab).

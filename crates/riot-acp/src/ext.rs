@@ -410,6 +410,26 @@ pub fn session_meta(model: &str) -> Meta {
     meta
 }
 
+/// The worktree a `session/new` asks for in `_meta.riot.worktree`: a
+/// name, or `""` / `true` for one Riot picks; `None` when not asked.
+pub fn worktree_asked(meta: Option<&Meta>) -> Option<String> {
+    match meta?.get("riot")?.get("worktree")? {
+        serde_json::Value::String(name) => Some(name.clone()),
+        serde_json::Value::Bool(true) => Some(String::new()),
+        _ => None,
+    }
+}
+
+/// Adds the session's worktree to `_meta.riot` of `session/new`'s answer.
+pub fn add_worktree(meta: &mut Meta, worktree: &riot_kernel::worktree::Worktree) {
+    if let Some(serde_json::Value::Object(riot)) = meta.get_mut("riot") {
+        riot.insert(
+            "worktree".into(),
+            json!({"name": worktree.name, "branch": worktree.branch, "path": worktree.path}),
+        );
+    }
+}
+
 impl From<riot_kernel::session::McpServerInfo> for McpServerEntry {
     fn from(info: riot_kernel::session::McpServerInfo) -> Self {
         let (status, tools, reason) = match info.status {

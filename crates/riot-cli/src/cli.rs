@@ -61,6 +61,9 @@ pub enum Command {
     /// Show the effective configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// The git worktrees Riot made for this project's sessions.
+    #[command(subcommand)]
+    Worktree(WorktreeCommand),
 }
 
 /// Options shared by `riot`, `exec`, `acp`, `serve`, `tools call` and
@@ -205,6 +208,18 @@ pub struct ExecOptions {
     /// Continue the most recent session in this directory.
     #[arg(short = 'c', long = "continue")]
     pub r#continue: bool,
+
+    /// Work in a git worktree of the project on a new branch `riot/NAME`
+    /// (made under Riot's home; a name is picked when none is given). It
+    /// is removed at the end if nothing changed in it, else kept.
+    #[arg(
+        short = 'w',
+        long,
+        value_name = "NAME",
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
+    pub worktree: Option<String>,
 
     /// Text output: show the changed lines of every edit, not only the
     /// `+added −removed` counts. Other formats: the text output's progress
@@ -428,6 +443,22 @@ pub enum SandboxCommand {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum WorktreeCommand {
+    /// This project's worktrees: branch, path and what changed in each.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a worktree (and its branch, unless it has commits).
+    Remove {
+        name: String,
+        /// Remove it even with uncommitted changes (they are lost).
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
     /// The effective configuration and where each value came from.
     Show {
@@ -458,6 +489,7 @@ mod tests {
             "mcp",
             "permissions",
             "config",
+            "worktree",
         ] {
             assert!(
                 help.contains(command),
@@ -471,6 +503,7 @@ mod tests {
             ("mcp", vec!["list", "add", "remove"]),
             ("permissions", vec!["check"]),
             ("config", vec!["show"]),
+            ("worktree", vec!["list", "remove"]),
         ];
         for (parent, children) in nested {
             let sub = cmd.find_subcommand_mut(parent).unwrap();
@@ -555,6 +588,25 @@ mod tests {
         assert!(cli.print);
         assert_eq!(cli.prompt.as_deref(), Some("fix it"));
         assert_eq!(cli.print_options.resume.as_deref(), Some("ses_1"));
+    }
+
+    #[test]
+    fn worktree_takes_an_optional_name_at_the_top_and_in_exec() {
+        let cli = Cli::try_parse_from(["riot", "--worktree"]).unwrap();
+        assert_eq!(cli.print_options.worktree.as_deref(), Some(""));
+        let cli = Cli::try_parse_from(["riot", "--worktree", "w1"]).unwrap();
+        assert_eq!(cli.print_options.worktree.as_deref(), Some("w1"));
+        let cli = Cli::try_parse_from(["riot", "exec", "--worktree", "w1", "do it"]).unwrap();
+        let Some(Command::Exec(exec)) = cli.command else {
+            panic!("expected exec");
+        };
+        assert_eq!(exec.options.worktree.as_deref(), Some("w1"));
+        assert_eq!(exec.prompt.as_deref(), Some("do it"));
+        let cli = Cli::try_parse_from(["riot", "worktree", "remove", "w1", "--force"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Worktree(WorktreeCommand::Remove { ref name, force: true })) if name == "w1"
+        ));
     }
 
     #[test]

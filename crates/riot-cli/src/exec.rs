@@ -355,6 +355,15 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,
     };
+    // `--worktree`: the session works in a checkout of its own.
+    let worktree = match options.worktree.as_deref() {
+        Some(name) => match crate::worktree_cmd::enter(&kernel, &cwd, name).await {
+            Ok(w) => Some(w),
+            Err(code) => return code,
+        },
+        None => None,
+    };
+    let cwd = worktree.as_ref().map_or(cwd, |w| w.cwd.clone());
     let max_turns = shared.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
     let open = OpenOptions {
         cwd: cwd.clone(),
@@ -370,6 +379,9 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         Ok(s) => s,
         Err(e) => {
             eprintln!("riot exec: {e}");
+            if let Some(w) = &worktree {
+                crate::worktree_cmd::leave(&kernel, w).await;
+            }
             return e.exit_code();
         }
     };
@@ -487,6 +499,9 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     signals.abort();
     // Saves what the session read, for a resumed session.
     session.close().await;
+    if let Some(w) = &worktree {
+        crate::worktree_cmd::leave(&kernel, w).await;
+    }
     if format == OutputFormat::Text {
         let reason = last.reason();
         if !last.final_text.is_empty() {

@@ -45,7 +45,7 @@ pub fn sessions_list(json_out: bool) -> i32 {
                 let cost_usd = s.cost.as_ref().and_then(|c| c.usd);
                 json!({"id": s.id, "title": s.title, "cwd": s.cwd, "created_ms": s.created_ms,
                        "updated_ms": s.updated_ms, "messages": s.messages, "model": s.model,
-                       "cost_usd": cost_usd})
+                       "cost_usd": cost_usd, "worktree": s.worktree})
             })
             .collect();
         outln!("{}", serde_json::Value::Array(rows));
@@ -53,8 +53,13 @@ pub fn sessions_list(json_out: bool) -> i32 {
         outln!("No sessions yet.");
     } else {
         for s in sessions {
+            let worktree = s
+                .worktree
+                .as_ref()
+                .map(|w| format!("  [worktree {}, {}]", w.name, w.branch))
+                .unwrap_or_default();
             outln!(
-                "{}  {}  {}  {}  {}  {}",
+                "{}  {}  {}  {}  {}  {}{worktree}",
                 s.id,
                 utc_minute(s.updated_ms),
                 s.cwd.display(),
@@ -312,21 +317,9 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
             .as_ref()
             .map(|v| v.source.to_string()),
     );
-    let network = if sandbox.status.network {
-        "allowed"
-    } else {
-        "off"
-    };
-    let auto_allow = if sandbox.auto_allow {
-        ", auto-allow on"
-    } else {
-        ""
-    };
-    let why = sandbox
-        .status
-        .reason
-        .as_deref()
-        .unwrap_or("no reason was given");
+    let network = if sandbox.status.network { "allowed" } else { "off" };
+    let auto_allow = if sandbox.auto_allow { ", auto-allow on" } else { "" };
+    let why = sandbox.status.reason.as_deref().unwrap_or("no reason was given");
     if sandbox.enforced() {
         outln!(
             "{:<24} enforced by {}, network {network}{auto_allow}",

@@ -16,6 +16,7 @@ mod sandbox_cmd;
 mod serve;
 mod tools_cmd;
 mod tui;
+mod worktree_cmd;
 mod world;
 
 use std::process::ExitCode;
@@ -24,7 +25,7 @@ use clap::Parser;
 
 use cli::{
     Cli, Command, ConfigCommand, ExecArgs, McpCommand, PermissionsCommand, SessionsCommand,
-    ToolsCommand,
+    ToolsCommand, WorktreeCommand,
 };
 
 /// The ACP SDK's transport logs whole JSON-RPC messages at `trace`, and a
@@ -167,6 +168,12 @@ fn main() -> ExitCode {
             }
             Some(Command::Diagnostics(args)) => {
                 tools_cmd::diagnostics(&cli.shared, &args.paths, args.json).await
+            }
+            Some(Command::Worktree(WorktreeCommand::List { json })) => {
+                worktree_cmd::list(&cli.shared, *json).await
+            }
+            Some(Command::Worktree(WorktreeCommand::Remove { name, force })) => {
+                worktree_cmd::remove(&cli.shared, name, *force).await
             }
         }
     });

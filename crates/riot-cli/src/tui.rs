@@ -102,12 +102,14 @@ impl Host for Project {
 }
 
 /// The print-mode options that bare `riot` takes too: `--continue` and
-/// `--resume` open a saved session in the UI. What is left belongs to
+/// `--resume` open a saved session in the UI, `--worktree` runs it in a
+/// worktree. What is left belongs to
 /// print mode alone.
 pub fn print_only(options: &ExecOptions) -> ExecOptions {
     ExecOptions {
         resume: None,
         r#continue: false,
+        worktree: None,
         ..options.clone()
     }
 }
@@ -193,6 +195,14 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,
     };
+    let worktree = match options.worktree.as_deref() {
+        Some(name) => match crate::worktree_cmd::enter(&kernel, &cwd, name).await {
+            Ok(w) => Some(w),
+            Err(code) => return code,
+        },
+        None => None,
+    };
+    let cwd = worktree.as_ref().map_or(cwd, |w| w.cwd.clone());
     let show_history = resume.is_some();
     let (gate, questions) = TuiGate::new();
     let open = OpenOptions {
@@ -209,12 +219,15 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         Ok(h) => h,
         Err(e) => {
             eprintln!("riot: {e}");
+            if let Some(w) = &worktree {
+                crate::worktree_cmd::leave(&kernel, w).await;
+            }
             return e.exit_code();
         }
     };
     let id = handle.id().to_string();
     let host = Arc::new(Project {
-        kernel,
+        kernel: kernel.clone(),
         cwd,
         home: riot_kernel::kernel::user_home(&env),
     });
@@ -224,10 +237,14 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         show_history,
         context_window: Some(handle.status().context_window),
     };
-    match riot_tui::run(handle, questions, host, options).await {
+    let code = match riot_tui::run(handle, questions, host, options).await {
         Ok(summary) => {
             if summary.messages > 0 {
-                println!("Session {id} saved. Resume it with: riot --resume {id}");
+                let flag = worktree
+                    .as_ref()
+                    .map(|w| format!("--worktree {} ", w.name))
+                    .unwrap_or_default();
+                println!("Session {id} saved. Resume it with: riot {flag}--resume {id}");
             }
             0
         }
@@ -235,5 +252,9 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
             eprintln!("riot: the terminal UI failed: {e}");
             1
         }
+    };
+    if let Some(w) = &worktree {
+        crate::worktree_cmd::leave(&kernel, w).await;
     }
+    code
 }

@@ -48,6 +48,7 @@ pub mod ui_support;
 pub mod vision;
 pub mod web;
 pub mod working_set;
+pub mod worktree;
 
 pub use error::KernelError;
 pub use gate::NobodyAnswers;

@@ -149,6 +149,10 @@ impl Kernel {
             ),
         };
         let _ = stack.subagents.session_section.set(system.session.clone());
+        let worktree = match &resumed {
+            None => self.worktree_of(&options.cwd).await,
+            Some(_) => None,
+        };
         let sink = self.transcript_sink(
             store,
             resumed.as_ref(),
@@ -157,6 +161,7 @@ impl Kernel {
             &endpoint,
             &system,
             now,
+            worktree,
         )?;
 
         let resumed_model = resumed.as_ref().map(|r| r.model.clone());
@@ -253,7 +258,6 @@ impl Kernel {
             next_images: Vec::new(),
             shared_model,
             cost,
-            terminals: Arc::clone(&stack.base.terminals),
             _open: self.mark_open(&session_id),
         })
     }
@@ -294,6 +298,7 @@ impl Kernel {
         endpoint: &Endpoint,
         system: &SystemPrompt,
         now: u64,
+        worktree: Option<riot_store::SessionWorktree>,
     ) -> Result<Arc<crate::transcript::StoreSink>, KernelError> {
         let clock = Arc::clone(&self.capabilities().clock);
         Ok(Arc::new(match resumed {
@@ -308,6 +313,7 @@ impl Kernel {
                 meta.system = Some(system.clone());
                 meta.provider = Some(endpoint.kind.name().to_owned());
                 meta.base_url = Some(endpoint.base_url.clone());
+                meta.worktree = worktree;
                 crate::transcript::StoreSink::pending(store, meta, clock)
             }
         }))
@@ -404,19 +410,11 @@ pub struct Session {
     shared_model: SessionModel,
     /// What the session has cost (every request, main and side).
     cost: Arc<crate::cost::CostMeter>,
-    /// The session's terminals (the Terminal tool's; faces watch them).
-    terminals: Arc<dyn riot_protocol::Terminals>,
     /// Counts this session as open in the kernel until dropped.
     _open: OpenMark,
 }
 
 impl Session {
-    /// The session's terminals: faces watch them and type into them
-    /// (docs/terminals.md).
-    pub fn terminals(&self) -> &Arc<dyn riot_protocol::Terminals> {
-        &self.terminals
-    }
-
     /// The session id.
     pub fn id(&self) -> &SessionId {
         &self.state.session_id

@@ -140,17 +140,29 @@ pub fn classify_for(
     }
     // Riot's own configuration, the directory itself included (`cp x
     // $RIOT_HOME/` creates a file in it).
-    let in_default_home = comps
+    let default_home = comps
         .windows(2)
         .position(|w| w == [".config", "riot"])
-        .is_some_and(|i| i + 2 <= comps.len());
-    let in_riot_home = riot_home.is_some_and(|home| {
+        .map(|i| i + 2);
+    let riot_home = riot_home.and_then(|home| {
         let home = home.to_string_lossy().to_ascii_lowercase();
         let home_comps = components(&home);
-        !home_comps.is_empty()
+        (!home_comps.is_empty()
             && comps.len() >= home_comps.len()
-            && comps[..home_comps.len()] == home_comps[..]
+            && comps[..home_comps.len()] == home_comps[..])
+            .then_some(home_comps.len())
     });
+    // A session's git worktree (`<home>/worktrees/<project>/<name>/…`,
+    // riot-kernel's worktree.rs) is a checkout of the project, not
+    // configuration: only the rest of the home is.
+    let in_worktree = |end: usize| {
+        comps.get(end) == Some(&"worktrees")
+            && comps.len() > end + 2
+            && !comps[end + 1].starts_with('.')
+            && !comps[end + 2].starts_with('.')
+    };
+    let in_default_home = default_home.is_some_and(|end| !in_worktree(end));
+    let in_riot_home = riot_home.is_some_and(|end| !in_worktree(end));
     if in_default_home || in_riot_home {
         if name == "credentials.json" {
             return Some(Sensitivity::Credential(
@@ -544,6 +556,42 @@ mod tests {
         ));
         let home = Path::new("/Users/Me/.config/riot");
         assert!(classify("/users/me/.config/riot/settings.json", Some(home)).is_some());
+    }
+
+    #[test]
+    fn a_sessions_worktree_under_riots_home_is_a_checkout_not_configuration() {
+        let home = Path::new("/h/riot");
+        assert_eq!(
+            classify("/h/riot/worktrees/app-1a2b3c4d/w1/src/main.rs", Some(home)),
+            None
+        );
+        assert_eq!(
+            classify("/u/.config/riot/worktrees/app-1/w1/new.txt", None),
+            None
+        );
+        // Its records, the directories above it and the rest of the home
+        // stay protected; so does the worktree's own `.git` file.
+        for path in [
+            "/h/riot/worktrees/app-1/.meta/w1.json",
+            "/h/riot/worktrees/app-1",
+            "/h/riot/worktrees",
+            "/h/riot/settings.json",
+        ] {
+            assert!(
+                matches!(
+                    classify(path, Some(home)),
+                    Some(Sensitivity::WriteSensitive(_))
+                ),
+                "{path}"
+            );
+        }
+        assert!(
+            classify(
+                "/h/riot/worktrees/app-1/w1/.git/hooks/pre-commit",
+                Some(home)
+            )
+            .is_some()
+        );
     }
 
     #[test]

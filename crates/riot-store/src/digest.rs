@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use riot_protocol::{Message, MessageId, MessageOrigin, SessionCost, SessionId, UserBlock};
 use serde::{Deserialize, Serialize};
 
-use crate::record::{Record, SessionMeta, SessionSummary};
+use crate::record::{Record, SessionMeta, SessionSummary, SessionWorktree};
 
 /// The text of a prompt the person typed.
 pub(crate) fn person_text(message: &Message) -> Option<&str> {
@@ -66,6 +66,9 @@ pub(crate) struct Digest {
     pub carried: Vec<(MessageId, String)>,
     /// The running total of the last `usage` record.
     pub cost: Option<SessionCost>,
+    /// The worktree the session works in.
+    #[serde(default)]
+    pub worktree: Option<SessionWorktree>,
 }
 
 impl Digest {
@@ -83,6 +86,7 @@ impl Digest {
             name: None,
             carried: Vec::new(),
             cost: None,
+            worktree: meta.worktree.clone(),
         }
     }
 
@@ -161,6 +165,7 @@ impl Digest {
             model: self.model.clone(),
             parent: self.parent.clone(),
             cost: self.cost.clone(),
+            worktree: self.worktree.clone(),
         }
     }
 }

@@ -39,7 +39,7 @@ use crate::{StoreError, io_err};
 
 /// The entry format; bump it when [`Digest`] changes, so entries written
 /// before are rebuilt from their transcripts.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// How much of the metadata line the fingerprint covers.
 const HEAD_BYTES: usize = 4096;

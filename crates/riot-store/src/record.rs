@@ -106,6 +106,24 @@ pub struct SessionMeta {
     /// The endpoint root its requests went to, as used (normalized).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// The git worktree the session works in (`riot --worktree`), when
+    /// it runs in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<SessionWorktree>,
+}
+
+/// A session's git worktree: made for it on a branch of its own, under
+/// Riot's home, apart from the project's checkout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionWorktree {
+    /// The worktree's name (`riot worktree list`).
+    pub name: String,
+    /// Its branch, e.g. `riot/fix-login`.
+    pub branch: String,
+    /// Where it is checked out.
+    pub path: PathBuf,
+    /// The checkout it was made from (the main worktree's top directory).
+    pub project: PathBuf,
 }
 
 impl SessionMeta {
@@ -120,6 +138,7 @@ impl SessionMeta {
             system: None,
             provider: None,
             base_url: None,
+            worktree: None,
         }
     }
 }
@@ -338,4 +357,7 @@ pub struct SessionSummary {
     /// unknown).
     #[serde(default)]
     pub cost: Option<SessionCost>,
+    /// The worktree it works in, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<SessionWorktree>,
 }

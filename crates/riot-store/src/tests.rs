@@ -595,6 +595,7 @@ fn the_list_and_a_full_load_agree_record_by_record() {
             model: "fallback".into(),
             parent: Some(SessionId::new("ses_top")),
             cost: None,
+            worktree: None,
         }
     );
 }
@@ -719,6 +720,37 @@ fn the_list_reads_a_sessions_cost_from_its_last_usage_record() {
                                         "cache_read_tokens": 5000, "cache_write_tokens": 200},
                          "requests": 2, "unpriced": ["local"]}})
     );
+}
+
+#[test]
+fn a_sessions_worktree_is_recorded_in_its_meta_and_listed() {
+    let (_dir, store) = store();
+    let mut m = meta("ses_wt", "/home/r/worktrees/p-1/w1", 5);
+    let worktree = SessionWorktree {
+        name: "w1".into(),
+        branch: "riot/w1".into(),
+        path: "/home/r/worktrees/p-1/w1".into(),
+        project: "/work/p".into(),
+    };
+    m.worktree = Some(worktree.clone());
+    let mut w = store.create(&m).unwrap();
+    w.message(&Message::user_text(MessageId::new("u1"), "go"), 6)
+        .unwrap();
+    assert_eq!(agree(&store, "ses_wt").worktree, Some(worktree.clone()));
+    let loaded = store.load(&SessionId::new("ses_wt")).unwrap();
+    assert_eq!(loaded.meta.worktree, Some(worktree));
+    // A session without one says nothing about it in its meta line.
+    let mut plain = store.create(&meta("ses_plain", "/work/p", 7)).unwrap();
+    plain
+        .message(&Message::user_text(MessageId::new("u2"), "go"), 8)
+        .unwrap();
+    let path = store.path_of(&SessionId::new("ses_plain")).unwrap();
+    let first = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        !first.lines().next().unwrap().contains("worktree"),
+        "{first}"
+    );
+    assert_eq!(agree(&store, "ses_plain").worktree, None);
 }
 
 fn png_source(seed: u8) -> ImageSource {

@@ -1,0 +1,136 @@
+//! `riot worktree list|remove`, and `--worktree` for `riot` and `riot
+//! exec`: a session in a git worktree of its own (riot-kernel's
+//! `worktree.rs` makes, checks and removes them through the injected
+//! process runner).
+
+use std::path::Path;
+
+use riot_kernel::Kernel;
+use riot_kernel::worktree::Worktree;
+use serde_json::json;
+
+use crate::cli::SharedOptions;
+use crate::exec::EXIT_USAGE;
+use crate::out::{errln, outln};
+use crate::world;
+
+/// Makes (or reopens) the worktree `name` (empty: a name is picked) of
+/// the project `cwd` is in and says so on stderr; `Err` is the exit code.
+pub async fn enter(kernel: &Kernel, cwd: &Path, name: &str) -> Result<Worktree, i32> {
+    let name = (!name.is_empty()).then_some(name);
+    match kernel.create_worktree(cwd, name).await {
+        Ok(worktree) => {
+            errln!(
+                "riot: working in worktree {} at {} (branch {})",
+                worktree.name,
+                worktree.path.display(),
+                worktree.branch
+            );
+            Ok(worktree)
+        }
+        Err(e) => {
+            errln!("riot: {e}");
+            Err(e.exit_code())
+        }
+    }
+}
+
+/// At the session's end: removes the worktree if nothing changed in it,
+/// else keeps it; says which on stderr.
+pub async fn leave(kernel: &Kernel, worktree: &Worktree) {
+    match kernel.finish_worktree(worktree).await {
+        Ok(end) => {
+            errln!("riot: {}", end.describe(worktree));
+        }
+        Err(e) => errln!(
+            "riot: worktree {} kept at {} (branch {}): {e}",
+            worktree.name,
+            worktree.path.display(),
+            worktree.branch
+        ),
+    }
+}
+
+fn setup(shared: &SharedOptions) -> Result<(Kernel, std::path::PathBuf), String> {
+    let env = world::environment();
+    let home = world::riot_home(&env)?;
+    let cwd = world::project_dir(shared.cwd.as_ref())?;
+    Ok((Kernel::new(world::capabilities(), home), cwd))
+}
+
+/// `riot worktree list [--json]`.
+pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
+    let (kernel, cwd) = match setup(shared) {
+        Ok(k) => k,
+        Err(e) => {
+            errln!("riot worktree list: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let worktrees = match kernel.worktrees(&cwd).await {
+        Ok(w) => w,
+        Err(e) => {
+            errln!("riot worktree list: {e}");
+            return e.exit_code();
+        }
+    };
+    if json_out {
+        let rows: Vec<_> = worktrees
+            .iter()
+            .map(|w| {
+                json!({"name": w.name, "branch": w.branch, "path": w.path, "base": w.base,
+                       "created_ms": w.created_ms, "present": w.present,
+                       "uncommitted": w.changes.uncommitted, "commits": w.changes.commits})
+            })
+            .collect();
+        outln!("{}", serde_json::Value::Array(rows));
+    } else if worktrees.is_empty() {
+        outln!("No worktrees for this project.");
+    } else {
+        for w in worktrees {
+            let state = if !w.present {
+                "missing (`riot worktree remove` forgets it)".to_owned()
+            } else if w.changes.any() {
+                format!(
+                    "{} uncommitted, {} commits",
+                    w.changes.uncommitted, w.changes.commits
+                )
+            } else {
+                "unchanged".to_owned()
+            };
+            outln!("{}  {}  {}  {}", w.name, w.branch, w.path.display(), state);
+        }
+    }
+    0
+}
+
+/// `riot worktree remove NAME [--force]`.
+pub async fn remove(shared: &SharedOptions, name: &str, force: bool) -> i32 {
+    let (kernel, cwd) = match setup(shared) {
+        Ok(k) => k,
+        Err(e) => {
+            errln!("riot worktree remove: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    match kernel.remove_worktree(&cwd, name, force).await {
+        Ok(removed) => {
+            if removed.branch_deleted {
+                outln!("Removed worktree {name} and its branch {}.", removed.branch);
+            } else {
+                outln!(
+                    "Removed worktree {name}; its branch {} is kept with its {} commit{} (`git branch -D {}` deletes it).",
+                    removed.branch,
+                    removed.commits,
+                    if removed.commits == 1 { "" } else { "s" },
+                    removed.branch
+                );
+            }
+            0
+        }
+        Err(e) => {
+            errln!("riot worktree remove: {e}");
+            e.exit_code()
+        }
+    }
+}
