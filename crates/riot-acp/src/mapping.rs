@@ -26,7 +26,7 @@ pub fn tool_kind(name: &str) -> ToolKind {
     match name {
         "Read" => ToolKind::Read,
         "Edit" | "Write" | "NotebookEdit" => ToolKind::Edit,
-        "Bash" | "BashOutput" | "KillShell" => ToolKind::Execute,
+        "Bash" | "BashOutput" | "KillShell" | "Terminal" => ToolKind::Execute,
         "Grep" | "Glob" | "ToolSearch" | "WebSearch" => ToolKind::Search,
         "WebFetch" => ToolKind::Fetch,
         "ExitPlanMode" => ToolKind::SwitchMode,

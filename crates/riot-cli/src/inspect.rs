@@ -317,9 +317,21 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
             .as_ref()
             .map(|v| v.source.to_string()),
     );
-    let network = if sandbox.status.network { "allowed" } else { "off" };
-    let auto_allow = if sandbox.auto_allow { ", auto-allow on" } else { "" };
-    let why = sandbox.status.reason.as_deref().unwrap_or("no reason was given");
+    let network = if sandbox.status.network {
+        "allowed"
+    } else {
+        "off"
+    };
+    let auto_allow = if sandbox.auto_allow {
+        ", auto-allow on"
+    } else {
+        ""
+    };
+    let why = sandbox
+        .status
+        .reason
+        .as_deref()
+        .unwrap_or("no reason was given");
     if sandbox.enforced() {
         outln!(
             "{:<24} enforced by {}, network {network}{auto_allow}",

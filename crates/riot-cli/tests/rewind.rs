@@ -1,6 +1,9 @@
 //! Checkpoints and rewind (docs/rewind.md), end to end: the real `riot`
 //! binary against the strict mock model, in a real git repository.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // black-box tests use real files and processes
+
 mod support;
 
 use std::collections::BTreeMap;
@@ -327,5 +330,61 @@ async fn a_rewind_after_riot_was_killed_restores_from_the_disk_alone() {
     assert!(out.stdout.contains("Removed: new.txt."), "{}", out.stdout);
     assert!(!project.join("new.txt").exists());
     assert_eq!(read(&project.join("tracked.txt")), "original line\n");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_in_an_open_session_takes_back_its_last_turn_and_the_session_goes_on_from_before_it() {
+    let world = World::new();
+    let project = world.project.path();
+    let server = server(vec![
+        tool_call(
+            "call_a",
+            "Write",
+            json!({"file_path": "a.txt", "content": "a\n"}),
+        ),
+        Reply::Text("One done.".into()),
+        tool_call(
+            "call_b",
+            "Write",
+            json!({"file_path": "b.txt", "content": "b\n"}),
+        ),
+        Reply::Text("Two done.".into()),
+        Reply::Text("Three done.".into()),
+    ])
+    .await;
+    let id = session_id(&exec(&world, &server, &["First"]).await);
+    exec(&world, &server, &["--resume", &id, "Second"]).await;
+
+    // `/rewind` and `/undo` run in the session itself (Session::rewind),
+    // not through `riot sessions`.
+    let listed = run(world.exec(&server, WIRE, &["--resume", &id, "/rewind"])).await;
+    assert_eq!(listed.code, Some(0), "{listed:?}");
+    let said = format!("{}{}", listed.stdout, listed.stderr);
+    assert!(said.contains("1. First — changed a.txt"), "{said}");
+    assert!(said.contains("2. Second — changed b.txt"), "{said}");
+
+    let undo = run(world.exec(&server, WIRE, &["--resume", &id, "/undo"])).await;
+    assert_eq!(undo.code, Some(0), "{undo:?}");
+    let said = format!("{}{}", undo.stdout, undo.stderr);
+    assert!(
+        said.contains("Rewound to just before message 2. The conversation from there on is withdrawn. Removed: b.txt."),
+        "{said}"
+    );
+    assert!(!project.join("b.txt").exists());
+    assert_eq!(read(&project.join("a.txt")), "a\n");
+
+    exec(&world, &server, &["--resume", &id, "Third"]).await;
+    let last = bodies(&server).pop().unwrap();
+    assert_eq!(
+        conversation(last["messages"].as_array().unwrap()),
+        [
+            "user: First",
+            "assistant: tool_use call_a",
+            "user: tool_result call_a",
+            "assistant: One done.",
+            "user: Third",
+        ]
+    );
     server.shutdown().await;
 }

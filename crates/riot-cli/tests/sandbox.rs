@@ -432,6 +432,27 @@ async fn bubblewrap_cargo_test_runs_inside() {
 
 // ---- `riot sandbox check`, `config show`, `permissions check`, `exec` ----
 
+/// `riot ARGS` with the sandbox as this machine has it: the test support
+/// turns it off (`RIOT_SANDBOX=off`) for the other tests, which pin the
+/// permission table without it.
+fn on_bare(world: &World, args: &[&str]) -> tokio::process::Command {
+    let mut cmd = world.bare(args);
+    cmd.env_remove("RIOT_SANDBOX");
+    cmd
+}
+
+/// `riot exec` against `server`, the sandbox as this machine has it.
+fn on_exec(
+    world: &World,
+    server: &MockServer,
+    wire: Wire,
+    args: &[&str],
+) -> tokio::process::Command {
+    let mut cmd = world.exec(server, wire, args);
+    cmd.env_remove("RIOT_SANDBOX");
+    cmd
+}
+
 fn user_settings(world: &World, json: &str) {
     std::fs::write(world.home.path().join("settings.json"), json).unwrap();
 }
@@ -439,7 +460,7 @@ fn user_settings(world: &World, json: &str) {
 #[tokio::test]
 async fn riot_sandbox_check_with_bwrap_is_bubblewrap() {
     let world = World::new();
-    let out = run(world.bare(&["sandbox", "check", "--json"])).await;
+    let out = run(on_bare(&world, &["sandbox", "check", "--json"])).await;
     let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
     if value["enforced"] != true {
         eprintln!("skipped: no sandbox on this machine: {value}");
@@ -453,7 +474,7 @@ async fn riot_sandbox_check_with_bwrap_is_bubblewrap() {
     assert_eq!(value["auto_allow"], true);
     assert!(value.get("reason").is_none(), "{value}");
 
-    let out = run(world.bare(&["sandbox", "check"])).await;
+    let out = run(on_bare(&world, &["sandbox", "check"])).await;
     assert_eq!(out.code, Some(0));
     assert!(
         out.stdout
@@ -467,7 +488,7 @@ async fn riot_sandbox_check_with_bwrap_is_bubblewrap() {
 async fn riot_sandbox_check_without_bwrap_is_landlock_and_seccomp() {
     let world = World::new();
     let empty = tempfile::tempdir().unwrap();
-    let mut cmd = world.bare(&["sandbox", "check", "--json"]);
+    let mut cmd = on_bare(&world, &["sandbox", "check", "--json"]);
     cmd.env("PATH", empty.path());
     let out = run(cmd).await;
     let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
@@ -497,7 +518,7 @@ async fn riot_sandbox_check_without_bwrap_is_landlock_and_seccomp() {
 async fn riot_sandbox_check_when_disabled_says_so_and_fails() {
     let world = World::new();
     user_settings(&world, r#"{"sandbox": {"enabled": false}}"#);
-    let out = run(world.bare(&["sandbox", "check", "--json"])).await;
+    let out = run(on_bare(&world, &["sandbox", "check", "--json"])).await;
     assert_eq!(out.code, Some(1), "{out:?}");
     let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
     assert_eq!(value["enforced"], false);
@@ -509,7 +530,7 @@ async fn riot_sandbox_check_when_disabled_says_so_and_fails() {
         "{reason}"
     );
 
-    let out = run(world.bare(&["config", "show"])).await;
+    let out = run(on_bare(&world, &["config", "show"])).await;
     assert!(
         out.stdout
             .lines()
@@ -529,7 +550,11 @@ async fn a_projects_settings_cannot_widen_the_sandbox() {
         r#"{"sandbox": {"network": true, "writable": ["/"]}}"#,
     )
     .unwrap();
-    let out = run(world.bare(&["config", "show", "--json", "--trust-project"])).await;
+    let out = run(on_bare(
+        &world,
+        &["config", "show", "--json", "--trust-project"],
+    ))
+    .await;
     assert_eq!(out.code, Some(0), "{out:?}");
     let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
     assert_eq!(value["sandbox"], json!({}), "{value}");
@@ -552,16 +577,19 @@ async fn a_projects_settings_cannot_widen_the_sandbox() {
 async fn permissions_check_shows_the_sandbox_reason() {
     let world = World::new();
     let check = |world: &World| {
-        world.bare(&[
-            "permissions",
-            "check",
-            "--tool",
-            "Bash",
-            "--input",
-            r#"{"command": "touch new.txt"}"#,
-        ])
+        on_bare(
+            &world,
+            &[
+                "permissions",
+                "check",
+                "--tool",
+                "Bash",
+                "--input",
+                r#"{"command": "touch new.txt"}"#,
+            ],
+        )
     };
-    let probe = run(world.bare(&["sandbox", "check", "--json"])).await;
+    let probe = run(on_bare(&world, &["sandbox", "check", "--json"])).await;
     let out = run(check(&world)).await;
     let value: Value = serde_json::from_str(out.stdout.trim()).unwrap();
     if probe.code == Some(0) {
@@ -571,7 +599,7 @@ async fn permissions_check_shows_the_sandbox_reason() {
         eprintln!("skipped the enforced half: no sandbox here");
     }
     // Leaving the sandbox is always a question, even in bypass mode.
-    let out = run(world.bare(&[
+    let out = run(on_bare(&world, &[
         "permissions",
         "check",
         "--permission-mode",
@@ -617,13 +645,19 @@ async fn server(replies: Vec<Reply>) -> MockServer {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_runs_a_command_unasked_only_while_the_sandbox_is_enforced() {
     let world = World::new();
-    let probe = run(world.bare(&["sandbox", "check"])).await;
+    let probe = run(on_bare(&world, &["sandbox", "check"])).await;
     if probe.code != Some(0) {
         eprintln!("skipped: no sandbox here: {}", probe.stdout);
         return;
     }
     let server1 = server(vec![touch_new(), Reply::Text("Done.".into())]).await;
-    let out = run(world.exec(&server1, Wire::Anthropic, &["Make new.txt"])).await;
+    let out = run(on_exec(
+        &world,
+        &server1,
+        Wire::Anthropic,
+        &["Make new.txt"],
+    ))
+    .await;
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(world.project.path().join("new.txt").exists(), "{out:?}");
     let result = support::tool_result(&bodies(&server1)[1], "call_touch_1");
@@ -632,7 +666,13 @@ async fn exec_runs_a_command_unasked_only_while_the_sandbox_is_enforced() {
     std::fs::remove_file(world.project.path().join("new.txt")).unwrap();
     user_settings(&world, r#"{"sandbox": {"enabled": false}}"#);
     let server2 = server(vec![touch_new(), Reply::Text("Done.".into())]).await;
-    let out = run(world.exec(&server2, Wire::Anthropic, &["Make new.txt"])).await;
+    let out = run(on_exec(
+        &world,
+        &server2,
+        Wire::Anthropic,
+        &["Make new.txt"],
+    ))
+    .await;
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(
         !world.project.path().join("new.txt").exists(),
@@ -653,7 +693,7 @@ async fn exec_runs_a_command_unasked_only_while_the_sandbox_is_enforced() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_in_bypass_mode_still_cannot_write_outside_the_project() {
     let world = World::new();
-    let probe = run(world.bare(&["sandbox", "check"])).await;
+    let probe = run(on_bare(&world, &["sandbox", "check"])).await;
     if probe.code != Some(0) {
         eprintln!("skipped: no sandbox here: {}", probe.stdout);
         return;
@@ -666,7 +706,8 @@ async fn exec_in_bypass_mode_still_cannot_write_outside_the_project() {
         json!({"command": format!("touch {}", target.display()), "description": "Write outside"}),
     );
     let server = server(vec![call, Reply::Text("Done.".into())]).await;
-    let out = run(world.exec(
+    let out = run(on_exec(
+        &world,
         &server,
         Wire::Anthropic,
         &["--permission-mode", "bypass", "Write outside"],

@@ -952,6 +952,7 @@ fn apply_directories(
 }
 
 fn apply_env(config: &mut Config, env: &EnvLayer) -> Result<(), ConfigError> {
+    sandbox::apply_env(&mut config.sandbox, &env.vars)?;
     let src = |var: &str| ConfigSource::Env {
         var: var.to_owned(),
     };

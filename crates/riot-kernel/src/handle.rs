@@ -81,6 +81,7 @@ struct Shared {
     notices: Vec<String>,
     commands: Vec<crate::commands::Command>,
     skills: crate::skills::SkillCatalog,
+    terminals: Arc<dyn riot_protocol::Terminals>,
     pending: crate::queue::PendingMessages,
     cost: Arc<crate::cost::CostMeter>,
     /// Set by `prompt` before the operation is sent, cleared by the actor
@@ -135,6 +136,7 @@ impl SessionHandle {
             notices: session.notices().to_vec(),
             commands: session.commands().to_vec(),
             skills: session.skills().clone(),
+            terminals: Arc::clone(session.terminals()),
             pending: session.pending(),
             cost: session.cost_meter(),
             busy: AtomicBool::new(false),
@@ -181,6 +183,13 @@ impl SessionHandle {
     /// The skills the model can load.
     pub fn skills(&self) -> &crate::skills::SkillCatalog {
         &self.shared.skills
+    }
+
+    /// The session's terminals: a face subscribes to watch them and
+    /// writes as [`riot_protocol::Typist::Person`] (docs/terminals.md).
+    /// They are killed when the session ends.
+    pub fn terminals(&self) -> &Arc<dyn riot_protocol::Terminals> {
+        &self.shared.terminals
     }
 
     /// Whether a turn runs, the mode and model that hold, and the main
@@ -484,6 +493,8 @@ impl Actor {
         }
         // Nothing more will run: drop a prompt that raced the close.
         self.ops.close();
+        // A face may still hold the terminals: end them with the session.
+        self.session.terminals().close_all();
         if let Err(e) = self.session.save_file_state().await {
             tracing::warn!(error = %e, "could not save the session's file state");
         }

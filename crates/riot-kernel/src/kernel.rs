@@ -29,6 +29,9 @@ pub struct Capabilities {
     /// The network for WebFetch and WebSearch (`NoWeb`: neither is
     /// declared).
     pub web: Arc<dyn riot_protocol::Web>,
+    /// Makes each session's terminals (`NoTerminals`: the Terminal tool is
+    /// not declared).
+    pub terminals: Arc<dyn riot_protocol::TerminalHost>,
     /// The OS sandbox Bash's commands run in (`NoSandbox`: none, and the
     /// status says so).
     pub sandbox: Arc<dyn riot_protocol::Sandbox>,

@@ -36,6 +36,9 @@ use crate::toolsearch::{Deferred, ToolSearch};
 #[derive(Debug, Clone)]
 pub struct StackBase {
     pub caps: Capabilities,
+    /// The session's terminals, shared by its subagents; killed when the
+    /// session ends.
+    pub terminals: Arc<dyn riot_protocol::Terminals>,
     /// `<riot home>/spill`: each runner's owner spills under its own id.
     pub spill_root: PathBuf,
     pub cwd: PathBuf,
@@ -74,6 +77,7 @@ impl StackBase {
         }
         env.scrubbed_env = self.scrubbed_env.clone();
         env.web = Arc::clone(&self.caps.web);
+        env.terminals = Arc::clone(&self.terminals);
         env.home = self.user_home.clone();
         env.diagnostic_checks = self.diagnostic_checks.clone();
         env

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use riot_protocol::{RuleBehavior, RulePattern, SandboxPolicy, SandboxStatus};
 use serde::Serialize;
 
-use crate::config::Config;
+use crate::config::{Config, ConfigSource};
 use crate::kernel::{Kernel, user_home};
 
 /// The sandbox of a session in one project.
@@ -65,14 +65,16 @@ impl Kernel {
         let status = if enabled {
             self.capabilities().sandbox.status(&policy)
         } else {
-            let source = settings
-                .enabled
-                .as_ref()
-                .map(|s| s.source.to_string())
-                .unwrap_or_default();
-            SandboxStatus::not_enforced(format!(
-                "the sandbox is turned off (\"sandbox\": {{\"enabled\": false}} in {source}); remove that to turn it on"
-            ))
+            let why = match settings.enabled.as_ref().map(|s| &s.source) {
+                Some(ConfigSource::Env { var }) => {
+                    format!("the sandbox is turned off (${var} is off); unset it to turn it on")
+                }
+                source => format!(
+                    "the sandbox is turned off (\"sandbox\": {{\"enabled\": false}} in {}); remove that to turn it on",
+                    source.map(ToString::to_string).unwrap_or_default()
+                ),
+            };
+            SandboxStatus::not_enforced(why)
         };
         SessionSandbox {
             enabled,

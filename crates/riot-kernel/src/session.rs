@@ -258,6 +258,7 @@ impl Kernel {
             next_images: Vec::new(),
             shared_model,
             cost,
+            terminals: Arc::clone(&stack.base.terminals),
             _open: self.mark_open(&session_id),
         })
     }
@@ -410,11 +411,19 @@ pub struct Session {
     shared_model: SessionModel,
     /// What the session has cost (every request, main and side).
     cost: Arc<crate::cost::CostMeter>,
+    /// The session's terminals (the Terminal tool's; faces watch them).
+    terminals: Arc<dyn riot_protocol::Terminals>,
     /// Counts this session as open in the kernel until dropped.
     _open: OpenMark,
 }
 
 impl Session {
+    /// The session's terminals: faces watch them and type into them
+    /// (docs/terminals.md).
+    pub fn terminals(&self) -> &Arc<dyn riot_protocol::Terminals> {
+        &self.terminals
+    }
+
     /// The session id.
     pub fn id(&self) -> &SessionId {
         &self.state.session_id

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use riot_mcp::McpHub;
-use riot_protocol::{DynTool, FileStateStore, PermissionGate, PermissionPolicy, SessionId};
+use riot_protocol::{
+    DynTool, FileStateStore, PermissionGate, PermissionPolicy, SessionId, ToolEnv,
+};
 use riot_providers::HttpProvider;
 use riot_tools::SchedulerConfig;
 
@@ -137,10 +139,11 @@ impl ToolStack {
 }
 
 /// The tools of a session in the order sent to the model: the built-in
-/// list (append-only), then the session-level tools the kernel adds
+/// list (append-only; without Terminal when `env` has no terminals), then the session-level tools the kernel adds
 /// (docs/design.md §6.7): Task, TodoWrite, Skill, AskUser, ExitPlanMode,
 /// then the web tools (`crate::web::web_tools`: WebFetch with a network).
 pub fn session_tools(
+    env: &ToolEnv,
     todos: &TodoList,
     skills: &SkillCatalog,
     gate: &Arc<dyn PermissionGate>,
@@ -148,7 +151,7 @@ pub fn session_tools(
     subagents: Arc<Subagents>,
     web: Vec<Arc<dyn DynTool>>,
 ) -> Vec<Arc<dyn DynTool>> {
-    let mut tools = riot_tools::builtin();
+    let mut tools = riot_tools::declared(env);
     tools.push(Arc::new(crate::task::Task { subagents }));
     tools.push(Arc::new(crate::todo::TodoWrite {
         list: todos.clone(),
@@ -256,6 +259,7 @@ impl Kernel {
         };
         let base = StackBase {
             caps: caps.clone(),
+            terminals: caps.terminals.session_terminals(),
             spill_root: self.home().join("spill"),
             cwd: options.cwd.clone(),
             scrubbed_env: scrubbed,
@@ -319,6 +323,7 @@ impl Kernel {
         let todos = TodoList::default();
         let runner = Arc::new(base.runner(
             session_tools(
+                &tool_env,
                 &todos,
                 &skills,
                 &options.gate,

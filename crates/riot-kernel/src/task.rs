@@ -325,7 +325,10 @@ impl Subagents {
     /// (the built-ins, Skill, AskUser and the web tools, then MCP tools —
     /// all of them, or those the list names).
     fn tools_for(&self, agent: &AgentDefinition) -> (Vec<Arc<dyn DynTool>>, McpSelection) {
-        let mut all = riot_tools::builtin();
+        let mut all: Vec<Arc<dyn DynTool>> = riot_tools::builtin()
+            .into_iter()
+            .filter(|t| t.name() != "Terminal" || self.stack.terminals.available())
+            .collect();
         all.push(Arc::new(crate::skills::SkillTool {
             catalog: self.skills.clone(),
         }));

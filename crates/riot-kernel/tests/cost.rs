@@ -42,6 +42,7 @@ async fn fixture_with(script: Script, provider: &str, model: &str) -> Fixture {
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds::new()),
         web: Arc::new(riot_protocol::NoWeb),
+        terminals: Arc::new(riot_protocol::NoTerminals),
         sandbox: Arc::new(riot_protocol::NoSandbox),
         seed: 7,
     };

@@ -36,6 +36,7 @@ impl World {
             clock: Arc::new(SystemClock),
             ids: Arc::new(RandomIds::new()),
             web: Arc::new(riot_protocol::NoWeb),
+            terminals: Arc::new(riot_protocol::NoTerminals),
             sandbox: Arc::new(riot_protocol::NoSandbox),
             seed: 7,
         };

@@ -83,6 +83,7 @@ async fn open(replies: Vec<Reply>, gate: Arc<dyn PermissionGate>) -> Fixture {
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds::new()),
         web: Arc::new(riot_protocol::NoWeb),
+        terminals: Arc::new(riot_protocol::NoTerminals),
         sandbox: Arc::new(riot_protocol::NoSandbox),
         seed: 7,
     };

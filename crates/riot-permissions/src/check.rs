@@ -91,6 +91,32 @@ pub fn builtin_query(
                 Some(format!("Bash: {command}")),
             )
         }
+        // The Terminal tool: `open`'s command and `write`'s typed lines
+        // are judged as Bash's command (riot-tools' terminal.rs).
+        "Terminal" => match text("action") {
+            Some("open") => {
+                let command = text("command").unwrap_or_default().to_owned();
+                (
+                    false,
+                    PermissionTarget::Command {
+                        command: command.clone(),
+                    },
+                    Some(format!("Terminal open: {command}")),
+                )
+            }
+            Some("write") => {
+                let typed = text("input").unwrap_or_default().replace("<Enter>", "\n");
+                (
+                    false,
+                    PermissionTarget::Command {
+                        command: typed.clone(),
+                    },
+                    Some(format!("Terminal type: {typed}")),
+                )
+            }
+            Some("read" | "wait") => (true, PermissionTarget::Opaque, None),
+            _ => (false, PermissionTarget::Opaque, None),
+        },
         "WebFetch" => {
             let url = text("url").unwrap_or_default().to_owned();
             (

@@ -142,9 +142,11 @@ pub fn tool_matches(pattern: &str, tool: &str) -> bool {
             .is_some_and(|rest| rest.starts_with("__"))
 }
 
-/// Content rules of the file families cover their neighbours.
+/// Content rules of the file families cover their neighbours, and a
+/// `Bash(…)` rule covers the commands the Terminal tool starts and types.
 fn family_matches(pattern: &str, tool: &str) -> bool {
     match pattern {
+        "Bash" => matches!(tool, "Bash" | "Terminal"),
         "Read" => matches!(tool, "Read" | "Glob" | "Grep"),
         "Edit" | "Write" => matches!(tool, "Edit" | "Write" | "NotebookEdit"),
         _ => tool_matches(pattern, tool),

@@ -535,3 +535,34 @@ async fn decide_kind(p: &Policy, url: &str, mode: &str) -> (&'static str, &'stat
             .await,
     )
 }
+
+#[tokio::test]
+async fn bash_rules_judge_what_the_terminal_tool_starts_and_types() {
+    let p = policy(vec![
+        rule("Bash(git push *)", Deny, User),
+        rule("Bash(npm run dev)", Allow, User),
+    ]);
+    let terminal = |action: &str, text: &str| {
+        let input = match action {
+            "open" => json!({"action": "open", "name": "t", "command": text}),
+            "write" => json!({"action": "write", "name": "t", "input": text}),
+            other => json!({"action": other, "name": "t"}),
+        };
+        builtin_query("Terminal", &input, Path::new(PROJECT), PermissionMode::Default)
+    };
+    let cases = [
+        ("open", "npm run dev", ("allow", "rule")),
+        ("open", "git push origin main", ("deny", "rule")),
+        ("write", "git push --force<Enter>", ("deny", "rule")),
+        // No rule: asked as Bash would be (an interpreter runs anything).
+        ("open", "python3 -q", ("ask", "unverifiable")),
+        ("write", "cat .env<Enter>", ("ask", "safety")),
+        // Looking is allowed.
+        ("read", "", ("allow", "mode")),
+        ("wait", "", ("allow", "mode")),
+    ];
+    for (action, text, expected) in cases {
+        let got = verdict(&p.decide(&terminal(action, text)).await);
+        assert_eq!(got, expected, "Terminal {action} {text:?}");
+    }
+}

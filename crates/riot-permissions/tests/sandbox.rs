@@ -102,6 +102,10 @@ async fn an_enforced_sandbox_allows_what_raises_no_safety_finding() {
         reason.detail(),
         "the command runs in the OS sandbox (bubblewrap-landlock-seccomp): it can write only inside the project and the sandbox's writable paths"
     );
+    // Only Bash runs sandboxed: another tool's command is judged as before.
+    let mut q = query("Bash", "touch new.txt", PermissionMode::Default);
+    q.tool_name = "Terminal".into();
+    assert_eq!(decide(&sandboxed, &q).await, ("ask", "unverifiable"));
     // Files are not commands: a Write still asks in default mode.
     let q = query("Write", "a.txt", PermissionMode::Default);
     assert_eq!(decide(&sandboxed, &q).await, ("ask", "mode"));

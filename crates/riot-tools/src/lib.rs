@@ -1,7 +1,8 @@
 //! # riot-tools — built-in tools and the scheduler
 //!
 //! The built-in tools (Read, Write, Edit, Glob, Grep, Bash, BashOutput,
-//! KillShell, NotebookEdit) with [`tools::builtin`] in append-only order, and the
+//! KillShell, NotebookEdit, Terminal) with [`tools::builtin`] in append-only
+//! order ([`tools::declared`]: without the ones whose capability is missing), and the
 //! [`scheduler::Scheduler`] that runs tool calls (docs/design.md §6–§7): one
 //! pipeline of lookup, validation, permission, execution and result budget,
 //! parallel batches of concurrency-safe calls, results in call order, the
@@ -33,4 +34,4 @@ pub mod tools;
 pub mod testing;
 
 pub use scheduler::{Scheduler, SchedulerConfig};
-pub use tools::builtin;
+pub use tools::{builtin, declared};

@@ -19,6 +19,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 pub use riot_protocol::FixedClock;
+/// No terminals: the Terminal tool is not declared ([`crate::declared`]).
+pub use riot_protocol::NoTerminals;
 use riot_protocol::process::OutputCallback;
 use riot_protocol::{
     BackgroundOutput, DecisionReason, IdGen, PermissionGate, PermissionMode, PermissionOutcome,

@@ -157,6 +157,9 @@ impl World {
                 cmd.env_remove(key);
             }
         }
+        // The OS sandbox is off here: these tests pin the permission table
+        // without it (tests/sandbox.rs turns it back on).
+        cmd.env("RIOT_SANDBOX", "off");
         cmd.env("RIOT_HOME", self.home.path())
             .env("HOME", self.home.path())
             .current_dir(self.project.path())

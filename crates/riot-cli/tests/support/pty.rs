@@ -46,6 +46,8 @@ impl World {
                 cmd.env_remove(key);
             }
         }
+        // As `World::bare`: the OS sandbox off (tests/sandbox.rs covers it).
+        cmd.env("RIOT_SANDBOX", "off");
         cmd.env("RIOT_HOME", self.home.path());
         cmd.env("HOME", self.home.path());
         cmd.env("TERM", "xterm-256color");

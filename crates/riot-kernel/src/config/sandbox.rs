@@ -76,6 +76,36 @@ fn resolve(written: &str, project: &Path, home: Option<&Path>) -> Option<PathBuf
     })
 }
 
+/// `RIOT_SANDBOX`: `on`/`off` (also `1`/`0`, `true`/`false`) sets
+/// `enabled` for this run, over the files (the person's environment).
+pub(super) fn apply_env(
+    settings: &mut SandboxSettings,
+    vars: &std::collections::BTreeMap<String, String>,
+) -> Result<(), ConfigError> {
+    let Some(value) = vars.get("RIOT_SANDBOX").filter(|v| !v.is_empty()) else {
+        return Ok(());
+    };
+    let enabled = match value.to_ascii_lowercase().as_str() {
+        "on" | "1" | "true" => true,
+        "off" | "0" | "false" => false,
+        _ => {
+            return Err(ConfigError::BadEnv {
+                var: "RIOT_SANDBOX".into(),
+                problem: format!(
+                    "`{value}` is not on or off; use RIOT_SANDBOX=off to run commands unsandboxed"
+                ),
+            });
+        }
+    };
+    settings.enabled = Some(Sourced {
+        value: enabled,
+        source: ConfigSource::Env {
+            var: "RIOT_SANDBOX".into(),
+        },
+    });
+    Ok(())
+}
+
 /// Applies a file's `sandbox` object. `project`: the file is a project's
 /// (it may only narrow); `warnings` gets what was ignored.
 pub(super) fn apply(
@@ -245,6 +275,22 @@ mod tests {
         )
         .unwrap();
         assert!(!settings.enabled());
+    }
+
+    #[test]
+    fn riot_sandbox_turns_it_on_or_off_for_a_run() {
+        let mut settings = SandboxSettings::default();
+        let vars = |v: &str| [("RIOT_SANDBOX".to_owned(), v.to_owned())].into();
+        apply_env(&mut settings, &vars("off")).unwrap();
+        assert!(!settings.enabled());
+        apply_env(&mut settings, &vars("1")).unwrap();
+        assert!(settings.enabled());
+        assert_eq!(
+            apply_env(&mut settings, &vars("maybe"))
+                .unwrap_err()
+                .to_string(),
+            "$RIOT_SANDBOX: `maybe` is not on or off; use RIOT_SANDBOX=off to run commands unsandboxed"
+        );
     }
 
     #[test]

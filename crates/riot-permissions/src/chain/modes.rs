@@ -88,11 +88,16 @@ impl Policy {
                     ),
                 )),
             },
+            // Only Bash's commands run in the sandbox (a terminal's
+            // program, judged as a command too, does not).
             Facts::Bash(_)
                 if self.sandbox.is_some()
+                    && q.tool_name == "Bash"
                     && matches!(
                         mode,
-                        PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Auto
+                        PermissionMode::Default
+                            | PermissionMode::AcceptEdits
+                            | PermissionMode::Auto
                     ) =>
             {
                 Step::Final(allow(DecisionReason::Sandbox {

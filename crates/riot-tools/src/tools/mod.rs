@@ -22,6 +22,7 @@ pub mod read;
 pub mod read_image;
 pub mod read_pdf;
 mod read_scan;
+pub mod terminal;
 pub mod web_fetch;
 mod web_page;
 pub mod web_search;
@@ -39,6 +40,7 @@ pub use grep::Grep;
 pub use kill_shell::KillShell;
 pub use notebook_edit::NotebookEdit;
 pub use read::Read;
+pub use terminal::Terminal;
 pub use web_fetch::{PageQuestion, WebFetch, WebFetchInput, WebFetchLimits};
 pub use web_search::{SearchBackend, WebSearch, WebSearchInput};
 pub use write::Write;
@@ -60,7 +62,19 @@ pub fn builtin() -> Vec<Arc<dyn DynTool>> {
         Arc::new(KillShell),
         Arc::new(NotebookEdit),
         Arc::new(Diagnostics),
+        Arc::new(Terminal),
     ]
+}
+
+/// [`builtin`] without the tools whose capability `env` lacks
+/// (docs/design.md §6.7): Terminal needs [`ToolEnv::terminals`].
+///
+/// [`ToolEnv::terminals`]: riot_protocol::ToolEnv::terminals
+pub fn declared(env: &riot_protocol::ToolEnv) -> Vec<Arc<dyn DynTool>> {
+    builtin()
+        .into_iter()
+        .filter(|t| t.name() != "Terminal" || env.terminals.available())
+        .collect()
 }
 
 /// The JSON Schema of a tool's input type.
@@ -101,9 +115,22 @@ mod tests {
                 "BashOutput",
                 "KillShell",
                 "NotebookEdit",
-                "Diagnostics"
+                "Diagnostics",
+                "Terminal"
             ]
         );
+    }
+
+    #[test]
+    fn terminal_is_declared_only_with_terminals() {
+        let mut env = crate::testing::null_env(riot_protocol::FixedClock::new());
+        let names = |env: &riot_protocol::ToolEnv| -> Vec<String> {
+            declared(env).iter().map(|t| t.name().to_owned()).collect()
+        };
+        assert!(!names(&env).contains(&"Terminal".to_owned()));
+        assert_eq!(names(&env).len(), builtin().len() - 1);
+        env.terminals = Arc::new(riot_runtime::PtyTerminals::default());
+        assert_eq!(names(&env).last().map(String::as_str), Some("Terminal"));
     }
 
     #[test]

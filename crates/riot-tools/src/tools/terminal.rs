@@ -1,0 +1,483 @@
+//! Terminal: long-lived programs in named pseudo-terminals the person sees
+//! too (docs/terminals.md). Everything goes through the session's
+//! [`riot_protocol::Terminals`]; the tool is declared only when that
+//! capability is present ([`crate::declared`]).
+//!
+//! `open` and `write` are judged like Bash (the command, or the typed
+//! text as a command line, through the same shell analysis); `read` and
+//! `wait` only look.
+
+use async_trait::async_trait;
+use riot_protocol::{
+    PermissionTarget, PromptContext, TerminalError, TerminalSize, TerminalSpec, TerminalView, Tool,
+    ToolContext, ToolOutcome, Typist, ValidationError, WaitEnd,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::tools::schema_of;
+
+/// Default time a `wait` waits: 30 seconds.
+pub const DEFAULT_WAIT_MS: u64 = 30_000;
+/// Longest `wait`: 10 minutes, as Bash.
+pub const MAX_WAIT_MS: u64 = 600_000;
+/// A write waits at most this long for the program to answer before
+/// showing the screen.
+pub const WRITE_SETTLE_MS: u64 = 2_000;
+/// Open terminals per session.
+pub const MAX_TERMINALS: usize = 8;
+
+/// What to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminalAction {
+    /// Start `command` in a new terminal called `name`.
+    Open,
+    /// Type `input` into it.
+    Write,
+    /// The screen and the output since the last read.
+    Read,
+    /// Wait until `pattern` appears in the output (or `timeout_ms` passes).
+    Wait,
+    /// Stop the program and everything it started.
+    Close,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TerminalInput {
+    pub action: TerminalAction,
+    /// The terminal's name: letters, digits, `-`, `_` (e.g. "dev-server").
+    pub name: String,
+    /// open: the command line, run by `bash -c` in the project directory.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// write: the text to type. Keys: <Enter>, <Tab>, <Esc>, <Backspace>,
+    /// <Up>, <Down>, <Left>, <Right>, <C-c> (Ctrl + a letter), <lt> for a
+    /// literal "<"; raw control characters such as "\u0003" work too.
+    #[serde(default)]
+    pub input: Option<String>,
+    /// wait: a regular expression matched against the output not yet read
+    /// (the screen, for a full-screen program); `^` and `$` match at lines.
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// wait: milliseconds (default 30000, at most 600000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// The Terminal tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Terminal;
+
+/// `input` with its named keys turned into the bytes a terminal sends.
+/// A `<…>` that names no key is typed as it stands.
+pub fn encode_keys(input: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(input.len());
+    let mut rest = input;
+    while let Some(start) = rest.find('<') {
+        out.extend_from_slice(&rest.as_bytes()[..start]);
+        let after = &rest[start..];
+        match after
+            .find('>')
+            .and_then(|end| key_bytes(&after[1..end]).map(|k| (k, end)))
+        {
+            Some((bytes, end)) => {
+                out.extend_from_slice(&bytes);
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push(b'<');
+                rest = &after[1..];
+            }
+        }
+    }
+    out.extend_from_slice(rest.as_bytes());
+    out
+}
+
+fn key_bytes(name: &str) -> Option<Vec<u8>> {
+    let fixed: &[u8] = match name.to_ascii_lowercase().as_str() {
+        "enter" | "cr" | "return" => b"\r",
+        "tab" => b"\t",
+        "esc" | "escape" => b"\x1b",
+        "backspace" | "bs" => b"\x7f",
+        "space" => b" ",
+        "lt" => b"<",
+        "up" => b"\x1b[A",
+        "down" => b"\x1b[B",
+        "right" => b"\x1b[C",
+        "left" => b"\x1b[D",
+        "home" => b"\x1b[H",
+        "end" => b"\x1b[F",
+        "delete" | "del" => b"\x1b[3~",
+        "pageup" => b"\x1b[5~",
+        "pagedown" => b"\x1b[6~",
+        other => {
+            let letter = other.strip_prefix("c-")?;
+            let [c] = letter.as_bytes() else {
+                return None;
+            };
+            return c.is_ascii_lowercase().then(|| vec![c - b'a' + 1]);
+        }
+    };
+    Some(fixed.to_vec())
+}
+
+/// What the shell analysis judges for a write: the typed text as the
+/// command lines it would be at a shell prompt (Enter ends a line; other
+/// keys and control characters are dropped).
+pub fn typed_as_command(input: &str) -> String {
+    String::from_utf8_lossy(&encode_keys(input))
+        .chars()
+        .filter_map(|c| match c {
+            '\r' | '\n' => Some('\n'),
+            '\t' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 40
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// What the model reads of a terminal.
+pub fn view_text(view: &TerminalView, heading: &str) -> String {
+    let mut out = format!("{heading}\n");
+    if !view.person_typed.is_empty() {
+        out.push_str(&format!(
+            "The person typed into this terminal: {}\n",
+            view.person_typed.join(" ")
+        ));
+    }
+    if view.full_screen {
+        out.push_str("A full-screen program is showing; its screen:\n");
+    } else if !view.output.trim().is_empty() {
+        if view.omitted_bytes > 0 {
+            out.push_str(&format!(
+                "New output ({} earlier bytes not kept):\n",
+                view.omitted_bytes
+            ));
+        } else {
+            out.push_str("New output:\n");
+        }
+        out.push_str(view.output.trim_end_matches(['\n', '\r']));
+        out.push_str("\n\nScreen now:\n");
+    } else {
+        out.push_str("No new output. Screen now:\n");
+    }
+    out.push_str("```\n");
+    out.push_str(&view.screen);
+    out.push_str("\n```\n");
+    out.push_str(&format!(
+        "Cursor at row {}, column {}.",
+        view.cursor.0 + 1,
+        view.cursor.1 + 1
+    ));
+    if let Some(exit) = view.exit {
+        match (exit.code, exit.signal) {
+            (Some(code), _) => {
+                out.push_str(&format!(" The program has ended with exit code {code}."))
+            }
+            (None, Some(signal)) => {
+                out.push_str(&format!(" The program was ended by signal {signal}."));
+            }
+            (None, None) => out.push_str(" The program has ended."),
+        }
+    }
+    out
+}
+
+fn error_outcome(e: &TerminalError) -> ToolOutcome {
+    let hint = match e {
+        TerminalError::Unknown { .. } => " Open it first with action \"open\".",
+        _ => "",
+    };
+    ToolOutcome::failed(format!("{e}.{hint}").replace("..", "."))
+}
+
+#[async_trait]
+impl Tool for Terminal {
+    type Input = TerminalInput;
+
+    fn name(&self) -> &str {
+        "Terminal"
+    }
+
+    fn input_schema(&self) -> Value {
+        schema_of::<TerminalInput>()
+    }
+
+    fn prompt(&self, cx: &PromptContext) -> String {
+        let mut p = String::from(
+            "Runs long-lived and interactive programs — a dev server, a watcher, a REPL, a full-screen tool — in named terminals that the person sees live and can type into.\n\n\
+             - action \"open\" with `name` and `command` starts the command with `bash -c` in the project directory and shows its first screen. The name addresses the terminal from then on.\n\
+             - action \"write\" types `input`; end a line with <Enter>. Keys: <Enter> <Tab> <Esc> <Backspace> <Up> <Down> <Left> <Right> <Home> <End> <PageUp> <PageDown> <Delete> <Space>, Ctrl+letter as <C-c>, <lt> for a literal \"<\". The screen after the program answered is returned.\n\
+             - action \"read\" returns the rendered screen (what a person sees, without escape codes) and the output printed since the last read.\n\
+             - action \"wait\" waits until the regular expression `pattern` matches the output not yet read (for a full-screen program, the screen), the program ends, or `timeout_ms` passes (default 30000, at most 600000). Use it for a server's \"ready\" line instead of reading in a loop.\n\
+             - action \"close\" stops the program and everything it started. Terminals also end with the session.\n\
+             - When the person typed into a terminal, the next read tells you what they typed.\n",
+        );
+        if cx.has_tool("Bash") {
+            p.push_str("- Use Bash for commands that finish on their own; use a terminal for programs that keep running or need input.\n");
+        }
+        p.push_str(
+            "\nNEVER:\n\
+             - open a terminal for a command that simply runs and ends (a build, a test run); use Bash.\n\
+             - type passwords or secrets into a terminal.\n\
+             - leave terminals you no longer need open; close them.\n\
+             - close or type into a terminal the person is using for something else without asking.\n",
+        );
+        p
+    }
+
+    fn describe(&self, input: &TerminalInput) -> String {
+        let name = &input.name;
+        match input.action {
+            TerminalAction::Open => format!(
+                "Open terminal {name}: {}",
+                input.command.as_deref().unwrap_or("")
+            ),
+            TerminalAction::Write => {
+                format!("Type into {name}: {}", input.input.as_deref().unwrap_or(""))
+            }
+            TerminalAction::Read => format!("Read terminal {name}"),
+            TerminalAction::Wait => format!(
+                "Wait in {name} for /{}/",
+                input.pattern.as_deref().unwrap_or("")
+            ),
+            TerminalAction::Close => format!("Close terminal {name}"),
+        }
+    }
+
+    fn cascades_on_failure(&self) -> bool {
+        true
+    }
+
+    /// `read` and `wait` only look; `open`, `write` and `close` act.
+    fn is_read_only(&self, input: &TerminalInput) -> bool {
+        matches!(input.action, TerminalAction::Read | TerminalAction::Wait)
+    }
+
+    fn classifier_input(&self, input: &TerminalInput) -> Option<String> {
+        Some(match input.action {
+            TerminalAction::Open => format!(
+                "Terminal open `{}`: {}",
+                input.name,
+                input.command.as_deref().unwrap_or("")
+            ),
+            TerminalAction::Write => format!(
+                "Terminal type into `{}`: {}",
+                input.name,
+                input.input.as_deref().unwrap_or("")
+            ),
+            _ => self.describe(input),
+        })
+    }
+
+    /// `open` is judged as its command; `write` as the typed text read as
+    /// command lines (a terminal may be a shell), so the same rules and
+    /// shell analysis as Bash apply to both.
+    fn permission_target(&self, input: &TerminalInput, _ctx: &ToolContext) -> PermissionTarget {
+        match input.action {
+            TerminalAction::Open => PermissionTarget::Command {
+                command: input.command.clone().unwrap_or_default(),
+            },
+            TerminalAction::Write => PermissionTarget::Command {
+                command: typed_as_command(input.input.as_deref().unwrap_or("")),
+            },
+            _ => PermissionTarget::Opaque,
+        }
+    }
+
+    async fn validate_input(
+        &self,
+        input: &TerminalInput,
+        ctx: &ToolContext,
+    ) -> Result<(), ValidationError> {
+        if !valid_name(&input.name) {
+            return Err(ValidationError::rejected(
+                "`name` must be 1 to 40 letters, digits, `-` or `_`, e.g. \"dev-server\".",
+            ));
+        }
+        let only = |field: &str, given: bool, actions: &str| {
+            if given {
+                Err(ValidationError::rejected(format!(
+                    "`{field}` is only for action {actions}; leave it out."
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        let action = input.action;
+        only(
+            "command",
+            input.command.is_some() && action != TerminalAction::Open,
+            "\"open\"",
+        )?;
+        only(
+            "input",
+            input.input.is_some() && action != TerminalAction::Write,
+            "\"write\"",
+        )?;
+        only(
+            "pattern",
+            input.pattern.is_some() && action != TerminalAction::Wait,
+            "\"wait\"",
+        )?;
+        only(
+            "timeout_ms",
+            input.timeout_ms.is_some() && action != TerminalAction::Wait,
+            "\"wait\"",
+        )?;
+        match action {
+            TerminalAction::Open => {
+                if input.command.as_deref().is_none_or(|c| c.trim().is_empty()) {
+                    return Err(ValidationError::rejected(
+                        "action \"open\" needs `command`: the command line to run, e.g. \"npm run dev\".",
+                    ));
+                }
+                let open = ctx.env.terminals.list();
+                if open.iter().any(|t| t.name == input.name) {
+                    return Err(ValidationError::rejected(format!(
+                        "A terminal named `{}` is already open. Use it, close it first, or pick another name.",
+                        input.name
+                    )));
+                }
+                if open.len() >= MAX_TERMINALS {
+                    return Err(ValidationError::rejected(format!(
+                        "{MAX_TERMINALS} terminals are open, the most a session may have. Close one you no longer need."
+                    )));
+                }
+            }
+            TerminalAction::Write => {
+                if input.input.as_deref().is_none_or(str::is_empty) {
+                    return Err(ValidationError::rejected(
+                        "action \"write\" needs `input`: the text to type, e.g. \"ls<Enter>\".",
+                    ));
+                }
+            }
+            TerminalAction::Wait => {
+                let Some(pattern) = input.pattern.as_deref().filter(|p| !p.is_empty()) else {
+                    return Err(ValidationError::rejected(
+                        "action \"wait\" needs `pattern`: a regular expression to wait for, e.g. \"ready|listening\".",
+                    ));
+                };
+                if let Err(e) = regex::Regex::new(pattern) {
+                    return Err(ValidationError::rejected(format!(
+                        "`pattern` is not a valid regular expression: {e}"
+                    )));
+                }
+                match input.timeout_ms {
+                    Some(0) => {
+                        return Err(ValidationError::rejected(
+                            "`timeout_ms` must be at least 1; omit it for the default of 30000.",
+                        ));
+                    }
+                    Some(t) if t > MAX_WAIT_MS => {
+                        return Err(ValidationError::rejected(format!(
+                            "`timeout_ms` {t} is over the maximum of {MAX_WAIT_MS} (10 minutes)."
+                        )));
+                    }
+                    _ => {}
+                }
+            }
+            TerminalAction::Read | TerminalAction::Close => {}
+        }
+        Ok(())
+    }
+
+    async fn call(&self, input: TerminalInput, ctx: &ToolContext) -> ToolOutcome {
+        let terms = &ctx.env.terminals;
+        let name = input.name.as_str();
+        match input.action {
+            TerminalAction::Open => {
+                let command = input.command.clone().unwrap_or_default();
+                let spec = TerminalSpec {
+                    name: name.to_owned(),
+                    command: command.clone(),
+                    cwd: ctx.env.cwd.clone(),
+                    env_set: Vec::new(),
+                    env_remove: ctx.env.scrubbed_env.clone(),
+                    size: TerminalSize::default(),
+                };
+                match terms.open(spec).await {
+                    Ok(view) => ToolOutcome::text(
+                        view_text(
+                            &view,
+                            &format!("Opened terminal `{name}` running `{command}`."),
+                        ),
+                        None,
+                    ),
+                    Err(e) => error_outcome(&e),
+                }
+            }
+            TerminalAction::Write => {
+                let typed = input.input.as_deref().unwrap_or("");
+                if let Err(e) = terms.write(name, &encode_keys(typed), Typist::Agent).await {
+                    return error_outcome(&e);
+                }
+                if let Err(e) = terms.settle(name, WRITE_SETTLE_MS).await {
+                    return error_outcome(&e);
+                }
+                match terms.read(name).await {
+                    Ok(view) => {
+                        ToolOutcome::text(view_text(&view, &format!("Typed into `{name}`.")), None)
+                    }
+                    Err(e) => error_outcome(&e),
+                }
+            }
+            TerminalAction::Read => match terms.read(name).await {
+                Ok(view) => {
+                    ToolOutcome::text(view_text(&view, &format!("Terminal `{name}`.")), None)
+                }
+                Err(e) => error_outcome(&e),
+            },
+            TerminalAction::Wait => {
+                let pattern = input.pattern.as_deref().unwrap_or("");
+                let timeout = input.timeout_ms.unwrap_or(DEFAULT_WAIT_MS).min(MAX_WAIT_MS);
+                match terms.wait(name, pattern, timeout, ctx.cancel.clone()).await {
+                    Ok((WaitEnd::Cancelled, _)) => ToolOutcome::Cancelled,
+                    Ok((end, view)) => {
+                        let heading = match end {
+                            WaitEnd::Matched(text) => {
+                                format!("`{pattern}` matched in `{name}`: {text}")
+                            }
+                            WaitEnd::TimedOut => format!(
+                                "`{pattern}` did not appear in `{name}` within {timeout} ms; the program is still running."
+                            ),
+                            WaitEnd::Exited | WaitEnd::Cancelled => format!(
+                                "The program in `{name}` ended before `{pattern}` appeared."
+                            ),
+                        };
+                        ToolOutcome::text(view_text(&view, &heading), None)
+                    }
+                    Err(e) => error_outcome(&e),
+                }
+            }
+            TerminalAction::Close => match terms.close(name).await {
+                Ok(view) => ToolOutcome::text(
+                    view_text(
+                        &view,
+                        &format!(
+                            "Closed terminal `{name}`: its program and everything it started were stopped."
+                        ),
+                    ),
+                    None,
+                ),
+                Err(e) => error_outcome(&e),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "terminal_tests.rs"]
+mod tests;

@@ -1,0 +1,208 @@
+#![allow(clippy::disallowed_methods)] // tests write scripts with std::fs
+
+use std::sync::Arc;
+
+use riot_protocol::{DynTool, PermissionTarget, ToolEnv, ToolOutcome, ToolResultContent};
+use serde_json::json;
+
+use super::*;
+use crate::testing::{TempProject, context};
+
+fn text(outcome: &ToolOutcome) -> String {
+    match outcome {
+        ToolOutcome::Ok { model_content, .. } => model_content
+            .iter()
+            .map(|c| match c {
+                ToolResultContent::Text { text } => text.clone(),
+                other => panic!("unexpected content {other:?}"),
+            })
+            .collect(),
+        ToolOutcome::Failed {
+            error_for_model, ..
+        } => format!("FAILED: {error_for_model}"),
+        ToolOutcome::Cancelled => "CANCELLED".into(),
+    }
+}
+
+/// A real project whose session has real terminals.
+fn project() -> (TempProject, Arc<ToolEnv>) {
+    let project = TempProject::new();
+    let mut env = ToolEnv::new(
+        project.env.cwd.clone(),
+        project.env.spill_dir.clone(),
+        Arc::clone(&project.env.fs),
+        Arc::clone(&project.env.proc),
+        Arc::clone(&project.env.clock),
+        Arc::clone(&project.env.ids),
+    );
+    env.terminals = Arc::new(riot_runtime::PtyTerminals::default());
+    (project, Arc::new(env))
+}
+
+async fn run(env: &Arc<ToolEnv>, input: serde_json::Value) -> String {
+    let call = Arc::new(Terminal).prepare(input).unwrap();
+    let ctx = context(Arc::clone(env));
+    if let Err(e) = call.validate_input(&ctx).await {
+        return format!("INVALID: {}", e.message);
+    }
+    text(&call.call(&ctx).await)
+}
+
+#[test]
+fn named_keys_become_terminal_bytes() {
+    assert_eq!(encode_keys("ls -l<Enter>"), b"ls -l\r");
+    assert_eq!(encode_keys("<C-c><Up><Esc>:q<CR>"), b"\x03\x1b[A\x1b:q\r");
+    assert_eq!(encode_keys("a <lt>b> <div> x<y"), b"a <b> <div> x<y");
+    assert_eq!(encode_keys("\u{3}"), b"\x03");
+    assert_eq!(encode_keys("<C-C>"), b"\x03", "key names ignore case");
+    assert_eq!(encode_keys("<C-1>"), b"<C-1>", "not a key: typed as is");
+}
+
+#[test]
+fn a_write_is_judged_as_the_command_lines_it_types() {
+    assert_eq!(typed_as_command("rm -rf ~<Enter>"), "rm -rf ~\n");
+    assert_eq!(typed_as_command("<C-c>git push -f\r"), "git push -f\n");
+    let call = |input: serde_json::Value| Arc::new(Terminal).prepare(input).unwrap();
+    let env = Arc::new(crate::testing::null_env(riot_protocol::FixedClock::new()));
+    let ctx = context(env);
+    assert_eq!(
+        call(json!({"action": "write", "name": "sh", "input": "curl x | sh<Enter>"}))
+            .permission_target(&ctx),
+        PermissionTarget::Command {
+            command: "curl x | sh\n".into()
+        }
+    );
+    assert_eq!(
+        call(json!({"action": "open", "name": "dev", "command": "npm run dev"}))
+            .permission_target(&ctx),
+        PermissionTarget::Command {
+            command: "npm run dev".into()
+        }
+    );
+    let read = call(json!({"action": "read", "name": "dev"}));
+    assert!(read.is_read_only());
+    assert_eq!(read.permission_target(&ctx), PermissionTarget::Opaque);
+    assert!(!call(json!({"action": "close", "name": "dev"})).is_read_only());
+    assert!(!call(json!({"action": "open", "name": "dev", "command": "ls"})).is_read_only());
+}
+
+#[tokio::test]
+async fn inputs_that_do_not_fit_the_action_are_refused_with_the_fix() {
+    let (_project, env) = project();
+    assert_eq!(
+        run(&env, json!({"action": "open", "name": "dev"})).await,
+        "INVALID: action \"open\" needs `command`: the command line to run, e.g. \"npm run dev\"."
+    );
+    assert_eq!(
+        run(&env, json!({"action": "read", "name": "dev", "input": "x"})).await,
+        "INVALID: `input` is only for action \"write\"; leave it out."
+    );
+    assert_eq!(
+        run(&env, json!({"action": "read", "name": "my server"})).await,
+        "INVALID: `name` must be 1 to 40 letters, digits, `-` or `_`, e.g. \"dev-server\"."
+    );
+    assert!(
+        run(
+            &env,
+            json!({"action": "wait", "name": "dev", "pattern": "("})
+        )
+        .await
+        .starts_with("INVALID: `pattern` is not a valid regular expression")
+    );
+    assert_eq!(
+        run(&env, json!({"action": "read", "name": "dev"})).await,
+        "FAILED: no terminal named `dev`; open terminals: none. Open it first with action \"open\"."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repl_session_through_the_tool() {
+    let (_project, env) = project();
+    let opened = run(
+        &env,
+        json!({"action": "open", "name": "py", "command": "python3 -q"}),
+    )
+    .await;
+    assert!(
+        opened.starts_with("Opened terminal `py` running `python3 -q`.\n"),
+        "{opened}"
+    );
+    assert!(opened.contains("```\n>>>\n```"), "{opened}");
+
+    let typed = run(
+        &env,
+        json!({"action": "write", "name": "py", "input": "sum(range(10))<Enter>"}),
+    )
+    .await;
+    assert!(
+        typed.starts_with("Typed into `py`.\nNew output:\n"),
+        "{typed}"
+    );
+    assert!(
+        typed.contains(
+            "Screen now:\n```\n>>> sum(range(10))\n45\n>>>\n```\nCursor at row 3, column 5."
+        ),
+        "{typed}"
+    );
+
+    // The person types; the agent's next read says what.
+    env.terminals
+        .write("py", b"x = 3\r", riot_protocol::Typist::Person)
+        .await
+        .unwrap();
+    env.terminals.settle("py", 2_000).await.unwrap();
+    let read = run(&env, json!({"action": "read", "name": "py"})).await;
+    assert!(
+        read.contains("The person typed into this terminal: x = 3<Enter>\n"),
+        "{read}"
+    );
+
+    let closed = run(&env, json!({"action": "close", "name": "py"})).await;
+    assert!(
+        closed.starts_with(
+            "Closed terminal `py`: its program and everything it started were stopped."
+        ),
+        "{closed}"
+    );
+    assert!(
+        closed.ends_with("The program was ended by signal 9."),
+        "{closed}"
+    );
+    assert!(env.terminals.list().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_reports_the_matching_text_and_a_timeout() {
+    let (project, env) = project();
+    std::fs::write(
+        project.root().join("dev.sh"),
+        "echo building\nsleep 0.3\necho 'Local: http://localhost:4321/ ready'\nexec sleep 300\n",
+    )
+    .unwrap();
+    run(
+        &env,
+        json!({"action": "open", "name": "dev", "command": "bash dev.sh"}),
+    )
+    .await;
+    let waited = run(
+        &env,
+        json!({"action": "wait", "name": "dev", "pattern": "http://\\S+ ready", "timeout_ms": 20000}),
+    )
+    .await;
+    assert!(
+        waited.starts_with("`http://\\S+ ready` matched in `dev`: http://localhost:4321/ ready\n"),
+        "{waited}"
+    );
+    let again = run(
+        &env,
+        json!({"action": "wait", "name": "dev", "pattern": "ready", "timeout_ms": 200}),
+    )
+    .await;
+    assert!(
+        again.starts_with(
+            "`ready` did not appear in `dev` within 200 ms; the program is still running."
+        ),
+        "{again}"
+    );
+    run(&env, json!({"action": "close", "name": "dev"})).await;
+}
