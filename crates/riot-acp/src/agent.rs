@@ -37,6 +37,8 @@ use crate::session_config::Shown;
 
 #[path = "agent_editor.rs"]
 mod editor;
+#[path = "agent_rewind.rs"]
+mod rewind;
 
 /// JSON-RPC error codes (JSON-RPC 2.0 §5.1).
 const INVALID_PARAMS: i32 = -32602;
@@ -835,6 +837,8 @@ pub(crate) async fn serve_on(
         Arc::clone(&agent),
         Arc::clone(&agent),
     );
+    // `_riot/checkpoints` and `_riot/rewind` (agent_rewind.rs).
+    let (rw0, rw1) = (Arc::clone(&agent), Arc::clone(&agent));
     let (b0, b1, b2, b3, b4, b5) = (
         Arc::clone(&agent),
         Arc::clone(&agent),
@@ -1062,6 +1066,24 @@ pub(crate) async fn serve_on(
                         responder: Responder<ext::DoneResponse>,
                         _cx: ConnectionTo<Client>| {
                 reply(responder, b5.set_model(&request).await);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ext::CheckpointsRequest,
+                        responder: Responder<ext::CheckpointsResponse>,
+                        _cx: ConnectionTo<Client>| {
+                reply(responder, rw0.checkpoints(&request).await);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ext::RewindRequest,
+                        responder: Responder<ext::RewindResponse>,
+                        _cx: ConnectionTo<Client>| {
+                reply(responder, rw1.rewind(&request).await);
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),

@@ -31,6 +31,11 @@
 //!   model from its next request (after the running turn, if any). The
 //!   current model is in `session/new`'s and `session/load`'s
 //!   `_meta.riot.model`.
+//! - `_riot/checkpoints` (request, `{sessionId}`) and `_riot/rewind`
+//!   (request, `{sessionId, to?, filesOnly?, conversationOnly?, force?,
+//!   undo?}`): the user messages a rewind can go back to, each with the
+//!   files its turn changed, and the rewind itself or the undo of the
+//!   last one, between turns (docs/rewind.md).
 //!
 //! The `initialize` response's own `_meta.riot.defaultCwd` (absent when
 //! not set) is the project directory the person started Riot in (`riot
@@ -513,6 +518,67 @@ pub struct CompactionNotification {
     pub tokens_before: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_after: Option<u64>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// `_riot/checkpoints` (request, `{sessionId}`): the session's user
+/// messages, numbered as `_riot/rewind` takes them, each with the files
+/// its turn changed (docs/rewind.md).
+pub const CHECKPOINTS: &str = "_riot/checkpoints";
+/// `_riot/rewind` (request, `{sessionId, to?, filesOnly?,
+/// conversationOnly?, force?, undo?}`): rewind to just before user
+/// message `to`, or undo the last rewind (docs/rewind.md).
+pub const REWIND: &str = "_riot/rewind";
+
+/// `_riot/checkpoints`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CheckpointsRequest {
+    pub session_id: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+riot_request!(CheckpointsRequest, CHECKPOINTS, CheckpointsResponse);
+
+/// `_riot/checkpoints`' reply: `{number, text, at_ms, in_history, files,
+/// calls, unfinished}` per user message.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+pub struct CheckpointsResponse {
+    pub points: Vec<Value>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// `_riot/rewind`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RewindRequest {
+    pub session_id: String,
+    #[serde(default)]
+    pub to: Option<u32>,
+    #[serde(default)]
+    pub files_only: bool,
+    #[serde(default)]
+    pub conversation_only: bool,
+    #[serde(default)]
+    pub force: bool,
+    #[serde(default)]
+    pub undo: bool,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+riot_request!(RewindRequest, REWIND, RewindResponse);
+
+/// `_riot/rewind`'s reply: what happened (`{to, files: {restored,
+/// removed, conflicts, forced, notes} | null, conversation, prompt}`) and
+/// the same as one paragraph for a person.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+pub struct RewindResponse {
+    pub outcome: Value,
+    pub summary: String,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
 }
