@@ -8,6 +8,7 @@ use serde_json::Value;
 
 pub mod bash;
 pub mod bash_output;
+pub mod browser;
 pub mod diagnostics;
 mod diagnostics_parse;
 pub mod edit;
@@ -33,6 +34,7 @@ mod home_tests;
 
 pub use bash::Bash;
 pub use bash_output::BashOutput;
+pub use browser::Browser;
 pub use diagnostics::{Diagnostics, DiagnosticsInput};
 pub use edit::Edit;
 pub use glob::Glob;
@@ -63,17 +65,21 @@ pub fn builtin() -> Vec<Arc<dyn DynTool>> {
         Arc::new(NotebookEdit),
         Arc::new(Diagnostics),
         Arc::new(Terminal),
+        Arc::new(Browser::default()),
     ]
 }
 
 /// [`builtin`] without the tools whose capability `env` lacks
-/// (docs/design.md §6.7): Terminal needs [`ToolEnv::terminals`].
+/// (docs/design.md §6.7): Terminal needs [`ToolEnv::terminals`], Browser
+/// [`ToolEnv::browser`].
 ///
 /// [`ToolEnv::terminals`]: riot_protocol::ToolEnv::terminals
+/// [`ToolEnv::browser`]: riot_protocol::ToolEnv::browser
 pub fn declared(env: &riot_protocol::ToolEnv) -> Vec<Arc<dyn DynTool>> {
     builtin()
         .into_iter()
         .filter(|t| t.name() != "Terminal" || env.terminals.available())
+        .filter(|t| t.name() != "Browser" || env.browser.available())
         .collect()
 }
 
@@ -116,7 +122,8 @@ mod tests {
                 "KillShell",
                 "NotebookEdit",
                 "Diagnostics",
-                "Terminal"
+                "Terminal",
+                "Browser"
             ]
         );
     }
@@ -128,9 +135,15 @@ mod tests {
             declared(env).iter().map(|t| t.name().to_owned()).collect()
         };
         assert!(!names(&env).contains(&"Terminal".to_owned()));
-        assert_eq!(names(&env).len(), builtin().len() - 1);
+        assert!(!names(&env).contains(&"Browser".to_owned()));
+        assert_eq!(names(&env).len(), builtin().len() - 2);
         env.terminals = Arc::new(riot_runtime::PtyTerminals::default());
         assert_eq!(names(&env).last().map(String::as_str), Some("Terminal"));
+        env.browser = Arc::new(riot_runtime::ChromiumBrowser::new(
+            "/usr/bin/chromium".into(),
+            true,
+        ));
+        assert_eq!(names(&env).last().map(String::as_str), Some("Browser"));
     }
 
     #[test]
