@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, Content, ContentBlock,
-    ContentChunk, Diff, McpServer, PermissionOption, PermissionOptionKind, Plan, PlanEntry,
+    ContentChunk, Diff, ImageContent, McpServer, PermissionOption, PermissionOptionKind, Plan, PlanEntry,
     PlanEntryPriority, PlanEntryStatus, SessionMode, SessionModeState, SessionUpdate, StopReason,
     ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
@@ -335,8 +335,9 @@ pub fn tool_started(id: &str, describe: &str) -> SessionUpdate {
     ))
 }
 
-/// The fields of a finished call: status, the model's content as text, the
-/// UI payload as `rawOutput`, the file it touched as a location.
+/// The fields of a finished call: status, the model's content (text and
+/// images), the UI payload as `rawOutput`, the file it touched as a
+/// location.
 pub fn tool_finished(
     content: &[ToolResultContent],
     is_error: bool,
@@ -354,7 +355,14 @@ pub fn tool_finished(
             ToolResultContent::Text { text } => Some(ToolCallContent::Content(Content::new(
                 text_block(text.as_str()),
             ))),
-            ToolResultContent::Image { .. } => None,
+            // An image the tool read (Read on a PNG, a screenshot): the
+            // editor or web UI shows it with the call.
+            ToolResultContent::Image { source } => Some(ToolCallContent::Content(Content::new(
+                ContentBlock::Image(ImageContent::new(
+                    source.data.clone(),
+                    source.media_type.clone(),
+                )),
+            ))),
         })
         .collect();
     if let Some(diff) = ui

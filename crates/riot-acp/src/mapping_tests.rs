@@ -302,3 +302,25 @@ fn timestamps_are_rfc3339_utc() {
     assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
     assert_eq!(rfc3339(1_700_000_000_123), "2023-11-14T22:13:20Z");
 }
+
+#[test]
+fn an_image_a_tool_read_is_shown_with_the_call() {
+    let content = [
+        ToolResultContent::text("Image shot.png (64x48 px)."),
+        ToolResultContent::Image {
+            source: riot_protocol::ImageSource {
+                media_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            },
+        },
+    ];
+    let fields = tool_finished(&content, false, None, Path::new("/p"));
+    let value = serde_json::to_value(&fields).unwrap();
+    assert_eq!(
+        value["content"],
+        json!([
+            {"type": "content", "content": {"type": "text", "text": "Image shot.png (64x48 px)."}},
+            {"type": "content", "content": {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}}
+        ])
+    );
+}
