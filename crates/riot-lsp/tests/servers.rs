@@ -4,6 +4,7 @@
 //! it started outlives it.
 
 #![allow(clippy::disallowed_methods)] // tests write files, read /proc and poll with real sleeps
+#![allow(clippy::unwrap_used)] // helpers of the tests: a failure there is the test failing
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -119,69 +119,6 @@ impl Details {
     }
 }
 
-#[cfg(test)]
-mod diagnostics_tests {
-    use riot_protocol::{Diagnostic, Severity};
-
-    use super::*;
-
-    #[test]
-    fn diagnostics_list_each_finding_coloured_by_severity() {
-        let d = |line, severity, message: &str| Diagnostic {
-            path: "src/main.rs".into(),
-            line,
-            column: 18,
-            severity,
-            code: Some("E0308".into()),
-            message: message.into(),
-            source: "cargo".into(),
-        };
-        let ui = ToolResultUi {
-            describe: "Diagnostics".into(),
-            payload: Some(UiPayload::Diagnostics {
-                checkers: vec!["cargo check".into()],
-                diagnostics: vec![
-                    d(2, Severity::Error, "mismatched types"),
-                    d(5, Severity::Warning, "unused variable"),
-                ],
-                total: 2,
-                truncated: false,
-            }),
-            duration_ms: 10,
-        };
-        let call = Finished {
-            name: "Diagnostics",
-            describe: "Diagnostics",
-            ui: Some(&ui),
-            is_error: false,
-            text: "",
-        };
-        let theme = Theme::from_no_color(None);
-        let rows = finished(call, 80, theme);
-        let text: Vec<String> = rows
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect();
-        assert_eq!(
-            text,
-            [
-                "● Diagnostics",
-                "  ⎿ 1 error, 1 warning",
-                "    src/main.rs:2:18 error[E0308] mismatched types",
-                "    src/main.rs:5:18 warning[E0308] unused variable",
-            ]
-        );
-        let severity = |row: &Line<'_>| {
-            row.spans
-                .iter()
-                .find(|s| s.content.contains("error") || s.content.contains("warning"))
-                .map(|s| s.style)
-        };
-        assert_eq!(severity(&rows[2]), Some(theme.error()));
-        assert_eq!(severity(&rows[3]), Some(theme.warning()));
-    }
-}
-
 fn plural(n: u64, one: &str, many: &str) -> String {
     if n == 1 {
         format!("1 {one}")
@@ -480,5 +417,68 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
     if call.is_error && !matches!(payload, UiPayload::Command { .. }) {
         let why = call.text.lines().next().unwrap_or("failed");
         d.push(Line::from(Span::styled(why.to_owned(), theme.error())));
+    }
+}
+
+#[cfg(test)]
+mod diagnostics_tests {
+    use riot_protocol::{Diagnostic, Severity};
+
+    use super::*;
+
+    #[test]
+    fn diagnostics_list_each_finding_coloured_by_severity() {
+        let d = |line, severity, message: &str| Diagnostic {
+            path: "src/main.rs".into(),
+            line,
+            column: 18,
+            severity,
+            code: Some("E0308".into()),
+            message: message.into(),
+            source: "cargo".into(),
+        };
+        let ui = ToolResultUi {
+            describe: "Diagnostics".into(),
+            payload: Some(UiPayload::Diagnostics {
+                checkers: vec!["cargo check".into()],
+                diagnostics: vec![
+                    d(2, Severity::Error, "mismatched types"),
+                    d(5, Severity::Warning, "unused variable"),
+                ],
+                total: 2,
+                truncated: false,
+            }),
+            duration_ms: 10,
+        };
+        let call = Finished {
+            name: "Diagnostics",
+            describe: "Diagnostics",
+            ui: Some(&ui),
+            is_error: false,
+            text: "",
+        };
+        let theme = Theme::from_no_color(None);
+        let rows = finished(call, 80, theme);
+        let text: Vec<String> = rows
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "● Diagnostics",
+                "  ⎿ 1 error, 1 warning",
+                "    src/main.rs:2:18 error[E0308] mismatched types",
+                "    src/main.rs:5:18 warning[E0308] unused variable",
+            ]
+        );
+        let severity = |row: &Line<'_>| {
+            row.spans
+                .iter()
+                .find(|s| s.content.contains("error") || s.content.contains("warning"))
+                .map(|s| s.style)
+        };
+        assert_eq!(severity(&rows[2]), Some(theme.error()));
+        assert_eq!(severity(&rows[3]), Some(theme.warning()));
     }
 }
