@@ -52,6 +52,8 @@
 //!   what the whole session has cost so far in US dollars (every request,
 //!   side requests and earlier processes included), `null` when unknown
 //!   (a model without a price) — never 0 for unknown.
+//! - `_riot/terminal` (notification) and `_riot/terminal_write` (request):
+//!   the session's terminals, watched and typed into (`crate::terminals`).
 //! - `_riot/compaction` (notification, agent → client): the session's
 //!   history is being compacted (`status: "compacting"`) or was
 //!   (`status: "compacted"`, with the estimated tokens before and after).
@@ -82,9 +84,9 @@ pub fn capabilities_meta() -> Meta {
         json!({
             "requests": [
                 SHUTDOWN, MCP_SERVERS, MCP_RESTART, CONFIG, CONFIG_SET, FILES,
-                SESSION_RENAME, SESSION_DELETE, SET_MODEL,
+                SESSION_RENAME, SESSION_DELETE, SET_MODEL, crate::terminals::TERMINAL_WRITE,
             ],
-            "notifications": [USAGE, COMPACTION],
+            "notifications": [USAGE, COMPACTION, crate::terminals::TERMINAL],
         }),
     );
     meta
@@ -111,7 +113,7 @@ pub fn wanted_notifications(meta: Option<&Meta>) -> Vec<String> {
             names
                 .iter()
                 .filter_map(Value::as_str)
-                .filter(|n| [USAGE, COMPACTION].contains(n))
+                .filter(|n| [USAGE, COMPACTION, crate::terminals::TERMINAL].contains(n))
                 .map(str::to_owned)
                 .collect()
         })

@@ -29,6 +29,7 @@ mod gate;
 pub mod mapping;
 mod session_config;
 mod stdio;
+pub mod terminals;
 mod ws;
 
 pub use agent::{AcpConfig, Shutdown, serve_stdio};

@@ -868,7 +868,8 @@ async fn riot_shutdown_replies_then_ends_the_running_turn_and_exits_zero() {
             "_riot/files",
             "_riot/session_rename",
             "_riot/session_delete",
-            "_riot/set_model"
+            "_riot/set_model",
+            "_riot/terminal_write"
         ]),
         "{init}"
     );
@@ -1023,7 +1024,7 @@ async fn usage_after_each_prompt_goes_to_a_client_that_asked_for_it() {
         .await;
     assert_eq!(
         init.result()["agentCapabilities"]["_meta"]["riot"]["notifications"],
-        json!(["_riot/usage", "_riot/compaction"])
+        json!(["_riot/usage", "_riot/compaction", "_riot/terminal"])
     );
     let session_id = client.new_session(&world).await;
 
@@ -2205,6 +2206,209 @@ async fn an_image_in_a_prompt_reaches_the_model() {
     assert_eq!(
         content[2]["source"],
         json!({"type": "base64", "media_type": "image/png", "data": png})
+    );
+    client.close().await;
+    server.shutdown().await;
+}
+
+/// The next `_riot/terminal` screen of `name` whose rows satisfy `ok`
+/// (other messages are skipped), at most ten seconds.
+async fn terminal_screen(
+    client: &mut AcpClient,
+    name: &str,
+    ok: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let message = tokio::time::timeout_at(deadline, client.read())
+            .await
+            .expect("the screen never showed what was expected");
+        let update = &message["params"]["update"];
+        if message["method"] == "_riot/terminal"
+            && update["type"] == "screen"
+            && update["name"] == name
+        {
+            let rows = update["rows"].as_array().unwrap().clone();
+            if ok(&rows) {
+                return rows;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_watches_a_terminal_types_into_it_and_the_model_is_told() {
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"permissions": {"allow": ["Terminal"]}}"#,
+    )
+    .unwrap();
+    let replies = vec![
+        tool_call(
+            "call_open",
+            "Terminal",
+            json!({"action": "open", "name": "py", "command": "python3 -q"}),
+        ),
+        Reply::Text("A Python REPL is open.".into()),
+        tool_call(
+            "call_read",
+            "Terminal",
+            json!({"action": "read", "name": "py"}),
+        ),
+        Reply::Text("You computed 42.".into()),
+    ];
+    let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {
+                "_meta": {"riot": {"notifications": ["_riot/terminal"]}}
+            }}),
+        )
+        .await;
+    let session_id = client.new_session(&world).await;
+
+    let id = client
+        .send_request("session/prompt", prompt(&session_id, "Open a Python REPL"))
+        .await;
+    let (responses, _, extensions) = responses_to(&mut client, &[id]).await;
+    assert_eq!(responses[0]["result"]["stopReason"], "end_turn");
+    assert!(
+        extensions
+            .iter()
+            .all(|e| e["method"] == "_riot/terminal"
+                && e["params"]["sessionId"] == session_id.as_str()),
+        "{extensions:#?}"
+    );
+    assert_eq!(
+        extensions[0]["params"]["update"],
+        json!({"type": "opened", "name": "py", "command": "python3 -q", "size": {"rows": 30, "cols": 100}})
+    );
+    assert!(
+        extensions
+            .iter()
+            .any(|e| e["params"]["update"]["type"] == "screen"
+                && e["params"]["update"]["rows"][0] == ">>>"),
+        "{extensions:#?}"
+    );
+
+    // The person types into the terminal; the screen shows the answer.
+    let id = client
+        .send_request(
+            "_riot/terminal_write",
+            json!({"sessionId": session_id, "name": "py", "input": "6*7\r"}),
+        )
+        .await;
+    let (responses, _, extensions) = responses_to(&mut client, &[id]).await;
+    assert_eq!(responses[0]["result"], json!({}), "{:?}", responses[0]);
+    let answered = |rows: &[Value]| rows.get(1) == Some(&json!("42"));
+    let rows = match extensions.iter().find_map(|e| {
+        let rows = e["params"]["update"]["rows"].as_array()?;
+        answered(rows).then(|| rows.clone())
+    }) {
+        Some(rows) => rows,
+        None => terminal_screen(&mut client, "py", answered).await,
+    };
+    assert_eq!(rows[0], ">>> 6*7");
+
+    // An unknown terminal is the client's mistake, said plainly.
+    let id = client
+        .send_request(
+            "_riot/terminal_write",
+            json!({"sessionId": session_id, "name": "nope", "input": "x"}),
+        )
+        .await;
+    let (responses, _, _) = responses_to(&mut client, &[id]).await;
+    assert_eq!(responses[0]["error"]["code"], -32602);
+    assert!(
+        responses[0]["error"]["data"]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("no terminal named `nope`; open terminals: py"),
+        "{}",
+        responses[0]
+    );
+
+    // The model's next read says what the person typed.
+    let id = client
+        .send_request("session/prompt", prompt(&session_id, "What did I do?"))
+        .await;
+    let (responses, _, _) = responses_to(&mut client, &[id]).await;
+    assert_eq!(responses[0]["result"]["stopReason"], "end_turn");
+    let body = support::bodies(&server).pop().unwrap();
+    let sent = body.to_string();
+    assert!(
+        sent.contains("The person typed into this terminal: 6*7<Enter>"),
+        "{sent}"
+    );
+    client.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn riot_checkpoints_and_riot_rewind_take_back_a_turns_write_and_its_messages() {
+    let world = World::new();
+    let replies = vec![
+        tool_call(
+            "call_made",
+            "Write",
+            json!({"file_path": "made.txt", "content": "agent\n"}),
+        ),
+        Reply::Text("Written.".into()),
+        Reply::Text("Fresh start.".into()),
+    ];
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
+    client
+        .call(
+            "session/set_mode",
+            json!({"sessionId": session_id, "modeId": "accept-edits"}),
+        )
+        .await
+        .result();
+    let turn = client
+        .call("session/prompt", prompt(&session_id, "Make a file"))
+        .await;
+    assert_eq!(turn.result()["stopReason"], "end_turn");
+
+    let points = client
+        .call("_riot/checkpoints", json!({"sessionId": session_id}))
+        .await;
+    let point = &points.result()["points"][0];
+    assert_eq!(point["number"], 1);
+    assert_eq!(point["text"], "Make a file");
+    assert_eq!(point["files"], json!(["made.txt"]));
+
+    let rewound = client
+        .call("_riot/rewind", json!({"sessionId": session_id, "to": 1}))
+        .await;
+    assert_eq!(
+        rewound.result()["summary"],
+        "Rewound to just before message 1. The conversation from there on is withdrawn. Removed: made.txt."
+    );
+    assert_eq!(
+        rewound.result()["outcome"]["files"]["removed"],
+        json!(["made.txt"])
+    );
+    assert!(!world.project.path().join("made.txt").exists());
+
+    // Nothing is left to rewind to: the client's mistake, said plainly.
+    let again = client
+        .call("_riot/rewind", json!({"sessionId": session_id, "to": 1}))
+        .await;
+    let (code, message) = error_of(&again);
+    assert_eq!(code, -32602);
+    assert!(message.contains("no user message"), "{message}");
+
+    let fresh = client
+        .call("session/prompt", prompt(&session_id, "Start over"))
+        .await;
+    assert_eq!(fresh.text(), "Fresh start.");
+    let last = support::bodies(&server).pop().unwrap();
+    assert_eq!(
+        support::conversation(last["messages"].as_array().unwrap()),
+        ["user: Start over"]
     );
     client.close().await;
     server.shutdown().await;

@@ -1,0 +1,97 @@
+//! A session's terminals over ACP (docs/terminals.md): the
+//! `_riot/terminal` notification carries each `TerminalUpdate` to a client
+//! that asked for it, and the `_riot/terminal_write` request types the
+//! person's keys into a terminal (the agent's next read says so).
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::Meta;
+use agent_client_protocol::{Client, JsonRpcMessage, JsonRpcRequest, UntypedMessage};
+use riot_kernel::SessionHandle;
+use riot_protocol::{TerminalUpdate, Typist};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub const TERMINAL: &str = "_riot/terminal";
+pub const TERMINAL_WRITE: &str = "_riot/terminal_write";
+
+/// `_riot/terminal`: something happened in one of the session's terminals.
+#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcNotification)]
+#[notification(method = "_riot/terminal")]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalNotification {
+    pub session_id: String,
+    pub update: TerminalUpdate,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// `_riot/terminal_write`: the person types `input` (the bytes a terminal
+/// sends: `"\r"` for Enter, `"\u0003"` for Ctrl+C) into terminal `name`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TerminalWriteRequest {
+    pub session_id: String,
+    pub name: String,
+    pub input: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl JsonRpcMessage for TerminalWriteRequest {
+    fn matches_method(method: &str) -> bool {
+        method == TERMINAL_WRITE
+    }
+
+    fn method(&self) -> &str {
+        TERMINAL_WRITE
+    }
+
+    fn to_untyped_message(&self) -> Result<UntypedMessage, agent_client_protocol::Error> {
+        UntypedMessage::new(TERMINAL_WRITE, self)
+    }
+
+    fn parse_message(method: &str, params: &Value) -> Result<Self, agent_client_protocol::Error> {
+        if method != TERMINAL_WRITE {
+            return Err(agent_client_protocol::Error::method_not_found());
+        }
+        serde_json::from_value(params.clone()).map_err(|e| {
+            agent_client_protocol::Error::invalid_params().data(json!({"error": e.to_string()}))
+        })
+    }
+}
+
+impl JsonRpcRequest for TerminalWriteRequest {
+    type Response = crate::ext::DoneResponse;
+}
+
+/// Sends the session's terminal updates to the client from now on (the
+/// ones already open first).
+pub(crate) fn watch(cx: ConnectionTo<Client>, session_id: String, session: &SessionHandle) {
+    session
+        .terminals()
+        .subscribe(std::sync::Arc::new(move |update: &TerminalUpdate| {
+            let notification = TerminalNotification {
+                session_id: session_id.clone(),
+                update: update.clone(),
+                meta: None,
+            };
+            if let Err(e) = cx.send_notification(notification) {
+                tracing::debug!(error = %e, "could not send a _riot/terminal notification");
+            }
+        }));
+}
+
+/// Types the person's input.
+pub(crate) async fn write(
+    session: &SessionHandle,
+    request: &TerminalWriteRequest,
+) -> Result<crate::ext::DoneResponse, agent_client_protocol::Error> {
+    session
+        .terminals()
+        .write(&request.name, request.input.as_bytes(), Typist::Person)
+        .await
+        .map_err(|e| {
+            agent_client_protocol::Error::invalid_params().data(json!({"error": e.to_string()}))
+        })?;
+    Ok(crate::ext::DoneResponse::default())
+}
