@@ -2413,3 +2413,70 @@ async fn riot_checkpoints_and_riot_rewind_take_back_a_turns_write_and_its_messag
     client.close().await;
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn riot_checkpoints_and_riot_rewind_take_back_a_turns_write_and_its_messages() {
+    let world = World::new();
+    let replies = vec![
+        tool_call(
+            "call_made",
+            "Write",
+            json!({"file_path": "made.txt", "content": "agent\n"}),
+        ),
+        Reply::Text("Written.".into()),
+        Reply::Text("Fresh start.".into()),
+    ];
+    let (server, mut client, session_id) = AcpClient::in_session(&world, replies).await;
+    client
+        .call(
+            "session/set_mode",
+            json!({"sessionId": session_id, "modeId": "accept-edits"}),
+        )
+        .await
+        .result();
+    let turn = client
+        .call("session/prompt", prompt(&session_id, "Make a file"))
+        .await;
+    assert_eq!(turn.result()["stopReason"], "end_turn");
+
+    let points = client
+        .call("_riot/checkpoints", json!({"sessionId": session_id}))
+        .await;
+    let point = &points.result()["points"][0];
+    assert_eq!(point["number"], 1);
+    assert_eq!(point["text"], "Make a file");
+    assert_eq!(point["files"], json!(["made.txt"]));
+
+    let rewound = client
+        .call("_riot/rewind", json!({"sessionId": session_id, "to": 1}))
+        .await;
+    assert_eq!(
+        rewound.result()["summary"],
+        "Rewound to just before message 1. The conversation from there on is withdrawn. Removed: made.txt."
+    );
+    assert_eq!(
+        rewound.result()["outcome"]["files"]["removed"],
+        json!(["made.txt"])
+    );
+    assert!(!world.project.path().join("made.txt").exists());
+
+    // Nothing is left to rewind to: the client's mistake, said plainly.
+    let again = client
+        .call("_riot/rewind", json!({"sessionId": session_id, "to": 1}))
+        .await;
+    let (code, message) = error_of(&again);
+    assert_eq!(code, -32602);
+    assert!(message.contains("no user message"), "{message}");
+
+    let fresh = client
+        .call("session/prompt", prompt(&session_id, "Start over"))
+        .await;
+    assert_eq!(fresh.text(), "Fresh start.");
+    let last = support::bodies(&server).pop().unwrap();
+    assert_eq!(
+        support::conversation(last["messages"].as_array().unwrap()),
+        ["user: Start over"]
+    );
+    client.close().await;
+    server.shutdown().await;
+}
