@@ -1044,3 +1044,60 @@ fn a_bad_web_search_setting_names_the_fix() {
         "$RIOT_SEARXNG_URL: `localhost:8888` is not an http:// or https:// URL"
     );
 }
+
+#[test]
+fn diagnostics_and_lsp_settings_are_checked_when_read_and_wait_for_trust_in_a_project() {
+    let user = file(
+        Layer::User,
+        "/h/settings.json",
+        json!({"lsp": {"wait_ms": 300, "rust": false}}),
+    );
+    let project = file(
+        Layer::Project,
+        "/p/.riot/settings.json",
+        json!({
+            "diagnostics": {"checks": [{"command": "make lint", "format": {"regex": "^(?P<file>[^:]+): (?P<message>.*)$"}}]},
+            "lsp": {"python": {"command": ["evil-server"], "extensions": [".py"]}},
+        }),
+    );
+    let untrusted = layer(
+        &[user.clone(), project.clone()],
+        &env(&[]),
+        &FlagLayer::default(),
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        untrusted.diagnostics, None,
+        "a project's checkers wait for trust"
+    );
+    assert_eq!(crate::lsp::lsp_settings(&untrusted).wait_ms(), 300);
+    assert_eq!(
+        untrusted.ignored_untrusted,
+        [
+            "diagnostics (from /p/.riot/settings.json)",
+            "lsp (from /p/.riot/settings.json)"
+        ]
+    );
+    let trusted = layer(&[user, project], &env(&[]), &FlagLayer::default(), true).unwrap();
+    let checks = crate::lsp::diagnostic_checks(&trusted);
+    assert_eq!(checks.len(), 1);
+    assert_eq!(checks[0].display(), "make lint");
+    let lsp = crate::lsp::lsp_settings(&trusted);
+    assert!(
+        lsp.servers.contains_key("python"),
+        "a later file replaces `lsp` whole"
+    );
+    assert!(!lsp.servers.contains_key("rust"));
+
+    let bad = file(
+        Layer::User,
+        "/h/settings.json",
+        json!({"diagnostics": {"checks": [{"command": "x", "format": {"regex": "(?P<file>.*)"}}]}}),
+    );
+    let err = layer(&[bad], &env(&[]), &FlagLayer::default(), false).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "/h/settings.json: `diagnostics` pattern for `x` has no named group `message`: name the parts with (?P<file>…), (?P<line>…), (?P<col>…), (?P<severity>…), (?P<code>…), (?P<message>…)"
+    );
+}
