@@ -8,16 +8,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    AgentAuthCapabilities, AgentCapabilities, AuthenticateRequest, AuthenticateResponse,
-    CancelNotification, CloseSessionRequest, CloseSessionResponse, Cost, CurrentModeUpdate,
-    DeleteSessionRequest, DeleteSessionResponse, Implementation, InitializeRequest,
-    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, LogoutCapabilities, LogoutRequest, LogoutResponse, McpCapabilities,
-    McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionDeleteCapabilities, SessionInfo, SessionListCapabilities,
-    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, UsageUpdate,
+    AgentAuthCapabilities, AgentCapabilities, CancelNotification, Cost, CurrentModeUpdate,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, LogoutCapabilities,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    PromptRequest, PromptResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionDeleteCapabilities, SessionInfo, SessionListCapabilities, SessionNotification,
+    SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
+    UsageUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
@@ -257,9 +255,6 @@ impl RiotAgent {
             worktree,
         });
         editor::watch_options(cx.clone(), id.clone(), Arc::clone(&slot));
-        if lock(&self.wanted).iter().any(|m| m == crate::terminals::TERMINAL) {
-            crate::terminals::watch(cx.clone(), id.clone(), &slot.session);
-        }
         lock(&self.sessions).insert(id.clone(), Arc::clone(&slot));
         Ok((id, slot))
     }
@@ -832,17 +827,9 @@ pub(crate) async fn serve_on(
         editor_fs: Mutex::new(EditorFs::default()),
     });
     let (a8, a9) = (Arc::clone(&agent), Arc::clone(&agent));
-    let (e0, e1, e2, e3, e4, e5) = (
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-    );
+    let e0 = Arc::clone(&agent);
     // `_riot/checkpoints` and `_riot/rewind` (agent_rewind.rs).
     let (rw0, rw1) = (Arc::clone(&agent), Arc::clone(&agent));
-    let t0 = Arc::clone(&agent);
     let (b0, b1, b2, b3, b4, b5) = (
         Arc::clone(&agent),
         Arc::clone(&agent),
@@ -1075,22 +1062,6 @@ pub(crate) async fn serve_on(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: crate::terminals::TerminalWriteRequest,
-                        responder: Responder<ext::DoneResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&t0);
-                tokio::spawn(async move {
-                    let result = match agent.slot(&request.session_id) {
-                        Ok(slot) => crate::terminals::write(&slot.session, &request).await,
-                        Err(e) => Err(e),
-                    };
-                    reply(responder, result);
-                });
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
             async move |request: ext::CheckpointsRequest,
                         responder: Responder<ext::CheckpointsResponse>,
                         _cx: ConnectionTo<Client>| {
@@ -1109,75 +1080,12 @@ pub(crate) async fn serve_on(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ResumeSessionRequest,
-                        responder: Responder<ResumeSessionResponse>,
+            async move |request: editor::EditorRequest,
+                        responder: Responder<serde_json::Value>,
                         cx: ConnectionTo<Client>| {
                 let agent = Arc::clone(&e0);
                 tokio::spawn(async move {
-                    let id = request.session_id.0.to_string();
-                    let result = agent.resume_session(&cx, request).await;
-                    let resumed = result.is_ok();
-                    reply(responder, result);
-                    if resumed {
-                        agent.announce_commands(&cx, &id);
-                    }
-                });
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |request: CloseSessionRequest,
-                        responder: Responder<CloseSessionResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&e1);
-                tokio::spawn(async move {
-                    reply(responder, agent.close_session(&request).await);
-                });
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |request: DeleteSessionRequest,
-                        responder: Responder<DeleteSessionResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&e2);
-                tokio::spawn(async move {
-                    reply(responder, agent.delete_acp_session(&request).await);
-                });
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |request: SetSessionConfigOptionRequest,
-                        responder: Responder<SetSessionConfigOptionResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, e3.set_config_option(&request).await);
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |request: AuthenticateRequest,
-                        responder: Responder<AuthenticateResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&e4);
-                tokio::spawn(async move {
-                    reply(responder, agent.authenticate(&request).await);
-                });
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |request: LogoutRequest,
-                        responder: Responder<LogoutResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&e5);
-                tokio::spawn(async move {
-                    reply(responder, agent.logout(&request).await);
+                    agent.editor_request(&cx, request, responder).await;
                 });
                 Ok(())
             },

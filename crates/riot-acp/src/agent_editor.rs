@@ -23,10 +23,104 @@ use riot_kernel::credentials::Secret;
 use riot_kernel::model_settings::KeyState;
 use riot_protocol::{PermissionMode, SessionId};
 
-use super::{INVALID_PARAMS, RiotAgent, Slot, kernel_error, lock, send};
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::{JsonRpcMessage, JsonRpcRequest, UntypedMessage};
+use serde_json::{Value, json};
+
+use super::{INTERNAL_ERROR, INVALID_PARAMS, RiotAgent, Slot, kernel_error, lock, reply, send};
 use crate::ext;
 use crate::mapping;
 use crate::session_config::{self, Shown};
+
+/// The editor methods, served by one handler: the SDK describes its
+/// handler chain in trace logs with nesting that doubles in size with each
+/// handler, so they are kept few.
+#[derive(Debug, Clone)]
+pub(super) enum EditorRequest {
+    Resume(ResumeSessionRequest),
+    Close(CloseSessionRequest),
+    Delete(DeleteSessionRequest),
+    SetConfigOption(SetSessionConfigOptionRequest),
+    Authenticate(AuthenticateRequest),
+    Logout(LogoutRequest),
+}
+
+const RESUME: &str = "session/resume";
+const CLOSE: &str = "session/close";
+const DELETE: &str = "session/delete";
+const SET_CONFIG_OPTION: &str = "session/set_config_option";
+const AUTHENTICATE: &str = "authenticate";
+const LOGOUT: &str = "logout";
+
+/// Params as the request type; left-out params are an empty object.
+fn params<T: serde::de::DeserializeOwned>(params: &Value) -> Result<T, Error> {
+    let params = if params.is_null() {
+        json!({})
+    } else {
+        params.clone()
+    };
+    serde_json::from_value(params)
+        .map_err(|e| Error::invalid_params().data(json!({"error": e.to_string()})))
+}
+
+impl JsonRpcMessage for EditorRequest {
+    fn matches_method(method: &str) -> bool {
+        [
+            RESUME,
+            CLOSE,
+            DELETE,
+            SET_CONFIG_OPTION,
+            AUTHENTICATE,
+            LOGOUT,
+        ]
+        .contains(&method)
+    }
+
+    fn method(&self) -> &str {
+        match self {
+            Self::Resume(_) => RESUME,
+            Self::Close(_) => CLOSE,
+            Self::Delete(_) => DELETE,
+            Self::SetConfigOption(_) => SET_CONFIG_OPTION,
+            Self::Authenticate(_) => AUTHENTICATE,
+            Self::Logout(_) => LOGOUT,
+        }
+    }
+
+    fn to_untyped_message(&self) -> Result<UntypedMessage, Error> {
+        match self {
+            Self::Resume(r) => UntypedMessage::new(RESUME, r),
+            Self::Close(r) => UntypedMessage::new(CLOSE, r),
+            Self::Delete(r) => UntypedMessage::new(DELETE, r),
+            Self::SetConfigOption(r) => UntypedMessage::new(SET_CONFIG_OPTION, r),
+            Self::Authenticate(r) => UntypedMessage::new(AUTHENTICATE, r),
+            Self::Logout(r) => UntypedMessage::new(LOGOUT, r),
+        }
+    }
+
+    fn parse_message(method: &str, p: &Value) -> Result<Self, Error> {
+        Ok(match method {
+            RESUME => Self::Resume(params(p)?),
+            CLOSE => Self::Close(params(p)?),
+            DELETE => Self::Delete(params(p)?),
+            SET_CONFIG_OPTION => Self::SetConfigOption(params(p)?),
+            AUTHENTICATE => Self::Authenticate(params(p)?),
+            LOGOUT => Self::Logout(params(p)?),
+            _ => return Err(Error::method_not_found()),
+        })
+    }
+}
+
+impl JsonRpcRequest for EditorRequest {
+    type Response = Value;
+}
+
+/// A typed result as the JSON the responder sends.
+fn as_json<T: serde::Serialize>(result: Result<T, Error>) -> Result<Value, Error> {
+    result.and_then(|r| {
+        serde_json::to_value(r).map_err(|e| Error::new(INTERNAL_ERROR, e.to_string()))
+    })
+}
 
 /// ACP's "authentication required" error code.
 pub(super) const AUTH_REQUIRED: i32 = -32000;
@@ -121,6 +215,34 @@ impl Slot {
 }
 
 impl RiotAgent {
+    /// Serves one editor request, then (after a resume) tells the client
+    /// the session's slash commands.
+    pub(super) async fn editor_request(
+        &self,
+        cx: &ConnectionTo<Client>,
+        request: EditorRequest,
+        responder: Responder<Value>,
+    ) {
+        let mut resumed = None;
+        let result = match request {
+            EditorRequest::Resume(r) => {
+                let id = r.session_id.0.to_string();
+                let result = self.resume_session(cx, r).await;
+                resumed = result.is_ok().then_some(id);
+                as_json(result)
+            }
+            EditorRequest::Close(r) => as_json(self.close_session(&r).await),
+            EditorRequest::Delete(r) => as_json(self.delete_acp_session(&r).await),
+            EditorRequest::SetConfigOption(r) => as_json(self.set_config_option(&r).await),
+            EditorRequest::Authenticate(r) => as_json(self.authenticate(&r).await),
+            EditorRequest::Logout(r) => as_json(self.logout(&r).await),
+        };
+        reply(responder, result);
+        if let Some(id) = resumed {
+            self.announce_commands(cx, &id);
+        }
+    }
+
     /// The models a client may pick for a session in `cwd`: the
     /// configured model, fallback and small model, and the provider's
     /// default model.

@@ -44,12 +44,27 @@ fn init_logging() {
     let Ok(file) = logs::RotatingFile::open(&home.join("logs"), logs::MAX_FILE_BYTES) else {
         return;
     };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(log_filter(&filter))
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(move || file.clone())
         .with_ansi(false)
         .with_target(true)
-        .try_init();
+        .with_filter(log_filter(&filter))
+        .with_filter(tracing_subscriber::filter::filter_fn(|m| {
+            !describes_handler_chain(m)
+        }));
+    let _ = tracing_subscriber::registry().with(layer).try_init();
+}
+
+/// The ACP SDK's trace of which handler took a message: it describes the
+/// whole chain of handlers, escaping each level's description inside the
+/// next, so the line doubles with every handler an agent registers
+/// (megabytes each, rotating the log away). Never logged.
+fn describes_handler_chain(metadata: &tracing::Metadata<'_>) -> bool {
+    metadata.target() == "agent_client_protocol::jsonrpc::incoming_actor"
+        && metadata.fields().field("handler").is_some()
 }
 
 /// `RIOT_LOG`'s filter with [`NEVER_TRACED`] added last, so it wins.
