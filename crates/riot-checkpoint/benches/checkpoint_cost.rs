@@ -91,7 +91,11 @@ fn main() {
     let mut next = Vec::new();
     for i in 0..5 {
         // One file changes between commands, as a command would change it.
-        fs::write(project.join(format!("src/m000/f{i}.rs")), format!("changed {i}\n")).unwrap();
+        fs::write(
+            project.join(format!("src/m000/f{i}.rs")),
+            format!("changed {i}\n"),
+        )
+        .unwrap();
         let t = Instant::now();
         let begun = store.begin("bench", 2 + i, "Bash", Scope::Tree, 3).unwrap();
         next.push(t.elapsed());
@@ -120,5 +124,8 @@ fn main() {
         ms(subsequent),
         subsequent.as_secs_f64() / walk.as_secs_f64()
     );
-    println!("  one-file checkpoint (Edit)          {:>9.3} ms", ms(one_file));
+    println!(
+        "  one-file checkpoint (Edit)          {:>9.3} ms",
+        ms(one_file)
+    );
 }

@@ -359,7 +359,10 @@ impl CheckpointStore {
                         tool: tool.to_owned(),
                         files: files.clone(),
                         tree: None,
-                        skipped: keys.into_iter().filter(|k| !files.contains_key(k)).collect(),
+                        skipped: keys
+                            .into_iter()
+                            .filter(|k| !files.contains_key(k))
+                            .collect(),
                         truncated: false,
                     },
                     Before::Files(files),

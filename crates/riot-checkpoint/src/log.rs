@@ -122,7 +122,9 @@ pub(crate) fn read(path: &Path) -> io::Result<Vec<Entry>> {
         }
         match serde_json::from_str::<Entry>(&line) {
             Ok(entry) => out.push(entry),
-            Err(e) => tracing::warn!(path = %path.display(), error = %e, "skipped a checkpoint log line"),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "skipped a checkpoint log line")
+            }
         }
     }
     Ok(out)

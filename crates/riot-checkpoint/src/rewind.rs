@@ -223,21 +223,18 @@ impl CheckpointStore {
         let mut conflicts = Vec::new();
         for (key, plan) in &plans {
             let path = self.path_of(key);
-            let current = match crate::walk::read_one(
-                &self.objects,
-                &path,
-                self.settings.max_file_bytes,
-            ) {
-                Ok(current) => current,
-                Err(e) => {
-                    report.conflicts.push(key.clone());
-                    conflicts.push(key.clone());
-                    report
-                        .notes
-                        .push(format!("{key} was left as it is: it could not be read ({e})."));
-                    continue;
-                }
-            };
+            let current =
+                match crate::walk::read_one(&self.objects, &path, self.settings.max_file_bytes) {
+                    Ok(current) => current,
+                    Err(e) => {
+                        report.conflicts.push(key.clone());
+                        conflicts.push(key.clone());
+                        report.notes.push(format!(
+                            "{key} was left as it is: it could not be read ({e})."
+                        ));
+                        continue;
+                    }
+                };
             if same(current.as_ref(), plan.target.as_ref()) {
                 continue;
             }
@@ -332,10 +329,9 @@ impl CheckpointStore {
                 None => {
                     match fs::remove_file(&path) {
                         Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                            report.notes.push(format!(
-                                "{} could not be removed ({e}).",
-                                change.path
-                            ));
+                            report
+                                .notes
+                                .push(format!("{} could not be removed ({e}).", change.path));
                             continue;
                         }
                         _ => {}
@@ -344,10 +340,9 @@ impl CheckpointStore {
                 }
                 Some(state) => match self.write_state(&path, state) {
                     Ok(()) => report.restored.push(change.path.clone()),
-                    Err(e) => report.notes.push(format!(
-                        "{} could not be restored ({e}).",
-                        change.path
-                    )),
+                    Err(e) => report
+                        .notes
+                        .push(format!("{} could not be restored ({e}).", change.path)),
                 },
             }
         }

@@ -65,11 +65,15 @@ fn a_rewind_puts_back_what_the_agent_wrote_edited_and_made_and_nothing_else() {
 
     // Turn 1: Write a new file, Edit a tracked one, a command makes another.
     let new = w.project.join("src/new.txt");
-    let b = s.begin("s", 1, "Write", Scope::Files(vec![new.clone()]), 1).unwrap();
+    let b = s
+        .begin("s", 1, "Write", Scope::Files(vec![new.clone()]), 1)
+        .unwrap();
     write(&new, "agent wrote this\n");
     s.finish(b, 2).unwrap();
     let tracked = w.project.join("tracked.txt");
-    let b = s.begin("s", 1, "Edit", Scope::Files(vec![tracked.clone()]), 3).unwrap();
+    let b = s
+        .begin("s", 1, "Edit", Scope::Files(vec![tracked.clone()]), 3)
+        .unwrap();
     write(&tracked, "edited\n");
     s.finish(b, 4).unwrap();
     let b = s.begin("s", 1, "Bash", Scope::Tree, 5).unwrap();
@@ -87,7 +91,10 @@ fn a_rewind_puts_back_what_the_agent_wrote_edited_and_made_and_nothing_else() {
     assert_eq!(turns.len(), 1);
     assert_eq!(turns[0].message, 1);
     assert_eq!(turns[0].calls, 3);
-    assert_eq!(turns[0].files, vec!["made.txt", "src/new.txt", "tracked.txt"]);
+    assert_eq!(
+        turns[0].files,
+        vec!["made.txt", "src/new.txt", "tracked.txt"]
+    );
 
     let report = s.rewind("s", 1, FORCE_NO, true, 7).unwrap();
     assert_eq!(report.removed, vec!["made.txt", "src/new.txt"]);
@@ -107,13 +114,19 @@ fn only_turns_from_the_rewind_point_on_are_taken_back() {
     let w = world();
     let s = store(&w);
     let f = w.project.join("a.txt");
-    let b = s.begin("s", 1, "Write", Scope::Files(vec![f.clone()]), 1).unwrap();
+    let b = s
+        .begin("s", 1, "Write", Scope::Files(vec![f.clone()]), 1)
+        .unwrap();
     write(&f, "one\n");
     s.finish(b, 2).unwrap();
-    let b = s.begin("s", 2, "Edit", Scope::Files(vec![f.clone()]), 3).unwrap();
+    let b = s
+        .begin("s", 2, "Edit", Scope::Files(vec![f.clone()]), 3)
+        .unwrap();
     write(&f, "two\n");
     s.finish(b, 4).unwrap();
-    let b = s.begin("s", 3, "Edit", Scope::Files(vec![f.clone()]), 5).unwrap();
+    let b = s
+        .begin("s", 3, "Edit", Scope::Files(vec![f.clone()]), 5)
+        .unwrap();
     write(&f, "three\n");
     s.finish(b, 6).unwrap();
 
@@ -132,7 +145,9 @@ fn a_file_the_person_changed_after_the_agent_is_a_conflict_kept_unless_forced() 
     let s = store(&w);
     let f = w.project.join("notes.md");
     write(&f, "before\n");
-    let b = s.begin("s", 1, "Edit", Scope::Files(vec![f.clone()]), 1).unwrap();
+    let b = s
+        .begin("s", 1, "Edit", Scope::Files(vec![f.clone()]), 1)
+        .unwrap();
     write(&f, "agent\n");
     s.finish(b, 2).unwrap();
     write(&f, "person\n");
@@ -145,7 +160,9 @@ fn a_file_the_person_changed_after_the_agent_is_a_conflict_kept_unless_forced() 
     // Forced: restored, and the person's version is recorded, so undoing
     // the rewind gives it back.
     s.undo("s", false, 4).unwrap();
-    let forced = s.rewind("s", 1, FilesRewind::Yes { force: true }, true, 5).unwrap();
+    let forced = s
+        .rewind("s", 1, FilesRewind::Yes { force: true }, true, 5)
+        .unwrap();
     assert_eq!(forced.conflicts, vec!["notes.md"]);
     assert_eq!(forced.forced, vec!["notes.md"]);
     assert_eq!(forced.restored, vec!["notes.md"]);
@@ -160,7 +177,9 @@ fn a_rewind_can_be_undone_until_the_session_goes_on() {
     let w = world();
     let s = store(&w);
     let f = w.project.join("x.txt");
-    let b = s.begin("s", 1, "Write", Scope::Files(vec![f.clone()]), 1).unwrap();
+    let b = s
+        .begin("s", 1, "Write", Scope::Files(vec![f.clone()]), 1)
+        .unwrap();
     write(&f, "agent\n");
     s.finish(b, 2).unwrap();
     s.rewind("s", 1, FORCE_NO, true, 3).unwrap();
@@ -185,7 +204,9 @@ fn a_rewind_can_be_undone_until_the_session_goes_on() {
     // A new call after a rewind closes the undo.
     s.rewind("s", 1, FORCE_NO, true, 6).unwrap();
     let g = w.project.join("y.txt");
-    let b = s.begin("s", 1, "Write", Scope::Files(vec![g.clone()]), 7).unwrap();
+    let b = s
+        .begin("s", 1, "Write", Scope::Files(vec![g.clone()]), 7)
+        .unwrap();
     write(&g, "new branch\n");
     s.finish(b, 8).unwrap();
     assert!(s.undo("s", false, 9).is_err());
@@ -196,7 +217,9 @@ fn a_conversation_only_rewind_leaves_files_and_is_undone_in_order() {
     let w = world();
     let s = store(&w);
     let f = w.project.join("x.txt");
-    let b = s.begin("s", 1, "Write", Scope::Files(vec![f.clone()]), 1).unwrap();
+    let b = s
+        .begin("s", 1, "Write", Scope::Files(vec![f.clone()]), 1)
+        .unwrap();
     write(&f, "agent\n");
     s.finish(b, 2).unwrap();
     let report = s.rewind("s", 1, FilesRewind::No, true, 3).unwrap();
@@ -329,11 +352,21 @@ fn retention_prunes_old_sessions_and_their_objects_and_keeps_the_newest() {
         .as_millis() as u64;
     let day = 24 * 60 * 60 * 1000;
     let f = w.project.join("old.txt");
-    let b = s.begin("old", 1, "Write", Scope::Files(vec![f.clone()]), now_ms - 40 * day).unwrap();
+    let b = s
+        .begin(
+            "old",
+            1,
+            "Write",
+            Scope::Files(vec![f.clone()]),
+            now_ms - 40 * day,
+        )
+        .unwrap();
     write(&f, "old agent version\n");
     s.finish(b, now_ms - 40 * day).unwrap();
     let g = w.project.join("new.txt");
-    let b = s.begin("new", 1, "Write", Scope::Files(vec![g.clone()]), now_ms).unwrap();
+    let b = s
+        .begin("new", 1, "Write", Scope::Files(vec![g.clone()]), now_ms)
+        .unwrap();
     write(&g, "new agent version\n");
     s.finish(b, now_ms).unwrap();
     // Objects just written are protected for an hour: age them.
@@ -350,7 +383,11 @@ fn retention_prunes_old_sessions_and_their_objects_and_keeps_the_newest() {
     assert_eq!(report.sessions, vec!["old"]);
     assert_eq!(report.objects, 1);
     assert!(!s.objects.path_of(&old_id).exists());
-    assert!(s.objects.path_of(&objects::id_of(b"new agent version\n")).exists());
+    assert!(
+        s.objects
+            .path_of(&objects::id_of(b"new agent version\n"))
+            .exists()
+    );
     assert!(s.turns("old").unwrap().is_empty());
     assert_eq!(s.turns("new").unwrap().len(), 1);
 
@@ -363,7 +400,15 @@ fn retention_prunes_old_sessions_and_their_objects_and_keeps_the_newest() {
             ..Settings::default()
         },
     );
-    let b = tiny.begin("newest", 1, "Write", Scope::Files(vec![f.clone()]), now_ms + 1).unwrap();
+    let b = tiny
+        .begin(
+            "newest",
+            1,
+            "Write",
+            Scope::Files(vec![f.clone()]),
+            now_ms + 1,
+        )
+        .unwrap();
     s.finish(b, now_ms + 1).unwrap();
     let report = tiny.prune(now_ms + 2).unwrap();
     assert_eq!(report.sessions, vec!["new"]);

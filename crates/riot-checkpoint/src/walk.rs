@@ -198,7 +198,9 @@ pub(crate) fn walk_tree(
             }
             Ok(None) => {}
             // Gone or unreadable between listing and reading: not recorded.
-            Err(e) => tracing::debug!(path = %path.display(), error = %e, "checkpoint skipped a file"),
+            Err(e) => {
+                tracing::debug!(path = %path.display(), error = %e, "checkpoint skipped a file")
+            }
         }
     }
     out.cache.taken_ns = taken_ns;

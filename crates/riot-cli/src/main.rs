@@ -149,8 +149,16 @@ fn main() -> ExitCode {
                 undo,
                 json,
             })) => {
-                rewind_cmd::rewind(id, *to, *files_only, *conversation_only, *force, *undo, *json)
-                    .await
+                rewind_cmd::rewind(
+                    id,
+                    *to,
+                    *files_only,
+                    *conversation_only,
+                    *force,
+                    *undo,
+                    *json,
+                )
+                .await
             }
             Some(Command::Tools(ToolsCommand::List { json })) => {
                 tools_cmd::list(&cli.shared, *json).await

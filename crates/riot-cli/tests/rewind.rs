@@ -12,8 +12,8 @@ use std::path::Path;
 use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::{Value, json};
 use support::{
-    PATIENCE, Running, World, bodies, conversation, run, signal, stalled_partial_answer,
-    tool_call, wait_until,
+    PATIENCE, Running, World, bodies, conversation, run, signal, stalled_partial_answer, tool_call,
+    wait_until,
 };
 
 const WIRE: Wire = Wire::Anthropic;
@@ -53,7 +53,11 @@ fn git_state(project: &Path) -> (BTreeMap<String, Vec<u8>>, Vec<u8>, usize, Vec<
         for e in std::fs::read_dir(&dir).unwrap() {
             let e = e.unwrap();
             let path = e.path();
-            let rel = path.strip_prefix(&git).unwrap().to_string_lossy().into_owned();
+            let rel = path
+                .strip_prefix(&git)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             if e.file_type().unwrap().is_dir() {
                 stack.push(path);
             } else if rel.starts_with("objects/") {
@@ -200,12 +204,15 @@ async fn a_file_the_person_changed_after_the_agent_is_kept_and_reported_unless_f
     let id = session_id(&exec(&world, &server, &["Edit it"]).await);
     write(&project.join("tracked.txt"), "the person's line\n");
 
-    let out = riot(&world, &["sessions", "rewind", &id, "--to", "1", "--files-only"]).await;
+    let out = riot(
+        &world,
+        &["sessions", "rewind", &id, "--to", "1", "--files-only"],
+    )
+    .await;
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(
-        out.stdout.contains(
-            "Changed by you since the agent, left as they are: tracked.txt"
-        ),
+        out.stdout
+            .contains("Changed by you since the agent, left as they are: tracked.txt"),
         "{}",
         out.stdout
     );
@@ -217,7 +224,16 @@ async fn a_file_the_person_changed_after_the_agent_is_kept_and_reported_unless_f
     assert_eq!(undo.code, Some(0), "{undo:?}");
     let forced = riot(
         &world,
-        &["sessions", "rewind", &id, "--to", "1", "--files-only", "--force", "--json"],
+        &[
+            "sessions",
+            "rewind",
+            &id,
+            "--to",
+            "1",
+            "--files-only",
+            "--force",
+            "--json",
+        ],
     )
     .await;
     assert_eq!(forced.code, Some(0), "{forced:?}");
@@ -256,7 +272,14 @@ async fn conversation_only_keeps_the_files_and_resume_sends_only_the_kept_messag
 
     let out = riot(
         &world,
-        &["sessions", "rewind", &id, "--to", "2", "--conversation-only"],
+        &[
+            "sessions",
+            "rewind",
+            &id,
+            "--to",
+            "2",
+            "--conversation-only",
+        ],
     )
     .await;
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -313,9 +336,14 @@ async fn a_rewind_after_riot_was_killed_restores_from_the_disk_alone() {
     ));
     // The second request means the Write ran and its checkpoint was
     // recorded; the reply then stalls, and riot is killed mid-turn.
-    wait_until("the request after the Write", || server.requests().len() >= 2).await;
+    wait_until("the request after the Write", || {
+        server.requests().len() >= 2
+    })
+    .await;
     assert!(signal("KILL", i64::from(running.pid())));
-    let killed = tokio::time::timeout(PATIENCE, running.finish()).await.unwrap();
+    let killed = tokio::time::timeout(PATIENCE, running.finish())
+        .await
+        .unwrap();
     assert_ne!(killed.code, Some(0));
     assert_eq!(read(&project.join("new.txt")), "agent\n");
 

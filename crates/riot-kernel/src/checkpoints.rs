@@ -211,7 +211,9 @@ pub(crate) fn apply_settings(
         };
         match key.as_str() {
             "enabled" => {
-                settings.enabled = v.as_bool().ok_or_else(|| bad(key, "must be true or false"))?;
+                settings.enabled = v
+                    .as_bool()
+                    .ok_or_else(|| bad(key, "must be true or false"))?;
             }
             "max_age_days" => settings.max_age_days = number()?,
             "max_bytes" => settings.max_bytes = number()?,
@@ -366,7 +368,9 @@ impl Checkpointer {
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(call.id.clone(), begun);
             }
-            Err(e) => tracing::warn!(error = %e, tool = %call.name, "no checkpoint before this call"),
+            Err(e) => {
+                tracing::warn!(error = %e, tool = %call.name, "no checkpoint before this call")
+            }
         }
     }
 
@@ -559,7 +563,11 @@ impl crate::Kernel {
     }
 
     /// `riot sessions rewind ID --undo`: undoes the session's last rewind.
-    pub async fn undo_rewind(&self, id: &SessionId, force: bool) -> Result<RewindOutcome, KernelError> {
+    pub async fn undo_rewind(
+        &self,
+        id: &SessionId,
+        force: bool,
+    ) -> Result<RewindOutcome, KernelError> {
         let (sessions, loaded, store) = self.session_checkpoints(id)?;
         let now = self.capabilities().clock.now_ms();
         let (to, files, conversation) = undo_files(store, id, force, now).await?;

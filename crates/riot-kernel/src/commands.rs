@@ -50,7 +50,11 @@ pub const BUILTINS: [(&str, &str, Option<&str>); 8] = [
         "List the messages to rewind to, or rewind files and conversation to just before message N",
         Some("[N [--files-only|--conversation-only] [--force] | undo]"),
     ),
-    ("undo", "Rewind the last turn: its file changes and its messages", None),
+    (
+        "undo",
+        "Rewind the last turn: its file changes and its messages",
+        None,
+    ),
 ];
 
 /// Deepest command sub-folder read.

@@ -385,9 +385,7 @@ impl SessionHandle {
 
     /// The user messages a rewind can go back to, with the files each turn
     /// changed (between turns).
-    pub async fn rewind_points(
-        &self,
-    ) -> Result<Vec<crate::checkpoints::RewindPoint>, KernelError> {
+    pub async fn rewind_points(&self) -> Result<Vec<crate::checkpoints::RewindPoint>, KernelError> {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |session: &mut Session| {
             Box::pin(async move {

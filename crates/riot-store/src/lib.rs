@@ -52,11 +52,11 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 pub use images::STORED_PREFIX as STORED_IMAGE_PREFIX;
-// Rewind's numbering of the person's prompts (docs/rewind.md).
-pub use record::{Prompt, is_prompt};
 pub use record::{
     LoadedSession, Record, SessionMeta, SessionSummary, SessionWorktree, ShownMessage,
 };
+// Rewind's numbering of the person's prompts (docs/rewind.md).
+pub use record::{Prompt, is_prompt};
 use riot_protocol::{CompactionStrategy, Message, MessageId, PermissionMode, SessionId};
 
 /// A store operation failed; the message says which file and what to do.

@@ -279,7 +279,10 @@ impl LoadedSession {
                             s.rewound = true;
                         }
                     }
-                    let first = prompts.iter().position(|p| p.id == from).unwrap_or(prompts.len());
+                    let first = prompts
+                        .iter()
+                        .position(|p| p.id == from)
+                        .unwrap_or(prompts.len());
                     withdrawals.push(Withdrawal {
                         messages: taken,
                         prompts: prompts.split_off(first),

@@ -915,7 +915,10 @@ fn a_rewind_withdraws_from_a_prompt_on_keeps_the_records_and_can_be_undone() {
         .iter()
         .map(|s| (s.message.id().as_str(), s.rewound))
         .collect();
-    assert_eq!(marks, [("u1", false), ("a1", false), ("u2", true), ("a2", true)]);
+    assert_eq!(
+        marks,
+        [("u1", false), ("a1", false), ("u2", true), ("a2", true)]
+    );
 
     w.rewind_undone(7).unwrap();
     let loaded = store.load(&id).unwrap();

@@ -167,9 +167,7 @@ impl Session {
                 Some(to) => to,
                 // `/undo`: the last turn.
                 None => match self.transcript() {
-                    Ok(Some(loaded)) => {
-                        u32::try_from(loaded.prompts.len()).unwrap_or(u32::MAX)
-                    }
+                    Ok(Some(loaded)) => u32::try_from(loaded.prompts.len()).unwrap_or(u32::MAX),
                     Ok(None) => 0,
                     Err(e) => return failed(ids.as_ref(), ErrorKind::Other, e.to_string()),
                 },
@@ -179,7 +177,11 @@ impl Session {
         match result {
             Ok(outcome) => vec![info(self, outcome.describe(undo)), done],
             Err(e @ KernelError::Input(_)) => failed(ids.as_ref(), ErrorKind::Usage, e.to_string()),
-            Err(e) => failed(ids.as_ref(), ErrorKind::Other, format!("Could not rewind: {e}")),
+            Err(e) => failed(
+                ids.as_ref(),
+                ErrorKind::Other,
+                format!("Could not rewind: {e}"),
+            ),
         }
     }
 }
@@ -204,7 +206,11 @@ fn describe_points(points: &[RewindPoint]) -> String {
         } else {
             format!("changed {}", p.files.join(", "))
         };
-        let note = if p.in_history { "" } else { " (before a compaction: files only)" };
+        let note = if p.in_history {
+            ""
+        } else {
+            " (before a compaction: files only)"
+        };
         out.push_str(&format!("\n  {}. {text} — {files}{note}", p.number));
     }
     out

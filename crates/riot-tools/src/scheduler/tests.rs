@@ -1176,7 +1176,10 @@ async fn a_call_that_may_change_files_is_announced_around_its_run_however_it_end
     }));
     let ran = run(
         &h,
-        vec![probe("Probe", "a", "ok", false), probe("Probe", "b", "fail", false)],
+        vec![
+            probe("Probe", "a", "ok", false),
+            probe("Probe", "b", "fail", false),
+        ],
     )
     .await;
     assert!(!ran.results[0].is_error && ran.results[1].is_error);
