@@ -53,9 +53,10 @@ pub struct TerminalInput {
     /// open: the command line, run by `bash -c` in the project directory.
     #[serde(default)]
     pub command: Option<String>,
-    /// write: the text to type. Keys: <Enter>, <Tab>, <Esc>, <Backspace>,
-    /// <Up>, <Down>, <Left>, <Right>, <C-c> (Ctrl + a letter), <lt> for a
-    /// literal "<"; raw control characters such as "\u0003" work too.
+    /// write: the text to type. Keys: `<Enter>`, `<Tab>`, `<Esc>`,
+    /// `<Backspace>`, `<Up>`, `<Down>`, `<Left>`, `<Right>`, `<C-c>` (Ctrl + a
+    /// letter), `<lt>` for a literal "<"; raw control characters such as
+    /// "\u0003" work too.
     #[serde(default)]
     pub input: Option<String>,
     /// wait: a regular expression matched against the output not yet read
