@@ -351,18 +351,16 @@ pub fn tool_finished(
     };
     let mut blocks: Vec<ToolCallContent> = content
         .iter()
-        .filter_map(|c| match c {
-            ToolResultContent::Text { text } => Some(ToolCallContent::Content(Content::new(
-                text_block(text.as_str()),
-            ))),
-            // An image the tool read (Read on a PNG, a screenshot): the
-            // editor or web UI shows it with the call.
-            ToolResultContent::Image { source } => Some(ToolCallContent::Content(Content::new(
-                ContentBlock::Image(ImageContent::new(
+        .map(|c| {
+            ToolCallContent::Content(Content::new(match c {
+                ToolResultContent::Text { text } => text_block(text.as_str()),
+                // An image the tool read (Read on a PNG, a screenshot):
+                // the editor or web UI shows it with the call.
+                ToolResultContent::Image { source } => ContentBlock::Image(ImageContent::new(
                     source.data.clone(),
                     source.media_type.clone(),
                 )),
-            ))),
+            }))
         })
         .collect();
     if let Some(diff) = ui
