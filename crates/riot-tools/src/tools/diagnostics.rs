@@ -81,7 +81,8 @@ pub struct ProjectFacts {
     pub package_json: Option<String>,
     /// Programs in the project's `node_modules/.bin`.
     pub local_bins: BTreeSet<String>,
-    /// Programs found on `PATH` (of [`PROGRAMS`]).
+    /// Programs found on `PATH` (of cargo, tsc, pyright, ruff, eslint and
+    /// go).
     pub on_path: BTreeSet<String>,
 }
 
