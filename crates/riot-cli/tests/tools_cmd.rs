@@ -80,6 +80,7 @@ async fn list_is_exactly_what_a_sessions_first_request_declares() {
             "BashOutput",
             "KillShell",
             "NotebookEdit",
+            "Diagnostics",
             "Terminal",
             "Task",
             "TodoWrite",
@@ -90,12 +91,12 @@ async fn list_is_exactly_what_a_sessions_first_request_declares() {
         ]
     );
     assert_eq!(listed, sent, "names, descriptions and schemas, in order");
-    let task = &listed[10].1;
+    let task = &listed[11].1;
     assert!(
         task.contains("- reviewer: Reviews a diff for mistakes (tools: Read, Grep)"),
         "{task}"
     );
-    let skill = &listed[12].1;
+    let skill = &listed[13].1;
     assert!(skill.contains("release-notes"), "{skill}");
 }
 
@@ -239,6 +240,7 @@ async fn list_gives_the_builtin_then_session_tools_in_order_with_schemas() {
             "BashOutput",
             "KillShell",
             "NotebookEdit",
+            "Diagnostics",
             "Terminal",
             "Task",
             "TodoWrite",
