@@ -578,7 +578,7 @@ async fn permissions_check_shows_the_sandbox_reason() {
     let world = World::new();
     let check = |world: &World| {
         on_bare(
-            &world,
+            world,
             &[
                 "permissions",
                 "check",
@@ -721,4 +721,48 @@ async fn exec_in_bypass_mode_still_cannot_write_outside_the_project() {
         result.to_string().contains("Read-only file system"),
         "{result}"
     );
+}
+
+/// A SIGKILLed riot leaves nothing of a sandboxed command running: the
+/// watchdog kills bubblewrap's group, and the namespace's processes die
+/// with it (`--die-with-parent`, the PID namespace), a detached one too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_during_a_sandboxed_command_leaves_nothing_running() {
+    use support::{GroupGuard, Running, lines_until, pgid_of, signal, wait_until};
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let world = World::new();
+    let probe = run(on_bare(&world, &["sandbox", "check"])).await;
+    if probe.code != Some(0) {
+        eprintln!("skipped: no sandbox here: {}", probe.stdout);
+        return;
+    }
+    let marker = format!("sleep 130.{}", std::process::id());
+    let detached = format!("sleep 131.{}", std::process::id());
+    let command = format!("setsid {detached} & {marker}; echo slept");
+    let call = tool_call(
+        "call_bash_1",
+        "Bash",
+        json!({"command": command, "description": "Wait"}),
+    );
+    let server = server(vec![call]).await;
+    let args = ["--output-format", "events", "Run the slow command"];
+    let mut riot = Running::spawn(on_exec(&world, &server, Wire::Anthropic, &args));
+    let mut lines = BufReader::new(riot.child.stdout.take().unwrap()).lines();
+    lines_until(&mut lines, |e| e["type"] == "tool_started").await;
+    wait_until("both sleeps to start", || {
+        !processes_with(&marker).is_empty() && !processes_with(&detached).is_empty()
+    })
+    .await;
+    // Whatever happens, nothing of the test outlives it.
+    let _guards: Vec<GroupGuard> = processes_with("sleep 13")
+        .into_iter()
+        .map(|pid| GroupGuard { pgid: pgid_of(pid) })
+        .collect();
+    assert!(signal("KILL", i64::from(riot.pid())));
+    let _ = tokio::time::timeout(support::PATIENCE, riot.child.wait()).await;
+    wait_until("the sandboxed sleeps to end", || {
+        processes_with(&marker).is_empty() && processes_with(&detached).is_empty()
+    })
+    .await;
 }
