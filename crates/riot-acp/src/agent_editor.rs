@@ -341,6 +341,9 @@ impl RiotAgent {
             .remove(&id)
             .ok_or_else(|| Error::new(INVALID_PARAMS, format!("session `{id}` is not open")))?;
         slot.shut().await;
+        if let Some(worktree) = &slot.worktree {
+            self.finish_worktree(worktree).await;
+        }
         tracing::info!(session = %id, "ACP: session closed");
         Ok(CloseSessionResponse::new())
     }
