@@ -88,6 +88,7 @@ async fn list_is_exactly_what_a_sessions_first_request_declares() {
             "AskUser",
             "ExitPlanMode",
             "WebFetch",
+            "TaskOutput",
         ]
     );
     assert_eq!(listed, sent, "names, descriptions and schemas, in order");
@@ -248,6 +249,7 @@ async fn list_gives_the_builtin_then_session_tools_in_order_with_schemas() {
             "AskUser",
             "ExitPlanMode",
             "WebFetch",
+            "TaskOutput",
         ]
     );
     for t in &tools {

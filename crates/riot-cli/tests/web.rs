@@ -220,7 +220,8 @@ async fn web_search_is_declared_with_a_service_and_config_show_says_why_not_with
     std::fs::remove_file(world.home.path().join("settings.json")).unwrap();
     let out = run(world.exec(&server, Wire::Anthropic, &["hi"])).await;
     assert_eq!(out.code, Some(0), "{out:?}");
-    assert_eq!(declared(&bodies(&server)[0]).last().unwrap(), "WebFetch");
+    let names = declared(&bodies(&server)[0]);
+    assert_eq!(names[names.len() - 2..], ["WebFetch", "TaskOutput"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -255,7 +256,10 @@ async fn exec_searches_searxng_with_the_domain_filters_applied() {
     assert_eq!(out.code, Some(0), "{out:?}");
     let bodies = bodies(&server);
     let names = declared(&bodies[0]);
-    assert_eq!(names[names.len() - 2..], ["WebFetch", "WebSearch"]);
+    assert_eq!(
+        names[names.len() - 3..],
+        ["WebFetch", "WebSearch", "TaskOutput"]
+    );
     let result = support::tool_result(&bodies[1], "call_search_1");
     assert_eq!(
         result["content"][0]["text"],

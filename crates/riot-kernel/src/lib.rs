@@ -12,6 +12,7 @@
 //! in through the capability traits of `riot-protocol`.
 
 pub mod ask;
+pub mod background;
 pub mod checkpoints;
 pub mod classifier;
 pub mod commands;

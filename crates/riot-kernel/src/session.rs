@@ -196,6 +196,9 @@ impl Kernel {
 
         let caps = self.capabilities();
         let pending = crate::queue::PendingMessages::new(Arc::clone(&caps.ids));
+        // Background tasks' results reach the conversation through it.
+        stack.subagents.background.attach(pending.clone());
+        let background = crate::background::BackgroundGuard(stack.subagents.background.clone());
         let context = Arc::new(ContextManager::new(
             // Summaries are side requests.
             Arc::new(crate::cost::MeteredProvider::new(
@@ -259,6 +262,7 @@ impl Kernel {
             shared_model,
             cost,
             terminals: Arc::clone(&stack.base.terminals),
+            background,
             _open: self.mark_open(&session_id),
         })
     }
@@ -413,11 +417,18 @@ pub struct Session {
     cost: Arc<crate::cost::CostMeter>,
     /// The session's terminals (the Terminal tool's; faces watch them).
     terminals: Arc<dyn riot_protocol::Terminals>,
+    /// Stops the session's background tasks when it is dropped.
+    background: crate::background::BackgroundGuard,
     /// Counts this session as open in the kernel until dropped.
     _open: OpenMark,
 }
 
 impl Session {
+    /// The session's background tasks (faces list them and stop them).
+    pub fn background_tasks(&self) -> &crate::background::BackgroundTasks {
+        &self.background.0
+    }
+
     /// The session's terminals: faces watch them and type into them
     /// (docs/terminals.md).
     pub fn terminals(&self) -> &Arc<dyn riot_protocol::Terminals> {

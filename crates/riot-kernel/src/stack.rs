@@ -141,7 +141,8 @@ impl ToolStack {
 /// The tools of a session in the order sent to the model: the built-in
 /// list (append-only; without Terminal when `env` has no terminals), then the session-level tools the kernel adds
 /// (docs/design.md §6.7): Task, TodoWrite, Skill, AskUser, ExitPlanMode,
-/// then the web tools (`crate::web::web_tools`: WebFetch with a network).
+/// then the web tools (`crate::web::web_tools`: WebFetch with a network),
+/// then TaskOutput (background tasks, `crate::background`).
 pub fn session_tools(
     env: &ToolEnv,
     todos: &TodoList,
@@ -152,6 +153,7 @@ pub fn session_tools(
     web: Vec<Arc<dyn DynTool>>,
 ) -> Vec<Arc<dyn DynTool>> {
     let mut tools = riot_tools::declared(env);
+    let background = subagents.background.clone();
     tools.push(Arc::new(crate::task::Task { subagents }));
     tools.push(Arc::new(crate::todo::TodoWrite {
         list: todos.clone(),
@@ -165,6 +167,9 @@ pub fn session_tools(
         mode: mode.clone(),
     }));
     tools.extend(web);
+    tools.push(Arc::new(crate::background::TaskOutput {
+        tasks: background,
+    }));
     tools
 }
 
@@ -317,6 +322,7 @@ impl Kernel {
             parent: options.owner.clone(),
             session_section: OnceLock::new(),
             web_tools: web_tools.clone(),
+            background: crate::background::BackgroundTasks::default(),
         });
 
         let mode = ModeCell::new(config.mode());

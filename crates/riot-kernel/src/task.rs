@@ -308,6 +308,8 @@ pub struct Subagents {
     /// The session's web tools (WebFetch, WebSearch), which a subagent
     /// may have too.
     pub web_tools: Vec<Arc<dyn DynTool>>,
+    /// The session's background tasks (`run_in_background`).
+    pub background: crate::background::BackgroundTasks,
 }
 
 impl std::fmt::Debug for Subagents {
@@ -324,7 +326,11 @@ impl Subagents {
     /// The tools of an agent: its list, from what a subagent may have
     /// (the built-ins, Skill, AskUser and the web tools, then MCP tools —
     /// all of them, or those the list names).
-    fn tools_for(&self, agent: &AgentDefinition) -> (Vec<Arc<dyn DynTool>>, McpSelection) {
+    fn tools_for(
+        &self,
+        agent: &AgentDefinition,
+        stack: &StackBase,
+    ) -> (Vec<Arc<dyn DynTool>>, McpSelection) {
         let mut all: Vec<Arc<dyn DynTool>> = riot_tools::builtin()
             .into_iter()
             .filter(|t| t.name() != "Terminal" || self.stack.terminals.available())
@@ -333,7 +339,7 @@ impl Subagents {
             catalog: self.skills.clone(),
         }));
         all.push(Arc::new(crate::ask::AskUser {
-            gate: Arc::clone(&self.stack.gate),
+            gate: Arc::clone(&stack.gate),
         }));
         all.extend(self.web_tools.iter().cloned());
         match &agent.tools {
@@ -362,8 +368,15 @@ impl Subagents {
         }
     }
 
-    /// Runs one subagent to its end.
-    async fn run(&self, agent: &AgentDefinition, prompt: String, ctx: &ToolContext) -> ToolOutcome {
+    /// Runs one subagent to its end, its tools on `stack` (the session's,
+    /// or for a background agent the same with nobody to ask).
+    async fn run(
+        &self,
+        agent: &AgentDefinition,
+        prompt: String,
+        ctx: &ToolContext,
+        stack: &StackBase,
+    ) -> ToolOutcome {
         let subagent_model = match &self.model {
             Ok(m) => m,
             Err(why) => {
@@ -394,8 +407,8 @@ impl Subagents {
             (PermissionMode::Plan | PermissionMode::DontAsk, _) | (_, None) => ctx.mode,
             (_, Some(mode)) => mode,
         };
-        let (tools, mcp) = self.tools_for(agent);
-        let runner: Arc<dyn ToolRunner> = Arc::new(self.stack.runner(
+        let (tools, mcp) = self.tools_for(agent, stack);
+        let runner: Arc<dyn ToolRunner> = Arc::new(stack.runner(
             tools,
             Arc::new(self.stack.tool_env(&child)),
             policy,
@@ -541,6 +554,12 @@ pub struct TaskInput {
     pub prompt: String,
     /// The agent type, from the list in this tool's description.
     pub subagent_type: String,
+    /// Run it in the background: you get its task id at once and keep
+    /// working; its result arrives as a message when it ends (TaskOutput
+    /// reads its progress). It cannot ask the person anything: what would
+    /// need approval is denied.
+    #[serde(default)]
+    pub run_in_background: bool,
 }
 
 /// The Task tool.
@@ -670,8 +689,85 @@ NEVER:\n- use it for a single search or read you can do directly;\n- give a suba
                 input.subagent_type
             ));
         };
-        self.subagents.run(&agent, input.prompt, ctx).await
+        if input.run_in_background {
+            return start_background(
+                Arc::clone(&self.subagents),
+                agent,
+                input.description,
+                input.prompt,
+                ctx,
+            );
+        }
+        self.subagents
+            .run(&agent, input.prompt, ctx, &self.subagents.stack)
+            .await
     }
+}
+
+/// Starts a background subagent on its own task and answers at once with
+/// its id; its end is recorded in the session's background tasks, which
+/// queue its result for the parent (`crate::background`).
+fn start_background(
+    subagents: Arc<Subagents>,
+    agent: AgentDefinition,
+    description: String,
+    prompt: String,
+    ctx: &ToolContext,
+) -> ToolOutcome {
+    let tasks = subagents.background.clone();
+    let Some((id, cancel)) = tasks.start(&agent.name, &description) else {
+        return ToolOutcome::failed("The session is ending: no background task can start now.");
+    };
+    // Nobody answers a background agent: what would be asked is denied,
+    // with the reason, and it never waits for a person.
+    let mut stack = subagents.stack.clone();
+    stack.gate = Arc::new(crate::gate::NobodyAnswers);
+    let progress_tasks = tasks.clone();
+    let progress_id = id.clone();
+    let progress: riot_protocol::tool::ProgressSink = Arc::new(move |payload| {
+        if let ProgressPayload::Status { text } = payload {
+            progress_tasks.progress(&progress_id, &text);
+        }
+    });
+    let child_ctx = ToolContext {
+        env: Arc::clone(&ctx.env),
+        tool_use_id: ctx.tool_use_id.clone(),
+        mode: ctx.mode,
+        cancel,
+        progress: Some(progress),
+    };
+    let task_id = id.clone();
+    let name = agent.name.clone();
+    tokio::spawn(async move {
+        let outcome = subagents.run(&agent, prompt, &child_ctx, &stack).await;
+        let (state, text) = match outcome {
+            ToolOutcome::Ok { model_content, .. } => (
+                crate::background::TaskState::Completed,
+                model_content
+                    .iter()
+                    .filter_map(|c| match c {
+                        riot_protocol::ToolResultContent::Text { text } => Some(text.as_str()),
+                        riot_protocol::ToolResultContent::Image { .. } => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            ToolOutcome::Failed {
+                error_for_model, ..
+            } => (crate::background::TaskState::Failed, error_for_model),
+            ToolOutcome::Cancelled => (
+                crate::background::TaskState::Stopped,
+                "The background task was stopped before it finished.".to_owned(),
+            ),
+        };
+        tasks.finish(&task_id, state, text);
+    });
+    ToolOutcome::text(
+        format!(
+            "Started the `{name}` agent in the background as task {id}. Keep working: its result will arrive as a message when it ends (TaskOutput with task_id \"{id}\" shows its progress). It cannot ask the person anything."
+        ),
+        None,
+    )
 }
 
 #[cfg(test)]

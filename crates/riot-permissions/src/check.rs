@@ -126,7 +126,7 @@ pub fn builtin_query(
             )
         }
         // Tools that only read session state or ask the person.
-        "TodoWrite" | "AskUser" | "BashOutput" | "ToolSearch" | "ExitPlanMode" => {
+        "TodoWrite" | "AskUser" | "BashOutput" | "ToolSearch" | "ExitPlanMode" | "TaskOutput" => {
             (true, PermissionTarget::Opaque, None)
         }
         _ => (false, PermissionTarget::Opaque, None),

@@ -1,0 +1,372 @@
+//! Background subagents (docs/parallel.md) through a real session and the
+//! strict mock: a Task with `run_in_background` answers at once, the
+//! parent keeps running tools, and the subagent's result reaches the
+//! parent's conversation exactly once; a background agent is never asked
+//! anything (its would-be questions are denials with the reason, though
+//! the session's own gate would say yes); closing the parent stops it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // a black-box test: real files and processes
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use riot_kernel::config::FlagLayer;
+use riot_kernel::{Capabilities, Kernel, OpenOptions, SessionHandle};
+use riot_protocol::{
+    AgentEvent, PermissionGate, PermissionOutcome, PermissionRequestDetail, RequestId,
+    TerminalReason,
+};
+use riot_runtime::{RandomIds, RealFs, RealProcessRunner, SystemClock};
+use riot_testkit::{MockServer, Reply, Script, Wire};
+use serde_json::{Value, json};
+
+/// A gate that says yes to everything: what a background agent is
+/// refused, it is refused although the person would have allowed it.
+#[derive(Debug)]
+struct SaysYes;
+
+#[async_trait::async_trait]
+impl PermissionGate for SaysYes {
+    fn can_answer(&self) -> bool {
+        true
+    }
+
+    async fn ask(&self, _id: RequestId, _detail: PermissionRequestDetail) -> PermissionOutcome {
+        PermissionOutcome::AllowOnce
+    }
+}
+
+struct Fixture {
+    _home: tempfile::TempDir,
+    project: tempfile::TempDir,
+    server: MockServer,
+    handle: SessionHandle,
+}
+
+async fn open(script: Script) -> Fixture {
+    let server = MockServer::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let cwd = project.path().canonicalize().unwrap();
+    let kernel = Kernel::new(test_capabilities(), home.path().join("riot"));
+    let env = BTreeMap::from([
+        ("HOME".to_owned(), home.path().display().to_string()),
+        ("TEST_KEY".to_owned(), "test-key".to_owned()),
+    ]);
+    let flags = FlagLayer {
+        provider: Some("anthropic".into()),
+        base_url: Some(server.base_url()),
+        model: Some("mock-model".into()),
+        api_key_env: Some("TEST_KEY".into()),
+        ..FlagLayer::default()
+    };
+    let handle = kernel
+        .start(OpenOptions {
+            cwd,
+            env,
+            flags,
+            trust_project: false,
+            max_turns: None,
+            resume: None,
+            gate: Arc::new(SaysYes),
+            mcp_servers: Vec::new(),
+        })
+        .await
+        .unwrap();
+    Fixture {
+        _home: home,
+        project,
+        server,
+        handle,
+    }
+}
+
+/// The capabilities the fixture does not set itself, as the handle tests
+/// build them.
+fn test_capabilities() -> Capabilities {
+    Capabilities {
+        fs: Arc::new(RealFs),
+        proc: Arc::new(RealProcessRunner::new()),
+        clock: Arc::new(SystemClock),
+        ids: Arc::new(RandomIds::new()),
+        web: Arc::new(riot_protocol::NoWeb),
+        terminals: Arc::new(riot_protocol::NoTerminals),
+        sandbox: Arc::new(riot_protocol::NoSandbox),
+        seed: 7,
+    }
+}
+
+fn call(id: &str, name: &str, input: Value) -> Reply {
+    Reply::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: input.to_string(),
+        text: String::new(),
+    }
+}
+
+fn background_task(agent: &str, prompt: &str) -> Reply {
+    call(
+        "call_bg",
+        "Task",
+        json!({"description": "look around", "prompt": prompt, "subagent_type": agent,
+               "run_in_background": true}),
+    )
+}
+
+async fn run_turn(handle: &SessionHandle, prompt: &str) -> Vec<AgentEvent> {
+    handle.prompt(prompt).unwrap().collect().await
+}
+
+fn reason(events: &[AgentEvent]) -> TerminalReason {
+    events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Done { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+/// The parent's requests: those whose first message is the person's prompt.
+fn parent_bodies(server: &MockServer, prompt: &str) -> Vec<Value> {
+    server
+        .requests()
+        .into_iter()
+        .map(|r| r.body)
+        .filter(|b| b["messages"][0]["content"].to_string().contains(prompt))
+        .collect()
+}
+
+/// Each message's content as text, in order: tool results as
+/// `result:<text>`, text blocks as they are.
+fn flattened(body: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for message in body["messages"].as_array().unwrap() {
+        match &message["content"] {
+            Value::String(text) => out.push(text.clone()),
+            Value::Array(blocks) => {
+                for block in blocks {
+                    match block["type"].as_str() {
+                        Some("text") => out.push(block["text"].as_str().unwrap().to_owned()),
+                        Some("tool_result") => {
+                            out.push(format!("result:{}", block["content"]));
+                        }
+                        Some("tool_use") => out.push(format!("use:{}", block["name"])),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_task_answers_at_once_and_its_result_reaches_the_parent_exactly_once() {
+    // The parent polls with short shell calls until the result is in its
+    // conversation; then it answers.
+    let mut replies = vec![background_task("explore", "CHILD-PROMPT find the notes")];
+    for i in 0..60 {
+        replies.push(call(
+            &format!("call_wait_{i}"),
+            "Bash",
+            json!({"command": "sleep 0.2", "description": "wait a moment"}),
+        ));
+    }
+    let script = Script::new(Wire::Anthropic, replies)
+        .when_request_contains("CHILD-ANSWER", Reply::Text("PARENT-DONE".into()))
+        .when(
+            "CHILD-PROMPT",
+            Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
+        );
+    let fx = open(script).await;
+    let events = run_turn(&fx.handle, "PARENT-PROMPT start the search").await;
+    assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+
+    let parents = parent_bodies(&fx.server, "PARENT-PROMPT");
+    let last = flattened(parents.last().unwrap());
+    // The Task call answered at once with the task's id.
+    let started = last
+        .iter()
+        .position(|t| t.starts_with("result:") && t.contains("in the background as task bg_1"))
+        .unwrap_or_else(|| panic!("{last:#?}"));
+    // The result arrived once, as its own message, after the parent had
+    // run other tools.
+    let delivered: Vec<usize> = last
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.contains("CHILD-ANSWER"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(delivered.len(), 1, "{last:#?}");
+    assert_eq!(
+        last[delivered[0]],
+        "<background-task id=\"bg_1\" agent=\"explore\" status=\"completed\">\nCHILD-ANSWER the notes are in notes.txt\n\n(subagent `explore`, session \
+         ses_PLACEHOLDER, 0 tool calls)\n</background-task>\nThe background task \"look around\" has ended; this is its result."
+            .replace(
+                "ses_PLACEHOLDER",
+                last[delivered[0]]
+                    .split("session ")
+                    .nth(1)
+                    .unwrap()
+                    .split(',')
+                    .next()
+                    .unwrap()
+            ),
+        "{last:#?}"
+    );
+    let bash_between = last[started..delivered[0]]
+        .iter()
+        .filter(|t| t.starts_with("result:"))
+        .count();
+    assert!(
+        bash_between >= 2,
+        "the parent ran tools meanwhile: {last:#?}"
+    );
+    // Only the last parent request answered PARENT-DONE; every earlier one
+    // went without the result, and none had it twice.
+    for body in &parents[..parents.len() - 1] {
+        assert!(!body.to_string().contains("CHILD-ANSWER"), "{body}");
+    }
+    let texts: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Message {
+                message: riot_protocol::Message::Assistant(a),
+            } => Some(a.text()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts.last().unwrap(), "PARENT-DONE");
+    fx.handle.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_write_that_would_be_asked_is_denied_with_the_reason() {
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            background_task("general-purpose", "CHILD-WRITE make the file"),
+            Reply::Text("PARENT-STARTED".into()),
+        ],
+    )
+    .when_request_contains("call_child_write", Reply::Text("CHILD-GAVE-UP".into()))
+    .when(
+        "CHILD-WRITE",
+        call(
+            "call_child_write",
+            "Write",
+            json!({"file_path": "out.txt", "content": "x\n"}),
+        ),
+    );
+    let fx = open(script).await;
+    let events = run_turn(&fx.handle, "PARENT-PROMPT delegate").await;
+    assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+    // The parent's turn ended before the child's; wait for the child's
+    // second request by asking TaskOutput's state through the session.
+    let tasks = fx
+        .handle
+        .read(|s| s.background_tasks().clone())
+        .await
+        .unwrap();
+    for _ in 0..600 {
+        if tasks.get("bg_1").unwrap().state != riot_kernel::background::TaskState::Running {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let task = tasks.get("bg_1").unwrap();
+    assert_eq!(
+        task.state,
+        riot_kernel::background::TaskState::Completed,
+        "{task:?}"
+    );
+    assert!(
+        task.result.as_ref().unwrap().starts_with("CHILD-GAVE-UP"),
+        "{task:?}"
+    );
+    let child = fx
+        .server
+        .requests()
+        .into_iter()
+        .map(|r| r.body)
+        .find(|b| {
+            b.to_string().contains("call_child_write")
+                && b["messages"].as_array().unwrap().len() == 3
+        })
+        .unwrap();
+    let result = flattened(&child).pop().unwrap();
+    assert!(
+        result.contains("Permission to run Write (")
+            && result.contains("was denied: it needs the person's approval (")
+            && result.contains("nobody can answer permission questions in this session"),
+        "{result}"
+    );
+    assert!(!fx.project.path().join("out.txt").exists());
+    fx.handle.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_parent_stops_its_background_agent_and_its_command() {
+    let marker = format!("sleep 31.{}", std::process::id());
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            background_task("explore", "CHILD-SLEEP"),
+            Reply::Text("PARENT-STARTED".into()),
+        ],
+    )
+    .when(
+        "CHILD-SLEEP",
+        call(
+            "call_child_sleep",
+            "Bash",
+            json!({"command": marker, "description": "wait"}),
+        ),
+    );
+    let fx = open(script).await;
+    let events = run_turn(&fx.handle, "PARENT-PROMPT start").await;
+    assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+    let running = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .any(|c| String::from_utf8_lossy(&c).replace('\0', " ").trim() == marker)
+    };
+    // The child's command starts…
+    for _ in 0..600 {
+        if running() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(running(), "the background agent's command never started");
+    let tasks = fx
+        .handle
+        .read(|s| s.background_tasks().clone())
+        .await
+        .unwrap();
+    // …and closing the parent stops it and its command.
+    fx.handle.close().await;
+    for _ in 0..600 {
+        if !running()
+            && tasks.get("bg_1").unwrap().state != riot_kernel::background::TaskState::Running
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        !running(),
+        "the background agent's command outlived its session"
+    );
+    assert_eq!(
+        tasks.get("bg_1").unwrap().state,
+        riot_kernel::background::TaskState::Stopped
+    );
+}
