@@ -68,6 +68,7 @@ struct Shared {
     bump: watch::Sender<u64>,
     pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
     stderr: Mutex<VecDeque<String>>,
+    was_ready: std::sync::atomic::AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -160,6 +161,7 @@ impl Client {
             bump,
             pending: Mutex::new(HashMap::new()),
             stderr: Mutex::new(VecDeque::new()),
+            was_ready: std::sync::atomic::AtomicBool::new(false),
         });
         let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
 
@@ -233,6 +235,7 @@ impl Client {
                         Initialized::METHOD,
                         serde_json::to_value(InitializedParams {}).unwrap_or(Value::Null),
                     ));
+                    shared.was_ready.store(true, Ordering::SeqCst);
                     shared.set_life(Life::Ready);
                 }
                 Some(reply) => {
@@ -254,6 +257,11 @@ impl Client {
 
     pub(crate) fn life(&self) -> Life {
         lock(&self.shared.life).clone()
+    }
+
+    /// Whether the server ever finished initializing.
+    pub(crate) fn was_ready(&self) -> bool {
+        self.shared.was_ready.load(Ordering::SeqCst)
     }
 
     /// Sends a request; the reply, or `None` if the server went away.

@@ -10,7 +10,9 @@
 //! `didChange`) and the session waits, at most the configured `wait_ms`
 //! in all, for the server to publish that file's diagnostics.
 //!
-//! A server that exits is restarted on a later edit after a doubling
+//! A default server that exits before it is initialized counts as not
+//! installed for the session (rustup's `rust-analyzer` proxy without the
+//! component does that). Any other server that exits is restarted on a later edit after a doubling
 //! backoff (1 s, 2 s, 4 s, … at most a minute); until then, and while it
 //! does not answer, edits hear [`EditDiagnostics::NoAnswer`] and go on.
 //! Servers stop when the session ends ([`LanguageServers::shutdown`], or
@@ -258,6 +260,16 @@ impl LanguageServers for LspSession {
                     server,
                     diagnostics,
                 }
+            }
+            Ok(Err(_)) if spec.default && !client.was_ready() => {
+                // A default found on PATH that cannot even start (rustup's
+                // rust-analyzer proxy without the component): not
+                // installed, as far as this session is concerned.
+                self.slots
+                    .lock()
+                    .await
+                    .insert(spec.language.clone(), Slot::Missing);
+                EditDiagnostics::NoServer
             }
             Ok(Err(detail)) => EditDiagnostics::NoAnswer { server, detail },
             Err(_) => EditDiagnostics::NoAnswer {

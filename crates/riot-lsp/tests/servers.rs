@@ -225,6 +225,33 @@ async fn files_no_server_serves_are_left_alone_and_missing_defaults_are_skipped(
     );
 }
 
+#[tokio::test]
+async fn a_default_server_that_cannot_start_counts_as_not_installed() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_dir, root) = project();
+    let bin = root.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    // What rustup's proxy does for a component that is not installed.
+    let fake = bin.join("pyright-langserver");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho \"error: Unknown binary 'pyright-langserver'\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let file = root.join("a.py");
+    std::fs::write(&file, "x = 1\n").unwrap();
+    let lsp = LspSession::new(
+        &root,
+        &LspSettings::default(),
+        vec![("PATH".into(), bin.display().to_string())],
+        Vec::new(),
+    );
+    assert_eq!(lsp.after_edit(&file).await, EditDiagnostics::NoServer);
+    assert_eq!(lsp.after_edit(&file).await, EditDiagnostics::NoServer);
+    assert_eq!(lsp.pids().await, Vec::<u32>::new(), "not started again");
+}
+
 #[test]
 fn backoff_doubles_from_a_second_to_a_minute() {
     let waits: Vec<u64> = (1..=8).map(riot_lsp::backoff_ms).collect();
