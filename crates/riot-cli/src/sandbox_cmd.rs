@@ -3,6 +3,7 @@
 
 use riot_kernel::Kernel;
 use riot_kernel::sandbox::SessionSandbox;
+use riot_protocol::SandboxMechanism;
 use serde_json::json;
 
 use crate::cli::SharedOptions;
@@ -34,13 +35,24 @@ pub fn status_json(sandbox: &SessionSandbox) -> serde_json::Value {
             .map(|p| p.display().to_string())
             .collect()
     };
+    // Landlock alone can only grant: a protected path below a writable
+    // one stays writable, and nothing can be hidden.
+    let landlock_only = status.mechanism == SandboxMechanism::LandlockSeccomp;
+    let read_only: Vec<std::path::PathBuf> = sandbox
+        .policy
+        .read_only
+        .iter()
+        .filter(|p| !landlock_only || !status.writable.iter().any(|w| p.starts_with(w)))
+        .cloned()
+        .collect();
+    let enforced = status.enforced;
     let mut value = json!({
         "enforced": sandbox.enforced(),
         "mechanism": status.mechanism.as_str(),
         "network": status.network,
         "writable": status.writable,
-        "read_only": if status.enforced { existing(&sandbox.policy.read_only) } else { Vec::new() },
-        "hidden": if status.enforced { existing(&sandbox.policy.hidden) } else { Vec::new() },
+        "read_only": if enforced { existing(&read_only) } else { Vec::new() },
+        "hidden": if enforced && !landlock_only { existing(&sandbox.policy.hidden) } else { Vec::new() },
         "auto_allow": sandbox.enforced() && sandbox.auto_allow,
     });
     if let Some(reason) = &status.reason {

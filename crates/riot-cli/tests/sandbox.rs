@@ -487,6 +487,8 @@ async fn riot_sandbox_check_with_bwrap_is_bubblewrap() {
 #[tokio::test]
 async fn riot_sandbox_check_without_bwrap_is_landlock_and_seccomp() {
     let world = World::new();
+    std::fs::create_dir_all(world.project.path().join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(world.project.path().join(".riot")).unwrap();
     let empty = tempfile::tempdir().unwrap();
     let mut cmd = on_bare(&world, &["sandbox", "check", "--json"]);
     cmd.env("PATH", empty.path());
@@ -505,6 +507,14 @@ async fn riot_sandbox_check_without_bwrap_is_landlock_and_seccomp() {
             .starts_with("bubblewrap is not installed (no `bwrap` on PATH; install the bubblewrap package), so Landlock and seccomp alone enforce the sandbox"),
         "{value}"
     );
+    // Only what Landlock can keep read-only is listed: the project's
+    // protected paths stay writable there.
+    let read_only = value["read_only"].to_string();
+    assert!(
+        !read_only.contains(".git") && !read_only.contains(".riot"),
+        "{value}"
+    );
+    assert_eq!(value["hidden"], json!([]));
     let limits = value["limits"].as_array().unwrap();
     assert!(
         limits[0].as_str().unwrap().starts_with(
