@@ -72,6 +72,22 @@ fn prerequisites_met(test: &str) -> bool {
     false
 }
 
+/// The major version of `node` (`v20.11.0` → 20).
+fn node_major() -> u32 {
+    let out = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&out.stdout);
+    version
+        .trim()
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected `node --version`: {version}"))
+}
+
 fn small_png() -> Vec<u8> {
     let img = GrayImage::from_fn(8, 6, |x, _| Luma([(x * 30) as u8]));
     let mut out = Vec::new();
@@ -159,11 +175,13 @@ async fn drive(transport: &str) {
             node.env_remove(key);
         }
     }
-    // Node 20 has a WebSocket only behind this flag (it is on from 22).
+    // Node before 22 has a WebSocket only behind a flag.
+    if node_major() < 22 {
+        node.arg("--experimental-websocket");
+    }
     node.env("RIOT_HOME", world.home.path())
         .env("HOME", world.home.path())
         .current_dir(client_dir())
-        .arg("--experimental-websocket")
         .arg(client_dir().join("editor.mjs"))
         .args(["--riot", env!("CARGO_BIN_EXE_riot")])
         .args(["--transport", transport])
