@@ -255,6 +255,12 @@ impl RiotAgent {
             worktree,
         });
         editor::watch_options(cx.clone(), id.clone(), Arc::clone(&slot));
+        if lock(&self.wanted)
+            .iter()
+            .any(|m| m == crate::terminals::TERMINAL)
+        {
+            crate::terminals::watch(cx.clone(), id.clone(), &slot.session);
+        }
         lock(&self.sessions).insert(id.clone(), Arc::clone(&slot));
         Ok((id, slot))
     }
@@ -830,6 +836,7 @@ pub(crate) async fn serve_on(
     let e0 = Arc::clone(&agent);
     // `_riot/checkpoints` and `_riot/rewind` (agent_rewind.rs).
     let (rw0, rw1) = (Arc::clone(&agent), Arc::clone(&agent));
+    let t0 = Arc::clone(&agent);
     let (b0, b1, b2, b3, b4, b5) = (
         Arc::clone(&agent),
         Arc::clone(&agent),
@@ -1075,6 +1082,22 @@ pub(crate) async fn serve_on(
                         responder: Responder<ext::RewindResponse>,
                         _cx: ConnectionTo<Client>| {
                 reply(responder, rw1.rewind(&request).await);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: crate::terminals::TerminalWriteRequest,
+                        responder: Responder<ext::DoneResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&t0);
+                tokio::spawn(async move {
+                    let result = match agent.slot(&request.session_id) {
+                        Ok(slot) => crate::terminals::write(&slot.session, &request).await,
+                        Err(e) => Err(e),
+                    };
+                    reply(responder, result);
+                });
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),

@@ -866,7 +866,7 @@ fn a_missing_image_file_loads_as_a_note_not_an_error() {
 fn a_reference_naming_another_path_is_not_followed() {
     let (dir, store) = store();
     std::fs::write(dir.path().join("secret.png"), b"not yours").unwrap();
-    let mut w = store.create(&meta("ses_ref", "/p", 1)).unwrap();
+    let w = store.create(&meta("ses_ref", "/p", 1)).unwrap();
     // Written by hand, as a crafted transcript would be.
     let crafted = format!(
         r#"{{"type":"message","at_ms":2,"message":{{"role":"user","id":"u1","content":[{{"type":"image","source":{{"media_type":"image/png","data":"{STORED_IMAGE_PREFIX}../../secret.png"}}}}],"origin":"person"}}}}"#
