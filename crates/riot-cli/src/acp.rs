@@ -28,7 +28,9 @@ pub async fn run(shared: &SharedOptions) -> i32 {
     let caps = world::capabilities();
     let fs = Arc::clone(&caps.fs);
     let config = AcpConfig {
-        kernel: Kernel::new(caps, home).with_language_servers(Arc::new(riot_lsp::LspHost)),
+        kernel: Kernel::new(caps, home)
+            .with_language_servers(Arc::new(riot_lsp::LspHost))
+            .with_browsers(Arc::new(riot_runtime::ChromiumHost)),
         fs,
         env,
         flags: flag_layer(shared),

@@ -248,7 +248,8 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
     let fs = Arc::clone(&caps.fs);
     let config = AcpConfig {
         kernel: Kernel::new(caps, home.clone())
-            .with_language_servers(Arc::new(riot_lsp::LspHost)),
+            .with_language_servers(Arc::new(riot_lsp::LspHost))
+            .with_browsers(Arc::new(riot_runtime::ChromiumHost)),
         fs,
         env,
         flags: flag_layer(shared),

@@ -64,8 +64,9 @@ async fn harness(
     let cwd = world::project_dir(shared.cwd.as_ref()).map_err(|e| (e, EXIT_USAGE))?;
     let caps = world::capabilities();
     let ids = Arc::clone(&caps.ids);
-    let kernel =
-        riot_kernel::Kernel::new(caps, home).with_language_servers(Arc::new(riot_lsp::LspHost));
+    let kernel = riot_kernel::Kernel::new(caps, home)
+        .with_language_servers(Arc::new(riot_lsp::LspHost))
+        .with_browsers(Arc::new(riot_runtime::ChromiumHost));
     let flags = flag_layer(shared);
     let at = riot_kernel::tools::Inspect {
         cwd: &cwd,

@@ -153,6 +153,9 @@ pub struct Config {
     /// The `lsp` setting (docs/diagnostics.md), checked when read; a
     /// later file replaces an earlier one's.
     pub lsp: Option<Sourced<Value>>,
+    /// The `browser` setting (docs/browser.md): `executable` and
+    /// `headless`, checked when read; a later file replaces an earlier one's.
+    pub browser: Option<Sourced<Value>>,
     /// WebSearch's backend (docs/web.md): `web_search` in settings, or
     /// `RIOT_SEARXNG_URL`.
     pub web_search: Option<Sourced<WebSearchSetting>>,
@@ -388,6 +391,7 @@ const TRUST_GATED: &[&str] = &[
     "env",
     "diagnostics",
     "lsp",
+    "browser",
 ];
 
 /// Modes only the person's own settings, flags or environment may choose:
@@ -419,6 +423,7 @@ const KNOWN_KEYS: &[&str] = &[
     "unattended_confirmed",
     "diagnostics",
     "lsp",
+    "browser",
     "env",
     "hooks",
     "sandbox",
@@ -437,6 +442,33 @@ fn check_diagnostics(value: &Value) -> Result<(), String> {
 
 fn check_lsp(value: &Value) -> Result<(), String> {
     riot_protocol::LspSettings::parse_setting(value).map(|_| ())
+}
+
+/// The `browser` setting as the browser host takes it:
+/// `{"executable": "/path/to/chromium", "headless": false}`, both optional.
+pub fn browser_options(value: &Value) -> Result<riot_protocol::BrowserOptions, String> {
+    let Value::Object(map) = value else {
+        return Err("must be an object such as {\"headless\": false}".into());
+    };
+    let mut options = riot_protocol::BrowserOptions::default();
+    for (key, v) in map {
+        match (key.as_str(), v) {
+            ("executable", Value::String(path)) if std::path::Path::new(path).is_absolute() => {
+                options.executable = Some(path.into());
+            }
+            ("executable", _) => {
+                return Err("`executable` must be the absolute path of a Chromium".into());
+            }
+            ("headless", Value::Bool(b)) => options.headless = *b,
+            ("headless", _) => return Err("`headless` must be true or false".into()),
+            (other, _) => {
+                return Err(format!(
+                    "has no key `{other}` (known: executable, headless)"
+                ));
+            }
+        }
+    }
+    Ok(options)
 }
 
 /// Layers the files (in order user, project, local), then environment and
@@ -636,7 +668,7 @@ fn apply_file(
             }
             Some(_) => return Err(bad("models", "must be an object keyed by model-name glob")),
         }
-        // Both run commands: a project's wait for trust.
+        // These run programs: a project's wait for trust.
         for (key, slot, check) in [
             (
                 "diagnostics",
@@ -644,6 +676,9 @@ fn apply_file(
                 check_diagnostics as fn(&Value) -> Result<(), String>,
             ),
             ("lsp", &mut config.lsp, check_lsp),
+            ("browser", &mut config.browser, |v| {
+                browser_options(v).map(|_| ())
+            }),
         ] {
             match file.json.get(key) {
                 None | Some(Value::Null) => {}

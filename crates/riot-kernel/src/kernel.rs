@@ -96,6 +96,9 @@ pub struct Kernel {
     /// Starts each session's language servers (docs/diagnostics.md);
     /// `None`: edits get no language-server feedback.
     lsp: Option<Arc<dyn riot_protocol::LanguageServerHost>>,
+    /// Makes each session's browser (docs/browser.md); `None`: the Browser
+    /// tool is not declared.
+    browsers: Option<Arc<dyn riot_protocol::BrowserHost>>,
 }
 
 /// Counts a session as open while it lives.
@@ -126,7 +129,21 @@ impl Kernel {
             mcp: Arc::default(),
             open: Arc::default(),
             lsp: None,
+            browsers: None,
         }
+    }
+
+    /// The same kernel whose sessions each get a browser from `host`
+    /// (riot-cli hands in riot-runtime's Chromium host).
+    #[must_use]
+    pub fn with_browsers(mut self, host: Arc<dyn riot_protocol::BrowserHost>) -> Self {
+        self.browsers = Some(host);
+        self
+    }
+
+    /// What makes the sessions' browsers, if anything.
+    pub fn browser_host(&self) -> Option<&Arc<dyn riot_protocol::BrowserHost>> {
+        self.browsers.as_ref()
     }
 
     /// The same kernel whose sessions start language servers through

@@ -39,6 +39,9 @@ pub struct StackBase {
     /// The session's terminals, shared by its subagents; killed when the
     /// session ends.
     pub terminals: Arc<dyn riot_protocol::Terminals>,
+    /// The session's browser, shared by its subagents; its process group
+    /// is killed when the last holder drops it (the session's end).
+    pub browser: Arc<dyn riot_protocol::Browser>,
     /// `<riot home>/spill`: each runner's owner spills under its own id.
     pub spill_root: PathBuf,
     pub cwd: PathBuf,
@@ -78,6 +81,7 @@ impl StackBase {
         env.scrubbed_env = self.scrubbed_env.clone();
         env.web = Arc::clone(&self.caps.web);
         env.terminals = Arc::clone(&self.terminals);
+        env.browser = Arc::clone(&self.browser);
         env.home = self.user_home.clone();
         env.diagnostic_checks = self.diagnostic_checks.clone();
         env
@@ -231,7 +235,15 @@ impl Inner {
         }
         tracing::info!(tools = names.len(), "the MCP tools changed");
         let mut tools = self.base.clone();
-        let searchable = !self.hubs.is_empty() && self.selection == McpSelection::All;
+        // Built-in tools that ask to be deferred (Browser) are always held
+        // back; MCP tools only when their declarations are large.
+        let held: Vec<String> = tools
+            .iter()
+            .filter(|t| t.deferred())
+            .map(|t| t.name().to_owned())
+            .collect();
+        let searchable =
+            (!self.hubs.is_empty() || !held.is_empty()) && self.selection == McpSelection::All;
         if searchable {
             tools.push(Arc::new(ToolSearch {
                 deferred: self.deferred.clone(),
@@ -240,18 +252,17 @@ impl Inner {
         tools.extend(mcp);
         let scheduler = self.parts.build(tools);
         // What is deferred is decided on the declarations themselves.
-        let specs: Vec<ToolSpec> = scheduler
+        let (mut specs, mcp_specs): (Vec<ToolSpec>, Vec<ToolSpec>) = scheduler
             .specs()
             .into_iter()
-            .filter(|s| s.name.starts_with("mcp__"))
-            .collect();
-        let size: usize = specs.iter().map(spec_chars).sum();
+            .filter(|s| s.name.starts_with("mcp__") || held.contains(&s.name))
+            .partition(|s| held.contains(&s.name));
+        let size: usize = mcp_specs.iter().map(spec_chars).sum();
+        if size > self.defer_above_chars {
+            specs.extend(mcp_specs);
+        }
         self.deferred
-            .set(if searchable && size > self.defer_above_chars {
-                specs
-            } else {
-                Vec::new()
-            });
+            .set(if searchable { specs } else { Vec::new() });
         // ToolSearch renders its description (the deferred names) from
         // the shared state whenever specs are taken.
         current.built = Some((names, Arc::clone(&scheduler)));
@@ -269,10 +280,11 @@ impl Inner {
                 .filter(|s| s.name != "ToolSearch")
                 .collect();
         }
-        let (mcp, mut offered): (Vec<ToolSpec>, Vec<ToolSpec>) =
-            specs.into_iter().partition(|s| s.name.starts_with("mcp__"));
+        let held = self.deferred.names();
+        let (held, mut offered): (Vec<ToolSpec>, Vec<ToolSpec>) =
+            specs.into_iter().partition(|s| held.contains(&s.name));
         for name in self.deferred.loaded() {
-            if let Some(spec) = mcp.iter().find(|s| s.name == name) {
+            if let Some(spec) = held.iter().find(|s| s.name == name) {
                 offered.push(spec.clone());
             }
         }
@@ -392,7 +404,9 @@ impl ToolRunner for SessionRunner {
     }
 
     fn updated_specs(&self) -> Option<Vec<ToolSpec>> {
-        if self.inner.hubs.is_empty() {
+        // Without MCP servers the list changes only when a deferred
+        // built-in (Browser) is loaded.
+        if self.inner.hubs.is_empty() && !self.inner.deferred.active() {
             return None;
         }
         let scheduler = self.inner.refresh();

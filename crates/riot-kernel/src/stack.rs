@@ -265,6 +265,7 @@ impl Kernel {
         let base = StackBase {
             caps: caps.clone(),
             terminals: caps.terminals.session_terminals(),
+            browser: self.session_browser(config),
             spill_root: self.home().join("spill"),
             cwd: options.cwd.clone(),
             scrubbed_env: scrubbed,
@@ -358,6 +359,20 @@ impl Kernel {
             mcp_startup_timeout_ms,
             language_servers,
         })
+    }
+
+    /// The session's browser (docs/browser.md): from the kernel's browser
+    /// host with the `browser` setting, or none.
+    fn session_browser(&self, config: &crate::config::Config) -> Arc<dyn riot_protocol::Browser> {
+        let options = config
+            .browser
+            .as_ref()
+            .and_then(|s| crate::config::browser_options(&s.value).ok())
+            .unwrap_or_default();
+        match self.browser_host() {
+            Some(host) => host.session_browser(&options),
+            None => Arc::new(riot_protocol::NoBrowser),
+        }
     }
 
     /// The MCP hubs of a stack: the project's configured servers (shared

@@ -334,6 +334,7 @@ impl Subagents {
         let mut all: Vec<Arc<dyn DynTool>> = riot_tools::builtin()
             .into_iter()
             .filter(|t| t.name() != "Terminal" || self.stack.terminals.available())
+            .filter(|t| t.name() != "Browser" || self.stack.browser.available())
             .collect();
         all.push(Arc::new(crate::skills::SkillTool {
             catalog: self.skills.clone(),

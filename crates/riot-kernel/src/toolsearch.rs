@@ -51,7 +51,8 @@ impl Deferred {
         self.state().loaded.clone()
     }
 
-    fn names(&self) -> Vec<String> {
+    /// The deferred tools' names.
+    pub fn names(&self) -> Vec<String> {
         self.state().specs.iter().map(|s| s.name.clone()).collect()
     }
 

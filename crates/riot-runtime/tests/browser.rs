@@ -1,5 +1,10 @@
 #![allow(clippy::disallowed_methods)] // reads /proc to check the browser's processes are gone
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stderr)] // test code; a skip is printed
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)] // test code; a skip is printed
 
 //! The Browser capability against Debian's Chromium and a page this test
 //! serves on loopback. Skipped, with the reason printed, only when no
@@ -118,7 +123,8 @@ async fn drives_a_page_and_leaves_no_process_behind() {
     assert_eq!(page.url, server.url);
     assert_eq!(page.title, "Demo page");
     assert!(
-        page.text.contains("heading \"Hello from the test\" level=1"),
+        page.text
+            .contains("heading \"Hello from the test\" level=1"),
         "{}",
         page.text
     );
@@ -134,7 +140,11 @@ async fn drives_a_page_and_leaves_no_process_behind() {
         })
         .await
         .unwrap();
-    assert!(typed.text.contains("textbox \"Name\" value=\"Ada\""), "{}", typed.text);
+    assert!(
+        typed.text.contains("textbox \"Name\" value=\"Ada\""),
+        "{}",
+        typed.text
+    );
     // Typing again replaces the text.
     browser
         .act(BrowserAction::Type {
@@ -147,7 +157,11 @@ async fn drives_a_page_and_leaves_no_process_behind() {
         .act(BrowserAction::Click { target: r(&go) })
         .await
         .unwrap();
-    assert!(clicked.text.contains("text \"Clicked Grace\""), "{}", clicked.text);
+    assert!(
+        clicked.text.contains("text \"Clicked Grace\""),
+        "{}",
+        clicked.text
+    );
 
     let chosen = browser
         .act(BrowserAction::Select {
@@ -156,7 +170,11 @@ async fn drives_a_page_and_leaves_no_process_behind() {
         })
         .await
         .unwrap();
-    assert!(chosen.text.contains("combobox \"Size\" value=\"Large\""), "{}", chosen.text);
+    assert!(
+        chosen.text.contains("combobox \"Size\" value=\"Large\""),
+        "{}",
+        chosen.text
+    );
 
     let console = browser.act(BrowserAction::Console).await.unwrap();
     let lines: Vec<&str> = console.text.lines().collect();
@@ -167,7 +185,10 @@ async fn drives_a_page_and_leaves_no_process_behind() {
         console.text
     );
     let again = browser.act(BrowserAction::Console).await.unwrap();
-    assert_eq!(again.text, "No console messages or errors since the last check.");
+    assert_eq!(
+        again.text,
+        "No console messages or errors since the last check."
+    );
 
     let shot = browser.act(BrowserAction::Screenshot).await.unwrap();
     let image = shot.image.expect("a screenshot");
@@ -180,11 +201,17 @@ async fn drives_a_page_and_leaves_no_process_behind() {
         })
         .await
         .unwrap_err();
-    assert_eq!(missing.to_string(), "no element matches `#nothing` on this page");
+    assert_eq!(
+        missing.to_string(),
+        "no element matches `#nothing` on this page"
+    );
 
     browser.act(BrowserAction::Close).await.unwrap();
     assert_eq!(browser.pid().await, None);
-    assert!(!group_alive(pid), "Chromium's process group {pid} outlived close");
+    assert!(
+        !group_alive(pid),
+        "Chromium's process group {pid} outlived close"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

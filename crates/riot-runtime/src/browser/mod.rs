@@ -131,7 +131,11 @@ impl ChromiumBrowser {
             std::fs::DirBuilder::new()
                 .mode(0o700)
                 .create(&profile)
-                .map_err(|e| failed(format!("could not make the browser's profile directory ({e})")))?;
+                .map_err(|e| {
+                    failed(format!(
+                        "could not make the browser's profile directory ({e})"
+                    ))
+                })?;
         }
         let mut args: Vec<String> = vec![
             "--remote-debugging-pipe".into(),
@@ -184,7 +188,10 @@ impl ChromiumBrowser {
             )
             .await
             .map_err(failed)?;
-        running.session = attached["sessionId"].as_str().unwrap_or_default().to_owned();
+        running.session = attached["sessionId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         for method in ["Page.enable", "Runtime.enable", "Log.enable", "DOM.enable"] {
             running.call(method, json!({})).await?;
         }
@@ -295,9 +302,19 @@ impl Running {
     }
 
     /// Runs one of this module's fixed functions on a node.
-    async fn on_node(&self, node: i64, function: &str, args: Vec<Value>) -> Result<Value, BrowserError> {
-        let resolved = self.call("DOM.resolveNode", json!({"backendNodeId": node})).await?;
-        let object = resolved["object"]["objectId"].as_str().unwrap_or_default().to_owned();
+    async fn on_node(
+        &self,
+        node: i64,
+        function: &str,
+        args: Vec<Value>,
+    ) -> Result<Value, BrowserError> {
+        let resolved = self
+            .call("DOM.resolveNode", json!({"backendNodeId": node}))
+            .await?;
+        let object = resolved["object"]["objectId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let args: Vec<Value> = args.into_iter().map(|v| json!({"value": v})).collect();
         let reply = self
             .call(
@@ -321,7 +338,9 @@ impl Running {
             .map(|a| a.iter().filter_map(Value::as_f64).collect())
             .unwrap_or_default();
         if quad.len() < 8 {
-            return Err(failed("the element has no box on the page, so it cannot be clicked"));
+            return Err(failed(
+                "the element has no box on the page, so it cannot be clicked",
+            ));
         }
         let x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4.0;
         let y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4.0;
@@ -414,7 +433,8 @@ impl Running {
             BrowserAction::Press { target, key } => {
                 if let Some(target) = target {
                     let node = self.node(&target).await?;
-                    self.call("DOM.focus", json!({"backendNodeId": node})).await?;
+                    self.call("DOM.focus", json!({"backendNodeId": node}))
+                        .await?;
                 }
                 self.press(&key).await?;
                 self.settle().await?;
@@ -492,7 +512,12 @@ fn key_info(key: &str) -> Option<(String, String, u32, String)> {
     ];
     if let Some((name, code, text)) = named.iter().find(|(n, ..)| n.eq_ignore_ascii_case(key)) {
         let key = if *name == "Space" { " " } else { name };
-        return Some(((*key).to_owned(), (*name).to_owned(), *code, (*text).to_owned()));
+        return Some((
+            (*key).to_owned(),
+            (*name).to_owned(),
+            *code,
+            (*text).to_owned(),
+        ));
     }
     let mut chars = key.chars();
     let c = chars.next()?;

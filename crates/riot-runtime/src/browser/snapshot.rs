@@ -132,7 +132,10 @@ fn walk(node: &AxNode, by_id: &HashMap<&str, &AxNode>, depth: usize, out: &mut S
                 ("checked" | "pressed" | "selected", Value::String(s)) if s == "true" => {
                     line.push_str(&format!(" {}", prop.name));
                 }
-                ("checked" | "pressed" | "selected" | "expanded" | "disabled", Value::Bool(true)) => {
+                (
+                    "checked" | "pressed" | "selected" | "expanded" | "disabled",
+                    Value::Bool(true),
+                ) => {
                     line.push_str(&format!(" {}", prop.name));
                 }
                 _ => {}
