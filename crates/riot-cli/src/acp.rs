@@ -30,7 +30,7 @@ pub async fn run(shared: &SharedOptions) -> i32 {
     let config = AcpConfig {
         kernel: Kernel::new(caps, home)
             .with_language_servers(Arc::new(riot_lsp::LspHost))
-            .with_browsers(Arc::new(riot_runtime::ChromiumHost)),
+            .with_browsers(world::browsers()),
         fs,
         env,
         flags: flag_layer(shared),

@@ -346,7 +346,7 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     let ids = Arc::clone(&caps.ids);
     let kernel = Kernel::new(caps, home)
         .with_language_servers(Arc::new(riot_lsp::LspHost))
-        .with_browsers(Arc::new(riot_runtime::ChromiumHost));
+        .with_browsers(world::browsers());
     let resume = match (&options.resume, options.r#continue) {
         (Some(id), _) if id.is_empty() => {
             return usage(

@@ -66,7 +66,7 @@ async fn harness(
     let ids = Arc::clone(&caps.ids);
     let kernel = riot_kernel::Kernel::new(caps, home)
         .with_language_servers(Arc::new(riot_lsp::LspHost))
-        .with_browsers(Arc::new(riot_runtime::ChromiumHost));
+        .with_browsers(world::browsers());
     let flags = flag_layer(shared);
     let at = riot_kernel::tools::Inspect {
         cwd: &cwd,

@@ -184,7 +184,7 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
     };
     let kernel = Kernel::new(world::capabilities(), home)
         .with_language_servers(Arc::new(riot_lsp::LspHost))
-        .with_browsers(Arc::new(riot_runtime::ChromiumHost));
+        .with_browsers(world::browsers());
     let theme = Theme::from_no_color(env.get("NO_COLOR").map(String::as_str));
     let resume = match (&options.resume, options.r#continue) {
         (Some(id), _) if id.is_empty() => match choose_session(&kernel, &cwd, theme) {

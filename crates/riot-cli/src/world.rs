@@ -91,3 +91,14 @@ pub fn capabilities() -> Capabilities {
 fn sandbox_helper() -> PathBuf {
     std::env::current_exe().unwrap_or_else(|_| PathBuf::from("riot"))
 }
+
+/// What makes each session's browser (docs/browser.md): Debian's Chromium
+/// or `browser.executable`; none with `RIOT_BROWSER=off` (tests that pin
+/// the tool list, which a found Chromium would change).
+pub fn browsers() -> Arc<dyn riot_protocol::BrowserHost> {
+    if std::env::var("RIOT_BROWSER").is_ok_and(|v| v == "off") {
+        Arc::new(riot_protocol::NoBrowserHost)
+    } else {
+        Arc::new(riot_runtime::ChromiumHost)
+    }
+}

@@ -101,7 +101,7 @@ async fn the_model_loads_the_browser_navigates_and_sees_a_screenshot() {
             "Check the shop page",
         ],
     );
-    cmd.env("TMPDIR", tmp.path());
+    cmd.env("TMPDIR", tmp.path()).env_remove("RIOT_BROWSER");
     let out = run(cmd).await;
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(out.stdout.trim(), "The shop is up.");
@@ -180,12 +180,13 @@ async fn a_denied_host_is_refused_without_loading_it() {
     ))
     .await
     .unwrap();
-    let out = run(world.exec(
+    let mut cmd = world.exec(
         &server,
         Wire::Anthropic,
         &["--deny", "Browser(domain:127.0.0.1)", "Check the shop page"],
-    ))
-    .await;
+    );
+    cmd.env_remove("RIOT_BROWSER");
+    let out = run(cmd).await;
     assert_eq!(out.code, Some(0), "{out:?}");
     let result = support::tool_result(bodies(&server).last().unwrap(), "call_nav");
     assert_eq!(result["is_error"], true, "{result}");

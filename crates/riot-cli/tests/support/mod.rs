@@ -160,6 +160,10 @@ impl World {
         // The OS sandbox is off here: these tests pin the permission table
         // without it (tests/sandbox.rs turns it back on).
         cmd.env("RIOT_SANDBOX", "off");
+        // No browser either: a found Chromium adds ToolSearch (and the
+        // deferred Browser) to the tool lists these tests pin
+        // (tests/browser.rs turns it back on).
+        cmd.env("RIOT_BROWSER", "off");
         cmd.env("RIOT_HOME", self.home.path())
             .env("HOME", self.home.path())
             .current_dir(self.project.path())
