@@ -21,7 +21,7 @@
 //! walk's stats, so a file whose size, times and inode are unchanged is
 //! not read again — the second checkpoint of a large tree costs a walk.
 //!
-//! [why] Not gitoxide: `gix-odb` with its object and hash crates, the
+//! Why not gitoxide: `gix-odb` with its object and hash crates, the
 //! least that gives a loose object store, adds about two minutes to a
 //! clean build on a two-core machine (86 s of CPU at the workspace's
 //! `opt-level = 2`), where this store needs 200 lines over the `sha2` the

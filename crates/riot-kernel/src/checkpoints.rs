@@ -5,7 +5,7 @@
 //! under Riot's home; a rewind puts files back and withdraws the
 //! conversation from a user message on.
 //!
-//! [why] The store reads and writes the disk itself, not through the
+//! The store reads and writes the disk itself, not through the
 //! injected `FileSystem`, as Glob, Grep and `@` mentions walk the project
 //! with the `ignore` crate: a checkpoint is about the real files a command
 //! changes, which no in-memory file system sees. It runs on blocking
