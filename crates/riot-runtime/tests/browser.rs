@@ -55,7 +55,7 @@ async fn serve() -> Server {
                         Ok(n) => got.extend_from_slice(&buf[..n]),
                     }
                 }
-                let (status, body) = if got.starts_with(b"GET / ") {
+                let (status, body) = if got.starts_with(b"GET / ") || got.starts_with(b"GET /?") {
                     ("200 OK", PAGE)
                 } else {
                     ("404 Not Found", "no")
@@ -204,6 +204,22 @@ async fn drives_a_page_and_leaves_no_process_behind() {
     assert_eq!(
         missing.to_string(),
         "no element matches `#nothing` on this page"
+    );
+
+    let second = format!("{}?second", server.url);
+    let page = browser
+        .act(BrowserAction::Navigate {
+            url: second.clone(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.url, second);
+    let back = browser.act(BrowserAction::Back).await.unwrap();
+    assert_eq!(back.url, server.url);
+    assert!(
+        back.text.contains("heading \"Hello from the test\""),
+        "{}",
+        back.text
     );
 
     browser.act(BrowserAction::Close).await.unwrap();
