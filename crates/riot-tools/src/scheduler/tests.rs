@@ -457,7 +457,7 @@ async fn unknown_tools_bad_input_and_panics_each_get_their_result() {
     )
     .await;
     assert_eq!(ran.ids(), ["u", "m", "f", "v", "t_boom", "t_fine"]);
-    assert!(ran.text(0).starts_with("There is no tool named `Teleport`. Use one of the available tools: Read, Write, Edit, Glob, Grep, Bash, BashOutput, KillShell, NotebookEdit, Probe, Shell."));
+    assert!(ran.text(0).starts_with("There is no tool named `Teleport`. Use one of the available tools: Read, Write, Edit, Glob, Grep, Bash, BashOutput, KillShell, NotebookEdit, Diagnostics, Terminal, Browser, Probe, Shell."));
     assert!(
         ran.text(1)
             .starts_with("Probe was called without the required parameter `id`.")
@@ -841,6 +841,9 @@ fn specs_follow_the_tool_order_with_prompts_and_schemas() {
             "BashOutput",
             "KillShell",
             "NotebookEdit",
+            "Diagnostics",
+            "Terminal",
+            "Browser",
             "Probe",
             "Shell"
         ]
