@@ -117,6 +117,20 @@ pub fn builtin_query(
             Some("read" | "wait") => (true, PermissionTarget::Opaque, None),
             _ => (false, PermissionTarget::Opaque, None),
         },
+        // The Browser tool (riot-tools' browser.rs): navigation is judged
+        // on the URL like WebFetch; reading the page is read-only.
+        "Browser" => match text("action") {
+            Some("navigate") => {
+                let url = text("url").unwrap_or_default().to_owned();
+                (
+                    false,
+                    PermissionTarget::Url { url: url.clone() },
+                    Some(format!("Browser navigate {url}")),
+                )
+            }
+            Some("snapshot" | "screenshot" | "console") => (true, PermissionTarget::Opaque, None),
+            _ => (false, PermissionTarget::Opaque, None),
+        },
         "WebFetch" => {
             let url = text("url").unwrap_or_default().to_owned();
             (

@@ -566,3 +566,47 @@ async fn bash_rules_judge_what_the_terminal_tool_starts_and_types() {
         assert_eq!(got, expected, "Terminal {action} {text:?}");
     }
 }
+
+/// The Browser tool's navigation is decided on the URL's host with
+/// `Browser(domain:…)` rules, like WebFetch; reading the page is read-only.
+#[tokio::test]
+async fn browser_navigation_follows_domain_rules_and_reading_the_page_is_read_only() {
+    let browse = |action: &str, url: &str| {
+        riot_permissions::builtin_query(
+            "Browser",
+            &json!({"action": action, "url": url}),
+            Path::new(PROJECT),
+            PermissionMode::Default,
+        )
+    };
+    let url = "https://docs.rs/serde/";
+    let p = policy(vec![]);
+    assert_eq!(
+        verdict(&p.decide(&browse("navigate", url)).await),
+        ("ask", "mode")
+    );
+    assert_eq!(
+        verdict(&p.decide(&browse("snapshot", url)).await).0,
+        "allow"
+    );
+    assert_eq!(
+        verdict(&p.decide(&browse("click", url)).await),
+        ("ask", "mode")
+    );
+    let allowed = policy(vec![rule("Browser(domain:docs.rs)", Allow, User)]);
+    assert_eq!(
+        verdict(&allowed.decide(&browse("navigate", url)).await),
+        ("allow", "rule")
+    );
+    let denied = policy(vec![rule("Browser(domain:docs.rs)", Deny, User)]);
+    assert_eq!(
+        verdict(&denied.decide(&browse("navigate", url)).await),
+        ("deny", "rule")
+    );
+    // A WebFetch rule does not answer for the browser.
+    let web = policy(vec![rule("WebFetch(domain:docs.rs)", Allow, User)]);
+    assert_eq!(
+        verdict(&web.decide(&browse("navigate", url)).await),
+        ("ask", "mode")
+    );
+}
