@@ -241,6 +241,9 @@ async function firstProcess() {
         "_riot/session_rename",
         "_riot/session_delete",
         "_riot/set_model",
+        "_riot/terminal_write",
+        "_riot/checkpoints",
+        "_riot/rewind",
       ],
       "the agent advertises its _riot requests in its capabilities' _meta",
     );

@@ -85,6 +85,7 @@ pub fn capabilities_meta() -> Meta {
             "requests": [
                 SHUTDOWN, MCP_SERVERS, MCP_RESTART, CONFIG, CONFIG_SET, FILES,
                 SESSION_RENAME, SESSION_DELETE, SET_MODEL, crate::terminals::TERMINAL_WRITE,
+                CHECKPOINTS, REWIND,
             ],
             "notifications": [USAGE, COMPACTION, crate::terminals::TERMINAL],
         }),

@@ -883,7 +883,9 @@ async fn riot_shutdown_replies_then_ends_the_running_turn_and_exits_zero() {
             "_riot/session_rename",
             "_riot/session_delete",
             "_riot/set_model",
-            "_riot/terminal_write"
+            "_riot/terminal_write",
+            "_riot/checkpoints",
+            "_riot/rewind"
         ]),
         "{init}"
     );
