@@ -165,7 +165,7 @@ async fn list_includes_mcp_tools_once_their_servers_are_up_as_a_session_declares
             .collect()
     };
     assert_eq!(own(&first), own(&listed));
-    assert_eq!(names(&own(&listed)).last(), Some(&"WebFetch"));
+    assert_eq!(names(&own(&listed)).last(), Some(&"TaskOutput"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -235,7 +235,7 @@ impl Tool for TaskOutput {
     }
 
     fn prompt(&self, _cx: &PromptContext) -> String {
-        "Reads a background task started by Task with `run_in_background`: whether it is still running, how many tool calls it made and its latest, or its result once it ended. You do not need to poll: a background task's result arrives by itself as a message when it ends. Use this only when you need to know where it stands now.".to_owned()
+        "Reads a background task started by Task with `run_in_background`: whether it is still running, how many tool calls it made and its latest, or its result once it ended. You do not need to poll: a background task's result arrives by itself as a message when it ends. Use this only when you need to know where it stands now.\n\nNEVER:\n- call it in a loop waiting for a task to end — go on with other work, the result will come;\n- report a task's result to the person before it has arrived.".to_owned()
     }
 
     fn describe(&self, input: &TaskOutputInput) -> String {
