@@ -86,7 +86,10 @@ fn main() -> ExitCode {
     // sandboxed command (riot-runtime's sandbox/helper.rs). It replaces
     // itself with the command; nothing else of Riot starts.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == riot_runtime::sandbox::helper::SUBCOMMAND) {
+    if args
+        .get(1)
+        .is_some_and(|a| a == riot_runtime::sandbox::helper::SUBCOMMAND)
+    {
         let code = riot_runtime::sandbox::helper::exec_main(&args[2..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }

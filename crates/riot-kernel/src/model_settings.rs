@@ -280,7 +280,13 @@ impl Kernel {
         let mut removed = keys.remove(&name).is_some();
         removed |= keys.remove(provider).is_some();
         if removed {
-            write_json(self.capabilities().fs.as_ref(), &path, &Value::Object(file), true).await?;
+            write_json(
+                self.capabilities().fs.as_ref(),
+                &path,
+                &Value::Object(file),
+                true,
+            )
+            .await?;
         }
         Ok(removed)
     }

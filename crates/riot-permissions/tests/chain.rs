@@ -548,7 +548,12 @@ async fn bash_rules_judge_what_the_terminal_tool_starts_and_types() {
             "write" => json!({"action": "write", "name": "t", "input": text}),
             other => json!({"action": other, "name": "t"}),
         };
-        builtin_query("Terminal", &input, Path::new(PROJECT), PermissionMode::Default)
+        builtin_query(
+            "Terminal",
+            &input,
+            Path::new(PROJECT),
+            PermissionMode::Default,
+        )
     };
     let cases = [
         ("open", "npm run dev", ("allow", "rule")),

@@ -27,14 +27,24 @@ pub enum BrowserTarget {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BrowserAction {
     /// Loads a URL whose host the tool already judged.
-    Navigate { url: String },
+    Navigate {
+        url: String,
+    },
     /// The page's accessibility tree as text, interactive elements with refs.
     Snapshot,
-    Click { target: BrowserTarget },
+    Click {
+        target: BrowserTarget,
+    },
     /// Replaces the element's text with `text`.
-    Type { target: BrowserTarget, text: String },
+    Type {
+        target: BrowserTarget,
+        text: String,
+    },
     /// Chooses the option whose value or label is `value` in a `<select>`.
-    Select { target: BrowserTarget, value: String },
+    Select {
+        target: BrowserTarget,
+        value: String,
+    },
     /// Presses a key (`Enter`, `Tab`, `a`…), on the target if given, else
     /// on whatever has the focus.
     Press {

@@ -77,7 +77,6 @@ pub use permission::{
     DecisionReason, PermissionAnswer, PermissionMode, PermissionOutcome, PermissionRequestDetail,
     PermissionResult, PermissionRule, RuleBehavior, RulePattern, RuleSource,
 };
-pub use sandbox::{NoSandbox, Sandbox, SandboxMechanism, SandboxPolicy, SandboxStatus};
 pub use process::{
     BackgroundOutput, CaptureLimit, CapturedOutput, ProcessError, ProcessOutput, ProcessRunner,
     ProcessSpec,
@@ -92,6 +91,7 @@ pub use runner::{
     PermissionPolicy, PermissionQuery, Question, QuestionOption, QuestionOutcome, QuestionRequest,
     ToolCall, ToolCallResult, ToolHooks, ToolRunEvent, ToolRunner,
 };
+pub use sandbox::{NoSandbox, Sandbox, SandboxMechanism, SandboxPolicy, SandboxStatus};
 pub use terminal::{
     NoTerminals, TerminalError, TerminalExit, TerminalHost, TerminalInfo, TerminalSink,
     TerminalSize, TerminalSpec, TerminalUpdate, TerminalView, Terminals, Typist, WaitEnd,

@@ -802,8 +802,12 @@ fn images_are_stored_once_beside_the_transcript_and_loaded_back() {
     let mut w = store.create(&meta("ses_img", "/p", 1)).unwrap();
     w.message(&prompt, 2).unwrap();
     w.message(&result, 3).unwrap();
-    w.compacted(std::slice::from_ref(&prompt), CompactionStrategy::Summary, 4)
-        .unwrap();
+    w.compacted(
+        std::slice::from_ref(&prompt),
+        CompactionStrategy::Summary,
+        4,
+    )
+    .unwrap();
 
     // The transcript holds references, not the data.
     let text = std::fs::read_to_string(dir.path().join("sessions/ses_img.jsonl")).unwrap();
@@ -873,7 +877,10 @@ fn a_reference_naming_another_path_is_not_followed() {
     );
     let path = w.path().to_owned();
     drop(w);
-    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
     writeln!(file, "{crafted}").unwrap();
     let loaded = store.load(&SessionId::new("ses_ref")).unwrap();
     let user = loaded.messages[0].as_user().unwrap();

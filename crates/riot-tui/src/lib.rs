@@ -27,7 +27,7 @@ pub mod tools;
 pub mod view;
 pub mod wrap;
 
-pub use gate::{GateRequest, TuiGate};
 pub use attach::PastedImage;
+pub use gate::{GateRequest, TuiGate};
 pub use run::{Host, McpSummary, RunOptions, Summary, run};
 pub use theme::Theme;

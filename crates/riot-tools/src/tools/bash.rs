@@ -5,8 +5,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use riot_protocol::process::OutputCallback;
 use riot_protocol::{
-    CaptureLimit, CapturedOutput, DecisionReason, PermissionResult, PermissionTarget, ProcessOutput, ProcessSpec, ProgressPayload,
-    PromptContext, Tool, ToolContext, ToolOutcome, UiPayload, ValidationError,
+    CaptureLimit, CapturedOutput, DecisionReason, PermissionResult, PermissionTarget,
+    ProcessOutput, ProcessSpec, ProgressPayload, PromptContext, Tool, ToolContext, ToolOutcome,
+    UiPayload, ValidationError,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -236,7 +236,8 @@ async fn leaving_the_sandbox_is_always_a_question_that_says_why() {
     assert_eq!(
         reason,
         DecisionReason::Sandbox {
-            detail: "asks to run outside the OS sandbox: needs the network to fetch the page".into()
+            detail: "asks to run outside the OS sandbox: needs the network to fetch the page"
+                .into()
         }
     );
     assert!(!reason.yields_to_bypass());
@@ -249,7 +250,10 @@ async fn leaving_the_sandbox_is_always_a_question_that_says_why() {
     else {
         panic!("leaving the sandbox must ask");
     };
-    assert_eq!(reason.detail(), "asks to run outside the OS sandbox: no reason given");
+    assert_eq!(
+        reason.detail(),
+        "asks to run outside the OS sandbox: no reason given"
+    );
 }
 
 #[tokio::test]
