@@ -78,6 +78,8 @@ describe("the bridge against a strict fake riot serve", () => {
         "_riot/session_rename",
         "_riot/session_delete",
         "_riot/set_model",
+        "_riot/checkpoints",
+        "_riot/rewind",
       ],
       notifications: ["_riot/usage", "_riot/compaction"],
     });
@@ -419,5 +421,95 @@ describe("Riot's _riot/... requests", () => {
 describe("rankFiles (the fake's ranking)", () => {
   it("needs every query character in order and prefers file names", () => {
     expect(rankFiles(["src/main.rs", "lib/amin.rs", "main/x.txt"], "mai", 10)).toEqual(["src/main.rs", "main/x.txt"]);
+  });
+});
+
+describe("checkpoints and rewind (_riot/checkpoints, _riot/rewind)", () => {
+  const user = (text: string) => ({ sessionUpdate: "user_message_chunk" as const, content: { type: "text" as const, text } });
+  const agent = (text: string) => ({ sessionUpdate: "agent_message_chunk" as const, content: { type: "text" as const, text } });
+
+  function twoTurns() {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] });
+    riot.addSession("old", PROJECT, [user("fix the parser"), agent("Fixed."), user("now add tests\nfor the lexer"), agent("Added.")]);
+    riot.setChanges("old", { 1: ["src/parser.rs", "NOTES.md"], 2: ["tests/lexer.rs"] }, ["NOTES.md"]);
+    return riot;
+  }
+
+  it("lists the user messages, numbered from 1, with the files each turn changed", async () => {
+    const riot = twoTurns();
+    const { connection } = await connected(riot);
+    expect(await connection.checkpoints("old")).toEqual([
+      {
+        number: 1,
+        text: "fix the parser",
+        atMs: 1_767_225_600_000,
+        inHistory: true,
+        files: ["src/parser.rs", "NOTES.md"],
+        calls: 2,
+        unfinished: 0,
+      },
+      { number: 2, text: "now add tests\nfor the lexer", atMs: 1_767_225_660_000, inHistory: true, files: ["tests/lexer.rs"], calls: 1, unfinished: 0 },
+    ]);
+    await expect(connection.checkpoints("nope")).rejects.toThrow("unknown session `nope`");
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("sends the scope as Riot's flags and reads what the rewind did", async () => {
+    const riot = twoTurns();
+    const { connection } = await connected(riot);
+    const files = await connection.rewind("old", 2, { scope: "files" });
+    expect(files).toEqual({
+      to: 2,
+      files: { restored: ["tests/lexer.rs"], removed: [], conflicts: [], forced: [], notes: [] },
+      conversation: false,
+      prompt: "now add tests\nfor the lexer",
+      summary: "Rewound to just before message 2. Restored: tests/lexer.rs.",
+    });
+    const both = await connection.rewind("old", 1);
+    expect(both.files?.conflicts).toEqual(["NOTES.md"]);
+    expect(both.files?.forced).toEqual([]);
+    expect(both.conversation).toBe(true);
+    expect(riot.sessions.get("old")?.history).toEqual([]);
+    const undone = await connection.undoRewind("old");
+    expect(undone.summary).toBe("Undid the last rewind. The conversation is back. Restored: src/parser.rs, tests/lexer.rs.");
+    const talk = await connection.rewind("old", 2, { scope: "conversation", force: true });
+    expect(talk.files).toBeNull();
+    expect(riot.rewinds).toEqual([
+      { sessionId: "old", to: 2, filesOnly: true },
+      { sessionId: "old", to: 1 },
+      { sessionId: "old", undo: true },
+      { sessionId: "old", to: 2, conversationOnly: true, force: true },
+    ]);
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("passes on Riot's refusal of a rewind while a turn runs", async () => {
+    let release = () => {};
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT] }).script(
+      () => new Promise((resolve) => (release = () => resolve("end_turn"))),
+    );
+    const { connection } = await connected(riot);
+    const { sessionId } = await connection.newSession(PROJECT);
+    const turn = connection.prompt(sessionId, "go");
+    await expect.poll(() => riot.sessions.get(sessionId)?.running !== null).toBe(true);
+    await expect(connection.rewind(sessionId, 1)).rejects.toThrow(
+      "a turn is running in this session; cancel it or wait for its end, then rewind",
+    );
+    await expect(connection.checkpoints(sessionId)).rejects.toThrow(
+      "a turn is running in this session; ask for its checkpoints after the turn",
+    );
+    release();
+    expect(await turn).toBe("end_turn");
+    expect((await connection.rewind(sessionId, 1)).conversation).toBe(true);
+  });
+
+  it("refuses both before asking a Riot that does not offer them", async () => {
+    const riot = new FakeRiot({ token: TOKEN, projects: [PROJECT], requests: ["_riot/shutdown"] });
+    const { connection } = await connected(riot);
+    await expect(connection.checkpoints("old")).rejects.toThrow(
+      "This Riot does not offer _riot/checkpoints; update riot to use it.",
+    );
+    await expect(connection.rewind("old", 1)).rejects.toThrow("This Riot does not offer _riot/rewind; update riot to use it.");
+    expect(riot.received).toEqual(["initialize"]);
   });
 });

@@ -18,15 +18,19 @@ import type {
 
 import type { Endpoint } from "./endpoint";
 import {
+  CHECKPOINTS,
   COMPACTION,
   CONFIG,
   CONFIG_SET,
   FILES,
   SESSION_DELETE,
   SESSION_RENAME,
+  REWIND,
   SET_MODEL,
   USAGE,
   clientCapabilitiesMeta,
+  parseCheckpoints,
+  parseRewind,
   parseCompaction,
   parseFiles,
   parseModelConfig,
@@ -36,6 +40,9 @@ import {
   type CompactionNotice,
   type ModelConfig,
   type ModelConfigInput,
+  type RewindOptions,
+  type RewindPoint,
+  type RewindResult,
   type RiotCapabilities,
   type TurnUsage,
 } from "./riot-ext";
@@ -314,6 +321,33 @@ export class RiotConnection {
   /** `_riot/set_model`: the session's model from its next model request. */
   async setModel(sessionId: string, model: string): Promise<void> {
     await this.extension(SET_MODEL, { sessionId, model });
+  }
+
+  /** `_riot/checkpoints`: the session's user messages, numbered, each with the files its turn changed. Refused while a turn runs. */
+  async checkpoints(sessionId: string): Promise<RewindPoint[]> {
+    return parseCheckpoints(await this.extension(CHECKPOINTS, { sessionId }));
+  }
+
+  /**
+   * `_riot/rewind`: back to just before user message `to` (files and
+   * conversation unless `scope` says one). Refused while a turn runs; the
+   * client reloads the session to show the shortened conversation.
+   */
+  async rewind(sessionId: string, to: number, options: RewindOptions = {}): Promise<RewindResult> {
+    const scope = options.scope ?? "both";
+    const raw = await this.extension(REWIND, {
+      sessionId,
+      to,
+      ...(scope === "files" ? { filesOnly: true } : {}),
+      ...(scope === "conversation" ? { conversationOnly: true } : {}),
+      ...(options.force === true ? { force: true } : {}),
+    });
+    return parseRewind(raw);
+  }
+
+  /** `_riot/rewind` with `undo`: takes the last rewind back, as long as the session did nothing since. */
+  async undoRewind(sessionId: string, force = false): Promise<RewindResult> {
+    return parseRewind(await this.extension(REWIND, { sessionId, undo: true, ...(force ? { force: true } : {}) }));
   }
 
   /** Closes the connection; pending requests reject. */

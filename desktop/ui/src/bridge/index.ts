@@ -6,10 +6,12 @@ export type { BridgeEvents, OpenedSession, PromptImage } from "./connection";
 export { endpointFromPage, MissingTokenError } from "./endpoint";
 export type { Endpoint } from "./endpoint";
 export {
+  CHECKPOINTS,
   CONFIG,
   CONFIG_SET,
   FILES,
   PROVIDERS,
+  REWIND,
   SESSION_DELETE,
   SESSION_RENAME,
   SET_MODEL,
@@ -21,6 +23,11 @@ export type {
   ModelConfig,
   ModelConfigInput,
   Provider,
+  RewindFiles,
+  RewindOptions,
+  RewindPoint,
+  RewindResult,
+  RewindScope,
   RiotCapabilities,
   TurnUsage,
 } from "./riot-ext";

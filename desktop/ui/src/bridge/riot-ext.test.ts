@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 
-import { MalformedNotificationError, MalformedResultError, parseModelConfig, parseUsage } from "./riot-ext";
+import {
+  MalformedNotificationError,
+  MalformedResultError,
+  parseCheckpoints,
+  parseModelConfig,
+  parseRewind,
+  parseUsage,
+} from "./riot-ext";
 
 describe("parseModelConfig", () => {
   const base = {
@@ -54,5 +61,32 @@ describe("parseUsage", () => {
     for (const costUsd of [-1, "0.5", Number.NaN, {}]) {
       expect(() => parseUsage({ ...base, costUsd })).toThrow(MalformedNotificationError);
     }
+  });
+});
+
+describe("parseCheckpoints and parseRewind", () => {
+  const point = { number: 1, text: "go", at_ms: 5, in_history: true, files: ["a.rs"], calls: 1, unfinished: 0 };
+
+  it("reads Riot's snake_case points and refuses anything else", () => {
+    expect(parseCheckpoints({ points: [point] })).toEqual([
+      { number: 1, text: "go", atMs: 5, inHistory: true, files: ["a.rs"], calls: 1, unfinished: 0 },
+    ]);
+    expect(parseCheckpoints({ points: [] })).toEqual([]);
+    expect(() => parseCheckpoints({ points: [{ ...point, number: 0 }] })).toThrow(MalformedResultError);
+    expect(() => parseCheckpoints({ points: [{ ...point, files: [1] }] })).toThrow(MalformedResultError);
+    expect(() => parseCheckpoints({ points: [{ ...point, in_history: undefined }] })).toThrow(MalformedResultError);
+    expect(() => parseCheckpoints({})).toThrow(MalformedResultError);
+  });
+
+  it("reads a rewind's outcome: files null when they were left alone", () => {
+    const outcome = { to: 2, files: null, conversation: true, prompt: "p" };
+    expect(parseRewind({ outcome, summary: "s" })).toEqual({ to: 2, files: null, conversation: true, prompt: "p", summary: "s" });
+    const files = { restored: ["a"], removed: ["b"], conflicts: ["c"], forced: [], notes: ["n"] };
+    expect(parseRewind({ outcome: { ...outcome, files }, summary: "s" }).files).toEqual(files);
+    expect(() => parseRewind({ outcome: { ...outcome, files: { ...files, forced: undefined } }, summary: "s" })).toThrow(
+      MalformedResultError,
+    );
+    expect(() => parseRewind({ outcome })).toThrow(MalformedResultError);
+    expect(() => parseRewind({ outcome: { ...outcome, conversation: "yes" }, summary: "s" })).toThrow(MalformedResultError);
   });
 });

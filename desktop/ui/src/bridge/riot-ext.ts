@@ -2,7 +2,7 @@
 // into the `_riot/...` notifications in `clientCapabilities._meta.riot`,
 // and the agent lists what it has in `agentCapabilities._meta.riot`.
 // The `_riot/...` requests (model configuration, project files, session
-// rename/delete, a session's model) are offered only when listed in
+// rename/delete, a session's model, checkpoints and rewind) are offered only when listed in
 // `agentCapabilities._meta.riot.requests`. Their payloads arrive from
 // another process, so they are checked here field by field before the UI
 // sees them.
@@ -18,6 +18,8 @@ export const FILES = "_riot/files";
 export const SESSION_RENAME = "_riot/session_rename";
 export const SESSION_DELETE = "_riot/session_delete";
 export const SET_MODEL = "_riot/set_model";
+export const CHECKPOINTS = "_riot/checkpoints";
+export const REWIND = "_riot/rewind";
 
 /** The notifications this UI asks for. */
 export const WANTED_NOTIFICATIONS = [USAGE, COMPACTION] as const;
@@ -280,4 +282,117 @@ export function parseFiles(raw: unknown): string[] {
 export function sessionModel(meta: unknown): string | null {
   const model = record(record(meta)?.riot)?.model;
   return typeof model === "string" && model !== "" ? model : null;
+}
+
+/** One user message a rewind can go back to (`_riot/checkpoints`). */
+export interface RewindPoint {
+  /** 1-based, as `_riot/rewind`'s `to` takes it. */
+  number: number;
+  text: string;
+  atMs: number;
+  /** Still in the conversation (after the last compaction or clear): the conversation can go back to it. */
+  inHistory: boolean;
+  /** Files the message's turn changed (project-relative, or absolute outside it). */
+  files: string[];
+  /** Calls of the turn that recorded a checkpoint. */
+  calls: number;
+  /** Calls whose end was never recorded (Riot was killed). */
+  unfinished: number;
+}
+
+/** What a rewind takes back: files and conversation (the default), or one of them. */
+export type RewindScope = "both" | "files" | "conversation";
+
+export interface RewindOptions {
+  scope?: RewindScope;
+  /** Restore files the person changed after the agent too. */
+  force?: boolean;
+}
+
+/** What a rewind did to the files (`null` in `RewindOutcome.files` when they were left alone). */
+export interface RewindFiles {
+  restored: string[];
+  removed: string[];
+  /** Changed by the person after the agent: left as they are unless forced. */
+  conflicts: string[];
+  /** Conflicts restored anyway (with `force`). */
+  forced: string[];
+  /** What it could not do, one sentence each. */
+  notes: string[];
+}
+
+/** `_riot/rewind`'s result. */
+export interface RewindResult {
+  /** The message rewound to (just before it). */
+  to: number;
+  files: RewindFiles | null;
+  /** The conversation was rewound (or, for an undo, restored). */
+  conversation: boolean;
+  /** The text of message `to`, to edit and send again. */
+  prompt: string;
+  /** The same as one paragraph for a person. */
+  summary: string;
+}
+
+function strings(value: unknown): string[] | null {
+  return Array.isArray(value) && value.every((v): v is string => typeof v === "string") ? value : null;
+}
+
+/** Parses a `_riot/checkpoints` result; throws on anything else. */
+export function parseCheckpoints(raw: unknown): RewindPoint[] {
+  const points = record(raw)?.points;
+  if (!Array.isArray(points)) throw new MalformedResultError(CHECKPOINTS, raw);
+  return points.map((item) => {
+    const p = record(item);
+    const number = count(p?.number);
+    const atMs = count(p?.at_ms);
+    const files = strings(p?.files);
+    const calls = count(p?.calls);
+    const unfinished = count(p?.unfinished);
+    if (
+      p === null ||
+      number === null ||
+      number < 1 ||
+      typeof p.text !== "string" ||
+      atMs === null ||
+      typeof p.in_history !== "boolean" ||
+      files === null ||
+      calls === null ||
+      unfinished === null
+    ) {
+      throw new MalformedResultError(CHECKPOINTS, raw);
+    }
+    return { number, text: p.text, atMs, inHistory: p.in_history, files, calls, unfinished };
+  });
+}
+
+/** Parses a `_riot/rewind` result; throws on anything else. */
+export function parseRewind(raw: unknown): RewindResult {
+  const r = record(raw);
+  const outcome = record(r?.outcome);
+  const to = count(outcome?.to);
+  const rawFiles = outcome?.files;
+  let files: RewindFiles | null = null;
+  if (rawFiles !== null) {
+    const f = record(rawFiles);
+    const lists = {
+      restored: strings(f?.restored),
+      removed: strings(f?.removed),
+      conflicts: strings(f?.conflicts),
+      forced: strings(f?.forced),
+      notes: strings(f?.notes),
+    };
+    if (Object.values(lists).some((l) => l === null)) throw new MalformedResultError(REWIND, raw);
+    files = lists as RewindFiles;
+  }
+  if (
+    outcome === null ||
+    to === null ||
+    typeof outcome.conversation !== "boolean" ||
+    typeof outcome.prompt !== "string" ||
+    typeof r?.summary !== "string"
+  ) {
+    throw new MalformedResultError(REWIND, raw);
+  }
+  return { to, files, conversation: outcome.conversation, prompt: outcome.prompt, summary: r.summary };
 }

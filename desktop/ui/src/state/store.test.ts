@@ -404,6 +404,7 @@ describe("Store: sessions, models and settings", () => {
       rename: true,
       delete: true,
       setModel: true,
+      rewind: true,
       images: true,
     });
     const old = new FakeRiot({ token: "t", projects: [PROJECT], config: UNCONFIGURED, requests: ["_riot/shutdown"], images: false });
@@ -414,6 +415,7 @@ describe("Store: sessions, models and settings", () => {
       rename: false,
       delete: false,
       setModel: false,
+      rewind: false,
       images: false,
     });
     expect(store.getState().settings).toBeNull();

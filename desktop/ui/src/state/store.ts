@@ -10,8 +10,10 @@
 // questions through `StoreHooks`, which main.tsx connects to it.
 
 import {
+  CHECKPOINTS,
   CONFIG,
   FILES,
+  REWIND,
   RiotError,
   SESSION_DELETE,
   SESSION_RENAME,
@@ -21,6 +23,9 @@ import {
   type ModelConfig,
   type ModelConfigInput,
   type RequestPermissionRequest,
+  type RewindPoint,
+  type RewindResult,
+  type RewindScope,
   type RiotConnection,
   type SessionInfo,
   type SessionModeState,
@@ -104,6 +109,8 @@ export interface Features {
   rename: boolean;
   delete: boolean;
   setModel: boolean;
+  /** `_riot/checkpoints` and `_riot/rewind`. */
+  rewind: boolean;
   /** Riot takes images in prompts (`promptCapabilities.image`). */
   images: boolean;
 }
@@ -114,6 +121,7 @@ const NO_FEATURES: Features = {
   rename: false,
   delete: false,
   setModel: false,
+  rewind: false,
   images: false,
 };
 
@@ -160,6 +168,7 @@ type Incoming =
   | { type: "compaction"; notice: CompactionNotice }
   | { type: "permission"; pending: PendingPermission }
   | { type: "withdrawn"; key: string }
+  | { type: "reloading"; sessionId: string }
   | { type: "loaded"; sessionId: string; modes: SessionModeState | null; model: string | null }
   | { type: "ended"; sessionId: string; stopReason: StopReason | null; error: string | null }
   | { type: "closed"; error: string | null };
@@ -364,6 +373,14 @@ export class Store {
         case "withdrawn":
           permissions = permissions.filter((p) => p.key !== item.key);
           break;
+        case "reloading":
+          // What `session/load` replays next replaces the conversation shown.
+          change(item.sessionId, (v) => ({
+            ...v,
+            loading: true,
+            conversation: emptyConversation(v.conversation.modes),
+          }));
+          break;
         case "loaded":
           change(item.sessionId, (v) => ({
             ...v,
@@ -446,6 +463,7 @@ export class Store {
       rename: connection.supports(SESSION_RENAME),
       delete: connection.supports(SESSION_DELETE),
       setModel: connection.supports(SET_MODEL),
+      rewind: connection.supports(CHECKPOINTS) && connection.supports(REWIND),
       images: connection.takesImages,
     };
     this.set({ connection: { status: "open" }, features });
@@ -674,6 +692,51 @@ export class Store {
       });
       await this.refreshSessions();
     });
+  }
+
+  /** Session `id`'s user messages a rewind can go back to (`_riot/checkpoints`); throws Riot's refusal. */
+  checkpoints(id: string): Promise<RewindPoint[]> {
+    return this.need().checkpoints(id);
+  }
+
+  /**
+   * Rewinds session `id` to just before user message `to`, then, when the
+   * conversation was rewound, reloads it so it shows the kept history.
+   * With `force`, files the person changed after the agent are restored
+   * too: Riot takes a forced restore only as a new rewind, so the last
+   * one (which left them) is undone first. Throws Riot's refusal.
+   */
+  async rewind(id: string, to: number, scope: RewindScope, force = false): Promise<RewindResult> {
+    const view = this.state.open[id];
+    if (view === undefined) throw new RiotError("Open the session before rewinding it.", null);
+    if (view.running) throw new RiotError("A turn is running in this session; stop it or wait for its end, then rewind.", null);
+    const connection = this.need();
+    if (!force) {
+      const result = await connection.rewind(id, to, { scope });
+      if (result.conversation) await this.reload(id);
+      return result;
+    }
+    await connection.undoRewind(id);
+    // The undo may have brought the conversation back: show what Riot has, whatever the rewind does.
+    try {
+      return await connection.rewind(id, to, { scope, force: true });
+    } finally {
+      await this.reload(id);
+    }
+  }
+
+  /** Replays session `id`'s conversation from Riot (`session/load`) in place of the one shown. */
+  private async reload(id: string): Promise<void> {
+    const view = this.state.open[id];
+    if (view === undefined) return;
+    this.batch.push({ type: "reloading", sessionId: id });
+    try {
+      const loaded = await this.need().loadSession(id, view.cwd);
+      this.batch.push({ type: "loaded", sessionId: id, modes: loaded.modes, model: loaded.model });
+    } catch (e) {
+      this.batch.push({ type: "loaded", sessionId: id, modes: null, model: null });
+      throw e;
+    }
   }
 
   /** Project files under `cwd` matching `query`, best first (for `@` mentions). */

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, useSyncExternalStore } from "react";
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
 
 import { browserShell, type Shell } from "../shell";
 import type { AppState, Store } from "../state/store";
@@ -6,6 +6,7 @@ import { Composer } from "./Composer";
 import { ConversationView } from "./ConversationView";
 import { PermissionDialog } from "./PermissionDialog";
 import { QueuePanel } from "./QueuePanel";
+import { RewindDialog } from "./RewindDialog";
 import { CompactionIndicator, ModeSelector, ModelSelector, UsageFigures, WorkingIndicator } from "./SessionBar";
 import { SettingsDialog } from "./Settings";
 import { Sidebar } from "./Sidebar";
@@ -44,6 +45,17 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
   const [drawer, setDrawer] = useState(false);
   const drawerRef = useRef(drawer);
   const toggle = useRef<HTMLButtonElement>(null);
+  /** The session whose rewind picker is open. */
+  const [rewinding, setRewinding] = useState<string | null>(null);
+  const rewindingRef = useRef(rewinding);
+  useEffect(() => {
+    rewindingRef.current = rewinding;
+  }, [rewinding]);
+  // Stable per opening, so the picker reads the checkpoints once.
+  const loadCheckpoints = useCallback(
+    () => (rewinding === null ? Promise.resolve([]) : store.checkpoints(rewinding)),
+    [store, rewinding],
+  );
   /** Bumped to send the focus to the composer (after starting or opening a session). */
   const [focusComposer, setFocusComposer] = useState(0);
 
@@ -71,7 +83,7 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
       if (e.key !== "Escape" || e.defaultPrevented) return;
       // A dialog answers its own Escape.
       const now = store.getState();
-      if (now.permissions.length > 0 || now.settings !== null) return;
+      if (now.permissions.length > 0 || now.settings !== null || rewindingRef.current !== null) return;
       if (drawerRef.current && narrow()) {
         e.preventDefault();
         setDrawer(false);
@@ -192,6 +204,21 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
               {view.conversation.modes !== null && (
                 <ModeSelector modes={view.conversation.modes} onChange={(id) => void store.setMode(id)} />
               )}
+              {state.features.rewind && (
+                <button
+                  type="button"
+                  className="rewind-button"
+                  disabled={!connected || view.running || view.loading}
+                  title={
+                    view.running
+                      ? "A turn is running; rewind when it ends"
+                      : "Go back to just before one of your messages: files, conversation or both"
+                  }
+                  onClick={() => setRewinding(view.id)}
+                >
+                  Rewind…
+                </button>
+              )}
             </div>
             <ConversationView key={`conversation:${view.id}`} items={view.conversation.items} busy={view.loading} />
             {view.running && view.startedAt !== null && (
@@ -235,6 +262,15 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
           cwd={questionSession?.cwd ?? ""}
           otherSession={question.sessionId === state.currentId ? null : (questionSession?.cwd ?? question.sessionId)}
           onAnswer={(optionId) => store.answer(question.key, optionId)}
+        />
+      )}
+      {rewinding !== null && state.open[rewinding] !== undefined && (
+        <RewindDialog
+          key={rewinding}
+          load={loadCheckpoints}
+          rewind={(to, scope, force) => store.rewind(rewinding, to, scope, force)}
+          running={state.open[rewinding]?.running ?? false}
+          onClose={() => setRewinding(null)}
         />
       )}
       {state.settings !== null && state.modelConfig !== null && (

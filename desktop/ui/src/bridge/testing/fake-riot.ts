@@ -15,7 +15,12 @@
 // mentions (`_riot/files`: hidden files left out, fuzzy-ranked), session
 // rename and delete (refused while a turn runs) and a session's model
 // (`_riot/set_model`; `session/new` and `session/load` report it in
-// `_meta.riot.model`). A session cannot start before the configuration is
+// `_meta.riot.model`), and checkpoints and rewind (`_riot/checkpoints`,
+// `_riot/rewind`: between turns only; the user messages are numbered from
+// the history, the files each turn changed and the files the person edited
+// since are what the test says with `setChanges`; a conversation rewind
+// cuts the history `session/load` replays, and the last rewind can be
+// undone until the next prompt). A session cannot start before the configuration is
 // ready, and params with fields Riot does not know are refused.
 
 import * as acp from "@agentclientprotocol/sdk";
@@ -29,11 +34,13 @@ import type {
 } from "@agentclientprotocol/sdk";
 
 import {
+  CHECKPOINTS,
   COMPACTION,
   CONFIG,
   CONFIG_SET,
   FILES,
   PROVIDERS,
+  REWIND,
   SESSION_DELETE,
   SESSION_RENAME,
   SET_MODEL,
@@ -98,10 +105,74 @@ interface FakeSession {
   running: AbortController | null;
   /** What it has cost, as Riot reports it in `_riot/usage`. */
   costUsd: number | null;
+  /** The files each user message's turn changed, by message number. */
+  changed: Map<number, string[]>;
+  /** Files the person changed after the agent: a rewind's conflicts. */
+  edited: Set<string>;
+  /** What the last rewind undoes, until the session goes on. */
+  undo: {
+    history: SessionUpdate[];
+    changed: Map<number, string[]>;
+    to: number;
+    /** The files the rewind wrote (`null`: it left files alone). */
+    files: string[] | null;
+    conversation: boolean;
+  } | null;
+}
+
+/** The index in `history` where each user message starts (a run of user chunks is one message). */
+function promptStarts(history: readonly SessionUpdate[]): number[] {
+  const starts: number[] = [];
+  history.forEach((u, i) => {
+    if (u.sessionUpdate === "user_message_chunk" && history[i - 1]?.sessionUpdate !== "user_message_chunk") {
+      starts.push(i);
+    }
+  });
+  return starts;
+}
+
+function promptText(history: readonly SessionUpdate[], start: number): string {
+  let text = "";
+  for (let i = start; i < history.length; i++) {
+    const u = history[i]!;
+    if (u.sessionUpdate !== "user_message_chunk") break;
+    if (u.content.type === "text") text += u.content.text;
+  }
+  return text;
+}
+
+/** Riot's one paragraph for a rewind (crates/riot-kernel/src/checkpoints.rs, `describe`). */
+function describeRewind(
+  outcome: { to: number; conversation: boolean; files: { restored: string[]; removed: string[]; conflicts: string[]; forced: string[] } | null },
+  undo: boolean,
+): string {
+  let out = undo ? "Undid the last rewind." : `Rewound to just before message ${outcome.to}.`;
+  if (outcome.conversation) out += undo ? " The conversation is back." : " The conversation from there on is withdrawn.";
+  const f = outcome.files;
+  if (f === null) return `${out} Files were left as they are.`;
+  if (f.restored.length === 0 && f.removed.length === 0) out += " No file needed restoring.";
+  if (f.restored.length > 0) out += ` Restored: ${f.restored.join(", ")}.`;
+  if (f.removed.length > 0) out += ` Removed: ${f.removed.join(", ")}.`;
+  const kept = f.conflicts.filter((c) => !f.forced.includes(c));
+  if (kept.length > 0) {
+    out += ` Changed by you since the agent, left as they are: ${kept.join(", ")} (to restore them too, undo this rewind and rewind again with --force; your version is kept as a checkpoint first).`;
+  }
+  if (f.forced.length > 0) out += ` Restored over your changes (undo the rewind to get them back): ${f.forced.join(", ")}.`;
+  return out;
 }
 
 /** Every `_riot/...` request the fake has. */
-export const FAKE_REQUESTS = [SHUTDOWN, CONFIG, CONFIG_SET, FILES, SESSION_RENAME, SESSION_DELETE, SET_MODEL] as const;
+export const FAKE_REQUESTS = [
+  SHUTDOWN,
+  CONFIG,
+  CONFIG_SET,
+  FILES,
+  SESSION_RENAME,
+  SESSION_DELETE,
+  SET_MODEL,
+  CHECKPOINTS,
+  REWIND,
+] as const;
 
 /** The model configuration the fake starts with (its settings and environment). */
 export interface FakeConfig {
@@ -191,6 +262,8 @@ export class FakeRiot {
   readonly received: string[] = [];
   /** The server end of each connection. */
   readonly sockets: FakeSocket[] = [];
+  /** The params of each `_riot/rewind` received, in order. */
+  readonly rewinds: Record<string, unknown>[] = [];
   /** What `_riot/config_set` saved in `credentials.json`: provider → key. */
   readonly credentials: Record<string, string> = {};
   /** The settings as `_riot/config_set` left them. */
@@ -251,7 +324,22 @@ export class FakeRiot {
       history,
       running: null,
       costUsd: 0,
+      changed: new Map(),
+      edited: new Set(),
+      undo: null,
     });
+  }
+
+  /**
+   * What the agent changed in session `id`: `turns[n]` lists the files the
+   * turn of user message `n` changed; `edited` are files the person
+   * changed after the agent (a rewind's conflicts).
+   */
+  setChanges(id: string, turns: Record<number, string[]>, edited: string[] = []): void {
+    const found = this.sessions.get(id);
+    if (found === undefined) throw new Error(`no fake session ${id}`);
+    found.changed = new Map(Object.entries(turns).map(([n, files]) => [Number(n), files]));
+    found.edited = new Set(edited);
   }
 
   /** What the page's `new WebSocket(url)` would get. */
@@ -345,6 +433,9 @@ export class FakeRiot {
           history: [],
           running: null,
           costUsd: 0,
+          changed: new Map(),
+          edited: new Set(),
+          undo: null,
         });
         // After the response, as Riot does.
         setTimeout(() => void client.notify(acp.methods.client.session.update, { sessionId, update: commands }), 0);
@@ -427,6 +518,8 @@ export class FakeRiot {
         // Riot titles a session by its first prompt.
         found.title ??= text.split("\n")[0]?.slice(0, 80) ?? null;
         found.history.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text } });
+        // The session went on: the last rewind can no longer be undone.
+        found.undo = null;
         const sessionId = params.sessionId;
         const turn: FakeTurn = {
           sessionId,
@@ -544,6 +637,104 @@ export class FakeRiot {
       const found = session(text(SET_MODEL, params, "sessionId"));
       found.model = text(SET_MODEL, params, "model");
       return {};
+    });
+    extension(CHECKPOINTS, (raw) => {
+      const params = only(CHECKPOINTS, raw, ["sessionId"]);
+      const found = session(text(CHECKPOINTS, params, "sessionId"));
+      if (found.running) {
+        throw fail("a turn is running in this session; ask for its checkpoints after the turn");
+      }
+      const points = promptStarts(found.history).map((start, i) => {
+        const files = found.changed.get(i + 1) ?? [];
+        return {
+          number: i + 1,
+          text: promptText(found.history, start),
+          at_ms: 1_767_225_600_000 + i * 60_000,
+          in_history: true,
+          files,
+          calls: files.length,
+          unfinished: 0,
+        };
+      });
+      return { points };
+    });
+    extension(REWIND, (raw) => {
+      const params = only(REWIND, raw, ["sessionId", "to", "filesOnly", "conversationOnly", "force", "undo"]);
+      this.rewinds.push({ ...params });
+      const found = session(text(REWIND, params, "sessionId"));
+      for (const flag of ["filesOnly", "conversationOnly", "force", "undo"]) {
+        if (params[flag] !== undefined && typeof params[flag] !== "boolean") throw fail(`${REWIND}: \`${flag}\` must be a boolean`);
+      }
+      const to = params.to ?? null;
+      if (to !== null && (typeof to !== "number" || !Number.isSafeInteger(to) || to < 0)) {
+        throw fail(`${REWIND}: \`to\` must be a whole number`);
+      }
+      if (found.running) {
+        throw fail("a turn is running in this session; cancel it or wait for its end, then rewind");
+      }
+      const filesOnly = params.filesOnly === true;
+      const conversationOnly = params.conversationOnly === true;
+      const force = params.force === true;
+      if (filesOnly && conversationOnly) throw fail("filesOnly and conversationOnly exclude each other");
+      const undo = params.undo === true;
+      if (undo && to === null) {
+        const last = found.undo;
+        if (last === null) {
+          throw fail(
+            "there is no rewind to undo: nothing was rewound, or the session went on after the last rewind",
+          );
+        }
+        found.history = last.history;
+        found.changed = last.changed;
+        found.undo = null;
+        const outcome = {
+          to: last.to,
+          files: last.files === null ? null : { restored: last.files, removed: [], conflicts: [], forced: [], notes: [] },
+          conversation: last.conversation,
+          prompt: "",
+        };
+        return { outcome, summary: describeRewind(outcome, true) };
+      }
+      if (undo || to === null) {
+        throw fail("give either `to` (the user message to rewind to, from _riot/checkpoints) or `undo: true`");
+      }
+      const starts = promptStarts(found.history);
+      const start = starts[to - 1];
+      if (to < 1 || start === undefined) {
+        throw fail(
+          starts.length === 0
+            ? "this session has no user message to rewind to yet"
+            : `there is no user message ${to} in this session; choose 1 to ${starts.length} (\`riot sessions checkpoints ID\` lists them)`,
+        );
+      }
+      const prompt = promptText(found.history, start);
+      const before = { history: found.history, changed: found.changed };
+      let files = null;
+      if (!conversationOnly) {
+        const touched = [
+          ...new Set([...found.changed.entries()].filter(([n]) => n >= to).flatMap(([, f]) => f)),
+        ];
+        const conflicts = touched.filter((f) => found.edited.has(f));
+        files = {
+          restored: touched.filter((f) => !found.edited.has(f)),
+          removed: [],
+          conflicts,
+          forced: force ? conflicts : [],
+          notes: [],
+        };
+      }
+      if (!filesOnly) {
+        found.history = found.history.slice(0, start);
+        found.changed = new Map([...found.changed.entries()].filter(([n]) => n < to));
+      }
+      found.undo = {
+        ...before,
+        to,
+        files: files === null ? null : [...files.restored, ...files.forced],
+        conversation: !filesOnly,
+      };
+      const outcome = { to, files, conversation: !filesOnly, prompt };
+      return { outcome, summary: describeRewind(outcome, false) };
     });
     app.connect(socketStream(socket));
   }
