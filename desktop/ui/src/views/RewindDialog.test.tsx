@@ -4,12 +4,12 @@
 import { act, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
-import { connectToRiot, endpointFromPage } from "../bridge";
+import { connectToRiot, endpointFromPage, type RewindPoint, type RewindScope } from "../bridge";
 import { FakeRiot, type FakeTurn } from "../bridge/testing/fake-riot";
 import type { FrameScheduler } from "../state/frame-batcher";
 import { Store } from "../state/store";
 import { App } from "./App";
-import { sentence } from "./RewindDialog";
+import { RewindDialog, sentence } from "./RewindDialog";
 
 const PROJECT = "/home/me/project";
 
@@ -206,5 +206,54 @@ describe("sentence", () => {
       "A turn is running in this session; cancel it or wait for its end, then rewind.",
     );
     expect(sentence(new Error("Not connected to Riot."))).toBe("Not connected to Riot.");
+  });
+});
+
+describe("RewindDialog on its own", () => {
+  const compacted: RewindPoint[] = [
+    { number: 1, text: "old work", atMs: 1, inHistory: false, files: ["a.rs"], calls: 1, unfinished: 0 },
+    { number: 2, text: "new work", atMs: 2, inHistory: true, files: [], calls: 0, unfinished: 0 },
+  ];
+
+  it("offers only files for a message before a compaction, and closes on Escape", async () => {
+    const asked: [number, RewindScope, boolean][] = [];
+    let closed = 0;
+    render(
+      <RewindDialog
+        load={() => Promise.resolve(compacted)}
+        rewind={(to, scope, force) => {
+          asked.push([to, scope, force]);
+          return Promise.resolve({ to, files: null, conversation: false, prompt: "", summary: "Done." });
+        }}
+        running={false}
+        onClose={() => closed++}
+      />,
+    );
+    const first = (await screen.findAllByTestId("rewind-point"))[0]!;
+    expect(first.querySelector(".rewind-note")?.textContent).toBe("before a compaction or clear: files only");
+    fireEvent.click(within(first).getByRole("radio"));
+    const go = screen.getByRole("button", { name: "Rewind" }) as HTMLButtonElement;
+    expect(go.disabled).toBe(true);
+    fireEvent.click(screen.getByRole("radio", { name: "Files only" }));
+    expect(go.disabled).toBe(false);
+    fireEvent.click(go);
+    expect((await screen.findByTestId("rewind-summary")).textContent).toBe("Done.");
+    expect(asked).toEqual([[1, "files", false]]);
+    fireEvent.keyDown(document, { key: "Escape" });
+    expect(closed).toBe(1);
+  });
+
+  it("says a turn is running and does not rewind then", async () => {
+    render(
+      <RewindDialog
+        load={() => Promise.resolve(compacted)}
+        rewind={() => Promise.reject(new Error("must not be asked"))}
+        running={true}
+        onClose={() => {}}
+      />,
+    );
+    await screen.findAllByTestId("rewind-point");
+    expect(screen.getByText("A turn is running; rewind when it ends.")).toBeTruthy();
+    expect((screen.getByRole("button", { name: "Rewind" }) as HTMLButtonElement).disabled).toBe(true);
   });
 });
