@@ -147,6 +147,20 @@ pub(crate) fn spawn_with_stdin(spec: &ProcessSpec, stdin: Stdio) -> Result<Child
                 if u32::try_from(libc::getppid()).ok() != Some(parent) {
                     return Err(std::io::Error::other("parent exited during spawn"));
                 }
+                // Only stdin, stdout and stderr reach the command: a
+                // descriptor the kernel holds without close-on-exec (a
+                // pipe end of another group's watchdog) must not be kept
+                // open by a tool process, or that watchdog would never see
+                // the kernel die. Marked close-on-exec rather than closed,
+                // so std's pipe reporting a failed exec still works (Linux
+                // 5.11+; on older kernels this does nothing).
+                const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+                libc::syscall(
+                    libc::SYS_close_range,
+                    3 as libc::c_uint,
+                    libc::c_uint::MAX,
+                    CLOSE_RANGE_CLOEXEC,
+                );
                 Ok(())
             });
         }
