@@ -38,8 +38,8 @@ const CANDIDATES: &[&str] = &[
 /// How long a page may take to finish loading.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The Chromium this system has: `/usr/bin/chromium` or the first of
-/// [`CANDIDATES`] on `PATH`.
+/// The Chromium this system has: `/usr/bin/chromium`, or the first
+/// Chromium or Chrome executable found on `PATH`.
 pub fn find_chromium() -> Option<PathBuf> {
     let debian = Path::new("/usr/bin/chromium");
     if debian.is_file() {
