@@ -24,6 +24,7 @@ pub mod read_image;
 pub mod read_pdf;
 mod read_scan;
 pub mod terminal;
+mod web_address;
 pub mod web_fetch;
 mod web_page;
 pub mod web_search;

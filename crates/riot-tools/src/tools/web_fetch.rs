@@ -11,20 +11,19 @@
 //! name rebound to the local network). Same-host redirects are followed, at
 //! most five; another host's is reported for the model to fetch anew.
 
-use std::collections::{HashMap, HashSet};
-use std::net::IpAddr;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use riot_protocol::web::{AddressClass, classify_all};
 use riot_protocol::{
-    DecisionReason, PermissionResult, PermissionTarget, PromptContext, Tool, ToolContext,
-    ToolOutcome, UiPayload, ValidationError, WebError, WebRequest,
+    PermissionResult, PermissionTarget, PromptContext, Tool, ToolContext, ToolOutcome, UiPayload,
+    ValidationError, WebError, WebRequest,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::schema_of;
+use super::web_address::{self, AddressGate, Loader, host_of};
 use super::web_page::{PageText, readable};
 
 /// Downloads stop here.
@@ -90,8 +89,8 @@ pub struct WebFetch {
     limits: WebFetchLimits,
     question: Option<Arc<dyn PageQuestion>>,
     cache: Mutex<HashMap<String, (u64, Page)>>,
-    /// Calls whose private address a person or rule approved (by call id).
-    private_approved: Mutex<HashSet<String>>,
+    /// Calls whose private address a person or rule approved.
+    gate: AddressGate,
 }
 
 impl WebFetch {
@@ -102,55 +101,21 @@ impl WebFetch {
             limits,
             question,
             cache: Mutex::new(HashMap::new()),
-            private_approved: Mutex::new(HashSet::new()),
+            gate: AddressGate::default(),
         }
     }
 }
 
-/// A URL WebFetch may fetch: http(s), a host, no credentials.
+/// How WebFetch's messages name what it does.
+const LOADER: Loader = Loader {
+    tool: "WebFetch",
+    does: "fetches",
+    verb: "fetch",
+    never: "fetches from",
+};
+
 fn parse_url(text: &str) -> Result<url::Url, String> {
-    let url = url::Url::parse(text.trim()).map_err(|e| {
-        format!("`{text}` is not a valid URL ({e}); give a full http:// or https:// URL.")
-    })?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
-            "WebFetch fetches only http:// and https:// URLs, not {}:.",
-            url.scheme()
-        ));
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(
-            "URLs with credentials (user:password@) are refused; fetch the URL without them."
-                .into(),
-        );
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("`{text}` has no host."));
-    }
-    Ok(url)
-}
-
-fn host_of(url: &url::Url) -> String {
-    url.host_str().unwrap_or_default().to_ascii_lowercase()
-}
-
-/// Why an address class stops a fetch.
-fn forbidden_text(url: &url::Url, addrs: &[IpAddr]) -> String {
-    let list: Vec<String> = addrs.iter().map(ToString::to_string).collect();
-    format!(
-        "{} resolves to {}, a link-local or cloud-metadata address; Riot never fetches from those.",
-        host_of(url),
-        list.join(", ")
-    )
-}
-
-fn private_text(url: &url::Url, addrs: &[IpAddr]) -> String {
-    let list: Vec<String> = addrs.iter().map(ToString::to_string).collect();
-    format!(
-        "{} resolves to {}, on this machine or its private network",
-        host_of(url),
-        list.join(", ")
-    )
+    web_address::parse_url(text, LOADER)
 }
 
 fn web_failure(e: &WebError) -> String {
@@ -171,26 +136,11 @@ impl WebFetch {
     /// One page, following same-host redirects.
     async fn download(&self, start: url::Url, ctx: &ToolContext) -> Result<Page, String> {
         let web = &ctx.env.web;
-        let approved = self
-            .private_approved
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(ctx.tool_use_id.as_str());
         let mut url = start;
-        let addrs = web
-            .resolve(url.host_str().unwrap_or_default())
-            .await
-            .map_err(|e| web_failure(&e))?;
-        match classify_all(&addrs) {
-            AddressClass::Forbidden => return Err(forbidden_text(&url, &addrs)),
-            AddressClass::Private if !approved => {
-                return Err(format!(
-                    "{}, which was not approved for this call (the name may have changed since it was checked); call WebFetch again to be asked.",
-                    private_text(&url, &addrs)
-                ));
-            }
-            _ => {}
-        }
+        let addrs = self
+            .gate
+            .check_again(&url, ctx, LOADER, web_failure)
+            .await?;
         for _ in 0..=MAX_REDIRECTS {
             let response = web
                 .fetch(WebRequest {
@@ -337,41 +287,16 @@ impl Tool for WebFetch {
         let Ok(url) = parse_url(&input.url) else {
             return PermissionResult::Passthrough;
         };
-        // A name that does not resolve fails when fetched; nothing to ask.
-        let Ok(addrs) = ctx
-            .env
-            .web
-            .resolve(url.host_str().unwrap_or_default())
+        let target = input.url.trim();
+        self.gate
+            .permission(
+                &url,
+                ctx,
+                LOADER,
+                &format!("WebFetch of {target} was refused"),
+                &format!("fetch {target}"),
+            )
             .await
-        else {
-            return PermissionResult::Passthrough;
-        };
-        match classify_all(&addrs) {
-            AddressClass::Forbidden => PermissionResult::Deny {
-                reason: DecisionReason::Safety {
-                    detail: forbidden_text(&url, &addrs),
-                },
-                message: format!(
-                    "WebFetch of {} was refused: {} Do not retry it.",
-                    input.url.trim(),
-                    forbidden_text(&url, &addrs)
-                ),
-            },
-            AddressClass::Private => {
-                self.private_approved
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(ctx.tool_use_id.as_str().to_owned());
-                let why = private_text(&url, &addrs);
-                PermissionResult::Ask {
-                    reason: DecisionReason::Safety {
-                        detail: format!("{why}; local addresses are asked about in every mode"),
-                    },
-                    message: format!("Riot wants to fetch {}: {why}.", input.url.trim()),
-                }
-            }
-            AddressClass::Public => PermissionResult::Passthrough,
-        }
     }
 
     async fn call(&self, input: WebFetchInput, ctx: &ToolContext) -> ToolOutcome {
