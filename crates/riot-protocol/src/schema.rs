@@ -6,7 +6,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 
 use crate::{
     AgentEvent, Message, ModelRequest, PermissionAnswer, PermissionMode, PermissionResult,
-    TerminalReason, UiPayload, Usage,
+    TerminalReason, TerminalUpdate, UiPayload, Usage,
 };
 
 /// `(file stem, schema)` for every committed wire type, in a stable order.
@@ -21,6 +21,7 @@ pub fn wire_schemas() -> Vec<(&'static str, Schema)> {
         ("permission_result", schema_for::<PermissionResult>()),
         ("permission_answer", schema_for::<PermissionAnswer>()),
         ("model_request", schema_for::<ModelRequest>()),
+        ("terminal_update", schema_for::<TerminalUpdate>()),
     ]
 }
 

@@ -15,7 +15,7 @@ const schemas = join(here, "../../../schemas");
 const out = join(here, "../src/generated");
 
 // The schemas whose types the UI uses, each to a file of the same name.
-const USED = ["ui_payload", "agent_event"];
+const USED = ["ui_payload", "agent_event", "terminal_update"];
 
 const BANNER = (name) =>
   `// Generated from schemas/${name}.json by scripts/generate-types.mjs; do not edit.\n` +
