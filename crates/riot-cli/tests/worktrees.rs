@@ -378,6 +378,9 @@ async fn two_sessions_in_two_worktrees_of_one_serve_run_at_once_apart() {
         let worktree = opened["_meta"]["riot"]["worktree"].clone();
         assert_eq!(worktree["name"], name, "{opened}");
         assert_eq!(worktree["branch"], format!("riot/{name}"), "{opened}");
+        // Started at the project's top, the session works at the worktree's.
+        assert_eq!(worktree["cwd"], worktree["path"], "{opened}");
+        assert_eq!(worktree["project"], json!(cwd), "{opened}");
         sessions.push((
             opened["sessionId"].as_str().unwrap().to_owned(),
             PathBuf::from(worktree["path"].as_str().unwrap()),
@@ -421,6 +424,31 @@ async fn two_sessions_in_two_worktrees_of_one_serve_run_at_once_apart() {
     assert!(!beta.join("alpha.txt").exists());
     assert!(!cwd.join("alpha.txt").exists() && !cwd.join("beta.txt").exists());
     assert_eq!(server.requests().len(), 4);
+    // `session/list` names each session's worktree (the web UI shows it).
+    let (_, list) = client.call("session/list", json!({})).await;
+    let mut named: Vec<(String, Value)> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["sessionId"].as_str().unwrap().to_owned(),
+                s["_meta"]["riot"]["worktree"].clone(),
+            )
+        })
+        .collect();
+    named.sort_by(|a, b| a.1["name"].as_str().cmp(&b.1["name"].as_str()));
+    let expected: Vec<(String, Value)> = sessions
+        .iter()
+        .zip(["wa", "wb"])
+        .map(|((id, path), name)| {
+            (
+                id.clone(),
+                json!({"name": name, "branch": format!("riot/{name}"), "path": path, "project": cwd}),
+            )
+        })
+        .collect();
+    assert_eq!(named, expected, "{list}");
 
     // The server's end keeps both (each changed something), with branches.
     client.socket.close(None).await.unwrap();
