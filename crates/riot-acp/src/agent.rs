@@ -25,7 +25,6 @@ use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, SessionHandle};
 use riot_protocol::{AgentEvent, CancelReason, FileSystem, SessionId, StreamDelta, TerminalReason};
 
 use crate::client_fs::{ClientFs, EditorFs};
-use crate::client_terminal::EditorTerminals;
 use crate::ext::{
     self, CompactionNotification, CompactionStatus, ShutdownRequest, ShutdownResponse,
     UsageNotification,
@@ -36,8 +35,6 @@ use crate::session_config::Shown;
 
 #[path = "agent_editor.rs"]
 mod editor;
-#[path = "agent_parallel.rs"]
-mod parallel;
 #[path = "agent_rewind.rs"]
 mod rewind;
 
@@ -123,9 +120,6 @@ struct RiotAgent {
     wanted: Mutex<Vec<String>>,
     /// The editor's file methods the client offered in `initialize`.
     editor_fs: Mutex<EditorFs>,
-    /// Whether the client offered its terminals (`terminal` in
-    /// `initialize`): Bash's foreground commands then run there.
-    editor_terminals: Mutex<bool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -226,15 +220,6 @@ impl RiotAgent {
                 .with_file_system(Arc::clone(fs) as Arc<dyn FileSystem>),
             None => self.config.kernel.clone(),
         };
-        // The editor's terminals for Bash's foreground commands.
-        let terminals = (*lock(&self.editor_terminals))
-            .then(|| Arc::new(EditorTerminals::new(cx.clone(), Arc::clone(&calls))));
-        let kernel = match &terminals {
-            Some(host) => {
-                kernel.with_command_host(Arc::clone(host) as Arc<dyn riot_protocol::CommandHost>)
-            }
-            None => kernel,
-        };
         let options = OpenOptions {
             cwd,
             env: self.config.env.clone(),
@@ -250,9 +235,6 @@ impl RiotAgent {
         gate.bind(&id);
         if let Some(fs) = &client_fs {
             fs.bind(&id);
-        }
-        if let Some(host) = &terminals {
-            host.bind(&id);
         }
         for notice in session.notices() {
             tracing::info!(session = %id, "{notice}");
@@ -279,7 +261,6 @@ impl RiotAgent {
         {
             crate::terminals::watch(cx.clone(), id.clone(), &slot.session);
         }
-        self.watch_parallel(cx, &id, &slot);
         lock(&self.sessions).insert(id.clone(), Arc::clone(&slot));
         Ok((id, slot))
     }
@@ -853,15 +834,12 @@ pub(crate) async fn serve_on(
         turns: tokio_util::task::TaskTracker::new(),
         wanted: Mutex::new(Vec::new()),
         editor_fs: Mutex::new(EditorFs::default()),
-        editor_terminals: Mutex::new(false),
     });
     let (a8, a9) = (Arc::clone(&agent), Arc::clone(&agent));
     let e0 = Arc::clone(&agent);
     // `_riot/checkpoints` and `_riot/rewind` (agent_rewind.rs).
     let (rw0, rw1) = (Arc::clone(&agent), Arc::clone(&agent));
     let t0 = Arc::clone(&agent);
-    // `_riot/queue`, `_riot/background`, `_riot/background_stop` (agent_parallel.rs).
-    let (pq0, pq1, pq2) = (Arc::clone(&agent), Arc::clone(&agent), Arc::clone(&agent));
     let (b0, b1, b2, b3, b4, b5) = (
         Arc::clone(&agent),
         Arc::clone(&agent),
@@ -890,7 +868,6 @@ pub(crate) async fn serve_on(
                 *lock(&a0.wanted) =
                     ext::wanted_notifications(request.client_capabilities.meta.as_ref());
                 *lock(&a0.editor_fs) = EditorFs::from_capabilities(&request.client_capabilities);
-                *lock(&a0.editor_terminals) = request.client_capabilities.terminal;
                 responder.respond(initialize(&request, a0.config.default_cwd.as_deref()))
             },
             agent_client_protocol::on_receive_request!(),
@@ -1124,33 +1101,6 @@ pub(crate) async fn serve_on(
                     };
                     reply(responder, result);
                 });
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |request: crate::queue::QueueRequest,
-                        responder: Responder<crate::queue::QueueResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, pq0.queue(&request));
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |request: crate::background::BackgroundRequest,
-                        responder: Responder<crate::background::BackgroundResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, pq1.background(&request));
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |request: crate::background::BackgroundStopRequest,
-                        responder: Responder<crate::background::BackgroundStopResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, pq2.background_stop(&request));
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
