@@ -80,8 +80,9 @@ describe("the bridge against a strict fake riot serve", () => {
         "_riot/set_model",
         "_riot/checkpoints",
         "_riot/rewind",
+        "_riot/terminal_write",
       ],
-      notifications: ["_riot/usage", "_riot/compaction"],
+      notifications: ["_riot/usage", "_riot/compaction", "_riot/terminal"],
     });
     expect(riot.received).toEqual(["initialize"]);
     expect(riot.violations).toEqual([]);

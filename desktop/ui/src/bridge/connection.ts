@@ -27,6 +27,8 @@ import {
   SESSION_RENAME,
   REWIND,
   SET_MODEL,
+  TERMINAL,
+  TERMINAL_WRITE,
   USAGE,
   clientCapabilitiesMeta,
   parseCheckpoints,
@@ -34,6 +36,7 @@ import {
   parseCompaction,
   parseFiles,
   parseModelConfig,
+  parseTerminal,
   parseUsage,
   riotCapabilities,
   sessionModel,
@@ -44,6 +47,7 @@ import {
   type RewindPoint,
   type RewindResult,
   type RiotCapabilities,
+  type TerminalNotice,
   type TurnUsage,
 } from "./riot-ext";
 import { socketStream, type SocketLike } from "./socket";
@@ -62,6 +66,8 @@ export interface BridgeEvents {
   usage(usage: TurnUsage): void;
   /** Compaction started or finished (`_riot/compaction`). */
   compaction(notice: CompactionNotice): void;
+  /** A terminal of a session opened, showed a new screen, exited or closed (`_riot/terminal`). */
+  terminal?(notice: TerminalNotice): void;
   /** The connection ended; `error` says why when it was not closed on purpose. */
   closed(error: Error | null): void;
 }
@@ -88,6 +94,8 @@ export class RiotError extends Error {
   constructor(
     message: string,
     readonly code: number | null,
+    /** The JSON-RPC error's `data`, when Riot sent one. */
+    readonly data?: unknown,
   ) {
     super(message);
     this.name = "RiotError";
@@ -96,9 +104,15 @@ export class RiotError extends Error {
 
 function riotError(e: unknown): RiotError {
   if (e instanceof RiotError) return e;
-  if (e instanceof acp.RequestError) return new RiotError(e.message, e.code);
+  if (e instanceof acp.RequestError) return new RiotError(e.message, e.code, e.data);
   if (e instanceof Error) return new RiotError(e.message, null);
   return new RiotError(String(e), null);
+}
+
+/** The `data.error` sentence Riot puts in an invalid-params error, when there is one. */
+function detail(e: RiotError): string | null {
+  const data = e.data as { error?: unknown } | undefined;
+  return typeof data?.error === "string" && data.error !== "" ? data.error : null;
 }
 
 /** Runs `request`, turning every failure into a `RiotError`. */
@@ -150,6 +164,9 @@ export class RiotConnection {
       })
       .onNotification(COMPACTION, parseCompaction, ({ params }) => {
         events.compaction(params);
+      })
+      .onNotification(TERMINAL, parseTerminal, ({ params }) => {
+        events.terminal?.(params);
       });
     const connection = app.connect(stream);
     connection.closed.then(
@@ -348,6 +365,21 @@ export class RiotConnection {
   /** `_riot/rewind` with `undo`: takes the last rewind back, as long as the session did nothing since. */
   async undoRewind(sessionId: string, force = false): Promise<RewindResult> {
     return parseRewind(await this.extension(REWIND, { sessionId, undo: true, ...(force ? { force: true } : {}) }));
+  }
+
+  /**
+   * `_riot/terminal_write`: types `input` into session `sessionId`'s
+   * terminal `name` as the person (the bytes a terminal sends: `"\r"` for
+   * Enter, `"\u0003"` for Ctrl+C); the agent's next read says so.
+   */
+  async writeTerminal(sessionId: string, name: string, input: string): Promise<void> {
+    try {
+      await this.extension(TERMINAL_WRITE, { sessionId, name, input });
+    } catch (e) {
+      // Riot says why in the error's data (`{"error": "no terminal named …"}`).
+      const why = e instanceof RiotError ? detail(e) : null;
+      throw why === null ? e : new RiotError(why, (e as RiotError).code);
+    }
   }
 
   /** Closes the connection; pending requests reject. */

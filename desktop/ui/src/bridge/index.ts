@@ -15,6 +15,8 @@ export {
   SESSION_DELETE,
   SESSION_RENAME,
   SET_MODEL,
+  TERMINAL,
+  TERMINAL_WRITE,
   permissionDetail,
 } from "./riot-ext";
 export type {
@@ -29,6 +31,7 @@ export type {
   RewindResult,
   RewindScope,
   RiotCapabilities,
+  TerminalNotice,
   TurnUsage,
 } from "./riot-ext";
 export { SocketClosedError } from "./socket";

@@ -6,6 +6,7 @@ import {
   parseCheckpoints,
   parseModelConfig,
   parseRewind,
+  parseTerminal,
   parseUsage,
 } from "./riot-ext";
 
@@ -88,5 +89,34 @@ describe("parseCheckpoints and parseRewind", () => {
     );
     expect(() => parseRewind({ outcome })).toThrow(MalformedResultError);
     expect(() => parseRewind({ outcome: { ...outcome, conversation: "yes" }, summary: "s" })).toThrow(MalformedResultError);
+  });
+});
+
+describe("parseTerminal", () => {
+  // Exactly what crates/riot-acp/src/terminals.rs sends (serde's names, snake_case inside `update`).
+  it("reads each kind of update as Riot sends it", () => {
+    const opened = { type: "opened", name: "py", command: "python3 -q", size: { rows: 30, cols: 100 } };
+    expect(parseTerminal({ sessionId: "s1", update: opened })).toEqual({ sessionId: "s1", update: opened });
+    const screen = { type: "screen", name: "py", rows: [">>> 6*7", "42", ">>>"], cursor_row: 2, cursor_col: 4, full_screen: false };
+    expect(parseTerminal({ sessionId: "s1", update: screen }).update).toEqual(screen);
+    const exited = { type: "exited", name: "py", exit: { code: null, signal: 9 } };
+    expect(parseTerminal({ sessionId: "s1", update: exited }).update).toEqual(exited);
+    expect(parseTerminal({ sessionId: "s1", update: { type: "closed", name: "py" } }).update).toEqual({ type: "closed", name: "py" });
+  });
+
+  it("refuses anything else", () => {
+    const screen = { type: "screen", name: "py", rows: [""], cursor_row: 0, cursor_col: 0, full_screen: false };
+    for (const update of [
+      { ...screen, rows: [1] },
+      { ...screen, cursor_row: -1 },
+      { ...screen, full_screen: "no" },
+      { ...screen, name: 3 },
+      { type: "opened", name: "py", command: "x", size: { rows: 30 } },
+      { type: "exited", name: "py", exit: { code: 1.5, signal: null } },
+      { type: "resized", name: "py" },
+    ]) {
+      expect(() => parseTerminal({ sessionId: "s1", update })).toThrow(MalformedNotificationError);
+    }
+    expect(() => parseTerminal({ update: screen })).toThrow(MalformedNotificationError);
   });
 });

@@ -2,12 +2,14 @@
 // into the `_riot/...` notifications in `clientCapabilities._meta.riot`,
 // and the agent lists what it has in `agentCapabilities._meta.riot`.
 // The `_riot/...` requests (model configuration, project files, session
-// rename/delete, a session's model, checkpoints and rewind) are offered only when listed in
+// rename/delete, a session's model, checkpoints and rewind, typing into a
+// terminal) are offered only when listed in
 // `agentCapabilities._meta.riot.requests`. Their payloads arrive from
 // another process, so they are checked here field by field before the UI
 // sees them.
 
 import type { CompactionStrategy, DecisionReason, PermissionRequestDetail } from "../generated/agent_event";
+import type { TerminalExit, TerminalUpdate } from "../generated/terminal_update";
 
 export const USAGE = "_riot/usage";
 export const COMPACTION = "_riot/compaction";
@@ -20,9 +22,11 @@ export const SESSION_DELETE = "_riot/session_delete";
 export const SET_MODEL = "_riot/set_model";
 export const CHECKPOINTS = "_riot/checkpoints";
 export const REWIND = "_riot/rewind";
+export const TERMINAL = "_riot/terminal";
+export const TERMINAL_WRITE = "_riot/terminal_write";
 
 /** The notifications this UI asks for. */
-export const WANTED_NOTIFICATIONS = [USAGE, COMPACTION] as const;
+export const WANTED_NOTIFICATIONS = [USAGE, COMPACTION, TERMINAL] as const;
 
 /** `clientCapabilities._meta` of `initialize`. */
 export function clientCapabilitiesMeta(): Record<string, unknown> {
@@ -395,4 +399,59 @@ export function parseRewind(raw: unknown): RewindResult {
     throw new MalformedResultError(REWIND, raw);
   }
   return { to, files, conversation: outcome.conversation, prompt: outcome.prompt, summary: r.summary };
+}
+
+/** Something happened in one of a session's terminals (`_riot/terminal`, docs/terminals.md). */
+export interface TerminalNotice {
+  sessionId: string;
+  update: TerminalUpdate;
+}
+
+function exitOf(raw: unknown): TerminalExit | null {
+  const exit = record(raw);
+  const code = exit?.code ?? null;
+  const signal = exit?.signal ?? null;
+  const whole = (v: unknown) => v === null || (typeof v === "number" && Number.isSafeInteger(v));
+  if (exit === null || !whole(code) || !whole(signal)) return null;
+  return { code: code as number | null, signal: signal as number | null };
+}
+
+/** Parses `_riot/terminal` params; throws on anything else. */
+export function parseTerminal(raw: unknown): TerminalNotice {
+  const params = record(raw);
+  const u = record(params?.update);
+  const bad = () => new MalformedNotificationError(TERMINAL, raw);
+  if (typeof params?.sessionId !== "string" || u === null || typeof u.name !== "string") throw bad();
+  const name = u.name;
+  let update: TerminalUpdate;
+  switch (u.type) {
+    case "opened": {
+      const size = record(u.size);
+      const rows = count(size?.rows);
+      const cols = count(size?.cols);
+      if (typeof u.command !== "string" || rows === null || cols === null) throw bad();
+      update = { type: "opened", name, command: u.command, size: { rows, cols } };
+      break;
+    }
+    case "screen": {
+      const rows = strings(u.rows);
+      const cursorRow = count(u.cursor_row);
+      const cursorCol = count(u.cursor_col);
+      if (rows === null || cursorRow === null || cursorCol === null || typeof u.full_screen !== "boolean") throw bad();
+      update = { type: "screen", name, rows, cursor_row: cursorRow, cursor_col: cursorCol, full_screen: u.full_screen };
+      break;
+    }
+    case "exited": {
+      const exit = exitOf(u.exit);
+      if (exit === null) throw bad();
+      update = { type: "exited", name, exit };
+      break;
+    }
+    case "closed":
+      update = { type: "closed", name };
+      break;
+    default:
+      throw bad();
+  }
+  return { sessionId: params.sessionId, update };
 }

@@ -406,6 +406,7 @@ describe("Store: sessions, models and settings", () => {
       setModel: true,
       rewind: true,
       images: true,
+      terminals: true,
     });
     const old = new FakeRiot({ token: "t", projects: [PROJECT], config: UNCONFIGURED, requests: ["_riot/shutdown"], images: false });
     const { store } = await setup(old);
@@ -417,6 +418,7 @@ describe("Store: sessions, models and settings", () => {
       setModel: false,
       rewind: false,
       images: false,
+      terminals: false,
     });
     expect(store.getState().settings).toBeNull();
     expect(old.received).toEqual(["initialize", "session/list"]);

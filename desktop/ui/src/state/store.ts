@@ -18,6 +18,7 @@ import {
   SESSION_DELETE,
   SESSION_RENAME,
   SET_MODEL,
+  TERMINAL_WRITE,
   type BridgeEvents,
   type CompactionNotice,
   type ModelConfig,
@@ -31,6 +32,7 @@ import {
   type SessionModeState,
   type SessionNotification,
   type StopReason,
+  type TerminalNotice,
   type TurnUsage,
 } from "../bridge";
 import {
@@ -43,6 +45,7 @@ import {
 } from "./conversation";
 import { FrameBatcher, type FrameScheduler } from "./frame-batcher";
 import type { AttachedImage } from "./images";
+import { applyTerminalUpdate, type TerminalState } from "./terminals";
 
 export type ConnectionStatus =
   | { status: "connecting" }
@@ -94,6 +97,8 @@ export interface SessionView {
   cost: { usd: number | null } | null;
   /** Riot is compacting the session's context right now. */
   compacting: boolean;
+  /** Its terminals (`_riot/terminal`), in the order they were opened; closed ones stay to be read. */
+  terminals: readonly TerminalState[];
 }
 
 export interface PendingPermission {
@@ -113,6 +118,8 @@ export interface Features {
   rewind: boolean;
   /** Riot takes images in prompts (`promptCapabilities.image`). */
   images: boolean;
+  /** The person can type into terminals (`_riot/terminal_write`). */
+  terminals: boolean;
 }
 
 const NO_FEATURES: Features = {
@@ -123,6 +130,7 @@ const NO_FEATURES: Features = {
   setModel: false,
   rewind: false,
   images: false,
+  terminals: false,
 };
 
 /** The model settings form: shown at first run (`onboarding`) or from the top bar. */
@@ -166,6 +174,7 @@ type Incoming =
   | { type: "update"; notification: SessionNotification }
   | { type: "usage"; usage: TurnUsage }
   | { type: "compaction"; notice: CompactionNotice }
+  | { type: "terminal"; notice: TerminalNotice }
   | { type: "permission"; pending: PendingPermission }
   | { type: "withdrawn"; key: string }
   | { type: "reloading"; sessionId: string }
@@ -224,6 +233,7 @@ function newView(
     totals: ZERO,
     cost: null,
     compacting: false,
+    terminals: [],
   };
 }
 
@@ -235,6 +245,8 @@ export class Store {
   /** How each waiting question is answered. */
   private readonly answers = new Map<string, (optionId: string | null) => void>();
   private nextKey = 0;
+  /** Keys typed into a terminal while its last write is on its way, by session and terminal. */
+  private readonly typing = new Map<string, { pending: string }>();
 
   constructor(
     projectDir: string,
@@ -289,6 +301,7 @@ export class Store {
     update: (notification) => this.batch.push({ type: "update", notification }),
     usage: (usage) => this.batch.push({ type: "usage", usage }),
     compaction: (notice) => this.batch.push({ type: "compaction", notice }),
+    terminal: (notice) => this.batch.push({ type: "terminal", notice }),
     closed: (error) => this.batch.push({ type: "closed", error: error?.message ?? null }),
     permission: (request, withdrawn) =>
       new Promise<string | null>((resolve) => {
@@ -364,6 +377,12 @@ export class Store {
               conversation: withNotice(v.conversation, "info", `Context compacted (${how})${figures}.`),
             };
           });
+          break;
+        case "terminal":
+          change(item.notice.sessionId, (v) => ({
+            ...v,
+            terminals: applyTerminalUpdate(v.terminals, item.notice.update),
+          }));
           break;
         case "permission":
           flushUpdates();
@@ -465,6 +484,7 @@ export class Store {
       setModel: connection.supports(SET_MODEL),
       rewind: connection.supports(CHECKPOINTS) && connection.supports(REWIND),
       images: connection.takesImages,
+      terminals: connection.supports(TERMINAL_WRITE),
     };
     this.set({ connection: { status: "open" }, features });
     await this.refreshSessions();
@@ -736,6 +756,38 @@ export class Store {
     } catch (e) {
       this.batch.push({ type: "loaded", sessionId: id, modes: null, model: null });
       throw e;
+    }
+  }
+
+  /**
+   * Types `input` (the bytes a terminal sends) into session `id`'s
+   * terminal `name` as the person. Keys reach Riot in the order typed:
+   * one write at a time per terminal, what is typed meanwhile sent
+   * together next. A refusal is shown as the page's error, and what was
+   * typed after it is dropped.
+   */
+  async writeTerminal(id: string, name: string, input: string): Promise<void> {
+    if (input === "") return;
+    const key = `${id}\u0000${name}`;
+    const waiting = this.typing.get(key);
+    if (waiting !== undefined) {
+      waiting.pending += input;
+      return;
+    }
+    const typing = { pending: input };
+    this.typing.set(key, typing);
+    try {
+      while (typing.pending !== "") {
+        const chunk = typing.pending;
+        typing.pending = "";
+        const written = await this.attempt(async () => {
+          await this.need().writeTerminal(id, name, chunk);
+          return true;
+        });
+        if (written !== true) break;
+      }
+    } finally {
+      this.typing.delete(key);
     }
   }
 

@@ -10,6 +10,7 @@ import { RewindDialog } from "./RewindDialog";
 import { CompactionIndicator, ModeSelector, ModelSelector, UsageFigures, WorkingIndicator } from "./SessionBar";
 import { SettingsDialog } from "./Settings";
 import { Sidebar } from "./Sidebar";
+import { TerminalPanel } from "./TerminalPanel";
 import { TodosView } from "./payloads/TodosView";
 
 function ConnectionBadge({ connection }: { connection: AppState["connection"] }) {
@@ -239,6 +240,12 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
               held={view.queueHeld}
               onRemove={(key) => store.removeQueued(view.id, key)}
               onResume={() => void store.resumeQueue(view.id)}
+            />
+            <TerminalPanel
+              key={`terminals:${view.id}`}
+              terminals={view.terminals}
+              canType={state.features.terminals && connected}
+              onType={(name, input) => void store.writeTerminal(view.id, name, input)}
             />
             <Composer
               key={view.id}

@@ -20,7 +20,10 @@
 // the history, the files each turn changed and the files the person edited
 // since are what the test says with `setChanges`; a conversation rewind
 // cuts the history `session/load` replays, and the last rewind can be
-// undone until the next prompt). A session cannot start before the configuration is
+// undone until the next prompt), and typing into a session's terminals
+// (`_riot/terminal_write`: refused, in Riot's words, for a terminal that
+// is not open; `terminal` sends the `_riot/terminal` updates a test
+// scripts). A session cannot start before the configuration is
 // ready, and params with fields Riot does not know are refused.
 
 import * as acp from "@agentclientprotocol/sdk";
@@ -45,10 +48,13 @@ import {
   SESSION_RENAME,
   SET_MODEL,
   SHUTDOWN,
+  TERMINAL,
+  TERMINAL_WRITE,
   USAGE,
   type KeyStatus,
   type ModelConfig,
 } from "../riot-ext";
+import type { TerminalUpdate } from "../../generated/terminal_update";
 import { parseFrame, socketStream, type SocketLike } from "../socket";
 import { refusedSocket, socketPair, type FakeSocket } from "./fake-socket";
 
@@ -172,6 +178,7 @@ export const FAKE_REQUESTS = [
   SET_MODEL,
   CHECKPOINTS,
   REWIND,
+  TERMINAL_WRITE,
 ] as const;
 
 /** The model configuration the fake starts with (its settings and environment). */
@@ -264,6 +271,12 @@ export class FakeRiot {
   readonly sockets: FakeSocket[] = [];
   /** The params of each `_riot/rewind` received, in order. */
   readonly rewinds: Record<string, unknown>[] = [];
+  /** What `_riot/terminal_write` typed, in order. */
+  readonly typed: { sessionId: string; name: string; input: string }[] = [];
+  /** Each connection that asked for `_riot/terminal` updates. */
+  private readonly terminalWatchers: ((params: { sessionId: string; update: TerminalUpdate }) => Promise<void>)[] = [];
+  /** Per session, its terminals and whether each still runs (closed ones are gone). */
+  private readonly terminals = new Map<string, Map<string, boolean>>();
   /** What `_riot/config_set` saved in `credentials.json`: provider → key. */
   readonly credentials: Record<string, string> = {};
   /** The settings as `_riot/config_set` left them. */
@@ -342,6 +355,20 @@ export class FakeRiot {
     found.edited = new Set(edited);
   }
 
+  /**
+   * Something happens in a terminal of session `sessionId`: Riot's
+   * `_riot/terminal` notification to every client that asked for it.
+   */
+  async terminal(sessionId: string, update: TerminalUpdate): Promise<void> {
+    if (!this.sessions.has(sessionId)) throw new Error(`no fake session ${sessionId}`);
+    const open = this.terminals.get(sessionId) ?? new Map<string, boolean>();
+    this.terminals.set(sessionId, open);
+    if (update.type === "opened") open.set(update.name, true);
+    else if (update.type === "exited") open.set(update.name, false);
+    else if (update.type === "closed") open.delete(update.name);
+    for (const watch of this.terminalWatchers) await watch({ sessionId, update });
+  }
+
   /** What the page's `new WebSocket(url)` would get. */
   connect = (url: string): SocketLike => {
     const parsed = new URL(url);
@@ -401,20 +428,21 @@ export class FakeRiot {
     };
     const app = acp
       .agent({ name: "fake-riot" })
-      .onRequest(acp.methods.agent.initialize, ({ params }) => {
+      .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
         this.received.push("initialize");
         const asked = (params.clientCapabilities?._meta as { riot?: { notifications?: unknown } } | undefined)
           ?.riot?.notifications;
         wanted = Array.isArray(asked)
-          ? asked.filter((n): n is string => n === USAGE || n === COMPACTION)
+          ? asked.filter((n): n is string => n === USAGE || n === COMPACTION || n === TERMINAL)
           : [];
+        if (wanted.includes(TERMINAL)) this.terminalWatchers.push((update) => client.notify(TERMINAL, update));
         return {
           protocolVersion: acp.PROTOCOL_VERSION,
           agentCapabilities: {
             loadSession: true,
             sessionCapabilities: { list: {} },
             promptCapabilities: { image: takesImages },
-            _meta: { riot: { requests: [...advertised], notifications: [USAGE, COMPACTION] } },
+            _meta: { riot: { requests: [...advertised], notifications: [USAGE, COMPACTION, TERMINAL] } },
           },
           agentInfo: { name: "riot", version: "0.0.0-fake" },
         };
@@ -735,6 +763,23 @@ export class FakeRiot {
       };
       const outcome = { to, files, conversation: !filesOnly, prompt };
       return { outcome, summary: describeRewind(outcome, false) };
+    });
+    extension(TERMINAL_WRITE, (raw) => {
+      const params = only(TERMINAL_WRITE, raw, ["sessionId", "name", "input"]);
+      const sessionId = text(TERMINAL_WRITE, params, "sessionId");
+      const name = text(TERMINAL_WRITE, params, "name");
+      const input = text(TERMINAL_WRITE, params, "input");
+      session(sessionId);
+      const open = this.terminals.get(sessionId) ?? new Map<string, boolean>();
+      // Riot's refusal: invalid params, the reason in the error's data (crates/riot-acp/src/terminals.rs).
+      const refuse = (error: string) => new acp.RequestError(INVALID_PARAMS, "Invalid params", { error });
+      if (!open.has(name)) {
+        const names = [...open.keys()];
+        throw refuse(`no terminal named \`${name}\`; open terminals: ${names.length === 0 ? "none" : names.join(", ")}`);
+      }
+      if (open.get(name) === false) throw refuse("the terminal's program has ended; its input is closed (read it, then close it)");
+      this.typed.push({ sessionId, name, input });
+      return {};
     });
     app.connect(socketStream(socket));
   }
