@@ -225,6 +225,7 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
     let search = riot_kernel::web::search_backend(config, &env);
     // What the OS sandbox enforces for this project (probed).
     let sandbox = kernel.session_sandbox(config, &cwd, &env);
+    let browser = browser_status(config);
     if json_out {
         let mut value = serde_json::to_value(config).unwrap_or_default();
         value["project_root"] = json!(loaded.project_root);
@@ -239,6 +240,10 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         value["hooks_skipped"] = json!(loaded.hooks.skipped);
         value["web_search_unavailable"] = json!(search.as_ref().err());
         value["sandbox_status"] = crate::sandbox_cmd::status_json(&sandbox);
+        value["browser_status"] = match &browser {
+            Ok((path, headless)) => json!({"executable": path, "headless": headless}),
+            Err(why) => json!({"unavailable": why}),
+        };
         outln!("{value}");
         return 0;
     }
@@ -341,6 +346,35 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
     } else {
         outln!("{:<24} not enforced: {why}", "sandbox");
     }
+    let browser_source = config.browser.as_ref().map_or_else(
+        || "found on the system".to_owned(),
+        |b| b.source.to_string(),
+    );
+    match &browser {
+        Ok((path, headless)) => {
+            let window = if *headless {
+                "headless"
+            } else {
+                "with a window"
+            };
+            outln!(
+                "{:<24} {:<40} ({browser_source})",
+                "browser",
+                format!("{} ({window})", path.display())
+            );
+        }
+        Err(why) => outln!("{:<24} Browser is not declared: {why}", "browser"),
+    }
+    outln!(
+        "{:<24} {:<40} ({})",
+        "notifications",
+        config.notifications.describe(),
+        config
+            .notifications
+            .source
+            .as_ref()
+            .map_or("default".to_owned(), ToString::to_string)
+    );
     outln!(
         "{:<24} {:<40} ({})",
         "permission mode",
@@ -399,6 +433,32 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         outln!("note: Claude Code setting Riot does not use: {key}");
     }
     0
+}
+
+/// Which Chromium the Browser tool would drive and whether headless, or
+/// why the tool is not declared (docs/browser.md).
+fn browser_status(
+    config: &riot_kernel::config::Config,
+) -> Result<(std::path::PathBuf, bool), String> {
+    if std::env::var("RIOT_BROWSER").is_ok_and(|v| v == "off") {
+        return Err("RIOT_BROWSER=off".to_owned());
+    }
+    let options = match &config.browser {
+        Some(setting) => riot_kernel::config::browser_options(&setting.value)?,
+        None => riot_protocol::BrowserOptions::default(),
+    };
+    match options.executable {
+        Some(path) if path.is_file() => Ok((path, options.headless)),
+        Some(path) => Err(format!(
+            "browser.executable {} is not a file",
+            path.display()
+        )),
+        None => riot_runtime::find_chromium()
+            .map(|path| (path, options.headless))
+            .ok_or_else(|| {
+                "no Chromium found (install chromium or set browser.executable)".to_owned()
+            }),
+    }
 }
 
 /// `riot permissions check --tool NAME --input JSON`: the chain's decision

@@ -200,3 +200,49 @@ async fn a_denied_host_is_refused_without_loading_it() {
     );
     assert!(site.hits().is_empty(), "no request reached the page");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_show_names_the_browser_or_why_there_is_none() {
+    let world = World::new();
+    // The tests' default: RIOT_BROWSER=off.
+    let out = run(world.bare(&["config", "show"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout.lines().any(|l| l.starts_with("browser")
+            && l.ends_with("Browser is not declared: RIOT_BROWSER=off")),
+        "{}",
+        out.stdout
+    );
+    // A configured executable that does not exist is named with the reason.
+    std::fs::create_dir_all(world.home.path()).unwrap();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"browser": {"executable": "/nonexistent/chromium", "headless": false}}"#,
+    )
+    .unwrap();
+    let mut cmd = world.bare(&["config", "show", "--json"]);
+    cmd.env_remove("RIOT_BROWSER");
+    let out = run(cmd).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let shown: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        shown["browser_status"],
+        json!({"unavailable": "browser.executable /nonexistent/chromium is not a file"})
+    );
+    if !chromium() {
+        return;
+    }
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"browser": {"headless": false}}"#,
+    )
+    .unwrap();
+    let mut cmd = world.bare(&["config", "show", "--json"]);
+    cmd.env_remove("RIOT_BROWSER");
+    let out = run(cmd).await;
+    let shown: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        shown["browser_status"],
+        json!({"executable": riot_runtime::find_chromium().unwrap(), "headless": false})
+    );
+}
