@@ -36,6 +36,8 @@ use crate::session_config::Shown;
 #[path = "agent_editor.rs"]
 mod editor;
 #[path = "agent_rewind.rs"]
+#[path = "agent_parallel.rs"]
+mod parallel;
 mod rewind;
 
 /// JSON-RPC error codes (JSON-RPC 2.0 §5.1).
@@ -282,6 +284,7 @@ impl RiotAgent {
         request: NewSessionRequest,
     ) -> Result<NewSessionResponse, Error> {
         let worktree = match ext::worktree_asked(request.meta.as_ref()) {
+        self.watch_parallel(cx, &id, &slot);
             Some(name) => Some(self.worktree_for(&request.cwd, &name).await?),
             None => None,
         };
@@ -862,6 +865,8 @@ pub(crate) async fn serve_on(
         .v1()
         .name("riot")
         .on_receive_request(
+    // `_riot/queue`, `_riot/background`, `_riot/background_stop` (agent_parallel.rs).
+    let (pq0, pq1, pq2) = (Arc::clone(&agent), Arc::clone(&agent), Arc::clone(&agent));
             async move |request: InitializeRequest,
                         responder: Responder<InitializeResponse>,
                         _cx: ConnectionTo<Client>| {
@@ -1127,3 +1132,30 @@ pub(crate) async fn serve_on(
         })
         .await
 }
+        .on_receive_request(
+            async move |request: crate::queue::QueueRequest,
+                        responder: Responder<crate::queue::QueueResponse>,
+                        _cx: ConnectionTo<Client>| {
+                reply(responder, pq0.queue(&request));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: crate::background::BackgroundRequest,
+                        responder: Responder<crate::background::BackgroundResponse>,
+                        _cx: ConnectionTo<Client>| {
+                reply(responder, pq1.background(&request));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: crate::background::BackgroundStopRequest,
+                        responder: Responder<crate::background::BackgroundStopResponse>,
+                        _cx: ConnectionTo<Client>| {
+                reply(responder, pq2.background_stop(&request));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )

@@ -54,6 +54,12 @@
 //!   (a model without a price) — never 0 for unknown.
 //! - `_riot/terminal` (notification) and `_riot/terminal_write` (request):
 //!   the session's terminals, watched and typed into (`crate::terminals`).
+//! - `_riot/queue` (request) and `_riot/queue_update` (notification): the
+//!   session's message queue, kept by the session handle
+//!   (`crate::queue`).
+//! - `_riot/background`, `_riot/background_stop` (requests) and
+//!   `_riot/background_update` (notification): the session's background
+//!   agents, listed, stopped and watched (`crate::background`).
 //! - `_riot/compaction` (notification, agent → client): the session's
 //!   history is being compacted (`status: "compacting"`) or was
 //!   (`status: "compacted"`, with the estimated tokens before and after).
@@ -86,8 +92,13 @@ pub fn capabilities_meta() -> Meta {
                 SHUTDOWN, MCP_SERVERS, MCP_RESTART, CONFIG, CONFIG_SET, FILES,
                 SESSION_RENAME, SESSION_DELETE, SET_MODEL, crate::terminals::TERMINAL_WRITE,
                 CHECKPOINTS, REWIND,
+                crate::queue::QUEUE, crate::background::BACKGROUND,
+                crate::background::BACKGROUND_STOP,
             ],
-            "notifications": [USAGE, COMPACTION, crate::terminals::TERMINAL],
+            "notifications": [
+                USAGE, COMPACTION, crate::terminals::TERMINAL,
+                crate::queue::QUEUE_UPDATE, crate::background::BACKGROUND_UPDATE,
+            ],
         }),
     );
     meta
@@ -114,7 +125,16 @@ pub fn wanted_notifications(meta: Option<&Meta>) -> Vec<String> {
             names
                 .iter()
                 .filter_map(Value::as_str)
-                .filter(|n| [USAGE, COMPACTION, crate::terminals::TERMINAL].contains(n))
+                .filter(|n| {
+                    [
+                        USAGE,
+                        COMPACTION,
+                        crate::terminals::TERMINAL,
+                        crate::queue::QUEUE_UPDATE,
+                        crate::background::BACKGROUND_UPDATE,
+                    ]
+                    .contains(n)
+                })
                 .map(str::to_owned)
                 .collect()
         })

@@ -15,18 +15,20 @@
 //! by every kernel build and test. [`WsServer`] carries the same agent over
 //! a WebSocket for `riot serve` (token and `Origin` checks in `ws.rs`).
 //! Riot's extensions (`_riot/shutdown`, `_riot/usage`, `_riot/compaction`)
-//! are described in `ext.rs`; queue management and session changes are
-//! not done yet.
+//! are described in `ext.rs`, the message queue's in `queue.rs` and the
+//! background agents' in `background.rs`.
 //!
 //! Invariant: nothing but protocol messages is written to stdout; logs go
 //! through `tracing` to the face's log file.
 
 mod agent;
+pub mod background;
 mod client_fs;
 pub mod ext;
 mod frames;
 mod gate;
 pub mod mapping;
+pub mod queue;
 mod session_config;
 mod stdio;
 pub mod terminals;

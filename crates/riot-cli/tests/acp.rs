@@ -885,7 +885,10 @@ async fn riot_shutdown_replies_then_ends_the_running_turn_and_exits_zero() {
             "_riot/set_model",
             "_riot/terminal_write",
             "_riot/checkpoints",
-            "_riot/rewind"
+            "_riot/rewind",
+            "_riot/queue",
+            "_riot/background",
+            "_riot/background_stop"
         ]),
         "{init}"
     );
@@ -1040,7 +1043,13 @@ async fn usage_after_each_prompt_goes_to_a_client_that_asked_for_it() {
         .await;
     assert_eq!(
         init.result()["agentCapabilities"]["_meta"]["riot"]["notifications"],
-        json!(["_riot/usage", "_riot/compaction", "_riot/terminal"])
+        json!([
+            "_riot/usage",
+            "_riot/compaction",
+            "_riot/terminal",
+            "_riot/queue_update",
+            "_riot/background_update"
+        ])
     );
     let session_id = client.new_session(&world).await;
 

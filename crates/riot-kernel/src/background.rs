@@ -8,13 +8,16 @@
 //! with the next prompt); `TaskOutput` reads its progress or result on
 //! demand. They stop with their session: [`BackgroundGuard`], held by the
 //! session, cancels every one still running when the session is dropped.
+//! Faces list them and stop one through the session handle
+//! (`SessionHandle::background`), and [`watch`](BackgroundTasks::watch)
+//! them to hear when one starts, makes a tool call or ends.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use riot_protocol::{
-    DecisionReason, PermissionResult, PromptContext, Tool, ToolContext, ToolOutcome,
+    DecisionReason, MessageOrigin, PermissionResult, PromptContext, Tool, ToolContext, ToolOutcome,
     ValidationError,
 };
 use schemars::JsonSchema;
@@ -34,7 +37,8 @@ pub enum TaskState {
 }
 
 impl TaskState {
-    fn word(self) -> &'static str {
+    /// `running`, `completed`, `failed` or `stopped`.
+    pub fn word(self) -> &'static str {
         match self {
             TaskState::Running => "running",
             TaskState::Completed => "completed",
@@ -65,7 +69,11 @@ struct Entry {
     cancel: CancellationToken,
 }
 
-#[derive(Debug, Default)]
+/// Told of a task each time it starts, makes a tool call or ends; called
+/// outside the tasks' lock.
+pub type TaskWatcher = Arc<dyn Fn(&TaskSummary) + Send + Sync>;
+
+#[derive(Default)]
 struct Inner {
     tasks: BTreeMap<u64, Entry>,
     next: u64,
@@ -73,6 +81,19 @@ struct Inner {
     queue: Option<PendingMessages>,
     /// Set when the session ended: nothing new starts.
     closed: bool,
+    watchers: Vec<TaskWatcher>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("tasks", &self.tasks)
+            .field("next", &self.next)
+            .field("queue", &self.queue)
+            .field("closed", &self.closed)
+            .field("watchers", &self.watchers.len())
+            .finish()
+    }
 }
 
 /// A session's background tasks; clones share them.
@@ -94,6 +115,21 @@ impl BackgroundTasks {
     /// Where finished tasks' results go: the parent session's queue.
     pub fn attach(&self, queue: PendingMessages) {
         self.lock().queue = Some(queue);
+    }
+
+    /// Calls `watcher` with a task's summary each time one starts, makes a
+    /// tool call or ends, from now on.
+    pub fn watch(&self, watcher: TaskWatcher) {
+        self.lock().watchers.push(watcher);
+    }
+
+    /// Tells the watchers, with the lock released.
+    fn tell(inner: MutexGuard<'_, Inner>, summary: TaskSummary) {
+        let watchers = inner.watchers.clone();
+        drop(inner);
+        for watcher in watchers {
+            watcher(&summary);
+        }
     }
 
     /// Registers a task; its id (`bg_1`, `bg_2`, … per session) and the
@@ -122,20 +158,26 @@ impl BackgroundTasks {
                 cancel: cancel.clone(),
             },
         );
+        let summary = inner.tasks[&n].summary.clone();
+        Self::tell(inner, summary);
         Some((id, cancel))
     }
 
     /// A tool call the task started.
     pub fn progress(&self, id: &str, describe: &str) {
         let mut inner = self.lock();
-        if let Some(entry) = number(id).and_then(|n| inner.tasks.get_mut(&n)) {
-            entry.summary.calls += 1;
-            entry.summary.last = Some(describe.to_owned());
-        }
+        let Some(entry) = number(id).and_then(|n| inner.tasks.get_mut(&n)) else {
+            return;
+        };
+        entry.summary.calls += 1;
+        entry.summary.last = Some(describe.to_owned());
+        let summary = entry.summary.clone();
+        Self::tell(inner, summary);
     }
 
     /// The task ended: records its result and queues it, once, as a
-    /// message to the parent's conversation.
+    /// message to the parent's conversation (Riot's, not the person's:
+    /// [`MessageOrigin::Context`]).
     pub fn finish(&self, id: &str, state: TaskState, result: String) {
         let mut inner = self.lock();
         let Some(entry) = number(id).and_then(|n| inner.tasks.get_mut(&n)) else {
@@ -153,8 +195,11 @@ impl BackgroundTasks {
             result,
             entry.summary.description
         );
-        if let Some(queue) = &inner.queue {
-            queue.push(&text);
+        let summary = entry.summary.clone();
+        let queue = inner.queue.clone();
+        Self::tell(inner, summary);
+        if let Some(queue) = queue {
+            queue.push_from(&text, MessageOrigin::Context);
         }
     }
 
@@ -341,6 +386,17 @@ mod tests {
         let tasks = BackgroundTasks::default();
         let queue = PendingMessages::new(Arc::new(SequentialIds::new()));
         tasks.attach(queue.clone());
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let log = Arc::clone(&seen);
+        tasks.watch(Arc::new(move |t: &TaskSummary| {
+            log.lock().unwrap().push(format!(
+                "{} {} {} {:?}",
+                t.id,
+                t.state.word(),
+                t.calls,
+                t.last
+            ));
+        }));
         let (id, cancel) = tasks.start("explore", "find the config").unwrap();
         assert_eq!(id, "bg_1");
         tasks.progress(&id, "Read src/config.rs");
@@ -354,8 +410,24 @@ mod tests {
             text_of(&delivered[0]),
             "<background-task id=\"bg_1\" agent=\"explore\" status=\"completed\">\nIt is in src/config.rs.\n</background-task>\nThe background task \"find the config\" has ended; this is its result."
         );
+        let Message::User(u) = &delivered[0] else {
+            unreachable!()
+        };
+        assert_eq!(
+            u.origin,
+            MessageOrigin::Context,
+            "Riot's message, not the person's"
+        );
         assert!(queue.drain().is_empty());
         assert_eq!(tasks.get(&id).unwrap().state, TaskState::Completed);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                "bg_1 running 0 None",
+                "bg_1 running 1 Some(\"Read src/config.rs\")",
+                "bg_1 completed 1 Some(\"Read src/config.rs\")",
+            ]
+        );
 
         let (second, cancel2) = tasks.start("general-purpose", "write").unwrap();
         assert_eq!(second, "bg_2");

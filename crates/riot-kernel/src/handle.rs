@@ -83,6 +83,7 @@ struct Shared {
     skills: crate::skills::SkillCatalog,
     terminals: Arc<dyn riot_protocol::Terminals>,
     pending: crate::queue::PendingMessages,
+    background: crate::background::BackgroundTasks,
     cost: Arc<crate::cost::CostMeter>,
     /// Set by `prompt` before the operation is sent, cleared by the actor
     /// when the turn has ended and the session is settled.
@@ -138,6 +139,7 @@ impl SessionHandle {
             skills: session.skills().clone(),
             terminals: Arc::clone(session.terminals()),
             pending: session.pending(),
+            background: session.background_tasks().clone(),
             cost: session.cost_meter(),
             busy: AtomicBool::new(false),
             running: Mutex::new(None),
@@ -278,6 +280,13 @@ impl SessionHandle {
     /// The queue of messages waiting for the running turn.
     pub fn pending(&self) -> &crate::queue::PendingMessages {
         &self.shared.pending
+    }
+
+    /// The session's background tasks (docs/parallel.md): a face lists
+    /// them, watches them and stops one, during a turn or between turns.
+    /// They stop when the session ends.
+    pub fn background(&self) -> &crate::background::BackgroundTasks {
+        &self.shared.background
     }
 
     /// Switches the permission mode: at once between turns, from the next

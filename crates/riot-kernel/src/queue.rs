@@ -1,12 +1,37 @@
 //! Messages the person sends while a turn runs (docs/design.md §5): queued,
 //! editable and removable until the loop delivers them after the pending
 //! tool results; one queued after the final answer starts the next turn
-//! (the face submits it).
+//! (the face submits it). Faces that show the queue (`_riot/queue` over
+//! ACP) [`watch`](PendingMessages::watch) it: each change tells them what
+//! waits, and what the loop has just delivered.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use riot_core::MessageQueue;
-use riot_protocol::{IdGen, Message, MessageId, UserBlock};
+use riot_protocol::{IdGen, Message, MessageId, MessageOrigin, UserBlock, UserMessage};
+
+/// What a queue's watchers are told after each change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueChange {
+    /// What waits now, in order.
+    pub waiting: Vec<Message>,
+    /// What the loop has just taken into the conversation (empty unless
+    /// this change is a delivery).
+    pub delivered: Vec<Message>,
+}
+
+/// Told of every change of a queue; called outside the queue's lock.
+pub type QueueWatcher = Arc<dyn Fn(&QueueChange) + Send + Sync>;
+
+#[derive(Default)]
+struct Watchers(Mutex<Vec<QueueWatcher>>);
+
+impl std::fmt::Debug for Watchers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0.lock().map_or(0, |w| w.len());
+        write!(f, "Watchers({n})")
+    }
+}
 
 /// A handle on a session's queue; clone it before a turn borrows the
 /// session, then push from anywhere.
@@ -16,6 +41,7 @@ pub struct PendingMessages {
     ids: Arc<dyn IdGen>,
     /// A model chosen while the turn runs, for the loop's next request.
     model: Arc<Mutex<Option<String>>>,
+    watchers: Arc<Watchers>,
 }
 
 /// Switches a running turn's model from its next request: the loop takes
@@ -47,6 +73,34 @@ impl PendingMessages {
             inner: Arc::new(Mutex::new(Vec::new())),
             ids,
             model: Arc::new(Mutex::new(None)),
+            watchers: Arc::new(Watchers::default()),
+        }
+    }
+
+    /// Calls `watcher` after every change from now on.
+    pub fn watch(&self, watcher: QueueWatcher) {
+        self.watchers
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(watcher);
+    }
+
+    /// Tells the watchers; `waiting` was read under the lock that made
+    /// the change.
+    fn changed(&self, waiting: Vec<Message>, delivered: Vec<Message>) {
+        let watchers = self
+            .watchers
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if watchers.is_empty() {
+            return;
+        }
+        let change = QueueChange { waiting, delivered };
+        for watcher in watchers {
+            watcher(&change);
         }
     }
 
@@ -62,10 +116,28 @@ impl PendingMessages {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues a message; returns its id (to edit or remove it).
+    /// Queues a message from the person; returns its id (to edit or
+    /// remove it).
     pub fn push(&self, text: &str) -> MessageId {
+        self.push_from(text, MessageOrigin::Person)
+    }
+
+    /// Queues a message of `origin` (Riot's own, such as a background
+    /// task's result, is [`MessageOrigin::Context`]).
+    pub fn push_from(&self, text: &str, origin: MessageOrigin) -> MessageId {
         let id = MessageId::generate(self.ids.as_ref());
-        self.lock().push(Message::user_text(id.clone(), text));
+        let waiting = {
+            let mut queue = self.lock();
+            queue.push(Message::User(UserMessage {
+                id: id.clone(),
+                content: vec![UserBlock::Text {
+                    text: text.to_owned(),
+                }],
+                origin,
+            }));
+            queue.clone()
+        };
+        self.changed(waiting, Vec::new());
         id
     }
 
@@ -76,35 +148,57 @@ impl PendingMessages {
 
     /// Replaces the text of a waiting message; false if already delivered.
     pub fn edit(&self, id: &MessageId, text: &str) -> bool {
-        let mut queue = self.lock();
-        let Some(message) = queue.iter_mut().find(|m| m.id() == id) else {
-            return false;
+        let waiting = {
+            let mut queue = self.lock();
+            let Some(message) = queue.iter_mut().find(|m| m.id() == id) else {
+                return false;
+            };
+            if let Message::User(u) = message {
+                u.content = vec![UserBlock::Text {
+                    text: text.to_owned(),
+                }];
+            }
+            queue.clone()
         };
-        if let Message::User(u) = message {
-            u.content = vec![UserBlock::Text {
-                text: text.to_owned(),
-            }];
-        }
+        self.changed(waiting, Vec::new());
         true
     }
 
     /// Removes a waiting message; false if already delivered.
     pub fn remove(&self, id: &MessageId) -> bool {
-        let mut queue = self.lock();
-        let before = queue.len();
-        queue.retain(|m| m.id() != id);
-        queue.len() != before
+        let waiting = {
+            let mut queue = self.lock();
+            let before = queue.len();
+            queue.retain(|m| m.id() != id);
+            if queue.len() == before {
+                return false;
+            }
+            queue.clone()
+        };
+        self.changed(waiting, Vec::new());
+        true
     }
 
-    /// Takes everything waiting (for "stop and send", or the next turn).
+    /// Takes everything waiting (for "stop and send", or the next turn:
+    /// the face sends it itself, so it is not told as delivered).
     pub fn take_all(&self) -> Vec<Message> {
-        std::mem::take(&mut *self.lock())
+        let taken = std::mem::take(&mut *self.lock());
+        if !taken.is_empty() {
+            self.changed(Vec::new(), Vec::new());
+        }
+        taken
     }
 }
 
 impl MessageQueue for PendingMessages {
+    /// The loop takes what waits into the conversation; watchers are told
+    /// it was delivered.
     fn drain(&self) -> Vec<Message> {
-        self.take_all()
+        let taken = std::mem::take(&mut *self.lock());
+        if !taken.is_empty() {
+            self.changed(Vec::new(), taken.clone());
+        }
+        taken
     }
 
     fn model_switch(&self) -> Option<String> {
@@ -135,5 +229,56 @@ mod tests {
             "delivered messages cannot change"
         );
         assert!(queue.list().is_empty());
+    }
+
+    #[test]
+    fn watchers_see_each_change_and_what_the_loop_delivered() {
+        let queue = PendingMessages::new(Arc::new(SequentialIds::new()));
+        let seen: Arc<Mutex<Vec<QueueChange>>> = Arc::default();
+        let log = Arc::clone(&seen);
+        queue.watch(Arc::new(move |c: &QueueChange| {
+            log.lock().unwrap().push(c.clone());
+        }));
+        let a = queue.push("first");
+        let b = queue.push_from("a result", MessageOrigin::Context);
+        assert!(queue.edit(&a, "first, edited"));
+        assert!(!queue.remove(&MessageId::new("msg_none")));
+        let delivered = MessageQueue::drain(&queue);
+        // An empty drain (after every batch) tells nobody.
+        assert!(MessageQueue::drain(&queue).is_empty());
+        let c = queue.push("later");
+        assert!(queue.remove(&c));
+        let seen = seen.lock().unwrap();
+        let texts: Vec<(Vec<String>, Vec<String>)> = seen
+            .iter()
+            .map(|change| {
+                let words = |ms: &[Message]| -> Vec<String> {
+                    ms.iter()
+                        .map(|m| match m {
+                            Message::User(u) => format!("{}:{:?}", u.id, u.origin),
+                            other => panic!("{other:?}"),
+                        })
+                        .collect()
+                };
+                (words(&change.waiting), words(&change.delivered))
+            })
+            .collect();
+        let (a, b, c) = (a.to_string(), b.to_string(), c.to_string());
+        assert_eq!(
+            texts,
+            vec![
+                (vec![format!("{a}:Person")], vec![]),
+                (vec![format!("{a}:Person"), format!("{b}:Context")], vec![]),
+                (vec![format!("{a}:Person"), format!("{b}:Context")], vec![]),
+                (vec![], vec![format!("{a}:Person"), format!("{b}:Context")]),
+                (vec![format!("{c}:Person")], vec![]),
+                (vec![], vec![]),
+            ]
+        );
+        assert_eq!(seen[2].waiting[0], delivered[0]);
+        assert_eq!(
+            delivered[0],
+            Message::user_text(MessageId::new(a), "first, edited")
+        );
     }
 }

@@ -1,0 +1,222 @@
+//! A session's background agents over ACP (docs/parallel.md): Task calls
+//! with `run_in_background`, listed and stopped through the session
+//! handle's [`BackgroundTasks`](riot_kernel::background::BackgroundTasks),
+//! during a turn or between turns.
+//!
+//! - `_riot/background` (request, `{sessionId}`): the session's
+//!   background tasks, oldest first.
+//! - `_riot/background_stop` (request, `{sessionId, id}`): stops a running
+//!   one; the reply is the task as it stands (still `running` until it
+//!   has wound down), `_riot/background_update` says when it `stopped`,
+//!   and its result reaches the parent once, as for any background task.
+//!   An unknown or ended task is an invalid-params error saying which.
+//! - `_riot/background_update` (notification, opt-in): a task started,
+//!   made a tool call or ended.
+//!
+//! A task is `{id, agent, description, state, calls, last, result}`:
+//! `state` is `running`, `completed`, `failed` or `stopped`; `last` the
+//! latest tool call it made; `result` its answer (or why it failed) once
+//! it ended.
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::Meta;
+use agent_client_protocol::{Client, Error, JsonRpcMessage, JsonRpcRequest, UntypedMessage};
+use riot_kernel::SessionHandle;
+use riot_kernel::background::{TaskState, TaskSummary};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub const BACKGROUND: &str = "_riot/background";
+pub const BACKGROUND_STOP: &str = "_riot/background_stop";
+pub const BACKGROUND_UPDATE: &str = "_riot/background_update";
+
+/// JSON-RPC's invalid-params code.
+const INVALID_PARAMS: i32 = -32602;
+
+/// The JSON-RPC plumbing of a request with required params.
+macro_rules! request {
+    ($request:ty, $method:expr, $response:ty) => {
+        impl JsonRpcMessage for $request {
+            fn matches_method(method: &str) -> bool {
+                method == $method
+            }
+            fn method(&self) -> &str {
+                $method
+            }
+            fn to_untyped_message(&self) -> Result<UntypedMessage, Error> {
+                UntypedMessage::new($method, self)
+            }
+            fn parse_message(method: &str, params: &Value) -> Result<Self, Error> {
+                if method != $method {
+                    return Err(Error::method_not_found());
+                }
+                serde_json::from_value(params.clone())
+                    .map_err(|e| Error::invalid_params().data(json!({"error": e.to_string()})))
+            }
+        }
+        impl JsonRpcRequest for $request {
+            type Response = $response;
+        }
+    };
+}
+
+/// `_riot/background`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BackgroundRequest {
+    pub session_id: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+request!(BackgroundRequest, BACKGROUND, BackgroundResponse);
+
+/// `_riot/background_stop`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BackgroundStopRequest {
+    pub session_id: String,
+    /// The task's id (`bg_1`, …).
+    pub id: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+request!(
+    BackgroundStopRequest,
+    BACKGROUND_STOP,
+    BackgroundStopResponse
+);
+
+/// One background task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackgroundTask {
+    pub id: String,
+    pub agent: String,
+    pub description: String,
+    /// `running`, `completed`, `failed` or `stopped`.
+    pub state: String,
+    /// Tool calls it has started.
+    pub calls: usize,
+    /// Its latest tool call.
+    pub last: Option<String>,
+    /// Its answer, or why it failed, once it ended.
+    pub result: Option<String>,
+}
+
+impl From<TaskSummary> for BackgroundTask {
+    fn from(t: TaskSummary) -> Self {
+        Self {
+            id: t.id,
+            agent: t.agent,
+            description: t.description,
+            state: t.state.word().to_owned(),
+            calls: t.calls,
+            last: t.last,
+            result: t.result,
+        }
+    }
+}
+
+/// `_riot/background`'s reply.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+pub struct BackgroundResponse {
+    pub tasks: Vec<BackgroundTask>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// `_riot/background_stop`'s reply: the task as it stands.
+#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+pub struct BackgroundStopResponse {
+    pub task: BackgroundTask,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// `_riot/background_update`: a task started, made a tool call or ended.
+#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcNotification)]
+#[notification(method = "_riot/background_update")]
+#[serde(rename_all = "camelCase")]
+pub struct BackgroundNotification {
+    pub session_id: String,
+    pub task: BackgroundTask,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// Sends the session's background task changes to the client until
+/// `closed`.
+pub(crate) fn watch(
+    cx: ConnectionTo<Client>,
+    session_id: String,
+    session: &SessionHandle,
+    closed: tokio_util::sync::CancellationToken,
+) {
+    session
+        .background()
+        .watch(std::sync::Arc::new(move |task: &TaskSummary| {
+            if closed.is_cancelled() {
+                return;
+            }
+            let notification = BackgroundNotification {
+                session_id: session_id.clone(),
+                task: task.clone().into(),
+                meta: None,
+            };
+            if let Err(e) = cx.send_notification(notification) {
+                tracing::debug!(error = %e, "could not send a _riot/background_update notification");
+            }
+        }));
+}
+
+/// `_riot/background`.
+pub(crate) fn list(session: &SessionHandle) -> BackgroundResponse {
+    BackgroundResponse {
+        tasks: session
+            .background()
+            .list()
+            .into_iter()
+            .map(BackgroundTask::from)
+            .collect(),
+        meta: None,
+    }
+}
+
+/// `_riot/background_stop`.
+pub(crate) fn stop(
+    session: &SessionHandle,
+    request: &BackgroundStopRequest,
+) -> Result<BackgroundStopResponse, Error> {
+    let tasks = session.background();
+    let id = request.id.as_str();
+    let Some(task) = tasks.get(id) else {
+        let known: Vec<String> = tasks.list().into_iter().map(|t| t.id).collect();
+        return Err(Error::new(
+            INVALID_PARAMS,
+            if known.is_empty() {
+                format!("there is no background task `{id}`: none was started in this session")
+            } else {
+                format!(
+                    "there is no background task `{id}` in this session; its tasks are {}",
+                    known.join(", ")
+                )
+            },
+        ));
+    };
+    if task.state != TaskState::Running || !tasks.stop(id) {
+        let state = tasks.get(id).map_or(task.state, |t| t.state);
+        return Err(Error::new(
+            INVALID_PARAMS,
+            format!(
+                "background task `{id}` has already ended ({}); there is nothing to stop",
+                state.word()
+            ),
+        ));
+    }
+    let task = tasks.get(id).unwrap_or(task);
+    Ok(BackgroundStopResponse {
+        task: task.into(),
+        meta: None,
+    })
+}

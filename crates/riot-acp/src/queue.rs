@@ -1,0 +1,267 @@
+//! A session's message queue over ACP (docs/design.md §5): what the person
+//! sends while a turn runs waits in the session handle's
+//! [`PendingMessages`](riot_kernel::queue::PendingMessages), not in the
+//! client, so it survives a page reload and every window shows the same
+//! queue.
+//!
+//! - `_riot/queue` (request, `{sessionId, action, id?, text?}`): `action`
+//!   is `list` (the default), `push` (`text`), `edit` (`id`, `text`),
+//!   `remove` (`id`) or `take` (everything waiting, for the client to
+//!   send as the next prompt once the turn ended). The reply lists what
+//!   waits afterwards (`messages`), with the pushed message's `id` or the
+//!   `taken` messages. The loop delivers what waits after the running
+//!   batch's tool results; what is still waiting when the turn ends is
+//!   the client's to send.
+//! - `_riot/queue_update` (notification, opt-in): the queue changed —
+//!   what waits now, and what the loop has just `delivered` into the
+//!   conversation (shown by the client as the person's messages).
+//!
+//! Each message is `{id, text, origin}`: `origin` is `person`, or `riot`
+//! for one Riot queued itself (a background task's result), which cannot
+//! be edited or removed.
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::Meta;
+use agent_client_protocol::{Client, Error, JsonRpcMessage, JsonRpcRequest, UntypedMessage};
+use riot_kernel::SessionHandle;
+use riot_kernel::queue::QueueChange;
+use riot_protocol::{Message, MessageId, MessageOrigin, UserBlock};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub const QUEUE: &str = "_riot/queue";
+pub const QUEUE_UPDATE: &str = "_riot/queue_update";
+
+/// JSON-RPC's invalid-params code.
+const INVALID_PARAMS: i32 = -32602;
+
+/// What `_riot/queue` does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueAction {
+    #[default]
+    List,
+    Push,
+    Edit,
+    Remove,
+    Take,
+}
+
+/// `_riot/queue`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueueRequest {
+    pub session_id: String,
+    #[serde(default)]
+    pub action: QueueAction,
+    /// The message to edit or remove.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The text to push, or the edited text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl JsonRpcMessage for QueueRequest {
+    fn matches_method(method: &str) -> bool {
+        method == QUEUE
+    }
+
+    fn method(&self) -> &str {
+        QUEUE
+    }
+
+    fn to_untyped_message(&self) -> Result<UntypedMessage, Error> {
+        UntypedMessage::new(QUEUE, self)
+    }
+
+    fn parse_message(method: &str, params: &Value) -> Result<Self, Error> {
+        if method != QUEUE {
+            return Err(Error::method_not_found());
+        }
+        serde_json::from_value(params.clone())
+            .map_err(|e| Error::invalid_params().data(json!({"error": e.to_string()})))
+    }
+}
+
+impl JsonRpcRequest for QueueRequest {
+    type Response = QueueResponse;
+}
+
+/// One waiting message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueuedMessage {
+    pub id: String,
+    pub text: String,
+    /// `person`, or `riot` (a background task's result).
+    pub origin: String,
+}
+
+impl QueuedMessage {
+    fn of(message: &Message) -> Option<Self> {
+        let Message::User(user) = message else {
+            return None;
+        };
+        let text = user
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                UserBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        Some(Self {
+            id: user.id.to_string(),
+            text,
+            origin: if user.origin == MessageOrigin::Person {
+                "person"
+            } else {
+                "riot"
+            }
+            .to_owned(),
+        })
+    }
+}
+
+fn listed(messages: &[Message]) -> Vec<QueuedMessage> {
+    messages.iter().filter_map(QueuedMessage::of).collect()
+}
+
+/// `_riot/queue`'s reply.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueResponse {
+    /// What waits after the action, in order.
+    pub messages: Vec<QueuedMessage>,
+    /// The pushed message's id (`push`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// What was taken (`take`), in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken: Option<Vec<QueuedMessage>>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// `_riot/queue_update`: the session's queue changed.
+#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcNotification)]
+#[notification(method = "_riot/queue_update")]
+#[serde(rename_all = "camelCase")]
+pub struct QueueNotification {
+    pub session_id: String,
+    /// What waits now.
+    pub messages: Vec<QueuedMessage>,
+    /// What the loop has just delivered into the conversation.
+    pub delivered: Vec<QueuedMessage>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// Sends the session's queue changes to the client until `closed`.
+pub(crate) fn watch(
+    cx: ConnectionTo<Client>,
+    session_id: String,
+    session: &SessionHandle,
+    closed: tokio_util::sync::CancellationToken,
+) {
+    session
+        .pending()
+        .watch(std::sync::Arc::new(move |change: &QueueChange| {
+            if closed.is_cancelled() {
+                return;
+            }
+            let notification = QueueNotification {
+                session_id: session_id.clone(),
+                messages: listed(&change.waiting),
+                delivered: listed(&change.delivered),
+                meta: None,
+            };
+            if let Err(e) = cx.send_notification(notification) {
+                tracing::debug!(error = %e, "could not send a _riot/queue_update notification");
+            }
+        }));
+}
+
+fn refused(message: String) -> Error {
+    Error::new(INVALID_PARAMS, message)
+}
+
+/// The waiting person's message `id`, or why it cannot be changed.
+fn changeable(session: &SessionHandle, id: Option<&str>, action: &str) -> Result<MessageId, Error> {
+    let Some(id) = id else {
+        return Err(refused(format!(
+            "{action} needs the `id` of a queued message (from `_riot/queue`'s list)"
+        )));
+    };
+    let waiting = listed(&session.pending().list());
+    match waiting.iter().find(|m| m.id == id) {
+        Some(m) if m.origin != "person" => Err(refused(format!(
+            "queued message `{id}` is a background task's result Riot queued for the agent; it cannot be edited or removed"
+        ))),
+        Some(_) => Ok(MessageId::new(id)),
+        None => Err(gone(id, &waiting)),
+    }
+}
+
+fn gone(id: &str, waiting: &[QueuedMessage]) -> Error {
+    refused(if waiting.is_empty() {
+        format!(
+            "there is no queued message `{id}` in this session: it was delivered or removed, and nothing is queued now"
+        )
+    } else {
+        format!(
+            "there is no queued message `{id}` in this session: it was delivered or removed; the queued ones are {}",
+            waiting
+                .iter()
+                .map(|m| format!("`{}`", m.id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+fn text_of(request: &QueueRequest, action: &str) -> Result<String, Error> {
+    match request.text.as_deref() {
+        Some(text) if !text.trim().is_empty() => Ok(text.to_owned()),
+        _ => Err(refused(format!(
+            "{action} needs the message's `text`, not empty"
+        ))),
+    }
+}
+
+/// `_riot/queue` on the session's queue.
+pub(crate) fn handle(
+    session: &SessionHandle,
+    request: &QueueRequest,
+) -> Result<QueueResponse, Error> {
+    let queue = session.pending();
+    let mut response = QueueResponse::default();
+    match request.action {
+        QueueAction::List => {}
+        QueueAction::Push => {
+            let text = text_of(request, "push")?;
+            response.id = Some(queue.push(&text).to_string());
+        }
+        QueueAction::Edit => {
+            let text = text_of(request, "edit")?;
+            let id = changeable(session, request.id.as_deref(), "edit")?;
+            if !queue.edit(&id, &text) {
+                return Err(gone(id.as_str(), &listed(&queue.list())));
+            }
+        }
+        QueueAction::Remove => {
+            let id = changeable(session, request.id.as_deref(), "remove")?;
+            if !queue.remove(&id) {
+                return Err(gone(id.as_str(), &listed(&queue.list())));
+            }
+        }
+        QueueAction::Take => {
+            response.taken = Some(listed(&queue.take_all()));
+        }
+    }
+    response.messages = listed(&queue.list());
+    Ok(response)
+}
