@@ -176,12 +176,20 @@ async fn pick_folder(app: AppHandle) -> Option<String> {
     Some(path.display().to_string())
 }
 
-/// A desktop notification, only while the window is not focused (a turn
-/// ended, a permission is waiting). Whether one was sent.
+/// A desktop notification (a turn ended, a permission is waiting): while
+/// the window is not focused, or, with `other_session`, for a session the
+/// page is not showing even while it is focused (the page decides which,
+/// see docs/parallel.md). Whether one was sent.
 #[tauri::command]
-fn notify(app: AppHandle, window: WebviewWindow, title: String, body: String) -> bool {
+fn notify(
+    app: AppHandle,
+    window: WebviewWindow,
+    title: String,
+    body: String,
+    other_session: Option<bool>,
+) -> bool {
     let focused = window.is_focused().unwrap_or(false);
-    let shown = !focused
+    let shown = (!focused || other_session == Some(true))
         && app
             .notification()
             .builder()
@@ -192,6 +200,7 @@ fn notify(app: AppHandle, window: WebviewWindow, title: String, body: String) ->
     // What was said stays private; that the page reached us is logged.
     tracing::info!(
         focused,
+        other_session,
         shown,
         "riot-desktop: the page asked for a notification"
     );

@@ -2,7 +2,14 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 
 import { connectToRiot, endpointFromPage } from "./bridge";
-import { detectShell, shellHooks } from "./shell";
+import {
+  detectShell,
+  notificationHooks,
+  NotificationPreference,
+  pageAttention,
+  shellNotificationSink,
+  webNotificationSink,
+} from "./shell";
 import { Store } from "./state/store";
 import { App } from "./views/App";
 import "./styles.css";
@@ -29,9 +36,24 @@ async function start(store: Store): Promise<void> {
   if (found !== undefined) await store.openSession(found.sessionId, found.cwd);
 }
 
-// Inside the desktop shell: its folder picker, and notifications while the window is in the background.
+// Inside the desktop shell: its folder picker and its notifications; in a
+// browser tab, the web Notification API. Either notifies about a session
+// the person is not looking at (shell/notify.ts).
 const shell = detectShell(window);
-const store = new Store(window.localStorage.getItem(PROJECT_KEY) ?? "", undefined, shellHooks(shell));
+const webNotifications = typeof Notification === "undefined" ? undefined : Notification;
+const notifications = new NotificationPreference(window.localStorage);
+const hooks = notificationHooks({
+  sink: shell.desktop ? shellNotificationSink(shell) : webNotificationSink(webNotifications),
+  setting: notifications,
+  attention: () => pageAttention(document, store.getState().currentId),
+  show: (id) => {
+    window.focus();
+    const state = store.getState();
+    const cwd = state.open[id]?.cwd ?? state.sessions.find((s) => s.sessionId === id)?.cwd;
+    if (cwd !== undefined) void store.openSession(id, cwd);
+  },
+});
+const store = new Store(window.localStorage.getItem(PROJECT_KEY) ?? "", undefined, hooks);
 let shown: string | null = null;
 let project = store.getState().projectDir;
 store.subscribe(() => {
@@ -53,7 +75,17 @@ const root = document.getElementById("root");
 if (root === null) throw new Error("index.html has no #root");
 createRoot(root).render(
   <StrictMode>
-    <App store={store} shell={shell} />
+    <App
+      store={store}
+      shell={shell}
+      notifications={notifications}
+      onNotificationsOn={
+        // Turned on in a browser tab: ask for the permission while the click lasts.
+        shell.desktop || webNotifications?.permission !== "default"
+          ? undefined
+          : () => void webNotifications.requestPermission().catch(() => undefined)
+      }
+    />
   </StrictMode>,
 );
 start(store).catch((e: unknown) => store.failed(e));

@@ -51,6 +51,7 @@ import {
   type TurnUsage,
 } from "./riot-ext";
 import { socketStream, type SocketLike } from "./socket";
+import { worktreeOf, worktreeRequestMeta, type SessionWorktree } from "./worktree";
 
 /** What Riot tells the UI, one handler per kind. */
 export interface BridgeEvents {
@@ -79,6 +80,14 @@ export interface OpenedSession {
   modes: SessionModeState | null;
   /** The model it uses (`_meta.riot.model` of the response), when Riot says. */
   model: string | null;
+  /** The git worktree it works in (`_meta.riot.worktree` of `session/new`'s answer). */
+  worktree: SessionWorktree | null;
+}
+
+/** How `session/new` opens the session. */
+export interface NewSessionOptions {
+  /** In a new git worktree of the project: its name, or "" for a name Riot picks. */
+  worktree?: string;
 }
 
 /** An image sent with a prompt as an ACP `image` content block. */
@@ -227,16 +236,26 @@ export class RiotConnection {
     return sessions;
   }
 
-  /** `session/new` in the project `cwd` (an absolute path). */
-  async newSession(cwd: string): Promise<OpenedSession> {
+  /**
+   * `session/new` in the project `cwd` (an absolute path); with
+   * `options.worktree`, in a new git worktree of it, and the session's
+   * `cwd` is then where it works there.
+   */
+  async newSession(cwd: string, options: NewSessionOptions = {}): Promise<OpenedSession> {
+    const meta = options.worktree === undefined ? {} : { _meta: worktreeRequestMeta(options.worktree) };
     const response = await asked(
-      this.connection.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }),
+      this.connection.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [], ...meta }),
     );
+    const worktree = worktreeOf(response._meta);
+    if (options.worktree !== undefined && worktree === null) {
+      throw new RiotError("This Riot did not open the session in a worktree; update riot to use worktrees.", null);
+    }
     return {
       sessionId: response.sessionId,
-      cwd,
+      cwd: worktree?.cwd ?? worktree?.path ?? cwd,
       modes: response.modes ?? null,
       model: sessionModel(response._meta),
+      worktree,
     };
   }
 
@@ -252,7 +271,7 @@ export class RiotConnection {
         mcpServers: [],
       }),
     );
-    return { sessionId, cwd, modes: response?.modes ?? null, model: sessionModel(response?._meta) };
+    return { sessionId, cwd, modes: response?.modes ?? null, model: sessionModel(response?._meta), worktree: null };
   }
 
   /** Whether Riot takes `image` blocks in prompts (`promptCapabilities.image`). */

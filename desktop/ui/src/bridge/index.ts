@@ -2,7 +2,9 @@
 // WebSocket). Views and state import from here.
 
 export { connectToRiot, RiotConnection, RiotError } from "./connection";
-export type { BridgeEvents, OpenedSession, PromptImage } from "./connection";
+export type { BridgeEvents, NewSessionOptions, OpenedSession, PromptImage } from "./connection";
+export { worktreeOf } from "./worktree";
+export type { SessionWorktree } from "./worktree";
 export { endpointFromPage, MissingTokenError } from "./endpoint";
 export type { Endpoint } from "./endpoint";
 export {

@@ -2,18 +2,23 @@
 // Inside Riot's Tauri window the page has `window.__TAURI_INTERNALS__`,
 // whose `invoke(cmd, args)` reaches the shell's two commands:
 // `pick_folder` (the native folder picker: a path, or null when the
-// person cancels) and `notify` (`{title, body}`: a desktop notification,
-// shown only while the window is not focused; whether one was shown).
-// In a plain browser there is no shell: no picker, and notifications
-// are quietly skipped.
+// person cancels) and `notify` (`{title, body, otherSession?}`: a desktop
+// notification, shown while the window is not focused, or at any time for
+// a session other than the one on screen; whether one was shown). In a
+// plain browser there is no shell: no picker, and notify does nothing
+// (notify.ts uses the web Notification API there instead).
 
 export interface Shell {
   /** Running inside the desktop shell. */
   readonly desktop: boolean;
   /** The native folder picker; `null` when cancelled or without a shell. */
   pickFolder(): Promise<string | null>;
-  /** A notification while the window is not focused; whether one was shown. */
-  notify(title: string, body: string): Promise<boolean>;
+  /**
+   * A notification while the window is not focused — or, with
+   * `otherSession`, for a session not on screen even while it is;
+   * whether one was shown.
+   */
+  notify(title: string, body: string, options?: { otherSession?: boolean }): Promise<boolean>;
 }
 
 interface TauriInternals {
@@ -46,9 +51,10 @@ export function detectShell(scope: object = globalThis): Shell {
       if (picked === null || typeof picked === "string") return picked;
       throw new Error(`the desktop shell's folder picker answered ${JSON.stringify(picked)}, not a path`);
     },
-    async notify(title, body) {
+    async notify(title, body, options) {
       try {
-        return (await internals.invoke("notify", { title, body })) === true;
+        const args = options?.otherSession === true ? { title, body, otherSession: true } : { title, body };
+        return (await internals.invoke("notify", args)) === true;
       } catch {
         // A notification is a courtesy: its failure must not disturb the page.
         return false;
@@ -57,4 +63,13 @@ export function detectShell(scope: object = globalThis): Shell {
   };
 }
 
-export { questionNotice, shellHooks, turnEndedNotice } from "./notices";
+export { questionNotice, turnEndedNotice } from "./notices";
+export {
+  NotificationPreference,
+  notificationHooks,
+  pageAttention,
+  shellNotificationSink,
+  shouldNotify,
+  webNotificationSink,
+} from "./notify";
+export type { NotificationSink, PageAttention, WebNotificationApi } from "./notify";

@@ -1,9 +1,8 @@
-// What the desktop notifications say, and the store hooks that send them
-// through the shell: a turn ended (the session is idle), or a permission
-// question waits for an answer.
+// What the desktop notifications say (notify.ts decides when to send
+// them): a turn ended (the session is idle), or a permission question
+// waits for an answer.
 
-import type { StoreHooks, TurnOutcome } from "../state/store";
-import type { Shell } from "./index";
+import type { TurnOutcome } from "../state/store";
 
 export interface Notice {
   title: string;
@@ -24,20 +23,5 @@ export function questionNotice(toolTitle: string): Notice {
   return {
     title: "Riot needs your answer",
     body: oneLine(toolTitle) || "A tool is waiting for your permission.",
-  };
-}
-
-/** Store hooks that notify through `shell` (nothing happens without one). */
-export function shellHooks(shell: Shell): StoreHooks {
-  if (!shell.desktop) return {};
-  return {
-    turnEnded: ({ label, outcome }) => {
-      const notice = turnEndedNotice(label, outcome);
-      void shell.notify(notice.title, notice.body);
-    },
-    question: ({ title }) => {
-      const notice = questionNotice(title);
-      void shell.notify(notice.title, notice.body);
-    },
   };
 }

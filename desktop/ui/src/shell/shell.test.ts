@@ -3,7 +3,14 @@ import { describe, expect, it } from "vitest";
 import { connectToRiot, endpointFromPage } from "../bridge";
 import { FakeRiot } from "../bridge/testing/fake-riot";
 import { Store } from "../state/store";
-import { browserShell, detectShell, questionNotice, shellHooks, turnEndedNotice } from "./index";
+import {
+  browserShell,
+  detectShell,
+  notificationHooks,
+  questionNotice,
+  shellNotificationSink,
+  turnEndedNotice,
+} from "./index";
 
 /** A stand-in for the Tauri shell's IPC: records each invoke, answers with `answer`. */
 function fakeTauri(answer: (cmd: string, args: unknown) => unknown) {
@@ -61,10 +68,13 @@ describe("the desktop shell bridge", () => {
     });
     const shell = detectShell(scope);
     expect(await shell.notify("Riot", "project — done")).toBe(true);
+    expect(await shell.notify("Riot", "other — done", { otherSession: true })).toBe(true);
     fail = true;
     expect(await shell.notify("Riot", "again")).toBe(false);
     expect(calls).toEqual([
       ["notify", { title: "Riot", body: "project — done" }],
+      // Shown by the shell even while its window is focused: the page is not showing that session.
+      ["notify", { title: "Riot", body: "other — done", otherSession: true }],
       ["notify", { title: "Riot", body: "again" }],
     ]);
   });
@@ -76,7 +86,7 @@ describe("the desktop shell bridge", () => {
     expect(questionNotice("")).toEqual({ title: "Riot needs your answer", body: "A tool is waiting for your permission." });
   });
 
-  it("notifies when a question arrives and when the turn ends, through a store", async () => {
+  it("notifies through the shell when a question arrives and when the turn ends, the page being in the background", async () => {
     const { scope, calls } = fakeTauri(() => true);
     const riot = new FakeRiot({ token: "t", projects: ["/p"] }).script(async (turn) => {
       await turn.ask({ toolCallId: "c1", title: "Write out.txt", kind: "edit" }, [
@@ -84,7 +94,13 @@ describe("the desktop shell bridge", () => {
       ]);
       return "end_turn";
     });
-    const store = new Store("/p", microtaskFrames, shellHooks(detectShell(scope)));
+    const hooks = notificationHooks({
+      sink: shellNotificationSink(detectShell(scope)),
+      setting: { enabled: () => true },
+      attention: () => ({ currentId: store.getState().currentId, visible: true, focused: false }),
+      show: () => {},
+    });
+    const store: Store = new Store("/p", microtaskFrames, hooks);
     await store.attach(await connectToRiot(endpointFromPage("http://h/?token=t"), store.events, riot.connect));
     await store.newSession();
     const sent = store.send("Write the file");
@@ -94,9 +110,5 @@ describe("the desktop shell bridge", () => {
     await sent;
     for (let i = 0; i < 100 && calls.length < 2; i++) await new Promise((r) => setTimeout(r, 1));
     expect(calls[1]).toEqual(["notify", { title: "Riot", body: "Write the file — done" }]);
-  });
-
-  it("sends nothing from a plain browser", () => {
-    expect(shellHooks(browserShell)).toEqual({});
   });
 });

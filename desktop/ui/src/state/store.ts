@@ -35,6 +35,7 @@ import {
   type TerminalNotice,
   type TurnUsage,
 } from "../bridge";
+import { worktreeOf, type SessionWorktree } from "../bridge/worktree";
 import {
   applyUpdates,
   emptyConversation,
@@ -71,6 +72,8 @@ export interface QueuedPrompt {
 export interface SessionView {
   id: string;
   cwd: string;
+  /** The git worktree it works in (docs/parallel.md), if any. */
+  worktree: SessionWorktree | null;
   /** The model of its next request (`_meta.riot.model`, `_riot/set_model`), when known. */
   model: string | null;
   /** Models seen in this session (its own, those set, those in usage), oldest first. */
@@ -216,10 +219,12 @@ function newView(
   modes: SessionModeState | null,
   loading: boolean,
   model: string | null,
+  worktree: SessionWorktree | null = null,
 ): SessionView {
   return {
     id,
     cwd,
+    worktree,
     model,
     models: withModel([], model),
     queue: [],
@@ -542,19 +547,30 @@ export class Store {
     });
   }
 
-  /** Starts a session in the project directory and shows it. */
-  async newSession(): Promise<void> {
+  /**
+   * Starts a session in the project directory and shows it; with
+   * `worktree` (a name, or "" for one Riot picks), in a new git worktree
+   * of the project, and Riot's refusal (no git repository, a taken name)
+   * is shown as the page's error.
+   */
+  async newSession(options: { worktree?: string } = {}): Promise<void> {
     const cwd = this.state.projectDir.trim();
     if (cwd === "") {
       this.set({ error: "Choose a project directory (an absolute path) first." });
       return;
     }
     await this.attempt(async () => {
-      const opened = await this.need().newSession(cwd);
+      let opened;
+      try {
+        opened = await this.need().newSession(cwd, options.worktree === undefined ? {} : { worktree: options.worktree });
+      } catch (e) {
+        if (options.worktree === undefined) throw e;
+        throw new RiotError(`Could not start a session in a worktree: ${message(e)}`, null);
+      }
       this.set({
         open: {
           ...this.state.open,
-          [opened.sessionId]: newView(opened.sessionId, cwd, opened.modes, false, opened.model),
+          [opened.sessionId]: newView(opened.sessionId, opened.cwd, opened.modes, false, opened.model, opened.worktree),
         },
         currentId: opened.sessionId,
         error: null,
@@ -569,7 +585,13 @@ export class Store {
       this.set({ currentId: id });
       return;
     }
-    this.set({ open: { ...this.state.open, [id]: newView(id, cwd, null, true, null) }, currentId: id, error: null });
+    const listed = this.state.sessions.find((s) => s.sessionId === id);
+    const worktree = worktreeOf(listed?._meta);
+    this.set({
+      open: { ...this.state.open, [id]: newView(id, cwd, null, true, null, worktree) },
+      currentId: id,
+      error: null,
+    });
     await this.attempt(async () => {
       try {
         const loaded = await this.need().loadSession(id, cwd);

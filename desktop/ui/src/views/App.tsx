@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
 
-import { browserShell, type Shell } from "../shell";
+import { browserShell, type NotificationPreference, type Shell } from "../shell";
 import type { AppState, Store } from "../state/store";
 import { Composer } from "./Composer";
 import { ConversationView } from "./ConversationView";
@@ -9,7 +9,9 @@ import { QueuePanel } from "./QueuePanel";
 import { RewindDialog } from "./RewindDialog";
 import { CompactionIndicator, ModeSelector, ModelSelector, UsageFigures, WorkingIndicator } from "./SessionBar";
 import { SettingsDialog } from "./Settings";
+import { NotificationToggle } from "./NotificationToggle";
 import { Sidebar } from "./Sidebar";
+import { WorktreeBadge } from "./WorktreeBadge";
 import { TerminalPanel } from "./TerminalPanel";
 import { TodosView } from "./payloads/TodosView";
 
@@ -36,7 +38,18 @@ function narrow(): boolean {
  * Keys: Escape closes what is open in front (a dialog handles its own,
  * then the sessions drawer), else stops the running turn.
  */
-export function App({ store, shell = browserShell }: { store: Store; shell?: Shell }) {
+export function App({
+  store,
+  shell = browserShell,
+  notifications,
+  onNotificationsOn,
+}: {
+  store: Store;
+  shell?: Shell;
+  /** The notifications switch (main.tsx); no switch without it. */
+  notifications?: NotificationPreference;
+  onNotificationsOn?: (() => void) | undefined;
+}) {
   const state = useSyncExternalStore(store.subscribe, store.getState);
   const view = state.currentId === null ? null : (state.open[state.currentId] ?? null);
   const connected = state.connection.status === "open";
@@ -129,6 +142,7 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
             Settings
           </button>
         )}
+        {notifications !== undefined && <NotificationToggle preference={notifications} onTurnOn={onNotificationsOn} />}
       </header>
       <Sidebar
         sessions={state.sessions}
@@ -152,6 +166,10 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
         onNew={() => {
           setDrawer(false);
           void store.newSession().then(() => setFocusComposer((n) => n + 1));
+        }}
+        onNewWorktree={(name) => {
+          setDrawer(false);
+          void store.newSession({ worktree: name }).then(() => setFocusComposer((n) => n + 1));
         }}
         onOpen={(s) => {
           setDrawer(false);
@@ -193,6 +211,7 @@ export function App({ store, shell = browserShell }: { store: Store; shell?: She
               <span className="session-cwd" title={view.cwd}>
                 {view.cwd}
               </span>
+              <WorktreeBadge worktree={view.worktree} />
               <CompactionIndicator compacting={view.compacting} />
               <UsageFigures last={view.lastUsage} totals={view.totals} cost={view.cost} />
               <ModelSelector

@@ -1,6 +1,7 @@
 import { useState } from "react";
 
-import type { SessionInfo } from "../bridge";
+import { worktreeOf, type SessionInfo } from "../bridge";
+import { WorktreeBadge } from "./WorktreeBadge";
 
 interface Props {
   sessions: readonly SessionInfo[];
@@ -14,6 +15,8 @@ interface Props {
   /** The desktop shell's folder picker; absent in a plain browser. */
   onChooseFolder?: (() => void) | undefined;
   onNew(): void;
+  /** Starts a session in a new git worktree: its name, or "" for one Riot picks. */
+  onNewWorktree?: ((name: string) => void) | undefined;
   onOpen(session: SessionInfo): void;
   onRename(sessionId: string, title: string): void;
   onDelete(sessionId: string): void;
@@ -82,6 +85,7 @@ function SessionRow({ session, current, connected, canRename, canDelete, onOpen,
         onClick={onOpen}
       >
         <span className="session-title">{title}</span>
+        <WorktreeBadge worktree={worktreeOf(session._meta)} />
         <span className="session-when">{when(session.updatedAt)}</span>
       </button>
       {mode === "delete" ? (
@@ -154,15 +158,20 @@ export function Sidebar({
   onProjectDir,
   onChooseFolder,
   onNew,
+  onNewWorktree,
   onOpen,
   onRename,
   onDelete,
 }: Props) {
+  /** The worktree form is open: the name typed so far. */
+  const [worktreeName, setWorktreeName] = useState<string | null>(null);
+  // A session in a worktree is listed under the project it was made from.
   const projects = new Map<string, SessionInfo[]>();
   for (const session of sessions) {
-    const list = projects.get(session.cwd) ?? [];
+    const project = worktreeOf(session._meta)?.project ?? session.cwd;
+    const list = projects.get(project) ?? [];
     list.push(session);
-    projects.set(session.cwd, list);
+    projects.set(project, list);
   }
   return (
     <aside className="sidebar" id="sidebar" aria-label="Sessions and projects">
@@ -192,7 +201,56 @@ export function Sidebar({
         <button type="submit" disabled={!connected}>
           New session
         </button>
+        {onNewWorktree !== undefined && worktreeName === null && (
+          <button
+            type="button"
+            className="new-worktree"
+            disabled={!connected}
+            title="Start a session in a new git worktree of the project, on a branch of its own"
+            onClick={() => setWorktreeName("")}
+          >
+            New session in a worktree…
+          </button>
+        )}
       </form>
+      {onNewWorktree !== undefined && worktreeName !== null && (
+        <form
+          className="new-worktree-form"
+          aria-label="New session in a worktree"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const name = worktreeName.trim();
+            setWorktreeName(null);
+            onNewWorktree(name);
+          }}
+          onKeyDown={(e) => {
+            if (e.key === "Escape") {
+              e.preventDefault();
+              e.stopPropagation();
+              setWorktreeName(null);
+            }
+          }}
+        >
+          <label htmlFor="worktree-name">Worktree name (empty: Riot picks one)</label>
+          <input
+            id="worktree-name"
+            type="text"
+            spellCheck={false}
+            autoFocus
+            placeholder="fix-login"
+            value={worktreeName}
+            onChange={(e) => setWorktreeName(e.target.value)}
+          />
+          <div className="new-worktree-buttons">
+            <button type="submit" disabled={!connected}>
+              Start in worktree
+            </button>
+            <button type="button" onClick={() => setWorktreeName(null)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
       <nav className="sessions" aria-label="Sessions">
         {sessions.length === 0 && <p className="empty">No sessions yet.</p>}
         {[...projects.entries()].map(([cwd, list]) => (

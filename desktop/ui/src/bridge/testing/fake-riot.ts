@@ -101,8 +101,18 @@ export interface FakeTurn {
 
 export type TurnScript = (turn: FakeTurn) => Promise<StopReason>;
 
+/** A git worktree a fake session works in (`_meta.riot.worktree`). */
+export interface FakeWorktree {
+  name: string;
+  branch: string;
+  path: string;
+  project: string;
+}
+
 interface FakeSession {
   cwd: string;
+  /** The worktree it works in (docs/parallel.md), if any. */
+  worktree?: FakeWorktree;
   title: string | null;
   model: string;
   mode: string;
@@ -213,6 +223,27 @@ export interface FakeRiotOptions {
   requests?: readonly string[];
   /** Advertise `promptCapabilities.image` and take image blocks (default: true, as Riot does). */
   images?: boolean;
+  /**
+   * The projects that are git repositories with a commit: only they can
+   * have sessions in worktrees (default: none, so a worktree is refused
+   * with Riot's words).
+   */
+  gitProjects?: string[];
+}
+
+/** Riot's rule for a worktree's name (crates/riot-kernel/src/worktree.rs, `check_name`). */
+function worktreeNameProblem(name: string): string | null {
+  const fine =
+    name.length > 0 &&
+    name.length <= 64 &&
+    !/^[.-]/.test(name) &&
+    !name.endsWith(".") &&
+    !name.endsWith(".lock") &&
+    !name.includes("..") &&
+    /^[A-Za-z0-9._-]+$/.test(name);
+  return fine
+    ? null
+    : `\`${name}\` cannot name a worktree: use 1–64 letters, digits, \`.\`, \`_\` or \`-\`, not starting with \`.\` or \`-\` (e.g. --worktree fix-login)`;
 }
 
 function keyVariable(provider: string): string {
@@ -271,6 +302,10 @@ export class FakeRiot {
   readonly sockets: FakeSocket[] = [];
   /** The params of each `_riot/rewind` received, in order. */
   readonly rewinds: Record<string, unknown>[] = [];
+  /** The `_meta` of each `session/new` received, in order (`null`: none). */
+  readonly newSessionMeta: unknown[] = [];
+  /** The worktrees made for sessions, by their top directory. */
+  readonly worktrees = new Map<string, FakeWorktree>();
   /** What `_riot/terminal_write` typed, in order. */
   readonly typed: { sessionId: string; name: string; input: string }[] = [];
   /** Each connection that asked for `_riot/terminal` updates. */
@@ -399,7 +434,7 @@ export class FakeRiot {
     };
     const checkCwd = (cwd: string) => {
       if (!cwd.startsWith("/")) throw fail(`cwd ${cwd} is not an absolute path`);
-      if (!this.options.projects.includes(cwd)) {
+      if (!this.options.projects.includes(cwd) && !this.worktrees.has(cwd)) {
         throw fail(`cwd ${cwd}: No such file or directory (os error 2)`);
       }
     };
@@ -449,12 +484,34 @@ export class FakeRiot {
       })
       .onRequest(acp.methods.agent.session.new, ({ params, client }) => {
         this.received.push("session/new");
-        checkCwd(params.cwd);
+        this.newSessionMeta.push(params._meta ?? null);
+        const asked = (params._meta as { riot?: { worktree?: unknown } } | null | undefined)?.riot?.worktree;
+        const wantsWorktree = typeof asked === "string" || asked === true;
+        let worktree: FakeWorktree | undefined;
+        if (wantsWorktree) {
+          // As Riot: the worktree is made (or a kept one reused) before the session opens.
+          if (!params.cwd.startsWith("/")) throw fail(`cwd ${params.cwd} is not an absolute path`);
+          if (!(this.options.gitProjects ?? []).includes(params.cwd)) {
+            throw fail(
+              `${params.cwd} is not in a git repository; worktrees need one (run \`git init\` and commit first, or drop --worktree)`,
+            );
+          }
+          const name = typeof asked === "string" && asked !== "" ? asked : `wt-${this.nextId}`;
+          const problem = worktreeNameProblem(name);
+          if (problem !== null) throw fail(problem);
+          const base = params.cwd.split("/").pop() ?? "project";
+          const path = `/home/me/.riot/worktrees/${base}-0123abcd/${name}`;
+          worktree = this.worktrees.get(path) ?? { name, branch: `riot/${name}`, path, project: params.cwd };
+          this.worktrees.set(path, worktree);
+        } else {
+          checkCwd(params.cwd);
+        }
         const config = this.effectiveConfig();
         if (!config.ready || config.model === null) throw fail(config.problem ?? "no model configured");
         const sessionId = `s${this.nextId++}`;
         this.sessions.set(sessionId, {
-          cwd: params.cwd,
+          cwd: worktree?.path ?? params.cwd,
+          ...(worktree === undefined ? {} : { worktree }),
           title: null,
           model: config.model,
           mode: "default",
@@ -467,7 +524,8 @@ export class FakeRiot {
         });
         // After the response, as Riot does.
         setTimeout(() => void client.notify(acp.methods.client.session.update, { sessionId, update: commands }), 0);
-        return { sessionId, modes: modeState("default"), _meta: { riot: { model: config.model } } };
+        const riot = worktree === undefined ? { model: config.model } : { model: config.model, worktree: { ...worktree, cwd: worktree.path } };
+        return { sessionId, modes: modeState("default"), _meta: { riot } };
       })
       .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
         this.received.push("session/load");
@@ -499,6 +557,7 @@ export class FakeRiot {
             cwd: s.cwd,
             title: s.title,
             updatedAt: "2026-01-01T00:00:00Z",
+            ...(s.worktree === undefined ? {} : { _meta: { riot: { worktree: s.worktree } } }),
           }));
         return { sessions };
       })
