@@ -25,6 +25,7 @@ use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, SessionHandle};
 use riot_protocol::{AgentEvent, CancelReason, FileSystem, SessionId, StreamDelta, TerminalReason};
 
 use crate::client_fs::{ClientFs, EditorFs};
+use crate::client_terminal::EditorTerminals;
 use crate::ext::{
     self, CompactionNotification, CompactionStatus, ShutdownRequest, ShutdownResponse,
     UsageNotification,
@@ -122,6 +123,9 @@ struct RiotAgent {
     wanted: Mutex<Vec<String>>,
     /// The editor's file methods the client offered in `initialize`.
     editor_fs: Mutex<EditorFs>,
+    /// Whether the client offered its terminals (`terminal` in
+    /// `initialize`): Bash's foreground commands then run there.
+    editor_terminals: Mutex<bool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -222,6 +226,20 @@ impl RiotAgent {
                 .with_file_system(Arc::clone(fs) as Arc<dyn FileSystem>),
             None => self.config.kernel.clone(),
         };
+        // The editor's terminals for Bash's foreground commands.
+        let terminals = (*lock(&self.editor_terminals)).then(|| {
+            Arc::new(EditorTerminals::new(
+                cx.clone(),
+                Arc::clone(&calls),
+                Arc::clone(&self.config.kernel.capabilities().clock),
+            ))
+        });
+        let kernel = match &terminals {
+            Some(host) => {
+                kernel.with_command_host(Arc::clone(host) as Arc<dyn riot_protocol::CommandHost>)
+            }
+            None => kernel,
+        };
         let options = OpenOptions {
             cwd,
             env: self.config.env.clone(),
@@ -237,6 +255,9 @@ impl RiotAgent {
         gate.bind(&id);
         if let Some(fs) = &client_fs {
             fs.bind(&id);
+        }
+        if let Some(host) = &terminals {
+            host.bind(&id);
         }
         for notice in session.notices() {
             tracing::info!(session = %id, "{notice}");
@@ -837,6 +858,7 @@ pub(crate) async fn serve_on(
         turns: tokio_util::task::TaskTracker::new(),
         wanted: Mutex::new(Vec::new()),
         editor_fs: Mutex::new(EditorFs::default()),
+        editor_terminals: Mutex::new(false),
     });
     let (a8, a9) = (Arc::clone(&agent), Arc::clone(&agent));
     let e0 = Arc::clone(&agent);
@@ -873,6 +895,7 @@ pub(crate) async fn serve_on(
                 *lock(&a0.wanted) =
                     ext::wanted_notifications(request.client_capabilities.meta.as_ref());
                 *lock(&a0.editor_fs) = EditorFs::from_capabilities(&request.client_capabilities);
+                *lock(&a0.editor_terminals) = request.client_capabilities.terminal;
                 responder.respond(initialize(&request, a0.config.default_cwd.as_deref()))
             },
             agent_client_protocol::on_receive_request!(),

@@ -24,6 +24,7 @@
 mod agent;
 pub mod background;
 mod client_fs;
+mod client_terminal;
 pub mod ext;
 mod frames;
 mod gate;

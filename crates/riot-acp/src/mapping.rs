@@ -478,6 +478,9 @@ pub struct ToolCalls {
     /// Calls the model made: id → (tool name, input).
     seen: HashMap<String, (String, Value)>,
     announced: std::collections::HashSet<String>,
+    /// Calls whose command ran in the editor's terminal: id → terminal id,
+    /// kept in the call's content when it finishes.
+    terminals: HashMap<String, String>,
 }
 
 impl ToolCalls {
@@ -504,6 +507,11 @@ impl ToolCalls {
     /// Marks a call announced; true the first time.
     pub fn announce(&mut self, id: &str) -> bool {
         self.announced.insert(id.to_owned())
+    }
+
+    /// Remembers that call `id` runs in the editor's terminal `terminal_id`.
+    pub fn embed_terminal(&mut self, id: &str, terminal_id: &str) {
+        self.terminals.insert(id.to_owned(), terminal_id.to_owned());
     }
 
     /// The update for a call starting to run.
@@ -564,7 +572,17 @@ impl ToolCalls {
                             ui,
                         } => {
                             let id = tool_use_id.as_str();
-                            let fields = tool_finished(content, *is_error, ui.as_ref(), &self.cwd);
+                            let mut fields =
+                                tool_finished(content, *is_error, ui.as_ref(), &self.cwd);
+                            // The terminal the command ran in stays shown
+                            // above its result.
+                            if let Some(terminal) = self.terminals.remove(id) {
+                                let mut blocks = vec![ToolCallContent::Terminal(
+                                    agent_client_protocol::v1::schema::Terminal::new(terminal),
+                                )];
+                                blocks.extend(fields.content.take().unwrap_or_default());
+                                fields.content = Some(blocks);
+                            }
                             if self.announce(id) {
                                 // Never started (invalid input, denied before
                                 // a question): announce it finished.

@@ -99,6 +99,9 @@ pub struct Kernel {
     /// Makes each session's browser (docs/browser.md); `None`: the Browser
     /// tool is not declared.
     browsers: Option<Arc<dyn riot_protocol::BrowserHost>>,
+    /// Runs Bash's foreground commands instead of the tools' runner (an
+    /// ACP client's terminals); `None`: Riot runs them itself.
+    command_host: Option<Arc<dyn riot_protocol::CommandHost>>,
 }
 
 /// Counts a session as open while it lives.
@@ -130,6 +133,7 @@ impl Kernel {
             open: Arc::default(),
             lsp: None,
             browsers: None,
+            command_host: None,
         }
     }
 
@@ -191,6 +195,21 @@ impl Kernel {
         let mut kernel = self.clone();
         kernel.caps.fs = fs;
         kernel
+    }
+
+    /// The same kernel whose sessions run Bash's foreground commands
+    /// through `host`: an ACP face hands in the editor's terminals
+    /// (riot-acp's `EditorTerminals`) for the sessions of one client.
+    #[must_use]
+    pub fn with_command_host(&self, host: Arc<dyn riot_protocol::CommandHost>) -> Self {
+        let mut kernel = self.clone();
+        kernel.command_host = Some(host);
+        kernel
+    }
+
+    /// What runs Bash's foreground commands instead of Riot, if anything.
+    pub fn command_host(&self) -> Option<&Arc<dyn riot_protocol::CommandHost>> {
+        self.command_host.as_ref()
     }
 
     /// The injected capabilities.

@@ -61,6 +61,9 @@ pub struct StackBase {
     /// The tools' process runner inside the OS sandbox, when it is
     /// enforced (hooks and MCP servers use `caps.proc`, outside it).
     pub sandboxed_proc: Option<Arc<dyn riot_protocol::ProcessRunner>>,
+    /// Where Bash's foreground commands run instead (the editor's
+    /// terminals), if anywhere.
+    pub command_host: Option<Arc<dyn riot_protocol::CommandHost>>,
 }
 
 impl StackBase {
@@ -78,6 +81,7 @@ impl StackBase {
         if self.sandboxed_proc.is_some() {
             env.unsandboxed_proc = Some(Arc::clone(&self.caps.proc));
         }
+        env.command_host = self.command_host.clone();
         env.scrubbed_env = self.scrubbed_env.clone();
         env.web = Arc::clone(&self.caps.web);
         env.terminals = Arc::clone(&self.terminals);

@@ -282,6 +282,7 @@ impl Kernel {
             config: SchedulerConfig::default(),
             diagnostic_checks: crate::lsp::diagnostic_checks(config),
             sandboxed_proc,
+            command_host: self.command_host().cloned(),
         };
 
         let tool_env = base.tool_env(&options.owner);

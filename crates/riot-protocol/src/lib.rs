@@ -78,8 +78,8 @@ pub use permission::{
     PermissionResult, PermissionRule, RuleBehavior, RulePattern, RuleSource,
 };
 pub use process::{
-    BackgroundOutput, CaptureLimit, CapturedOutput, ProcessError, ProcessOutput, ProcessRunner,
-    ProcessSpec,
+    BackgroundOutput, CaptureLimit, CapturedOutput, CommandHost, ProcessError, ProcessOutput,
+    ProcessRunner, ProcessSpec,
 };
 pub use provider::{
     CacheHints, CachingStyle, MAX_RETRY_WAIT_MS, ModelCapabilities, ModelRequest, Provider,

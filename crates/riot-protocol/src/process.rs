@@ -130,4 +130,31 @@ pub trait ProcessRunner: Send + Sync + std::fmt::Debug {
 
     /// Kills a background job's process group.
     async fn kill_background(&self, id: &str) -> Result<(), ProcessError>;
+
+    /// `spec` as this runner would start it: a sandboxed runner's rewrite
+    /// (bubblewrap or the helper in front of the command), the spec itself
+    /// for a plain runner. What a [`CommandHost`] is handed, so a command
+    /// run elsewhere stays in the sandbox.
+    fn prepare(&self, spec: ProcessSpec) -> ProcessSpec {
+        spec
+    }
+}
+
+/// Runs a tool call's foreground command somewhere other than Riot's own
+/// runner: riot-acp's host runs it in the editor's terminal (ACP
+/// `terminal/create`) so the person sees it where they work. The spec is
+/// already [`ProcessRunner::prepare`]d; the host honours its timeout and
+/// the cancellation like [`ProcessRunner::run`], and returns what the
+/// command printed (stdout and stderr together, as a terminal shows them)
+/// in [`ProcessOutput::stdout`].
+#[async_trait]
+pub trait CommandHost: Send + Sync + std::fmt::Debug {
+    /// Runs `spec` for the tool call `tool_use_id` to completion, timeout
+    /// or cancellation.
+    async fn run(
+        &self,
+        tool_use_id: &str,
+        spec: ProcessSpec,
+        cancel: CancellationToken,
+    ) -> Result<ProcessOutput, ProcessError>;
 }

@@ -268,6 +268,12 @@ pub struct ToolEnv {
     /// allowed to leave it (`dangerouslyDisableSandbox`); `None` when
     /// `proc` is not sandboxed.
     pub unsandboxed_proc: Option<Arc<dyn ProcessRunner>>,
+    /// Where Bash runs its foreground commands instead of `proc` (the
+    /// editor's terminals, when an ACP client offers them); the command is
+    /// first rewritten by the runner it would have used
+    /// ([`ProcessRunner::prepare`]), so the sandbox still holds. `None`:
+    /// Riot runs them itself.
+    pub command_host: Option<Arc<dyn crate::process::CommandHost>>,
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn IdGen>,
     pub web: Arc<dyn Web>,
@@ -320,6 +326,7 @@ impl ToolEnv {
             fs,
             proc,
             unsandboxed_proc: None,
+            command_host: None,
             clock,
             ids,
             web: Arc::new(NoWeb),

@@ -371,4 +371,10 @@ impl ProcessRunner for SandboxedRunner {
     async fn kill_background(&self, id: &str) -> Result<(), ProcessError> {
         self.inner.kill_background(id).await
     }
+
+    /// The same rewrite `run` applies: a command handed to another host
+    /// (the editor's terminal) starts inside the sandbox too.
+    fn prepare(&self, spec: ProcessSpec) -> ProcessSpec {
+        self.inner.prepare(self.apply(spec))
+    }
 }

@@ -291,10 +291,21 @@ impl Tool for Bash {
                 text: String::from_utf8_lossy(bytes).into_owned(),
             });
         });
-        let out = match runner_for(&input, ctx)
-            .run(spec, ctx.cancel.clone(), Some(on_output))
-            .await
-        {
+        let runner = runner_for(&input, ctx);
+        // In the editor's terminal when it offers one: the command as the
+        // runner would start it (inside the sandbox), the result the same.
+        let ran = match &ctx.env.command_host {
+            Some(host) => {
+                host.run(
+                    ctx.tool_use_id.as_str(),
+                    runner.prepare(spec),
+                    ctx.cancel.clone(),
+                )
+                .await
+            }
+            None => runner.run(spec, ctx.cancel.clone(), Some(on_output)).await,
+        };
+        let out = match ran {
             Ok(out) => out,
             Err(e) => {
                 return ToolOutcome::failed(format!("The command could not be started: {e}."));

@@ -1,0 +1,496 @@
+//! The editor's terminals (issue 28, docs/editors.md): a JSON-RPC client
+//! written here drives the real `riot acp` binary over its stdio against
+//! the strict mock model server and plays the editor — when it advertises
+//! `terminal`, it serves `terminal/create`, `output`, `wait_for_exit`,
+//! `kill` and `release` by running the command itself, and the test checks
+//! the order of those requests, the command and directory the editor was
+//! handed, what the tool call showed, and what reached the model. Without
+//! the capability no `terminal/*` request is sent and Riot runs the
+//! command.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // black-box tests use real files and processes
+
+mod support;
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use riot_testkit::{MockServer, Reply, Script, Wire};
+use serde_json::{Value, json};
+use support::{PATIENCE, Running, World, provider, tool_call};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+const WIRE: Wire = Wire::Anthropic;
+/// The editor's own environment holds a model key; commands must not see it.
+const EDITOR_KEY: &str = "sk-ant-editor-0000";
+
+/// One terminal the fake editor runs.
+struct Term {
+    child: Child,
+    /// stdout and stderr as they arrived.
+    output: Arc<Mutex<Vec<u8>>>,
+    readers: Vec<tokio::task::JoinHandle<()>>,
+    exit: Option<Value>,
+    /// `terminal/wait_for_exit` requests not answered yet.
+    waiting: Vec<Value>,
+}
+
+impl Term {
+    fn kill_group(&self) {
+        if let Some(pid) = self.child.id() {
+            support::signal("KILL", -i64::from(pid));
+        }
+    }
+}
+
+impl Drop for Term {
+    fn drop(&mut self) {
+        self.kill_group();
+    }
+}
+
+/// A minimal ACP client that is also the editor's terminal host.
+struct Editor {
+    riot: Running,
+    stdin: Option<ChildStdin>,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: u64,
+    terminals: HashMap<String, Term>,
+    /// Every `terminal/*` request, in order: (method, params).
+    log: Vec<(String, Value)>,
+    /// The `session/update` payloads.
+    updates: Vec<Value>,
+}
+
+impl Editor {
+    fn start(world: &World, server: &MockServer) -> Self {
+        let base = server.base_url();
+        let mut cmd = world.bare(&[
+            "acp",
+            "--provider",
+            provider(WIRE),
+            "--base-url",
+            base.as_str(),
+            "--model",
+            "mock-model",
+        ]);
+        cmd.stdin(Stdio::piped());
+        let mut riot = Running::spawn(cmd);
+        let stdin = riot.child.stdin.take();
+        let lines = BufReader::new(riot.child.stdout.take().unwrap()).lines();
+        Self {
+            riot,
+            stdin,
+            lines,
+            next_id: 0,
+            terminals: HashMap::new(),
+            log: Vec::new(),
+            updates: Vec::new(),
+        }
+    }
+
+    async fn write(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    async fn respond(&mut self, id: &Value, result: Value) {
+        self.write(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            .await;
+    }
+
+    /// Sends a request and serves the agent until its response.
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.write(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            self.answer_exits().await;
+            let line = tokio::select! {
+                line = self.lines.next_line() => line.unwrap().expect("riot acp closed stdout"),
+                () = tokio::time::sleep(Duration::from_millis(20)) => {
+                    assert!(tokio::time::Instant::now() < deadline, "riot acp went silent");
+                    continue;
+                }
+            };
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout carries a non-protocol line ({e}): {line}"));
+            assert_eq!(message["jsonrpc"], "2.0", "{message}");
+            if message["id"] == id && message.get("method").is_none() {
+                assert!(message.get("error").is_none(), "{method} failed: {message}");
+                return message["result"].clone();
+            }
+            match message["method"].as_str() {
+                Some("session/update") => {
+                    self.updates.push(message["params"]["update"].clone());
+                }
+                Some(m) if m.starts_with("terminal/") => self.serve(&message).await,
+                _ => panic!("unexpected message: {message}"),
+            }
+        }
+    }
+
+    /// Answers one `terminal/*` request as an editor would.
+    async fn serve(&mut self, message: &Value) {
+        let method = message["method"].as_str().unwrap().to_owned();
+        let params = message["params"].clone();
+        let id = message["id"].clone();
+        self.log.push((method.clone(), params.clone()));
+        let terminal = params["terminalId"].as_str().unwrap_or("").to_owned();
+        match method.as_str() {
+            "terminal/create" => {
+                let mut cmd = tokio::process::Command::new(params["command"].as_str().unwrap());
+                for arg in params["args"].as_array().unwrap() {
+                    cmd.arg(arg.as_str().unwrap());
+                }
+                for var in params["env"].as_array().into_iter().flatten() {
+                    cmd.env(
+                        var["name"].as_str().unwrap(),
+                        var["value"].as_str().unwrap(),
+                    );
+                }
+                cmd.env("ANTHROPIC_API_KEY", EDITOR_KEY)
+                    .current_dir(params["cwd"].as_str().unwrap())
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    // Its own group, killed whole, as a terminal's session is.
+                    .process_group(0)
+                    .kill_on_drop(true);
+                let mut child = cmd.spawn().expect("the editor starts the command");
+                let output = Arc::new(Mutex::new(Vec::new()));
+                let mut readers = Vec::new();
+                let streams: [Box<dyn tokio::io::AsyncRead + Send + Unpin>; 2] = [
+                    Box::new(child.stdout.take().unwrap()),
+                    Box::new(child.stderr.take().unwrap()),
+                ];
+                for mut stream in streams {
+                    let output = Arc::clone(&output);
+                    readers.push(tokio::spawn(async move {
+                        let mut buf = [0u8; 4096];
+                        while let Ok(n) = stream.read(&mut buf).await {
+                            if n == 0 {
+                                break;
+                            }
+                            output.lock().unwrap().extend_from_slice(&buf[..n]);
+                        }
+                    }));
+                }
+                let terminal_id = format!("term-{}", self.terminals.len() + 1);
+                self.terminals.insert(
+                    terminal_id.clone(),
+                    Term {
+                        child,
+                        output,
+                        readers,
+                        exit: None,
+                        waiting: Vec::new(),
+                    },
+                );
+                self.respond(&id, json!({"terminalId": terminal_id})).await;
+            }
+            "terminal/wait_for_exit" => {
+                self.terminals
+                    .get_mut(&terminal)
+                    .expect("a known terminal")
+                    .waiting
+                    .push(id);
+            }
+            "terminal/output" => {
+                let term = self.terminals.get_mut(&terminal).expect("a known terminal");
+                let output = String::from_utf8_lossy(&term.output.lock().unwrap()).into_owned();
+                let mut result = json!({"output": output, "truncated": false});
+                if let Some(exit) = &term.exit {
+                    result["exitStatus"] = exit.clone();
+                }
+                self.respond(&id, result).await;
+            }
+            "terminal/kill" => {
+                let term = self.terminals.get_mut(&terminal).expect("a known terminal");
+                term.kill_group();
+                self.respond(&id, json!({})).await;
+            }
+            "terminal/release" => {
+                let term = self.terminals.remove(&terminal).expect("a known terminal");
+                term.kill_group();
+                self.respond(&id, json!({})).await;
+            }
+            other => panic!("unexpected request {other}"),
+        }
+    }
+
+    /// Answers the waits of terminals whose command ended.
+    async fn answer_exits(&mut self) {
+        let mut answers = Vec::new();
+        for term in self.terminals.values_mut() {
+            if term.exit.is_none()
+                && let Some(status) = term.child.try_wait().unwrap()
+            {
+                for reader in term.readers.drain(..) {
+                    reader.await.unwrap();
+                }
+                use std::os::unix::process::ExitStatusExt;
+                term.exit = Some(match (status.code(), status.signal()) {
+                    (Some(code), _) => json!({"exitCode": code}),
+                    (None, Some(9)) => json!({"signal": "SIGKILL"}),
+                    (None, signal) => json!({"signal": signal.map(|s| s.to_string())}),
+                });
+            }
+            if let Some(exit) = &term.exit {
+                for id in term.waiting.drain(..) {
+                    answers.push((id, exit.clone()));
+                }
+            }
+        }
+        for (id, exit) in answers {
+            self.respond(&id, exit).await;
+        }
+    }
+
+    /// `initialize` (with or without `terminal`), a session in bypass mode.
+    async fn open(&mut self, world: &World, terminal: bool) -> String {
+        let init = self
+            .call(
+                "initialize",
+                json!({"protocolVersion": 1, "clientCapabilities": {"terminal": terminal}}),
+            )
+            .await;
+        assert_eq!(init["protocolVersion"], 1, "{init}");
+        let session = self
+            .call(
+                "session/new",
+                json!({"cwd": world.project.path(), "mcpServers": []}),
+            )
+            .await;
+        let id = session["sessionId"].as_str().unwrap().to_owned();
+        self.call(
+            "session/set_mode",
+            json!({"sessionId": id, "modeId": "bypass"}),
+        )
+        .await;
+        id
+    }
+
+    fn methods(&self) -> Vec<&str> {
+        self.log.iter().map(|(m, _)| m.as_str()).collect()
+    }
+
+    /// The `tool_call_update`s of one call.
+    fn call_updates(&self, call: &str) -> Vec<&Value> {
+        self.updates
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == call)
+            .collect()
+    }
+
+    async fn close(mut self) {
+        drop(self.stdin.take());
+        let out = self.riot.finish().await;
+        assert_eq!(out.code, Some(0), "riot acp after stdin EOF: {out:?}");
+    }
+}
+
+fn prompt(session_id: &str, text: &str) -> Value {
+    json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]})
+}
+
+/// The text of the `tool_result` answering `id`, and whether it is an error.
+fn result_of(server: &MockServer, id: &str) -> (String, bool) {
+    let body = support::bodies(server).pop().unwrap();
+    let result = support::tool_result(&body, id);
+    let text = match &result["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|b| b["text"].as_str().unwrap_or("").to_owned())
+            .collect(),
+        other => panic!("unexpected tool_result content {other}"),
+    };
+    (text, result["is_error"] == true)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_terminal_advertised_a_bash_call_runs_in_the_editors_terminal() {
+    let world = World::new();
+    let command = "pwd; echo \"key=${ANTHROPIC_API_KEY:-unset} pager=$PAGER\"; read line || echo stdin-empty; exit 3";
+    let server = MockServer::start(Script::new(
+        WIRE,
+        vec![
+            tool_call(
+                "call_bash_1",
+                "Bash",
+                json!({"command": command, "description": "Show where"}),
+            ),
+            Reply::Text("Ran it.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let mut editor = Editor::start(&world, &server);
+    let session = editor.open(&world, true).await;
+    let done = editor
+        .call("session/prompt", prompt(&session, "Run it"))
+        .await;
+    assert_eq!(done["stopReason"], "end_turn");
+
+    // create → wait_for_exit → output → release, each naming the terminal.
+    assert_eq!(
+        editor.methods(),
+        [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/output",
+            "terminal/release"
+        ]
+    );
+    let project = std::fs::canonicalize(world.project.path()).unwrap();
+    let create = &editor.log[0].1;
+    assert_eq!(create["sessionId"], session.as_str());
+    assert_eq!(create["cwd"], project.to_str().unwrap());
+    assert_eq!(create["command"], "env");
+    let args: Vec<&str> = create["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    // The model keys are removed, stdin is empty, then `bash -c` as Riot
+    // runs it (the sandbox is off in these tests).
+    assert!(
+        args.windows(2).any(|w| w == ["-u", "ANTHROPIC_API_KEY"]),
+        "{args:?}"
+    );
+    assert_eq!(
+        args[args.len() - 7..],
+        [
+            "sh",
+            "-c",
+            "exec \"$@\" < /dev/null",
+            "sh",
+            "bash",
+            "-c",
+            command
+        ]
+    );
+    assert_eq!(create["outputByteLimit"], 1024 * 1024);
+    let env: Vec<(&str, &str)> = create["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), v["value"].as_str().unwrap()))
+        .collect();
+    assert!(env.contains(&("PAGER", "cat")), "{env:?}");
+    for (_, params) in &editor.log[1..] {
+        assert_eq!(params["terminalId"], "term-1");
+        assert_eq!(params["sessionId"], session.as_str());
+    }
+
+    // The call showed the terminal while it ran and keeps it when done.
+    let updates = editor.call_updates("call_bash_1");
+    let embedded = updates
+        .iter()
+        .position(|u| u["content"] == json!([{"type": "terminal", "terminalId": "term-1"}]))
+        .expect("the terminal is embedded in the tool call");
+    let last = updates.last().unwrap();
+    assert!(updates.len() > embedded + 1, "{updates:#?}");
+    assert_eq!(last["status"], "failed", "{last}");
+    assert_eq!(
+        last["content"][0],
+        json!({"type": "terminal", "terminalId": "term-1"})
+    );
+
+    // The model read the command's output as Riot formats a Bash result.
+    let expected = format!(
+        "{}\nkey=unset pager=cat\nstdin-empty\nExit code 3",
+        project.display()
+    );
+    assert_eq!(result_of(&server, "call_bash_1"), (expected, true));
+    editor.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_over_its_timeout_is_killed_in_the_editors_terminal_then_released() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(
+        WIRE,
+        vec![
+            tool_call(
+                "call_slow_1",
+                "Bash",
+                json!({"command": "echo started; sleep 60", "timeout": 500}),
+            ),
+            Reply::Text("It was too slow.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let mut editor = Editor::start(&world, &server);
+    let session = editor.open(&world, true).await;
+    let done = editor
+        .call("session/prompt", prompt(&session, "Run the slow one"))
+        .await;
+    assert_eq!(done["stopReason"], "end_turn");
+    assert_eq!(
+        editor.methods(),
+        [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/kill",
+            "terminal/output",
+            "terminal/release"
+        ]
+    );
+    let (text, is_error) = result_of(&server, "call_slow_1");
+    assert!(is_error);
+    assert_eq!(
+        text,
+        format!(
+            "started\nThe command timed out after 500 ms and was stopped (with everything it started); the output above is what it produced until then. Run long commands with a larger `timeout` (at most {}) or with run_in_background.",
+            600_000
+        )
+    );
+    editor.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_terminal_capability_riot_runs_the_command_itself() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(
+        WIRE,
+        vec![
+            tool_call(
+                "call_bash_1",
+                "Bash",
+                json!({"command": "echo ran by riot"}),
+            ),
+            Reply::Text("Ran it.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let mut editor = Editor::start(&world, &server);
+    let session = editor.open(&world, false).await;
+    let done = editor
+        .call("session/prompt", prompt(&session, "Run it"))
+        .await;
+    assert_eq!(done["stopReason"], "end_turn");
+    assert!(editor.log.is_empty(), "{:?}", editor.log);
+    assert_eq!(
+        result_of(&server, "call_bash_1"),
+        ("ran by riot".to_owned(), false)
+    );
+    editor.close().await;
+    server.shutdown().await;
+}
