@@ -155,7 +155,8 @@ pub fn view_text(view: &TerminalView, heading: &str) -> String {
     if !view.person_typed.is_empty() {
         out.push_str(&format!(
             "The person typed into this terminal: {}\n",
-            view.person_typed.join(" ")
+            // A face writes key by key: the writes together are what was typed.
+            view.person_typed.concat()
         ));
     }
     if view.full_screen {

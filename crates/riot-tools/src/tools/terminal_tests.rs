@@ -157,6 +157,21 @@ async fn a_repl_session_through_the_tool() {
         "{read}"
     );
 
+    // A face sends each key as it is pressed: the read shows them as one line typed.
+    for key in [&b"x"[..], b"*", b"2", b"\r"] {
+        env.terminals
+            .write("py", key, riot_protocol::Typist::Person)
+            .await
+            .unwrap();
+    }
+    env.terminals.settle("py", 2_000).await.unwrap();
+    let read = run(&env, json!({"action": "read", "name": "py"})).await;
+    assert!(
+        read.contains("The person typed into this terminal: x*2<Enter>\n"),
+        "{read}"
+    );
+    assert!(read.contains("\n6\n>>>\n```"), "{read}");
+
     let closed = run(&env, json!({"action": "close", "name": "py"})).await;
     assert!(
         closed.starts_with(
