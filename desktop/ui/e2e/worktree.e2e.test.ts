@@ -57,7 +57,7 @@ describe.skipIf(missing.length > 0)("sessions in worktrees from the web UI", () 
   });
 
   async function startInWorktree(w: World, name: string): Promise<void> {
-    await w.page.getByRole("button", { name: "New session in a worktree…" }).click();
+    await w.page.getByRole("button", { name: "New worktree session…" }).click();
     await w.page.getByLabel("Worktree name (empty: Riot picks one)").fill(name);
     await w.page.getByRole("button", { name: "Start in worktree" }).click();
   }

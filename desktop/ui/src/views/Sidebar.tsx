@@ -209,7 +209,7 @@ export function Sidebar({
             title="Start a session in a new git worktree of the project, on a branch of its own"
             onClick={() => setWorktreeName("")}
           >
-            New session in a worktree…
+            New worktree session…
           </button>
         )}
       </form>

@@ -35,7 +35,7 @@ async function page(riot: FakeRiot, projectDir = PROJECT) {
 
 /** Opens the worktree form, types `name`, starts. */
 function startInWorktree(name: string) {
-  fireEvent.click(screen.getByRole("button", { name: "New session in a worktree…" }));
+  fireEvent.click(screen.getByRole("button", { name: "New worktree session…" }));
   const form = screen.getByRole("form", { name: "New session in a worktree" });
   fireEvent.change(within(form).getByLabelText("Worktree name (empty: Riot picks one)"), { target: { value: name } });
   fireEvent.click(within(form).getByRole("button", { name: "Start in worktree" }));
@@ -116,10 +116,10 @@ describe("a new session in a worktree", () => {
   it("closes the form with Cancel or Escape without starting anything", async () => {
     const riot = new FakeRiot({ token: "t", projects: [PROJECT], gitProjects: [PROJECT] });
     await page(riot);
-    fireEvent.click(screen.getByRole("button", { name: "New session in a worktree…" }));
+    fireEvent.click(screen.getByRole("button", { name: "New worktree session…" }));
     fireEvent.click(screen.getByRole("button", { name: "Cancel" }));
     expect(screen.queryByRole("form", { name: "New session in a worktree" })).toBeNull();
-    fireEvent.click(screen.getByRole("button", { name: "New session in a worktree…" }));
+    fireEvent.click(screen.getByRole("button", { name: "New worktree session…" }));
     fireEvent.keyDown(screen.getByLabelText("Worktree name (empty: Riot picks one)"), { key: "Escape" });
     expect(screen.queryByRole("form", { name: "New session in a worktree" })).toBeNull();
     expect(riot.newSessionMeta).toEqual([]);
