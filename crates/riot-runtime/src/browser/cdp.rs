@@ -21,6 +21,7 @@ use tokio::net::unix::pipe;
 use tokio::process::Child;
 use tokio::sync::oneshot;
 
+use super::guard::RequestGuard;
 use crate::group::GroupGuard;
 
 /// How long one command may take.
@@ -28,19 +29,29 @@ pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
 
-/// Events the browser keeps: console lines since the last read.
+/// Events the browser keeps: console lines since the last read, and the
+/// requests the guard refused since the last action.
 #[derive(Debug, Default)]
 pub(crate) struct Events {
     pub console: Vec<String>,
+    pub blocked: Vec<String>,
+}
+
+/// The command side of the pipe, shared by the tool's calls and the
+/// handler that answers paused requests and new targets.
+#[derive(Debug)]
+struct Link {
+    writer: tokio::sync::Mutex<pipe::Sender>,
+    pending: Pending,
+    next_id: AtomicU64,
 }
 
 /// A running Chromium and the pipe to it.
 #[derive(Debug)]
 pub(crate) struct Cdp {
-    writer: tokio::sync::Mutex<pipe::Sender>,
-    pending: Pending,
-    next_id: AtomicU64,
+    link: Arc<Link>,
     pub events: Arc<Mutex<Events>>,
+    pub requests: Arc<RequestGuard>,
     child: Child,
     guard: GroupGuard,
     pub pid: u32,
@@ -122,14 +133,23 @@ impl Cdp {
         let guard = GroupGuard::new(Some(pid));
         let writer = pipe::Sender::from_owned_fd(cmd_write)?;
         let reader = pipe::Receiver::from_owned_fd(reply_read)?;
-        let pending: Pending = Arc::default();
-        let events: Arc<Mutex<Events>> = Arc::default();
-        tokio::spawn(read_loop(reader, Arc::clone(&pending), Arc::clone(&events)));
-        Ok(Self {
+        let link = Arc::new(Link {
             writer: tokio::sync::Mutex::new(writer),
-            pending,
+            pending: Arc::default(),
             next_id: AtomicU64::new(1),
+        });
+        let events: Arc<Mutex<Events>> = Arc::default();
+        let requests: Arc<RequestGuard> = Arc::default();
+        tokio::spawn(read_loop(
+            reader,
+            Arc::clone(&link),
+            Arc::clone(&events),
+            Arc::clone(&requests),
+        ));
+        Ok(Self {
+            link,
             events,
+            requests,
             child,
             guard,
             pid,
@@ -138,6 +158,28 @@ impl Cdp {
 
     /// Sends one command (to `session` when given) and waits for its result.
     pub(crate) async fn call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, String> {
+        self.link.call(session, method, params).await
+    }
+
+    /// Whether the browser process is still running.
+    pub(crate) fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Kills the whole process group and reaps the browser.
+    pub(crate) async fn kill(mut self) {
+        self.guard.kill_now();
+        let _ = self.child.wait().await;
+    }
+}
+
+impl Link {
+    async fn call(
         &self,
         session: Option<&str>,
         method: &str,
@@ -179,20 +221,80 @@ impl Cdp {
             }
         }
     }
+}
 
-    /// Whether the browser process is still running.
-    pub(crate) fn running(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
+/// Readies a target the browser attached to (the page, a frame in another
+/// process, a worker, a pop-up), which waits before it runs: its requests
+/// pause for the guard, its own frames and workers attach the same way,
+/// then it may run.
+async fn prepare_target(link: Arc<Link>, session: String) {
+    let session = Some(session.as_str());
+    let _ = link
+        .call(
+            session,
+            "Fetch.enable",
+            json!({"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}),
+        )
+        .await;
+    let _ = link
+        .call(
+            session,
+            "Target.setAutoAttach",
+            json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
+        )
+        .await;
+    let _ = link
+        .call(session, "Runtime.runIfWaitingForDebugger", json!({}))
+        .await;
+}
 
-    /// Kills the whole process group and reaps the browser.
-    pub(crate) async fn kill(mut self) {
-        self.guard.kill_now();
-        let _ = self.child.wait().await;
+/// Answers one paused request: continued when the guard allows it, failed
+/// (and reported) when not.
+async fn answer_request(
+    link: Arc<Link>,
+    events: Arc<Mutex<Events>>,
+    requests: Arc<RequestGuard>,
+    session: String,
+    params: Value,
+) {
+    let id = params["requestId"].clone();
+    let url = params["request"]["url"].as_str().unwrap_or_default();
+    let session = Some(session.as_str());
+    match requests.judge(url).await {
+        Ok(()) => {
+            let _ = link
+                .call(session, "Fetch.continueRequest", json!({"requestId": id}))
+                .await;
+        }
+        Err(why) => {
+            let shown: String = url.chars().take(200).collect();
+            let line = format!("[blocked by Riot] {shown}: {why}");
+            {
+                let mut events = events.lock().unwrap_or_else(|e| e.into_inner());
+                if events.blocked.len() < 20 && !events.blocked.contains(&line) {
+                    events.blocked.push(line.clone());
+                }
+                if events.console.len() < 1000 {
+                    events.console.push(line);
+                }
+            }
+            let _ = link
+                .call(
+                    session,
+                    "Fetch.failRequest",
+                    json!({"requestId": id, "errorReason": "AccessDenied"}),
+                )
+                .await;
+        }
     }
 }
 
-async fn read_loop(mut reader: pipe::Receiver, pending: Pending, events: Arc<Mutex<Events>>) {
+async fn read_loop(
+    mut reader: pipe::Receiver,
+    link: Arc<Link>,
+    events: Arc<Mutex<Events>>,
+    requests: Arc<RequestGuard>,
+) {
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
@@ -206,11 +308,31 @@ async fn read_loop(mut reader: pipe::Receiver, pending: Pending, events: Arc<Mut
             let Ok(value) = serde_json::from_slice::<Value>(&message[..end]) else {
                 continue;
             };
-            dispatch(value, &pending, &events);
+            let session = value["sessionId"].as_str().unwrap_or_default().to_owned();
+            match value["method"].as_str() {
+                Some("Fetch.requestPaused") => {
+                    tokio::spawn(answer_request(
+                        Arc::clone(&link),
+                        Arc::clone(&events),
+                        Arc::clone(&requests),
+                        session,
+                        value["params"].clone(),
+                    ));
+                }
+                Some("Target.attachedToTarget") => {
+                    if let Some(child) = value["params"]["sessionId"].as_str() {
+                        tokio::spawn(prepare_target(Arc::clone(&link), child.to_owned()));
+                    }
+                }
+                _ => dispatch(value, &link.pending, &events),
+            }
         }
     }
     // The browser is gone: every waiting command fails.
-    pending.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    link.pending
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clear();
 }
 
 fn dispatch(value: Value, pending: &Pending, events: &Mutex<Events>) {

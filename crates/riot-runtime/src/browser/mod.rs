@@ -11,6 +11,7 @@
 //! wrote — the scripts it runs are its own, fixed ones.
 
 mod cdp;
+mod guard;
 mod snapshot;
 
 use std::collections::HashMap;
@@ -173,6 +174,17 @@ impl ChromiumBrowser {
             refs: HashMap::new(),
             profile,
         };
+        // Every page, frame and worker waits at its start until its
+        // requests pause for the guard (cdp.rs `prepare_target`).
+        running
+            .cdp
+            .call(
+                None,
+                "Target.setAutoAttach",
+                json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
+            )
+            .await
+            .map_err(|e| failed(format!("the browser did not start: {e}")))?;
         let target = running
             .cdp
             .call(None, "Target.createTarget", json!({"url": "about:blank"}))
@@ -370,9 +382,42 @@ impl Running {
         Ok(())
     }
 
+    /// Runs one action, then says which of the requests it caused were
+    /// refused (guard.rs).
     async fn act(&mut self, action: BrowserAction) -> Result<BrowserResult, BrowserError> {
+        // `console` lists refused requests among its lines already.
+        let console = matches!(action, BrowserAction::Console);
+        let result = self.perform(action).await;
+        let blocked = std::mem::take(
+            &mut self
+                .cdp
+                .events
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .blocked,
+        );
+        if blocked.is_empty() || console {
+            return result;
+        }
+        let note = blocked.join("\n");
+        match result {
+            Ok(mut page) => {
+                page.text = if page.text.is_empty() {
+                    note
+                } else {
+                    format!("{}\n\n{note}", page.text)
+                };
+                Ok(page)
+            }
+            Err(BrowserError::Failed(why)) => Err(failed(format!("{why}\n{note}"))),
+            Err(other) => Err(other),
+        }
+    }
+
+    async fn perform(&mut self, action: BrowserAction) -> Result<BrowserResult, BrowserError> {
         match action {
             BrowserAction::Navigate { url } => {
+                self.cdp.requests.approve(&url);
                 let reply = self.call("Page.navigate", json!({"url": url})).await?;
                 if let Some(error) = reply["errorText"].as_str().filter(|e| !e.is_empty()) {
                     return Err(failed(format!("loading {url} failed: {error}")));

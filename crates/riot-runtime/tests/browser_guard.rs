@@ -1,0 +1,185 @@
+#![allow(clippy::disallowed_methods)] // a loopback server and a real Chromium
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)] // test code; a skip is printed
+
+//! What a page loads on its own is judged too (docs/browser.md): a page on
+//! an approved loopback host cannot reach another private host or a
+//! cloud-metadata address through a fetch, a frame, an image or a redirect,
+//! and the model is told what was refused. Skipped, with the reason
+//! printed, only when no Chromium is installed.
+
+use std::sync::{Arc, Mutex};
+
+use riot_protocol::{Browser, BrowserAction, BrowserError};
+use riot_runtime::{ChromiumBrowser, find_chromium};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A loopback server that records every request's path; stopped on drop.
+struct Server {
+    port: u16,
+    paths: Arc<Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Server {
+    fn hit(&self, path: &str) -> bool {
+        self.paths.lock().unwrap().iter().any(|p| p == path)
+    }
+}
+
+fn page(port: u16) -> String {
+    format!(
+        r#"<!doctype html><html><head><title>Guarded</title></head><body>
+<h1>Guarded page</h1>
+<img src="http://169.254.169.254/latest/meta-data/pixel.png">
+<iframe src="http://localhost:{port}/frame"></iframe>
+<script>fetch('http://localhost:{port}/secret').catch(function () {{}});</script>
+</body></html>"#
+    )
+}
+
+async fn serve() -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let paths: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = Arc::clone(&paths);
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let seen = Arc::clone(&seen);
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let mut got = Vec::new();
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&got).into_owned();
+                let path = head.split(' ').nth(1).unwrap_or("").to_owned();
+                seen.lock().unwrap().push(path.clone());
+                let (status, extra, body) = match path.as_str() {
+                    "/" => ("200 OK", String::new(), page(port)),
+                    "/to-metadata" => (
+                        "302 Found",
+                        "Location: http://169.254.169.254/latest/meta-data/\r\n".to_owned(),
+                        String::new(),
+                    ),
+                    "/to-localhost" => (
+                        "302 Found",
+                        format!("Location: http://localhost:{port}/secret\r\n"),
+                        String::new(),
+                    ),
+                    _ => ("404 Not Found", String::new(), "no".to_owned()),
+                };
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\n{extra}Content-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    Server { port, paths, task }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_a_page_makes_on_its_own_are_judged_like_the_url() {
+    let Some(executable) = find_chromium() else {
+        eprintln!("SKIPPED: no Chromium on this system (install the chromium package)");
+        return;
+    };
+    let server = serve().await;
+    let base = format!("http://127.0.0.1:{}", server.port);
+    let browser = ChromiumBrowser::new(executable, true);
+
+    // The approved host loads; what the page itself asks of another
+    // private host or of the metadata address does not leave the browser.
+    let page = browser
+        .act(BrowserAction::Navigate {
+            url: format!("{base}/"),
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.title, "Guarded");
+    assert!(
+        page.text.contains("heading \"Guarded page\""),
+        "{}",
+        page.text
+    );
+    let port = server.port;
+    // The fetch may still be in flight when the load completes: the
+    // console collects every refusal, so ask until both are there.
+    let mut seen = page.text.clone();
+    for _ in 0..100 {
+        if seen.contains(&format!("http://localhost:{port}/secret"))
+            && seen.contains(&format!("http://localhost:{port}/frame"))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        seen.push_str(&browser.act(BrowserAction::Console).await.unwrap().text);
+    }
+    assert!(
+        seen.contains(&format!(
+            "[blocked by Riot] http://localhost:{port}/secret: localhost ("
+        )),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("and the model did not navigate to it"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains(&format!("[blocked by Riot] http://localhost:{port}/frame")),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("[blocked by Riot] http://169.254.169.254/latest/meta-data/pixel.png: 169.254.169.254 (169.254.169.254) is a link-local or cloud-metadata address, which is never loaded"),
+        "{seen}"
+    );
+    assert!(!server.hit("/secret"), "the page reached another host");
+    assert!(!server.hit("/frame"), "the frame reached another host");
+
+    // A redirect is a new request, judged the same way.
+    let Err(BrowserError::Failed(why)) = browser
+        .act(BrowserAction::Navigate {
+            url: format!("{base}/to-metadata"),
+        })
+        .await
+    else {
+        panic!("a redirect to the metadata address loaded");
+    };
+    assert!(
+        why.contains("[blocked by Riot] http://169.254.169.254/latest/meta-data/: 169.254.169.254 (169.254.169.254) is a link-local or cloud-metadata address"),
+        "{why}"
+    );
+    let Err(BrowserError::Failed(why)) = browser
+        .act(BrowserAction::Navigate {
+            url: format!("{base}/to-localhost"),
+        })
+        .await
+    else {
+        panic!("a redirect to another private host loaded");
+    };
+    assert!(
+        why.contains(&format!("[blocked by Riot] http://localhost:{port}/secret")),
+        "{why}"
+    );
+    assert!(server.hit("/to-localhost"));
+    assert!(!server.hit("/secret"), "the redirect reached another host");
+    browser.close().await;
+}
