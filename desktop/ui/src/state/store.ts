@@ -542,7 +542,9 @@ export class Store {
   async refreshSessions(): Promise<void> {
     await this.attempt(async () => {
       const sessions = await this.need().listSessions();
-      const projectDir = this.state.projectDir || (sessions[0]?.cwd ?? "");
+      // The newest session's project: the checkout a worktree was made from, not the worktree.
+      const newest = sessions[0];
+      const projectDir = this.state.projectDir || (worktreeOf(newest?._meta)?.project ?? newest?.cwd ?? "");
       this.set({ sessions, projectDir });
     });
   }

@@ -125,7 +125,7 @@ describe("a new session in a worktree", () => {
     expect(riot.newSessionMeta).toEqual([]);
   });
 
-  it("shows the worktree of a listed session when it is opened", async () => {
+  it("shows the worktree of a listed session when it is opened, and keeps the project as the place to start", async () => {
     const riot = new FakeRiot({ token: "t", projects: [PROJECT], gitProjects: [PROJECT] }).script(async () => "end_turn");
     const first = await page(riot);
     startInWorktree("w2");
@@ -135,8 +135,10 @@ describe("a new session in a worktree", () => {
     await waitFor(() => expect(first.getState().sessions).toHaveLength(1));
     first.dispose();
     cleanup();
-    // A second page (a reload) opens it from the list.
-    await page(riot);
+    // A second page (a reload, no project chosen yet) opens it from the list.
+    await page(riot, "");
+    // The project to start in is the one the worktree came from, not the worktree.
+    expect((screen.getByLabelText("Project directory") as HTMLInputElement).value).toBe(PROJECT);
     const nav = screen.getByRole("navigation", { name: "Sessions" });
     const row = nav.querySelector("button.session") as HTMLButtonElement;
     expect(row.textContent).toContain("go");
