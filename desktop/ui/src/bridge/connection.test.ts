@@ -81,8 +81,11 @@ describe("the bridge against a strict fake riot serve", () => {
         "_riot/checkpoints",
         "_riot/rewind",
         "_riot/terminal_write",
+        "_riot/queue",
+        "_riot/background",
+        "_riot/background_stop",
       ],
-      notifications: ["_riot/usage", "_riot/compaction", "_riot/terminal"],
+      notifications: ["_riot/usage", "_riot/compaction", "_riot/terminal", "_riot/queue_update", "_riot/background_update"],
     });
     expect(riot.received).toEqual(["initialize"]);
     expect(riot.violations).toEqual([]);

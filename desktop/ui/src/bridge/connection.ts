@@ -50,6 +50,22 @@ import {
   type TerminalNotice,
   type TurnUsage,
 } from "./riot-ext";
+import {
+  BACKGROUND,
+  BACKGROUND_STOP,
+  BACKGROUND_UPDATE,
+  QUEUE,
+  QUEUE_UPDATE,
+  parseBackgroundNotice,
+  parseBackgroundStop,
+  parseBackgroundTasks,
+  parseQueue,
+  parseQueueNotice,
+  type BackgroundNotice,
+  type BackgroundTask,
+  type QueueNotice,
+  type QueueState,
+} from "./parallel";
 import { socketStream, type SocketLike } from "./socket";
 import { worktreeOf, worktreeRequestMeta, type SessionWorktree } from "./worktree";
 
@@ -69,6 +85,10 @@ export interface BridgeEvents {
   compaction(notice: CompactionNotice): void;
   /** A terminal of a session opened, showed a new screen, exited or closed (`_riot/terminal`). */
   terminal?(notice: TerminalNotice): void;
+  /** A session's queue changed, or Riot delivered queued messages into its turn (`_riot/queue_update`). */
+  queue?(notice: QueueNotice): void;
+  /** A session's background agent started, made a tool call or ended (`_riot/background_update`). */
+  background?(notice: BackgroundNotice): void;
   /** The connection ended; `error` says why when it was not closed on purpose. */
   closed(error: Error | null): void;
 }
@@ -176,6 +196,12 @@ export class RiotConnection {
       })
       .onNotification(TERMINAL, parseTerminal, ({ params }) => {
         events.terminal?.(params);
+      })
+      .onNotification(QUEUE_UPDATE, parseQueueNotice, ({ params }) => {
+        events.queue?.(params);
+      })
+      .onNotification(BACKGROUND_UPDATE, parseBackgroundNotice, ({ params }) => {
+        events.background?.(params);
       });
     const connection = app.connect(stream);
     connection.closed.then(
@@ -399,6 +425,36 @@ export class RiotConnection {
       const why = e instanceof RiotError ? detail(e) : null;
       throw why === null ? e : new RiotError(why, (e as RiotError).code);
     }
+  }
+
+  /**
+   * `_riot/queue`: session `sessionId`'s queue, kept by Riot (it outlives
+   * the page). `push` a message written while a turn runs (Riot's loop
+   * delivers it after the running batch's tool results), `edit` or
+   * `remove` a waiting one, or `take` everything waiting to send it as the
+   * next prompt. Resolves with what waits afterwards; throws Riot's
+   * refusal (an id no longer waiting, a result Riot queued).
+   */
+  async queue(
+    sessionId: string,
+    action: { action: "list" } | { action: "push"; text: string } | { action: "edit"; id: string; text: string } | { action: "remove"; id: string } | { action: "take" },
+  ): Promise<QueueState> {
+    return parseQueue(await this.extension(QUEUE, { sessionId, ...action }));
+  }
+
+  /** `_riot/background`: session `sessionId`'s background agents, oldest first. */
+  async backgroundTasks(sessionId: string): Promise<BackgroundTask[]> {
+    return parseBackgroundTasks(await this.extension(BACKGROUND, { sessionId }));
+  }
+
+  /**
+   * `_riot/background_stop`: stops a running background agent; resolves
+   * with it as it stands (still `running` until it wound down, which
+   * `_riot/background_update` tells). Throws Riot's refusal for an
+   * unknown or ended one.
+   */
+  async stopBackground(sessionId: string, id: string): Promise<BackgroundTask> {
+    return parseBackgroundStop(await this.extension(BACKGROUND_STOP, { sessionId, id }));
   }
 
   /** Closes the connection; pending requests reject. */

@@ -10,6 +10,7 @@
 
 import type { CompactionStrategy, DecisionReason, PermissionRequestDetail } from "../generated/agent_event";
 import type { TerminalExit, TerminalUpdate } from "../generated/terminal_update";
+import { BACKGROUND_UPDATE, QUEUE_UPDATE } from "./parallel";
 
 export const USAGE = "_riot/usage";
 export const COMPACTION = "_riot/compaction";
@@ -26,7 +27,7 @@ export const TERMINAL = "_riot/terminal";
 export const TERMINAL_WRITE = "_riot/terminal_write";
 
 /** The notifications this UI asks for. */
-export const WANTED_NOTIFICATIONS = [USAGE, COMPACTION, TERMINAL] as const;
+export const WANTED_NOTIFICATIONS = [USAGE, COMPACTION, TERMINAL, QUEUE_UPDATE, BACKGROUND_UPDATE] as const;
 
 /** `clientCapabilities._meta` of `initialize`. */
 export function clientCapabilitiesMeta(): Record<string, unknown> {

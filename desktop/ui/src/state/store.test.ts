@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { connectToRiot, endpointFromPage } from "../bridge";
 import { FakeRiot, UNCONFIGURED, type Answer, type FakeTurn } from "../bridge/testing/fake-riot";
 import type { FrameScheduler } from "./frame-batcher";
+import type { BackgroundTask } from "../bridge/parallel";
 import { Store, type StoreHooks } from "./store";
 
 const PROJECT = "/home/me/project";
@@ -181,85 +182,114 @@ function gated(prompts: string[]) {
 const userTexts = (store: Store) =>
   (store.current()?.conversation.items ?? []).flatMap((i) => (i.kind === "user" ? [i.text] : []));
 
-describe("Store: the queue", () => {
-  it("queues prompts sent while a turn runs and sends them in order as turns end", async () => {
+describe("Store: the queue, kept by Riot", () => {
+  it("pushes what is sent during a turn to Riot's queue; what is still waiting at the end goes as one prompt", async () => {
     const prompts: string[] = [];
     const { script, release } = gated(prompts);
-    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script, script);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script);
     const { store, until } = await setup(riot);
     await store.newSession();
+    const id = store.current()?.id ?? "";
     void store.send("first");
-    void store.send("A");
-    void store.send("B");
-    expect(store.current()?.queue.map((q) => q.text)).toEqual(["A", "B"]);
     await until(() => prompts.length === 1);
+    await store.send("A");
+    await store.send("B");
+    expect(riot.queued(id).map((m) => m.text)).toEqual(["A", "B"]);
+    expect(store.current()?.queue.map((q) => [q.text, q.origin])).toEqual([
+      ["A", "person"],
+      ["B", "person"],
+    ]);
     release();
     await until(() => prompts.length === 2);
-    expect(store.current()?.queue.map((q) => q.text)).toEqual(["B"]);
-    release();
-    await until(() => prompts.length === 3);
+    expect(prompts).toEqual(["first", "A\n\nB"]);
+    expect(riot.queued(id)).toEqual([]);
     release();
     await until(() => store.current()?.running === false);
-    expect(prompts).toEqual(["first", "A", "B"]);
-    expect(userTexts(store)).toEqual(["first", "A", "B"]);
+    expect(userTexts(store)).toEqual(["first", "A\n\nB"]);
     expect(store.current()?.queue).toEqual([]);
     expect(riot.violations).toEqual([]);
   });
 
-  it("sends the images of a prompt, queued ones too, and shows them in the person's message", async () => {
-    const sent: { text: string; images: readonly { mimeType: string; data: string }[] }[] = [];
+  it("shows a message Riot delivered into the running turn where it went in, and no longer as queued", async () => {
+    const prompts: string[] = [];
+    let riot: FakeRiot;
     let release = () => {};
-    const script = (turn: FakeTurn) =>
-      new Promise<"end_turn">((resolve) => {
-        sent.push({ text: turn.text, images: turn.images });
-        release = () => resolve("end_turn");
-      });
-    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script);
+    const script = async (turn: FakeTurn) => {
+      prompts.push(turn.text);
+      await turn.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Looking." } });
+      await new Promise<void>((resolve) => (release = resolve));
+      // The loop, after a batch of tool results.
+      await riot.deliverQueued(turn.sessionId);
+      await turn.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Checked b too." } });
+      return "end_turn" as const;
+    };
+    riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script);
     const { store, until } = await setup(riot);
     await store.newSession();
-    const shot = { name: "shot.png", mimeType: "image/png", data: "iVBORw0KGgo=", bytes: 8 };
-    const photo = { name: "photo.jpg", mimeType: "image/jpeg", data: "/9j/", bytes: 3 };
-    void store.send("what broke?", [shot]);
-    void store.send("", [photo]);
-    expect(store.current()?.queue.map((q) => [q.text, q.images])).toEqual([["", [photo]]]);
-    await until(() => sent.length === 1);
-    release();
-    await until(() => sent.length === 2);
+    void store.send("check a");
+    await until(() => prompts.length === 1);
+    await store.send("and b");
+    await until(() => store.current()?.queue.length === 1);
     release();
     await until(() => store.current()?.running === false);
-    expect(sent).toEqual([
-      { text: "what broke?", images: [{ mimeType: "image/png", data: "iVBORw0KGgo=" }] },
-      { text: "", images: [{ mimeType: "image/jpeg", data: "/9j/" }] },
-    ]);
-    const users = store.current()?.conversation.items.filter((i) => i.kind === "user");
-    expect(users?.map((u) => [u.text, u.images])).toEqual([
-      ["what broke?", [{ name: "shot.png", mimeType: "image/png", data: "iVBORw0KGgo=" }]],
-      ["", [{ name: "photo.jpg", mimeType: "image/jpeg", data: "/9j/" }]],
-    ]);
+    // Delivered, so not sent again as a prompt.
+    expect(prompts).toEqual(["check a"]);
+    expect(store.current()?.queue).toEqual([]);
+    expect(
+      store.current()?.conversation.items.map((i) => (i.kind === "user" ? `user:${i.text}` : i.kind)),
+    ).toEqual(["user:check a", "agent", "user:and b", "agent"]);
     expect(riot.violations).toEqual([]);
   });
 
-  it("does not send a queued prompt that was removed", async () => {
+  it("edits and removes waiting messages in Riot's queue, and shows Riot's refusal for one already delivered", async () => {
     const prompts: string[] = [];
     const { script, release } = gated(prompts);
-    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script, script);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script);
     const { store, until } = await setup(riot);
     await store.newSession();
+    const id = store.current()?.id ?? "";
     void store.send("first");
-    void store.send("A");
-    void store.send("B");
-    void store.send("C");
-    const b = store.current()?.queue.find((q) => q.text === "B");
-    store.removeQueued(store.current()?.id ?? "", b?.key ?? "");
-    expect(store.current()?.queue.map((q) => q.text)).toEqual(["A", "C"]);
     await until(() => prompts.length === 1);
+    await store.send("A");
+    await store.send("B");
+    await store.send("C");
+    const [a, b] = store.current()?.queue ?? [];
+    await store.removeQueued(id, b?.id ?? "");
+    await store.editQueued(id, a?.id ?? "", "A, edited");
+    expect(riot.queued(id).map((m) => m.text)).toEqual(["A, edited", "C"]);
+    expect(store.current()?.queue.map((q) => q.text)).toEqual(["A, edited", "C"]);
+    await store.removeQueued(id, b?.id ?? "");
+    expect(store.getState().error).toBe(
+      `there is no queued message \`${b?.id}\` in this session: it was delivered or removed; the queued ones are ${riot
+        .queued(id)
+        .map((m) => `\`${m.id}\``)
+        .join(", ")}`,
+    );
     release();
     await until(() => prompts.length === 2);
     release();
-    await until(() => prompts.length === 3);
+    await until(() => store.current()?.running === false);
+    expect(prompts).toEqual(["first", "A, edited\n\nC"]);
+  });
+
+  it("refuses images during a turn, saying why, and queues nothing", async () => {
+    const prompts: string[] = [];
+    const { script, release } = gated(prompts);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script);
+    const { store, until } = await setup(riot);
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    void store.send("what broke?");
+    await until(() => prompts.length === 1);
+    const photo = { name: "photo.jpg", mimeType: "image/jpeg", data: "/9j/", bytes: 3 };
+    await store.send("and this", [photo]);
+    expect(store.getState().error).toBe(
+      "A turn is running and images cannot wait in the queue: send them when the turn ends.",
+    );
+    expect(riot.queued(id)).toEqual([]);
     release();
     await until(() => store.current()?.running === false);
-    expect(prompts).toEqual(["first", "A", "C"]);
+    expect(prompts).toEqual(["what broke?"]);
   });
 
   it("holds the queue after a stop until the person resumes it", async () => {
@@ -269,8 +299,8 @@ describe("Store: the queue", () => {
     const { store, until } = await setup(riot);
     await store.newSession();
     void store.send("first");
-    void store.send("A");
     await until(() => prompts.length === 1);
+    await store.send("A");
     await store.stop();
     await until(() => store.current()?.running === false);
     expect(store.current()?.queueHeld).toBe(true);
@@ -282,6 +312,65 @@ describe("Store: the queue", () => {
     await until(() => store.current()?.running === false);
     expect(prompts).toEqual(["first", "A"]);
     expect(store.current()?.queueHeld).toBe(false);
+  });
+
+  it("finds the queue again after a reload, held, and sends it with the person's next prompt", async () => {
+    const prompts: string[] = [];
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(async (turn) => {
+      prompts.push(turn.text);
+      return "end_turn";
+    });
+    riot.addSession("s-old", PROJECT, [
+      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "earlier" } },
+    ]);
+    await riot.enqueue("s-old", "written before the reload", "person");
+    const { store, until } = await setup(riot);
+    await store.openSession("s-old", PROJECT);
+    await until(() => store.current()?.loading === false && store.current()?.queue.length === 1);
+    expect(store.current()?.queueHeld).toBe(true);
+    await store.send("and now this");
+    await until(() => store.current()?.running === false && prompts.length === 1);
+    expect(prompts).toEqual(["written before the reload\n\nand now this"]);
+    expect(riot.queued("s-old")).toEqual([]);
+  });
+});
+
+describe("Store: background agents", () => {
+  const task = (over: Partial<BackgroundTask> = {}): BackgroundTask => ({
+    id: "bg_1",
+    agent: "explore",
+    description: "find the config",
+    state: "running",
+    calls: 0,
+    last: null,
+    result: null,
+    ...over,
+  });
+
+  it("lists them on opening, follows their updates, and stops one", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    riot.addSession("s-old", PROJECT, []);
+    await riot.backgroundTask("s-old", task());
+    const { store, until } = await setup(riot);
+    await store.openSession("s-old", PROJECT);
+    await until(() => store.current()?.background.length === 1);
+    await riot.backgroundTask("s-old", task({ calls: 1, last: "explore: Read src/config.rs" }));
+    await until(() => store.current()?.background[0]?.calls === 1);
+    expect(store.current()?.background[0]?.last).toBe("explore: Read src/config.rs");
+    const stopping = store.stopBackground("s-old", "bg_1");
+    expect(store.current()?.stoppingTasks).toEqual(["bg_1"]);
+    await stopping;
+    await until(() => store.current()?.background[0]?.state === "stopped");
+    expect(store.current()?.stoppingTasks).toEqual([]);
+    expect(store.current()?.background[0]?.result).toBe("The background task was stopped before it finished.");
+    // Its result waits for the agent as Riot's message, not the person's.
+    await until(() => store.current()?.queue.length === 1);
+    expect(store.current()?.queue[0]?.origin).toBe("riot");
+    expect(store.current()?.queueHeld).toBe(false);
+    // Stopping it again is refused in Riot's words.
+    await store.stopBackground("s-old", "bg_1");
+    expect(store.getState().error).toBe("background task `bg_1` has already ended (stopped); there is nothing to stop");
+    expect(riot.violations).toEqual([]);
   });
 });
 
@@ -407,6 +496,8 @@ describe("Store: sessions, models and settings", () => {
       rewind: true,
       images: true,
       terminals: true,
+      queue: true,
+      background: true,
     });
     const old = new FakeRiot({ token: "t", projects: [PROJECT], config: UNCONFIGURED, requests: ["_riot/shutdown"], images: false });
     const { store } = await setup(old);
@@ -419,6 +510,8 @@ describe("Store: sessions, models and settings", () => {
       rewind: false,
       images: false,
       terminals: false,
+      queue: false,
+      background: false,
     });
     expect(store.getState().settings).toBeNull();
     expect(old.received).toEqual(["initialize", "session/list"]);

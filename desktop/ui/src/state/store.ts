@@ -3,10 +3,12 @@
 // order, so a turn's end is never applied before its last delta and a
 // stream of deltas costs one render per frame.
 //
-// Prompts sent while a turn runs wait in the session's queue and go out
-// one after another as turns end on their own; a stopped or failed turn
-// holds the queue until the person resumes it (or sends again). The
-// store never talks to the desktop shell: it reports turn ends and
+// Prompts sent while a turn runs wait in the session's queue, which Riot
+// keeps (`_riot/queue`: it outlives a page reload): Riot's loop delivers
+// them into the running turn after its next tool results, and what still
+// waits when the turn ends is sent as the next prompt; a stopped or failed
+// turn (or a session opened with messages waiting) holds the queue until
+// the person resumes it (or sends again). The store never talks to the desktop shell: it reports turn ends and
 // questions through `StoreHooks`, which main.tsx connects to it.
 
 import {
@@ -37,6 +39,15 @@ import {
 } from "../bridge";
 import { worktreeOf, type SessionWorktree } from "../bridge/worktree";
 import {
+  BACKGROUND,
+  BACKGROUND_STOP,
+  QUEUE,
+  type BackgroundNotice,
+  type BackgroundTask,
+  type QueuedMessage,
+  type QueueNotice,
+} from "../bridge/parallel";
+import {
   applyUpdates,
   emptyConversation,
   withMode,
@@ -61,13 +72,8 @@ export interface UsageTotals {
   cacheWriteTokens: number;
 }
 
-/** A prompt waiting for the running turn to end. */
-export interface QueuedPrompt {
-  key: string;
-  text: string;
-  /** Images sent with it. */
-  images: readonly AttachedImage[];
-}
+/** A message waiting in a session's queue, as Riot keeps it. */
+export type QueuedPrompt = QueuedMessage;
 
 export interface SessionView {
   id: string;
@@ -78,7 +84,7 @@ export interface SessionView {
   model: string | null;
   /** Models seen in this session (its own, those set, those in usage), oldest first. */
   models: readonly string[];
-  /** Prompts to send after the running turn, in order. */
+  /** Messages waiting in Riot's queue of the session, in order (`_riot/queue`). */
   queue: readonly QueuedPrompt[];
   /** The last turn was stopped or failed: the queue waits for the person. */
   queueHeld: boolean;
@@ -102,6 +108,10 @@ export interface SessionView {
   compacting: boolean;
   /** Its terminals (`_riot/terminal`), in the order they were opened; closed ones stay to be read. */
   terminals: readonly TerminalState[];
+  /** Its background agents (`_riot/background`), oldest first. */
+  background: readonly BackgroundTask[];
+  /** Background agents the person asked to stop that have not ended yet. */
+  stoppingTasks: readonly string[];
 }
 
 export interface PendingPermission {
@@ -123,6 +133,10 @@ export interface Features {
   images: boolean;
   /** The person can type into terminals (`_riot/terminal_write`). */
   terminals: boolean;
+  /** Riot keeps the queue (`_riot/queue`). */
+  queue: boolean;
+  /** Background agents can be listed and stopped (`_riot/background`, `_riot/background_stop`). */
+  background: boolean;
 }
 
 const NO_FEATURES: Features = {
@@ -134,6 +148,8 @@ const NO_FEATURES: Features = {
   rewind: false,
   images: false,
   terminals: false,
+  queue: false,
+  background: false,
 };
 
 /** The model settings form: shown at first run (`onboarding`) or from the top bar. */
@@ -178,6 +194,8 @@ type Incoming =
   | { type: "usage"; usage: TurnUsage }
   | { type: "compaction"; notice: CompactionNotice }
   | { type: "terminal"; notice: TerminalNotice }
+  | { type: "queue"; notice: QueueNotice }
+  | { type: "background"; notice: BackgroundNotice }
   | { type: "permission"; pending: PendingPermission }
   | { type: "withdrawn"; key: string }
   | { type: "reloading"; sessionId: string }
@@ -206,6 +224,27 @@ function message(e: unknown): string {
 
 function withModel(models: readonly string[], model: string | null): readonly string[] {
   return model === null || models.includes(model) ? models : [...models, model];
+}
+
+/** Whether any of `queue` was written by the person (not a background result Riot queued). */
+function hasPerson(queue: readonly QueuedMessage[]): boolean {
+  return queue.some((m) => m.origin === "person");
+}
+
+/** Queued texts sent as one prompt, in order. */
+function joined(texts: readonly string[]): string {
+  return texts.filter((t) => t.trim() !== "").join("\n\n");
+}
+
+/** `tasks` with `task` in its place (a new one last). */
+function withTask(tasks: readonly BackgroundTask[], task: BackgroundTask): readonly BackgroundTask[] {
+  return tasks.some((t) => t.id === task.id) ? tasks.map((t) => (t.id === task.id ? task : t)) : [...tasks, task];
+}
+
+/** "Background task bg_1's result" from the message Riot queues for it. */
+function backgroundLabel(text: string): string {
+  const id = /^<background-task id="([^"]+)"/.exec(text)?.[1];
+  return id === undefined ? "A message Riot queued" : `Background task ${id}'s result`;
 }
 
 function outcomeOf(stopReason: StopReason | null, error: string | null): TurnOutcome {
@@ -239,6 +278,8 @@ function newView(
     cost: null,
     compacting: false,
     terminals: [],
+    background: [],
+    stoppingTasks: [],
   };
 }
 
@@ -307,6 +348,8 @@ export class Store {
     usage: (usage) => this.batch.push({ type: "usage", usage }),
     compaction: (notice) => this.batch.push({ type: "compaction", notice }),
     terminal: (notice) => this.batch.push({ type: "terminal", notice }),
+    queue: (notice) => this.batch.push({ type: "queue", notice }),
+    background: (notice) => this.batch.push({ type: "background", notice }),
     closed: (error) => this.batch.push({ type: "closed", error: error?.message ?? null }),
     permission: (request, withdrawn) =>
       new Promise<string | null>((resolve) => {
@@ -383,6 +426,30 @@ export class Store {
             };
           });
           break;
+        case "queue":
+          change(item.notice.sessionId, (v) => {
+            // What Riot's loop took into the running turn shows where it went in.
+            let conversation = v.conversation;
+            for (const m of item.notice.delivered) {
+              conversation =
+                m.origin === "person"
+                  ? withPrompt(conversation, m.text)
+                  : withNotice(conversation, "info", `${backgroundLabel(m.text)} reached the agent.`);
+            }
+            const queue = item.notice.messages;
+            return { ...v, conversation, queue, queueHeld: v.queueHeld && hasPerson(queue) };
+          });
+          break;
+        case "background":
+          change(item.notice.sessionId, (v) => ({
+            ...v,
+            background: withTask(v.background, item.notice.task),
+            stoppingTasks:
+              item.notice.task.state === "running"
+                ? v.stoppingTasks
+                : v.stoppingTasks.filter((t) => t !== item.notice.task.id),
+          }));
+          break;
         case "terminal":
           change(item.notice.sessionId, (v) => ({
             ...v,
@@ -424,7 +491,7 @@ export class Store {
             if (note !== undefined) conversation = withNotice(conversation, note[0], note[1]);
             if (item.error !== null) conversation = withNotice(conversation, "error", item.error);
             // A stopped or failed turn holds what is queued; the person decides.
-            const queueHeld = outcome !== "done" && v.queue.length > 0;
+            const queueHeld = outcome !== "done" && hasPerson(v.queue);
             return {
               ...v,
               running: false,
@@ -464,7 +531,7 @@ export class Store {
     // The queue moves on at once; the notification waits for the session's (new) title.
     const idle = ended.filter(({ id }) => {
       const view = this.state.open[id];
-      return !(view !== undefined && !view.queueHeld && view.queue.length > 0 && connection.status === "open");
+      return !(view !== undefined && !view.queueHeld && hasPerson(view.queue) && connection.status === "open");
     });
     for (const { id } of ended) void this.sendNext(id);
     void this.refreshSessions().then(() => {
@@ -490,6 +557,8 @@ export class Store {
       rewind: connection.supports(CHECKPOINTS) && connection.supports(REWIND),
       images: connection.takesImages,
       terminals: connection.supports(TERMINAL_WRITE),
+      queue: connection.supports(QUEUE),
+      background: connection.supports(BACKGROUND) && connection.supports(BACKGROUND_STOP),
     };
     this.set({ connection: { status: "open" }, features });
     await this.refreshSessions();
@@ -577,6 +646,7 @@ export class Store {
         currentId: opened.sessionId,
         error: null,
       });
+      await this.readParallel(opened.sessionId);
       await this.refreshSessions();
     });
   }
@@ -598,6 +668,7 @@ export class Store {
       try {
         const loaded = await this.need().loadSession(id, cwd);
         this.batch.push({ type: "loaded", sessionId: id, modes: loaded.modes, model: loaded.model });
+        await this.readParallel(id);
       } catch (e) {
         const { [id]: _, ...rest } = this.state.open;
         this.set({ open: rest, currentId: this.state.currentId === id ? null : this.state.currentId });
@@ -607,49 +678,112 @@ export class Store {
   }
 
   /**
-   * Sends a prompt to the current session. While a turn runs it is
-   * queued; with prompts already queued it goes after them (and a held
-   * queue moves on: the person acted).
+   * Sends a prompt to the current session. While a turn runs it goes to
+   * Riot's queue (images cannot wait there: they are refused with a
+   * reason); otherwise anything still waiting is sent with it, first (a
+   * held queue moves on: the person acted).
    */
   async send(text: string, images: readonly AttachedImage[] = []): Promise<void> {
     const view = this.current();
     if (view === null || view.loading || (text.trim() === "" && images.length === 0)) return;
     const id = view.id;
-    if (view.running || view.queue.length > 0) {
-      const queued: QueuedPrompt = { key: `q${this.nextKey++}`, text, images };
-      this.updateSession(id, (v) => ({
-        ...v,
-        queue: [...v.queue, queued],
-        queueHeld: v.running ? v.queueHeld : false,
-      }));
+    if (view.running) {
+      if (images.length > 0) {
+        this.set({ error: "A turn is running and images cannot wait in the queue: send them when the turn ends." });
+        return;
+      }
+      await this.attempt(async () => {
+        const state = await this.need().queue(id, { action: "push", text });
+        this.updateSession(id, (v) => ({ ...v, queue: state.messages }));
+      });
+      // The turn may have ended while the message was on its way.
       await this.sendNext(id);
+      return;
+    }
+    const waiting = this.state.open[id]?.queue ?? [];
+    if (waiting.length > 0 && this.state.features.queue) {
+      const taken = await this.attempt(() => this.need().queue(id, { action: "take" }));
+      if (taken === undefined) return;
+      this.updateSession(id, (v) => ({ ...v, queue: taken.messages, queueHeld: false }));
+      await this.run(id, joined([...taken.taken.map((m) => m.text), text]), images);
       return;
     }
     await this.run(id, text, images);
   }
 
-  /** Sends the first queued prompt of session `id`, unless a turn runs or the queue is held. */
+  /**
+   * Sends what waits in session `id`'s queue as one prompt, unless a turn
+   * runs, the queue is held, or only Riot's own messages (background
+   * results) wait: those go with the person's next prompt.
+   */
   private async sendNext(id: string): Promise<void> {
     const view = this.state.open[id];
-    const next = view?.queue[0];
-    if (view === undefined || next === undefined || view.running || view.loading || view.queueHeld) return;
+    if (view === undefined || !hasPerson(view.queue) || view.running || view.loading || view.queueHeld) return;
     if (this.state.connection.status !== "open") return;
-    this.updateSession(id, (v) => ({ ...v, queue: v.queue.slice(1) }));
-    await this.run(id, next.text, next.images);
+    const taken = await this.attempt(() => this.need().queue(id, { action: "take" }));
+    if (taken === undefined || taken.taken.length === 0) return;
+    this.updateSession(id, (v) => ({ ...v, queue: taken.messages }));
+    await this.run(id, joined(taken.taken.map((m) => m.text)), []);
   }
 
-  /** Takes a prompt out of session `id`'s queue. */
-  removeQueued(id: string, key: string): void {
-    this.updateSession(id, (v) => {
-      const queue = v.queue.filter((q) => q.key !== key);
-      return { ...v, queue, queueHeld: v.queueHeld && queue.length > 0 };
+  /** Takes message `messageId` out of session `id`'s queue (Riot refuses one already delivered). */
+  async removeQueued(id: string, messageId: string): Promise<void> {
+    await this.attempt(async () => {
+      const state = await this.need().queue(id, { action: "remove", id: messageId });
+      this.updateSession(id, (v) => ({ ...v, queue: state.messages, queueHeld: v.queueHeld && hasPerson(state.messages) }));
     });
   }
 
-  /** Sends what is queued in session `id` after a stop or a failure held it. */
+  /** Rewrites queued message `messageId` of session `id` (Riot refuses one already delivered). */
+  async editQueued(id: string, messageId: string, text: string): Promise<void> {
+    if (text.trim() === "") return;
+    await this.attempt(async () => {
+      const state = await this.need().queue(id, { action: "edit", id: messageId, text });
+      this.updateSession(id, (v) => ({ ...v, queue: state.messages }));
+    });
+  }
+
+  /** Sends what is queued in session `id` after a stop, a failure or a reload held it. */
   async resumeQueue(id: string): Promise<void> {
     this.updateSession(id, (v) => ({ ...v, queueHeld: false }));
     await this.sendNext(id);
+  }
+
+  /** Stops background agent `taskId` of session `id`; its end arrives as `_riot/background_update`. */
+  async stopBackground(id: string, taskId: string): Promise<void> {
+    this.updateSession(id, (v) => ({
+      ...v,
+      stoppingTasks: v.stoppingTasks.includes(taskId) ? v.stoppingTasks : [...v.stoppingTasks, taskId],
+    }));
+    const stopped = await this.attempt(() => this.need().stopBackground(id, taskId));
+    if (stopped === undefined) {
+      this.updateSession(id, (v) => ({ ...v, stoppingTasks: v.stoppingTasks.filter((t) => t !== taskId) }));
+      return;
+    }
+    this.updateSession(id, (v) => ({
+      ...v,
+      // A notification of its end may have come first.
+      background: v.background.some((t) => t.id === taskId && t.state !== "running") ? v.background : withTask(v.background, stopped),
+    }));
+  }
+
+  /**
+   * Reads session `id`'s queue and background agents from Riot (a
+   * session just opened, or loaded after a page reload). Messages found
+   * waiting between turns are held for the person to send or remove.
+   */
+  private async readParallel(id: string): Promise<void> {
+    const { queue, background } = this.state.features;
+    if (queue) {
+      const state = await this.attempt(() => this.need().queue(id, { action: "list" }));
+      if (state !== undefined) {
+        this.updateSession(id, (v) => ({ ...v, queue: state.messages, queueHeld: !v.running && hasPerson(state.messages) }));
+      }
+    }
+    if (background) {
+      const tasks = await this.attempt(() => this.need().backgroundTasks(id));
+      if (tasks !== undefined) this.updateSession(id, (v) => ({ ...v, background: tasks }));
+    }
   }
 
   private async run(id: string, text: string, images: readonly AttachedImage[]): Promise<void> {

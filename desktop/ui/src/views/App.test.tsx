@@ -162,7 +162,7 @@ describe("the composer and the session bar", () => {
     await waitFor(() => expect(prompts).toEqual(["what does @src/main.rs do?"]));
   });
 
-  it("queues messages written during a turn, sends them in order, and removes one on request", async () => {
+  it("queues messages written during a turn in Riot's queue, edits and removes them, and sends the rest when the turn ends", async () => {
     const prompts: string[] = [];
     const releases: (() => void)[] = [];
     const gated = (turn: FakeTurn) =>
@@ -170,26 +170,85 @@ describe("the composer and the session bar", () => {
         prompts.push(turn.text);
         releases.push(() => resolve("end_turn"));
       });
-    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(gated, gated, gated);
-    await page(riot);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(gated, gated);
+    const store = await page(riot);
     const box = await newSession();
-    for (const text of ["first", "A", "B", "C"]) {
+    fireEvent.change(box, { target: { value: "first" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    await waitFor(() => expect(prompts).toEqual(["first"]));
+    for (const text of ["A", "B", "C"]) {
       fireEvent.change(box, { target: { value: text } });
       fireEvent.keyDown(box, { key: "Enter" });
     }
     const queue = await screen.findByRole("region", { name: "Queued messages" });
-    expect([...queue.querySelectorAll(".queued-text")].map((q) => q.textContent)).toEqual(["A", "B", "C"]);
+    const shown = () => [...queue.querySelectorAll(".queued-text")].map((q) => q.textContent);
+    await waitFor(() => expect(shown()).toEqual(["A", "B", "C"]));
+    const id = store.current()?.id ?? "";
     fireEvent.click(within(queue).getByRole("button", { name: "Remove from queue: B" }));
-    expect([...queue.querySelectorAll(".queued-text")].map((q) => q.textContent)).toEqual(["A", "C"]);
-    await waitFor(() => expect(prompts).toEqual(["first"]));
+    await waitFor(() => expect(shown()).toEqual(["A", "C"]));
+    fireEvent.click(within(queue).getByRole("button", { name: "Edit queued message: C" }));
+    const edit = within(queue).getByRole("textbox", { name: "Edit queued message" });
+    fireEvent.change(edit, { target: { value: "C, then D" } });
+    fireEvent.keyDown(edit, { key: "Enter" });
+    await waitFor(() => expect(shown()).toEqual(["A", "C, then D"]));
+    // The panel shows Riot's list: Riot has exactly that.
+    expect(riot.queued(id).map((m) => m.text)).toEqual(["A", "C, then D"]);
     act(() => releases.shift()?.());
-    await waitFor(() => expect(prompts).toEqual(["first", "A"]));
-    act(() => releases.shift()?.());
-    await waitFor(() => expect(prompts).toEqual(["first", "A", "C"]));
-    act(() => releases.shift()?.());
+    await waitFor(() => expect(prompts).toEqual(["first", "A\n\nC, then D"]));
     await waitFor(() => expect(screen.queryByRole("region", { name: "Queued messages" })).toBeNull());
+    act(() => releases.shift()?.());
     await screen.findByRole("button", { name: "Send" });
-    expect(screen.getAllByTestId("user-message").map((m) => m.textContent)).toEqual(["first", "A", "C"]);
+    expect(screen.getAllByTestId("user-message").map((m) => m.textContent)).toEqual(["first", "A\n\nC, then D"]);
+  });
+
+  it("lists the session's background agents with their state and stops one with its Stop button", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    riot.addSession("s-bg", PROJECT, [], { title: "Delegating" });
+    const running = {
+      id: "bg_1",
+      agent: "explore",
+      description: "find the config",
+      state: "running" as const,
+      calls: 2,
+      last: "explore: Read src/config.rs",
+      result: null,
+    };
+    await riot.backgroundTask("s-bg", running);
+    await riot.backgroundTask("s-bg", {
+      ...running,
+      id: "bg_2",
+      description: "count the tests",
+      state: "completed",
+      calls: 1,
+      last: "explore: Grep #[test]",
+      result: "There are 42 tests.",
+    });
+    const store = await page(riot);
+    await act(() => store.openSession("s-bg", PROJECT));
+    const panel = await screen.findByRole("region", { name: "Background agents" });
+    expect(panel.querySelector(".background-head")?.textContent).toBe("Background agents — 1 running");
+    const first = within(panel).getByRole("listitem", { name: "bg_1: find the config" });
+    expect(first.querySelector(".background-state")?.textContent).toBe("running · 2 tool calls");
+    expect(first.querySelector(".background-last")?.textContent).toBe("explore: Read src/config.rs");
+    const second = within(panel).getByRole("listitem", { name: "bg_2: count the tests" });
+    expect(second.querySelector(".background-state")?.textContent).toBe("done · 1 tool call");
+    expect(within(second).queryByRole("button")).toBeNull();
+    expect(second.querySelector(".background-result pre")?.textContent).toBe("There are 42 tests.");
+    fireEvent.click(within(first).getByRole("button", { name: "Stop bg_1: find the config" }));
+    await waitFor(() => expect(first.querySelector(".background-state")?.textContent).toBe("stopped · 2 tool calls"));
+    expect(within(first).queryByRole("button")).toBeNull();
+    expect(panel.querySelector(".background-head")?.textContent).toBe("Background agents — none running");
+    expect(riot.received.filter((m) => m === "_riot/background_stop")).toHaveLength(1);
+    // The results wait in the queue for the agent, shown but not editable.
+    const queue = await screen.findByRole("region", { name: "Queued messages" });
+    await waitFor(() =>
+      expect([...queue.querySelectorAll(".queued-riot .queued-text")].map((q) => q.textContent)).toEqual([
+        "Background task bg_2's result",
+        "Background task bg_1's result",
+      ]),
+    );
+    expect(within(queue).queryByRole("button", { name: /Remove/ })).toBeNull();
+    expect(riot.violations).toEqual([]);
   });
 
   it("shows the session's model and switches it with Enter", async () => {

@@ -5,6 +5,7 @@ import type { AppState, Store } from "../state/store";
 import { Composer } from "./Composer";
 import { ConversationView } from "./ConversationView";
 import { PermissionDialog } from "./PermissionDialog";
+import { BackgroundPanel } from "./BackgroundPanel";
 import { QueuePanel } from "./QueuePanel";
 import { RewindDialog } from "./RewindDialog";
 import { CompactionIndicator, ModeSelector, ModelSelector, UsageFigures, WorkingIndicator } from "./SessionBar";
@@ -257,8 +258,15 @@ export function App({
             <QueuePanel
               queue={view.queue}
               held={view.queueHeld}
-              onRemove={(key) => store.removeQueued(view.id, key)}
+              onRemove={(messageId) => void store.removeQueued(view.id, messageId)}
+              onEdit={(messageId, text) => void store.editQueued(view.id, messageId, text)}
               onResume={() => void store.resumeQueue(view.id)}
+            />
+            <BackgroundPanel
+              tasks={view.background}
+              stopping={view.stoppingTasks}
+              canStop={state.features.background && connected}
+              onStop={(taskId) => void store.stopBackground(view.id, taskId)}
             />
             <TerminalPanel
               key={`terminals:${view.id}`}

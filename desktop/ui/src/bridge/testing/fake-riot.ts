@@ -55,6 +55,15 @@ import {
   type ModelConfig,
 } from "../riot-ext";
 import type { TerminalUpdate } from "../../generated/terminal_update";
+import {
+  BACKGROUND,
+  BACKGROUND_STOP,
+  BACKGROUND_UPDATE,
+  QUEUE,
+  QUEUE_UPDATE,
+  type BackgroundTask,
+  type QueuedMessage,
+} from "../parallel";
 import { parseFrame, socketStream, type SocketLike } from "../socket";
 import { refusedSocket, socketPair, type FakeSocket } from "./fake-socket";
 
@@ -189,6 +198,9 @@ export const FAKE_REQUESTS = [
   CHECKPOINTS,
   REWIND,
   TERMINAL_WRITE,
+  QUEUE,
+  BACKGROUND,
+  BACKGROUND_STOP,
 ] as const;
 
 /** The model configuration the fake starts with (its settings and environment). */
@@ -318,6 +330,17 @@ export class FakeRiot {
   readonly config: FakeConfig;
   private nextId = 1;
   private turns: TurnScript[] = [];
+  /**
+   * Each session's message queue, as Riot keeps it (crates/riot-acp/src/queue.rs):
+   * `_riot/queue` changes it, `deliverQueued` is the loop taking it into a turn.
+   */
+  readonly queues = new Map<string, QueuedMessage[]>();
+  /** Each session's background agents, as a test scripts them with `backgroundTask`. */
+  readonly backgrounds = new Map<string, BackgroundTask[]>();
+  /** Each connection that asked for `_riot/queue_update` and `_riot/background_update`. */
+  private readonly queueWatchers: ((params: Record<string, unknown>) => Promise<void>)[] = [];
+  private readonly backgroundWatchers: ((params: Record<string, unknown>) => Promise<void>)[] = [];
+  private nextQueued = 1;
 
   constructor(private readonly options: FakeRiotOptions) {
     const start = options.config ?? READY_CONFIG;
@@ -404,6 +427,58 @@ export class FakeRiot {
     for (const watch of this.terminalWatchers) await watch({ sessionId, update });
   }
 
+  /** What waits in session `sessionId`'s queue. */
+  queued(sessionId: string): QueuedMessage[] {
+    return [...(this.queues.get(sessionId) ?? [])];
+  }
+
+  private async queueChanged(sessionId: string, delivered: QueuedMessage[] = []): Promise<void> {
+    const messages = this.queued(sessionId);
+    for (const watch of this.queueWatchers) await watch({ sessionId, messages, delivered });
+  }
+
+  /** Puts a message in session `sessionId`'s queue, as Riot does with a background agent's result (`origin: "riot"`). */
+  async enqueue(sessionId: string, text: string, origin: QueuedMessage["origin"]): Promise<string> {
+    const id = `msg_q${this.nextQueued++}`;
+    this.queues.set(sessionId, [...this.queued(sessionId), { id, text, origin }]);
+    await this.queueChanged(sessionId);
+    return id;
+  }
+
+  /**
+   * Riot's loop, after a batch of tool results in a running turn of
+   * session `sessionId`: takes what waits into the conversation (the
+   * person's messages are replayed by `session/load` from then on).
+   */
+  async deliverQueued(sessionId: string): Promise<QueuedMessage[]> {
+    const delivered = this.queued(sessionId);
+    if (delivered.length === 0) return [];
+    this.queues.set(sessionId, []);
+    const found = this.sessions.get(sessionId);
+    for (const m of delivered) {
+      if (m.origin === "person") found?.history.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text: m.text } });
+    }
+    await this.queueChanged(sessionId, delivered);
+    return delivered;
+  }
+
+  /** A background agent of session `sessionId` started or changed: Riot's `_riot/background_update`. */
+  async backgroundTask(sessionId: string, task: BackgroundTask): Promise<void> {
+    const tasks = (this.backgrounds.get(sessionId) ?? []).filter((t) => t.id !== task.id);
+    const at = (this.backgrounds.get(sessionId) ?? []).findIndex((t) => t.id === task.id);
+    tasks.splice(at < 0 ? tasks.length : at, 0, task);
+    this.backgrounds.set(sessionId, tasks);
+    for (const watch of this.backgroundWatchers) await watch({ sessionId, task });
+    if (task.state !== "running" && task.result !== null) {
+      // Its result waits for the parent as Riot's message (crates/riot-kernel/src/background.rs).
+      await this.enqueue(
+        sessionId,
+        `<background-task id="${task.id}" agent="${task.agent}" status="${task.state}">\n${task.result}\n</background-task>\nThe background task "${task.description}" has ended; this is its result.`,
+        "riot",
+      );
+    }
+  }
+
   /** What the page's `new WebSocket(url)` would get. */
   connect = (url: string): SocketLike => {
     const parsed = new URL(url);
@@ -468,16 +543,28 @@ export class FakeRiot {
         const asked = (params.clientCapabilities?._meta as { riot?: { notifications?: unknown } } | undefined)
           ?.riot?.notifications;
         wanted = Array.isArray(asked)
-          ? asked.filter((n): n is string => n === USAGE || n === COMPACTION || n === TERMINAL)
+          ? asked.filter(
+              (n): n is string =>
+                n === USAGE || n === COMPACTION || n === TERMINAL || n === QUEUE_UPDATE || n === BACKGROUND_UPDATE,
+            )
           : [];
         if (wanted.includes(TERMINAL)) this.terminalWatchers.push((update) => client.notify(TERMINAL, update));
+        if (wanted.includes(QUEUE_UPDATE)) this.queueWatchers.push((params) => client.notify(QUEUE_UPDATE, params));
+        if (wanted.includes(BACKGROUND_UPDATE)) {
+          this.backgroundWatchers.push((params) => client.notify(BACKGROUND_UPDATE, params));
+        }
         return {
           protocolVersion: acp.PROTOCOL_VERSION,
           agentCapabilities: {
             loadSession: true,
             sessionCapabilities: { list: {} },
             promptCapabilities: { image: takesImages },
-            _meta: { riot: { requests: [...advertised], notifications: [USAGE, COMPACTION, TERMINAL] } },
+            _meta: {
+              riot: {
+                requests: [...advertised],
+                notifications: [USAGE, COMPACTION, TERMINAL, QUEUE_UPDATE, BACKGROUND_UPDATE],
+              },
+            },
           },
           agentInfo: { name: "riot", version: "0.0.0-fake" },
         };
@@ -839,6 +926,94 @@ export class FakeRiot {
       if (open.get(name) === false) throw refuse("the terminal's program has ended; its input is closed (read it, then close it)");
       this.typed.push({ sessionId, name, input });
       return {};
+    });
+    extension(QUEUE, async (raw) => {
+      const params = only(QUEUE, raw, ["sessionId", "action", "id", "text"]);
+      const sessionId = text(QUEUE, params, "sessionId");
+      session(sessionId);
+      const action = params.action ?? "list";
+      const waiting = this.queued(sessionId);
+      const message = () => {
+        const value = params.text;
+        if (typeof value !== "string" || value.trim() === "") throw fail(`${String(action)} needs the message's \`text\`, not empty`);
+        return value;
+      };
+      // Riot's words (crates/riot-acp/src/queue.rs).
+      const changeable = () => {
+        if (typeof params.id !== "string") {
+          throw fail(`${String(action)} needs the \`id\` of a queued message (from \`_riot/queue\`'s list)`);
+        }
+        const id = params.id;
+        const found = waiting.find((m) => m.id === id);
+        if (found === undefined) {
+          throw fail(
+            waiting.length === 0
+              ? `there is no queued message \`${id}\` in this session: it was delivered or removed, and nothing is queued now`
+              : `there is no queued message \`${id}\` in this session: it was delivered or removed; the queued ones are ${waiting.map((m) => `\`${m.id}\``).join(", ")}`,
+          );
+        }
+        if (found.origin !== "person") {
+          throw fail(`queued message \`${id}\` is a background task's result Riot queued for the agent; it cannot be edited or removed`);
+        }
+        return id;
+      };
+      let id: string | undefined;
+      let taken: QueuedMessage[] | undefined;
+      if (action === "push") {
+        id = await this.enqueue(sessionId, message(), "person");
+      } else if (action === "edit") {
+        const which = changeable();
+        const edited = message();
+        this.queues.set(sessionId, waiting.map((m) => (m.id === which ? { ...m, text: edited } : m)));
+        await this.queueChanged(sessionId);
+      } else if (action === "remove") {
+        const which = changeable();
+        this.queues.set(sessionId, waiting.filter((m) => m.id !== which));
+        await this.queueChanged(sessionId);
+      } else if (action === "take") {
+        taken = waiting;
+        this.queues.set(sessionId, []);
+        if (waiting.length > 0) await this.queueChanged(sessionId);
+      } else if (action !== "list") {
+        throw fail(`${QUEUE}: unknown variant \`${String(action)}\`, expected one of \`list\`, \`push\`, \`edit\`, \`remove\`, \`take\``);
+      }
+      return { messages: this.queued(sessionId), ...(id === undefined ? {} : { id }), ...(taken === undefined ? {} : { taken }) };
+    });
+    extension(BACKGROUND, (raw) => {
+      const params = only(BACKGROUND, raw, ["sessionId"]);
+      const sessionId = text(BACKGROUND, params, "sessionId");
+      session(sessionId);
+      return { tasks: this.backgrounds.get(sessionId) ?? [] };
+    });
+    extension(BACKGROUND_STOP, (raw) => {
+      const params = only(BACKGROUND_STOP, raw, ["sessionId", "id"]);
+      const sessionId = text(BACKGROUND_STOP, params, "sessionId");
+      const id = text(BACKGROUND_STOP, params, "id");
+      session(sessionId);
+      const tasks = this.backgrounds.get(sessionId) ?? [];
+      const found = tasks.find((t) => t.id === id);
+      // Riot's words (crates/riot-acp/src/background.rs).
+      if (found === undefined) {
+        throw fail(
+          tasks.length === 0
+            ? `there is no background task \`${id}\`: none was started in this session`
+            : `there is no background task \`${id}\` in this session; its tasks are ${tasks.map((t) => t.id).join(", ")}`,
+        );
+      }
+      if (found.state !== "running") {
+        throw fail(`background task \`${id}\` has already ended (${found.state}); there is nothing to stop`);
+      }
+      // It winds down after the answer, as Riot's does.
+      setTimeout(
+        () =>
+          void this.backgroundTask(sessionId, {
+            ...found,
+            state: "stopped",
+            result: "The background task was stopped before it finished.",
+          }),
+        0,
+      );
+      return { task: found };
     });
     app.connect(socketStream(socket));
   }
