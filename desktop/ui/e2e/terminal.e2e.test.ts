@@ -94,6 +94,18 @@ describe.skipIf(missing.length > 0)("the web UI's terminal view against riot ser
     expect(await box.inputValue()).toBe("");
     await w.screenshot("terminal-typed");
 
+    // On a phone's width the 100-column screen scrolls inside its box; the page never scrolls sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const widths = await page.evaluate(() => {
+      const doc = document.documentElement;
+      const shown = document.querySelector(".terminal-screen")!;
+      return { page: [doc.scrollWidth, doc.clientWidth], screen: [shown.scrollWidth, shown.clientWidth] };
+    });
+    expect(widths.page[0]).toBeLessThanOrEqual(widths.page[1]!);
+    expect(widths.screen[1]).toBeLessThan(390);
+    await w.screenshot("terminal-narrow");
+    await page.setViewportSize({ width: 1280, height: 800 });
+
     // The model's next read of the terminal says what the person typed.
     await box.fill("What did I do?");
     await box.press("Enter");
