@@ -14,7 +14,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use riot_protocol::{Browser, BrowserAction, BrowserError};
+use riot_protocol::{Browser, BrowserAction, BrowserError, BrowserTarget};
 use riot_runtime::{ChromiumBrowser, find_chromium};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -43,6 +43,7 @@ fn page(port: u16) -> String {
 <h1>Guarded page</h1>
 <img src="http://169.254.169.254/latest/meta-data/pixel.png">
 <iframe src="http://localhost:{port}/frame"></iframe>
+<button onclick="window.open('http://localhost:{port}/popup')">Open</button>
 <script>fetch('http://localhost:{port}/secret').catch(function () {{}});</script>
 </body></html>"#
     )
@@ -153,6 +154,34 @@ async fn requests_a_page_makes_on_its_own_are_judged_like_the_url() {
     );
     assert!(!server.hit("/secret"), "the page reached another host");
     assert!(!server.hit("/frame"), "the frame reached another host");
+
+    // A pop-up is a page of its own, and judged the same way.
+    let line = page
+        .text
+        .lines()
+        .find(|l| l.contains("button \"Open\""))
+        .unwrap_or_else(|| panic!("no Open button in:\n{}", page.text));
+    let start = line.find("[ref=").unwrap() + 5;
+    let open = line[start..line.len() - 1].to_owned();
+    browser
+        .act(BrowserAction::Click {
+            target: BrowserTarget::Ref(open),
+        })
+        .await
+        .unwrap();
+    let mut popup = String::new();
+    for _ in 0..100 {
+        popup.push_str(&browser.act(BrowserAction::Console).await.unwrap().text);
+        if popup.contains(&format!("[blocked by Riot] http://localhost:{port}/popup")) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        popup.contains(&format!("[blocked by Riot] http://localhost:{port}/popup")),
+        "{popup}"
+    );
+    assert!(!server.hit("/popup"), "the pop-up reached another host");
 
     // A redirect is a new request, judged the same way.
     let Err(BrowserError::Failed(why)) = browser
