@@ -4,6 +4,7 @@ import { createRoot } from "react-dom/client";
 import { connectToRiot, endpointFromPage } from "./bridge";
 import {
   detectShell,
+  followRiotSetting,
   notificationHooks,
   NotificationPreference,
   pageAttention,
@@ -54,6 +55,8 @@ const hooks = notificationHooks({
   },
 });
 const store = new Store(window.localStorage.getItem(PROJECT_KEY) ?? "", undefined, hooks);
+// Riot's `notifications.desktop`, once `_riot/config` reports it, decides over the page's switch.
+followRiotSetting(store, notifications);
 let shown: string | null = null;
 let project = store.getState().projectDir;
 store.subscribe(() => {

@@ -85,6 +85,11 @@ export interface ModelConfig {
   ready: boolean;
   /** Why it is not ready, in one line a person can act on. */
   problem: string | null;
+  /**
+   * The `notifications.desktop` setting (docs/parallel.md), when Riot
+   * reports it (`notifications: {desktop}` in the answer).
+   */
+  desktopNotifications?: boolean;
 }
 
 /** What `_riot/config_set` saves: `baseUrl: null` is the provider's default; no `apiKey` keeps the saved key. */
@@ -271,7 +276,14 @@ export function parseModelConfig(method: string, raw: unknown): ModelConfig {
     keySource,
     ready: r.ready,
     problem,
+    ...desktopNotificationsOf(r.notifications),
   };
+}
+
+/** `{desktopNotifications}` from a `notifications` object with a boolean `desktop`; nothing otherwise. */
+function desktopNotificationsOf(raw: unknown): { desktopNotifications?: boolean } {
+  const desktop = record(raw)?.desktop;
+  return typeof desktop === "boolean" ? { desktopNotifications: desktop } : {};
 }
 
 /** Parses a `_riot/files` result: the paths, best match first. */

@@ -65,6 +65,7 @@ export function detectShell(scope: object = globalThis): Shell {
 
 export { questionNotice, turnEndedNotice } from "./notices";
 export {
+  followRiotSetting,
   NotificationPreference,
   notificationHooks,
   pageAttention,

@@ -8,6 +8,7 @@ import { connectToRiot, endpointFromPage } from "../bridge";
 import { FakeRiot, type FakeTurn } from "../bridge/testing/fake-riot";
 import { Store } from "../state/store";
 import {
+  followRiotSetting,
   NotificationPreference,
   notificationHooks,
   pageAttention,
@@ -242,5 +243,25 @@ describe("the notifications switch", () => {
     preference.setFromRiot(null);
     expect(preference.byRiot).toBe(false);
     expect(preference.enabled()).toBe(true);
+  });
+
+  it("follows notifications.desktop from Riot's _riot/config, and the browser's switch when Riot does not say", async () => {
+    const settings = { bell: true, title: true, desktop: false };
+    for (const [notifications, enabled, byRiot] of [
+      [settings, false, true],
+      [undefined, true, false],
+    ] as const) {
+      const riot = new FakeRiot({ token: "t", projects: ["/p"], ...(notifications ? { notifications } : {}) });
+      const store = new Store("/p", microtaskFrames);
+      const preference = new NotificationPreference(memoryStorage());
+      const stop = followRiotSetting(store, preference);
+      expect(preference.byRiot).toBe(false);
+      await store.attach(await connectToRiot(endpointFromPage("http://h/?token=t"), store.events, riot.connect));
+      expect(store.getState().modelConfig?.desktopNotifications).toBe(notifications?.desktop);
+      expect(preference.enabled()).toBe(enabled);
+      expect(preference.byRiot).toBe(byRiot);
+      stop();
+      store.dispose();
+    }
   });
 });

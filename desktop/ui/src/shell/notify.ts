@@ -5,8 +5,8 @@
 // shell's notification plugin inside the app, and through the web
 // Notification API in a browser tab (its permission asked the first time
 // one is needed). The person can turn them off: `notifications.desktop`
-// in Riot's settings when Riot reports it, else a switch kept in this
-// browser.
+// in Riot's settings, which `_riot/config` reports, else (an older Riot)
+// a switch kept in this browser.
 
 import type { StoreHooks, TurnOutcome } from "../state/store";
 import type { Shell } from "./index";
@@ -166,6 +166,30 @@ export function notificationHooks(options: NotifierOptions): StoreHooks {
       send({ kind: "turn-ended", sessionId, outcome }, turnEndedNotice(label, outcome)),
     question: ({ sessionId, title }) => send({ kind: "question", sessionId }, questionNotice(title)),
   };
+}
+
+/** What `followRiotSetting` reads of the store. */
+export interface ConfigSource {
+  subscribe(listener: () => void): () => void;
+  getState(): { modelConfig: { desktopNotifications?: boolean } | null };
+}
+
+/**
+ * Keeps `preference` on Riot's `notifications.desktop` as the store
+ * reads it (`_riot/config`, at the start and after the settings are
+ * saved); until Riot reports it, the browser's switch decides. The
+ * returned function stops following.
+ */
+export function followRiotSetting(store: ConfigSource, preference: NotificationPreference): () => void {
+  let last: boolean | null | undefined;
+  const sync = () => {
+    const value = store.getState().modelConfig?.desktopNotifications ?? null;
+    if (value === last) return;
+    last = value;
+    preference.setFromRiot(value);
+  };
+  sync();
+  return store.subscribe(sync);
 }
 
 /** What a browser page tells about itself. */

@@ -241,6 +241,8 @@ export interface FakeRiotOptions {
    * with Riot's words).
    */
   gitProjects?: string[];
+  /** The `notifications` setting `_riot/config` reports (default: none, as an older Riot). */
+  notifications?: { bell: boolean; title: boolean; desktop: boolean };
 }
 
 /** Riot's rule for a worktree's name (crates/riot-kernel/src/worktree.rs, `check_name`). */
@@ -377,6 +379,12 @@ export class FakeRiot {
       ready: problem === null,
       problem,
     };
+  }
+
+  /** `_riot/config`'s answer: the configuration and, when set, the `notifications` setting. */
+  private configAnswer(): Record<string, unknown> {
+    const notifications = this.options.notifications;
+    return notifications === undefined ? { ...this.effectiveConfig() } : { ...this.effectiveConfig(), notifications };
   }
 
   /** Queues the scripts of the next prompts, in order. */
@@ -758,7 +766,7 @@ export class FakeRiot {
     extension(CONFIG, (raw) => {
       const params = only(CONFIG, raw, ["cwd"]);
       if (params.cwd !== undefined) checkCwd(text(CONFIG, params, "cwd"));
-      return this.effectiveConfig();
+      return this.configAnswer();
     });
     extension(CONFIG_SET, (raw) => {
       const params = only(CONFIG_SET, raw, ["provider", "model", "baseUrl", "apiKey"]);
@@ -778,7 +786,7 @@ export class FakeRiot {
       this.config.model = model;
       this.config.baseUrl = baseUrl === null ? null : baseUrl.replace(/\/+$/, "");
       if (apiKey !== null && apiKey.trim() !== "") this.credentials[provider] = apiKey.trim();
-      return this.effectiveConfig();
+      return this.configAnswer();
     });
     extension(FILES, (raw) => {
       const params = only(FILES, raw, ["cwd", "query", "limit"]);
