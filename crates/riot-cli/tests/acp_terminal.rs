@@ -68,6 +68,12 @@ struct Editor {
 
 impl Editor {
     fn start(world: &World, server: &MockServer) -> Self {
+        Self::start_sandboxed(world, server, false)
+    }
+
+    /// With `sandbox`, the OS sandbox as this machine has it (the test
+    /// support turns it off otherwise).
+    fn start_sandboxed(world: &World, server: &MockServer, sandbox: bool) -> Self {
         let base = server.base_url();
         let mut cmd = world.bare(&[
             "acp",
@@ -79,6 +85,9 @@ impl Editor {
             "mock-model",
         ]);
         cmd.stdin(Stdio::piped());
+        if sandbox {
+            cmd.env_remove("RIOT_SANDBOX");
+        }
         let mut riot = Running::spawn(cmd);
         let stdin = riot.child.stdin.take();
         let lines = BufReader::new(riot.child.stdout.take().unwrap()).lines();
@@ -490,6 +499,80 @@ async fn without_the_terminal_capability_riot_runs_the_command_itself() {
     assert_eq!(
         result_of(&server, "call_bash_1"),
         ("ran by riot".to_owned(), false)
+    );
+    editor.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_sandbox_on_the_editor_is_handed_the_sandboxed_command() {
+    let world = World::new();
+    let mut check = world.bare(&["sandbox", "check", "--json"]);
+    check.env_remove("RIOT_SANDBOX");
+    let status: Value = serde_json::from_str(support::run(check).await.stdout.trim()).unwrap();
+    if status["enforced"] != true {
+        eprintln!("skipped: no sandbox on this machine: {status}");
+        return;
+    }
+    // Outside the project and not under /tmp (the sandbox's /tmp is
+    // private): there, only the sandbox stops the write.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let escape = outside.path().join("escape.txt");
+    let command = format!(
+        "echo in-project > inside.txt && cat inside.txt; (echo escaped > {}) 2>/dev/null || echo refused",
+        escape.display()
+    );
+    let server = MockServer::start(Script::new(
+        WIRE,
+        vec![
+            tool_call("call_bash_1", "Bash", json!({"command": command})),
+            Reply::Text("Done.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let mut editor = Editor::start_sandboxed(&world, &server, true);
+    let session = editor.open(&world, true).await;
+    let done = editor
+        .call("session/prompt", prompt(&session, "Write both"))
+        .await;
+    assert_eq!(done["stopReason"], "end_turn");
+    assert_eq!(
+        editor.methods(),
+        [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/output",
+            "terminal/release"
+        ]
+    );
+    let args: Vec<&str> = editor.log[0].1["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    // After the stdin wrapper: the sandbox (bubblewrap or the helper), and
+    // the command at the end, inside it.
+    let start = args
+        .iter()
+        .position(|a| *a == "exec \"$@\" < /dev/null")
+        .unwrap()
+        + 2;
+    assert!(
+        args[start].ends_with("bwrap") || args[start] == env!("CARGO_BIN_EXE_riot"),
+        "{args:?}"
+    );
+    assert!(args.contains(&"__sandbox-exec"), "{args:?}");
+    assert_eq!(args[args.len() - 3..], ["bash", "-c", command.as_str()]);
+    assert_eq!(
+        result_of(&server, "call_bash_1"),
+        ("in-project\nrefused".to_owned(), false)
+    );
+    assert!(!escape.exists(), "the command escaped the sandbox");
+    assert_eq!(
+        std::fs::read_to_string(world.project.path().join("inside.txt")).unwrap(),
+        "in-project\n"
     );
     editor.close().await;
     server.shutdown().await;
