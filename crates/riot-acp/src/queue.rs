@@ -170,8 +170,10 @@ pub(crate) fn watch(
     session
         .pending()
         .watch(std::sync::Arc::new(move |change: &QueueChange| {
+            // The session was closed on this connection; the queue may
+            // live on for another opening of it.
             if closed.is_cancelled() {
-                return;
+                return false;
             }
             let notification = QueueNotification {
                 session_id: session_id.clone(),
@@ -182,6 +184,7 @@ pub(crate) fn watch(
             if let Err(e) = cx.send_notification(notification) {
                 tracing::debug!(error = %e, "could not send a _riot/queue_update notification");
             }
+            true
         }));
 }
 

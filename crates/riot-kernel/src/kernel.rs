@@ -93,6 +93,10 @@ pub struct Kernel {
     /// How many times each session is open in this process (several
     /// clients of one `riot serve` may open the same one).
     open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
+    /// Each open session's queue of messages (`crate::queue`), shared by
+    /// every opening of it and kept while messages wait, so a client that
+    /// reconnects (a reloaded page) finds what it queued.
+    queues: Arc<Mutex<BTreeMap<SessionId, crate::queue::PendingMessages>>>,
     /// Starts each session's language servers (docs/diagnostics.md);
     /// `None`: edits get no language-server feedback.
     lsp: Option<Arc<dyn riot_protocol::LanguageServerHost>>,
@@ -109,6 +113,7 @@ pub struct Kernel {
 pub(crate) struct OpenMark {
     id: SessionId,
     open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
+    queues: Arc<Mutex<BTreeMap<SessionId, crate::queue::PendingMessages>>>,
 }
 
 impl Drop for OpenMark {
@@ -118,6 +123,11 @@ impl Drop for OpenMark {
             *count -= 1;
             if *count == 0 {
                 open.remove(&self.id);
+                // Nobody has it open: its queue goes unless messages wait.
+                let mut queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+                if queues.get(&self.id).is_some_and(|q| q.list().is_empty()) {
+                    queues.remove(&self.id);
+                }
             }
         }
     }
@@ -131,6 +141,7 @@ impl Kernel {
             home,
             mcp: Arc::default(),
             open: Arc::default(),
+            queues: Arc::default(),
             lsp: None,
             browsers: None,
             command_host: None,
@@ -184,7 +195,24 @@ impl Kernel {
         OpenMark {
             id: id.clone(),
             open: Arc::clone(&self.open),
+            queues: Arc::clone(&self.queues),
         }
+    }
+
+    /// The queue of session `id`: the one its other openings in this
+    /// process share, or a new one (each opening has its own model
+    /// switch).
+    pub(crate) fn queue_for(
+        &self,
+        id: &SessionId,
+        ids: Arc<dyn riot_protocol::IdGen>,
+    ) -> crate::queue::PendingMessages {
+        self.queues
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.clone())
+            .or_insert_with(|| crate::queue::PendingMessages::new(ids))
+            .sharing()
     }
 
     /// The same kernel (its open sessions, MCP hubs and home) whose

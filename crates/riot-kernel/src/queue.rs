@@ -21,7 +21,9 @@ pub struct QueueChange {
 }
 
 /// Told of every change of a queue; called outside the queue's lock.
-pub type QueueWatcher = Arc<dyn Fn(&QueueChange) + Send + Sync>;
+/// Returns whether it still watches: one that returns false is dropped
+/// (a client that went away).
+pub type QueueWatcher = Arc<dyn Fn(&QueueChange) -> bool + Send + Sync>;
 
 #[derive(Default)]
 struct Watchers(Mutex<Vec<QueueWatcher>>);
@@ -77,7 +79,21 @@ impl PendingMessages {
         }
     }
 
-    /// Calls `watcher` after every change from now on.
+    /// The same waiting messages and watchers, with a model switch of its
+    /// own: a second opening of the session (another client of `riot
+    /// serve`, a reloaded page) shares the queue, not the switch.
+    #[must_use]
+    pub fn sharing(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            ids: Arc::clone(&self.ids),
+            model: Arc::new(Mutex::new(None)),
+            watchers: Arc::clone(&self.watchers),
+        }
+    }
+
+    /// Calls `watcher` after every change from now on, until it returns
+    /// false.
     pub fn watch(&self, watcher: QueueWatcher) {
         self.watchers
             .0
@@ -99,8 +115,13 @@ impl PendingMessages {
             return;
         }
         let change = QueueChange { waiting, delivered };
-        for watcher in watchers {
-            watcher(&change);
+        let gone: Vec<QueueWatcher> = watchers.into_iter().filter(|w| !w(&change)).collect();
+        if !gone.is_empty() {
+            self.watchers
+                .0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|w| !gone.iter().any(|g| Arc::ptr_eq(g, w)));
         }
     }
 
@@ -238,6 +259,7 @@ mod tests {
         let log = Arc::clone(&seen);
         queue.watch(Arc::new(move |c: &QueueChange| {
             log.lock().unwrap().push(c.clone());
+            true
         }));
         let a = queue.push("first");
         let b = queue.push_from("a result", MessageOrigin::Context);

@@ -195,7 +195,9 @@ impl Kernel {
         let start_context = stack.hooks.session_start(source).await;
 
         let caps = self.capabilities();
-        let pending = crate::queue::PendingMessages::new(Arc::clone(&caps.ids));
+        // Shared with the session's other openings, and kept for the next
+        // while messages wait (a reloaded page finds them).
+        let pending = self.queue_for(&session_id, Arc::clone(&caps.ids));
         // Background tasks' results reach the conversation through it.
         stack.subagents.background.attach(pending.clone());
         let background = crate::background::BackgroundGuard(stack.subagents.background.clone());
