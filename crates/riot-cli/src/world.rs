@@ -79,7 +79,7 @@ pub fn capabilities() -> Capabilities {
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds::new()),
         web: Arc::new(riot_runtime::HttpWeb),
-        terminals: Arc::new(riot_runtime::PtyTerminalHost::default()),
+        terminals: Arc::new(riot_runtime::PtyTerminalHost),
         // Bash's commands run in the OS sandbox; the helper in front of
         // each is this binary (`riot __sandbox-exec`).
         sandbox: Arc::new(riot_runtime::RealSandbox::new(sandbox_helper())),

@@ -172,11 +172,8 @@ impl Client {
     }
 }
 
-/// A queued message as `[id, text, origin]`.
-type Queued = [String; 3];
-
 /// The messages' `[id, text, origin]`.
-fn queued(messages: &Value) -> Vec<Queued> {
+fn queued(messages: &Value) -> Vec<[String; 3]> {
     messages
         .as_array()
         .unwrap()
@@ -343,7 +340,7 @@ async fn queued_messages_wait_in_the_session_are_edited_and_removed_and_follow_t
     assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
 
     // The client heard each change, and the delivery.
-    let updates: Vec<(Vec<Queued>, Vec<Queued>)> = client
+    let updates: Vec<(Vec<[String; 3]>, Vec<[String; 3]>)> = client
         .notes
         .iter()
         .filter(|n| n["method"] == "_riot/queue_update")

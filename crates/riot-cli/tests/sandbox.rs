@@ -21,9 +21,9 @@ use std::sync::Arc;
 
 use riot_protocol::{
     CaptureLimit, ProcessOutput, ProcessRunner, ProcessSpec, Sandbox, SandboxMechanism,
-    SandboxPolicy,
+    SandboxPolicy, SandboxedSession, TerminalSize, TerminalSpec, TerminalView, Terminals, Typist,
 };
-use riot_runtime::{RealProcessRunner, RealSandbox};
+use riot_runtime::{PtyTerminals, RealProcessRunner, RealSandbox};
 use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::{Value, json};
 use support::{World, bodies, processes_with, run, tool_call};
@@ -100,6 +100,17 @@ fn git(dir: &Path, args: &[&str]) -> String {
 /// The sandboxed runner for `policy`, or `None` (with the reason printed)
 /// when this machine cannot enforce `mech`.
 fn sandboxed(place: &Place, mech: Mech, policy: &SandboxPolicy) -> Option<Arc<dyn ProcessRunner>> {
+    sandboxed_session(place, mech, policy).map(|session| session.proc)
+}
+
+/// The session's sandbox (runner and terminal rewrite) for `policy`, or
+/// `None` (with the reason printed) when this machine cannot enforce
+/// `mech`.
+fn sandboxed_session(
+    place: &Place,
+    mech: Mech,
+    policy: &SandboxPolicy,
+) -> Option<SandboxedSession> {
     let sandbox = RealSandbox::with_path(env!("CARGO_BIN_EXE_riot"), path_for(mech, &place.empty));
     let status = sandbox.status(policy);
     let wanted = match mech {
@@ -122,7 +133,7 @@ fn sandboxed(place: &Place, mech: Mech, policy: &SandboxPolicy) -> Option<Arc<dy
     let inner: Arc<dyn ProcessRunner> = Arc::new(RealProcessRunner::new());
     Some(
         sandbox
-            .wrap(inner, policy)
+            .session(inner, policy)
             .expect("an enforced sandbox wraps"),
     )
 }
@@ -324,6 +335,203 @@ async fn bubblewrap_nothing_outlives_the_call() {
 #[tokio::test]
 async fn landlock_nothing_outlives_the_call() {
     nothing_outlives_the_call(Mech::LandlockOnly, "82827").await;
+}
+
+// ---- terminals: the Terminal tool's programs in the same sandbox ----
+
+/// The session's terminals in the sandbox, or `None` (reason printed).
+fn sandboxed_terminals(place: &Place, mech: Mech) -> Option<PtyTerminals> {
+    sandboxed_session(place, mech, &place.policy())
+        .map(|session| PtyTerminals::sandboxed(session.terminal))
+}
+
+/// A terminal running `command` in the project, as the Terminal tool
+/// opens it.
+fn terminal(place: &Place, name: &str, command: &str, outside_sandbox: bool) -> TerminalSpec {
+    TerminalSpec {
+        name: name.into(),
+        command: command.into(),
+        cwd: place.project.clone(),
+        env_set: vec![("HOME".into(), place.home.to_string_lossy().into_owned())],
+        env_remove: Vec::new(),
+        size: TerminalSize {
+            rows: 12,
+            cols: 100,
+        },
+        outside_sandbox,
+    }
+}
+
+/// Reads the terminal until `want` is on its screen (at most a minute).
+async fn screen_with(terms: &PtyTerminals, name: &str, want: &str) -> TerminalView {
+    let mut last = String::new();
+    for _ in 0..1200 {
+        let view = terms.read(name).await.unwrap();
+        if view.screen.contains(want) {
+            return view;
+        }
+        last = view.screen;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("`{want}` never appeared; the screen was:\n{last}");
+}
+
+/// Waits (bounded) until no process's command line holds `needle`.
+async fn all_gone(needle: &str) -> Vec<i64> {
+    let mut left = Vec::new();
+    for _ in 0..100 {
+        left = processes_with(needle);
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    left
+}
+
+async fn a_terminal_writes_only_in_the_project(mech: Mech, refusal: &str) {
+    let place = Place::new();
+    let Some(terms) = sandboxed_terminals(&place, mech) else {
+        return;
+    };
+    let escaped = place.outside.join("escaped.txt");
+    let command = format!(
+        "touch {}; echo \"outside=$?\"; echo kept > inside.txt; echo \"inside=$?\"; exec sleep 300",
+        escaped.display()
+    );
+    terms
+        .open(terminal(&place, "t", &command, false))
+        .await
+        .unwrap();
+    let view = screen_with(&terms, "t", "inside=").await;
+    assert!(view.screen.contains(refusal), "{mech:?}: {}", view.screen);
+    assert!(
+        view.screen.contains("outside=1"),
+        "{mech:?}: {}",
+        view.screen
+    );
+    assert!(
+        view.screen.contains("inside=0"),
+        "{mech:?}: {}",
+        view.screen
+    );
+    assert!(!escaped.exists(), "{mech:?}: the terminal wrote outside");
+    assert_eq!(
+        std::fs::read_to_string(place.project.join("inside.txt")).unwrap(),
+        "kept\n"
+    );
+    terms.close("t").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bubblewrap_a_terminal_writes_only_in_the_project() {
+    a_terminal_writes_only_in_the_project(Mech::Bubblewrap, "Read-only file system").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_a_terminal_writes_only_in_the_project() {
+    a_terminal_writes_only_in_the_project(Mech::LandlockOnly, "Permission denied").await;
+}
+
+/// A terminal opened outside the sandbox (a `dangerouslyDisableSandbox`
+/// open the person allowed) writes where it likes; the same session's
+/// sandboxed terminal does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_opened_outside_the_sandbox_is_not_rewritten() {
+    let place = Place::new();
+    let Some(terms) = sandboxed_terminals(&place, Mech::Bubblewrap) else {
+        return;
+    };
+    let target = place.outside.join("allowed.txt");
+    let command = format!("touch {}; echo \"done=$?\"", target.display());
+    terms
+        .open(terminal(&place, "outside", &command, true))
+        .await
+        .unwrap();
+    let view = screen_with(&terms, "outside", "done=").await;
+    assert!(view.screen.contains("done=0"), "{}", view.screen);
+    assert!(target.exists());
+}
+
+async fn a_sandboxed_terminal_closes_with_its_whole_group(mech: Mech, marker: &str) {
+    let place = Place::new();
+    let Some(terms) = sandboxed_terminals(&place, mech) else {
+        return;
+    };
+    // A child in the background and one in a new session (refused
+    // without a PID namespace, so started plainly there).
+    let detach = if mech == Mech::Bubblewrap {
+        "setsid "
+    } else {
+        ""
+    };
+    let command =
+        format!("sleep {marker}1 & {detach}sleep {marker}2 & echo started; sleep {marker}3");
+    terms
+        .open(terminal(&place, "jobs", &command, false))
+        .await
+        .unwrap();
+    screen_with(&terms, "jobs", "started").await;
+    // (bubblewrap's own command line holds the markers too: count the
+    // sleeps themselves.)
+    let sleeps = || {
+        processes_with(&format!("sleep {marker}"))
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c.starts_with(b"sleep\0"))
+            })
+            .count()
+    };
+    support::wait_until("the three sleeps to start", || sleeps() == 3).await;
+    // Whatever happens, nothing of the test outlives it.
+    let _guards: Vec<support::GroupGuard> = processes_with(&format!("sleep {marker}"))
+        .into_iter()
+        .map(|pid| support::GroupGuard {
+            pgid: support::pgid_of(pid),
+        })
+        .collect();
+    let closed = terms.close("jobs").await.unwrap();
+    assert!(closed.exit.is_some(), "{closed:?}");
+    let left = all_gone(&format!("sleep {marker}")).await;
+    assert!(
+        left.is_empty(),
+        "{mech:?}: still running after close: {left:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bubblewrap_a_sandboxed_terminal_closes_with_its_whole_group() {
+    a_sandboxed_terminal_closes_with_its_whole_group(Mech::Bubblewrap, "71717").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_a_sandboxed_terminal_closes_with_its_whole_group() {
+    a_sandboxed_terminal_closes_with_its_whole_group(Mech::LandlockOnly, "72727").await;
+}
+
+/// Ctrl+C in a sandboxed terminal interrupts the program (the foreground
+/// job), not bubblewrap: the program's trap runs and it keeps going.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bubblewrap_ctrl_c_reaches_the_program_in_a_sandboxed_terminal() {
+    let place = Place::new();
+    let Some(terms) = sandboxed_terminals(&place, Mech::Bubblewrap) else {
+        return;
+    };
+    let command = "trap 'echo interrupted' INT; echo ready; while :; do sleep 0.1; done";
+    terms
+        .open(terminal(&place, "loop", command, false))
+        .await
+        .unwrap();
+    screen_with(&terms, "loop", "ready").await;
+    terms.write("loop", b"\x03", Typist::Agent).await.unwrap();
+    let view = screen_with(&terms, "loop", "interrupted").await;
+    assert_eq!(view.exit, None, "Ctrl+C ended the sandbox: {view:?}");
+    terms.write("loop", b"\x03", Typist::Agent).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let view = terms.read("loop").await.unwrap();
+    assert_eq!(view.exit, None, "{view:?}");
+    terms.close("loop").await.unwrap();
 }
 
 #[tokio::test]

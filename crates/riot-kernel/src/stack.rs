@@ -213,10 +213,16 @@ impl Kernel {
         // it really wraps them.
         let sandbox = self.session_sandbox(config, &options.cwd, &options.env);
         notices.extend(sandbox.notice());
-        let sandboxed_proc = if sandbox.enforced() {
-            caps.sandbox.wrap(Arc::clone(&caps.proc), &sandbox.policy)
+        // Its terminals' programs go in the same sandbox.
+        let sandboxed = if sandbox.enforced() {
+            caps.sandbox
+                .session(Arc::clone(&caps.proc), &sandbox.policy)
         } else {
             None
+        };
+        let (sandboxed_proc, sandboxed_terminal) = match sandboxed {
+            Some(session) => (Some(session.proc), Some(session.terminal)),
+            None => (None, None),
         };
         let mut policy = self.policy(config, &options.cwd, &options.env);
         if sandboxed_proc.is_some() && sandbox.auto_allow {
@@ -264,7 +270,7 @@ impl Kernel {
         };
         let base = StackBase {
             caps: caps.clone(),
-            terminals: caps.terminals.session_terminals(),
+            terminals: caps.terminals.session_terminals(sandboxed_terminal),
             browser: self.session_browser(config),
             spill_root: self.home().join("spill"),
             cwd: options.cwd.clone(),

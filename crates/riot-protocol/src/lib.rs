@@ -91,7 +91,10 @@ pub use runner::{
     PermissionPolicy, PermissionQuery, Question, QuestionOption, QuestionOutcome, QuestionRequest,
     ToolCall, ToolCallResult, ToolHooks, ToolRunEvent, ToolRunner,
 };
-pub use sandbox::{NoSandbox, Sandbox, SandboxMechanism, SandboxPolicy, SandboxStatus};
+pub use sandbox::{
+    NoSandbox, Sandbox, SandboxMechanism, SandboxPolicy, SandboxStatus, SandboxedSession,
+    SpecRewrite,
+};
 pub use terminal::{
     NoTerminals, TerminalError, TerminalExit, TerminalHost, TerminalInfo, TerminalSink,
     TerminalSize, TerminalSpec, TerminalUpdate, TerminalView, Terminals, Typist, WaitEnd,

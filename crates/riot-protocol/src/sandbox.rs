@@ -11,7 +11,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::process::ProcessRunner;
+use crate::process::{ProcessRunner, ProcessSpec};
 
 /// Paths inside a writable place that stay read-only, relative to the
 /// project: what would let a command run code outside the sandbox later
@@ -155,20 +155,52 @@ impl SandboxStatus {
     }
 }
 
+/// Rewrites a process so that it starts inside the sandbox (a terminal's
+/// program, which a pseudo-terminal starts rather than a process runner).
+pub type SpecRewrite = Arc<dyn Fn(ProcessSpec) -> ProcessSpec + Send + Sync>;
+
+/// A session's sandbox: its tools' process runner and its terminals'
+/// rewrite, sharing one private temporary directory.
+#[derive(Clone)]
+pub struct SandboxedSession {
+    /// Runs every command in the sandbox.
+    pub proc: Arc<dyn ProcessRunner>,
+    /// Puts a terminal's program in the same sandbox.
+    pub terminal: SpecRewrite,
+}
+
+impl std::fmt::Debug for SandboxedSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxedSession")
+            .field("proc", &self.proc)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The OS sandbox capability.
 pub trait Sandbox: Send + Sync + std::fmt::Debug {
     /// What this machine enforces for `policy` (the probe runs once and
     /// is cached).
     fn status(&self, policy: &SandboxPolicy) -> SandboxStatus;
 
-    /// `inner` with every command it runs put in the sandbox; `None` when
-    /// the sandbox cannot be enforced (then nothing is wrapped, and the
-    /// status says why).
+    /// The sandbox for one session: `inner` with every command it runs put
+    /// in the sandbox, and the rewrite for its terminals; `None` when the
+    /// sandbox cannot be enforced (then nothing is wrapped, and the status
+    /// says why).
+    fn session(
+        &self,
+        inner: Arc<dyn ProcessRunner>,
+        policy: &SandboxPolicy,
+    ) -> Option<SandboxedSession>;
+
+    /// Only the process runner of [`Self::session`].
     fn wrap(
         &self,
         inner: Arc<dyn ProcessRunner>,
         policy: &SandboxPolicy,
-    ) -> Option<Arc<dyn ProcessRunner>>;
+    ) -> Option<Arc<dyn ProcessRunner>> {
+        self.session(inner, policy).map(|session| session.proc)
+    }
 }
 
 /// No sandbox: the status says so and nothing is wrapped (tests, faces
@@ -181,11 +213,11 @@ impl Sandbox for NoSandbox {
         SandboxStatus::not_enforced("this build of Riot has no OS sandbox here")
     }
 
-    fn wrap(
+    fn session(
         &self,
         _inner: Arc<dyn ProcessRunner>,
         _policy: &SandboxPolicy,
-    ) -> Option<Arc<dyn ProcessRunner>> {
+    ) -> Option<SandboxedSession> {
         None
     }
 }

@@ -46,6 +46,9 @@ pub struct TerminalSpec {
     /// Variables removed from it (model keys).
     pub env_remove: Vec<String>,
     pub size: TerminalSize,
+    /// Start it outside the session's OS sandbox (a `dangerouslyDisableSandbox`
+    /// open the person allowed).
+    pub outside_sandbox: bool,
 }
 
 /// Who typed into a terminal.
@@ -275,11 +278,14 @@ impl Terminals for NoTerminals {
 
 /// Makes a session's [`Terminals`] (the kernel asks once per session).
 pub trait TerminalHost: Send + Sync + std::fmt::Debug {
-    fn session_terminals(&self) -> Arc<dyn Terminals>;
+    /// The terminals of a session whose OS sandbox, when enforced, puts
+    /// each program in it with `sandbox` (a terminal opened with
+    /// [`TerminalSpec::outside_sandbox`] is not rewritten).
+    fn session_terminals(&self, sandbox: Option<crate::SpecRewrite>) -> Arc<dyn Terminals>;
 }
 
 impl TerminalHost for NoTerminals {
-    fn session_terminals(&self) -> Arc<dyn Terminals> {
+    fn session_terminals(&self, _sandbox: Option<crate::SpecRewrite>) -> Arc<dyn Terminals> {
         Arc::new(NoTerminals)
     }
 }

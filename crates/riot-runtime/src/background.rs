@@ -80,10 +80,9 @@ fn take_text(pending: &mut Pending, finished: bool) -> String {
 
 impl Job {
     pub(crate) fn start(spec: &ProcessSpec, cap: usize) -> Result<Arc<Self>, ProcessError> {
-        let mut child = group::spawn(spec)?;
+        let (mut child, pgid, watchdog) = group::spawn_watched(spec)?;
         // Background jobs get no input: a piped stdin is closed at once.
         drop(child.stdin.take());
-        let pgid = child.id();
         let state = Arc::new(Mutex::new(JobState {
             running: true,
             ..JobState::default()
@@ -92,7 +91,6 @@ impl Job {
         let err = tokio::spawn(pump(child.stderr.take(), Arc::clone(&state), cap, false));
         let timeout_ms = spec.timeout_ms;
         let waiter_state = Arc::clone(&state);
-        let watchdog = pgid.and_then(group::Watchdog::start);
         tokio::spawn(async move {
             let status = match timeout_ms {
                 Some(ms) => {

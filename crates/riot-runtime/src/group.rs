@@ -44,10 +44,21 @@ pub(crate) struct GroupGuard {
 }
 
 impl GroupGuard {
+    /// Guards the group `pgid` of a child already running, starting its
+    /// watchdog now (a terminal's or browser's program, which makes its
+    /// own group).
     pub(crate) fn new(pgid: Option<u32>) -> Self {
         Self {
             pgid,
             _watchdog: pgid.and_then(Watchdog::start),
+        }
+    }
+
+    /// Guards the group of a child [`spawn_watched`] started.
+    pub(crate) fn watched(pgid: Option<u32>, watchdog: Option<Watchdog>) -> Self {
+        Self {
+            pgid,
+            _watchdog: watchdog,
         }
     }
 
@@ -70,9 +81,12 @@ impl Drop for GroupGuard {
 /// `bash -c "a; b"` would outlive a SIGKILLed kernel. The watchdog is a
 /// tiny `sh` blocked reading a pipe whose only write end the kernel holds.
 /// When the kernel dies the OS closes that end, the read returns, and the
-/// watchdog kills the group. On a normal end the kernel kills the watchdog
-/// first (dropping it), so it never signals a group id that may have been
-/// reused.
+/// watchdog kills the group. Either the watchdog leads the group itself
+/// and the tool's command joins it ([`Watchdog::lead`]: the group id
+/// cannot be reused while the watchdog lives), or it watches a group a
+/// program made ([`Watchdog::start`]); then on a normal end the kernel
+/// kills the watchdog first (dropping it), so it never signals a group id
+/// that may have been reused.
 #[derive(Debug)]
 pub(crate) struct Watchdog {
     // kill_on_drop: dropping kills the watchdog before its stdin closes.
@@ -80,6 +94,34 @@ pub(crate) struct Watchdog {
 }
 
 impl Watchdog {
+    /// A watchdog leading a new process group of its own, for a child to
+    /// join ([`spawn_watched`]): it watches the child from before the
+    /// child exists. Started after the child, a riot killed in between
+    /// left the child unwatched — and bubblewrap's PID 1, which sets its
+    /// own death signal late, running on with the command.
+    pub(crate) fn lead() -> Option<(Self, u32)> {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            // `kill -KILL 0`: every process in the watchdog's own group.
+            .arg("read _ignored; kill -KILL 0 2>/dev/null")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .process_group(0);
+        match cmd.spawn() {
+            Ok(child) => {
+                let pid = child.id()?;
+                Some((Self { _child: child }, pid))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "no process-group watchdog: a SIGKILLed riot may leave tool processes behind");
+                None
+            }
+        }
+    }
+
+    /// A watchdog for the existing group `pgid`.
     pub(crate) fn start(pgid: u32) -> Option<Self> {
         let mut cmd = Command::new("/bin/sh");
         cmd.arg("-c")
@@ -103,19 +145,36 @@ impl Watchdog {
 }
 
 /// Spawns `spec` with stdin `/dev/null` (or a pipe when `spec.stdin` is
-/// set; the caller writes it), stdout and stderr piped, in a new
-/// process group whose id is the child's pid.
-pub(crate) fn spawn(spec: &ProcessSpec) -> Result<Child, ProcessError> {
+/// set; the caller writes it), stdout and stderr piped, in the process
+/// group of a [`Watchdog`] started first ([`Watchdog::lead`]): returns the
+/// child, the group's id and the watchdog (without one, the child leads a
+/// group of its own).
+pub(crate) fn spawn_watched(
+    spec: &ProcessSpec,
+) -> Result<(Child, Option<u32>, Option<Watchdog>), ProcessError> {
     let stdin = if spec.stdin.is_some() {
         Stdio::piped()
     } else {
         Stdio::null()
     };
-    spawn_with_stdin(spec, stdin)
+    let (watchdog, group) = match Watchdog::lead() {
+        Some((watchdog, pid)) => (Some(watchdog), Some(pid)),
+        None => (None, None),
+    };
+    let child = spawn_in(spec, stdin, group)?;
+    let pgid = group.or_else(|| child.id());
+    Ok((child, pgid, watchdog))
 }
 
-/// [`spawn`] with the given stdin.
+/// Spawns `spec` with the given stdin, stdout and stderr piped, in a new
+/// process group whose id is the child's pid.
 pub(crate) fn spawn_with_stdin(spec: &ProcessSpec, stdin: Stdio) -> Result<Child, ProcessError> {
+    spawn_in(spec, stdin, None)
+}
+
+/// [`spawn_with_stdin`] joining the process group `group` when given.
+fn spawn_in(spec: &ProcessSpec, stdin: Stdio, group: Option<u32>) -> Result<Child, ProcessError> {
+    let group = group.and_then(|g| i32::try_from(g).ok()).unwrap_or(0);
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
@@ -123,7 +182,7 @@ pub(crate) fn spawn_with_stdin(spec: &ProcessSpec, stdin: Stdio) -> Result<Child
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
-        .process_group(0);
+        .process_group(group);
     for key in &spec.env_remove {
         cmd.env_remove(key);
     }

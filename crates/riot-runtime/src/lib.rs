@@ -57,7 +57,7 @@ pub use fs::RealFs;
 pub use ids::RandomIds;
 pub use piped::PipedChild;
 pub use process::RealProcessRunner;
-pub use sandbox::{RealSandbox, SandboxedRunner};
+pub use sandbox::{Attach, RealSandbox, SandboxRewrite, SandboxedRunner};
 pub use terminal::{
     OUTPUT_KEEP_BYTES, PtyTerminalHost, PtyTerminals, SpecWrapper, describe_input, pty_command,
     terminal_process,

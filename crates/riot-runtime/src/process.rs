@@ -110,8 +110,8 @@ impl ProcessRunner for RealProcessRunner {
         cancel: CancellationToken,
         on_output: Option<OutputCallback>,
     ) -> Result<ProcessOutput, ProcessError> {
-        let mut child = group::spawn(&spec)?;
-        let guard = GroupGuard::new(child.id());
+        let (mut child, pgid, watchdog) = group::spawn_watched(&spec)?;
+        let guard = GroupGuard::watched(pgid, watchdog);
         // The input is written alongside the readers (a child that does
         // not read it must not block us); a closed pipe is not an error.
         let writer = {

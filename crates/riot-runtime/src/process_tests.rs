@@ -324,3 +324,20 @@ async fn dropping_the_runner_kills_its_background_jobs() {
     drop(runner);
     assert!(dies(grandchild).await);
 }
+
+/// The command joins a group its watchdog already leads: a riot killed at
+/// any moment after the spawn began leaves a watchdog to kill the group.
+#[tokio::test]
+async fn the_command_runs_in_the_group_its_watchdog_leads() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"read -r s < /proc/$$/stat; set -- ${s##*) }; [ "$3" != $$ ] && echo "own group: no"; tr '\0' ' ' < /proc/$3/cmdline"#;
+    let out = RealProcessRunner::new()
+        .run(spec(dir.path(), script), CancellationToken::new(), None)
+        .await
+        .unwrap();
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    assert_eq!(
+        format!("{}{}", out.stdout.head, out.stdout.tail),
+        "own group: no\n/bin/sh -c read _ignored; kill -KILL 0 2>/dev/null "
+    );
+}

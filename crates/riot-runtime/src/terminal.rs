@@ -8,9 +8,9 @@
 //! calls `setsid`), so its process group is its pid; a [`GroupGuard`] owns
 //! that group — killed on close, on drop (the session ends) and, through
 //! its watchdog, when riot itself is SIGKILLed. A terminal's command line
-//! becomes a [`ProcessSpec`] ([`terminal_process`]) that a [`SpecWrapper`]
-//! may rewrite before it starts — the seam the OS sandbox wraps, as it
-//! wraps the process runner.
+//! becomes a [`ProcessSpec`] ([`terminal_process`]) that the session's OS
+//! sandbox rewrites before it starts ([`PtyTerminals::sandboxed`]), as it
+//! rewrites the process runner's commands.
 
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -37,35 +37,14 @@ const OPEN_FIRST_OUTPUT_MS: u64 = 1_500;
 const QUIET_MS: u64 = 150;
 
 /// Makes [`PtyTerminals`], one set per session.
-#[derive(Default, Clone)]
-pub struct PtyTerminalHost {
-    wrapper: Option<SpecWrapper>,
-}
-
-impl std::fmt::Debug for PtyTerminalHost {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PtyTerminalHost")
-            .field("wrapped", &self.wrapper.is_some())
-            .finish()
-    }
-}
-
-impl PtyTerminalHost {
-    /// Every terminal's process passes through `wrapper` before it starts
-    /// (the sandbox's seam).
-    pub fn with_wrapper(wrapper: SpecWrapper) -> Self {
-        Self {
-            wrapper: Some(wrapper),
-        }
-    }
-}
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PtyTerminalHost;
 
 impl TerminalHost for PtyTerminalHost {
-    fn session_terminals(&self) -> Arc<dyn Terminals> {
-        Arc::new(PtyTerminals {
-            terms: Mutex::default(),
-            sinks: Arc::default(),
-            wrapper: self.wrapper.clone(),
+    fn session_terminals(&self, sandbox: Option<SpecWrapper>) -> Arc<dyn Terminals> {
+        Arc::new(match sandbox {
+            Some(rewrite) => PtyTerminals::sandboxed(rewrite),
+            None => PtyTerminals::default(),
         })
     }
 }
@@ -75,6 +54,7 @@ impl TerminalHost for PtyTerminalHost {
 pub struct PtyTerminals {
     terms: Mutex<Vec<Arc<Term>>>,
     sinks: Arc<Mutex<Vec<TerminalSink>>>,
+    /// The session's OS sandbox, when enforced.
     wrapper: Option<SpecWrapper>,
 }
 
@@ -142,8 +122,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Rewrites the process a terminal starts (the OS sandbox puts itself in
-/// front of the command, as it does for the process runner).
-pub type SpecWrapper = Arc<dyn Fn(ProcessSpec) -> ProcessSpec + Send + Sync>;
+/// front of the command, as it does for the process runner's).
+pub type SpecWrapper = riot_protocol::SpecRewrite;
 
 /// The process a terminal runs: `bash -c` with the command line, never
 /// `-l` or `-i` (rc files make behaviour machine-specific), `TERM` set.
@@ -177,6 +157,17 @@ pub fn pty_command(process: &ProcessSpec) -> CommandBuilder {
 }
 
 impl PtyTerminals {
+    /// Terminals whose programs start through `rewrite` (the session's OS
+    /// sandbox), but for one opened with
+    /// [`TerminalSpec::outside_sandbox`].
+    pub fn sandboxed(rewrite: SpecWrapper) -> Self {
+        Self {
+            terms: Mutex::default(),
+            sinks: Arc::default(),
+            wrapper: Some(rewrite),
+        }
+    }
+
     fn find(&self, name: &str) -> Result<Arc<Term>, TerminalError> {
         let terms = lock(&self.terms);
         terms
@@ -214,8 +205,8 @@ impl PtyTerminals {
         let mut child = pair
             .slave
             .spawn_command(pty_command(&match &self.wrapper {
-                Some(wrap) => wrap(terminal_process(spec)),
-                None => terminal_process(spec),
+                Some(wrap) if !spec.outside_sandbox => wrap(terminal_process(spec)),
+                _ => terminal_process(spec),
             }))
             .map_err(|e| spawn_err(&e))?;
         drop(pair.slave);

@@ -16,6 +16,7 @@ fn spec(name: &str, command: &str, cwd: &Path) -> TerminalSpec {
         env_set: vec![("PS1".into(), "$ ".into())],
         env_remove: vec!["PYTHONSTARTUP".into()],
         size: TerminalSize { rows: 12, cols: 60 },
+        outside_sandbox: false,
     }
 }
 

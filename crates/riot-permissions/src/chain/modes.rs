@@ -88,8 +88,9 @@ impl Policy {
                     ),
                 )),
             },
-            // Only Bash's commands run in the sandbox (a terminal's
-            // program, judged as a command too, does not).
+            // Only Bash's commands are allowed unasked: a terminal's
+            // program runs in the sandbox too, but a write may type into
+            // a terminal opened outside it, which is not known here.
             Facts::Bash(_)
                 if self.sandbox.is_some()
                     && q.tool_name == "Bash"

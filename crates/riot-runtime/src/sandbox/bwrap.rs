@@ -14,13 +14,21 @@ pub const SANDBOX_TMP: &str = "/tmp";
 /// directory on `/tmp`, the writable paths bound writable, `.git` bound
 /// on itself (so it cannot be renamed away from its read-only parts), the
 /// protected paths that exist bound read-only, the hidden paths covered,
-/// new PID (and, without network, network) namespaces, a new session,
-/// and death with the parent.
+/// new PID (and, without network, network) namespaces, and death with the
+/// parent.
+///
+/// No `--new-session`: bubblewrap would call `setsid` before forking its
+/// PID 1, taking PID 1 out of the process group Riot kills. PID 1 sets its
+/// own death signal only after forking the command, so a riot killed
+/// while bubblewrap was still setting up left PID 1 — and the command —
+/// running with nobody to kill them. Kept in the group, PID 1 is killed
+/// with it (by the group guard or the watchdog), and the whole namespace
+/// with it; the helper starts the new session for the command instead
+/// ([`super::helper::HelperOptions::new_session`]).
 pub fn bwrap_args(policy: &SandboxPolicy, private_tmp: &Path, cwd: &Path) -> Vec<String> {
     let s = |p: &Path| p.to_string_lossy().into_owned();
     let mut args: Vec<String> = [
         "--die-with-parent",
-        "--new-session",
         "--unshare-pid",
         "--ro-bind",
         "/",
@@ -100,7 +108,6 @@ mod tests {
         let p = |rel: &str| project.join(rel).to_string_lossy().into_owned();
         let expected: Vec<String> = [
             "--die-with-parent",
-            "--new-session",
             "--unshare-pid",
             "--ro-bind",
             "/",

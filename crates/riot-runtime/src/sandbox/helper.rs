@@ -1,5 +1,6 @@
 #![allow(clippy::disallowed_methods)] // the sandbox helper: replaces itself with the command (exec)
 #![allow(clippy::print_stderr, clippy::print_stdout)] // the helper speaks to the person on stderr (and to the probe on stdout)
+#![allow(unsafe_code)] // setsid, setpgid, tcsetpgrp and signal are libc calls
 
 //! The helper Riot runs in front of a sandboxed command (`riot
 //! __sandbox-exec FLAGS -- PROGRAM ARGS…`): it applies Landlock (read and
@@ -8,7 +9,10 @@
 //! `setsid`/`setpgid` when there is no PID namespace to hold the command's
 //! processes; no `TIOCSTI` anywhere), then execs the command. Inside
 //! bubblewrap it runs after the namespaces are set up; alone it is the
-//! whole sandbox.
+//! whole sandbox. Inside bubblewrap it also detaches the command from any
+//! terminal (a new session: a Bash command) or makes it the foreground job
+//! of its terminal (a Terminal tool's program), so bubblewrap's own
+//! processes stay in the process group Riot kills.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -35,6 +39,14 @@ pub struct HelperOptions {
     /// Print `landlock=full|partial|none` on stdout before the command
     /// runs (the probe reads it).
     pub report: bool,
+    /// Start the command in a new session, without a controlling terminal
+    /// (`setsid`; bubblewrap's `--new-session`, done here so that
+    /// bubblewrap's PID 1 stays in the group Riot kills).
+    pub new_session: bool,
+    /// Put the command in a process group of its own and make it the
+    /// foreground job of the terminal on stdin (a Terminal tool's program
+    /// inside bubblewrap: Ctrl+C reaches the program, not bubblewrap).
+    pub foreground: bool,
 }
 
 impl HelperOptions {
@@ -57,6 +69,12 @@ impl HelperOptions {
         }
         if self.report {
             args.push("--report".into());
+        }
+        if self.new_session {
+            args.push("--new-session".into());
+        }
+        if self.foreground {
+            args.push("--foreground".into());
         }
         args.push("--".into());
         args.extend(command);
@@ -81,6 +99,8 @@ impl HelperOptions {
                 Some("--hold-group") => options.hold_group = true,
                 Some("--require-landlock") => options.require_landlock = true,
                 Some("--report") => options.report = true,
+                Some("--new-session") => options.new_session = true,
+                Some("--foreground") => options.foreground = true,
                 Some("--") => {
                     let command: Vec<OsString> = it.cloned().collect();
                     if command.is_empty() {
@@ -148,6 +168,11 @@ mod linux {
     ];
 
     pub(super) fn run(options: &HelperOptions, command: &[OsString]) -> i32 {
+        // Before seccomp, which may refuse setsid and setpgid.
+        if let Err(why) = detach(options) {
+            eprintln!("riot sandbox: {why}");
+            return SETUP_FAILED;
+        }
         let landlock = match landlock(options) {
             Ok(status) => status,
             Err(why) => {
@@ -188,6 +213,44 @@ mod linux {
         } else {
             126
         }
+    }
+
+    /// `--new-session` and `--foreground`.
+    fn detach(options: &HelperOptions) -> Result<(), String> {
+        if options.new_session {
+            // SAFETY: setsid has no memory effects.
+            if unsafe { libc::setsid() } == -1 {
+                return Err(format!(
+                    "could not start a new session: {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+        }
+        // Only when stdin is a terminal: otherwise there is no foreground
+        // to take.
+        // SAFETY: isatty only looks at the descriptor.
+        if options.foreground && unsafe { libc::isatty(libc::STDIN_FILENO) } == 1 {
+            // SAFETY: plain process-group and terminal calls; the SIGTTOU
+            // disposition is restored before the command starts.
+            unsafe {
+                if libc::setpgid(0, 0) != 0 {
+                    return Err(format!(
+                        "could not make a process group: {}",
+                        std::io::Error::last_os_error()
+                    ));
+                }
+                // A background group that takes the terminal is sent
+                // SIGTTOU, which would stop it.
+                let previous = libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+                let taken = libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpgrp());
+                let error = std::io::Error::last_os_error();
+                libc::signal(libc::SIGTTOU, previous);
+                if taken != 0 {
+                    return Err(format!("could not take the terminal: {error}"));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Read and execute everywhere; write, create and remove only under
@@ -260,6 +323,8 @@ mod tests {
             hold_group: true,
             require_landlock: true,
             report: false,
+            new_session: true,
+            foreground: true,
         };
         let args = options.to_args(["bash".to_owned(), "-c".to_owned(), "echo --".to_owned()]);
         assert_eq!(
@@ -273,6 +338,8 @@ mod tests {
                 "--no-network",
                 "--hold-group",
                 "--require-landlock",
+                "--new-session",
+                "--foreground",
                 "--",
                 "bash",
                 "-c",

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use riot_protocol::process::OutputCallback;
 use riot_protocol::{
     BackgroundOutput, ProcessError, ProcessOutput, ProcessRunner, ProcessSpec, Sandbox,
-    SandboxMechanism, SandboxPolicy, SandboxStatus,
+    SandboxMechanism, SandboxPolicy, SandboxStatus, SandboxedSession,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -103,6 +103,7 @@ impl RealSandbox {
             hold_group: true,
             require_landlock: true,
             report: true,
+            ..HelperOptions::default()
         };
         let output = std::process::Command::new(&self.helper)
             .args(options.to_args(PROBE_COMMAND.map(str::to_owned)))
@@ -236,11 +237,11 @@ impl Sandbox for RealSandbox {
         }
     }
 
-    fn wrap(
+    fn session(
         &self,
         inner: Arc<dyn ProcessRunner>,
         policy: &SandboxPolicy,
-    ) -> Option<Arc<dyn ProcessRunner>> {
+    ) -> Option<SandboxedSession> {
         let (mode, ..) = self.mode().ok()?;
         let tmp = match PrivateDir::create("riot-sandbox-tmp") {
             Ok(dir) => dir,
@@ -249,13 +250,17 @@ impl Sandbox for RealSandbox {
                 return None;
             }
         };
-        Some(Arc::new(SandboxedRunner {
-            inner,
+        let rewrite = Arc::new(SandboxRewrite {
             mode,
             helper: self.helper.clone(),
             policy: policy.clone(),
             tmp,
-        }))
+        });
+        let terminal = Arc::clone(&rewrite);
+        Some(SandboxedSession {
+            proc: Arc::new(SandboxedRunner { inner, rewrite }),
+            terminal: Arc::new(move |spec| terminal.apply(spec, Attach::Terminal)),
+        })
     }
 }
 
@@ -290,22 +295,34 @@ impl Drop for PrivateDir {
     }
 }
 
-/// A process runner whose every command runs in the sandbox: the spec is
-/// rewritten to start bubblewrap (or the helper alone) in front of it.
-/// Output capture, timeouts, cancellation and group killing stay the inner
-/// runner's.
+/// What a sandboxed process is attached to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attach {
+    /// Pipes (the process runner's commands): the command gets a new
+    /// session, with no controlling terminal to type into or read.
+    Pipes,
+    /// A pseudo-terminal (a Terminal tool's program): the command keeps it
+    /// as its controlling terminal and, under bubblewrap, becomes its
+    /// foreground job, so Ctrl+C reaches the program.
+    Terminal,
+}
+
+/// How one session's commands are put in the sandbox: the mechanism, the
+/// helper, the policy and the private temporary directory (removed when
+/// the last user drops it), shared by the session's process runner and
+/// its terminals.
 #[derive(Debug)]
-pub struct SandboxedRunner {
-    inner: Arc<dyn ProcessRunner>,
+pub struct SandboxRewrite {
     mode: Mode,
     helper: PathBuf,
     policy: SandboxPolicy,
     tmp: PrivateDir,
 }
 
-impl SandboxedRunner {
-    /// `spec` as it runs in the sandbox.
-    fn apply(&self, mut spec: ProcessSpec) -> ProcessSpec {
+impl SandboxRewrite {
+    /// `spec` as it runs in the sandbox: bubblewrap (or the helper alone)
+    /// in front of the command, `TMPDIR` the private temporary directory.
+    pub fn apply(&self, mut spec: ProcessSpec, attach: Attach) -> ProcessSpec {
         let command = std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned());
         let mut write = self.policy.writable_paths();
         let tmp_inside = match &self.mode {
@@ -319,6 +336,8 @@ impl SandboxedRunner {
                 let options = HelperOptions {
                     write,
                     network: self.policy.network,
+                    new_session: attach == Attach::Pipes,
+                    foreground: attach == Attach::Terminal,
                     ..HelperOptions::default()
                 };
                 let mut args = bwrap::bwrap_args(&self.policy, self.tmp.path(), &spec.cwd);
@@ -329,12 +348,15 @@ impl SandboxedRunner {
                 spec.args = args;
             }
             Mode::LandlockOnly => {
+                // No PID namespace: the command stays in the group (or, in
+                // a terminal, the session) Riot kills, and seccomp keeps
+                // it there.
                 let options = HelperOptions {
                     write,
                     network: self.policy.network,
                     hold_group: true,
                     require_landlock: true,
-                    report: false,
+                    ..HelperOptions::default()
                 };
                 spec.args = options.to_args(command);
                 spec.program = helper;
@@ -346,6 +368,23 @@ impl SandboxedRunner {
                 .push((name.to_owned(), tmp_inside.to_string_lossy().into_owned()));
         }
         spec
+    }
+}
+
+/// A process runner whose every command runs in the sandbox: the spec is
+/// rewritten ([`SandboxRewrite::apply`]) to start bubblewrap (or the
+/// helper alone) in front of it. Output capture, timeouts, cancellation
+/// and group killing stay the inner runner's.
+#[derive(Debug)]
+pub struct SandboxedRunner {
+    inner: Arc<dyn ProcessRunner>,
+    rewrite: Arc<SandboxRewrite>,
+}
+
+impl SandboxedRunner {
+    /// `spec` as this runner starts it in the sandbox.
+    pub fn apply(&self, spec: ProcessSpec) -> ProcessSpec {
+        self.rewrite.apply(spec, Attach::Pipes)
     }
 }
 

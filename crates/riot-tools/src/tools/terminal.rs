@@ -5,12 +5,14 @@
 //!
 //! `open` and `write` are judged like Bash (the command, or the typed
 //! text as a command line, through the same shell analysis); `read` and
-//! `wait` only look.
+//! `wait` only look. The program runs in the session's OS sandbox when it
+//! is enforced; `open` with `dangerouslyDisableSandbox` starts it outside,
+//! and, as for Bash, the person is always asked.
 
 use async_trait::async_trait;
 use riot_protocol::{
-    PermissionTarget, PromptContext, TerminalError, TerminalSize, TerminalSpec, TerminalView, Tool,
-    ToolContext, ToolOutcome, Typist, ValidationError, WaitEnd,
+    DecisionReason, PermissionResult, PermissionTarget, PromptContext, TerminalError, TerminalSize,
+    TerminalSpec, TerminalView, Tool, ToolContext, ToolOutcome, Typist, ValidationError, WaitEnd,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -66,6 +68,18 @@ pub struct TerminalInput {
     /// wait: milliseconds (default 30000, at most 600000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// open: run the program outside the OS sandbox. Only when it cannot
+    /// work inside (it needs the network or to write outside the project);
+    /// the person is always asked.
+    #[serde(default, rename = "dangerouslyDisableSandbox")]
+    pub dangerously_disable_sandbox: Option<bool>,
+}
+
+impl TerminalInput {
+    /// Whether the call asks to start its program outside the OS sandbox.
+    pub fn leaves_sandbox(&self) -> bool {
+        self.action == TerminalAction::Open && self.dangerously_disable_sandbox.unwrap_or(false)
+    }
 }
 
 /// The Terminal tool.
@@ -225,7 +239,8 @@ impl Tool for Terminal {
              - action \"read\" returns the rendered screen (what a person sees, without escape codes) and the output printed since the last read.\n\
              - action \"wait\" waits until the regular expression `pattern` matches the output not yet read (for a full-screen program, the screen), the program ends, or `timeout_ms` passes (default 30000, at most 600000). Use it for a server's \"ready\" line instead of reading in a loop.\n\
              - action \"close\" stops the program and everything it started. Terminals also end with the session.\n\
-             - When the person typed into a terminal, the next read tells you what they typed.\n",
+             - When the person typed into a terminal, the next read tells you what they typed.\n\
+             - Programs may run in an OS sandbox, as Bash's commands do: they can write only inside the project and a private temporary directory ($TMPDIR), and have no network unless the person enabled it. When a program fails because of the sandbox and really needs more, open it again with `dangerouslyDisableSandbox: true`; the person is asked.\n",
         );
         if cx.has_tool("Bash") {
             p.push_str("- Use Bash for commands that finish on their own; use a terminal for programs that keep running or need input.\n");
@@ -284,6 +299,31 @@ impl Tool for Terminal {
         })
     }
 
+    /// Leaving the OS sandbox is always a question, whatever the mode, as
+    /// for Bash.
+    async fn check_permissions(
+        &self,
+        input: &TerminalInput,
+        _ctx: &ToolContext,
+    ) -> PermissionResult {
+        if !input.leaves_sandbox() {
+            return PermissionResult::Passthrough;
+        }
+        let command = input.command.as_deref().unwrap_or("").trim();
+        PermissionResult::Ask {
+            reason: DecisionReason::Sandbox {
+                detail: format!(
+                    "asks to run terminal `{}` outside the OS sandbox",
+                    input.name
+                ),
+            },
+            message: format!(
+                "Riot wants to open terminal `{}` running `{command}` OUTSIDE the OS sandbox (dangerouslyDisableSandbox), with full access to your files and the network.",
+                input.name
+            ),
+        }
+    }
+
     /// `open` is judged as its command; `write` as the typed text read as
     /// command lines (a terminal may be a shell), so the same rules and
     /// shell analysis as Bash apply to both.
@@ -338,6 +378,11 @@ impl Tool for Terminal {
             "timeout_ms",
             input.timeout_ms.is_some() && action != TerminalAction::Wait,
             "\"wait\"",
+        )?;
+        only(
+            "dangerouslyDisableSandbox",
+            input.dangerously_disable_sandbox.is_some() && action != TerminalAction::Open,
+            "\"open\"",
         )?;
         match action {
             TerminalAction::Open => {
@@ -409,6 +454,7 @@ impl Tool for Terminal {
                     env_set: Vec::new(),
                     env_remove: ctx.env.scrubbed_env.clone(),
                     size: TerminalSize::default(),
+                    outside_sandbox: input.leaves_sandbox(),
                 };
                 match terms.open(spec).await {
                     Ok(view) => ToolOutcome::text(

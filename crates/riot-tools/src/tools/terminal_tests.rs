@@ -221,3 +221,84 @@ async fn wait_reports_the_matching_text_and_a_timeout() {
     );
     run(&env, json!({"action": "close", "name": "dev"})).await;
 }
+
+#[tokio::test]
+async fn leaving_the_sandbox_is_always_a_question_and_only_for_open() {
+    let (_project, env) = project();
+    let ctx = context(Arc::clone(&env));
+    let input = |v: serde_json::Value| serde_json::from_value::<TerminalInput>(v).unwrap();
+    assert_eq!(
+        Terminal
+            .check_permissions(
+                &input(json!({"action": "open", "name": "dev", "command": "npm run dev"})),
+                &ctx
+            )
+            .await,
+        PermissionResult::Passthrough
+    );
+    let PermissionResult::Ask { reason, message } = Terminal
+        .check_permissions(
+            &input(json!({"action": "open", "name": "dev", "command": "npm run dev ", "dangerouslyDisableSandbox": true})),
+            &ctx,
+        )
+        .await
+    else {
+        panic!("leaving the sandbox must ask");
+    };
+    assert_eq!(
+        reason,
+        DecisionReason::Sandbox {
+            detail: "asks to run terminal `dev` outside the OS sandbox".into()
+        }
+    );
+    assert!(!reason.yields_to_bypass());
+    assert_eq!(
+        message,
+        "Riot wants to open terminal `dev` running `npm run dev` OUTSIDE the OS sandbox (dangerouslyDisableSandbox), with full access to your files and the network."
+    );
+    assert_eq!(
+        run(
+            &env,
+            json!({"action": "read", "name": "dev", "dangerouslyDisableSandbox": true})
+        )
+        .await,
+        "INVALID: `dangerouslyDisableSandbox` is only for action \"open\"; leave it out."
+    );
+}
+
+/// The session's sandbox rewrites every terminal's program but one opened
+/// with `dangerouslyDisableSandbox` (here the "sandbox" replaces the
+/// command, so the screen shows which ran).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_an_open_that_leaves_the_sandbox_is_not_rewritten() {
+    let project = TempProject::new();
+    let mut env = ToolEnv::new(
+        project.env.cwd.clone(),
+        project.env.spill_dir.clone(),
+        Arc::clone(&project.env.fs),
+        Arc::clone(&project.env.proc),
+        Arc::clone(&project.env.clock),
+        Arc::clone(&project.env.ids),
+    );
+    env.terminals = Arc::new(riot_runtime::PtyTerminals::sandboxed(Arc::new(
+        |mut spec: riot_protocol::ProcessSpec| {
+            spec.args = vec!["-c".into(), "echo in-the-sandbox; exec sleep 300".into()];
+            spec
+        },
+    )));
+    let env = Arc::new(env);
+    let command = "echo unsandboxed; exec sleep 300";
+    let inside = run(
+        &env,
+        json!({"action": "open", "name": "a", "command": command}),
+    )
+    .await;
+    assert!(inside.contains("```\nin-the-sandbox\n```"), "{inside}");
+    let outside = run(
+        &env,
+        json!({"action": "open", "name": "b", "command": command, "dangerouslyDisableSandbox": true}),
+    )
+    .await;
+    assert!(outside.contains("```\nunsandboxed\n```"), "{outside}");
+    env.terminals.close_all();
+}
