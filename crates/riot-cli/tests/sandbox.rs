@@ -941,6 +941,46 @@ async fn exec_in_bypass_mode_still_cannot_write_outside_the_project() {
     );
 }
 
+/// The session's terminals are in its sandbox: in bypass mode a Terminal
+/// opened to write outside the project is let through by the permission
+/// chain, and the sandbox stops the write; the model reads why on the
+/// screen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_a_terminal_in_bypass_mode_still_cannot_write_outside_the_project() {
+    let world = World::new();
+    let probe = run(on_bare(&world, &["sandbox", "check"])).await;
+    if probe.code != Some(0) {
+        eprintln!("skipped: no sandbox here: {}", probe.stdout);
+        return;
+    }
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().canonicalize().unwrap().join("escaped.txt");
+    let call = tool_call(
+        "call_term_1",
+        "Terminal",
+        json!({
+            "action": "open",
+            "name": "w",
+            "command": format!("touch {}; echo \"touch=$?\"; touch inside.txt; echo \"inside=$?\"", target.display()),
+        }),
+    );
+    let server = server(vec![call, Reply::Text("Done.".into())]).await;
+    let out = run(on_exec(
+        &world,
+        &server,
+        Wire::Anthropic,
+        &["--permission-mode", "bypass", "Write outside"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(!target.exists(), "the sandbox let a terminal write outside");
+    assert!(world.project.path().join("inside.txt").exists(), "{out:?}");
+    let result = support::tool_result(&bodies(&server)[1], "call_term_1").to_string();
+    assert!(result.contains("Read-only file system"), "{result}");
+    assert!(result.contains("touch=1"), "{result}");
+    assert!(result.contains("inside=0"), "{result}");
+}
+
 /// A SIGKILLed riot leaves nothing of a sandboxed command running: the
 /// watchdog kills bubblewrap's group, and the namespace's processes die
 /// with it (`--die-with-parent`, the PID namespace), a detached one too.
