@@ -176,21 +176,30 @@ enum Ended {
     Cancelled,
 }
 
-/// Releases the terminal if the call is dropped before it could.
+/// Kills the command and releases the terminal if the call is dropped
+/// before it could (a cancelled turn drops its running tools; Riot's own
+/// runner kills the process group on drop the same way).
 struct ReleaseGuard {
     connection: ConnectionTo<Client>,
     session_id: String,
     terminal_id: TerminalId,
     armed: bool,
+    /// The kill was already asked for.
+    killed: bool,
 }
 
 impl Drop for ReleaseGuard {
     fn drop(&mut self) {
-        if self.armed {
-            let request =
-                ReleaseTerminalRequest::new(self.session_id.clone(), self.terminal_id.clone());
-            self.connection.send_request(request).detach();
+        if !self.armed {
+            return;
         }
+        if !self.killed {
+            let kill = KillTerminalRequest::new(self.session_id.clone(), self.terminal_id.clone());
+            self.connection.send_request(kill).detach();
+        }
+        let release =
+            ReleaseTerminalRequest::new(self.session_id.clone(), self.terminal_id.clone());
+        self.connection.send_request(release).detach();
     }
 }
 
@@ -246,6 +255,7 @@ impl CommandHost for EditorTerminals {
             session_id: session_id.clone(),
             terminal_id: terminal_id.clone(),
             armed: true,
+            killed: false,
         };
         let title = spec.args.last().cloned().unwrap_or_default();
         self.embed(&session_id, tool_use_id, &terminal_id, &title);
@@ -273,6 +283,7 @@ impl CommandHost for EditorTerminals {
             Ended::Exited(Ok(status)) => (Some(status), false, false),
             Ended::Exited(Err(e)) => return Err(editor_failed("wait for the command", &e)),
             stopped => {
+                guard.killed = true;
                 let kill = KillTerminalRequest::new(session_id.clone(), terminal_id.clone());
                 if let Err(e) = self.connection.send_request(kill).block_task().await {
                     tracing::warn!(error = %e.message, "the editor could not kill its terminal's command");

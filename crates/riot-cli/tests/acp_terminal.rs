@@ -64,6 +64,10 @@ struct Editor {
     log: Vec<(String, Value)>,
     /// The `session/update` payloads.
     updates: Vec<Value>,
+    /// Cancels this session's turn when its command is being waited for.
+    cancel_when_waiting: Option<String>,
+    /// `$/cancel_request` params Riot sent.
+    withdrawn: Vec<Value>,
 }
 
 impl Editor {
@@ -99,6 +103,8 @@ impl Editor {
             terminals: HashMap::new(),
             log: Vec::new(),
             updates: Vec::new(),
+            cancel_when_waiting: None,
+            withdrawn: Vec::new(),
         }
     }
 
@@ -144,6 +150,8 @@ impl Editor {
                     self.updates.push(message["params"]["update"].clone());
                 }
                 Some(m) if m.starts_with("terminal/") => self.serve(&message).await,
+                // A request Riot no longer waits for (its call was dropped).
+                Some("$/cancel_request") => self.withdrawn.push(message["params"].clone()),
                 _ => panic!("unexpected message: {message}"),
             }
         }
@@ -214,6 +222,10 @@ impl Editor {
                     .expect("a known terminal")
                     .waiting
                     .push(id);
+                if let Some(session) = self.cancel_when_waiting.take() {
+                    self.write(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}))
+                        .await;
+                }
             }
             "terminal/output" => {
                 let term = self.terminals.get_mut(&terminal).expect("a known terminal");
@@ -574,6 +586,51 @@ async fn with_the_sandbox_on_the_editor_is_handed_the_sandboxed_command() {
         std::fs::read_to_string(world.project.path().join("inside.txt")).unwrap(),
         "in-project\n"
     );
+    editor.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_the_turn_kills_the_command_in_the_editors_terminal_then_releases_it() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(
+        WIRE,
+        vec![
+            tool_call("call_slow_1", "Bash", json!({"command": "sleep 60"})),
+            Reply::Text("Stopped.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let mut editor = Editor::start(&world, &server);
+    let session = editor.open(&world, true).await;
+    editor.cancel_when_waiting = Some(session.clone());
+    let done = editor
+        .call("session/prompt", prompt(&session, "Run the slow one"))
+        .await;
+    assert_eq!(done["stopReason"], "cancelled");
+    // The cancelled turn drops the call: the wait is withdrawn, the command
+    // killed and the terminal released.
+    assert_eq!(
+        editor.methods(),
+        [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/kill",
+            "terminal/release"
+        ]
+    );
+    assert!(!editor.withdrawn.is_empty());
+    assert!(editor.terminals.is_empty());
+    let last = editor.call_updates("call_slow_1").last().copied().cloned();
+    assert_eq!(last.unwrap()["status"], "failed");
+    // The next prompt's history pairs the call with its (cancelled) result.
+    let next = editor
+        .call("session/prompt", prompt(&session, "Go on"))
+        .await;
+    assert_eq!(next["stopReason"], "end_turn");
+    let body = support::bodies(&server).pop().unwrap();
+    support::assert_paired(body["messages"].as_array().unwrap());
     editor.close().await;
     server.shutdown().await;
 }

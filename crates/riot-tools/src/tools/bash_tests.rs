@@ -279,3 +279,123 @@ async fn only_a_call_that_leaves_the_sandbox_runs_on_the_unsandboxed_runner() {
     outside.dangerously_disable_sandbox = Some(true);
     assert_eq!(text_of(&Bash.call(outside, &ctx).await), "outside");
 }
+
+/// A runner whose `prepare` puts a wrapper in front (as the sandbox does)
+/// and that runs nothing itself.
+#[derive(Debug)]
+struct WrappingRunner;
+
+#[async_trait::async_trait]
+impl riot_protocol::ProcessRunner for WrappingRunner {
+    async fn run(
+        &self,
+        _spec: ProcessSpec,
+        _cancel: tokio_util::sync::CancellationToken,
+        _on_output: Option<OutputCallback>,
+    ) -> Result<ProcessOutput, riot_protocol::ProcessError> {
+        panic!("a command host is set: the runner must not run the command")
+    }
+    async fn spawn_background(
+        &self,
+        _spec: ProcessSpec,
+    ) -> Result<String, riot_protocol::ProcessError> {
+        Ok("bg_1".into())
+    }
+    async fn read_background(
+        &self,
+        _id: &str,
+    ) -> Result<riot_protocol::BackgroundOutput, riot_protocol::ProcessError> {
+        Err(riot_protocol::ProcessError::Unavailable)
+    }
+    async fn kill_background(&self, _id: &str) -> Result<(), riot_protocol::ProcessError> {
+        Err(riot_protocol::ProcessError::Unavailable)
+    }
+    fn prepare(&self, mut spec: ProcessSpec) -> ProcessSpec {
+        spec.args.insert(0, spec.program.clone());
+        spec.program = "wrapper".into();
+        spec
+    }
+}
+
+/// A command host (an editor's terminals) that records what it is handed
+/// and answers with a fixed output.
+#[derive(Debug)]
+struct RecordingHost {
+    handed: Mutex<Vec<(String, ProcessSpec)>>,
+    answer: ProcessOutput,
+}
+
+#[async_trait::async_trait]
+impl riot_protocol::CommandHost for RecordingHost {
+    async fn run(
+        &self,
+        tool_use_id: &str,
+        spec: ProcessSpec,
+        _cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<ProcessOutput, riot_protocol::ProcessError> {
+        self.handed
+            .lock()
+            .unwrap()
+            .push((tool_use_id.to_owned(), spec));
+        Ok(self.answer.clone())
+    }
+}
+
+#[tokio::test]
+async fn a_command_host_runs_the_prepared_foreground_command_and_its_result_reads_as_bashs() {
+    let p = TempProject::with_scrubbed_env(vec!["ANTHROPIC_API_KEY".into()]);
+    let host = Arc::new(RecordingHost {
+        handed: Mutex::new(Vec::new()),
+        answer: ProcessOutput {
+            exit_code: Some(2),
+            stdout: CapturedOutput {
+                head: "ran in the editor\n".into(),
+                total_bytes: 18,
+                ..CapturedOutput::default()
+            },
+            ..ProcessOutput::default()
+        },
+    });
+    let mut env = riot_protocol::ToolEnv::new(
+        p.env.cwd.clone(),
+        p.env.spill_dir.clone(),
+        Arc::clone(&p.env.fs),
+        Arc::new(WrappingRunner),
+        Arc::clone(&p.env.clock),
+        Arc::clone(&p.env.ids),
+    );
+    env.scrubbed_env = p.env.scrubbed_env.clone();
+    env.command_host = Some(Arc::clone(&host) as Arc<dyn riot_protocol::CommandHost>);
+    let ctx = crate::testing::context(Arc::new(env));
+    let mut input = bash("make test");
+    input.timeout = Some(5000);
+    let out = Bash.call(input, &ctx).await;
+    // The same text and error status as a local exit code 2.
+    let ToolOutcome::Failed {
+        error_for_model,
+        ui_payload: Some(UiPayload::Command { exit_code, .. }),
+    } = out
+    else {
+        panic!("a non-zero exit is a failed result: {out:?}")
+    };
+    assert_eq!(error_for_model, "ran in the editor\nExit code 2");
+    assert_eq!(exit_code, Some(2));
+    let handed = host.handed.lock().unwrap().clone();
+    assert_eq!(handed.len(), 1);
+    let (call, spec) = &handed[0];
+    assert_eq!(call, "toolu_test");
+    // The runner's rewrite, then Bash's own spec.
+    assert_eq!(spec.program, "wrapper");
+    assert_eq!(spec.args, ["bash", "-c", "make test"]);
+    assert_eq!(spec.cwd, p.root());
+    assert_eq!(spec.timeout_ms, Some(5000));
+    assert_eq!(spec.env_remove, ["ANTHROPIC_API_KEY"]);
+    assert!(spec.env_set.contains(&("PAGER".into(), "cat".into())));
+
+    // A background command is still the runner's.
+    let mut background = bash("sleep 100");
+    background.run_in_background = Some(true);
+    let started = Bash.call(background, &ctx).await;
+    assert!(text_of(&started).starts_with("Started in the background with id bg_1."));
+    assert_eq!(host.handed.lock().unwrap().len(), 1);
+}
