@@ -205,6 +205,13 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
     };
     let cwd = worktree.as_ref().map_or(cwd, |w| w.cwd.clone());
     let show_history = resume.is_some();
+    // How the UI gets the person's attention (`notifications`); a settings
+    // problem is reported when the session opens, below.
+    let notifications = kernel
+        .load_config(&cwd, &env, &flag_layer(shared), shared.trust_project)
+        .await
+        .map(|loaded| loaded.config.notifications.settings)
+        .unwrap_or_default();
     let (gate, questions) = TuiGate::new();
     let open = OpenOptions {
         cwd: cwd.clone(),
@@ -237,6 +244,7 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         prompt,
         show_history,
         context_window: Some(handle.status().context_window),
+        notifications,
     };
     let code = match riot_tui::run(handle, questions, host, options).await {
         Ok(summary) => {

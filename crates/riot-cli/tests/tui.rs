@@ -139,6 +139,29 @@ impl Tmux {
         }
     }
 
+    /// Waits until the pane shows `rows` one after the other (trailing
+    /// spaces ignored); returns the pane so trimmed.
+    async fn wait_for_rows(&self, rows: &[&str]) -> String {
+        let want = rows.join("\n");
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let pane: Vec<String> = self
+                .capture()
+                .lines()
+                .map(|l| l.trim_end().to_owned())
+                .collect();
+            let pane = pane.join("\n");
+            if pane.contains(&want) {
+                return pane;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the pane never showed {want:?}:\n{pane}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Whether riot is still running in the pane.
     fn alive(&self) -> bool {
         self.run(&["display-message", "-p", "-t", "riot", "#{pane_dead}"])
@@ -459,4 +482,169 @@ async fn a_pasted_image_path_is_attached_and_reaches_the_model_as_an_image() {
     tmux.keys(&["C-d"]);
     tmux.wait_for("Resume it with").await;
     server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_t_shows_the_terminal_the_model_opened_and_the_persons_typing_reaches_it() {
+    if !have_tmux("tui: terminal pane") {
+        return;
+    }
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        json!({"permissions": {"allow": ["Terminal"]}}).to_string(),
+    )
+    .unwrap();
+    let server = server(vec![
+        tool_call(
+            "call_open",
+            "Terminal",
+            json!({"action": "open", "name": "py", "command": "python3 -q"}),
+        ),
+        Reply::Text("A Python REPL is open.".into()),
+        tool_call(
+            "call_read",
+            "Terminal",
+            json!({"action": "read", "name": "py"}),
+        ),
+        Reply::Text("You printed 42.".into()),
+    ])
+    .await;
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("open a python repl");
+    tmux.wait_for("A Python REPL is open.").await;
+    tmux.wait_for("ctrl+t 1 terminal").await;
+    tmux.keys(&["C-t"]);
+    tmux.wait_for("▣ py (1/1) running · $ python3 -q").await;
+    tmux.wait_for("keys go to py").await;
+    // Typed into the REPL: Python's own answer appears in the pane.
+    tmux.type_line("print(6*7)");
+    let pane = tmux.wait_for_rows(&[">>> print(6*7)", "42", ">>>"]).await;
+    assert!(
+        !pane.contains("› print(6*7)"),
+        "not sent as a prompt:\n{pane}"
+    );
+    // Back to the conversation; the agent's next read says what was typed.
+    tmux.keys(&["C-t"]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("what did I do?");
+    tmux.wait_for("You printed 42.").await;
+    let reqs = requests(&server);
+    assert_eq!(reqs.len(), 4, "{reqs:#?}");
+    let read = tool_result(&reqs[3], "call_read").to_string();
+    assert!(
+        read.contains("The person typed into this terminal: print(6*7)<Enter>"),
+        "{read}"
+    );
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_tasks_lists_a_running_background_agent_and_x_stops_it() {
+    if !have_tmux("tui: background agents") {
+        return;
+    }
+    let world = World::new();
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            tool_call(
+                "call_bg",
+                "Task",
+                json!({"description": "look around", "prompt": "CHILD-STALL wait",
+                       "subagent_type": "explore", "run_in_background": true}),
+            ),
+            Reply::Text("Started it.".into()),
+        ],
+    )
+    // The background agent's request never answers: it runs until stopped.
+    .when("CHILD-STALL", stalled_partial_answer());
+    let server = MockServer::start(script).await.unwrap();
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("start a background agent");
+    tmux.wait_for("Started it.").await;
+    tmux.wait_for("ask before edits · 1 background (/tasks) ·")
+        .await;
+    tmux.type_line("/tasks");
+    tmux.wait_for("╭ Background agents").await;
+    tmux.wait_for("› bg_1 explore — look around · running · 0 calls")
+        .await;
+    tmux.keys(&["x"]);
+    tmux.wait_for("› bg_1 explore — look around · stopped · 0 calls")
+        .await;
+    tmux.keys(&["Escape"]);
+    let pane = tmux.wait_for("shift+tab mode").await;
+    assert!(!pane.contains("background (/tasks)"), "{pane}");
+    // The agent had asked the model and was waiting for its answer.
+    let reqs = requests(&server);
+    assert!(
+        reqs.iter()
+            .any(|b| b.to_string().contains("CHILD-STALL wait")),
+        "{reqs:#?}"
+    );
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
+}
+
+/// What riot wrote to the pane, raw, from when this is called.
+fn record_output(tmux: &Tmux, file: &Path) {
+    tmux.run(&[
+        "pipe-pane",
+        "-t",
+        "riot",
+        &format!("cat >> {}", quote(file.to_str().unwrap())),
+    ]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_turn_rings_the_bell_and_titles_the_terminal_unless_turned_off() {
+    if !have_tmux("tui: bell and title") {
+        return;
+    }
+    for on in [true, false] {
+        let world = World::new();
+        if !on {
+            std::fs::write(
+                world.home.path().join("settings.json"),
+                json!({"notifications": {"bell": false, "title": false}}).to_string(),
+            )
+            .unwrap();
+        }
+        let raw = world.home.path().join("pane.raw");
+        let server = server(vec![Reply::Text("Hi there.".into())]).await;
+        let tmux = Tmux::riot(&world, &server, &[]);
+        record_output(&tmux, &raw);
+        tmux.wait_for("shift+tab mode").await;
+        tmux.type_line("say hi");
+        tmux.wait_for("Hi there.").await;
+        let done = "\x1b]0;riot · done · say hi\x1b\\";
+        if on {
+            support::wait_until("the title says done", || {
+                std::fs::read_to_string(&raw).is_ok_and(|s| s.contains(done))
+            })
+            .await;
+            let title = tmux.run(&["display-message", "-p", "-t", "riot", "#{pane_title}"]);
+            assert_eq!(title.trim(), "riot · done · say hi");
+            let out = std::fs::read(&raw).unwrap();
+            assert!(out.contains(&0x07), "no bell was rung");
+        }
+        tmux.keys(&["C-d"]);
+        tmux.wait_for("Resume it with").await;
+        if !on {
+            let out = std::fs::read(&raw).unwrap();
+            let text = String::from_utf8_lossy(&out);
+            assert!(text.contains("Hi there."), "the output was recorded");
+            assert!(!out.contains(&0x07), "a bell rang though it is off");
+            assert!(
+                !text.contains("\x1b]0;"),
+                "the title was set though it is off"
+            );
+        }
+        server.shutdown().await;
+    }
 }

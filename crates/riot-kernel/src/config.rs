@@ -29,6 +29,7 @@
 
 pub mod child_env;
 pub mod claude;
+pub mod notifications;
 pub mod sandbox;
 
 use std::collections::BTreeMap;
@@ -162,6 +163,9 @@ pub struct Config {
     /// Checkpoints and their retention (`checkpoints`, docs/rewind.md):
     /// the person's own settings only.
     pub checkpoints: crate::checkpoints::CheckpointSettings,
+    /// How faces get the person's attention (`notifications`): the
+    /// terminal UI's bell and title, the desktop's notifications.
+    pub notifications: notifications::Notifications,
     pub context_window: Option<Sourced<u64>>,
     pub max_output_tokens: Option<Sourced<u32>>,
     pub stream_idle_timeout_ms: Option<Sourced<u64>>,
@@ -416,6 +420,7 @@ const KNOWN_KEYS: &[&str] = &[
     "small_model",
     "web_search",
     "checkpoints",
+    "notifications",
     "context_window",
     "max_output_tokens",
     "stream_idle_timeout_ms",
@@ -639,6 +644,9 @@ fn apply_file(
                     source: from.clone(),
                 });
             }
+        }
+        if let Some(value) = file.json.get("notifications").filter(|v| !v.is_null()) {
+            notifications::apply(&mut config.notifications, value, &file.path, &from)?;
         }
         if let Some(value) = file.json.get("sandbox").filter(|v| !v.is_null()) {
             sandbox::apply(

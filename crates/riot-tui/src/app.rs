@@ -10,10 +10,13 @@ use std::collections::{HashMap, VecDeque};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::text::{Line, Span};
+use riot_kernel::background::{TaskState, TaskSummary};
+use riot_kernel::config::notifications::NotificationSettings;
 use riot_protocol::{
     AgentEvent, AssistantBlock, Message, MessageOrigin, PermissionMode, PermissionOutcome,
     PermissionRequestDetail, ProgressPayload, QuestionOutcome, QuestionRequest, RequestId,
-    StreamDelta, SystemLevel, TerminalReason, ToolResultContent, ToolUseId, Usage, UserBlock,
+    StreamDelta, SystemLevel, TerminalExit, TerminalReason, TerminalUpdate, ToolResultContent,
+    ToolUseId, Usage, UserBlock,
 };
 use serde_json::Value;
 
@@ -56,6 +59,15 @@ pub enum Effect {
     Questions { key: u64, outcome: QuestionOutcome },
     /// Look up the project's files matching this query (for `@`).
     FindFiles(String),
+    /// Type these bytes into terminal `name`, as the person (the agent's
+    /// next read of it says what was typed).
+    TerminalWrite { name: String, input: Vec<u8> },
+    /// Stop the background agent with this id.
+    StopTask(String),
+    /// Ring the terminal's bell (a turn ended, a question waits).
+    Bell,
+    /// Set the terminal's title to this.
+    Title(String),
     /// Leave the UI.
     Exit,
 }
@@ -74,6 +86,104 @@ pub struct Config {
     pub history: Vec<String>,
     /// The model's context window in tokens, when known.
     pub context_window: Option<u64>,
+    /// The `notifications` setting: `bell` and `title` are the UI's.
+    pub notifications: NotificationSettings,
+}
+
+/// The `/` entry that lists the background agents (the UI's own).
+pub const TASKS_COMMAND: &str = "tasks";
+
+/// One of the session's terminals as the pane shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TermView {
+    pub name: String,
+    pub command: String,
+    /// Every row of the screen, trailing spaces removed.
+    pub rows: Vec<String>,
+    /// Row and column of the cursor.
+    pub cursor: (u16, u16),
+    pub exit: Option<TerminalExit>,
+}
+
+impl TermView {
+    /// `running`, `exited 0`, `killed by signal 9`.
+    pub(crate) fn state(&self) -> String {
+        match &self.exit {
+            None => "running".to_owned(),
+            Some(TerminalExit {
+                code: Some(code), ..
+            }) => format!("exited {code}"),
+            Some(TerminalExit {
+                signal: Some(signal),
+                ..
+            }) => format!("killed by signal {signal}"),
+            Some(_) => "exited".to_owned(),
+        }
+    }
+}
+
+/// A session title for the terminal's title: the words of `text` on one
+/// line, at most 60 characters.
+fn short_title(text: &str) -> String {
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let words: String = words.chars().filter(|c| !c.is_control()).collect();
+    if words.chars().count() <= 60 {
+        return words;
+    }
+    let mut cut: String = words.chars().take(59).collect();
+    cut.push('…');
+    cut
+}
+
+/// The bytes a terminal sends for `key`; `None` for keys it sends nothing
+/// for.
+pub fn key_bytes(key: KeyEvent) -> Option<Vec<u8>> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    let mut out = Vec::new();
+    if alt {
+        out.push(0x1b);
+    }
+    match key.code {
+        KeyCode::Char(c) if ctrl => {
+            let lower = c.to_ascii_lowercase();
+            match lower {
+                'a'..='z' => out.push(lower as u8 - b'a' + 1),
+                ' ' | '@' | '2' => out.push(0),
+                '[' | '3' => out.push(0x1b),
+                '\\' | '4' => out.push(0x1c),
+                ']' | '5' => out.push(0x1d),
+                '^' | '6' => out.push(0x1e),
+                '_' | '-' | '7' => out.push(0x1f),
+                _ => return None,
+            }
+        }
+        KeyCode::Char(c) => {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+        KeyCode::Enter => out.push(b'\r'),
+        KeyCode::Tab => out.push(b'\t'),
+        KeyCode::BackTab => out.extend_from_slice(b"\x1b[Z"),
+        KeyCode::Backspace => out.push(0x7f),
+        KeyCode::Esc => out.push(0x1b),
+        KeyCode::Up => out.extend_from_slice(b"\x1b[A"),
+        KeyCode::Down => out.extend_from_slice(b"\x1b[B"),
+        KeyCode::Right => out.extend_from_slice(b"\x1b[C"),
+        KeyCode::Left => out.extend_from_slice(b"\x1b[D"),
+        KeyCode::Home => out.extend_from_slice(b"\x1b[H"),
+        KeyCode::End => out.extend_from_slice(b"\x1b[F"),
+        KeyCode::Insert => out.extend_from_slice(b"\x1b[2~"),
+        KeyCode::Delete => out.extend_from_slice(b"\x1b[3~"),
+        KeyCode::PageUp => out.extend_from_slice(b"\x1b[5~"),
+        KeyCode::PageDown => out.extend_from_slice(b"\x1b[6~"),
+        KeyCode::F(n @ 1..=4) => {
+            out.extend_from_slice(b"\x1bO");
+            out.push(b'P' + n - 1);
+        }
+        _ => return None,
+    }
+    Some(out)
 }
 
 /// MCP servers by state, for the status line.
@@ -212,6 +322,22 @@ pub struct App {
     ctrl_c: bool,
     /// A one-line hint above the status line.
     pub(crate) hint: Option<String>,
+    /// The session's terminals, in opening order.
+    pub(crate) terminals: Vec<TermView>,
+    /// The terminal the pane shows and keys go to; `None`: the
+    /// conversation has them.
+    pub(crate) focus: Option<String>,
+    /// The session's background agents, oldest first.
+    pub(crate) tasks: Vec<TaskSummary>,
+    /// The background agents' list is open, this one selected.
+    pub(crate) tasks_open: Option<usize>,
+    notify: NotificationSettings,
+    /// The session's title (its first prompt), for the terminal's title.
+    session_title: Option<String>,
+    /// A turn has ended since the last prompt.
+    turn_ended: bool,
+    /// The terminal title last set.
+    shown_title: Option<String>,
     effects: Vec<Effect>,
     exit: bool,
 }
@@ -228,6 +354,12 @@ impl App {
         if !modes.contains(&config.mode) {
             modes.push(config.mode);
         }
+        let mut commands = config.commands;
+        commands.push(Entry {
+            name: TASKS_COMMAND.to_owned(),
+            description: "The background agents: status, and x to stop one".to_owned(),
+            takes_arguments: false,
+        });
         Self {
             theme: config.theme,
             width: config.width,
@@ -241,7 +373,7 @@ impl App {
             composer: Composer::with_history(config.history),
             menu: None,
             menu_dismissed: None,
-            commands: config.commands,
+            commands,
             files: Vec::new(),
             files_query: None,
             asking: VecDeque::new(),
@@ -260,14 +392,200 @@ impl App {
             mcp: Mcp::default(),
             ctrl_c: false,
             hint: None,
+            terminals: Vec::new(),
+            focus: None,
+            tasks: Vec::new(),
+            tasks_open: None,
+            notify: config.notifications,
+            session_title: None,
+            turn_ended: false,
+            shown_title: None,
             effects: Vec::new(),
             exit: false,
         }
     }
 
-    /// What the loop must do, in order; emptied.
+    /// What the loop must do, in order; emptied. Ends with the terminal's
+    /// new title when it changed (the `title` notification).
     pub fn take_effects(&mut self) -> Vec<Effect> {
+        if self.notify.title {
+            let title = self.title();
+            if self.shown_title.as_ref() != Some(&title) {
+                self.shown_title = Some(title.clone());
+                self.effects.push(Effect::Title(title));
+            }
+        }
         std::mem::take(&mut self.effects)
+    }
+
+    /// What the session is doing, as the terminal's title says it:
+    /// `waiting for you` (a question), `working` (a turn runs), `done` (a
+    /// turn ended); `None` before the first turn.
+    pub fn state(&self) -> Option<&'static str> {
+        if !self.asking.is_empty() {
+            Some("waiting for you")
+        } else if self.busy {
+            Some("working")
+        } else if self.turn_ended {
+            Some("done")
+        } else {
+            None
+        }
+    }
+
+    /// The terminal's title: `riot · STATE · SESSION TITLE`.
+    pub fn title(&self) -> String {
+        let mut parts = vec!["riot"];
+        if let Some(state) = self.state() {
+            parts.push(state);
+        }
+        if let Some(title) = self.session_title.as_deref().filter(|t| !t.is_empty()) {
+            parts.push(title);
+        }
+        parts.join(" · ")
+    }
+
+    /// Rings the bell, when the setting is on.
+    fn ring(&mut self) {
+        if self.notify.bell {
+            self.effects.push(Effect::Bell);
+        }
+    }
+
+    /// The terminal the pane shows, if it has the keys.
+    pub fn focused_terminal(&self) -> Option<&str> {
+        self.focus.as_deref()
+    }
+
+    /// Something happened in one of the session's terminals.
+    pub fn terminal(&mut self, update: &TerminalUpdate) {
+        match update {
+            TerminalUpdate::Opened { name, command, .. } => {
+                self.terminals.retain(|t| &t.name != name);
+                self.terminals.push(TermView {
+                    name: name.clone(),
+                    command: command.clone(),
+                    rows: Vec::new(),
+                    cursor: (0, 0),
+                    exit: None,
+                });
+            }
+            TerminalUpdate::Screen {
+                name,
+                rows,
+                cursor_row,
+                cursor_col,
+                ..
+            } => {
+                if let Some(t) = self.terminals.iter_mut().find(|t| &t.name == name) {
+                    t.rows.clone_from(rows);
+                    t.cursor = (*cursor_row, *cursor_col);
+                }
+            }
+            TerminalUpdate::Exited { name, exit } => {
+                if let Some(t) = self.terminals.iter_mut().find(|t| &t.name == name) {
+                    t.exit = Some(*exit);
+                }
+            }
+            TerminalUpdate::Closed { name } => {
+                let at = self.terminals.iter().position(|t| &t.name == name);
+                self.terminals.retain(|t| &t.name != name);
+                if self.focus.as_ref() == Some(name) {
+                    self.focus = at
+                        .and_then(|i| self.terminals.get(i).or(self.terminals.last()))
+                        .map(|t| t.name.clone());
+                    self.hint = Some(format!("The terminal {name} was closed."));
+                }
+            }
+        }
+    }
+
+    /// The session's background agents now; whether anything changed.
+    pub fn background(&mut self, tasks: Vec<TaskSummary>) -> bool {
+        if tasks == self.tasks {
+            return false;
+        }
+        self.tasks = tasks;
+        if let Some(selected) = self.tasks_open.as_mut() {
+            *selected = (*selected).min(self.tasks.len().saturating_sub(1));
+        }
+        true
+    }
+
+    /// Whether the background agents' list is open.
+    pub fn tasks_open(&self) -> bool {
+        self.tasks_open.is_some()
+    }
+
+    /// Ctrl+T: the conversation, then each terminal in turn, then the
+    /// conversation again.
+    fn cycle_focus(&mut self) {
+        self.menu = None;
+        let next = match &self.focus {
+            None => self.terminals.first(),
+            Some(name) => self
+                .terminals
+                .iter()
+                .position(|t| &t.name == name)
+                .and_then(|i| self.terminals.get(i + 1)),
+        };
+        self.focus = next.map(|t| t.name.clone());
+        if self.focus.is_none() && self.terminals.is_empty() {
+            self.hint =
+                Some("No terminal is open: the agent opens one with its Terminal tool.".to_owned());
+        }
+    }
+
+    /// A key while the pane has the keys: typed into the terminal, but
+    /// Ctrl+T moves on.
+    fn terminal_key(&mut self, name: String, key: KeyEvent) {
+        self.hint = None;
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('t') {
+            self.cycle_focus();
+            return;
+        }
+        if let Some(input) = key_bytes(key) {
+            self.type_into(name, input);
+        }
+    }
+
+    /// Types `input` into terminal `name`, unless its program has ended.
+    fn type_into(&mut self, name: String, input: Vec<u8>) {
+        if self
+            .terminals
+            .iter()
+            .any(|t| t.name == name && t.exit.is_some())
+        {
+            self.hint = Some(format!(
+                "The program in {name} has ended: nothing can be typed into it."
+            ));
+            return;
+        }
+        self.effects.push(Effect::TerminalWrite { name, input });
+    }
+
+    /// A key while the background agents' list is open.
+    fn tasks_key(&mut self, key: KeyEvent) {
+        let Some(selected) = self.tasks_open else {
+            return;
+        };
+        let n = self.tasks.len();
+        match key.code {
+            KeyCode::Up if n > 0 => self.tasks_open = Some((selected + n - 1) % n),
+            KeyCode::Down if n > 0 => self.tasks_open = Some((selected + 1) % n),
+            KeyCode::Char('x' | 's') | KeyCode::Delete => {
+                if let Some(task) = self.tasks.get(selected) {
+                    if task.state == TaskState::Running {
+                        self.hint = Some(format!("Stopping {}…", task.id));
+                        self.effects.push(Effect::StopTask(task.id.clone()));
+                    } else {
+                        self.hint = Some(format!("{} is not running.", task.id));
+                    }
+                }
+            }
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') => self.tasks_open = None,
+            _ => {}
+        }
     }
 
     /// Finished rows for the terminal's scrollback, in order; emptied.
@@ -390,6 +708,9 @@ impl App {
                         })
                         .collect();
                     if let Some(first) = text.first() {
+                        if self.session_title.is_none() {
+                            self.session_title = Some(short_title(first));
+                        }
                         let rows = self.user_rows(first);
                         self.push_block(rows);
                     }
@@ -678,9 +999,12 @@ impl App {
         }
         self.busy = false;
         self.activity.clear();
+        self.turn_ended = true;
         // Questions of the turn are over (their gate calls ended with it).
         self.asking.clear();
-        if !self.queued.is_empty() {
+        if self.queued.is_empty() {
+            self.ring();
+        } else {
             for text in std::mem::take(&mut self.queued) {
                 let rows = self.user_rows(&text);
                 self.push_block(rows);
@@ -704,6 +1028,15 @@ impl App {
             detail,
             selected: 0,
         });
+        self.asked();
+    }
+
+    /// A question arrived: the conversation takes the keys back to show
+    /// it, and the bell rings.
+    fn asked(&mut self) {
+        self.focus = None;
+        self.tasks_open = None;
+        self.ring();
     }
 
     /// Questions from AskUser or a plan to approve; `key` identifies the
@@ -722,6 +1055,7 @@ impl App {
             text: String::new(),
             request,
         });
+        self.asked();
     }
 
     /// Files found for the `@` query `query`, best first.
@@ -750,8 +1084,17 @@ impl App {
             );
             return;
         }
+        if self.composer.text().trim() == format!("/{TASKS_COMMAND}") {
+            self.composer.clear();
+            self.menu = None;
+            self.tasks_open = Some(0);
+            return;
+        }
         let (text, images) = self.composer.take_message();
         self.menu = None;
+        if self.session_title.is_none() && !text.starts_with('/') {
+            self.session_title = Some(short_title(&text));
+        }
         if self.busy {
             self.queued.push(text.clone());
             self.effects.push(Effect::Queue(text));
@@ -760,6 +1103,7 @@ impl App {
         let rows = self.user_rows(&text);
         self.push_block(rows);
         self.busy = true;
+        self.turn_ended = false;
         self.turn_started = self.now;
         "thinking".clone_into(&mut self.activity);
         if images.is_empty() {
@@ -778,6 +1122,12 @@ impl App {
     /// file dragged onto the terminal) asks the loop to read them
     /// ([`Effect::ReadImages`]); anything else is text.
     pub fn paste(&mut self, text: &str) {
+        if let Some(name) = self.focus.clone() {
+            // As a terminal sends a paste: line ends as Enter.
+            let input = text.replace("\r\n", "\r").replace('\n', "\r").into_bytes();
+            self.type_into(name, input);
+            return;
+        }
         if let Some(Asking::Questions { text: typed, .. }) = self.asking.front_mut() {
             typed.push_str(text);
             return;
@@ -836,6 +1186,10 @@ impl App {
             return;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if let Some(name) = self.focus.clone() {
+            self.terminal_key(name, key);
+            return;
+        }
         let is_ctrl_c = ctrl && key.code == KeyCode::Char('c');
         if !is_ctrl_c {
             self.ctrl_c = false;
@@ -849,6 +1203,15 @@ impl App {
         }
         if !self.asking.is_empty() {
             self.answer_key(key);
+            return;
+        }
+        if ctrl && key.code == KeyCode::Char('t') {
+            self.tasks_open = None;
+            self.cycle_focus();
+            return;
+        }
+        if self.tasks_open.is_some() {
+            self.tasks_key(key);
             return;
         }
         if self.menu.is_some() && self.menu_key(key) {

@@ -26,7 +26,7 @@ use ratatui::{Terminal, TerminalOptions, Viewport};
 use riot_kernel::{KernelError, SessionHandle, Turn};
 use riot_protocol::{
     AgentError, AgentEvent, CancelReason, ErrorKind, Message, PermissionOutcome, QuestionOutcome,
-    SystemLevel, TerminalReason, UserBlock,
+    SystemLevel, TerminalReason, TerminalUpdate, Typist, UserBlock,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -77,6 +77,9 @@ pub struct RunOptions {
     pub show_history: bool,
     /// The model's context window in tokens, when known.
     pub context_window: Option<u64>,
+    /// The `notifications` setting: whether the bell rings and the
+    /// terminal's title follows the session.
+    pub notifications: riot_kernel::config::notifications::NotificationSettings,
 }
 
 /// Keeps the terminal's size as last handled, so ratatui never notices a
@@ -367,8 +370,17 @@ pub async fn run(
         commands: menu_entries(&handle),
         history: prompts_of(&messages),
         context_window: options.context_window,
+        notifications: options.notifications,
     });
     let raw = RawMode::enter()?;
+    if options.notifications.title {
+        // Keep the terminal's own title, to put it back on exit (xterm's
+        // title stack; terminals without one ignore it).
+        let mut out = std::io::stdout();
+        let _ = out.write_all(b"\x1b[22;0t");
+        let _ = out.flush();
+    }
+    let title = options.notifications.title;
     let backend = Pinned {
         inner: CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, std::io::stdout())),
         size: Size::new(cols, rows),
@@ -405,6 +417,9 @@ pub async fn run(
         terminal::Clear(terminal::ClearType::FromCursorDown),
         cursor::Show
     );
+    if title {
+        let _ = out.inner.write_all(b"\x1b[23;0t");
+    }
     let _ = Write::flush(&mut out.inner);
     drop(raw);
     let messages = handle.messages().await.map_or(0, |m| m.len());
@@ -435,6 +450,29 @@ async fn drive(
     let mut last_frame: Option<Instant> = None;
     let mut dirty = true;
     let mut ticks: u64 = 0;
+    // The session's terminals, as they change (the open ones first).
+    let (terminals_tx, mut terminals_rx) = mpsc::unbounded_channel::<TerminalUpdate>();
+    handle
+        .terminals()
+        .subscribe(Arc::new(move |update: &TerminalUpdate| {
+            let _ = terminals_tx.send(update.clone());
+        }));
+    // The person's keys for the terminals, written in order by a task of
+    // their own: a program that does not read its input must not stop the
+    // UI. A write that fails comes back as a note.
+    let (writes_tx, mut writes_rx) = mpsc::unbounded_channel::<(String, Vec<u8>)>();
+    let (failed_tx, mut failed_rx) = mpsc::unbounded_channel::<String>();
+    let terminals = Arc::clone(handle.terminals());
+    let writer = tokio::spawn(async move {
+        while let Some((name, input)) = writes_rx.recv().await {
+            if let Err(e) = terminals.write(&name, &input, Typist::Person).await {
+                let _ = failed_tx.send(format!("Terminal {name}: {e}"));
+            }
+        }
+    });
+    let _writer = AbortOnDrop(writer);
+    // Its background agents, read about twice a second.
+    let background = handle.read(|s| s.background_tasks().clone()).await.ok();
     if let Some(prompt) = options.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
         app.submit_text(prompt);
     }
@@ -506,6 +544,26 @@ async fn drive(
                         let files = host.files(&query, FILES_SHOWN).await;
                         let _ = tx.send((query, files));
                     });
+                }
+                Effect::TerminalWrite { name, input } => {
+                    let _ = writes_tx.send((name, input));
+                }
+                Effect::StopTask(id) => {
+                    if let Some(tasks) = &background {
+                        tasks.stop(&id);
+                        app.background(tasks.list());
+                    }
+                }
+                Effect::Bell => {
+                    let out = &mut terminal.backend_mut().inner;
+                    out.write_all(b"\x07")?;
+                    Write::flush(out)?;
+                }
+                Effect::Title(title) => {
+                    let out = &mut terminal.backend_mut().inner;
+                    // OSC 0 (icon name and window title), ended by ST.
+                    write!(out, "\x1b]0;{title}\x1b\\")?;
+                    Write::flush(out)?;
                 }
                 Effect::Exit => {}
             }
@@ -600,6 +658,18 @@ async fn drive(
                     dirty = true;
                 }
             }
+            update = terminals_rx.recv() => {
+                if let Some(update) = update {
+                    app.terminal(&update);
+                    dirty = true;
+                }
+            }
+            failed = failed_rx.recv() => {
+                if let Some(text) = failed {
+                    app.note(SystemLevel::Warning, &text);
+                    dirty = true;
+                }
+            }
             found = files_rx.recv() => {
                 if let Some((query, files)) = found {
                     app.files_found(&query, files);
@@ -613,6 +683,12 @@ async fn drive(
                     app.mcp(host.mcp());
                     dirty = true;
                 }
+                if ticks % 15 == 1
+                    && let Some(tasks) = &background
+                    && app.background(tasks.list())
+                {
+                    dirty = true;
+                }
                 // The spinner and the elapsed time move while a turn runs.
                 if app.busy() {
                     dirty = true;
@@ -622,6 +698,15 @@ async fn drive(
         // Drop the answer channels of questions the scheduler gave up on.
         permissions.retain(|_, reply| !reply.is_closed());
         answers.retain(|_, reply| !reply.is_closed());
+    }
+}
+
+/// Stops a spawned task when the loop ends.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

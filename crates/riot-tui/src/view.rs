@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 use riot_protocol::PermissionMode;
 
-use crate::app::{App, Asking, choices};
+use crate::app::{App, Asking, TermView, choices};
 use crate::markdown;
 use crate::menu::Kind;
 use crate::wrap::{self, hard_wrap, truncate, wrap};
@@ -25,6 +25,21 @@ pub fn draw(app: &App, frame: &mut Frame<'_>) {
     let area = frame.area();
     let width = usize::from(area.width);
     let height = usize::from(area.height);
+    if let Some(term) = app
+        .focus
+        .as_ref()
+        .and_then(|name| app.terminals.iter().find(|t| &t.name == name))
+    {
+        let (rows, cursor) = terminal_pane(app, term, width, height);
+        Paragraph::new(rows).render(area, frame.buffer_mut());
+        if let Some((row, col)) = cursor {
+            frame.set_cursor_position(Position::new(
+                area.x + u16::try_from(col.min(width.saturating_sub(1))).unwrap_or(0),
+                area.y + u16::try_from(row).unwrap_or(0),
+            ));
+        }
+        return;
+    }
     let mut top = live_rows(app, width);
     let (mut bottom, cursor) = bottom_rows(app, width);
     // The question or composer and the status line win; the streaming
@@ -50,6 +65,139 @@ pub fn draw(app: &App, frame: &mut Frame<'_>) {
             area.y + u16::try_from(row).unwrap_or(0),
         ));
     }
+}
+
+/// The terminal pane: a header naming the terminal, its command and
+/// whether it runs; as much of its screen as fits, ending at the cursor or
+/// the last row written; the keys. The cursor's row and column when it is
+/// on screen and the program runs.
+fn terminal_pane(
+    app: &App,
+    term: &TermView,
+    width: usize,
+    height: usize,
+) -> (Vec<Line<'static>>, Option<(usize, usize)>) {
+    let theme = app.theme;
+    let index = app
+        .terminals
+        .iter()
+        .position(|t| t.name == term.name)
+        .map_or(0, |i| i + 1);
+    let state_style = if term.exit.is_some() {
+        theme.warning()
+    } else {
+        theme.dim()
+    };
+    let header = Line::from(vec![
+        Span::styled(
+            format!("▣ {} ", term.name),
+            ratatui::style::Style::new().add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(format!("({index}/{}) ", app.terminals.len()), theme.dim()),
+        Span::styled(term.state(), state_style),
+        Span::styled(
+            truncate(
+                &format!(" · $ {}", term.command.lines().next().unwrap_or("")),
+                width.saturating_sub(term.name.len() + 24),
+            ),
+            theme.code(),
+        ),
+    ]);
+    let room = height.saturating_sub(2).max(1);
+    let cursor_row = usize::from(term.cursor.0);
+    let last_written = term
+        .rows
+        .iter()
+        .rposition(|r| !r.trim().is_empty())
+        .unwrap_or(0);
+    let end = cursor_row.max(last_written) + 1;
+    let start = end.saturating_sub(room);
+    let mut rows = vec![header];
+    for i in start..end {
+        let text = term.rows.get(i).map_or("", String::as_str);
+        rows.push(Line::from(Span::raw(truncate(text, width))));
+    }
+    while rows.len() < height.saturating_sub(1) {
+        rows.push(Line::default());
+    }
+    let keys = if term.exit.is_some() {
+        "the program has ended · ctrl+t next terminal / conversation".to_owned()
+    } else {
+        format!(
+            "keys go to {} · ctrl+t next terminal / conversation",
+            term.name
+        )
+    };
+    rows.push(match &app.hint {
+        Some(hint) => Line::from(Span::styled(truncate(hint, width), theme.warning())),
+        None => Line::from(Span::styled(truncate(&keys, width), theme.dim())),
+    });
+    rows.truncate(height);
+    let cursor = (term.exit.is_none() && cursor_row >= start && cursor_row < end)
+        .then(|| (1 + cursor_row - start, usize::from(term.cursor.1)))
+        .filter(|(row, _)| *row + 1 < height);
+    (rows, cursor)
+}
+
+/// The background agents' list, in place of the composer.
+fn tasks_rows(app: &App, selected: usize, width: usize) -> Vec<Line<'static>> {
+    let theme = app.theme;
+    let mut rows = vec![Line::from(Span::styled(
+        "╭ Background agents",
+        theme.question(),
+    ))];
+    let bar = || Span::styled("│ ", theme.question());
+    if app.tasks.is_empty() {
+        rows.push(Line::from(vec![
+            bar(),
+            Span::styled(
+                "None in this session (the model starts one with Task's run_in_background).",
+                theme.dim(),
+            ),
+        ]));
+    }
+    let start = selected.saturating_sub(MENU_ROWS - 1);
+    for (i, task) in app.tasks.iter().enumerate().skip(start).take(MENU_ROWS) {
+        let chosen = i == selected;
+        let style = if chosen {
+            theme.selected()
+        } else {
+            ratatui::style::Style::new()
+        };
+        let state = match task.state {
+            riot_kernel::background::TaskState::Running => "running",
+            riot_kernel::background::TaskState::Completed => "completed",
+            riot_kernel::background::TaskState::Failed => "failed",
+            riot_kernel::background::TaskState::Stopped => "stopped",
+        };
+        let calls = if task.calls == 1 {
+            "1 call".to_owned()
+        } else {
+            format!("{} calls", task.calls)
+        };
+        let doing = task
+            .last
+            .as_deref()
+            .filter(|_| task.state == riot_kernel::background::TaskState::Running)
+            .map(|l| format!(" · {l}"))
+            .unwrap_or_default();
+        let line = format!(
+            "{}{} {} — {} · {state} · {calls}{doing}",
+            if chosen { "› " } else { "  " },
+            task.id,
+            task.agent,
+            task.description
+        );
+        rows.push(Line::from(vec![
+            bar(),
+            Span::styled(truncate(&line, width.saturating_sub(2)), style),
+        ]));
+    }
+    rows.push(Line::from(Span::styled(
+        "╰ ↑↓ move · x stop · esc close",
+        theme.dim(),
+    )));
+    rows
 }
 
 /// The streaming reply's unfinished block, thinking, and running tools.
@@ -98,6 +246,8 @@ fn bottom_rows(app: &App, width: usize) -> (Vec<Line<'static>>, Option<(usize, u
     let mut cursor = None;
     if let Some(asking) = app.asking.front() {
         rows.extend(question_rows(app, asking, width));
+    } else if let Some(selected) = app.tasks_open {
+        rows.extend(tasks_rows(app, selected, width));
     } else {
         for q in &app.queued {
             rows.push(Line::from(vec![
@@ -322,6 +472,23 @@ fn status_line(app: &App, width: usize) -> Line<'static> {
         spans.push(Span::styled(" · esc to stop · ", theme.dim()));
     }
     let mut parts = vec![app.model.clone(), mode_label(app.mode).to_owned()];
+    // What runs beside the conversation, before the figures: a narrow
+    // terminal cuts the end of the line.
+    let background = app
+        .tasks
+        .iter()
+        .filter(|t| t.state == riot_kernel::background::TaskState::Running)
+        .count();
+    if background > 0 {
+        parts.push(format!("{background} background (/tasks)"));
+    }
+    if !app.terminals.is_empty() {
+        let n = app.terminals.len();
+        parts.push(format!(
+            "ctrl+t {n} terminal{}",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
     if app.context > 0 {
         match app.context_window {
             Some(window) if window > 0 => parts.push(format!(

@@ -49,6 +49,12 @@ fn app_with(width: u16, mode: PermissionMode, theme: Theme) -> App {
         ],
         history: vec!["an earlier prompt".into()],
         context_window: Some(200_000),
+        // No bell and title effects here: tests/panes.rs covers them.
+        notifications: riot_kernel::config::notifications::NotificationSettings {
+            bell: false,
+            title: false,
+            desktop: false,
+        },
     })
 }
 
