@@ -668,23 +668,33 @@ impl RiotAgent {
 }
 
 impl RiotAgent {
-    /// `_riot/config`.
+    /// `_riot/config`: the model configuration and the `notifications`
+    /// setting in effect.
     async fn model_config(&self, request: &ext::ConfigRequest) -> ext::ConfigResponse {
         let cwd = request
             .cwd
             .clone()
             .or_else(|| self.config.env.get("HOME").cloned())
             .unwrap_or_else(|| "/".into());
-        self.config
-            .kernel
-            .model_status(
-                std::path::Path::new(&cwd),
-                &self.config.env,
-                &self.config.flags,
-                self.config.trust_project,
-            )
-            .await
-            .into()
+        let cwd = std::path::Path::new(&cwd);
+        let kernel = &self.config.kernel;
+        let (env, flags, trust) = (
+            &self.config.env,
+            &self.config.flags,
+            self.config.trust_project,
+        );
+        let mut response: ext::ConfigResponse =
+            kernel.model_status(cwd, env, flags, trust).await.into();
+        // A settings file Riot cannot read is already the answer's `problem`.
+        if let Ok(loaded) = kernel.load_config(cwd, env, flags, trust).await {
+            let n = loaded.config.notifications.settings;
+            response.notifications = Some(ext::ConfigNotifications {
+                bell: n.bell,
+                title: n.title,
+                desktop: n.desktop,
+            });
+        }
+        response
     }
 
     /// `_riot/config_set`: saves, then reports what new sessions get.

@@ -312,8 +312,21 @@ pub struct ConfigResponse {
     pub key_source: Option<String>,
     pub ready: bool,
     pub problem: Option<String>,
+    /// The `notifications` setting in effect (the web UI follows
+    /// `desktop`); absent when the settings could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notifications: Option<ConfigNotifications>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+}
+
+/// `notifications` of `_riot/config`'s result: how faces get the
+/// person's attention (docs/interfaces.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigNotifications {
+    pub bell: bool,
+    pub title: bool,
+    pub desktop: bool,
 }
 
 impl From<riot_kernel::model_settings::ModelStatus> for ConfigResponse {
@@ -332,6 +345,7 @@ impl From<riot_kernel::model_settings::ModelStatus> for ConfigResponse {
             model: status.model,
             key_source: status.key_source,
             problem: status.problem,
+            notifications: None,
             meta: None,
         }
     }

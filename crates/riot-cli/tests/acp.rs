@@ -1809,6 +1809,27 @@ fn error_of(exchange: &Exchange) -> (i64, String) {
     )
 }
 
+/// `_riot/config` reports the `notifications` setting in effect: the web
+/// UI follows its `desktop` (docs/parallel.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_reports_the_notifications_setting_in_effect() {
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"notifications": {"desktop": false}}"#,
+    )
+    .unwrap();
+    let mut client = AcpClient::start_with_env(&world, &["acp"], &[]);
+    client.initialize().await;
+    let config = client.call("_riot/config", json!({})).await;
+    assert_eq!(
+        config.result()["notifications"],
+        json!({"bell": true, "title": true, "desktop": false}),
+        "{}",
+        config.response
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn onboarding_saves_the_endpoint_and_key_and_new_sessions_use_them() {
     let world = World::new();
@@ -1831,7 +1852,8 @@ async fn onboarding_saves_the_endpoint_and_key_and_new_sessions_use_them() {
     assert_eq!(
         before.result(),
         &json!({"provider": null, "baseUrl": null, "model": null, "key": "missing",
-                "keySource": null, "ready": false, "problem": "no provider configured"})
+                "keySource": null, "ready": false, "problem": "no provider configured",
+                "notifications": {"bell": true, "title": true, "desktop": true}})
     );
 
     // Bad choices are refused with what to fix, and nothing is written.
@@ -1870,7 +1892,8 @@ async fn onboarding_saves_the_endpoint_and_key_and_new_sessions_use_them() {
         saved.result(),
         &json!({"provider": "anthropic", "baseUrl": base, "model": "mock-model",
                 "key": "present", "keySource": "credentials.json", "ready": true,
-                "problem": null})
+                "problem": null,
+                "notifications": {"bell": true, "title": true, "desktop": true}})
     );
     assert!(
         !saved.response.to_string().contains(key),
