@@ -36,9 +36,9 @@ use crate::session_config::Shown;
 
 #[path = "agent_editor.rs"]
 mod editor;
-#[path = "agent_rewind.rs"]
 #[path = "agent_parallel.rs"]
 mod parallel;
+#[path = "agent_rewind.rs"]
 mod rewind;
 
 /// JSON-RPC error codes (JSON-RPC 2.0 §5.1).
@@ -284,6 +284,7 @@ impl RiotAgent {
         {
             crate::terminals::watch(cx.clone(), id.clone(), &slot.session);
         }
+        self.watch_parallel(cx, &id, &slot);
         lock(&self.sessions).insert(id.clone(), Arc::clone(&slot));
         Ok((id, slot))
     }
@@ -305,7 +306,6 @@ impl RiotAgent {
         request: NewSessionRequest,
     ) -> Result<NewSessionResponse, Error> {
         let worktree = match ext::worktree_asked(request.meta.as_ref()) {
-        self.watch_parallel(cx, &id, &slot);
             Some(name) => Some(self.worktree_for(&request.cwd, &name).await?),
             None => None,
         };
@@ -875,6 +875,8 @@ pub(crate) async fn serve_on(
     // `_riot/checkpoints` and `_riot/rewind` (agent_rewind.rs).
     let (rw0, rw1) = (Arc::clone(&agent), Arc::clone(&agent));
     let t0 = Arc::clone(&agent);
+    // `_riot/queue`, `_riot/background`, `_riot/background_stop` (agent_parallel.rs).
+    let (pq0, pq1, pq2) = (Arc::clone(&agent), Arc::clone(&agent), Arc::clone(&agent));
     let (b0, b1, b2, b3, b4, b5) = (
         Arc::clone(&agent),
         Arc::clone(&agent),
@@ -897,8 +899,6 @@ pub(crate) async fn serve_on(
         .v1()
         .name("riot")
         .on_receive_request(
-    // `_riot/queue`, `_riot/background`, `_riot/background_stop` (agent_parallel.rs).
-    let (pq0, pq1, pq2) = (Arc::clone(&agent), Arc::clone(&agent), Arc::clone(&agent));
             async move |request: InitializeRequest,
                         responder: Responder<InitializeResponse>,
                         _cx: ConnectionTo<Client>| {
@@ -1144,28 +1144,6 @@ pub(crate) async fn serve_on(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: editor::EditorRequest,
-                        responder: Responder<serde_json::Value>,
-                        cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&e0);
-                tokio::spawn(async move {
-                    agent.editor_request(&cx, request, responder).await;
-                });
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .connect_with(transport, async move |cx: ConnectionTo<Client>| {
-            tokio::select! {
-                () = cx.incoming_closed() => {}
-                () = agent.stop.triggered() => {}
-            }
-            agent.wind_down().await;
-            Ok(())
-        })
-        .await
-}
-        .on_receive_request(
             async move |request: crate::queue::QueueRequest,
                         responder: Responder<crate::queue::QueueResponse>,
                         _cx: ConnectionTo<Client>| {
@@ -1192,3 +1170,25 @@ pub(crate) async fn serve_on(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |request: editor::EditorRequest,
+                        responder: Responder<serde_json::Value>,
+                        cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&e0);
+                tokio::spawn(async move {
+                    agent.editor_request(&cx, request, responder).await;
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Client>| {
+            tokio::select! {
+                () = cx.incoming_closed() => {}
+                () = agent.stop.triggered() => {}
+            }
+            agent.wind_down().await;
+            Ok(())
+        })
+        .await
+}
