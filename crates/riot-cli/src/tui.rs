@@ -234,6 +234,18 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         }
     };
     let id = handle.id().to_string();
+    // A resumed session's title as listed (a rename included), for the
+    // terminal's title.
+    let title = if show_history {
+        kernel.store().list().ok().and_then(|sessions| {
+            sessions
+                .into_iter()
+                .find(|s| s.id == *handle.id())
+                .map(|s| s.title)
+        })
+    } else {
+        None
+    };
     let host = Arc::new(Project {
         kernel: kernel.clone(),
         cwd,
@@ -245,6 +257,7 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         show_history,
         context_window: Some(handle.status().context_window),
         notifications,
+        title,
     };
     let code = match riot_tui::run(handle, questions, host, options).await {
         Ok(summary) => {

@@ -452,6 +452,15 @@ impl App {
         }
     }
 
+    /// The session's title as listed (a resumed session's, maybe renamed),
+    /// for the terminal's title; otherwise its first prompt is.
+    pub fn set_session_title(&mut self, title: &str) {
+        let title = short_title(title);
+        if !title.is_empty() {
+            self.session_title = Some(title);
+        }
+    }
+
     /// The terminal the pane shows, if it has the keys.
     pub fn focused_terminal(&self) -> Option<&str> {
         self.focus.as_deref()

@@ -80,6 +80,9 @@ pub struct RunOptions {
     /// The `notifications` setting: whether the bell rings and the
     /// terminal's title follows the session.
     pub notifications: riot_kernel::config::notifications::NotificationSettings,
+    /// The session's title as listed (a resumed session), for the
+    /// terminal's title; a new session's is its first prompt.
+    pub title: Option<String>,
 }
 
 /// Keeps the terminal's size as last handled, so ratatui never notices a
@@ -394,6 +397,9 @@ pub async fn run(
     )?;
     if options.show_history {
         app.history(&messages);
+    }
+    if let Some(title) = &options.title {
+        app.set_session_title(title);
     }
     for notice in handle.notices() {
         app.note(SystemLevel::Warning, notice);

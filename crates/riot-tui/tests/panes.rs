@@ -398,3 +398,22 @@ fn the_bell_rings_when_a_turn_ends_or_a_question_waits_and_the_title_follows_the
         ]
     );
 }
+
+#[test]
+fn a_resumed_sessions_listed_title_names_the_terminal() {
+    let mut app = app_notifying(false, true);
+    app.set_session_title("Fix the   login\nbug, renamed");
+    assert_eq!(
+        app.take_effects(),
+        [Effect::Title("riot · Fix the login bug, renamed".into())]
+    );
+    type_text(&mut app, "go on");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        app.take_effects(),
+        [
+            Effect::Prompt("go on".into()),
+            Effect::Title("riot · working · Fix the login bug, renamed".into())
+        ]
+    );
+}
