@@ -172,8 +172,11 @@ impl Client {
     }
 }
 
+/// A queued message as `[id, text, origin]`.
+type Queued = [String; 3];
+
 /// The messages' `[id, text, origin]`.
-fn queued(messages: &Value) -> Vec<[String; 3]> {
+fn queued(messages: &Value) -> Vec<Queued> {
     messages
         .as_array()
         .unwrap()
@@ -340,7 +343,7 @@ async fn queued_messages_wait_in_the_session_are_edited_and_removed_and_follow_t
     assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
 
     // The client heard each change, and the delivery.
-    let updates: Vec<(Vec<[String; 3]>, Vec<[String; 3]>)> = client
+    let updates: Vec<(Vec<Queued>, Vec<Queued>)> = client
         .notes
         .iter()
         .filter(|n| n["method"] == "_riot/queue_update")

@@ -23,7 +23,10 @@
 // undone until the next prompt), and typing into a session's terminals
 // (`_riot/terminal_write`: refused, in Riot's words, for a terminal that
 // is not open; `terminal` sends the `_riot/terminal` updates a test
-// scripts). A session cannot start before the configuration is
+// scripts), and each session's queue and background agents
+// (`_riot/queue`, `_riot/background`, `_riot/background_stop`, refused in
+// Riot's words; `enqueue`, `deliverQueued` and `backgroundTask` play
+// Riot's loop and agents). A session cannot start before the configuration is
 // ready, and params with fields Riot does not know are refused.
 
 import * as acp from "@agentclientprotocol/sdk";
