@@ -244,6 +244,9 @@ async function firstProcess() {
         "_riot/terminal_write",
         "_riot/checkpoints",
         "_riot/rewind",
+        "_riot/queue",
+        "_riot/background",
+        "_riot/background_stop",
       ],
       "the agent advertises its _riot requests in its capabilities' _meta",
     );
