@@ -8,7 +8,8 @@
 
 //! What a page loads on its own is judged too (docs/browser.md): a page on
 //! an approved loopback host cannot reach another private host or a
-//! cloud-metadata address through a fetch, a frame, an image or a redirect,
+//! cloud-metadata address through a fetch, a frame, an image, a worker, a
+//! pop-up or a redirect,
 //! and the model is told what was refused. Skipped, with the reason
 //! printed, only when no Chromium is installed.
 
@@ -44,7 +45,8 @@ fn page(port: u16) -> String {
 <img src="http://169.254.169.254/latest/meta-data/pixel.png">
 <iframe src="http://localhost:{port}/frame"></iframe>
 <button onclick="window.open('http://localhost:{port}/popup')">Open</button>
-<script>fetch('http://localhost:{port}/secret').catch(function () {{}});</script>
+<script>fetch('http://localhost:{port}/secret').catch(function () {{}});
+new Worker(URL.createObjectURL(new Blob(["fetch('http://localhost:{port}/worker').catch(function () {{}})"])));</script>
 </body></html>"#
     )
 }
@@ -128,6 +130,7 @@ async fn requests_a_page_makes_on_its_own_are_judged_like_the_url() {
     for _ in 0..100 {
         if seen.contains(&format!("http://localhost:{port}/secret"))
             && seen.contains(&format!("http://localhost:{port}/frame"))
+            && seen.contains(&format!("http://localhost:{port}/worker"))
         {
             break;
         }
@@ -148,11 +151,17 @@ async fn requests_a_page_makes_on_its_own_are_judged_like_the_url() {
         seen.contains(&format!("[blocked by Riot] http://localhost:{port}/frame")),
         "{seen}"
     );
+    // A worker is a target of its own, made to pause its requests too.
+    assert!(
+        seen.contains(&format!("[blocked by Riot] http://localhost:{port}/worker")),
+        "{seen}"
+    );
     assert!(
         seen.contains("[blocked by Riot] http://169.254.169.254/latest/meta-data/pixel.png: 169.254.169.254 (169.254.169.254) is a link-local or cloud-metadata address, which is never loaded"),
         "{seen}"
     );
     assert!(!server.hit("/secret"), "the page reached another host");
+    assert!(!server.hit("/worker"), "a worker reached another host");
     assert!(!server.hit("/frame"), "the frame reached another host");
 
     // A pop-up is a page of its own, and judged the same way.

@@ -227,22 +227,59 @@ impl Link {
 /// process, a worker, a pop-up), which waits before it runs: its requests
 /// pause for the guard, its own frames and workers attach the same way,
 /// then it may run.
-async fn prepare_target(link: Arc<Link>, session: String) {
+async fn prepare_target(link: Arc<Link>, events: Arc<Mutex<Events>>, session: String, info: Value) {
     let session = Some(session.as_str());
-    let _ = link
+    let kind = info["type"].as_str().unwrap_or("target");
+    let mut guarded = link
         .call(
             session,
             "Fetch.enable",
             json!({"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}),
         )
-        .await;
-    let _ = link
+        .await
+        .map(|_| ());
+    // A dedicated worker has no `Fetch` of its own: its requests go
+    // through the frame that started it, which pauses them.
+    if kind == "worker" && guarded.as_ref().is_err_and(|e| e.contains("wasn't found")) {
+        guarded = Ok(());
+    }
+    let nested = link
         .call(
             session,
             "Target.setAutoAttach",
             json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
         )
         .await;
+    if let Err(why) = guarded.and(nested.map(|_| ())) {
+        // Fail closed: a target whose requests cannot be judged never
+        // runs; it is closed while it still waits.
+        let url: String = info["url"]
+            .as_str()
+            .unwrap_or("")
+            .chars()
+            .take(200)
+            .collect();
+        let line = format!(
+            "[blocked by Riot] a {kind} ({url}) was closed: its requests could not be checked ({why})"
+        );
+        {
+            let mut events = events.lock().unwrap_or_else(|e| e.into_inner());
+            if events.blocked.len() < 20 {
+                events.blocked.push(line.clone());
+            }
+            if events.console.len() < 1000 {
+                events.console.push(line);
+            }
+        }
+        let _ = link
+            .call(
+                None,
+                "Target.closeTarget",
+                json!({"targetId": info["targetId"]}),
+            )
+            .await;
+        return;
+    }
     let _ = link
         .call(session, "Runtime.runIfWaitingForDebugger", json!({}))
         .await;
@@ -321,7 +358,12 @@ async fn read_loop(
                 }
                 Some("Target.attachedToTarget") => {
                     if let Some(child) = value["params"]["sessionId"].as_str() {
-                        tokio::spawn(prepare_target(Arc::clone(&link), child.to_owned()));
+                        tokio::spawn(prepare_target(
+                            Arc::clone(&link),
+                            Arc::clone(&events),
+                            child.to_owned(),
+                            value["params"]["targetInfo"].clone(),
+                        ));
                     }
                 }
                 _ => dispatch(value, &link.pending, &events),

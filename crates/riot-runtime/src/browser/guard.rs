@@ -12,6 +12,9 @@ use std::sync::Mutex;
 
 use riot_protocol::web::{AddressClass, classify_all};
 
+/// How long one name may take to resolve.
+const RESOLVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The hosts the session navigated to (judged by the tool's permission
 /// check, private ones approved there), shared with the request handler.
 #[derive(Debug, Default)]
@@ -58,8 +61,15 @@ impl RequestGuard {
             url::Host::Ipv6(ip) => vec![IpAddr::V6(ip)],
             url::Host::Domain(name) => {
                 let port = parsed.port_or_known_default().unwrap_or(80);
-                tokio::net::lookup_host((name, port))
+                // A page cannot hold Riot's resolver threads for long.
+                tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name, port)))
                     .await
+                    .map_err(|_| {
+                        format!(
+                            "{name} could not be resolved within {} s",
+                            RESOLVE_TIMEOUT.as_secs()
+                        )
+                    })?
                     .map_err(|e| format!("{name} could not be resolved ({e})"))?
                     .map(|a| a.ip())
                     .collect()

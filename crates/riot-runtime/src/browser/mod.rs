@@ -152,6 +152,8 @@ impl ChromiumBrowser {
             "--password-store=basic".into(),
             "--mute-audio".into(),
             "--window-size=1280,800".into(),
+            // WebRTC's UDP does not pass the request guard: none at all.
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".into(),
         ];
         if self.headless {
             args.push("--headless=new".into());
