@@ -6,12 +6,13 @@
 //!
 //! - `_riot/queue` (request, `{sessionId, action, id?, text?}`): `action`
 //!   is `list` (the default), `push` (`text`), `edit` (`id`, `text`),
-//!   `remove` (`id`) or `take` (everything waiting, for the client to
-//!   send as the next prompt once the turn ended). The reply lists what
-//!   waits afterwards (`messages`), with the pushed message's `id` or the
-//!   `taken` messages. The loop delivers what waits after the running
-//!   batch's tool results; what is still waiting when the turn ends is
-//!   the client's to send.
+//!   `remove` (`id`) or `take` (the person's waiting messages, for the
+//!   client to send as the next prompt once the turn ended). The reply
+//!   lists what waits afterwards (`messages`), with the pushed message's
+//!   `id` or the `taken` messages. The loop delivers what waits after the
+//!   running batch's tool results; the person's messages still waiting
+//!   when the turn ends are the client's to send, Riot's own go with the
+//!   next prompt.
 //! - `_riot/queue_update` (notification, opt-in): the queue changed —
 //!   what waits now, and what the loop has just `delivered` into the
 //!   conversation (shown by the client as the person's messages).

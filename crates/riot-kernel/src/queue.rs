@@ -20,13 +20,22 @@ pub struct QueueChange {
     pub delivered: Vec<Message>,
 }
 
-/// Told of every change of a queue; called outside the queue's lock.
+/// Told of every change of a queue, in the order the changes were made;
+/// called outside the queue's lock (it may read the queue, not change it).
 /// Returns whether it still watches: one that returns false is dropped
 /// (a client that went away).
 pub type QueueWatcher = Arc<dyn Fn(&QueueChange) -> bool + Send + Sync>;
 
+/// The watchers, and the lock every change holds from making the change
+/// until they are told, so two changes are never told in reverse order.
 #[derive(Default)]
-struct Watchers(Mutex<Vec<QueueWatcher>>);
+struct Watchers(Mutex<Vec<QueueWatcher>>, Mutex<()>);
+
+impl Watchers {
+    fn in_order(&self) -> MutexGuard<'_, ()> {
+        self.1.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
 
 impl std::fmt::Debug for Watchers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -147,6 +156,7 @@ impl PendingMessages {
     /// task's result, is [`MessageOrigin::Context`]).
     pub fn push_from(&self, text: &str, origin: MessageOrigin) -> MessageId {
         let id = MessageId::generate(self.ids.as_ref());
+        let _order = self.watchers.in_order();
         let waiting = {
             let mut queue = self.lock();
             queue.push(Message::User(UserMessage {
@@ -169,6 +179,7 @@ impl PendingMessages {
 
     /// Replaces the text of a waiting message; false if already delivered.
     pub fn edit(&self, id: &MessageId, text: &str) -> bool {
+        let _order = self.watchers.in_order();
         let waiting = {
             let mut queue = self.lock();
             let Some(message) = queue.iter_mut().find(|m| m.id() == id) else {
@@ -187,6 +198,7 @@ impl PendingMessages {
 
     /// Removes a waiting message; false if already delivered.
     pub fn remove(&self, id: &MessageId) -> bool {
+        let _order = self.watchers.in_order();
         let waiting = {
             let mut queue = self.lock();
             let before = queue.len();
@@ -200,21 +212,53 @@ impl PendingMessages {
         true
     }
 
-    /// Takes everything waiting (for "stop and send", or the next turn:
-    /// the face sends it itself, so it is not told as delivered).
+    /// Takes the person's waiting messages (for "stop and send", or the
+    /// next turn: the face sends them itself, so they are not told as
+    /// delivered). Riot's own (a background task's result) stay for the
+    /// loop or the next turn's prompt ([`Self::deliver_riots`]), so a face
+    /// never sends them as the person's words.
     pub fn take_all(&self) -> Vec<Message> {
-        let taken = std::mem::take(&mut *self.lock());
+        let _order = self.watchers.in_order();
+        let (taken, waiting) = {
+            let mut queue = self.lock();
+            let (taken, kept): (Vec<Message>, Vec<Message>) =
+                std::mem::take(&mut *queue).into_iter().partition(by_person);
+            *queue = kept;
+            (taken, queue.clone())
+        };
         if !taken.is_empty() {
-            self.changed(Vec::new(), Vec::new());
+            self.changed(waiting, Vec::new());
         }
         taken
     }
+
+    /// Takes Riot's own waiting messages into a turn that is starting
+    /// (they go with its prompt); watchers are told they were delivered.
+    pub fn deliver_riots(&self) -> Vec<Message> {
+        let _order = self.watchers.in_order();
+        let (taken, waiting) = {
+            let mut queue = self.lock();
+            let (kept, taken): (Vec<Message>, Vec<Message>) =
+                std::mem::take(&mut *queue).into_iter().partition(by_person);
+            *queue = kept;
+            (taken, queue.clone())
+        };
+        if !taken.is_empty() {
+            self.changed(waiting, taken.clone());
+        }
+        taken
+    }
+}
+
+fn by_person(message: &Message) -> bool {
+    matches!(message, Message::User(u) if u.origin == MessageOrigin::Person)
 }
 
 impl MessageQueue for PendingMessages {
     /// The loop takes what waits into the conversation; watchers are told
     /// it was delivered.
     fn drain(&self) -> Vec<Message> {
+        let _order = self.watchers.in_order();
         let taken = std::mem::take(&mut *self.lock());
         if !taken.is_empty() {
             self.changed(Vec::new(), taken.clone());
@@ -250,6 +294,29 @@ mod tests {
             "delivered messages cannot change"
         );
         assert!(queue.list().is_empty());
+    }
+
+    #[test]
+    fn a_face_takes_the_persons_messages_and_a_starting_turn_riots() {
+        let queue = PendingMessages::new(Arc::new(SequentialIds::new()));
+        let delivered: Arc<Mutex<Vec<usize>>> = Arc::default();
+        let log = Arc::clone(&delivered);
+        queue.watch(Arc::new(move |c: &QueueChange| {
+            log.lock().unwrap().push(c.delivered.len());
+            true
+        }));
+        let result = queue.push_from("a result", MessageOrigin::Context);
+        let typed = queue.push("and then this");
+        let taken: Vec<MessageId> = queue.take_all().iter().map(|m| m.id().clone()).collect();
+        assert_eq!(taken, vec![typed]);
+        let ids =
+            |ms: Vec<Message>| -> Vec<MessageId> { ms.iter().map(|m| m.id().clone()).collect() };
+        assert_eq!(ids(queue.list()), vec![result.clone()]);
+        assert_eq!(ids(queue.deliver_riots()), vec![result]);
+        assert!(queue.list().is_empty());
+        // Nothing to take tells nobody; Riot's delivery is told as delivered.
+        assert!(queue.take_all().is_empty() && queue.deliver_riots().is_empty());
+        assert_eq!(*delivered.lock().unwrap(), vec![0, 0, 0, 1]);
     }
 
     #[test]

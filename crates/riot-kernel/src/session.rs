@@ -265,7 +265,7 @@ impl Kernel {
             cost,
             terminals: Arc::clone(&stack.base.terminals),
             background,
-            _open: self.mark_open(&session_id),
+            _open: self.mark_open(&session_id, &options.cwd),
         })
     }
 
@@ -680,6 +680,17 @@ impl Session {
                 user.content
                     .extend(extra.into_iter().map(|text| riot_protocol::UserBlock::Text { text }));
             }
+            // What Riot queued while no turn ran (a background task's
+            // result) goes with this prompt, after the person's words.
+            let riots = self.pending.deliver_riots();
+            if let Message::User(user) = &mut message {
+                for queued in &riots {
+                    if let Message::User(queued) = queued {
+                        user.content.extend(queued.content.iter().cloned());
+                    }
+                }
+            }
+            let prompt_id = message.id().clone();
             if let Some(model) = &model_for_turn {
                 // Restored after the turn, or — if the turn panicked — at
                 // the start of the next one.
@@ -692,6 +703,19 @@ impl Session {
                 while let Some(event) = run.next().await {
                     self.cost.observe(&event);
                     yield event;
+                }
+            }
+            // A turn stopped before anything came back withdraws its
+            // prompt; Riot's messages that went with it wait again.
+            if !riots.is_empty() && !self.state.messages.iter().any(|m| m.id() == &prompt_id) {
+                for queued in riots {
+                    if let Message::User(queued) = queued {
+                        for block in queued.content {
+                            if let riot_protocol::UserBlock::Text { text } = block {
+                                self.pending.push_from(&text, queued.origin);
+                            }
+                        }
+                    }
                 }
             }
             if let Some(previous) = self.restore_model.take() {

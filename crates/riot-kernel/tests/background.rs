@@ -370,3 +370,98 @@ async fn closing_the_parent_stops_its_background_agent_and_its_command() {
         riot_kernel::background::TaskState::Stopped
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
+    // The child sleeps in a shell call, so it ends after the parent's turn.
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            background_task("explore", "CHILD-PROMPT find the notes"),
+            Reply::Text("PARENT-IDLE".into()),
+            // The first prompt after it is stopped before any answer.
+            Reply::Stall(String::new()),
+            Reply::Text("PARENT-SAW".into()),
+        ],
+    )
+    .when_request_contains(
+        "CHILD-SLEPT",
+        Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
+    )
+    .when(
+        "CHILD-PROMPT",
+        call(
+            "call_child_sleep",
+            "Bash",
+            json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
+        ),
+    );
+    let fx = open(script).await;
+    let events = run_turn(&fx.handle, "PARENT-PROMPT start the search").await;
+    assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+    // The turn is over; the result waits in the queue as Riot's message.
+    let mut waiting = Vec::new();
+    for _ in 0..400 {
+        waiting = fx.handle.pending().list();
+        if !waiting.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(waiting.len(), 1, "the background result was queued");
+    // A face taking the person's queued messages never takes Riot's.
+    assert!(fx.handle.pending().take_all().is_empty());
+    assert_eq!(fx.handle.pending().list().len(), 1);
+
+    // A prompt withdrawn by a stop before any answer gives it back.
+    let before = fx.server.requests().len();
+    let stalled = tokio::spawn(
+        fx.handle
+            .prompt("STOPPED-PROMPT never mind")
+            .unwrap()
+            .collect::<Vec<AgentEvent>>(),
+    );
+    for _ in 0..400 {
+        if fx.server.requests().len() > before {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        fx.handle.pending().list().is_empty(),
+        "it went with the prompt"
+    );
+    assert!(fx.handle.cancel(riot_protocol::CancelReason::User));
+    let events = stalled.await.unwrap();
+    assert!(
+        matches!(reason(&events), TerminalReason::Aborted { .. }),
+        "{events:#?}"
+    );
+    assert_eq!(fx.handle.pending().list().len(), 1, "it waits again");
+
+    let events = run_turn(&fx.handle, "SECOND-PROMPT what did it find?").await;
+    assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+    assert!(fx.handle.pending().list().is_empty());
+    let parents = parent_bodies(&fx.server, "PARENT-PROMPT");
+    let last = parents.last().unwrap();
+    let flat = flattened(last);
+    // The prompt, then the result, in the same user message; once.
+    let prompt = flat
+        .iter()
+        .position(|t| t == "SECOND-PROMPT what did it find?")
+        .unwrap_or_else(|| panic!("{flat:#?}"));
+    assert!(
+        flat[prompt + 1].starts_with(
+            "<background-task id=\"bg_1\" agent=\"explore\" status=\"completed\">\nCHILD-ANSWER the notes are in notes.txt"
+        ),
+        "{flat:#?}"
+    );
+    assert_eq!(last.to_string().matches("CHILD-ANSWER").count(), 1);
+    // Before: only the stopped prompt's request carried it.
+    let carried: Vec<bool> = parents[..parents.len() - 1]
+        .iter()
+        .map(|b| b.to_string().contains("CHILD-ANSWER"))
+        .collect();
+    assert_eq!(carried, vec![false, false, true], "{parents:#?}");
+    fx.handle.close().await;
+}

@@ -693,6 +693,12 @@ export class FakeRiot {
         if (found.running) {
           throw fail("a prompt is already running in this session; cancel it or wait for its end");
         }
+        // As Riot: what Riot queued while no turn ran goes with this prompt.
+        const riots = this.queued(params.sessionId).filter((m) => m.origin !== "person");
+        if (riots.length > 0) {
+          this.queues.set(params.sessionId, this.queued(params.sessionId).filter((m) => m.origin === "person"));
+          await this.queueChanged(params.sessionId, riots);
+        }
         const script = this.turns.shift();
         if (!script) {
           this.violations.push(`a prompt arrived with no scripted turn: ${text}`);
@@ -982,9 +988,10 @@ export class FakeRiot {
         this.queues.set(sessionId, waiting.filter((m) => m.id !== which));
         await this.queueChanged(sessionId);
       } else if (action === "take") {
-        taken = waiting;
-        this.queues.set(sessionId, []);
-        if (waiting.length > 0) await this.queueChanged(sessionId);
+        // As Riot: only the person's messages; Riot's own go with the next prompt.
+        taken = waiting.filter((m) => m.origin === "person");
+        this.queues.set(sessionId, waiting.filter((m) => m.origin !== "person"));
+        if (taken.length > 0) await this.queueChanged(sessionId);
       } else if (action !== "list") {
         throw fail(`${QUEUE}: unknown variant \`${String(action)}\`, expected one of \`list\`, \`push\`, \`edit\`, \`remove\`, \`take\``);
       }
