@@ -163,6 +163,55 @@ fn text(out: &ProcessOutput) -> String {
     )
 }
 
+/// `bash -c script` in `dir`, as the Bash tool runs it there.
+async fn sh_in(
+    runner: &Arc<dyn ProcessRunner>,
+    place: &Place,
+    dir: &Path,
+    script: &str,
+) -> ProcessOutput {
+    let spec = ProcessSpec {
+        program: "bash".into(),
+        args: vec!["-c".into(), script.into()],
+        cwd: dir.to_path_buf(),
+        env_set: vec![("HOME".into(), place.home.to_string_lossy().into_owned())],
+        env_remove: Vec::new(),
+        timeout_ms: Some(120_000),
+        capture: CaptureLimit::default(),
+        stdin: None,
+    };
+    runner
+        .run(spec, CancellationToken::new(), None)
+        .await
+        .expect("the sandboxed command starts")
+}
+
+/// The project with a first commit and a worktree of it on branch `wt`
+/// (beside the project, as Riot's worktrees are outside it); the
+/// worktree's directory.
+fn add_worktree(place: &Place) -> PathBuf {
+    git(&place.project, &["add", "a.txt"]);
+    git(
+        &place.project,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "first",
+        ],
+    );
+    let wt = place.project.parent().unwrap().join("wt");
+    git(
+        &place.project,
+        &["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()],
+    );
+    wt
+}
+
 // ---- escapes: each must fail, and the disk or the server proves it ----
 
 async fn writes_outside_the_project_fail(mech: Mech) {
@@ -265,6 +314,190 @@ async fn bubblewrap_git_hooks_git_config_and_riot_settings_are_read_only() {
     );
     assert!(!place.project.join(".riot/new.json").exists());
     assert!(!place.project.join(".git-old").exists() && !place.project.join(".riot-old").exists());
+}
+
+/// In a main checkout, what git follows to find a worktree's repository
+/// (`.git/worktrees/NAME/{commondir,gitdir}`) and a worktree's own
+/// configuration stay read-only, and cannot be renamed away; the rest of
+/// `.git` stays writable, so committing still works.
+#[tokio::test]
+async fn bubblewrap_a_main_checkouts_worktree_pointers_are_read_only() {
+    let place = Place::new();
+    let wt = add_worktree(&place);
+    let dir = place.project.join(".git/worktrees/wt");
+    // Protected where they exist (a path that does not exist cannot be
+    // mounted over).
+    std::fs::write(place.project.join(".git/config.worktree"), "").unwrap();
+    std::fs::write(dir.join("config.worktree"), "").unwrap();
+    let Some(runner) = sandboxed(&place, Mech::Bubblewrap, &place.policy()) else {
+        return;
+    };
+    let before: Vec<String> = ["commondir", "gitdir"]
+        .map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
+        .to_vec();
+    for script in [
+        "echo /tmp/evil > .git/worktrees/wt/commondir",
+        "echo /tmp/evil/.git > .git/worktrees/wt/gitdir",
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > .git/worktrees/wt/config.worktree",
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > .git/config.worktree",
+        "mv .git/worktrees/wt .git/worktrees/old",
+        "mv .git/worktrees .git/worktrees-old",
+    ] {
+        let out = sh(&runner, &place, script).await;
+        assert_ne!(out.exit_code, Some(0), "{script}: {}", text(&out));
+    }
+    let after: Vec<String> = ["commondir", "gitdir"]
+        .map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
+        .to_vec();
+    assert_eq!(after, before);
+    for file in [
+        dir.join("config.worktree"),
+        place.project.join(".git/config.worktree"),
+    ] {
+        assert_eq!(std::fs::read_to_string(file).unwrap(), "");
+    }
+    assert_eq!(git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]), "wt\n");
+    let out = sh(
+        &runner,
+        &place,
+        "echo more >> a.txt && git add a.txt && git -c user.name=t -c user.email=t@example.invalid commit -q -m second",
+    )
+    .await;
+    assert_eq!(out.exit_code, Some(0), "{}", text(&out));
+    assert_eq!(
+        git(&place.project, &["log", "-1", "--format=%s"]),
+        "second\n"
+    );
+}
+
+/// A session in a worktree: its `.git` file cannot be repointed (Riot's
+/// own git calls would follow it), and `git add` and `git commit` work —
+/// the commit lands on the worktree's branch in the main repository.
+async fn a_worktree_session_commits_but_keeps_its_git_file(mech: Mech) {
+    let place = Place::new();
+    let wt = add_worktree(&place);
+    let policy = SandboxPolicy::for_project(&wt, Some(&place.home));
+    let Some(runner) = sandboxed(&place, mech, &policy) else {
+        return;
+    };
+    let git_file = std::fs::read_to_string(wt.join(".git")).unwrap();
+    let out = sh_in(
+        &runner,
+        &place,
+        &wt,
+        "set -e
+echo new > b.txt
+git add b.txt
+git -c user.name=t -c user.email=t@example.invalid commit -q -m 'in the worktree'
+git status --short",
+    )
+    .await;
+    assert_eq!(out.exit_code, Some(0), "{mech:?}: {}", text(&out));
+    assert_eq!(out.stdout.head, "");
+    assert_eq!(
+        git(&place.project, &["log", "-1", "--format=%s", "wt"]),
+        "in the worktree\n"
+    );
+    assert_eq!(
+        git(&place.project, &["log", "-1", "--format=%s"]),
+        "first\n"
+    );
+    if mech == Mech::LandlockOnly {
+        // Landlock can only grant: the `.git` file stays writable there
+        // (its status says so).
+        return;
+    }
+    let evil = place.outside.join("evil.git");
+    std::fs::create_dir_all(&evil).unwrap();
+    for script in [
+        format!("echo 'gitdir: {}' > .git", evil.display()),
+        "rm -f .git".to_owned(),
+        "mv .git .git-old".to_owned(),
+        "echo /tmp/evil > \"$(git rev-parse --git-dir)/commondir\"".to_owned(),
+        "echo x > \"$(git rev-parse --git-common-dir)/config\"".to_owned(),
+    ] {
+        let out = sh_in(&runner, &place, &wt, &script).await;
+        assert_ne!(out.exit_code, Some(0), "{script}: {}", text(&out));
+    }
+    assert_eq!(std::fs::read_to_string(wt.join(".git")).unwrap(), git_file);
+    assert_eq!(git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]), "wt\n");
+}
+
+#[tokio::test]
+async fn bubblewrap_a_worktree_session_commits_but_keeps_its_git_file() {
+    a_worktree_session_commits_but_keeps_its_git_file(Mech::Bubblewrap).await;
+}
+
+#[tokio::test]
+async fn landlock_a_worktree_session_commits() {
+    a_worktree_session_commits_but_keeps_its_git_file(Mech::LandlockOnly).await;
+}
+
+/// Under Landlock alone a Bash command keeps riot's process group but not
+/// its controlling terminal: it cannot open `/dev/tty` (nor take the
+/// terminal's foreground to read the person's keys). Run here from a
+/// shell that leads a session on a pseudo-terminal, as riot in a
+/// terminal does.
+#[tokio::test]
+async fn landlock_a_command_has_no_controlling_terminal() {
+    use portable_pty::{CommandBuilder, PtySize};
+    use std::io::Read;
+
+    let place = Place::new();
+    let Some(session) = sandboxed_session(&place, Mech::LandlockOnly, &place.policy()) else {
+        return;
+    };
+    let script = "if exec 3<>/dev/tty; then echo tty-opened; else echo tty-refused; fi";
+    let spec = session.proc.prepare(ProcessSpec {
+        program: "bash".into(),
+        args: vec!["-c".into(), script.into()],
+        cwd: place.project.clone(),
+        env_set: Vec::new(),
+        env_remove: Vec::new(),
+        timeout_ms: None,
+        capture: CaptureLimit::default(),
+        stdin: None,
+    });
+    let pair = portable_pty::native_pty_system()
+        .openpty(PtySize {
+            rows: 24,
+            cols: 80,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    // The shell leads the session and owns the terminal; the command runs
+    // in its group with pipes, as the Bash tool's do.
+    let mut cmd = CommandBuilder::new("sh");
+    cmd.arg("-c");
+    cmd.arg("\"$@\" </dev/null >out.txt 2>&1; echo \"status=$?\"");
+    cmd.arg("sh");
+    cmd.arg(&spec.program);
+    for arg in &spec.args {
+        cmd.arg(arg);
+    }
+    cmd.cwd(&spec.cwd);
+    for (k, v) in &spec.env_set {
+        cmd.env(k, v);
+    }
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut screen = Vec::new();
+        let _ = reader.read_to_end(&mut screen);
+        let _ = tx.send(String::from_utf8_lossy(&screen).into_owned());
+    });
+    let screen = rx.recv_timeout(support::PATIENCE);
+    let _ = child.kill();
+    let _ = child.wait();
+    let screen = screen.expect("the shell ends");
+    assert!(screen.contains("status=0"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(place.project.join("out.txt")).unwrap(),
+        "bash: line 1: /dev/tty: No such device or address\ntty-refused\n"
+    );
 }
 
 async fn a_loopback_server_sees_no_connection(mech: Mech) {

@@ -11,9 +11,10 @@ pub const SANDBOX_TMP: &str = "/tmp";
 
 /// bubblewrap's arguments (everything before the helper): the root
 /// read-only, `/dev` and `/proc` of its own, the private temporary
-/// directory on `/tmp`, the writable paths bound writable, `.git` bound
-/// on itself (so it cannot be renamed away from its read-only parts), the
-/// protected paths that exist bound read-only, the hidden paths covered,
+/// directory on `/tmp`, the writable paths bound writable, the git
+/// directories as [`git_layout`] finds them (bound on themselves, so they
+/// cannot be renamed away from their read-only parts), the protected
+/// paths that exist bound read-only, the hidden paths covered,
 /// new PID (and, without network, network) namespaces, and death with the
 /// parent.
 ///
@@ -49,11 +50,11 @@ pub fn bwrap_args(policy: &SandboxPolicy, private_tmp: &Path, cwd: &Path) -> Vec
             args.extend(["--bind".into(), s(&path), s(&path)]);
         }
     }
-    let git = policy.project.join(".git");
-    if git.is_dir() {
-        args.extend(["--bind".into(), s(&git), s(&git)]);
+    let git = git_layout(&policy.project);
+    for path in &git.bound {
+        args.extend(["--bind".into(), s(path), s(path)]);
     }
-    for path in &policy.read_only {
+    for path in policy.read_only.iter().chain(&git.read_only) {
         // A path that does not exist cannot be mounted over without
         // creating it on the person's disk.
         if path.symlink_metadata().is_ok() {
@@ -69,6 +70,123 @@ pub fn bwrap_args(policy: &SandboxPolicy, private_tmp: &Path, cwd: &Path) -> Vec
     }
     args.extend(["--chdir".into(), s(cwd)]);
     args
+}
+
+/// What the sandbox does with a project's git directories, found on disk
+/// when a command starts ([`git_layout`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GitLayout {
+    /// Bound writable on themselves, so that they cannot be renamed away
+    /// from the read-only files below them (a mount point cannot be
+    /// moved); those outside the project are also what a worktree's
+    /// commands may write there.
+    pub bound: Vec<PathBuf>,
+    /// Kept read-only: the files git follows to find its repository and
+    /// configuration, which Riot's own git calls would later trust.
+    pub read_only: Vec<PathBuf>,
+}
+
+impl GitLayout {
+    /// The bound paths outside `project`: a worktree's share of its main
+    /// repository, which Landlock must grant too.
+    pub fn writable_outside(&self, project: &Path) -> Vec<PathBuf> {
+        self.bound
+            .iter()
+            .filter(|p| !p.starts_with(project))
+            .cloned()
+            .collect()
+    }
+}
+
+/// The pointer files of a worktree's directory in the main repository
+/// (`.git/worktrees/NAME/`): where its repository and checkout are, and
+/// its own configuration.
+const WORKTREE_POINTERS: [&str; 3] = ["commondir", "gitdir", "config.worktree"];
+
+/// The git directories of `project`, as they are on disk now.
+///
+/// - A main checkout (`.git` a directory): `.git` writable, so `git add`
+///   and `git commit` work, but bound on itself; `.git/worktrees` and each
+///   `.git/worktrees/NAME` bound on themselves and their pointer files
+///   read-only (the protected list keeps `hooks`, `config` and
+///   `config.worktree` read-only).
+/// - A worktree (`.git` a file, `gitdir: MAIN/.git/worktrees/NAME`): the
+///   `.git` file read-only, and — when the main repository really lists
+///   this checkout as its worktree NAME — what `git commit` writes there
+///   made writable: the shared `objects`, `refs`, `logs` and
+///   `packed-refs`, and `worktrees/NAME` but for its pointer files. The
+///   main repository's `config` and `hooks` stay read-only.
+pub fn git_layout(project: &Path) -> GitLayout {
+    let mut layout = GitLayout::default();
+    let git = project.join(".git");
+    let Ok(meta) = git.metadata() else {
+        return layout;
+    };
+    if meta.is_dir() {
+        layout.bound.push(git.clone());
+        let worktrees = git.join("worktrees");
+        if worktrees.is_dir() {
+            layout.bound.push(worktrees.clone());
+            for dir in subdirectories(&worktrees) {
+                layout
+                    .read_only
+                    .extend(WORKTREE_POINTERS.iter().map(|f| dir.join(f)));
+                layout.bound.push(dir);
+            }
+        }
+    } else {
+        layout.read_only.push(git.clone());
+        if let Some((common, own)) = worktree_dirs(&git) {
+            layout.bound.extend(
+                ["objects", "refs", "logs", "packed-refs"]
+                    .iter()
+                    .map(|p| common.join(p))
+                    .filter(|p| p.symlink_metadata().is_ok()),
+            );
+            layout
+                .read_only
+                .extend(WORKTREE_POINTERS.iter().map(|f| own.join(f)));
+            layout.bound.push(own);
+        }
+    }
+    layout
+}
+
+/// The directories directly in `dir`, sorted (symbolic links left out).
+fn subdirectories(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// A worktree's main git directory and its own directory there, from its
+/// `.git` file — only when they are what `git worktree add` makes: the
+/// file names `COMMON/worktrees/NAME`, whose `commondir` leads back to
+/// `COMMON` and whose `gitdir` names this very `.git` file. Anything else
+/// (a hand-made or rewritten `.git` file) widens nothing.
+fn worktree_dirs(git_file: &Path) -> Option<(PathBuf, PathBuf)> {
+    let text = std::fs::read_to_string(git_file).ok()?;
+    let target = text.strip_prefix("gitdir:")?.trim();
+    let project = git_file.parent()?;
+    let own = project.join(target).canonicalize().ok()?;
+    if own.parent()?.file_name()? != "worktrees" {
+        return None;
+    }
+    let common = own.parent()?.parent()?.to_path_buf();
+    let commondir = std::fs::read_to_string(own.join("commondir")).ok()?;
+    if own.join(commondir.trim()).canonicalize().ok()? != common {
+        return None;
+    }
+    let back = std::fs::read_to_string(own.join("gitdir")).ok()?;
+    let back = Path::new(back.trim()).canonicalize().ok()?;
+    (back == git_file.canonicalize().ok()? && common.join("objects").is_dir())
+        .then_some((common, own))
 }
 
 /// `bwrap` on `path_var` (the `PATH` value), if any.
@@ -149,6 +267,139 @@ mod tests {
                 .collect()
         };
         assert_eq!(norm(args), norm(expected));
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    /// A main checkout with a worktree `wt` (made by git), and the worktree.
+    fn repo_with_worktree() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let main = base.join("main");
+        std::fs::create_dir_all(&main).unwrap();
+        git(&main, &["init", "-q"]);
+        git(
+            &main,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "first",
+            ],
+        );
+        git(&main, &["worktree", "add", "-q", "-b", "wt", "../wt"]);
+        (dir, main, base.join("wt"))
+    }
+
+    #[test]
+    fn a_main_checkouts_worktree_pointers_are_read_only() {
+        let (_dir, main, _wt) = repo_with_worktree();
+        std::fs::write(main.join(".git/config.worktree"), "").unwrap();
+        let layout = git_layout(&main);
+        let g = |rel: &str| main.join(".git").join(rel);
+        assert_eq!(
+            layout.bound,
+            [main.join(".git"), g("worktrees"), g("worktrees/wt")]
+        );
+        assert_eq!(
+            layout.read_only,
+            [
+                g("worktrees/wt/commondir"),
+                g("worktrees/wt/gitdir"),
+                g("worktrees/wt/config.worktree")
+            ]
+        );
+        assert_eq!(layout.writable_outside(&main), Vec::<PathBuf>::new());
+        let args = bwrap_args(&SandboxPolicy::for_project(&main, None), &main, &main);
+        let after = |flag: &str, path: &Path| {
+            args.windows(3)
+                .any(|w| w[0] == flag && w[1] == w[2] && Path::new(&w[1]) == path)
+        };
+        for ro in [
+            "worktrees/wt/commondir",
+            "worktrees/wt/gitdir",
+            "config.worktree",
+            "config",
+            "hooks",
+        ] {
+            assert!(after("--ro-bind", &g(ro)), "{ro}: {args:?}");
+        }
+        assert!(after("--bind", &g("worktrees/wt")), "{args:?}");
+        // `config.worktree` does not exist in the worktree's directory:
+        // nothing is mounted there.
+        assert!(
+            !args
+                .iter()
+                .any(|a| Path::new(a) == g("worktrees/wt/config.worktree"))
+        );
+    }
+
+    #[test]
+    fn a_worktrees_git_file_is_read_only_and_its_share_of_the_main_repository_writable() {
+        let (_dir, main, wt) = repo_with_worktree();
+        let layout = git_layout(&wt);
+        let g = |rel: &str| main.join(".git").join(rel);
+        assert_eq!(
+            layout.bound,
+            [g("objects"), g("refs"), g("logs"), g("worktrees/wt")],
+            "no packed-refs yet"
+        );
+        assert_eq!(
+            layout.read_only,
+            [
+                wt.join(".git"),
+                g("worktrees/wt/commondir"),
+                g("worktrees/wt/gitdir"),
+                g("worktrees/wt/config.worktree")
+            ]
+        );
+        assert_eq!(layout.writable_outside(&wt), layout.bound);
+        let args = bwrap_args(&SandboxPolicy::for_project(&wt, None), &wt, &wt);
+        let ro = args
+            .iter()
+            .position(|a| Path::new(a) == wt.join(".git"))
+            .unwrap();
+        assert_eq!(args[ro - 1], "--ro-bind", "{args:?}");
+        assert!(
+            !args
+                .iter()
+                .any(|a| Path::new(a) == g("config") || Path::new(a) == g("hooks"))
+        );
+    }
+
+    #[test]
+    fn a_git_file_that_git_did_not_make_widens_nothing() {
+        let (_dir, main, wt) = repo_with_worktree();
+        // Pointing at the main repository itself, or at a worktree entry
+        // that names another checkout.
+        let elsewhere = main.parent().unwrap().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        for target in [main.join(".git"), main.join(".git/worktrees/wt")] {
+            std::fs::write(
+                elsewhere.join(".git"),
+                format!("gitdir: {}\n", target.display()),
+            )
+            .unwrap();
+            let layout = git_layout(&elsewhere);
+            assert_eq!(layout.bound, Vec::<PathBuf>::new(), "{target:?}");
+            assert_eq!(layout.read_only, [elsewhere.join(".git")]);
+        }
+        // The real worktree still gets its share.
+        assert_eq!(git_layout(&wt).bound.len(), 4);
     }
 
     #[test]

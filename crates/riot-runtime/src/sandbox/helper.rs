@@ -1,18 +1,21 @@
 #![allow(clippy::disallowed_methods)] // the sandbox helper: replaces itself with the command (exec)
 #![allow(clippy::print_stderr, clippy::print_stdout)] // the helper speaks to the person on stderr (and to the probe on stdout)
-#![allow(unsafe_code)] // setsid, setpgid, tcsetpgrp and signal are libc calls
+#![allow(unsafe_code)] // setsid, setpgid, tcsetpgrp, ioctl and signal are libc calls
 
 //! The helper Riot runs in front of a sandboxed command (`riot
 //! __sandbox-exec FLAGS -- PROGRAM ARGS…`): it applies Landlock (read and
 //! execute everywhere, write only where granted) and a seccomp filter (no
 //! new IPv4/IPv6 sockets and no io_uring when the network is off; no
-//! `setsid`/`setpgid` when there is no PID namespace to hold the command's
-//! processes; no `TIOCSTI` anywhere), then execs the command. Inside
+//! `setsid`/`setpgid`, and no taking a terminal's foreground or a
+//! controlling terminal, when there is no PID namespace to hold the
+//! command's processes; no `TIOCSTI` or `TIOCLINUX` anywhere), then execs
+//! the command. Inside
 //! bubblewrap it runs after the namespaces are set up; alone it is the
 //! whole sandbox. Inside bubblewrap it also detaches the command from any
 //! terminal (a new session: a Bash command) or makes it the foreground job
 //! of its terminal (a Terminal tool's program), so bubblewrap's own
-//! processes stay in the process group Riot kills.
+//! processes stay in the process group Riot kills. Alone, a Bash
+//! command gives up riot's controlling terminal but keeps its group.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -47,6 +50,11 @@ pub struct HelperOptions {
     /// foreground job of the terminal on stdin (a Terminal tool's program
     /// inside bubblewrap: Ctrl+C reaches the program, not bubblewrap).
     pub foreground: bool,
+    /// Give up the controlling terminal without leaving the process group
+    /// (`TIOCNOTTY` on `/dev/tty`; a Bash command under Landlock alone,
+    /// which must stay in the group Riot kills but must not reach the
+    /// person's terminal).
+    pub drop_tty: bool,
 }
 
 impl HelperOptions {
@@ -76,6 +84,9 @@ impl HelperOptions {
         if self.foreground {
             args.push("--foreground".into());
         }
+        if self.drop_tty {
+            args.push("--drop-tty".into());
+        }
         args.push("--".into());
         args.extend(command);
         args
@@ -101,6 +112,7 @@ impl HelperOptions {
                 Some("--report") => options.report = true,
                 Some("--new-session") => options.new_session = true,
                 Some("--foreground") => options.foreground = true,
+                Some("--drop-tty") => options.drop_tty = true,
                 Some("--") => {
                     let command: Vec<OsString> = it.cloned().collect();
                     if command.is_empty() {
@@ -143,6 +155,8 @@ mod linux {
     use std::collections::BTreeMap;
     use std::ffi::OsString;
     use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::process::CommandExt;
 
     use landlock::{
@@ -169,7 +183,7 @@ mod linux {
 
     pub(super) fn run(options: &HelperOptions, command: &[OsString]) -> i32 {
         // Before seccomp, which may refuse setsid and setpgid.
-        if let Err(why) = detach(options) {
+        if let Err(why) = detach(options).and_then(|()| drop_tty(options)) {
             eprintln!("riot sandbox: {why}");
             return SETUP_FAILED;
         }
@@ -253,6 +267,38 @@ mod linux {
         Ok(())
     }
 
+    /// `--drop-tty`: no controlling terminal from here on, the process
+    /// group kept. Without a controlling terminal there is nothing to give
+    /// up; a session leader is left alone (`TIOCNOTTY` would hang up its
+    /// whole session).
+    fn drop_tty(options: &HelperOptions) -> Result<(), String> {
+        if !options.drop_tty {
+            return Ok(());
+        }
+        // SAFETY: getsid and getpid have no memory effects.
+        if unsafe { libc::getsid(0) == libc::getpid() } {
+            return Ok(());
+        }
+        let tty = match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY)
+            .open("/dev/tty")
+        {
+            Ok(tty) => tty,
+            // No controlling terminal (ENXIO), nothing to give up.
+            Err(_) => return Ok(()),
+        };
+        // SAFETY: TIOCNOTTY takes no argument; the descriptor is open.
+        if unsafe { libc::ioctl(tty.as_raw_fd(), libc::TIOCNOTTY) } != 0 {
+            return Err(format!(
+                "could not give up the controlling terminal: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(())
+    }
+
     /// Read and execute everywhere; write, create and remove only under
     /// `options.write` and the devices. Signals and abstract Unix sockets
     /// stay inside the sandbox where the kernel supports scopes.
@@ -277,8 +323,18 @@ mod linux {
                     .map_err(|e| e.to_string())?;
             SeccompRule::new(vec![condition]).map_err(|e| e.to_string())
         };
-        // Typing into the person's terminal from inside.
-        rules.insert(libc::SYS_ioctl, vec![rule(1, libc::TIOCSTI)?]);
+        // Typing into the person's terminal from inside (`TIOCLINUX` can
+        // paste a console's selection).
+        let mut ioctls = vec![rule(1, libc::TIOCSTI)?, rule(1, libc::TIOCLINUX)?];
+        if options.hold_group {
+            // Without a PID namespace the terminal may be the person's:
+            // taking its foreground or making one the controlling
+            // terminal is refused. (Under bubblewrap `/dev` is the
+            // sandbox's own, and programs that run their own
+            // pseudo-terminals keep working.)
+            ioctls.extend([rule(1, libc::TIOCSPGRP)?, rule(1, libc::TIOCSCTTY)?]);
+        }
+        rules.insert(libc::SYS_ioctl, ioctls);
         if !options.network {
             rules.insert(
                 libc::SYS_socket,
@@ -325,6 +381,7 @@ mod tests {
             report: false,
             new_session: true,
             foreground: true,
+            drop_tty: true,
         };
         let args = options.to_args(["bash".to_owned(), "-c".to_owned(), "echo --".to_owned()]);
         assert_eq!(
@@ -340,6 +397,7 @@ mod tests {
                 "--require-landlock",
                 "--new-session",
                 "--foreground",
+                "--drop-tty",
                 "--",
                 "bash",
                 "-c",

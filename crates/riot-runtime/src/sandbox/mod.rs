@@ -177,7 +177,7 @@ impl RealSandbox {
             }
             (Err(no_bwrap), Ok(level)) => {
                 let mut limits = vec![
-                    "`.git`, `.riot`, `.claude` and `.mcp.json` inside the project stay writable: Landlock can only grant access, so nothing below a writable directory can be made read-only (install bubblewrap to protect them)".to_owned(),
+                    "`.git`, `.riot`, `.claude` and `.mcp.json` inside the project stay writable: Landlock can only grant access, so nothing below a writable directory can be made read-only (install bubblewrap to protect them); in a git worktree its `.git` file and its directory in the main repository are writable too".to_owned(),
                     "paths denied to reading in the settings stay readable to commands; the permission rules still refuse commands that name them".to_owned(),
                     "no PID namespace: `setsid` and `setpgid` are refused, so everything a command starts stays in the process group Riot stops".to_owned(),
                     UNIX_SOCKETS.to_owned(),
@@ -200,7 +200,7 @@ impl RealSandbox {
 }
 
 const UNIX_SOCKETS: &str = "Unix-domain sockets (a Docker or SSH agent socket) are not filtered";
-const MISSING_PATHS: &str = "a protected path (`.riot`, `.claude`, `.mcp.json`, `.git/hooks`, `.git/config`) is read-only only if it exists when the command starts";
+const MISSING_PATHS: &str = "a protected path (`.riot`, `.claude`, `.mcp.json`, `.git/hooks`, `.git/config`, `.git/config.worktree`, a worktree's `commondir`, `gitdir` and `config.worktree`) is read-only only if it exists when the command starts";
 
 /// The probe command's report line (`landlock=…`) and success.
 fn report(output: &std::process::Output) -> Result<Landlock, String> {
@@ -229,7 +229,11 @@ impl Sandbox for RealSandbox {
                 enforced: true,
                 mechanism,
                 network: policy.network,
-                writable: policy.writable_paths(),
+                writable: policy
+                    .writable_paths()
+                    .into_iter()
+                    .chain(bwrap::git_layout(&policy.project).writable_outside(&policy.project))
+                    .collect(),
                 reason,
                 limits,
             },
@@ -325,6 +329,9 @@ impl SandboxRewrite {
     pub fn apply(&self, mut spec: ProcessSpec, attach: Attach) -> ProcessSpec {
         let command = std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned());
         let mut write = self.policy.writable_paths();
+        // A worktree's commits go to its main repository's objects and refs.
+        write
+            .extend(bwrap::git_layout(&self.policy.project).writable_outside(&self.policy.project));
         let tmp_inside = match &self.mode {
             Mode::Bubblewrap(_) => PathBuf::from(bwrap::SANDBOX_TMP),
             Mode::LandlockOnly => self.tmp.path().to_path_buf(),
@@ -350,12 +357,14 @@ impl SandboxRewrite {
             Mode::LandlockOnly => {
                 // No PID namespace: the command stays in the group (or, in
                 // a terminal, the session) Riot kills, and seccomp keeps
-                // it there.
+                // it there. A Bash command gives up riot's controlling
+                // terminal, which is the person's.
                 let options = HelperOptions {
                     write,
                     network: self.policy.network,
                     hold_group: true,
                     require_landlock: true,
+                    drop_tty: attach == Attach::Pipes,
                     ..HelperOptions::default()
                 };
                 spec.args = options.to_args(command);
