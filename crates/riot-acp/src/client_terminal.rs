@@ -4,8 +4,12 @@
 //! inside the OS sandbox when that is on), `terminal/wait_for_exit`,
 //! `terminal/kill` (timeout, cancellation), `terminal/output` and always
 //! `terminal/release`; the tool call embeds the terminal so the person
-//! watches it live. The model reads the result exactly as if Riot had run
-//! the command (Bash formats it). Background commands and the Terminal
+//! watches it live, and keeps it after the release (the final update does
+//! not send it again: ACP embeds a terminal only before its release). The
+//! model reads the result exactly as if Riot had run the command (Bash
+//! formats it). The kill and the release are sent without waiting, from a
+//! guard made where the `terminal/create` reply arrives, so a cancelled
+//! turn cannot leave a terminal behind, even one still being created. Background commands and the Terminal
 //! tool (which needs to type into its program, which ACP terminals cannot)
 //! stay Riot's.
 
@@ -117,7 +121,7 @@ pub fn editor_command(spec: &ProcessSpec) -> (String, Vec<String>) {
 /// The editor's terminal output as a captured stream: the first
 /// `head_bytes` and the rest (it fits: the terminal keeps at most
 /// `head_bytes + tail_bytes`). When the terminal cut its beginning, the
-/// head says so.
+/// head says so and the output counts as truncated, by an unknown amount.
 pub fn captured(output: &str, truncated: bool, limit: CaptureLimit) -> CapturedOutput {
     let total_bytes = output.len() as u64;
     if truncated {
@@ -129,6 +133,7 @@ pub fn captured(output: &str, truncated: bool, limit: CaptureLimit) -> CapturedO
             tail: output.to_owned(),
             total_bytes,
             omitted_bytes: 0,
+            beginning_cut: true,
         };
     }
     let mut split = limit.head_bytes.min(output.len());
@@ -140,6 +145,7 @@ pub fn captured(output: &str, truncated: bool, limit: CaptureLimit) -> CapturedO
         tail: output[split..].to_owned(),
         total_bytes,
         omitted_bytes: 0,
+        beginning_cut: false,
     }
 }
 
@@ -176,24 +182,24 @@ enum Ended {
     Cancelled,
 }
 
-/// Kills the command and releases the terminal if the call is dropped
-/// before it could (a cancelled turn drops its running tools; Riot's own
-/// runner kills the process group on drop the same way).
-struct ReleaseGuard {
+/// Owns a terminal the editor created: dropped, it kills the command
+/// (unless it ended or was already killed) and releases the terminal, both
+/// sent without waiting for a reply, so nothing can cancel them. It is
+/// made where the `terminal/create` reply arrives, so a terminal whose
+/// call was dropped meanwhile (a cancelled turn drops its running tools)
+/// is killed and released as well; Riot's own runner kills the process
+/// group on drop the same way.
+struct TerminalGuard {
     connection: ConnectionTo<Client>,
     session_id: String,
     terminal_id: TerminalId,
-    armed: bool,
-    /// The kill was already asked for.
-    killed: bool,
+    /// The command may still run: kill it before the release.
+    needs_kill: bool,
 }
 
-impl Drop for ReleaseGuard {
+impl Drop for TerminalGuard {
     fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        if !self.killed {
+        if self.needs_kill {
             let kill = KillTerminalRequest::new(self.session_id.clone(), self.terminal_id.clone());
             self.connection.send_request(kill).detach();
         }
@@ -203,11 +209,60 @@ impl Drop for ReleaseGuard {
     }
 }
 
-fn editor_failed(what: &str, e: &agent_client_protocol::Error) -> ProcessError {
-    ProcessError::Io(std::io::Error::other(format!(
+fn could_not_open(program: &str, why: &str) -> ProcessError {
+    ProcessError::Spawn {
+        program: program.to_owned(),
+        source: std::io::Error::other(format!(
+            "the editor could not open a terminal for it: {why}"
+        )),
+    }
+}
+
+/// The command started, but how it ended could not be read.
+fn result_lost(what: &str, e: &agent_client_protocol::Error) -> ProcessError {
+    ProcessError::ResultLost(format!(
         "the editor's terminal failed to {what}: {}",
         e.message
-    )))
+    ))
+}
+
+impl EditorTerminals {
+    /// Asks the editor for a terminal running `request`. The reply is
+    /// handled by a task of the connection, not by this call: if the call
+    /// is dropped first, the guard made from the reply is dropped there
+    /// (or with the channel), which kills and releases the terminal.
+    async fn create(
+        &self,
+        session_id: &str,
+        program: &str,
+        request: CreateTerminalRequest,
+    ) -> Result<TerminalGuard, ProcessError> {
+        let (created_tx, created_rx) = tokio::sync::oneshot::channel();
+        let connection = self.connection.clone();
+        let session_id = session_id.to_owned();
+        self.connection
+            .spawn(async move {
+                let created = connection.send_request(request).block_task().await;
+                let guard = created.map(|c| TerminalGuard {
+                    connection,
+                    session_id,
+                    terminal_id: c.terminal_id,
+                    needs_kill: true,
+                });
+                // Refused when the call is gone: the guard drops here.
+                drop(created_tx.send(guard));
+                Ok(())
+            })
+            .map_err(|e| could_not_open(program, &e.message))?;
+        match created_rx.await {
+            Ok(Ok(guard)) => Ok(guard),
+            Ok(Err(e)) => Err(could_not_open(program, &e.message)),
+            Err(_) => Err(could_not_open(
+                program,
+                "the connection to the editor closed",
+            )),
+        }
+    }
 }
 
 #[async_trait]
@@ -237,26 +292,8 @@ impl CommandHost for EditorTerminals {
             .env(env)
             .cwd(spec.cwd.clone())
             .output_byte_limit(limit as u64);
-        let created = self
-            .connection
-            .send_request(request)
-            .block_task()
-            .await
-            .map_err(|e| ProcessError::Spawn {
-                program: spec.program.clone(),
-                source: std::io::Error::other(format!(
-                    "the editor could not open a terminal for it: {}",
-                    e.message
-                )),
-            })?;
-        let terminal_id = created.terminal_id;
-        let mut guard = ReleaseGuard {
-            connection: self.connection.clone(),
-            session_id: session_id.clone(),
-            terminal_id: terminal_id.clone(),
-            armed: true,
-            killed: false,
-        };
+        let mut guard = self.create(&session_id, &spec.program, request).await?;
+        let terminal_id = guard.terminal_id.clone();
         let title = spec.args.last().cloned().unwrap_or_default();
         self.embed(&session_id, tool_use_id, &terminal_id, &title);
 
@@ -280,14 +317,17 @@ impl CommandHost for EditorTerminals {
             () = cancel.cancelled() => Ended::Cancelled,
         };
         let (status, timed_out, cancelled) = match ended {
-            Ended::Exited(Ok(status)) => (Some(status), false, false),
-            Ended::Exited(Err(e)) => return Err(editor_failed("wait for the command", &e)),
+            Ended::Exited(Ok(status)) => {
+                guard.needs_kill = false;
+                (Some(status), false, false)
+            }
+            // The command may still run: the guard kills it on the way out.
+            Ended::Exited(Err(e)) => return Err(result_lost("wait for the command", &e)),
             stopped => {
-                guard.killed = true;
+                // Sent, not awaited: a dropped call cannot withdraw it.
+                guard.needs_kill = false;
                 let kill = KillTerminalRequest::new(session_id.clone(), terminal_id.clone());
-                if let Err(e) = self.connection.send_request(kill).block_task().await {
-                    tracing::warn!(error = %e.message, "the editor could not kill its terminal's command");
-                }
+                self.connection.send_request(kill).detach();
                 let status = tokio::select! {
                     exited = &mut wait => exited.ok().map(|r| r.exit_status),
                     () = self.clock.sleep_ms(AFTER_KILL_MS) => None,
@@ -304,12 +344,9 @@ impl CommandHost for EditorTerminals {
             ))
             .block_task()
             .await;
-        guard.armed = false;
-        let release = ReleaseTerminalRequest::new(session_id.clone(), terminal_id.clone());
-        if let Err(e) = self.connection.send_request(release).block_task().await {
-            tracing::warn!(error = %e.message, "the editor could not release its terminal");
-        }
-        let output = output.map_err(|e| editor_failed("report the output", &e))?;
+        // The release: sent now, never awaited (so never withdrawn).
+        drop(guard);
+        let output = output.map_err(|e| result_lost("report the output", &e))?;
         let status = status.or(output.exit_status);
         Ok(ProcessOutput {
             exit_code: status
@@ -390,7 +427,10 @@ mod tests {
             "[… the beginning of the output was cut: the editor's terminal keeps only the last 8 bytes …]\n"
         );
         assert_eq!(cut.tail, "lastbyte");
-        assert!(!cut.truncated());
+        // Cut, by an amount the editor did not say.
+        assert!(cut.truncated() && cut.beginning_cut);
+        assert_eq!((cut.total_bytes, cut.omitted_bytes), (8, 0));
+        assert!(!whole.truncated());
     }
 
     #[test]

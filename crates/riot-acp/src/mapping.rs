@@ -478,8 +478,10 @@ pub struct ToolCalls {
     /// Calls the model made: id → (tool name, input).
     seen: HashMap<String, (String, Value)>,
     announced: std::collections::HashSet<String>,
-    /// Calls whose command ran in the editor's terminal: id → terminal id,
-    /// kept in the call's content when it finishes.
+    /// Calls whose command ran in the editor's terminal: id → terminal id.
+    /// The terminal is released before the call's result is known, and
+    /// ACP allows embedding a terminal only before its release: the final
+    /// update leaves it in place rather than sending it again.
     terminals: HashMap<String, String>,
 }
 
@@ -574,14 +576,18 @@ impl ToolCalls {
                             let id = tool_use_id.as_str();
                             let mut fields =
                                 tool_finished(content, *is_error, ui.as_ref(), &self.cwd);
-                            // The terminal the command ran in stays shown
-                            // above its result.
-                            if let Some(terminal) = self.terminals.remove(id) {
-                                let mut blocks = vec![ToolCallContent::Terminal(
-                                    agent_client_protocol::v1::schema::Terminal::new(terminal),
-                                )];
-                                blocks.extend(fields.content.take().unwrap_or_default());
-                                fields.content = Some(blocks);
+                            // The command's output is in the (released)
+                            // terminal the call already shows: no content,
+                            // so it stays. A result that is not the
+                            // command's output (it could not be read, the
+                            // call was cancelled) replaces it.
+                            if self.terminals.remove(id).is_some()
+                                && matches!(
+                                    ui.as_ref().and_then(|u| u.payload.as_ref()),
+                                    Some(UiPayload::Command { .. })
+                                )
+                            {
+                                fields.content = None;
                             }
                             if self.announce(id) {
                                 // Never started (invalid input, denied before

@@ -68,6 +68,13 @@ struct Editor {
     cancel_when_waiting: Option<String>,
     /// `$/cancel_request` params Riot sent.
     withdrawn: Vec<Value>,
+    /// Holds back its `terminal/create` reply and cancels this session's
+    /// turn instead (the reply is sent later by the test).
+    cancel_while_creating: Option<String>,
+    /// The held `terminal/create`: (request id, terminal id).
+    held_create: Option<(Value, String)>,
+    /// Answers `terminal/wait_for_exit` with this error message.
+    fail_wait: Option<String>,
 }
 
 impl Editor {
@@ -105,6 +112,9 @@ impl Editor {
             updates: Vec::new(),
             cancel_when_waiting: None,
             withdrawn: Vec::new(),
+            cancel_while_creating: None,
+            held_create: None,
+            fail_wait: None,
         }
     }
 
@@ -128,6 +138,17 @@ impl Editor {
         let id = self.next_id;
         self.write(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
+        let message = self
+            .pump(|m, _| m["id"] == id && m.get("method").is_none())
+            .await
+            .expect("the response");
+        assert!(message.get("error").is_none(), "{method} failed: {message}");
+        message["result"].clone()
+    }
+
+    /// Serves the agent until `done` holds for a message it sent (which
+    /// is returned) or for the editor after a message (`None`).
+    async fn pump(&mut self, done: impl Fn(&Value, &Self) -> bool) -> Option<Value> {
         let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
             self.answer_exits().await;
@@ -141,9 +162,11 @@ impl Editor {
             let message: Value = serde_json::from_str(&line)
                 .unwrap_or_else(|e| panic!("stdout carries a non-protocol line ({e}): {line}"));
             assert_eq!(message["jsonrpc"], "2.0", "{message}");
-            if message["id"] == id && message.get("method").is_none() {
-                assert!(message.get("error").is_none(), "{method} failed: {message}");
-                return message["result"].clone();
+            if message.get("method").is_none() {
+                if done(&message, self) {
+                    return Some(message);
+                }
+                panic!("an unexpected response: {message}");
             }
             match message["method"].as_str() {
                 Some("session/update") => {
@@ -153,6 +176,9 @@ impl Editor {
                 // A request Riot no longer waits for (its call was dropped).
                 Some("$/cancel_request") => self.withdrawn.push(message["params"].clone()),
                 _ => panic!("unexpected message: {message}"),
+            }
+            if done(&message, self) {
+                return None;
             }
         }
     }
@@ -214,9 +240,20 @@ impl Editor {
                         waiting: Vec::new(),
                     },
                 );
+                if let Some(session) = self.cancel_while_creating.take() {
+                    self.held_create = Some((id, terminal_id));
+                    self.write(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}))
+                        .await;
+                    return;
+                }
                 self.respond(&id, json!({"terminalId": terminal_id})).await;
             }
             "terminal/wait_for_exit" => {
+                if let Some(error) = self.fail_wait.take() {
+                    self.write(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": error}}))
+                        .await;
+                    return;
+                }
                 self.terminals
                     .get_mut(&terminal)
                     .expect("a known terminal")
@@ -416,19 +453,26 @@ async fn with_terminal_advertised_a_bash_call_runs_in_the_editors_terminal() {
         assert_eq!(params["sessionId"], session.as_str());
     }
 
-    // The call showed the terminal while it ran and keeps it when done.
+    // The call showed the terminal while it ran, and keeps it when done:
+    // the final update (after the release) leaves the content as it is,
+    // since ACP embeds a terminal only before its release.
     let updates = editor.call_updates("call_bash_1");
-    let embedded = updates
+    let embedding: Vec<usize> = updates
         .iter()
-        .position(|u| u["content"] == json!([{"type": "terminal", "terminalId": "term-1"}]))
-        .expect("the terminal is embedded in the tool call");
-    let last = updates.last().unwrap();
-    assert!(updates.len() > embedded + 1, "{updates:#?}");
-    assert_eq!(last["status"], "failed", "{last}");
+        .enumerate()
+        .filter(|(_, u)| u["content"].to_string().contains("\"terminal\""))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(embedding.len(), 1, "embedded once: {updates:#?}");
     assert_eq!(
-        last["content"][0],
-        json!({"type": "terminal", "terminalId": "term-1"})
+        updates[embedding[0]]["content"],
+        json!([{"type": "terminal", "terminalId": "term-1"}])
     );
+    let last = updates.last().unwrap();
+    assert!(updates.len() > embedding[0] + 1, "{updates:#?}");
+    assert_eq!(last["status"], "failed", "{last}");
+    assert!(last.get("content").is_none(), "{last}");
+    assert_eq!(last["rawOutput"]["exit_code"], 3, "{last}");
 
     // The model read the command's output as Riot formats a Bash result.
     let expected = format!(
@@ -631,6 +675,157 @@ async fn cancelling_the_turn_kills_the_command_in_the_editors_terminal_then_rele
     assert_eq!(next["stopReason"], "end_turn");
     let body = support::bodies(&server).pop().unwrap();
     support::assert_paired(body["messages"].as_array().unwrap());
+    editor.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_created_after_the_turn_was_cancelled_is_killed_and_released() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(
+        WIRE,
+        vec![
+            tool_call("call_slow_1", "Bash", json!({"command": "sleep 60"})),
+            Reply::Text("Stopped.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let mut editor = Editor::start(&world, &server);
+    let session = editor.open(&world, true).await;
+    // The editor starts the command but answers `terminal/create` only
+    // after the turn was cancelled (its Bash call dropped meanwhile).
+    editor.cancel_while_creating = Some(session.clone());
+    let done = editor
+        .call("session/prompt", prompt(&session, "Run the slow one"))
+        .await;
+    assert_eq!(done["stopReason"], "cancelled");
+    assert_eq!(editor.methods(), ["terminal/create"]);
+    let (id, terminal) = editor.held_create.take().expect("a held create");
+    editor.respond(&id, json!({"terminalId": terminal})).await;
+    // Riot still owns the terminal it asked for: the command is killed and
+    // the terminal released.
+    editor
+        .pump(|_, e| e.methods().contains(&"terminal/release"))
+        .await;
+    assert_eq!(
+        editor.methods(),
+        ["terminal/create", "terminal/kill", "terminal/release"]
+    );
+    for (_, params) in &editor.log[1..] {
+        assert_eq!(params["terminalId"], "term-1");
+        assert_eq!(params["sessionId"], session.as_str());
+    }
+    assert!(editor.terminals.is_empty());
+    // The next prompt's history pairs the call with its (cancelled) result.
+    let next = editor
+        .call("session/prompt", prompt(&session, "Go on"))
+        .await;
+    assert_eq!(next["stopReason"], "end_turn");
+    let body = support::bodies(&server).pop().unwrap();
+    support::assert_paired(body["messages"].as_array().unwrap());
+    editor.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_whose_exit_could_not_be_read_may_have_run_and_is_killed_and_released() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(
+        WIRE,
+        vec![
+            tool_call(
+                "call_deploy_1",
+                "Bash",
+                json!({"command": "echo deployed > deployed.txt; sleep 60"}),
+            ),
+            Reply::Text("Unclear.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let mut editor = Editor::start(&world, &server);
+    let session = editor.open(&world, true).await;
+    editor.fail_wait = Some("the terminal's process went away".into());
+    let done = editor
+        .call("session/prompt", prompt(&session, "Deploy"))
+        .await;
+    assert_eq!(done["stopReason"], "end_turn");
+    // The command may still run: Riot kills it and releases the terminal.
+    assert_eq!(
+        editor.methods(),
+        [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/kill",
+            "terminal/release"
+        ]
+    );
+    assert!(editor.terminals.is_empty());
+    // The model is told it started, not that it could not start.
+    assert_eq!(
+        result_of(&server, "call_deploy_1"),
+        (
+            "The command was started in the editor's terminal, but its result could not be read (the editor's terminal failed to wait for the command: the terminal's process went away); it may have run. Check its effects before running it again.".to_owned(),
+            true
+        )
+    );
+    // The person reads the same in the call, which shows it instead of
+    // the terminal.
+    let last = editor
+        .call_updates("call_deploy_1")
+        .last()
+        .copied()
+        .cloned()
+        .unwrap();
+    assert_eq!(last["status"], "failed");
+    assert!(
+        last["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("it may have run"),
+        "{last}"
+    );
+    editor.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_env_reaches_a_command_in_the_editors_terminal() {
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"env": {"RIOT_TEST_GREETING": "from-settings"}}"#,
+    )
+    .unwrap();
+    let server = MockServer::start(Script::new(
+        WIRE,
+        vec![
+            tool_call(
+                "call_bash_1",
+                "Bash",
+                json!({"command": "echo \"greeting=$RIOT_TEST_GREETING\""}),
+            ),
+            Reply::Text("Greeted.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let mut editor = Editor::start(&world, &server);
+    let session = editor.open(&world, true).await;
+    let done = editor
+        .call("session/prompt", prompt(&session, "Greet"))
+        .await;
+    assert_eq!(done["stopReason"], "end_turn");
+    let env = editor.log[0].1["env"].as_array().unwrap();
+    assert!(
+        env.contains(&json!({"name": "RIOT_TEST_GREETING", "value": "from-settings"})),
+        "{env:?}"
+    );
+    assert_eq!(
+        result_of(&server, "call_bash_1"),
+        ("greeting=from-settings".to_owned(), false)
+    );
     editor.close().await;
     server.shutdown().await;
 }

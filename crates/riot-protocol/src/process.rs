@@ -57,12 +57,16 @@ pub struct CapturedOutput {
     pub total_bytes: u64,
     /// Bytes between head and tail that were not kept.
     pub omitted_bytes: u64,
+    /// The beginning was dropped before Riot saw the output (an editor's
+    /// terminal keeps only its last bytes), by an amount nobody reported:
+    /// `total_bytes` counts only what was kept, and `head` says so.
+    pub beginning_cut: bool,
 }
 
 impl CapturedOutput {
     /// Whether anything was cut.
     pub fn truncated(&self) -> bool {
-        self.omitted_bytes > 0
+        self.omitted_bytes > 0 || self.beginning_cut
     }
 }
 
@@ -96,6 +100,10 @@ pub enum ProcessError {
     Unavailable,
     #[error("process supervision failed: {0}")]
     Io(#[from] std::io::Error),
+    /// The command was started but how it ended could not be read (the
+    /// [`CommandHost`] running it stopped answering): it may have run.
+    #[error("{0}")]
+    ResultLost(String),
 }
 
 /// New output of a background job since the last read.
@@ -134,10 +142,10 @@ pub trait ProcessRunner: Send + Sync + std::fmt::Debug {
     /// `spec` as this runner would start it: a sandboxed runner's rewrite
     /// (bubblewrap or the helper in front of the command), the spec itself
     /// for a plain runner. What a [`CommandHost`] is handed, so a command
-    /// run elsewhere stays in the sandbox.
-    fn prepare(&self, spec: ProcessSpec) -> ProcessSpec {
-        spec
-    }
+    /// run elsewhere stays in the sandbox. No default: a runner that
+    /// wraps another must pass its own change (the settings' `env`, the
+    /// sandbox) on, or the command would run without it.
+    fn prepare(&self, spec: ProcessSpec) -> ProcessSpec;
 }
 
 /// Runs a tool call's foreground command somewhere other than Riot's own
@@ -146,7 +154,9 @@ pub trait ProcessRunner: Send + Sync + std::fmt::Debug {
 /// already [`ProcessRunner::prepare`]d; the host honours its timeout and
 /// the cancellation like [`ProcessRunner::run`], and returns what the
 /// command printed (stdout and stderr together, as a terminal shows them)
-/// in [`ProcessOutput::stdout`].
+/// in [`ProcessOutput::stdout`]. Once the command started, a failure to
+/// learn how it ended is [`ProcessError::ResultLost`], never a failure to
+/// start it.
 #[async_trait]
 pub trait CommandHost: Send + Sync + std::fmt::Debug {
     /// Runs `spec` for the tool call `tool_use_id` to completion, timeout

@@ -103,6 +103,9 @@ impl ProcessRunner for NoProc {
     async fn kill_background(&self, _: &str) -> Result<(), ProcessError> {
         Err(ProcessError::Unavailable)
     }
+    fn prepare(&self, spec: ProcessSpec) -> ProcessSpec {
+        spec
+    }
 }
 
 fn ctx() -> ToolContext {

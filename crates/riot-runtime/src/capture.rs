@@ -53,6 +53,7 @@ impl Capture {
             tail: decode_tail(&tail),
             total_bytes: self.total,
             omitted_bytes: self.total.saturating_sub(kept),
+            beginning_cut: false,
         }
     }
 }

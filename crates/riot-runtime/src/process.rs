@@ -195,6 +195,11 @@ impl ProcessRunner for RealProcessRunner {
         self.job(id)?.kill();
         Ok(())
     }
+
+    /// Starts the spec as given.
+    fn prepare(&self, spec: ProcessSpec) -> ProcessSpec {
+        spec
+    }
 }
 
 #[cfg(test)]

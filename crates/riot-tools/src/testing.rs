@@ -57,6 +57,10 @@ impl ProcessRunner for NullProc {
     async fn kill_background(&self, id: &str) -> Result<(), ProcessError> {
         Err(ProcessError::UnknownJob(id.to_owned()))
     }
+
+    fn prepare(&self, spec: ProcessSpec) -> ProcessSpec {
+        spec
+    }
 }
 
 /// A file system with nothing in it, for tools that touch no files: reads

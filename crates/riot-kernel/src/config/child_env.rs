@@ -90,6 +90,12 @@ impl ProcessRunner for SettingsEnv {
     async fn kill_background(&self, id: &str) -> Result<(), ProcessError> {
         self.inner.kill_background(id).await
     }
+
+    /// The settings' `env` goes on a command run elsewhere (the editor's
+    /// terminal) too, under the inner runner's own change (the sandbox).
+    fn prepare(&self, spec: ProcessSpec) -> ProcessSpec {
+        self.inner.prepare(self.apply(spec))
+    }
 }
 
 #[cfg(test)]
@@ -124,6 +130,10 @@ mod tests {
         }
         async fn kill_background(&self, id: &str) -> Result<(), ProcessError> {
             Err(ProcessError::UnknownJob(id.into()))
+        }
+        fn prepare(&self, mut spec: ProcessSpec) -> ProcessSpec {
+            spec.program = format!("wrapped-{}", spec.program);
+            spec
         }
     }
 
@@ -174,6 +184,27 @@ mod tests {
         );
         assert_eq!(specs[0].env_remove, vec!["SECRET_KEY".to_owned()]);
         assert_eq!(set(1).len(), 3);
+    }
+
+    #[test]
+    fn a_command_run_elsewhere_gets_the_settings_env_and_then_the_inner_runners_change() {
+        // What the editor's terminal is handed (ProcessRunner::prepare).
+        let runner = SettingsEnv::wrap(
+            Arc::new(Recorder::default()),
+            vec![
+                ("NODE_ENV".into(), "test".into()),
+                ("PAGER".into(), "less".into()),
+            ],
+        );
+        let prepared = runner.prepare(spec(&[("PAGER", "cat")], &[]));
+        assert_eq!(prepared.program, "wrapped-bash");
+        assert_eq!(
+            prepared.env_set,
+            vec![
+                ("NODE_ENV".to_owned(), "test".to_owned()),
+                ("PAGER".to_owned(), "cat".to_owned())
+            ]
+        );
     }
 
     #[test]

@@ -105,7 +105,8 @@ pub(crate) fn spec_for(
 }
 
 fn stream_text(out: &CapturedOutput) -> String {
-    if out.truncated() {
+    // A beginning cut before Riot saw the output is said in `head`.
+    if out.omitted_bytes > 0 {
         format!(
             "{}\n[… {} bytes omitted from the middle: {} bytes in total, the first {} and the last {} are shown …]\n{}",
             out.head,
@@ -307,6 +308,13 @@ impl Tool for Bash {
         };
         let out = match ran {
             Ok(out) => out,
+            Err(e @ riot_protocol::ProcessError::ResultLost(_)) => {
+                // It started: saying it could not start would invite a
+                // second run of something that may have run.
+                return ToolOutcome::failed(format!(
+                    "The command was started in the editor's terminal, but its result could not be read ({e}); it may have run. Check its effects before running it again."
+                ));
+            }
             Err(e) => {
                 return ToolOutcome::failed(format!("The command could not be started: {e}."));
             }

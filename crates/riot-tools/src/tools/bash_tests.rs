@@ -399,3 +399,82 @@ async fn a_command_host_runs_the_prepared_foreground_command_and_its_result_read
     assert!(text_of(&started).starts_with("Started in the background with id bg_1."));
     assert_eq!(host.handed.lock().unwrap().len(), 1);
 }
+
+/// A command host that answers one call with `answer`.
+#[derive(Debug)]
+struct AnswerHost(Mutex<Option<Result<ProcessOutput, riot_protocol::ProcessError>>>);
+
+#[async_trait::async_trait]
+impl riot_protocol::CommandHost for AnswerHost {
+    async fn run(
+        &self,
+        _tool_use_id: &str,
+        _spec: ProcessSpec,
+        _cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<ProcessOutput, riot_protocol::ProcessError> {
+        self.0.lock().unwrap().take().expect("one call")
+    }
+}
+
+async fn call_with_host(answer: Result<ProcessOutput, riot_protocol::ProcessError>) -> ToolOutcome {
+    let p = TempProject::new();
+    let mut env = riot_protocol::ToolEnv::new(
+        p.env.cwd.clone(),
+        p.env.spill_dir.clone(),
+        Arc::clone(&p.env.fs),
+        Arc::new(WrappingRunner),
+        Arc::clone(&p.env.clock),
+        Arc::clone(&p.env.ids),
+    );
+    env.command_host = Some(Arc::new(AnswerHost(Mutex::new(Some(answer)))));
+    let ctx = crate::testing::context(Arc::new(env));
+    Bash.call(bash("make deploy"), &ctx).await
+}
+
+#[tokio::test]
+async fn a_command_whose_result_was_lost_after_it_started_is_not_called_unstarted() {
+    let out = call_with_host(Err(riot_protocol::ProcessError::ResultLost(
+        "the editor's terminal failed to wait for the command: connection closed".into(),
+    )))
+    .await;
+    let ToolOutcome::Failed {
+        error_for_model,
+        ui_payload: None,
+    } = out
+    else {
+        panic!("a lost result is a failure: {out:?}")
+    };
+    assert_eq!(
+        error_for_model,
+        "The command was started in the editor's terminal, but its result could not be read (the editor's terminal failed to wait for the command: connection closed); it may have run. Check its effects before running it again."
+    );
+}
+
+#[tokio::test]
+async fn output_whose_beginning_the_host_cut_is_shown_whole_and_flagged_truncated() {
+    let cut = CapturedOutput {
+        head: "[… the beginning was cut …]\n".into(),
+        tail: "the end\n".into(),
+        total_bytes: 8,
+        omitted_bytes: 0,
+        beginning_cut: true,
+    };
+    let out = call_with_host(Ok(ProcessOutput {
+        exit_code: Some(0),
+        stdout: cut,
+        ..ProcessOutput::default()
+    }))
+    .await;
+    let ToolOutcome::Ok {
+        ui_payload: Some(UiPayload::Command {
+            truncated, stdout, ..
+        }),
+        ..
+    } = &out
+    else {
+        panic!("exit 0 is a success: {out:?}")
+    };
+    assert!(*truncated);
+    assert_eq!(stdout, "[… the beginning was cut …]\nthe end\n");
+    assert_eq!(text_of(&out), "[… the beginning was cut …]\nthe end");
+}

@@ -46,6 +46,10 @@ impl ProcessRunner for EnvRunner {
     async fn kill_background(&self, _id: &str) -> Result<(), ProcessError> {
         Err(ProcessError::Unavailable)
     }
+    fn prepare(&self, mut spec: ProcessSpec) -> ProcessSpec {
+        spec.env_set.extend(self.env.iter().cloned());
+        self.inner.prepare(spec)
+    }
 }
 
 /// A tool environment over `p`'s directory whose commands also get `env`,
