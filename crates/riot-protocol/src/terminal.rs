@@ -109,6 +109,11 @@ pub struct TerminalInfo {
     pub name: String,
     pub command: String,
     pub running: bool,
+    /// Its program runs outside the session's OS sandbox (opened with
+    /// `dangerouslyDisableSandbox` while a sandbox is enforced): whatever
+    /// is typed into it runs outside too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outside_sandbox: bool,
 }
 
 /// What faces are told about terminals as it happens.

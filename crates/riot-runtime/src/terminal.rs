@@ -87,6 +87,8 @@ struct State {
 struct Term {
     core: Arc<Core>,
     command: String,
+    /// Started without the session's sandbox rewrite.
+    outside_sandbox: bool,
     pid: Option<u32>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
     _master: Mutex<Box<dyn MasterPty + Send>>,
@@ -286,6 +288,7 @@ impl PtyTerminals {
         Ok(Arc::new(Term {
             core,
             command: spec.command.clone(),
+            outside_sandbox: spec.outside_sandbox && self.wrapper.is_some(),
             pid,
             writer: Arc::new(Mutex::new(writer)),
             _master: Mutex::new(pair.master),
@@ -570,6 +573,7 @@ impl Terminals for PtyTerminals {
                 name: t.core.name.clone(),
                 command: t.command.clone(),
                 running: lock(&t.core.state).exit.is_none(),
+                outside_sandbox: t.outside_sandbox,
             })
             .collect()
     }

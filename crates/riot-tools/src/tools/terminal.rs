@@ -7,7 +7,8 @@
 //! text as a command line, through the same shell analysis); `read` and
 //! `wait` only look. The program runs in the session's OS sandbox when it
 //! is enforced; `open` with `dangerouslyDisableSandbox` starts it outside,
-//! and, as for Bash, the person is always asked.
+//! and, as for Bash, the person is always asked — and asked again for
+//! every `write` to such a terminal.
 
 use async_trait::async_trait;
 use riot_protocol::{
@@ -300,12 +301,38 @@ impl Tool for Terminal {
     }
 
     /// Leaving the OS sandbox is always a question, whatever the mode, as
-    /// for Bash.
+    /// for Bash: opening a terminal outside it, and typing into one that
+    /// runs outside it (what is typed runs there too, so judging it as a
+    /// command line is not enough).
     async fn check_permissions(
         &self,
         input: &TerminalInput,
-        _ctx: &ToolContext,
+        ctx: &ToolContext,
     ) -> PermissionResult {
+        if input.action == TerminalAction::Write {
+            let outside = ctx
+                .env
+                .terminals
+                .list()
+                .iter()
+                .any(|t| t.name == input.name && t.outside_sandbox);
+            if !outside {
+                return PermissionResult::Passthrough;
+            }
+            let typed = input.input.as_deref().unwrap_or("");
+            return PermissionResult::Ask {
+                reason: DecisionReason::Sandbox {
+                    detail: format!(
+                        "types into terminal `{}`, which runs outside the OS sandbox",
+                        input.name
+                    ),
+                },
+                message: format!(
+                    "Riot wants to type `{typed}` into terminal `{}`, which runs OUTSIDE the OS sandbox: what is typed there runs with full access to your files and the network.",
+                    input.name
+                ),
+            };
+        }
         if !input.leaves_sandbox() {
             return PermissionResult::Passthrough;
         }
@@ -318,7 +345,7 @@ impl Tool for Terminal {
                 ),
             },
             message: format!(
-                "Riot wants to open terminal `{}` running `{command}` OUTSIDE the OS sandbox (dangerouslyDisableSandbox), with full access to your files and the network.",
+                "Riot wants to open terminal `{}` running `{command}` OUTSIDE the OS sandbox (dangerouslyDisableSandbox), with full access to your files and the network. Everything typed into it later runs outside the sandbox too (each write is asked about like this open).",
                 input.name
             ),
         }

@@ -254,7 +254,7 @@ async fn leaving_the_sandbox_is_always_a_question_and_only_for_open() {
     assert!(!reason.yields_to_bypass());
     assert_eq!(
         message,
-        "Riot wants to open terminal `dev` running `npm run dev` OUTSIDE the OS sandbox (dangerouslyDisableSandbox), with full access to your files and the network."
+        "Riot wants to open terminal `dev` running `npm run dev` OUTSIDE the OS sandbox (dangerouslyDisableSandbox), with full access to your files and the network. Everything typed into it later runs outside the sandbox too (each write is asked about like this open)."
     );
     assert_eq!(
         run(
@@ -300,5 +300,90 @@ async fn only_an_open_that_leaves_the_sandbox_is_not_rewritten() {
     )
     .await;
     assert!(outside.contains("```\nunsandboxed\n```"), "{outside}");
+    env.terminals.close_all();
+}
+
+/// Typing into a terminal that runs outside the sandbox runs the text
+/// outside too: each write is a sandbox question (which bypass mode does
+/// not answer), however harmless the text looks; a write to a sandboxed
+/// terminal is judged as the command lines it types.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_to_a_terminal_outside_the_sandbox_is_always_a_question() {
+    let project = TempProject::new();
+    let mut env = ToolEnv::new(
+        project.env.cwd.clone(),
+        project.env.spill_dir.clone(),
+        Arc::clone(&project.env.fs),
+        Arc::clone(&project.env.proc),
+        Arc::clone(&project.env.clock),
+        Arc::clone(&project.env.ids),
+    );
+    env.terminals = Arc::new(riot_runtime::PtyTerminals::sandboxed(Arc::new(
+        |spec: riot_protocol::ProcessSpec| spec,
+    )));
+    let env = Arc::new(env);
+    let ctx = context(Arc::clone(&env));
+    let input = |v: serde_json::Value| serde_json::from_value::<TerminalInput>(v).unwrap();
+    run(
+        &env,
+        json!({"action": "open", "name": "in", "command": "cat"}),
+    )
+    .await;
+    run(
+        &env,
+        json!({"action": "open", "name": "out", "command": "cat", "dangerouslyDisableSandbox": true}),
+    )
+    .await;
+    let listed: Vec<(String, bool)> = env
+        .terminals
+        .list()
+        .into_iter()
+        .map(|t| (t.name, t.outside_sandbox))
+        .collect();
+    assert_eq!(listed, [("in".to_owned(), false), ("out".to_owned(), true)]);
+    let write = |name: &str| input(json!({"action": "write", "name": name, "input": "ls<Enter>"}));
+    assert_eq!(
+        Terminal.check_permissions(&write("in"), &ctx).await,
+        PermissionResult::Passthrough
+    );
+    let PermissionResult::Ask { reason, message } =
+        Terminal.check_permissions(&write("out"), &ctx).await
+    else {
+        panic!("typing outside the sandbox must ask");
+    };
+    assert_eq!(
+        reason,
+        DecisionReason::Sandbox {
+            detail: "types into terminal `out`, which runs outside the OS sandbox".into()
+        }
+    );
+    assert!(!reason.yields_to_bypass());
+    assert_eq!(
+        message,
+        "Riot wants to type `ls<Enter>` into terminal `out`, which runs OUTSIDE the OS sandbox: what is typed there runs with full access to your files and the network."
+    );
+    env.terminals.close_all();
+}
+
+/// Without a sandbox there is nothing to leave: the terminal is not
+/// reported outside it, and writes are judged as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_sandbox_no_terminal_is_outside_it() {
+    let (_project, env) = project();
+    let ctx = context(Arc::clone(&env));
+    run(
+        &env,
+        json!({"action": "open", "name": "out", "command": "cat", "dangerouslyDisableSandbox": true}),
+    )
+    .await;
+    assert!(!env.terminals.list()[0].outside_sandbox);
+    let write = serde_json::from_value::<TerminalInput>(
+        json!({"action": "write", "name": "out", "input": "ls<Enter>"}),
+    )
+    .unwrap();
+    assert_eq!(
+        Terminal.check_permissions(&write, &ctx).await,
+        PermissionResult::Passthrough
+    );
     env.terminals.close_all();
 }
