@@ -194,6 +194,15 @@ impl RiotAgent {
                 format!("cwd {} is not an absolute path", cwd.display()),
             ));
         }
+        // A saved session whose worktree was removed cannot open where it
+        // worked: say so rather than that its directory is missing.
+        if let Some(ResumeFrom::Id(id)) = &resume {
+            self.config
+                .kernel
+                .session_worktree(id)
+                .await
+                .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()))?;
+        }
         // Canonical, so sessions and trust match however the path was sent.
         let cwd = self
             .config
@@ -305,7 +314,9 @@ impl RiotAgent {
         cx: &ConnectionTo<Client>,
         request: NewSessionRequest,
     ) -> Result<NewSessionResponse, Error> {
-        let worktree = match ext::worktree_asked(request.meta.as_ref()) {
+        let asked = ext::worktree_asked(request.meta.as_ref())
+            .map_err(|why| Error::new(INVALID_PARAMS, why))?;
+        let worktree = match asked {
             Some(name) => Some(self.worktree_for(&request.cwd, &name).await?),
             None => None,
         };
@@ -566,22 +577,28 @@ impl RiotAgent {
             .store()
             .list()
             .map_err(|e| Error::new(INTERNAL_ERROR, e.to_string()))?;
-        let sessions = summaries
+        let mut sessions = Vec::new();
+        for s in summaries
             .into_iter()
             .filter(|s| s.parent.is_none())
             .filter(|s| cwd.as_ref().is_none_or(|c| *c == s.cwd))
-            .map(|s| {
-                let mut info = SessionInfo::new(s.id.to_string(), s.cwd)
-                    .updated_at(mapping::rfc3339(s.updated_ms));
-                if !s.title.is_empty() {
-                    info = info.title(s.title);
-                }
-                if let Some(w) = &s.worktree {
-                    info = info.meta(ext::listed_worktree(w));
-                }
-                info
-            })
-            .collect();
+        {
+            // Whether its worktree is still there (`riot worktree remove`
+            // or the end of an unchanged session removes it).
+            let present = match &s.worktree {
+                Some(w) => Some(self.config.fs.metadata(&w.path).await.is_ok()),
+                None => None,
+            };
+            let mut info = SessionInfo::new(s.id.to_string(), s.cwd)
+                .updated_at(mapping::rfc3339(s.updated_ms));
+            if !s.title.is_empty() {
+                info = info.title(s.title);
+            }
+            if let (Some(w), Some(present)) = (&s.worktree, present) {
+                info = info.meta(ext::listed_worktree(w, present));
+            }
+            sessions.push(info);
+        }
         Ok(ListSessionsResponse::new(sessions))
     }
 

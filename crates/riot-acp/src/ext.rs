@@ -453,12 +453,23 @@ pub fn session_meta(model: &str) -> Meta {
 }
 
 /// The worktree a `session/new` asks for in `_meta.riot.worktree`: a
-/// name, or `""` / `true` for one Riot picks; `None` when not asked.
-pub fn worktree_asked(meta: Option<&Meta>) -> Option<String> {
-    match meta?.get("riot")?.get("worktree")? {
-        serde_json::Value::String(name) => Some(name.clone()),
-        serde_json::Value::Bool(true) => Some(String::new()),
-        _ => None,
+/// name, or `""` / `true` for one Riot picks; `None` when not asked
+/// (absent or `null`). Anything else is refused (the reason), rather than
+/// opening the session in the project's own checkout.
+pub fn worktree_asked(meta: Option<&Meta>) -> Result<Option<String>, String> {
+    let Some(asked) = meta
+        .and_then(|m| m.get("riot"))
+        .and_then(|riot| riot.get("worktree"))
+    else {
+        return Ok(None);
+    };
+    match asked {
+        serde_json::Value::Null => Ok(None),
+        serde_json::Value::String(name) => Ok(Some(name.clone())),
+        serde_json::Value::Bool(true) => Ok(Some(String::new())),
+        other => Err(format!(
+            "_meta.riot.worktree must be a worktree name (a string; \"\" for one Riot picks) or true, not {other}; leave it out to work in the project itself"
+        )),
     }
 }
 
@@ -482,10 +493,15 @@ pub fn add_worktree(meta: &mut Meta, worktree: &riot_kernel::worktree::Worktree)
 
 /// `_meta.riot.worktree` of a `session/list` entry whose session works in
 /// a worktree: the transcript's record of it, `{name, branch, path,
-/// project}`.
-pub fn listed_worktree(worktree: &impl serde::Serialize) -> Meta {
+/// project}`, and `present`: whether the worktree is still there (a
+/// session whose worktree was removed cannot be opened).
+pub fn listed_worktree(worktree: &impl serde::Serialize, present: bool) -> Meta {
+    let mut listed = json!(worktree);
+    if let Some(fields) = listed.as_object_mut() {
+        fields.insert("present".into(), json!(present));
+    }
     let mut meta = Meta::new();
-    meta.insert("riot".into(), json!({ "worktree": worktree }));
+    meta.insert("riot".into(), json!({ "worktree": listed }));
     meta
 }
 
@@ -640,6 +656,43 @@ pub struct RewindResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_worktree_asked_for_is_a_name_or_true_and_anything_else_is_refused() {
+        let meta = |worktree: Value| {
+            let mut meta = Meta::new();
+            meta.insert("riot".into(), json!({ "worktree": worktree }));
+            meta
+        };
+        assert_eq!(worktree_asked(None), Ok(None));
+        assert_eq!(worktree_asked(Some(&Meta::new())), Ok(None));
+        assert_eq!(worktree_asked(Some(&meta(Value::Null))), Ok(None));
+        assert_eq!(
+            worktree_asked(Some(&meta(json!("w1")))),
+            Ok(Some("w1".to_owned()))
+        );
+        assert_eq!(
+            worktree_asked(Some(&meta(json!("")))),
+            Ok(Some(String::new()))
+        );
+        assert_eq!(
+            worktree_asked(Some(&meta(json!(true)))),
+            Ok(Some(String::new()))
+        );
+        for (bad, shown) in [
+            (json!(false), "false"),
+            (json!(3), "3"),
+            (json!({"name": "w1"}), r#"{"name":"w1"}"#),
+            (json!(["w1"]), r#"["w1"]"#),
+        ] {
+            assert_eq!(
+                worktree_asked(Some(&meta(bad))),
+                Err(format!(
+                    "_meta.riot.worktree must be a worktree name (a string; \"\" for one Riot picks) or true, not {shown}; leave it out to work in the project itself"
+                ))
+            );
+        }
+    }
 
     #[test]
     fn an_unknown_cost_is_sent_as_null_never_left_out_or_zero() {

@@ -363,7 +363,14 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
             Ok(w) => Some(w),
             Err(code) => return code,
         },
-        None => None,
+        // A resumed session goes on in the worktree it worked in.
+        None => match &resume {
+            Some(ResumeFrom::Id(id)) => match crate::worktree_cmd::resumed(&kernel, id).await {
+                Ok(w) => w,
+                Err(code) => return code,
+            },
+            _ => None,
+        },
     };
     let cwd = worktree.as_ref().map_or(cwd, |w| w.cwd.clone());
     let max_turns = shared.max_turns.unwrap_or(DEFAULT_MAX_TURNS);

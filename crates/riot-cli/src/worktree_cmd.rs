@@ -35,6 +35,32 @@ pub async fn enter(kernel: &Kernel, cwd: &Path, name: &str) -> Result<Worktree, 
     }
 }
 
+/// The worktree a resumed session (`--resume ID` without `--worktree`)
+/// worked in, reopened so it goes on working there: `None` when it worked
+/// in the project itself. A session whose worktree was removed is
+/// refused (`Err` is the exit code) rather than run in the main checkout.
+pub async fn resumed(
+    kernel: &Kernel,
+    id: &riot_protocol::SessionId,
+) -> Result<Option<Worktree>, i32> {
+    match kernel.session_worktree(id).await {
+        Ok(Some(worktree)) => {
+            errln!(
+                "riot: working in worktree {} at {} (branch {}), where this session worked",
+                worktree.name,
+                worktree.path.display(),
+                worktree.branch
+            );
+            Ok(Some(worktree))
+        }
+        Ok(None) => Ok(None),
+        Err(e) => {
+            errln!("riot: {e}");
+            Err(e.exit_code())
+        }
+    }
+}
+
 /// At the session's end: removes the worktree if nothing changed in it,
 /// else keeps it; says which on stderr.
 pub async fn leave(kernel: &Kernel, worktree: &Worktree) {
@@ -80,7 +106,8 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
             .map(|w| {
                 json!({"name": w.name, "branch": w.branch, "path": w.path, "base": w.base,
                        "created_ms": w.created_ms, "present": w.present,
-                       "uncommitted": w.changes.uncommitted, "commits": w.changes.commits})
+                       "uncommitted": w.changes.uncommitted, "ignored": w.changes.ignored,
+                       "commits": w.changes.commits})
             })
             .collect();
         outln!("{}", serde_json::Value::Array(rows));
@@ -92,8 +119,8 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
                 "missing (`riot worktree remove` forgets it)".to_owned()
             } else if w.changes.any() {
                 format!(
-                    "{} uncommitted, {} commits",
-                    w.changes.uncommitted, w.changes.commits
+                    "{} uncommitted, {} ignored, {} commits",
+                    w.changes.uncommitted, w.changes.ignored, w.changes.commits
                 )
             } else {
                 "unchanged".to_owned()
@@ -117,6 +144,17 @@ pub async fn remove(shared: &SharedOptions, name: &str, force: bool) -> i32 {
         Ok(removed) => {
             if removed.branch_deleted {
                 outln!("Removed worktree {name} and its branch {}.", removed.branch);
+            } else if removed.branch_gone {
+                outln!(
+                    "Removed worktree {name}; its branch {} was already gone.",
+                    removed.branch
+                );
+            } else if removed.commits == 0 {
+                outln!(
+                    "Removed worktree {name}; its branch {} is kept: it no longer points at the commit the worktree was made from (`git branch -D {}` deletes it).",
+                    removed.branch,
+                    removed.branch
+                );
             } else {
                 outln!(
                     "Removed worktree {name}; its branch {} is kept with its {} commit{} (`git branch -D {}` deletes it).",

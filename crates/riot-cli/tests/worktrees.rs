@@ -444,7 +444,7 @@ async fn two_sessions_in_two_worktrees_of_one_serve_run_at_once_apart() {
         .map(|((id, path), name)| {
             (
                 id.clone(),
-                json!({"name": name, "branch": format!("riot/{name}"), "path": path, "project": cwd}),
+                json!({"name": name, "branch": format!("riot/{name}"), "path": path, "project": cwd, "present": true}),
             )
         })
         .collect();
@@ -463,4 +463,369 @@ async fn two_sessions_in_two_worktrees_of_one_serve_run_at_once_apart() {
         .map(|w| format!("{} {}", w["name"], w["uncommitted"]))
         .collect();
     assert_eq!(listed, ["\"wa\" 1", "\"wb\" 1"]);
+}
+
+/// A script answering "nothing to do": a session that changes nothing.
+async fn idle() -> MockServer {
+    MockServer::start(Script::new(
+        Wire::Anthropic,
+        vec![Reply::Text("nothing to do".into())],
+    ))
+    .await
+    .unwrap()
+}
+
+/// A session in the worktree `name` writing `file` (so it is kept); the
+/// worktree's path.
+async fn kept_worktree(world: &World, name: &str, file: &str) -> PathBuf {
+    let server = writer(file, "from the agent\n").await;
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &[
+            "--worktree",
+            name,
+            "--permission-mode",
+            "accept-edits",
+            "write it",
+        ],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let list = listed(world).await;
+    let entry = list.iter().find(|w| w["name"] == name).unwrap();
+    PathBuf::from(entry["path"].as_str().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewritten_git_file_cannot_make_riots_own_git_run_a_program() {
+    let world = World::new();
+    let cwd = repository(&world);
+    let path = kept_worktree(&world, "w1", "new.txt").await;
+    // What a command in the worktree could do: point its `.git` file at
+    // a git directory whose config names an fsmonitor program.
+    let outside = tempfile::tempdir().unwrap();
+    let evil = outside.path().join("evil.git");
+    let marker = outside.path().join("ran");
+    git(
+        outside.path(),
+        &["init", "--quiet", "--bare", evil.to_str().unwrap()],
+    );
+    let hook = outside.path().join("hook.sh");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", hook.to_str().unwrap()])
+        .status()
+        .unwrap();
+    let git_dir = format!("--git-dir={}", evil.display());
+    git(outside.path(), &[&git_dir, "config", "core.bare", "false"]);
+    git(
+        outside.path(),
+        &[&git_dir, "config", "core.fsmonitor", hook.to_str().unwrap()],
+    );
+    // The planted config does run a program for a plain `git status`
+    // there: the attack is real.
+    std::fs::write(path.join(".git"), format!("gitdir: {}\n", evil.display())).unwrap();
+    git(&path, &["status", "--porcelain"]);
+    assert!(marker.exists(), "the fsmonitor hook did not run for git");
+    std::fs::remove_file(&marker).unwrap();
+
+    // `riot worktree list`, from the project and from the worktree.
+    let list = listed(&world).await;
+    assert_eq!(list[0]["uncommitted"], 1, "{list:?}");
+    let mut inside = world.bare(&["worktree", "list", "--json"]);
+    inside.current_dir(&path);
+    let out = run(inside).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        !marker.exists(),
+        "riot worktree list ran the planted program"
+    );
+
+    // The end of a session reopened in it.
+    let server = idle().await;
+    let out = run(world.exec(&server, Wire::Anthropic, &["--worktree", "w1", "look"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "riot: worktree w1 kept at {} with 1 uncommitted change;",
+            path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !marker.exists(),
+        "the session's end ran the planted program"
+    );
+
+    // Removing it: Riot puts the `.git` file back and removes the right
+    // worktree, running nothing.
+    let removed = run(world.bare(&["worktree", "remove", "w1", "--force"])).await;
+    assert_eq!(removed.code, Some(0), "{removed:?}");
+    assert!(
+        !marker.exists(),
+        "riot worktree remove ran the planted program"
+    );
+    assert!(!path.exists());
+    assert_eq!(git_worktrees(&cwd), vec![cwd.clone()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_with_commits_is_kept_wherever_the_worktrees_head_is_or_its_directory_gone() {
+    let world = World::new();
+    let cwd = repository(&world);
+    let base = git(&cwd, &["rev-parse", "HEAD"]).trim().to_owned();
+    let path = kept_worktree(&world, "w2", "new.txt").await;
+    // The agent commits on the branch, then puts HEAD back on the base:
+    // the worktree looks clean and at its base.
+    git(&path, &["add", "new.txt"]);
+    git(&path, &["commit", "--quiet", "-m", "agent work"]);
+    git(&path, &["checkout", "--quiet", "--detach", &base]);
+    assert_eq!(git(&path, &["status", "--porcelain"]), "");
+    let list = listed(&world).await;
+    assert_eq!(list[0]["commits"], 1, "{list:?}");
+
+    // The end of a session in it keeps it, naming the commit.
+    let server = idle().await;
+    let out = run(world.exec(&server, Wire::Anthropic, &["--worktree", "w2", "look"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "riot: worktree w2 kept at {} with 1 commit; its branch is riot/w2",
+            path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(path.exists());
+    assert_eq!(branches(&cwd).trim(), "riot/w2");
+
+    // Its directory deleted by hand: the branch is still measured, and
+    // kept.
+    std::fs::remove_dir_all(&path).unwrap();
+    let list = listed(&world).await;
+    assert_eq!(list[0]["present"], false, "{list:?}");
+    assert_eq!(list[0]["commits"], 1, "{list:?}");
+    let removed = run(world.bare(&["worktree", "remove", "w2"])).await;
+    assert_eq!(removed.code, Some(0), "{removed:?}");
+    assert_eq!(
+        removed.stdout.trim(),
+        "Removed worktree w2; its branch riot/w2 is kept with its 1 commit (`git branch -D riot/w2` deletes it)."
+    );
+    assert_eq!(branches(&cwd).trim(), "riot/w2");
+    assert_eq!(git_worktrees(&cwd), vec![cwd.clone()]);
+    assert_eq!(
+        git(&cwd, &["log", "--format=%s", "-1", "riot/w2"]).trim(),
+        "agent work"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_on_a_detached_head_keep_the_worktree() {
+    let world = World::new();
+    let cwd = repository(&world);
+    let path = kept_worktree(&world, "w3", "new.txt").await;
+    // Committed on a detached HEAD: the branch stays at the base.
+    git(&path, &["checkout", "--quiet", "--detach"]);
+    git(&path, &["add", "new.txt"]);
+    git(&path, &["commit", "--quiet", "-m", "detached work"]);
+    let server = idle().await;
+    let out = run(world.exec(&server, Wire::Anthropic, &["--worktree", "w3", "look"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "riot: worktree w3 kept at {} with 1 commit not on its branch;",
+            path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    let refused = run(world.bare(&["worktree", "remove", "w3"])).await;
+    assert_eq!(refused.code, Some(2), "{refused:?}");
+    assert_eq!(
+        refused.stderr.trim(),
+        "riot worktree remove: worktree w3 has 1 commit on its HEAD that its branch riot/w3 does not have; put them on a branch (`git branch NAME` in the worktree), or remove it anyway with --force"
+    );
+    assert!(path.exists());
+    assert_eq!(branches(&cwd).trim(), "riot/w3");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_is_not_removed_while_another_session_works_in_it() {
+    let world = World::new();
+    let cwd = repository(&world);
+    let server = MockServer::start(Script::new(Wire::Anthropic, vec![]))
+        .await
+        .unwrap();
+    let (riot, mut client) = serve(&world, &server).await;
+    // Two sessions given the same worktree name share it.
+    let mut ids = Vec::new();
+    let mut path = PathBuf::new();
+    for _ in 0..2 {
+        let (_, opened) = client
+            .call(
+                "session/new",
+                json!({"cwd": cwd, "mcpServers": [], "_meta": {"riot": {"worktree": "shared"}}}),
+            )
+            .await;
+        path = PathBuf::from(
+            opened["_meta"]["riot"]["worktree"]["path"]
+                .as_str()
+                .unwrap(),
+        );
+        ids.push(opened["sessionId"].as_str().unwrap().to_owned());
+    }
+    // The first one closes: its unchanged worktree stays for the second.
+    client
+        .call("session/close", json!({"sessionId": ids[0]}))
+        .await;
+    assert!(path.exists(), "removed under the other session");
+    assert_eq!(git_worktrees(&cwd), vec![cwd.clone(), path.clone()]);
+    // The last one closes: now it goes.
+    client
+        .call("session/close", json!({"sessionId": ids[1]}))
+        .await;
+    assert!(!path.exists());
+    assert_eq!(git_worktrees(&cwd), vec![cwd.clone()]);
+    assert_eq!(branches(&cwd), "");
+    client.socket.close(None).await.unwrap();
+    assert!(signal("TERM", i64::from(riot.pid())));
+    let out = riot.finish().await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_goes_on_in_its_worktree_or_is_refused_once_it_is_removed() {
+    let world = World::new();
+    let cwd = repository(&world);
+    let path = kept_worktree(&world, "w4", "first.txt").await;
+    let sessions = run(world.bare(&["sessions", "list", "--json"])).await;
+    let sessions: Value = serde_json::from_str(&sessions.stdout).unwrap();
+    let id = sessions[0]["id"].as_str().unwrap().to_owned();
+
+    // `--resume ID` without --worktree: it works where it worked.
+    let server = writer("second.txt", "later\n").await;
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["--resume", &id, "--permission-mode", "accept-edits", "more"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "riot: working in worktree w4 at {} (branch riot/w4), where this session worked",
+            path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(path.join("second.txt").exists());
+    assert!(!cwd.join("second.txt").exists());
+
+    let removed = run(world.bare(&["worktree", "remove", "w4", "--force"])).await;
+    assert_eq!(removed.code, Some(0), "{removed:?}");
+    let sentence = "the worktree w4 of this session was removed, so the session cannot be reopened where it worked; start a new session (its branch riot/w4, if kept, holds what it committed)";
+    // Refused, never run in the main checkout.
+    let none = MockServer::start(Script::new(Wire::Anthropic, vec![]))
+        .await
+        .unwrap();
+    let out = run(world.exec(&none, Wire::Anthropic, &["--resume", &id, "more"])).await;
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert_eq!(out.stderr.trim(), format!("riot: {sentence}"));
+
+    // Over ACP: listed as gone, and opening it says why.
+    let (riot, mut client) = serve(&world, &none).await;
+    let (_, list) = client.call("session/list", json!({})).await;
+    assert_eq!(
+        list["sessions"][0]["_meta"]["riot"]["worktree"],
+        json!({"name": "w4", "branch": "riot/w4", "path": path, "project": cwd, "present": false}),
+        "{list}"
+    );
+    for method in ["session/load", "session/resume"] {
+        let (_, answer) = client
+            .exchange(
+                method,
+                json!({"sessionId": id, "cwd": path, "mcpServers": []}),
+            )
+            .await;
+        assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+        assert_eq!(answer["error"]["message"], sentence, "{method}: {answer}");
+    }
+    // A malformed worktree request is refused, not opened in the project.
+    let (_, answer) = client
+        .exchange(
+            "session/new",
+            json!({"cwd": cwd, "mcpServers": [], "_meta": {"riot": {"worktree": false}}}),
+        )
+        .await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("_meta.riot.worktree must be a worktree name"),
+        "{answer}"
+    );
+    client.socket.close(None).await.unwrap();
+    assert!(signal("TERM", i64::from(riot.pid())));
+    let out = riot.finish().await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(none.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_removes_a_broken_worktree_and_new_ignored_files_keep_one() {
+    let world = World::new();
+    let cwd = repository(&world);
+    std::fs::write(cwd.join(".gitignore"), "build/\n").unwrap();
+    git(&cwd, &["add", ".gitignore"]);
+    git(&cwd, &["commit", "--quiet", "-m", "ignore build"]);
+
+    // Only git-ignored files written: kept, and said so.
+    let server = writer("build/out.txt", "built\n").await;
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &[
+            "--worktree",
+            "w5",
+            "--permission-mode",
+            "accept-edits",
+            "build",
+        ],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let list = listed(&world).await;
+    let path = PathBuf::from(list[0]["path"].as_str().unwrap());
+    assert!(
+        out.stderr.contains(&format!(
+            "riot: worktree w5 kept at {} with 1 new git-ignored file;",
+            path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(list[0]["ignored"], 1, "{list:?}");
+    let refused = run(world.bare(&["worktree", "remove", "w5"])).await;
+    assert_eq!(refused.code, Some(2), "{refused:?}");
+    assert_eq!(
+        refused.stderr.trim(),
+        "riot worktree remove: worktree w5 has 1 new git-ignored file; commit or discard them, or remove it anyway with --force"
+    );
+
+    // Broken: its `.git` file names nothing. --force still removes it.
+    std::fs::write(path.join(".git"), "gitdir: /nonexistent/riot-test\n").unwrap();
+    let removed = run(world.bare(&["worktree", "remove", "w5", "--force"])).await;
+    assert_eq!(removed.code, Some(0), "{removed:?}");
+    assert_eq!(
+        removed.stdout.trim(),
+        "Removed worktree w5 and its branch riot/w5."
+    );
+    assert!(!path.exists());
+    assert_eq!(git_worktrees(&cwd), vec![cwd.clone()]);
+    assert_eq!(branches(&cwd), "");
 }

@@ -93,6 +93,9 @@ pub struct Kernel {
     /// How many times each session is open in this process (several
     /// clients of one `riot serve` may open the same one).
     open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
+    /// Where each opening of a session works, by how many work there: a
+    /// worktree is not removed while another session works in it.
+    open_cwds: Arc<Mutex<BTreeMap<PathBuf, usize>>>,
     /// Each open session's queue of messages (`crate::queue`), shared by
     /// every opening of it and kept while messages wait, so a client that
     /// reconnects (a reloaded page) finds what it queued.
@@ -113,11 +116,22 @@ pub struct Kernel {
 pub(crate) struct OpenMark {
     id: SessionId,
     open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
+    cwd: PathBuf,
+    open_cwds: Arc<Mutex<BTreeMap<PathBuf, usize>>>,
     queues: Arc<Mutex<BTreeMap<SessionId, crate::queue::PendingMessages>>>,
 }
 
 impl Drop for OpenMark {
     fn drop(&mut self) {
+        {
+            let mut cwds = self.open_cwds.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(count) = cwds.get_mut(&self.cwd) {
+                *count -= 1;
+                if *count == 0 {
+                    cwds.remove(&self.cwd);
+                }
+            }
+        }
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(count) = open.get_mut(&self.id) {
             *count -= 1;
@@ -141,6 +155,7 @@ impl Kernel {
             home,
             mcp: Arc::default(),
             open: Arc::default(),
+            open_cwds: Arc::default(),
             queues: Arc::default(),
             lsp: None,
             browsers: None,
@@ -185,16 +200,35 @@ impl Kernel {
             .contains_key(id)
     }
 
-    pub(crate) fn mark_open(&self, id: &SessionId) -> OpenMark {
+    /// How many open sessions of this process work in `dir` or below it.
+    pub fn sessions_in(&self, dir: &Path) -> usize {
+        self.open_cwds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(cwd, _)| cwd.starts_with(dir))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    pub(crate) fn mark_open(&self, id: &SessionId, cwd: &Path) -> OpenMark {
         *self
             .open
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .entry(id.clone())
             .or_default() += 1;
+        *self
+            .open_cwds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(cwd.to_path_buf())
+            .or_default() += 1;
         OpenMark {
             id: id.clone(),
             open: Arc::clone(&self.open),
+            cwd: cwd.to_path_buf(),
+            open_cwds: Arc::clone(&self.open_cwds),
             queues: Arc::clone(&self.queues),
         }
     }

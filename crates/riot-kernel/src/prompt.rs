@@ -97,11 +97,24 @@ pub fn date_of(ms: u64) -> String {
 }
 
 /// A short git summary (branch, changed files, recent commits), or a
-/// statement that this is not a git repository.
-pub async fn git_summary(proc: &dyn ProcessRunner, cwd: &Path, scrub: &[String]) -> String {
+/// statement that this is not a git repository. Git runs with
+/// [`SAFE_CONFIG`](crate::worktree::SAFE_CONFIG), then `git_args` (in one
+/// of Riot's worktrees, its git directory and work tree named explicitly:
+/// its `.git` file is the agent's to write).
+pub async fn git_summary(
+    proc: &dyn ProcessRunner,
+    cwd: &Path,
+    git_args: &[String],
+    scrub: &[String],
+) -> String {
     let run = |args: &[&str]| ProcessSpec {
         program: "git".into(),
-        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        args: crate::worktree::SAFE_CONFIG
+            .iter()
+            .map(|a| (*a).to_owned())
+            .chain(git_args.iter().cloned())
+            .chain(args.iter().map(|a| (*a).to_owned()))
+            .collect(),
         cwd: cwd.to_path_buf(),
         env_set: vec![
             ("GIT_TERMINAL_PROMPT".into(), "0".into()),

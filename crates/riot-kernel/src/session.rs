@@ -286,7 +286,13 @@ impl Kernel {
             date: prompt::date_of(now),
             cwd: cwd.display().to_string(),
             platform: std::env::consts::OS.to_owned(),
-            git: prompt::git_summary(caps.proc.as_ref(), cwd, scrubbed_env).await,
+            git: prompt::git_summary(
+                caps.proc.as_ref(),
+                cwd,
+                &self.worktree_git_args(cwd).await,
+                scrubbed_env,
+            )
+            .await,
             memory,
         };
         prompt::system_prompt(&facts)

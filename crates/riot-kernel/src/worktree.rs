@@ -13,6 +13,16 @@
 //! through the injected `FileSystem`; nothing here touches the project's
 //! own checkout beyond `git worktree` and `git branch`, which leave its
 //! files (untracked ones included) alone.
+//!
+//! A worktree's files — its `.git` file included — are the agent's to
+//! write, so Riot's own git commands trust none of them: each runs with
+//! [`SAFE_CONFIG`] (no fsmonitor program, no hooks, no untracked cache),
+//! and one that looks into a worktree names its git directory and work
+//! tree explicitly (`--git-dir=<project>/.git/worktrees/… --work-tree=…`,
+//! found from the main checkout, not from the worktree's `.git` file).
+//! What a worktree holds is measured on its branch from the main
+//! checkout, so a branch with commits is never deleted, whether or not
+//! the directory is still there.
 
 use std::path::{Path, PathBuf};
 
@@ -33,6 +43,17 @@ const DIR: &str = "worktrees";
 const META_DIR: &str = ".meta";
 /// How long one git command may take.
 const GIT_TIMEOUT_MS: u64 = 60_000;
+/// What every git command Riot runs carries first: a repository's or a
+/// worktree's configuration cannot make it run a program (an fsmonitor
+/// hook, git hooks) or trust a cache the agent could have written.
+pub const SAFE_CONFIG: [&str; 6] = [
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.untrackedCache=false",
+];
 
 /// A worktree made for a session, as recorded beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,6 +92,8 @@ pub enum WorktreeEnd {
     Removed,
     /// Something changed: kept, with what changed.
     Kept(Changes),
+    /// Other open sessions still work in it (their number): kept for them.
+    InUse(usize),
 }
 
 impl WorktreeEnd {
@@ -88,6 +111,13 @@ impl WorktreeEnd {
                 worktree.branch,
                 worktree.name
             ),
+            WorktreeEnd::InUse(n) => format!(
+                "worktree {} kept at {}: {} still work{} in it",
+                worktree.name,
+                worktree.path.display(),
+                plural(*n, "other session"),
+                if *n == 1 { "s" } else { "" }
+            ),
         }
     }
 }
@@ -97,16 +127,34 @@ impl WorktreeEnd {
 pub struct Changes {
     /// Files with uncommitted changes (untracked ones included).
     pub uncommitted: usize,
+    /// Files and directories git ignores (a fresh worktree has none, so
+    /// each was made in it since).
+    pub ignored: usize,
     /// Commits on its branch that its base does not have.
     pub commits: usize,
     /// The branch no longer points at or past its base (reset elsewhere).
     pub moved: bool,
+    /// Commits the worktree's `HEAD` has that its branch does not (it
+    /// committed, then switched away or detached).
+    pub elsewhere: usize,
+    /// The branch no longer exists (deleted by hand).
+    pub branch_gone: bool,
 }
 
 impl Changes {
     /// Whether anything changed.
     pub fn any(&self) -> bool {
-        self.uncommitted > 0 || self.commits > 0 || self.moved
+        self.uncommitted > 0
+            || self.ignored > 0
+            || self.commits > 0
+            || self.moved
+            || self.elsewhere > 0
+    }
+
+    /// Whether its branch may be deleted: it exists and still points at
+    /// the base commit.
+    fn branch_at_base(&self) -> bool {
+        !self.branch_gone && self.commits == 0 && !self.moved
     }
 
     fn describe(&self) -> String {
@@ -114,11 +162,20 @@ impl Changes {
         if self.uncommitted > 0 {
             parts.push(plural(self.uncommitted, "uncommitted change"));
         }
+        if self.ignored > 0 {
+            parts.push(plural(self.ignored, "new git-ignored file"));
+        }
         if self.commits > 0 {
             parts.push(plural(self.commits, "commit"));
         }
         if self.moved {
             parts.push("its branch moved off its base".to_owned());
+        }
+        if self.elsewhere > 0 {
+            parts.push(format!(
+                "{} not on its branch",
+                plural(self.elsewhere, "commit")
+            ));
         }
         parts.join(" and ")
     }
@@ -150,6 +207,11 @@ pub struct Removed {
     pub branch_deleted: bool,
     pub branch: String,
     pub commits: usize,
+    /// The kept branch points elsewhere than the base, without commits of
+    /// its own beyond it (reset or rebased).
+    pub moved: bool,
+    /// The branch was already gone.
+    pub branch_gone: bool,
 }
 
 /// Checks a worktree name: it becomes a directory and a branch, so
@@ -217,7 +279,11 @@ impl Kernel {
     async fn git(&self, cwd: &Path, args: &[&str]) -> Result<GitOut, KernelError> {
         let spec = ProcessSpec {
             program: "git".into(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            args: SAFE_CONFIG
+                .iter()
+                .chain(args)
+                .map(|a| (*a).to_owned())
+                .collect(),
             cwd: cwd.to_path_buf(),
             env_set: vec![
                 ("GIT_TERMINAL_PROMPT".into(), "0".into()),
@@ -264,6 +330,11 @@ impl Kernel {
 
     /// The main checkout's top directory of the repository `dir` is in.
     pub async fn main_checkout(&self, dir: &Path) -> Result<PathBuf, KernelError> {
+        // In one of Riot's worktrees, its record says (its `.git` file is
+        // the agent's to write).
+        if let Some(worktree) = self.record_at(dir).await {
+            return Ok(worktree.project);
+        }
         let out = self
             .git(
                 dir,
@@ -432,49 +503,173 @@ impl Kernel {
         Ok(worktree)
     }
 
-    /// What changed in a worktree since it was made.
-    pub async fn worktree_changes(&self, worktree: &Worktree) -> Result<Changes, KernelError> {
-        let status = self
-            .git_ok(
-                &worktree.path,
-                &["status", "--porcelain", "--untracked-files=all"],
-                "git status",
-            )
-            .await?;
-        let uncommitted = status.lines().filter(|l| !l.trim().is_empty()).count();
-        let head = self
-            .git_ok(&worktree.path, &["rev-parse", "HEAD"], "git rev-parse")
-            .await?;
-        let head = head.trim();
-        let mut changes = Changes {
-            uncommitted,
-            ..Changes::default()
+    /// The worktree's own git directory, `<project>/.git/worktrees/<id>`:
+    /// the one whose `gitdir` file names the worktree's path. Found from
+    /// the main checkout, never from the worktree's `.git` file.
+    async fn admin_dir(&self, worktree: &Worktree) -> Result<PathBuf, KernelError> {
+        let fs = &self.capabilities().fs;
+        let admin = worktree.project.join(".git").join("worktrees");
+        let mut wanted = vec![worktree.path.join(".git")];
+        if let Ok(real) = fs.canonicalize(&worktree.path).await {
+            wanted.push(real.join(".git"));
+        }
+        let gone = || {
+            KernelError::Failed(format!(
+                "git no longer knows the worktree {} at {} (nothing in {} names it); delete that directory, then `riot worktree remove {}` forgets it",
+                worktree.name,
+                worktree.path.display(),
+                admin.display(),
+                worktree.name
+            ))
         };
-        if head != worktree.base {
-            let range = format!("{}..HEAD", worktree.base);
-            let count = self
-                .git(&worktree.path, &["rev-list", "--count", &range])
-                .await?;
-            changes.commits = count.stdout.trim().parse().unwrap_or(0);
-            let ahead = self
-                .git(
-                    &worktree.path,
-                    &["merge-base", "--is-ancestor", &worktree.base, "HEAD"],
-                )
-                .await?;
-            changes.moved = !ahead.ok || changes.commits == 0;
+        let mut entries = fs.read_dir(&admin).await.map_err(|_| gone())?;
+        // Its usual id first: the worktree's directory name.
+        entries.sort_by_key(|e| e.path.file_name() != Some(std::ffi::OsStr::new(&worktree.name)));
+        for entry in entries {
+            let Ok(bytes) = fs.read(&entry.path.join("gitdir")).await else {
+                continue;
+            };
+            let named = PathBuf::from(String::from_utf8_lossy(&bytes).trim());
+            if wanted.contains(&named) {
+                return Ok(entry.path);
+            }
+        }
+        Err(gone())
+    }
+
+    /// Runs git on the worktree with its git directory and work tree
+    /// named explicitly.
+    async fn git_in(
+        &self,
+        worktree: &Worktree,
+        admin: &Path,
+        args: &[&str],
+    ) -> Result<GitOut, KernelError> {
+        let git_dir = format!("--git-dir={}", admin.display());
+        let work_tree = format!("--work-tree={}", worktree.path.display());
+        let mut all = vec![git_dir.as_str(), work_tree.as_str()];
+        all.extend_from_slice(args);
+        self.git(&worktree.project, &all).await
+    }
+
+    /// A commit id, when `rev` names one in the main checkout.
+    async fn commit_of(&self, project: &Path, rev: &str) -> Result<Option<String>, KernelError> {
+        let spec = format!("{rev}^{{commit}}");
+        let out = self
+            .git(project, &["rev-parse", "--verify", "--quiet", &spec])
+            .await?;
+        Ok(out.ok.then(|| out.stdout.trim().to_owned()))
+    }
+
+    /// How many commits `to` has that `from` does not, in the main checkout.
+    async fn count(&self, project: &Path, from: &str, to: &str) -> Result<usize, KernelError> {
+        let range = format!("{from}..{to}");
+        let out = self
+            .git_ok(project, &["rev-list", "--count", &range], "git rev-list")
+            .await?;
+        Ok(out.trim().parse().unwrap_or(0))
+    }
+
+    /// What the worktree's branch holds beyond its base, measured in the
+    /// main checkout: it does not matter where the worktree's `HEAD` is,
+    /// nor whether its directory is still there.
+    async fn branch_changes(&self, worktree: &Worktree) -> Result<Changes, KernelError> {
+        let project = &worktree.project;
+        let mut changes = Changes::default();
+        let branch = format!("refs/heads/{}", worktree.branch);
+        match self.commit_of(project, &branch).await? {
+            None => changes.branch_gone = true,
+            Some(tip) if tip == worktree.base => {}
+            Some(tip) => {
+                changes.commits = self.count(project, &worktree.base, &tip).await?;
+                let ahead = self
+                    .git(
+                        project,
+                        &["merge-base", "--is-ancestor", &worktree.base, &tip],
+                    )
+                    .await?;
+                changes.moved = !ahead.ok || changes.commits == 0;
+            }
         }
         Ok(changes)
     }
 
+    /// What changed in a worktree since it was made: its branch (from
+    /// the main checkout), and, when its directory is there, its files
+    /// and its `HEAD`.
+    pub async fn worktree_changes(&self, worktree: &Worktree) -> Result<Changes, KernelError> {
+        let mut changes = self.branch_changes(worktree).await?;
+        if self
+            .capabilities()
+            .fs
+            .metadata(&worktree.path)
+            .await
+            .is_err()
+        {
+            return Ok(changes);
+        }
+        let admin = self.admin_dir(worktree).await?;
+        let status = self
+            .git_in(
+                worktree,
+                &admin,
+                &[
+                    "status",
+                    "--porcelain",
+                    "--untracked-files=all",
+                    "--ignored=matching",
+                ],
+            )
+            .await?;
+        if !status.ok {
+            return Err(KernelError::Failed(format!(
+                "git status failed: {}",
+                first_line(&status.stderr)
+            )));
+        }
+        for line in status.stdout.lines().filter(|l| !l.trim().is_empty()) {
+            if line.starts_with("!! ") {
+                changes.ignored += 1;
+            } else {
+                changes.uncommitted += 1;
+            }
+        }
+        // Commits on the worktree's `HEAD` that its branch lacks.
+        let head = self
+            .git_in(
+                worktree,
+                &admin,
+                &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+            )
+            .await?;
+        let head = head.stdout.trim();
+        if head.is_empty() || head == worktree.base {
+            return Ok(changes);
+        }
+        let branch = format!("refs/heads/{}", worktree.branch);
+        let from = if changes.branch_gone {
+            worktree.base.as_str()
+        } else {
+            branch.as_str()
+        };
+        changes.elsewhere = self.count(&worktree.project, from, head).await?;
+        Ok(changes)
+    }
+
     /// At a session's end: removes the worktree and its branch when
-    /// nothing changed in it, keeps it otherwise.
+    /// nothing changed in it and no other open session works in it,
+    /// keeps it otherwise.
     pub async fn finish_worktree(&self, worktree: &Worktree) -> Result<WorktreeEnd, KernelError> {
+        let others = self.sessions_in(&worktree.path);
+        if others > 0 {
+            return Ok(WorktreeEnd::InUse(others));
+        }
         let changes = self.worktree_changes(worktree).await?;
         if changes.any() {
             return Ok(WorktreeEnd::Kept(changes));
         }
-        self.remove_checkout(worktree, false, true).await?;
+        self.remove_checkout(worktree, false, changes.branch_at_base())
+            .await?;
         Ok(WorktreeEnd::Removed)
     }
 
@@ -498,6 +693,18 @@ impl Kernel {
             .await
             .is_ok()
         {
+            // Its `.git` file back as git made it, whatever was written
+            // there since, so git checks and removes the right worktree.
+            let admin = self.admin_dir(worktree).await?;
+            let link = format!("gitdir: {}\n", admin.display());
+            self.capabilities()
+                .fs
+                .write_atomic(&worktree.path.join(".git"), link.as_bytes())
+                .await
+                .map_err(|source| KernelError::Io {
+                    what: format!("restoring {}", worktree.path.join(".git").display()),
+                    source,
+                })?;
             self.git_ok(&worktree.project, &args, "git worktree remove")
                 .await?;
         } else {
@@ -555,10 +762,9 @@ impl Kernel {
                 continue;
             };
             let present = fs.metadata(&worktree.path).await.is_ok();
-            let changes = if present {
-                self.worktree_changes(&worktree).await.unwrap_or_default()
-            } else {
-                Changes::default()
+            let changes = match self.worktree_changes(&worktree).await {
+                Ok(changes) => changes,
+                Err(_) => self.branch_changes(&worktree).await.unwrap_or_default(),
             };
             list.push(WorktreeStatus {
                 name: worktree.name,
@@ -590,36 +796,85 @@ impl Kernel {
                 project.display()
             )));
         };
-        let present = self
+        // A worktree git no longer knows: its error says what to do.
+        if self
             .capabilities()
             .fs
             .metadata(&worktree.path)
             .await
-            .is_ok();
-        let changes = if present {
-            self.worktree_changes(&worktree).await?
-        } else {
-            Changes::default()
+            .is_ok()
+        {
+            self.admin_dir(&worktree).await?;
+        }
+        let changes = match self.worktree_changes(&worktree).await {
+            Ok(changes) => changes,
+            // A broken worktree (git cannot look into it): --force still
+            // removes it; its branch is measured from the main checkout.
+            Err(_) if force => self.branch_changes(&worktree).await?,
+            Err(e) => {
+                return Err(KernelError::Failed(format!(
+                    "{e}; `riot worktree remove {name} --force` removes it anyway"
+                )));
+            }
         };
-        if changes.uncommitted > 0 && !force {
+        let loose = changes.uncommitted + changes.ignored;
+        if loose > 0 && !force {
+            let mut what = Vec::new();
+            if changes.uncommitted > 0 {
+                what.push(plural(changes.uncommitted, "uncommitted change"));
+            }
+            if changes.ignored > 0 {
+                what.push(plural(changes.ignored, "new git-ignored file"));
+            }
             return Err(KernelError::Input(format!(
                 "worktree {name} has {}; commit or discard them, or remove it anyway with --force",
-                plural(changes.uncommitted, "uncommitted change")
+                what.join(" and ")
             )));
         }
-        let keep_branch = changes.commits > 0 || changes.moved;
-        self.remove_checkout(&worktree, force, !keep_branch).await?;
+        if changes.elsewhere > 0 && !force {
+            return Err(KernelError::Input(format!(
+                "worktree {name} has {} on its HEAD that its branch {} does not have; put them on a branch (`git branch NAME` in the worktree), or remove it anyway with --force",
+                plural(changes.elsewhere, "commit"),
+                worktree.branch
+            )));
+        }
+        let delete_branch = changes.branch_at_base();
+        self.remove_checkout(&worktree, force, delete_branch)
+            .await?;
         Ok(Removed {
-            branch_deleted: !keep_branch,
+            branch_deleted: delete_branch,
             branch: worktree.branch,
             commits: changes.commits,
+            moved: changes.moved,
+            branch_gone: changes.branch_gone,
         })
     }
 
     /// The worktree a session in `cwd` works in, when `cwd` is in one of
     /// Riot's: what its transcript records.
     pub async fn worktree_of(&self, cwd: &Path) -> Option<SessionWorktree> {
-        let relative = cwd.strip_prefix(self.home().join(DIR)).ok()?;
+        Some(self.record_at(cwd).await?.session_record())
+    }
+
+    /// What git needs before its command to look into the Riot worktree
+    /// `dir` is in without trusting its `.git` file: `--git-dir` and
+    /// `--work-tree` from Riot's record; nothing outside Riot's worktrees.
+    pub(crate) async fn worktree_git_args(&self, dir: &Path) -> Vec<String> {
+        let Some(worktree) = self.record_at(dir).await else {
+            return Vec::new();
+        };
+        match self.admin_dir(&worktree).await {
+            Ok(admin) => vec![
+                format!("--git-dir={}", admin.display()),
+                format!("--work-tree={}", worktree.path.display()),
+            ],
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The record of the Riot worktree `dir` is in (its top or below).
+    async fn record_at(&self, dir: &Path) -> Option<Worktree> {
+        let relative = dir.strip_prefix(self.home().join(DIR)).ok()?;
         let mut parts = relative.components();
         let key = parts.next()?.as_os_str().to_str()?.to_owned();
         let name = parts.next()?.as_os_str().to_str()?.to_owned();
@@ -630,11 +885,49 @@ impl Kernel {
             .join(META_DIR)
             .join(format!("{name}.json"));
         let bytes = self.capabilities().fs.read(&meta).await.ok()?;
-        let worktree: Worktree = serde_json::from_slice(&bytes).ok()?;
-        Some(worktree.session_record())
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// The worktree a saved session worked in, to reopen it there: `None`
+    /// when it worked in no worktree; an error saying so when its
+    /// worktree was removed. Its `cwd` is where the session worked.
+    pub async fn session_worktree(
+        &self,
+        id: &riot_protocol::SessionId,
+    ) -> Result<Option<Worktree>, KernelError> {
+        let Ok(loaded) = self.store().load(id) else {
+            return Ok(None);
+        };
+        let Some(recorded) = loaded.meta.worktree else {
+            return Ok(None);
+        };
+        let present = match self.read_record(&recorded.project, &recorded.name).await {
+            Some(w) if w.path == recorded.path => {
+                let there = self.capabilities().fs.metadata(&w.path).await.is_ok();
+                there.then_some(w)
+            }
+            _ => None,
+        };
+        match present {
+            Some(mut worktree) => {
+                worktree.cwd = loaded.meta.cwd.clone();
+                Ok(Some(worktree))
+            }
+            None => Err(KernelError::Input(removed_sentence(
+                &recorded.name,
+                &recorded.branch,
+            ))),
+        }
     }
 }
 
+/// Why a session whose worktree was removed cannot be opened, and what to
+/// do instead.
+pub fn removed_sentence(name: &str, branch: &str) -> String {
+    format!(
+        "the worktree {name} of this session was removed, so the session cannot be reopened where it worked; start a new session (its branch {branch}, if kept, holds what it committed)"
+    )
+}
 /// `dir` joined with `relative`, without a trailing `/` when it is empty.
 fn join(dir: &Path, relative: &Path) -> PathBuf {
     if relative.as_os_str().is_empty() {
