@@ -1214,6 +1214,89 @@ async fn exec_a_terminal_in_bypass_mode_still_cannot_write_outside_the_project()
     assert!(result.contains("inside=0"), "{result}");
 }
 
+/// `riot exec` in a git worktree, the sandbox on: the model's `git add` and
+/// `git commit` work (the commit is on the worktree's branch in the main
+/// repository), and repointing the worktree's `.git` file — which Riot's
+/// own git calls later follow — fails, in bypass mode too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_in_a_worktree_commits_but_cannot_repoint_its_git_file() {
+    let world = World::new();
+    let probe = run(on_bare(&world, &["sandbox", "check"])).await;
+    if probe.code != Some(0) {
+        eprintln!("skipped: no sandbox here: {}", probe.stdout);
+        return;
+    }
+    // Not under /tmp: the sandbox's /tmp is its own.
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = root.path().canonicalize().unwrap();
+    let main = base.join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    std::fs::write(main.join("a.txt"), "alpha\n").unwrap();
+    git(&main, &["init", "-q"]);
+    git(&main, &["add", "a.txt"]);
+    git(
+        &main,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "first",
+        ],
+    );
+    git(&main, &["worktree", "add", "-q", "-b", "wt", "../wt"]);
+    let wt = base.join("wt");
+    let git_file = std::fs::read_to_string(wt.join(".git")).unwrap();
+    let evil = base.join("evil.git");
+    std::fs::create_dir_all(&evil).unwrap();
+    let commit = tool_call(
+        "call_commit_1",
+        "Bash",
+        json!({
+            "command": "echo new > b.txt && git add b.txt && git -c user.name=t -c user.email=t@example.invalid commit -q -m 'from riot' && echo committed",
+            "description": "Commit b.txt",
+        }),
+    );
+    let repoint = tool_call(
+        "call_repoint_1",
+        "Bash",
+        json!({
+            // Through a script, as a build step would: the permission
+            // chain cannot see the write, only the sandbox stops it.
+            "command": format!("printf 'echo gitdir: %s > .git\\n' {} > repoint.sh && sh repoint.sh", evil.display()),
+            "description": "Repoint the worktree",
+        }),
+    );
+    let server = server(vec![commit, repoint, Reply::Text("Done.".into())]).await;
+    let mut cmd = world.exec_in(
+        &wt,
+        &server,
+        Wire::Anthropic,
+        &["--permission-mode", "bypass", "Commit b.txt"],
+    );
+    cmd.env_remove("RIOT_SANDBOX");
+    let out = run(cmd).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let bodies = bodies(&server);
+    let committed = support::tool_result(&bodies[1], "call_commit_1");
+    assert_ne!(committed["is_error"], true, "{committed}");
+    assert!(committed.to_string().contains("committed"), "{committed}");
+    assert_eq!(
+        git(&main, &["log", "-1", "--format=%s", "wt"]),
+        "from riot\n"
+    );
+    let repointed = support::tool_result(&bodies[2], "call_repoint_1");
+    assert_eq!(repointed["is_error"], true, "{repointed}");
+    assert!(
+        repointed.to_string().contains("Read-only file system"),
+        "{repointed}"
+    );
+    assert_eq!(std::fs::read_to_string(wt.join(".git")).unwrap(), git_file);
+}
+
 /// A SIGKILLed riot leaves nothing of a sandboxed command running: the
 /// watchdog kills bubblewrap's group, and the namespace's processes die
 /// with it (`--die-with-parent`, the PID namespace), a detached one too.
