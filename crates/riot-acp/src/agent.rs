@@ -81,7 +81,8 @@ struct Slot {
     /// Stops the task reporting its option changes.
     closed: tokio_util::sync::CancellationToken,
     /// The git worktree it works in (`_meta.riot.worktree` on
-    /// `session/new`), finished when the session closes.
+    /// `session/new`, or the recorded one of a loaded session), finished
+    /// when the session closes.
     worktree: Option<riot_kernel::worktree::Worktree>,
 }
 
@@ -195,13 +196,20 @@ impl RiotAgent {
             ));
         }
         // A saved session whose worktree was removed cannot open where it
-        // worked: say so rather than that its directory is missing.
+        // worked: say so rather than that its directory is missing. One
+        // whose worktree is there finishes it when it closes, as the
+        // session that made it would (kept while another works in it).
+        let mut worktree = worktree;
         if let Some(ResumeFrom::Id(id)) = &resume {
-            self.config
+            let recorded = self
+                .config
                 .kernel
                 .session_worktree(id)
                 .await
                 .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()))?;
+            if worktree.is_none() {
+                worktree = recorded;
+            }
         }
         // Canonical, so sessions and trust match however the path was sent.
         let cwd = self

@@ -305,6 +305,13 @@ async fn a_bad_name_or_a_directory_outside_git_is_a_clear_usage_error() {
 /// `riot serve` in accept-edits mode; the running server and a client
 /// connected to it.
 async fn serve(world: &World, server: &MockServer) -> (Running, WsClient) {
+    let (riot, url) = serving(world, server).await;
+    (riot, connect(&url).await)
+}
+
+/// `riot serve` in accept-edits mode; the running server and its ACP
+/// address.
+async fn serving(world: &World, server: &MockServer) -> (Running, String) {
     let base = server.base_url();
     let mut cmd = world.bare(&[
         "serve",
@@ -332,7 +339,11 @@ async fn serve(world: &World, server: &MockServer) -> (Running, WsClient) {
         .strip_prefix("Riot is serving at http://")
         .unwrap_or_else(|| panic!("unexpected line: {line}"));
     let (host, token) = address.split_once("/?token=").unwrap();
-    let url = format!("ws://{host}/acp?token={token}");
+    (riot, format!("ws://{host}/acp?token={token}"))
+}
+
+/// A client of `riot serve` (another window), initialized.
+async fn connect(url: &str) -> WsClient {
     let (socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
     let mut client = WsClient { socket, next_id: 0 };
     client
@@ -341,7 +352,7 @@ async fn serve(world: &World, server: &MockServer) -> (Running, WsClient) {
             json!({"protocolVersion": 1, "clientCapabilities": {}}),
         )
         .await;
-    (riot, client)
+    client
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -655,10 +666,15 @@ async fn commits_on_a_detached_head_keep_the_worktree() {
 async fn a_worktree_is_not_removed_while_another_session_works_in_it() {
     let world = World::new();
     let cwd = repository(&world);
-    let server = MockServer::start(Script::new(Wire::Anthropic, vec![]))
-        .await
-        .unwrap();
-    let (riot, mut client) = serve(&world, &server).await;
+    // One answer: window A's prompt, which saves the session B loads.
+    let server = MockServer::start(Script::new(
+        Wire::Anthropic,
+        vec![Reply::Text("nothing to do".into())],
+    ))
+    .await
+    .unwrap();
+    let (riot, url) = serving(&world, &server).await;
+    let mut client = connect(&url).await;
     // Two sessions given the same worktree name share it.
     let mut ids = Vec::new();
     let mut path = PathBuf::new();
@@ -689,11 +705,48 @@ async fn a_worktree_is_not_removed_while_another_session_works_in_it() {
     assert!(!path.exists());
     assert_eq!(git_worktrees(&cwd), vec![cwd.clone()]);
     assert_eq!(branches(&cwd), "");
+
+    // Window A makes a worktree session, window B loads it, A closes:
+    // the worktree stays for B; when B closes, it goes.
+    let (_, opened) = client
+        .call(
+            "session/new",
+            json!({"cwd": cwd, "mcpServers": [], "_meta": {"riot": {"worktree": "seen"}}}),
+        )
+        .await;
+    let id = opened["sessionId"].as_str().unwrap().to_owned();
+    let path = PathBuf::from(
+        opened["_meta"]["riot"]["worktree"]["path"]
+            .as_str()
+            .unwrap(),
+    );
+    client
+        .call(
+            "session/prompt",
+            json!({"sessionId": id, "prompt": [{"type": "text", "text": "look"}]}),
+        )
+        .await;
+    let mut window_b = connect(&url).await;
+    window_b
+        .call(
+            "session/load",
+            json!({"sessionId": id, "cwd": path, "mcpServers": []}),
+        )
+        .await;
+    client.call("session/close", json!({"sessionId": id})).await;
+    assert!(path.exists(), "removed under window B");
+    window_b
+        .call("session/close", json!({"sessionId": id}))
+        .await;
+    assert!(!path.exists());
+    assert_eq!(git_worktrees(&cwd), vec![cwd.clone()]);
+    assert_eq!(branches(&cwd), "");
+    window_b.socket.close(None).await.unwrap();
     client.socket.close(None).await.unwrap();
     assert!(signal("TERM", i64::from(riot.pid())));
     let out = riot.finish().await;
     assert_eq!(out.code, Some(0), "{out:?}");
-    assert!(server.requests().is_empty());
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

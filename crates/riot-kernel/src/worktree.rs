@@ -660,7 +660,13 @@ impl Kernel {
     /// nothing changed in it and no other open session works in it,
     /// keeps it otherwise.
     pub async fn finish_worktree(&self, worktree: &Worktree) -> Result<WorktreeEnd, KernelError> {
-        let others = self.sessions_in(&worktree.path);
+        // Sessions name their directory canonically or as given: count both.
+        let mut others = self.sessions_in(&worktree.path);
+        if let Ok(real) = self.capabilities().fs.canonicalize(&worktree.path).await
+            && real != worktree.path
+        {
+            others += self.sessions_in(&real);
+        }
         if others > 0 {
             return Ok(WorktreeEnd::InUse(others));
         }
@@ -874,7 +880,20 @@ impl Kernel {
 
     /// The record of the Riot worktree `dir` is in (its top or below).
     async fn record_at(&self, dir: &Path) -> Option<Worktree> {
-        let relative = dir.strip_prefix(self.home().join(DIR)).ok()?;
+        let root = self.home().join(DIR);
+        let relative = match dir.strip_prefix(&root) {
+            Ok(relative) => relative.to_path_buf(),
+            // The home as given, `dir` canonical (or the other way round).
+            Err(_) => {
+                let fs = &self.capabilities().fs;
+                let real_root = fs.canonicalize(&root).await.ok()?;
+                let real_dir = fs
+                    .canonicalize(dir)
+                    .await
+                    .unwrap_or_else(|_| dir.to_path_buf());
+                real_dir.strip_prefix(&real_root).ok()?.to_path_buf()
+            }
+        };
         let mut parts = relative.components();
         let key = parts.next()?.as_os_str().to_str()?.to_owned();
         let name = parts.next()?.as_os_str().to_str()?.to_owned();
