@@ -20,11 +20,10 @@
 
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::Meta;
-use agent_client_protocol::{Client, Error, JsonRpcMessage, JsonRpcRequest, UntypedMessage};
+use agent_client_protocol::{Client, Error};
 use riot_kernel::SessionHandle;
 use riot_kernel::background::{TaskState, TaskSummary};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 pub const BACKGROUND: &str = "_riot/background";
 pub const BACKGROUND_STOP: &str = "_riot/background_stop";
@@ -32,33 +31,6 @@ pub const BACKGROUND_UPDATE: &str = "_riot/background_update";
 
 /// JSON-RPC's invalid-params code.
 const INVALID_PARAMS: i32 = -32602;
-
-/// The JSON-RPC plumbing of a request with required params.
-macro_rules! request {
-    ($request:ty, $method:expr, $response:ty) => {
-        impl JsonRpcMessage for $request {
-            fn matches_method(method: &str) -> bool {
-                method == $method
-            }
-            fn method(&self) -> &str {
-                $method
-            }
-            fn to_untyped_message(&self) -> Result<UntypedMessage, Error> {
-                UntypedMessage::new($method, self)
-            }
-            fn parse_message(method: &str, params: &Value) -> Result<Self, Error> {
-                if method != $method {
-                    return Err(Error::method_not_found());
-                }
-                serde_json::from_value(params.clone())
-                    .map_err(|e| Error::invalid_params().data(json!({"error": e.to_string()})))
-            }
-        }
-        impl JsonRpcRequest for $request {
-            type Response = $response;
-        }
-    };
-}
 
 /// `_riot/background`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -69,7 +41,7 @@ pub struct BackgroundRequest {
     pub meta: Option<Meta>,
 }
 
-request!(BackgroundRequest, BACKGROUND, BackgroundResponse);
+crate::ext::riot_request!(BackgroundRequest, BACKGROUND, BackgroundResponse);
 
 /// `_riot/background_stop`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -82,7 +54,7 @@ pub struct BackgroundStopRequest {
     pub meta: Option<Meta>,
 }
 
-request!(
+crate::ext::riot_request!(
     BackgroundStopRequest,
     BACKGROUND_STOP,
     BackgroundStopResponse

@@ -189,39 +189,49 @@ pub struct ShutdownResponse {
     pub meta: Option<Meta>,
 }
 
-/// Implements the JSON-RPC plumbing of a `_riot/...` request whose params
-/// may be left out when every field has a default.
+/// Implements the JSON-RPC plumbing of a `_riot/...` request: its method
+/// name, and params parsed into the request type (left-out params parse
+/// as `{}`, so a request whose fields all have defaults may omit them); a
+/// parse failure is invalid-params with serde's reason. Used by every
+/// `_riot/...` request module of the crate.
 macro_rules! riot_request {
     ($request:ty, $method:expr, $response:ty) => {
-        impl JsonRpcMessage for $request {
+        impl agent_client_protocol::JsonRpcMessage for $request {
             fn matches_method(method: &str) -> bool {
                 method == $method
             }
             fn method(&self) -> &str {
                 $method
             }
-            fn to_untyped_message(&self) -> Result<UntypedMessage, agent_client_protocol::Error> {
-                UntypedMessage::new($method, self)
+            fn to_untyped_message(
+                &self,
+            ) -> Result<agent_client_protocol::UntypedMessage, agent_client_protocol::Error> {
+                agent_client_protocol::UntypedMessage::new($method, self)
             }
             fn parse_message(
                 method: &str,
-                params: &Value,
+                params: &serde_json::Value,
             ) -> Result<Self, agent_client_protocol::Error> {
                 if method != $method {
                     return Err(agent_client_protocol::Error::method_not_found());
                 }
-                let params = if params.is_null() { json!({}) } else { params.clone() };
+                let params = if params.is_null() {
+                    serde_json::json!({})
+                } else {
+                    params.clone()
+                };
                 serde_json::from_value(params).map_err(|e| {
                     agent_client_protocol::Error::invalid_params()
-                        .data(json!({"error": e.to_string()}))
+                        .data(serde_json::json!({"error": e.to_string()}))
                 })
             }
         }
-        impl JsonRpcRequest for $request {
+        impl agent_client_protocol::JsonRpcRequest for $request {
             type Response = $response;
         }
     };
 }
+pub(crate) use riot_request;
 
 /// `_riot/mcp_servers`: the MCP servers of the projects this agent has
 /// sessions in, with their status (for a UI's MCP panel).

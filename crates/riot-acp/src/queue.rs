@@ -23,12 +23,11 @@
 
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::Meta;
-use agent_client_protocol::{Client, Error, JsonRpcMessage, JsonRpcRequest, UntypedMessage};
+use agent_client_protocol::{Client, Error};
 use riot_kernel::SessionHandle;
 use riot_kernel::queue::QueueChange;
 use riot_protocol::{Message, MessageId, MessageOrigin, UserBlock};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 pub const QUEUE: &str = "_riot/queue";
 pub const QUEUE_UPDATE: &str = "_riot/queue_update";
@@ -65,31 +64,7 @@ pub struct QueueRequest {
     pub meta: Option<Meta>,
 }
 
-impl JsonRpcMessage for QueueRequest {
-    fn matches_method(method: &str) -> bool {
-        method == QUEUE
-    }
-
-    fn method(&self) -> &str {
-        QUEUE
-    }
-
-    fn to_untyped_message(&self) -> Result<UntypedMessage, Error> {
-        UntypedMessage::new(QUEUE, self)
-    }
-
-    fn parse_message(method: &str, params: &Value) -> Result<Self, Error> {
-        if method != QUEUE {
-            return Err(Error::method_not_found());
-        }
-        serde_json::from_value(params.clone())
-            .map_err(|e| Error::invalid_params().data(json!({"error": e.to_string()})))
-    }
-}
-
-impl JsonRpcRequest for QueueRequest {
-    type Response = QueueResponse;
-}
+crate::ext::riot_request!(QueueRequest, QUEUE, QueueResponse);
 
 /// One waiting message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,13 +3,13 @@
 //! that asked for it, and the `_riot/terminal_write` request types the
 //! person's keys into a terminal (the agent's next read says so).
 
+use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::Meta;
-use agent_client_protocol::{Client, JsonRpcMessage, JsonRpcRequest, UntypedMessage};
 use riot_kernel::SessionHandle;
 use riot_protocol::{TerminalUpdate, Typist};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 pub const TERMINAL: &str = "_riot/terminal";
 pub const TERMINAL_WRITE: &str = "_riot/terminal_write";
@@ -37,32 +37,11 @@ pub struct TerminalWriteRequest {
     pub meta: Option<Meta>,
 }
 
-impl JsonRpcMessage for TerminalWriteRequest {
-    fn matches_method(method: &str) -> bool {
-        method == TERMINAL_WRITE
-    }
-
-    fn method(&self) -> &str {
-        TERMINAL_WRITE
-    }
-
-    fn to_untyped_message(&self) -> Result<UntypedMessage, agent_client_protocol::Error> {
-        UntypedMessage::new(TERMINAL_WRITE, self)
-    }
-
-    fn parse_message(method: &str, params: &Value) -> Result<Self, agent_client_protocol::Error> {
-        if method != TERMINAL_WRITE {
-            return Err(agent_client_protocol::Error::method_not_found());
-        }
-        serde_json::from_value(params.clone()).map_err(|e| {
-            agent_client_protocol::Error::invalid_params().data(json!({"error": e.to_string()}))
-        })
-    }
-}
-
-impl JsonRpcRequest for TerminalWriteRequest {
-    type Response = crate::ext::DoneResponse;
-}
+crate::ext::riot_request!(
+    TerminalWriteRequest,
+    TERMINAL_WRITE,
+    crate::ext::DoneResponse
+);
 
 /// Sends the session's terminal updates to the client from now on (the
 /// ones already open first).
