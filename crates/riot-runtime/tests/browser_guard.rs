@@ -46,7 +46,8 @@ fn page(port: u16) -> String {
 <iframe src="http://localhost:{port}/frame"></iframe>
 <button onclick="window.open('http://localhost:{port}/popup')">Open</button>
 <script>fetch('http://localhost:{port}/secret').catch(function () {{}});
-new Worker(URL.createObjectURL(new Blob(["fetch('http://localhost:{port}/worker').catch(function () {{}})"])));</script>
+new Worker(URL.createObjectURL(new Blob(["fetch('http://localhost:{port}/worker').catch(function () {{}})"])));
+try {{ new WebSocket('ws://localhost:{port}/socket'); }} catch (e) {{}}</script>
 </body></html>"#
     )
 }
@@ -131,6 +132,7 @@ async fn requests_a_page_makes_on_its_own_are_judged_like_the_url() {
         if seen.contains(&format!("http://localhost:{port}/secret"))
             && seen.contains(&format!("http://localhost:{port}/frame"))
             && seen.contains(&format!("http://localhost:{port}/worker"))
+            && seen.contains(&format!("a connection to localhost:{port}"))
         {
             break;
         }
@@ -162,6 +164,15 @@ async fn requests_a_page_makes_on_its_own_are_judged_like_the_url() {
     );
     assert!(!server.hit("/secret"), "the page reached another host");
     assert!(!server.hit("/worker"), "a worker reached another host");
+    // A WebSocket's handshake is not paused by DevTools; the proxy judges
+    // its connection.
+    assert!(
+        seen.contains(&format!(
+            "[blocked by Riot] a connection to localhost:{port}: localhost ("
+        )),
+        "{seen}"
+    );
+    assert!(!server.hit("/socket"), "a WebSocket reached another host");
     assert!(!server.hit("/frame"), "the frame reached another host");
 
     // A pop-up is a page of its own, and judged the same way.

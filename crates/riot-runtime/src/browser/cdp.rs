@@ -92,7 +92,12 @@ fn high(fd: &OwnedFd) -> std::io::Result<OwnedFd> {
 impl Cdp {
     /// Starts `executable` with `args` in its own process group, the pipe on
     /// fds 3 and 4.
-    pub(crate) fn start(executable: &Path, args: &[String]) -> std::io::Result<Self> {
+    pub(crate) fn start(
+        executable: &Path,
+        args: &[String],
+        events: Arc<Mutex<Events>>,
+        requests: Arc<RequestGuard>,
+    ) -> std::io::Result<Self> {
         use std::os::fd::AsRawFd;
         let (cmd_read, cmd_write) = pipe_pair()?;
         let (reply_read, reply_write) = pipe_pair()?;
@@ -138,8 +143,6 @@ impl Cdp {
             pending: Arc::default(),
             next_id: AtomicU64::new(1),
         });
-        let events: Arc<Mutex<Events>> = Arc::default();
-        let requests: Arc<RequestGuard> = Arc::default();
         tokio::spawn(read_loop(
             reader,
             Arc::clone(&link),

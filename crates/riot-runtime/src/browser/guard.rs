@@ -7,7 +7,7 @@
 //! cloud-metadata addresses are never loaded.
 
 use std::collections::HashSet;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
 
 use riot_protocol::web::{AddressClass, classify_all};
@@ -48,35 +48,78 @@ impl RequestGuard {
     pub(crate) async fn judge(&self, url: &str) -> Result<(), String> {
         let parsed = url::Url::parse(url).map_err(|_| "not a valid URL".to_owned())?;
         match parsed.scheme() {
-            "http" | "https" | "ws" | "wss" => {}
+            "http" | "https" => {}
             // Made inside the page, not fetched from anywhere.
             "data" | "blob" | "about" => return Ok(()),
             other => return Err(format!("the browser does not load {other}: URLs")),
         }
-        let Some(host) = parsed.host() else {
+        let Some(host) = parsed.host_str() else {
             return Err("the URL has no host".to_owned());
         };
-        let addresses: Vec<IpAddr> = match host {
-            url::Host::Ipv4(ip) => vec![IpAddr::V4(ip)],
-            url::Host::Ipv6(ip) => vec![IpAddr::V6(ip)],
-            url::Host::Domain(name) => {
-                let port = parsed.port_or_known_default().unwrap_or(80);
+        let port = parsed.port_or_known_default().unwrap_or(80);
+        self.connectable(host, port)
+            .await
+            .map(|_| ())
+            .map_err(Refused::into_reason)
+    }
+
+    /// The addresses the browser may connect to for `host` (a name, an
+    /// IPv4 address or a bracketed IPv6 one, as in a URL) and `port`; the
+    /// error is the reason it may not. The proxy connects to exactly
+    /// these, so a name cannot resolve one way here and another there.
+    pub(crate) async fn connectable(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<Vec<SocketAddr>, Refused> {
+        let literal = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        let addresses: Vec<IpAddr> = match literal.parse::<IpAddr>() {
+            Ok(ip) => vec![ip],
+            Err(_) => {
                 // A page cannot hold Riot's resolver threads for long.
-                tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name, port)))
+                tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((host, port)))
                     .await
                     .map_err(|_| {
-                        format!(
-                            "{name} could not be resolved within {} s",
+                        Refused::Unresolved(format!(
+                            "{host} could not be resolved within {} s",
                             RESOLVE_TIMEOUT.as_secs()
-                        )
+                        ))
                     })?
-                    .map_err(|e| format!("{name} could not be resolved ({e})"))?
+                    .map_err(|e| {
+                        Refused::Unresolved(format!("{host} could not be resolved ({e})"))
+                    })?
                     .map(|a| a.ip())
                     .collect()
             }
         };
-        let host = parsed.host_str().unwrap_or_default();
-        decide(host, &addresses, self.approved(host))
+        if addresses.is_empty() {
+            return Err(Refused::Unresolved(format!("{host} has no address")));
+        }
+        decide(host, &addresses, self.approved(host)).map_err(Refused::Address)?;
+        Ok(addresses
+            .into_iter()
+            .map(|ip| SocketAddr::new(ip, port))
+            .collect())
+    }
+}
+
+/// Why a connection may not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The name has no address (or none in time): nothing to connect to.
+    Unresolved(String),
+    /// Its addresses are ones the browser may not reach.
+    Address(String),
+}
+
+impl Refused {
+    pub(crate) fn into_reason(self) -> String {
+        match self {
+            Self::Unresolved(why) | Self::Address(why) => why,
+        }
     }
 }
 

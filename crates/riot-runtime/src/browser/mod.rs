@@ -12,6 +12,7 @@
 
 mod cdp;
 mod guard;
+mod proxy;
 mod snapshot;
 
 use std::collections::HashMap;
@@ -82,6 +83,8 @@ pub struct ChromiumBrowser {
 #[derive(Debug)]
 struct Running {
     cdp: Cdp,
+    /// The browser's way out; stops with it.
+    _proxy: proxy::Proxy,
     session: String,
     refs: HashMap<String, i64>,
     profile: PathBuf,
@@ -155,6 +158,15 @@ impl ChromiumBrowser {
             // WebRTC's UDP does not pass the request guard: none at all.
             "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".into(),
         ];
+        // Every connection, loopback included, goes through Riot's proxy
+        // (proxy.rs), which judges the address it connects to.
+        let events: Arc<std::sync::Mutex<cdp::Events>> = Arc::default();
+        let requests: Arc<guard::RequestGuard> = Arc::default();
+        let proxy = proxy::Proxy::start(Arc::clone(&requests), Arc::clone(&events))
+            .await
+            .map_err(|e| failed(format!("could not start the browser's proxy ({e})")))?;
+        args.push(format!("--proxy-server=http://127.0.0.1:{}", proxy.port));
+        args.push("--proxy-bypass-list=<-loopback>".into());
         if self.headless {
             args.push("--headless=new".into());
         }
@@ -164,7 +176,7 @@ impl ChromiumBrowser {
             args.push("--no-sandbox".into());
         }
         args.push("about:blank".into());
-        let cdp = Cdp::start(&self.executable, &args).map_err(|e| {
+        let cdp = Cdp::start(&self.executable, &args, events, requests).map_err(|e| {
             failed(format!(
                 "could not start {} ({e}); install Chromium or set `browser.executable`",
                 self.executable.display()
@@ -172,6 +184,7 @@ impl ChromiumBrowser {
         })?;
         let mut running = Running {
             cdp,
+            _proxy: proxy,
             session: String::new(),
             refs: HashMap::new(),
             profile,
