@@ -7,13 +7,14 @@ import { worktreeOf, worktreeRequestMeta } from "./worktree";
 describe("worktrees on the wire", () => {
   it("reads _meta.riot.worktree field by field", () => {
     const full = { name: "w1", branch: "riot/w1", path: "/h/worktrees/p-1/w1", project: "/p", cwd: "/h/worktrees/p-1/w1/src" };
-    expect(worktreeOf({ riot: { model: "m", worktree: full } })).toEqual(full);
-    expect(worktreeOf({ riot: { worktree: { name: "w1", branch: "riot/w1", path: "/x" } } })).toEqual({
+    expect(worktreeOf({ riot: { model: "m", worktree: full } })).toEqual({ ...full, present: true });
+    expect(worktreeOf({ riot: { worktree: { name: "w1", branch: "riot/w1", path: "/x", present: false } } })).toEqual({
       name: "w1",
       branch: "riot/w1",
       path: "/x",
       project: null,
       cwd: null,
+      present: false,
     });
     expect(worktreeOf({ riot: { worktree: { name: "w1", branch: 7, path: "/x" } } })).toBeNull();
     expect(worktreeOf({ riot: { model: "m" } })).toBeNull();
@@ -34,7 +35,7 @@ describe("worktrees on the wire", () => {
     expect(riot.newSessionMeta).toEqual([{ riot: { worktree: "w1" } }]);
     const path = "/home/me/.riot/worktrees/p-0123abcd/w1";
     expect(opened.cwd).toBe(path);
-    expect(opened.worktree).toEqual({ name: "w1", branch: "riot/w1", path, project: "/p", cwd: path });
+    expect(opened.worktree).toEqual({ name: "w1", branch: "riot/w1", path, project: "/p", cwd: path, present: true });
     const plain = await connection.newSession("/p");
     expect(plain.worktree).toBeNull();
     expect(plain.cwd).toBe("/p");

@@ -16,6 +16,11 @@ export interface SessionWorktree {
   project: string | null;
   /** Where the session works in it (answers of `session/new` only). */
   cwd: string | null;
+  /**
+   * False when Riot says the worktree was removed (listed sessions): the
+   * session cannot be reopened there.
+   */
+  present: boolean;
 }
 
 function text(value: unknown): string | null {
@@ -32,7 +37,7 @@ export function worktreeOf(meta: unknown): SessionWorktree | null {
   const branch = text(w.branch);
   const path = text(w.path);
   if (name === null || branch === null || path === null) return null;
-  return { name, branch, path, project: text(w.project), cwd: text(w.cwd) };
+  return { name, branch, path, project: text(w.project), cwd: text(w.cwd), present: w.present !== false };
 }
 
 /**

@@ -146,4 +146,24 @@ describe("a new session in a worktree", () => {
     const bar = await waitFor(() => document.querySelector(".session-bar") as HTMLElement);
     expect(within(bar).getByTestId("worktree").textContent).toBe("⎇ w2riot/w2");
   });
+
+  it("marks a listed session whose worktree Riot removed", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT], gitProjects: [PROJECT] }).script(async () => "end_turn");
+    const first = await page(riot);
+    startInWorktree("w3");
+    const box = await screen.findByRole("textbox", { name: "Message" });
+    fireEvent.change(box, { target: { value: "go" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    await waitFor(() => expect(first.getState().sessions).toHaveLength(1));
+    first.dispose();
+    cleanup();
+    riot.removeWorktree("w3");
+    await page(riot, "");
+    const nav = screen.getByRole("navigation", { name: "Sessions" });
+    const badge = await waitFor(() => within(nav).getByTestId("worktree"));
+    expect(badge.textContent).toBe("⎇ w3riot/w3removed");
+    expect(badge.getAttribute("title")).toBe(
+      "Worked in the git worktree w3, which was removed: the session cannot be reopened there (its branch riot/w3, if kept, holds what it committed)",
+    );
+  });
 });

@@ -119,6 +119,8 @@ export interface FakeWorktree {
   branch: string;
   path: string;
   project: string;
+  /** False once removed (`removeWorktree`): listed with `present: false`, as Riot does. */
+  present?: boolean;
 }
 
 interface FakeSession {
@@ -323,6 +325,11 @@ export class FakeRiot {
   readonly newSessionMeta: unknown[] = [];
   /** The worktrees made for sessions, by their top directory. */
   readonly worktrees = new Map<string, FakeWorktree>();
+
+  /** Removes worktree `name` (`riot worktree remove`): its sessions are listed with `present: false`. */
+  removeWorktree(name: string): void {
+    for (const w of this.worktrees.values()) if (w.name === name) w.present = false;
+  }
   /** What `_riot/terminal_write` typed, in order. */
   readonly typed: { sessionId: string; name: string; input: string }[] = [];
   /** Each connection that asked for `_riot/terminal` updates. */
