@@ -197,6 +197,9 @@ impl Kernel {
         let caps = self.capabilities();
         // Shared with the session's other openings, and kept for the next
         // while messages wait (a reloaded page finds them).
+        // Counted open before its queue is taken, so a last other opening
+        // closing meanwhile cannot drop the queue this one then holds.
+        let open = self.mark_open(&session_id, &options.cwd);
         let pending = self.queue_for(&session_id, Arc::clone(&caps.ids));
         // Background tasks' results reach the conversation through it.
         stack.subagents.background.attach(pending.clone());
@@ -265,7 +268,7 @@ impl Kernel {
             cost,
             terminals: Arc::clone(&stack.base.terminals),
             background,
-            _open: self.mark_open(&session_id, &options.cwd),
+            _open: open,
         })
     }
 
