@@ -37,6 +37,21 @@ pub(crate) struct Events {
     pub blocked: Vec<String>,
 }
 
+impl Events {
+    /// Records a refusal (`[blocked by Riot] …`): once among the next
+    /// action's notes, and in the console; both bounded, so a page that
+    /// retries in a loop cannot fill memory.
+    pub(crate) fn refused(events: &Mutex<Events>, line: String) {
+        let mut events = events.lock().unwrap_or_else(|e| e.into_inner());
+        if events.blocked.len() < 20 && !events.blocked.contains(&line) {
+            events.blocked.push(line.clone());
+        }
+        if events.console.len() < 1000 {
+            events.console.push(line);
+        }
+    }
+}
+
 /// The command side of the pipe, shared by the tool's calls and the
 /// handler that answers paused requests and new targets.
 #[derive(Debug)]
@@ -265,15 +280,7 @@ async fn prepare_target(link: Arc<Link>, events: Arc<Mutex<Events>>, session: St
         let line = format!(
             "[blocked by Riot] a {kind} ({url}) was closed: its requests could not be checked ({why})"
         );
-        {
-            let mut events = events.lock().unwrap_or_else(|e| e.into_inner());
-            if events.blocked.len() < 20 {
-                events.blocked.push(line.clone());
-            }
-            if events.console.len() < 1000 {
-                events.console.push(line);
-            }
-        }
+        Events::refused(&events, line);
         let _ = link
             .call(
                 None,
@@ -309,15 +316,7 @@ async fn answer_request(
         Err(why) => {
             let shown: String = url.chars().take(200).collect();
             let line = format!("[blocked by Riot] {shown}: {why}");
-            {
-                let mut events = events.lock().unwrap_or_else(|e| e.into_inner());
-                if events.blocked.len() < 20 && !events.blocked.contains(&line) {
-                    events.blocked.push(line.clone());
-                }
-                if events.console.len() < 1000 {
-                    events.console.push(line);
-                }
-            }
+            Events::refused(&events, line);
             let _ = link
                 .call(
                     session,

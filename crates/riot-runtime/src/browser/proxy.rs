@@ -93,15 +93,7 @@ async fn carry(mut client: TcpStream, guard: Arc<RequestGuard>, events: Arc<Mute
                 "[blocked by Riot] a connection to {}:{}: {why}",
                 request.host, request.port
             );
-            {
-                let mut events = events.lock().unwrap_or_else(|e| e.into_inner());
-                if events.blocked.len() < 20 && !events.blocked.contains(&line) {
-                    events.blocked.push(line.clone());
-                }
-                if events.console.len() < 1000 {
-                    events.console.push(line);
-                }
-            }
+            Events::refused(&events, line);
             let _ = client
                 .write_all(
                     b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
