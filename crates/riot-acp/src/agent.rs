@@ -426,8 +426,22 @@ impl RiotAgent {
         // The client hears of a mode the session chose itself (a plan
         // approved during the turn) as soon as it holds.
         let mut mode_now = mode_before;
+        // The gate and the editor's terminals wait for this loop to catch
+        // up before they announce a call (mapping::caught_up).
+        let (forwarder, mut flushes) = tokio::sync::mpsc::unbounded_channel();
+        lock(&slot.calls).set_forwarder(Some(forwarder));
         {
-            while let Some(event) = events.next().await {
+            loop {
+                let event = tokio::select! {
+                    biased;
+                    event = events.next() => event,
+                    Some(ack) = flushes.recv() => {
+                        // Every event produced so far has been sent.
+                        let _ = ack.send(());
+                        continue;
+                    }
+                };
+                let Some(event) = event else { break };
                 let mode = slot.session.status().mode;
                 if mode != mode_now {
                     mode_now = mode;
@@ -511,6 +525,8 @@ impl RiotAgent {
                 }
             }
         }
+        lock(&slot.calls).set_forwarder(None);
+        drop(flushes);
         drop(events);
         let mode = slot.session.status().mode;
         if mode != mode_now {

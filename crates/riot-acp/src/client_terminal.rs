@@ -295,6 +295,8 @@ impl CommandHost for EditorTerminals {
         let mut guard = self.create(&session_id, &spec.program, request).await?;
         let terminal_id = guard.terminal_id.clone();
         let title = spec.args.last().cloned().unwrap_or_default();
+        // After what the turn said before the call.
+        mapping::caught_up(&self.calls).await;
         self.embed(&session_id, tool_use_id, &terminal_id, &title);
 
         let wait = self

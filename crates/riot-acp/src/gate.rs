@@ -85,7 +85,9 @@ impl PermissionGate for ClientGate {
         };
         let id = detail.tool_use_id.as_str().to_owned();
         // A question names a call the client must already know: announce it
-        // first (the scheduler asks before the call starts).
+        // first (the scheduler asks before the call starts), after what the
+        // turn said before it.
+        mapping::caught_up(&self.calls).await;
         self.announce(
             &session_id,
             &id,
@@ -141,6 +143,7 @@ impl PermissionGate for ClientGate {
             .first()
             .map(|q| q.question.clone())
             .unwrap_or_default();
+        mapping::caught_up(&self.calls).await;
         self.announce(&session_id, &id, &request.tool_name, &first_title, None);
         let mut answers = Vec::with_capacity(request.questions.len());
         for question in &request.questions {

@@ -483,9 +483,41 @@ pub struct ToolCalls {
     /// ACP allows embedding a terminal only before its release: the final
     /// update leaves it in place rather than sending it again.
     terminals: HashMap<String, String>,
+    /// The running prompt's forwarder of the turn's events, while there is
+    /// one: [`ToolCalls::caught_up`] waits for it.
+    forwarder: Option<Forwarder>,
+}
+
+/// Asks a prompt's forwarder to answer once it has sent every event the
+/// turn had produced by then.
+pub type Forwarder = tokio::sync::mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>;
+
+/// Until the forwarder of the running prompt has sent the client every
+/// event the turn produced before this call (its text included), so that
+/// an announcement made outside the event stream (the gate's question,
+/// the editor's terminal) never overtakes what came before it. Returns at
+/// once when no prompt is forwarding.
+pub async fn caught_up(calls: &std::sync::Mutex<ToolCalls>) {
+    let forwarder = calls
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .forwarder
+        .clone();
+    if let Some(forwarder) = forwarder {
+        let (ack, done) = tokio::sync::oneshot::channel();
+        if forwarder.send(ack).is_ok() {
+            // An error: the prompt ended, nothing is left to overtake.
+            let _ = done.await;
+        }
+    }
 }
 
 impl ToolCalls {
+    /// Sets (or, with `None`, clears) the running prompt's forwarder.
+    pub fn set_forwarder(&mut self, forwarder: Option<Forwarder>) {
+        self.forwarder = forwarder;
+    }
+
     /// The calls of a session working in `cwd`.
     pub fn new(cwd: PathBuf) -> Self {
         Self {
