@@ -17,12 +17,14 @@
 mod support;
 
 use std::io::Cursor;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 
 use image::{DynamicImage, GrayImage, ImageFormat, Luma};
+use std::process::Stdio;
+
 use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::{Value, json};
+use support::node_client::{client_dir, prerequisites_met};
 use support::{PATIENCE, World, tool_call};
 use tokio::process::Command;
 
@@ -33,44 +35,6 @@ const RIGHT_KEY: &str = "sk-ant-right-1111";
 /// A named endpoint, so it needs a key; an HTTP proxy (the auth mock)
 /// answers for it.
 const AUTH_BASE_URL: &str = "http://riot-auth.test";
-
-fn client_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/acp-client")
-}
-
-/// Why the Node side cannot run here, if it cannot.
-fn missing_prerequisite() -> Option<String> {
-    let node = std::process::Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if !node.is_ok_and(|s| s.success()) {
-        return Some("`node` is not on PATH (install Node.js 20 or later)".into());
-    }
-    for package in ["@agentclientprotocol/sdk", "ajv"] {
-        let installed = client_dir().join(format!("node_modules/{package}/package.json"));
-        if !installed.is_file() {
-            return Some(format!(
-                "{package} is not installed in {} (run `npm ci --prefix tests/acp-client`)",
-                client_dir().display()
-            ));
-        }
-    }
-    None
-}
-
-fn prerequisites_met(test: &str) -> bool {
-    let Some(reason) = missing_prerequisite() else {
-        return true;
-    };
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{test}: {reason}; CI must run this test"
-    );
-    eprintln!("SKIPPED {test}: {reason}");
-    false
-}
 
 /// The major version of `node` (`v20.11.0` → 20).
 fn node_major() -> u32 {

@@ -16,51 +16,13 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::json;
+use support::node_client::{client_dir, prerequisites_met};
 use support::{PATIENCE, World, tool_call};
 use tokio::process::Command;
-
-/// `tests/acp-client` at the repository root.
-fn client_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/acp-client")
-}
-
-/// Why the Node side cannot run here, if it cannot.
-fn missing_prerequisite() -> Option<String> {
-    let node = std::process::Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if !node.is_ok_and(|s| s.success()) {
-        return Some("`node` is not on PATH (install Node.js 20 or later)".into());
-    }
-    let sdk = client_dir().join("node_modules/@agentclientprotocol/sdk/package.json");
-    if !sdk.is_file() {
-        return Some(format!(
-            "the ACP TypeScript SDK is not installed in {} (run `npm ci --prefix tests/acp-client`)",
-            client_dir().display()
-        ));
-    }
-    None
-}
-
-/// True when the test should run; panics under CI when it cannot.
-fn prerequisites_met(test: &str) -> bool {
-    let Some(reason) = missing_prerequisite() else {
-        return true;
-    };
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{test}: {reason}; CI must run this test"
-    );
-    eprintln!("SKIPPED {test}: {reason}");
-    false
-}
 
 /// Kills, on drop, the processes whose command line is exactly `argv`:
 /// a `sleep` Riot failed to stop must not outlive the test.

@@ -15,48 +15,19 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::{Value, json};
+use support::node_client::{client_dir, prerequisites_met};
 use support::{PATIENCE, World, tool_call};
 use tokio::process::Command;
 
-fn client_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/acp-client")
-}
-
-/// Why the Node side cannot run here, if it cannot.
-fn missing_prerequisite() -> Option<String> {
-    let node = std::process::Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if !node.is_ok_and(|s| s.success()) {
-        return Some("`node` is not on PATH (install Node.js 20 or later)".into());
-    }
-    for package in ["@agentclientprotocol/sdk", "ajv"] {
-        let installed = client_dir().join(format!("node_modules/{package}/package.json"));
-        if !installed.is_file() {
-            return Some(format!(
-                "{package} is not installed in {} (run `npm ci --prefix tests/acp-client`)",
-                client_dir().display()
-            ));
-        }
-    }
-    None
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_sdk_runs_a_bash_call_in_its_terminal_and_the_output_reaches_the_model() {
-    if let Some(reason) = missing_prerequisite() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{reason}; CI must run this test"
-        );
-        eprintln!("SKIPPED: {reason}");
+    if !prerequisites_met(
+        "the_typescript_sdk_runs_a_bash_call_in_its_terminal_and_the_output_reaches_the_model",
+    ) {
         return;
     }
     let world = World::new();

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod node_client;
 pub mod pty;
 pub mod ws;
 
