@@ -428,6 +428,10 @@ async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert!(
+        fx.server.requests().len() > before,
+        "the prompt to be stopped never reached the model"
+    );
+    assert!(
         fx.handle.pending().list().is_empty(),
         "it went with the prompt"
     );

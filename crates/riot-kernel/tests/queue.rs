@@ -123,6 +123,10 @@ async fn the_queue_is_shared_by_openings_and_outlives_the_last_one_while_message
     second.close().await;
     let reopened = world.open(Some(&id)).await;
     assert_eq!(texts(&reopened), ["check b and d"]);
+    // Another session, opened while it waits, never sees it.
+    let other = world.open(None).await;
+    assert!(texts(&other).is_empty(), "another session saw this queue");
+    other.close().await;
 
     // Taken, and closed with nothing waiting: the next opening starts empty.
     assert_eq!(reopened.pending().take_all().len(), 1);
@@ -130,9 +134,4 @@ async fn the_queue_is_shared_by_openings_and_outlives_the_last_one_while_message
     let last = world.open(Some(&id)).await;
     assert!(texts(&last).is_empty());
     last.close().await;
-
-    // Another session never sees it.
-    let other = world.open(None).await;
-    assert!(texts(&other).is_empty());
-    other.close().await;
 }

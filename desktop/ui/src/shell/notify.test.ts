@@ -111,6 +111,7 @@ describe("the store's turn ends and questions, notified", () => {
       for (let i = 0; i < 200 && !test(); i++) await new Promise((r) => setTimeout(r, 1));
     };
     await settle(() => store.getState().permissions.length > 0);
+    expect(store.getState().permissions).toHaveLength(1);
     // Session one is on screen, the page visible and focused: its question is not news.
     expect(shown).toEqual([]);
     store.answer(store.getState().permissions[0]?.key ?? "", "allow_once");
