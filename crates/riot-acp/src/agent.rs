@@ -728,12 +728,7 @@ impl RiotAgent {
             kernel.model_status(cwd, env, flags, trust).await.into();
         // A settings file Riot cannot read is already the answer's `problem`.
         if let Ok(loaded) = kernel.load_config(cwd, env, flags, trust).await {
-            let n = loaded.config.notifications.settings;
-            response.notifications = Some(ext::ConfigNotifications {
-                bell: n.bell,
-                title: n.title,
-                desktop: n.desktop,
-            });
+            response.notifications = Some(loaded.config.notifications.settings);
         }
         response
     }

@@ -29,8 +29,7 @@ pub const BACKGROUND: &str = "_riot/background";
 pub const BACKGROUND_STOP: &str = "_riot/background_stop";
 pub const BACKGROUND_UPDATE: &str = "_riot/background_update";
 
-/// JSON-RPC's invalid-params code.
-const INVALID_PARAMS: i32 = -32602;
+use riot_kernel::error::JSONRPC_INVALID_PARAMS as INVALID_PARAMS;
 
 /// `_riot/background`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -71,7 +71,7 @@ impl EditorTerminals {
     fn embed(&self, session_id: &str, tool_use_id: &str, terminal_id: &TerminalId, title: &str) {
         let first = {
             let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-            calls.embed_terminal(tool_use_id, &terminal_id.0);
+            calls.embed_terminal(tool_use_id);
             calls.announce(tool_use_id)
         };
         let terminal = ToolCallContent::Terminal(Terminal::new(terminal_id.clone()));

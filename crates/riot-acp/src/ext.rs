@@ -65,7 +65,6 @@
 //!   (`status: "compacted"`, with the estimated tokens before and after).
 
 use agent_client_protocol::v1::schema::Meta;
-use agent_client_protocol::{JsonRpcMessage, JsonRpcRequest, UntypedMessage};
 use riot_protocol::{CompactionStrategy, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -82,6 +81,16 @@ pub const SESSION_RENAME: &str = "_riot/session_rename";
 pub const SESSION_DELETE: &str = "_riot/session_delete";
 pub const SET_MODEL: &str = "_riot/set_model";
 
+/// The opt-in `_riot/...` notifications, as advertised and as a client
+/// may ask for them.
+const NOTIFICATIONS: [&str; 5] = [
+    USAGE,
+    COMPACTION,
+    crate::terminals::TERMINAL,
+    crate::queue::QUEUE_UPDATE,
+    crate::background::BACKGROUND_UPDATE,
+];
+
 /// The `_meta` of the agent's capabilities: which extensions it has.
 pub fn capabilities_meta() -> Meta {
     let mut meta = Meta::new();
@@ -95,10 +104,7 @@ pub fn capabilities_meta() -> Meta {
                 crate::queue::QUEUE, crate::background::BACKGROUND,
                 crate::background::BACKGROUND_STOP,
             ],
-            "notifications": [
-                USAGE, COMPACTION, crate::terminals::TERMINAL,
-                crate::queue::QUEUE_UPDATE, crate::background::BACKGROUND_UPDATE,
-            ],
+            "notifications": NOTIFICATIONS,
         }),
     );
     meta
@@ -125,16 +131,7 @@ pub fn wanted_notifications(meta: Option<&Meta>) -> Vec<String> {
             names
                 .iter()
                 .filter_map(Value::as_str)
-                .filter(|n| {
-                    [
-                        USAGE,
-                        COMPACTION,
-                        crate::terminals::TERMINAL,
-                        crate::queue::QUEUE_UPDATE,
-                        crate::background::BACKGROUND_UPDATE,
-                    ]
-                    .contains(n)
-                })
+                .filter(|n| NOTIFICATIONS.contains(n))
                 .map(str::to_owned)
                 .collect()
         })
@@ -147,36 +144,6 @@ pub fn wanted_notifications(meta: Option<&Meta>) -> Vec<String> {
 pub struct ShutdownRequest {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
-}
-
-impl JsonRpcMessage for ShutdownRequest {
-    fn matches_method(method: &str) -> bool {
-        method == SHUTDOWN
-    }
-
-    fn method(&self) -> &str {
-        SHUTDOWN
-    }
-
-    fn to_untyped_message(&self) -> Result<UntypedMessage, agent_client_protocol::Error> {
-        UntypedMessage::new(SHUTDOWN, self)
-    }
-
-    fn parse_message(method: &str, params: &Value) -> Result<Self, agent_client_protocol::Error> {
-        if method != SHUTDOWN {
-            return Err(agent_client_protocol::Error::method_not_found());
-        }
-        if params.is_null() {
-            return Ok(Self::default());
-        }
-        serde_json::from_value(params.clone()).map_err(|e| {
-            agent_client_protocol::Error::invalid_params().data(json!({"error": e.to_string()}))
-        })
-    }
-}
-
-impl JsonRpcRequest for ShutdownRequest {
-    type Response = ShutdownResponse;
 }
 
 /// `_riot/shutdown`'s result: how many prompt turns were running and are
@@ -232,6 +199,8 @@ macro_rules! riot_request {
     };
 }
 pub(crate) use riot_request;
+
+riot_request!(ShutdownRequest, SHUTDOWN, ShutdownResponse);
 
 /// `_riot/mcp_servers`: the MCP servers of the projects this agent has
 /// sessions in, with their status (for a UI's MCP panel).
@@ -325,18 +294,9 @@ pub struct ConfigResponse {
     /// The `notifications` setting in effect (the web UI follows
     /// `desktop`); absent when the settings could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notifications: Option<ConfigNotifications>,
+    pub notifications: Option<riot_kernel::config::notifications::NotificationSettings>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
-}
-
-/// `notifications` of `_riot/config`'s result: how faces get the
-/// person's attention (docs/interfaces.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConfigNotifications {
-    pub bell: bool,
-    pub title: bool,
-    pub desktop: bool,
 }
 
 impl From<riot_kernel::model_settings::ModelStatus> for ConfigResponse {

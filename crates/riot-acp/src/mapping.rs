@@ -478,13 +478,13 @@ pub struct ToolCalls {
     /// Calls the model made: id → (tool name, input).
     seen: HashMap<String, (String, Value)>,
     announced: std::collections::HashSet<String>,
-    /// Calls whose command ran in the editor's terminal: id → terminal id.
+    /// Calls whose command ran in the editor's terminal.
     /// The terminal is released before the call's result is known, and
     /// ACP allows embedding a terminal only before its release: the final
     /// update leaves it in place rather than sending it again.
-    terminals: HashMap<String, String>,
+    terminals: std::collections::HashSet<String>,
     /// The running prompt's forwarder of the turn's events, while there is
-    /// one: [`ToolCalls::caught_up`] waits for it.
+    /// one: [`caught_up`] waits for it.
     forwarder: Option<Forwarder>,
 }
 
@@ -543,9 +543,9 @@ impl ToolCalls {
         self.announced.insert(id.to_owned())
     }
 
-    /// Remembers that call `id` runs in the editor's terminal `terminal_id`.
-    pub fn embed_terminal(&mut self, id: &str, terminal_id: &str) {
-        self.terminals.insert(id.to_owned(), terminal_id.to_owned());
+    /// Remembers that call `id` runs in an editor's terminal.
+    pub fn embed_terminal(&mut self, id: &str) {
+        self.terminals.insert(id.to_owned());
     }
 
     /// The update for a call starting to run.
@@ -613,7 +613,7 @@ impl ToolCalls {
                             // so it stays. A result that is not the
                             // command's output (it could not be read, the
                             // call was cancelled) replaces it.
-                            if self.terminals.remove(id).is_some()
+                            if self.terminals.remove(id)
                                 && matches!(
                                     ui.as_ref().and_then(|u| u.payload.as_ref()),
                                     Some(UiPayload::Command { .. })

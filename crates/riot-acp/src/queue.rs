@@ -32,8 +32,7 @@ use serde::{Deserialize, Serialize};
 pub const QUEUE: &str = "_riot/queue";
 pub const QUEUE_UPDATE: &str = "_riot/queue_update";
 
-/// JSON-RPC's invalid-params code.
-const INVALID_PARAMS: i32 = -32602;
+use riot_kernel::error::JSONRPC_INVALID_PARAMS as INVALID_PARAMS;
 
 /// What `_riot/queue` does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -149,7 +149,7 @@ pub async fn remove(shared: &SharedOptions, name: &str, force: bool) -> i32 {
                     "Removed worktree {name}; its branch {} was already gone.",
                     removed.branch
                 );
-            } else if removed.commits == 0 {
+            } else if removed.moved {
                 outln!(
                     "Removed worktree {name}; its branch {} is kept: it no longer points at the commit the worktree was made from (`git branch -D {}` deletes it).",
                     removed.branch,

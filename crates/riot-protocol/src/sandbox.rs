@@ -200,15 +200,6 @@ pub trait Sandbox: Send + Sync + std::fmt::Debug {
         inner: Arc<dyn ProcessRunner>,
         policy: &SandboxPolicy,
     ) -> Option<SandboxedSession>;
-
-    /// Only the process runner of [`Self::session`].
-    fn wrap(
-        &self,
-        inner: Arc<dyn ProcessRunner>,
-        policy: &SandboxPolicy,
-    ) -> Option<Arc<dyn ProcessRunner>> {
-        self.session(inner, policy).map(|session| session.proc)
-    }
 }
 
 /// No sandbox: the status says so and nothing is wrapped (tests, faces

@@ -45,8 +45,9 @@ pub(crate) struct GroupGuard {
 
 impl GroupGuard {
     /// Guards the group `pgid` of a child already running, starting its
-    /// watchdog now (a terminal's or browser's program, which makes its
-    /// own group).
+    /// watchdog now (a terminal's or browser's program, or an MCP stdio
+    /// server through `spawn_with_stdin`). Until it starts, a killed Riot
+    /// leaves the child unwatched; [`spawn_watched`] has no such moment.
     pub(crate) fn new(pgid: Option<u32>) -> Self {
         Self {
             pgid,

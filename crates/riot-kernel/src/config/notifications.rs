@@ -8,13 +8,13 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ConfigError, ConfigSource};
 
 /// `{"bell": true, "title": true, "desktop": true}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotificationSettings {
     /// The terminal UI rings the bell when a turn ends or a question waits.
     pub bell: bool,

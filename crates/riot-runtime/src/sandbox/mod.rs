@@ -51,7 +51,7 @@ enum Landlock {
     None,
 }
 
-/// Which way a [`SandboxedRunner`] runs commands.
+/// Which way a [`SandboxRewrite`] wraps commands.
 #[derive(Debug, Clone)]
 enum Mode {
     Bubblewrap(PathBuf),
