@@ -641,7 +641,11 @@ async fn all_gone(needle: &str) -> Vec<i64> {
 /// A screen's rows as one string, each row's trailing blanks dropped, so
 /// text the terminal wrapped over two rows reads as it was written.
 fn unwrapped(screen: &str) -> String {
-    screen.lines().map(str::trim_end).collect::<Vec<_>>().join("")
+    screen
+        .lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("")
 }
 
 async fn a_terminal_writes_only_in_the_project(mech: Mech, refusal: &str) {
