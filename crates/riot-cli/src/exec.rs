@@ -454,7 +454,7 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     while let Some(prompt) = next.take() {
         let started = clock.now_ms();
         let mut tally = Tally::default();
-        let turn = match session.prompt(prompt) {
+        let mut turn = match session.prompt(prompt) {
             Ok(turn) => turn,
             Err(e) => {
                 eprintln!("riot exec: {e}");
@@ -462,14 +462,53 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
                 break;
             }
         };
-        interrupt.set_running(Some(turn.cancel_scope().clone()));
-        if interrupt.seen() {
-            turn.cancel_scope().cancel(CancelReason::User);
-        }
-        consume(turn, &mut out, &mut tally).await;
-        interrupt.set_running(None);
-        if let Some(r) = out.report.as_mut() {
-            r.finish();
+        // The prompt's turn, then one more for each batch of background
+        // agents' results that arrives after it: the run ends when they
+        // have, not with the agents cancelled and their work unseen. One
+        // result line covers them all.
+        loop {
+            interrupt.set_running(Some(turn.cancel_scope().clone()));
+            if interrupt.seen() {
+                turn.cancel_scope().cancel(CancelReason::User);
+            }
+            consume(turn, &mut out, &mut tally).await;
+            interrupt.set_running(None);
+            if let Some(r) = out.report.as_mut() {
+                r.finish();
+            }
+            if tally.reason() != TerminalReason::Completed || interrupt.seen() {
+                break;
+            }
+            let running = session.background().list();
+            let running: Vec<_> = running
+                .iter()
+                .filter(|t| t.state == riot_kernel::background::TaskState::Running)
+                .collect();
+            if out.report.is_some() && !running.is_empty() {
+                let ids: Vec<&str> = running.iter().map(|t| t.id.as_str()).collect();
+                eprintln!(
+                    "riot: waiting for {} background agent{} ({}) to finish; Ctrl-C stops {}",
+                    running.len(),
+                    if running.len() == 1 { "" } else { "s" },
+                    ids.join(", "),
+                    if running.len() == 1 { "it" } else { "them" },
+                );
+            }
+            let arrived = tokio::select! {
+                arrived = session.background_result() => arrived,
+                () = interrupt.wake.notified() => false,
+            };
+            if !arrived {
+                break;
+            }
+            turn = match session.deliver() {
+                Ok(Some(turn)) => turn,
+                Ok(None) => break,
+                Err(e) => {
+                    eprintln!("riot exec: {e}");
+                    break;
+                }
+            };
         }
         let reason = tally.reason();
         code = reason.exit_code();

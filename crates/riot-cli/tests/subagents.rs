@@ -388,3 +388,154 @@ async fn an_agent_file_cannot_move_a_dont_ask_session_to_accept_edits() {
         "the child ran in the session's dont-ask mode, not the file's: {refused:?}"
     );
 }
+
+// ---- background agents under `riot exec` ----
+
+/// A Task call starting `agent` in the background with `prompt`.
+fn background_task(agent: &str, prompt: &str) -> Reply {
+    let mut input = support::task_input(agent, prompt);
+    input["run_in_background"] = json!(true);
+    tool_call("call_bg", "Task", input)
+}
+
+/// The parent starts a background `explore` agent and ends its turn; the
+/// agent runs `command`, then answers `CHILD-ANSWER …`; the parent answers
+/// the result with `PARENT-SAW`.
+fn late_result(command: &str) -> Script {
+    Script::new(
+        Wire::Anthropic,
+        vec![
+            background_task("explore", "CHILD-PROMPT find the notes"),
+            Reply::Text("PARENT-IDLE".into()),
+            Reply::Text("PARENT-SAW".into()),
+        ],
+    )
+    .when_request_contains(
+        "CHILD-SLEPT",
+        Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
+    )
+    .when(
+        "CHILD-PROMPT",
+        tool_call(
+            "call_child_sleep",
+            "Bash",
+            json!({"command": command, "description": "wait"}),
+        ),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_waits_for_a_background_agent_and_the_model_answers_its_result() {
+    let world = World::new();
+    let server = MockServer::start(late_result("sleep 2; echo CHILD-SLEPT"))
+        .await
+        .unwrap();
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["--output-format", "json", "PARENT-PROMPT start the search"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    // One result for the prompt: the answer the model gave the agent's
+    // result, counting the parent's three requests.
+    let result = out.json();
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert_eq!(result["result"], "PARENT-SAW", "{result}");
+    assert_eq!(result["num_turns"], 3, "{result}");
+    // The last parent request: its turn's answer, then Riot's message
+    // with the result, once.
+    let parents: Vec<Value> = bodies(&server)
+        .into_iter()
+        .filter(|b| b["messages"][0].to_string().contains("PARENT-PROMPT"))
+        .collect();
+    assert_eq!(parents.len(), 3, "{parents:#?}");
+    let messages = parents[2]["messages"].as_array().unwrap();
+    let tail: Vec<String> = support::conversation(&messages[messages.len() - 2..]);
+    assert_eq!(tail.len(), 2, "{tail:#?}");
+    assert_eq!(tail[0], "assistant: PARENT-IDLE");
+    assert!(
+        tail[1].starts_with(
+            "user: <background-task id=\"bg_1\" agent=\"explore\" status=\"completed\">\nCHILD-ANSWER the notes are in notes.txt"
+        ),
+        "{tail:#?}"
+    );
+    assert_eq!(parents[2].to_string().matches("CHILD-ANSWER").count(), 1);
+    assert!(!parents[1].to_string().contains("CHILD-ANSWER"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_in_text_says_what_it_waits_for_and_prints_the_last_answer() {
+    let world = World::new();
+    let server = MockServer::start(late_result("sleep 2; echo CHILD-SLEPT"))
+        .await
+        .unwrap();
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["PARENT-PROMPT start the search"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "PARENT-SAW\n");
+    assert!(
+        out.stderr
+            .contains("riot: waiting for 1 background agent (bg_1) to finish; Ctrl-C stops it\n"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_while_exec_waits_for_a_background_agent_stops_it_and_its_command() {
+    let world = World::new();
+    let marker = format!("sleep 47.{}", std::process::id());
+    let server = MockServer::start(late_result(&format!("{marker}; echo CHILD-SLEPT")))
+        .await
+        .unwrap();
+    let riot = support::Running::spawn(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["PARENT-PROMPT start the search"],
+    ));
+    let pid = i64::from(riot.pid());
+    // The agent's command runs, and the parent's turn is over (its second
+    // request answered PARENT-IDLE): Riot is waiting.
+    let mut seen = false;
+    for _ in 0..600 {
+        let parents = bodies(&server)
+            .iter()
+            .filter(|b| b["messages"][0].to_string().contains("PARENT-PROMPT"))
+            .count();
+        if parents == 2 && !support::processes_with(&marker).is_empty() {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        seen,
+        "the agent's command never ran while the parent waited"
+    );
+    assert!(support::signal("INT", pid));
+    let out = riot.finish().await;
+    assert_eq!(out.code, Some(130), "{out:?}");
+    let mut left = support::processes_with(&marker);
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        left = support::processes_with(&marker);
+    }
+    assert!(
+        left.is_empty(),
+        "the agent's command outlived the run: {left:?}"
+    );
+    // No request answered the agent's result.
+    assert!(
+        !bodies(&server)
+            .iter()
+            .any(|b| b.to_string().contains("CHILD-ANSWER"))
+    );
+}

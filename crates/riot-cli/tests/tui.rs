@@ -558,6 +558,8 @@ async fn slash_tasks_lists_a_running_background_agent_and_x_stops_it() {
                        "subagent_type": "explore", "run_in_background": true}),
             ),
             Reply::Text("Started it.".into()),
+            // What the model says when told the agent was stopped.
+            Reply::Text("The search was stopped.".into()),
         ],
     )
     // The background agent's request never answers: it runs until stopped.
@@ -577,7 +579,11 @@ async fn slash_tasks_lists_a_running_background_agent_and_x_stops_it() {
     tmux.wait_for("› bg_1 explore — look around · stopped · 0 calls")
         .await;
     tmux.keys(&["Escape"]);
-    let pane = tmux.wait_for("shift+tab mode").await;
+    // The stopped agent's result reaches the model at once, in a turn of
+    // Riot's: the person typed nothing.
+    tmux.wait_for("⎿ background agent bg_1 (explore) stopped")
+        .await;
+    let pane = tmux.wait_for("The search was stopped.").await;
     assert!(!pane.contains("background (/tasks)"), "{pane}");
     // The agent had asked the model and was waiting for its answer.
     let reqs = requests(&server);
@@ -585,6 +591,17 @@ async fn slash_tasks_lists_a_running_background_agent_and_x_stops_it() {
         reqs.iter()
             .any(|b| b.to_string().contains("CHILD-STALL wait")),
         "{reqs:#?}"
+    );
+    let last = reqs.last().unwrap();
+    let told = last["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(
+        told.contains(r#"<background-task id=\"bg_1\" agent=\"explore\" status=\"stopped\">"#),
+        "{told}"
     );
     tmux.keys(&["C-d"]);
     tmux.wait_for("Resume it with").await;
@@ -647,4 +664,62 @@ async fn a_finished_turn_rings_the_bell_and_titles_the_terminal_unless_turned_of
         }
         server.shutdown().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_agent_that_ends_while_idle_wakes_the_model() {
+    if !have_tmux("tui: a late background result") {
+        return;
+    }
+    let world = World::new();
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            tool_call(
+                "call_bg",
+                "Task",
+                json!({"description": "look around", "prompt": "CHILD-PROMPT find the notes",
+                       "subagent_type": "explore", "run_in_background": true}),
+            ),
+            Reply::Text("Started it.".into()),
+            Reply::Text("The notes are in notes.txt.".into()),
+        ],
+    )
+    .when_request_contains("CHILD-SLEPT", Reply::Text("CHILD-ANSWER notes.txt".into()))
+    .when(
+        "CHILD-PROMPT",
+        tool_call(
+            "call_child_sleep",
+            "Bash",
+            json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
+        ),
+    );
+    let server = MockServer::start(script).await.unwrap();
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("find the notes in the background");
+    tmux.wait_for("Started it.").await;
+    // Nobody types: the agent's result starts a turn of its own.
+    tmux.wait_for("⎿ background agent bg_1 (explore) completed")
+        .await;
+    tmux.wait_for("The notes are in notes.txt.").await;
+    let pane = tmux.wait_for("shift+tab mode").await;
+    assert!(!pane.contains("background (/tasks)"), "{pane}");
+    let reqs = requests(&server);
+    let parents: Vec<&serde_json::Value> = reqs
+        .iter()
+        .filter(|b| b.to_string().contains("find the notes in the background"))
+        .collect();
+    assert_eq!(parents.len(), 3, "{reqs:#?}");
+    let told = parents[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(told.contains("CHILD-ANSWER notes.txt"), "{told}");
+    assert_eq!(parents[2].to_string().matches("CHILD-ANSWER").count(), 1);
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
 }

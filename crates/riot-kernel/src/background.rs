@@ -5,7 +5,8 @@
 //! [`crate::NobodyAnswers`]). When it ends, its result is queued once as a
 //! message to the parent's conversation (the session's
 //! [`PendingMessages`], delivered after the running batch's results, or
-//! with the next prompt); `TaskOutput` reads its progress or result on
+//! with the next prompt, or in a turn of its own a face starts with
+//! `SessionHandle::deliver`); `TaskOutput` reads its progress or result on
 //! demand. They stop with their session: [`BackgroundGuard`], held by the
 //! session, cancels every one still running when the session is dropped.
 //! Faces list them and stop one through the session handle
@@ -81,6 +82,8 @@ struct Inner {
     queue: Option<PendingMessages>,
     /// Set when the session ended: nothing new starts.
     closed: bool,
+    /// Tasks that ended and whose result is not in the queue yet.
+    unqueued: usize,
     watchers: Vec<TaskWatcher>,
 }
 
@@ -91,6 +94,7 @@ impl std::fmt::Debug for Inner {
             .field("next", &self.next)
             .field("queue", &self.queue)
             .field("closed", &self.closed)
+            .field("unqueued", &self.unqueued)
             .field("watchers", &self.watchers.len())
             .finish()
     }
@@ -177,7 +181,9 @@ impl BackgroundTasks {
 
     /// The task ended: records its result and queues it, once, as a
     /// message to the parent's conversation (Riot's, not the person's:
-    /// [`MessageOrigin::Context`]).
+    /// [`MessageOrigin::Context`]). Watchers hear of the end after the
+    /// result is in the queue, so one that then finds the tasks
+    /// [`settled`](Self::settled) finds every result waiting.
     pub fn finish(&self, id: &str, state: TaskState, result: String) {
         let mut inner = self.lock();
         let Some(entry) = number(id).and_then(|n| inner.tasks.get_mut(&n)) else {
@@ -197,10 +203,27 @@ impl BackgroundTasks {
         );
         let summary = entry.summary.clone();
         let queue = inner.queue.clone();
-        Self::tell(inner, summary);
+        inner.unqueued += 1;
+        drop(inner);
+        // Pushed outside the tasks' lock: the queue's watchers may read
+        // the tasks.
         if let Some(queue) = queue {
             queue.push_from(&text, MessageOrigin::Context);
         }
+        let mut inner = self.lock();
+        inner.unqueued -= 1;
+        Self::tell(inner, summary);
+    }
+
+    /// No task runs and every ended task's result is in the parent's
+    /// queue: nothing more will arrive unless a new task starts.
+    pub fn settled(&self) -> bool {
+        let inner = self.lock();
+        inner.unqueued == 0
+            && inner
+                .tasks
+                .values()
+                .all(|e| e.summary.state != TaskState::Running)
     }
 
     /// Every task, oldest first.

@@ -8,6 +8,9 @@
 //!   [`Turn`] stream (exactly one `Done`, last). A second prompt while one
 //!   runs is refused with [`KernelError::Busy`]; a face that wants to
 //!   send more during a turn [`queue`](SessionHandle::queue)s it.
+//!   [`SessionHandle::deliver`] starts a turn from what Riot queued alone
+//!   (a background agent's result that ended after the turn), for a face
+//!   that waited for one with [`SessionHandle::background_result`].
 //! - [`SessionHandle::set_mode`] and [`SessionHandle::set_model`] apply at
 //!   once between turns. During a turn they apply between model
 //!   requests: the mode from the next batch of tool calls on, the model
@@ -60,10 +63,20 @@ pub struct SessionStatus {
 
 type Job = Box<dyn FnOnce(&mut Session) -> futures::future::BoxFuture<'_, ()> + Send>;
 
-enum Op {
+/// What a turn starts from.
+enum TurnInput {
+    /// The person's prompt (or `/command`) and its images.
     Prompt {
         text: String,
         images: Vec<riot_protocol::ImageSource>,
+    },
+    /// Riot's waiting messages alone ([`SessionHandle::deliver`]).
+    Queued,
+}
+
+enum Op {
+    Turn {
+        input: TurnInput,
         cancel: CancelScope,
         events: mpsc::UnboundedSender<AgentEvent>,
     },
@@ -93,6 +106,8 @@ struct Shared {
     status: watch::Sender<SessionStatus>,
     /// Resolves when the actor has stopped.
     stopped: watch::Receiver<bool>,
+    /// Told each time a background task starts, makes a call or ends.
+    background_changed: Arc<tokio::sync::Notify>,
 }
 
 /// A cloneable handle on a running session. See the module docs.
@@ -105,13 +120,25 @@ pub struct SessionHandle {
 impl std::fmt::Debug for Op {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Op::Prompt { text, .. } => f.debug_struct("Prompt").field("text", text).finish(),
+            Op::Turn {
+                input: TurnInput::Prompt { text, .. },
+                ..
+            } => f.debug_struct("Prompt").field("text", text).finish(),
+            Op::Turn {
+                input: TurnInput::Queued,
+                ..
+            } => f.write_str("Deliver"),
             Op::SetMode(mode, _) => f.debug_tuple("SetMode").field(mode).finish(),
             Op::SetModel(model, _) => f.debug_tuple("SetModel").field(model).finish(),
             Op::Between(_) => f.write_str("Between"),
             Op::Close => f.write_str("Close"),
         }
     }
+}
+
+/// A message Riot queued (not the person's words).
+fn is_riots(message: &Message) -> bool {
+    matches!(message, Message::User(u) if u.origin != riot_protocol::MessageOrigin::Person)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -131,6 +158,13 @@ impl SessionHandle {
             requests: 0,
         });
         let (stopped_tx, stopped) = watch::channel(false);
+        let background_changed = Arc::new(tokio::sync::Notify::new());
+        {
+            let changed = Arc::clone(&background_changed);
+            session
+                .background_tasks()
+                .watch(Arc::new(move |_| changed.notify_waiters()));
+        }
         let shared = Arc::new(Shared {
             id: session.id().clone(),
             cwd: session.cwd().to_owned(),
@@ -145,6 +179,7 @@ impl SessionHandle {
             running: Mutex::new(None),
             status,
             stopped,
+            background_changed,
         });
         let actor = Actor {
             session,
@@ -230,6 +265,47 @@ impl SessionHandle {
         text: impl Into<String>,
         images: Vec<riot_protocol::ImageSource>,
     ) -> Result<Turn, KernelError> {
+        self.start_turn(TurnInput::Prompt {
+            text: text.into(),
+            images,
+        })
+    }
+
+    /// Starts a turn that gives the model what Riot queued while no turn
+    /// ran — a background task's result — when no prompt of the person's
+    /// will carry it (`riot exec` after its prompts, the terminal UI while
+    /// the person is away). `Ok(None)` when nothing of Riot's waits.
+    /// Refused as [`prompt`](Self::prompt) is.
+    pub fn deliver(&self) -> Result<Option<Turn>, KernelError> {
+        if !self.shared.pending.list().iter().any(is_riots) {
+            return Ok(None);
+        }
+        self.start_turn(TurnInput::Queued).map(Some)
+    }
+
+    /// Waits until something of Riot's waits in the queue for
+    /// [`deliver`](Self::deliver) (`true`), or until none can come: no
+    /// background task runs and every ended one's result was delivered
+    /// (`false`). Returns at once when either already holds.
+    pub async fn background_result(&self) -> bool {
+        loop {
+            let changed = self.shared.background_changed.notified();
+            let mut changed = std::pin::pin!(changed);
+            changed.as_mut().enable();
+            // Settled first: a result queued after this reading is seen
+            // below; one queued before it, too.
+            let settled = self.shared.background.settled();
+            if self.shared.pending.list().iter().any(is_riots) {
+                return true;
+            }
+            if settled {
+                return false;
+            }
+            changed.await;
+        }
+    }
+
+    fn start_turn(&self, input: TurnInput) -> Result<Turn, KernelError> {
         if self
             .shared
             .busy
@@ -241,9 +317,8 @@ impl SessionHandle {
         let cancel = CancelScope::new();
         *lock(&self.shared.running) = Some(cancel.clone());
         let (events, rx) = mpsc::unbounded_channel();
-        let op = Op::Prompt {
-            text: text.into(),
-            images,
+        let op = Op::Turn {
+            input,
             cancel: cancel.clone(),
             events,
         };
@@ -474,15 +549,11 @@ impl Actor {
                 },
             };
             match op {
-                Op::Prompt {
-                    text,
-                    images,
+                Op::Turn {
+                    input,
                     cancel,
                     events,
-                } => {
-                    self.session.attach_images(images);
-                    self.turn(&text, cancel, &events).await;
-                }
+                } => self.turn(input, cancel, &events).await,
                 Op::SetMode(mode, done) => {
                     self.session.set_mode(mode);
                     self.publish();
@@ -523,7 +594,7 @@ impl Actor {
 
     async fn turn(
         &mut self,
-        text: &str,
+        input: TurnInput,
         cancel: CancelScope,
         events: &mpsc::UnboundedSender<AgentEvent>,
     ) {
@@ -533,7 +604,15 @@ impl Actor {
         let mut closing = false;
         let mut done = None;
         {
-            let stream = self.session.turn(text, cancel.clone());
+            let stream = match input {
+                TurnInput::Prompt { text, images } => {
+                    self.session.attach_images(images);
+                    futures::future::Either::Left(self.session.turn(&text, cancel.clone()))
+                }
+                TurnInput::Queued => {
+                    futures::future::Either::Right(self.session.deliver_turn(cancel.clone()))
+                }
+            };
             let mut stream = std::pin::pin!(stream);
             loop {
                 tokio::select! {

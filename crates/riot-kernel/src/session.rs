@@ -714,29 +714,87 @@ impl Session {
                     yield event;
                 }
             }
-            // A turn stopped before anything came back withdraws its
-            // prompt; Riot's messages that went with it wait again.
-            if !riots.is_empty() && !self.state.messages.iter().any(|m| m.id() == &prompt_id) {
-                for queued in riots {
-                    if let Message::User(queued) = queued {
-                        for block in queued.content {
-                            if let riot_protocol::UserBlock::Text { text } = block {
-                                self.pending.push_from(&text, queued.origin);
-                            }
-                        }
-                    }
-                }
-            }
+            self.requeue_if_withdrawn(&prompt_id, riots);
+            self.after_turn();
+        };
+        panic_to_done(inner)
+    }
+
+    /// A turn that gives the model what Riot queued while no turn ran (a
+    /// background task's result), when no prompt of the person's would
+    /// carry it: one message of Riot's with each waiting message's text,
+    /// in order. No UserPromptSubmit hook runs (the person wrote nothing).
+    /// With nothing waiting it ends at once, `Completed`, without a
+    /// request.
+    pub fn deliver_turn<'a>(
+        &'a mut self,
+        cancel: CancelScope,
+    ) -> impl Stream<Item = AgentEvent> + Send + 'a {
+        let inner = async_stream::stream! {
             if let Some(previous) = self.restore_model.take() {
                 self.set_model(&previous);
             }
-            // A plan approved during the turn chose the mode from now on.
-            let mode = self.mode_cell.get();
-            if mode != self.state.mode {
-                self.set_mode(mode);
+            let riots = self.pending.deliver_riots();
+            if riots.is_empty() {
+                yield AgentEvent::Done { reason: TerminalReason::Completed };
+                return;
             }
+            let content = riots
+                .iter()
+                .filter_map(|m| match m {
+                    Message::User(u) => Some(u.content.iter().cloned()),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            let message = Message::User(riot_protocol::UserMessage {
+                id: MessageId::generate(self.deps.ids.as_ref()),
+                content,
+                origin: riot_protocol::MessageOrigin::Context,
+            });
+            let prompt_id = message.id().clone();
+            {
+                let run = riot_core::run_agent(&mut self.state, Some(message), &self.deps, cancel);
+                let mut run = std::pin::pin!(run);
+                while let Some(event) = run.next().await {
+                    self.cost.observe(&event);
+                    yield event;
+                }
+            }
+            self.requeue_if_withdrawn(&prompt_id, riots);
+            self.after_turn();
         };
         panic_to_done(inner)
+    }
+
+    /// A turn stopped before anything came back withdraws its prompt;
+    /// Riot's messages that went with it wait again.
+    fn requeue_if_withdrawn(&self, prompt_id: &MessageId, riots: Vec<Message>) {
+        if riots.is_empty() || self.state.messages.iter().any(|m| m.id() == prompt_id) {
+            return;
+        }
+        for queued in riots {
+            if let Message::User(queued) = queued {
+                for block in queued.content {
+                    if let riot_protocol::UserBlock::Text { text } = block {
+                        self.pending.push_from(&text, queued.origin);
+                    }
+                }
+            }
+        }
+    }
+
+    /// What every turn does at its end: a command's model gives way to the
+    /// session's, and a plan approved during the turn sets the mode from
+    /// now on.
+    fn after_turn(&mut self) {
+        if let Some(previous) = self.restore_model.take() {
+            self.set_model(&previous);
+        }
+        let mode = self.mode_cell.get();
+        if mode != self.state.mode {
+            self.set_mode(mode);
+        }
     }
 
     fn system_message(&self, level: riot_protocol::SystemLevel, text: String) -> Message {

@@ -469,3 +469,88 @@ async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
     assert_eq!(carried, vec![false, false, true], "{parents:#?}");
     fx.handle.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_delivers_a_late_result_in_a_turn_of_its_own() {
+    // The child sleeps in a shell call, so it ends after the parent's turn.
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            background_task("explore", "CHILD-PROMPT find the notes"),
+            Reply::Text("PARENT-IDLE".into()),
+            Reply::Text("PARENT-SAW".into()),
+        ],
+    )
+    .when_request_contains(
+        "CHILD-SLEPT",
+        Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
+    )
+    .when(
+        "CHILD-PROMPT",
+        call(
+            "call_child_sleep",
+            "Bash",
+            json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
+        ),
+    );
+    let fx = open(script).await;
+    // Nothing runs and nothing waits: no result can come, and there is
+    // nothing to deliver.
+    assert!(!fx.handle.background_result().await);
+    assert!(fx.handle.deliver().unwrap().is_none());
+
+    let events = run_turn(&fx.handle, "PARENT-PROMPT start the search").await;
+    assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+    let requests = fx.server.requests().len();
+    // The child still runs: the wait returns once its result is queued.
+    assert!(fx.handle.background_result().await);
+    assert_eq!(fx.handle.pending().list().len(), 1);
+    let events: Vec<AgentEvent> = fx.handle.deliver().unwrap().unwrap().collect().await;
+    assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+    assert!(fx.handle.pending().list().is_empty());
+    // Settled: nothing more will come.
+    assert!(!fx.handle.background_result().await);
+    assert!(fx.handle.deliver().unwrap().is_none());
+
+    // One more parent request, whose last message is Riot's, carrying the
+    // result alone, once; the model's answer ended the turn.
+    let parents = parent_bodies(&fx.server, "PARENT-PROMPT");
+    let last = parents.last().unwrap();
+    assert_eq!(
+        fx.server.requests().len(),
+        requests + 2,
+        "the child's second request, then the parent's"
+    );
+    let messages = last["messages"].as_array().unwrap();
+    let final_message = messages.last().unwrap();
+    assert_eq!(final_message["role"], "user");
+    let texts: Vec<&str> = final_message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    assert_eq!(texts.len(), 1, "{final_message}");
+    assert!(
+        texts[0].starts_with(
+            "<background-task id=\"bg_1\" agent=\"explore\" status=\"completed\">\nCHILD-ANSWER the notes are in notes.txt"
+        ),
+        "{final_message}"
+    );
+    assert_eq!(last.to_string().matches("CHILD-ANSWER").count(), 1);
+    assert_eq!(
+        flattened(&json!({"messages": messages[messages.len() - 2..]})),
+        vec!["PARENT-IDLE".to_owned(), texts[0].to_owned()]
+    );
+    let said: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Message {
+                message: riot_protocol::Message::Assistant(a),
+            } => Some(a.text()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said, vec!["PARENT-SAW".to_owned()]);
+    fx.handle.close().await;
+}

@@ -797,6 +797,46 @@ impl App {
         self.committed = 0;
     }
 
+    /// A background agent's result reaching the model: one dim row each
+    /// (`⎿ background agent bg_1 (explore) completed`); the model's
+    /// answer follows.
+    fn background_results(&mut self, content: &[UserBlock]) {
+        for block in content {
+            let UserBlock::Text { text } = block else {
+                continue;
+            };
+            let Some(tag) = text
+                .strip_prefix("<background-task ")
+                .and_then(|rest| rest.split_once('>'))
+                .map(|(tag, _)| tag)
+            else {
+                continue;
+            };
+            let attribute = |name: &str| {
+                tag.split_once(&format!("{name}=\""))
+                    .and_then(|(_, rest)| rest.split_once('"'))
+                    .map_or("", |(value, _)| value)
+            };
+            let row = format!(
+                "  ⎿ background agent {} ({}) {}",
+                attribute("id"),
+                attribute("agent"),
+                attribute("status")
+            );
+            let dim = self.theme.dim();
+            self.push_block(vec![Line::from(Span::styled(row, dim))]);
+        }
+    }
+
+    /// A turn Riot started by itself, to give the model what background
+    /// agents returned while no turn ran: the app runs it as a prompt's.
+    pub fn delivery_started(&mut self) {
+        self.busy = true;
+        self.turn_ended = false;
+        self.turn_started = self.now;
+        "thinking".clone_into(&mut self.activity);
+    }
+
     fn results(&mut self, content: &[UserBlock]) {
         for block in content {
             let UserBlock::ToolResult {
@@ -895,7 +935,10 @@ impl App {
                             self.push_block(rows);
                         }
                     }
-                    _ => self.results(&u.content),
+                    _ => {
+                        self.background_results(&u.content);
+                        self.results(&u.content);
+                    }
                 },
                 Message::System(s) => self.note(s.level, &s.text),
             },

@@ -286,6 +286,14 @@ async fn next_event(turn: &mut Option<Turn>) -> Option<AgentEvent> {
     }
 }
 
+/// Resolves when something of Riot's (a background agent's result) waits
+/// for the model; never while nothing can come.
+async fn riots_waiting(handle: &SessionHandle) {
+    if !handle.background_result().await {
+        std::future::pending::<()>().await;
+    }
+}
+
 /// Writes the app's finished rows above the live area, into the
 /// terminal's scrollback. ratatui's `insert_before` makes the room (with
 /// scrolling regions, so the live area is not repainted); the rows are
@@ -606,6 +614,21 @@ async fn drive(
                     Some(Err(e)) => return Err(e),
                     None => return Ok(()),
                 }
+                dirty = true;
+            }
+            () = riots_waiting(handle), if turn.is_none() && !app.busy() => {
+                // A background agent ended while no turn ran: the model
+                // hears of it now, as Claude Code's does, not only with
+                // the person's next prompt.
+                match handle.deliver() {
+                    Ok(Some(started)) => {
+                        app.delivery_started();
+                        turn = Some(started);
+                    }
+                    Ok(None) | Err(KernelError::Busy) => {}
+                    Err(e) => app.note(SystemLevel::Error, &e.to_string()),
+                }
+                last_frame = None;
                 dirty = true;
             }
             event = next_event(&mut turn) => {
