@@ -121,6 +121,36 @@ pub struct SharedOptions {
 
 /// A `--permission-mode` value: Riot's names, or Claude Code's for the
 /// same modes.
+impl Cli {
+    /// [`Cli::parse`], then `--worktree` given what cannot name a worktree
+    /// and no prompt (`riot -p -w "add tests"`: the flag's optional value
+    /// took the prompt) is a worktree with a picked name and that prompt.
+    pub fn parse_args() -> Self {
+        let mut cli = <Self as Parser>::parse();
+        cli.settle();
+        cli
+    }
+
+    fn settle(&mut self) {
+        prompt_not_name(&mut self.print_options.worktree, &mut self.prompt);
+        if let Some(Command::Exec(exec)) = &mut self.command {
+            prompt_not_name(&mut exec.options.worktree, &mut exec.prompt);
+        }
+    }
+}
+
+/// Moves a `--worktree` value that is no worktree name to the missing
+/// prompt, leaving a bare `--worktree` (a picked name).
+fn prompt_not_name(worktree: &mut Option<String>, prompt: &mut Option<String>) {
+    if prompt.is_none()
+        && let Some(value) = worktree.as_deref()
+        && !value.is_empty()
+        && riot_kernel::worktree::check_name(value).is_err()
+    {
+        *prompt = worktree.replace(String::new());
+    }
+}
+
 fn parse_mode(value: &str) -> Result<PermissionMode, String> {
     let riot = match value {
         "acceptEdits" => "accept-edits",
@@ -602,6 +632,31 @@ mod tests {
         };
         assert_eq!(exec.options.worktree.as_deref(), Some("w1"));
         assert_eq!(exec.prompt.as_deref(), Some("do it"));
+        // What cannot name a worktree, with no prompt after it, is the
+        // prompt (a name is picked); a name stays a name.
+        for args in [
+            &["riot", "-p", "-w", "add tests"][..],
+            &["riot", "--worktree", "add tests"],
+        ] {
+            let mut cli = Cli::try_parse_from(args).unwrap();
+            cli.settle();
+            assert_eq!(cli.print_options.worktree.as_deref(), Some(""), "{args:?}");
+            assert_eq!(cli.prompt.as_deref(), Some("add tests"), "{args:?}");
+        }
+        let mut cli = Cli::try_parse_from(["riot", "exec", "-w", "add tests"]).unwrap();
+        cli.settle();
+        let Some(Command::Exec(exec)) = cli.command else {
+            panic!("expected exec");
+        };
+        assert_eq!(exec.options.worktree.as_deref(), Some(""));
+        assert_eq!(exec.prompt.as_deref(), Some("add tests"));
+        let mut cli = Cli::try_parse_from(["riot", "-p", "-w", "w1"]).unwrap();
+        cli.settle();
+        assert_eq!(cli.print_options.worktree.as_deref(), Some("w1"));
+        assert_eq!(cli.prompt, None);
+        let mut cli = Cli::try_parse_from(["riot", "-w", "bad name", "do it"]).unwrap();
+        cli.settle();
+        assert_eq!(cli.print_options.worktree.as_deref(), Some("bad name"));
         let cli = Cli::try_parse_from(["riot", "worktree", "remove", "w1", "--force"]).unwrap();
         assert!(matches!(
             cli.command,

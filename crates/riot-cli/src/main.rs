@@ -21,8 +21,6 @@ mod world;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use cli::{
     Cli, Command, ConfigCommand, ExecArgs, McpCommand, PermissionsCommand, SessionsCommand,
     ToolsCommand, WorktreeCommand,
@@ -93,7 +91,7 @@ fn main() -> ExitCode {
         let code = riot_runtime::sandbox::helper::exec_main(&args[2..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -16,18 +16,26 @@ pub fn environment() -> BTreeMap<String, String> {
         .collect()
 }
 
-/// `$RIOT_HOME`, else `$XDG_CONFIG_HOME/riot`, else `~/.config/riot`.
+/// `$RIOT_HOME`, else `$XDG_CONFIG_HOME/riot`, else `~/.config/riot`;
+/// a relative one is taken from the current directory, so that what Riot
+/// keeps there (worktrees, which git makes from the project) never lands
+/// inside the project.
 pub fn riot_home(env: &BTreeMap<String, String>) -> Result<PathBuf, String> {
-    if let Some(home) = env.get("RIOT_HOME").filter(|h| !h.is_empty()) {
-        return Ok(PathBuf::from(home));
+    let home = if let Some(home) = env.get("RIOT_HOME").filter(|h| !h.is_empty()) {
+        PathBuf::from(home)
+    } else if let Some(xdg) = env.get("XDG_CONFIG_HOME").filter(|h| !h.is_empty()) {
+        PathBuf::from(xdg).join("riot")
+    } else {
+        env.get("HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| PathBuf::from(h).join(".config/riot"))
+            .ok_or_else(|| "cannot find a home directory: set RIOT_HOME".to_owned())?
+    };
+    if home.is_absolute() {
+        return Ok(home);
     }
-    if let Some(xdg) = env.get("XDG_CONFIG_HOME").filter(|h| !h.is_empty()) {
-        return Ok(PathBuf::from(xdg).join("riot"));
-    }
-    env.get("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(".config/riot"))
-        .ok_or_else(|| "cannot find a home directory: set RIOT_HOME".to_owned())
+    std::path::absolute(&home)
+        .map_err(|e| format!("cannot make Riot's home {} absolute: {e}", home.display()))
 }
 
 /// The project directory: `--cwd`, else the current directory, made absolute.
@@ -100,5 +108,43 @@ pub fn browsers() -> Arc<dyn riot_protocol::BrowserHost> {
         Arc::new(riot_protocol::NoBrowserHost)
     } else {
         Arc::new(riot_runtime::ChromiumHost)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // compares with the real current directory
+    fn riot_home_is_always_absolute() {
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(
+            riot_home(&env(&[("RIOT_HOME", "rh")])).unwrap(),
+            here.join("rh")
+        );
+        assert_eq!(
+            riot_home(&env(&[("RIOT_HOME", "/abs/rh"), ("HOME", "/h")])).unwrap(),
+            PathBuf::from("/abs/rh")
+        );
+        assert_eq!(
+            riot_home(&env(&[("XDG_CONFIG_HOME", "cfg")])).unwrap(),
+            here.join("cfg/riot")
+        );
+        assert_eq!(
+            riot_home(&env(&[("RIOT_HOME", ""), ("HOME", "/h")])).unwrap(),
+            PathBuf::from("/h/.config/riot")
+        );
+        assert_eq!(
+            riot_home(&env(&[])).unwrap_err(),
+            "cannot find a home directory: set RIOT_HOME"
+        );
     }
 }

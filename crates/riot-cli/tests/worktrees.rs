@@ -238,6 +238,47 @@ async fn an_unchanged_worktree_is_removed_with_its_branch_at_the_end() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn print_mode_with_a_bare_w_before_the_prompt_picks_a_name_and_sends_the_prompt() {
+    let world = World::new();
+    let cwd = repository(&world);
+    let server = writer("new.txt", "from the agent\n").await;
+    let base = server.base_url();
+    let out = run(world.bare(&[
+        "-p",
+        "--cwd",
+        cwd.to_str().unwrap(),
+        "--provider",
+        "anthropic",
+        "--base-url",
+        base.as_str(),
+        "--model",
+        "mock-model",
+        "--permission-mode",
+        "acceptEdits",
+        "-w",
+        "write the new file",
+    ]))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout.trim(), "done");
+    // The words were the prompt, not a worktree name.
+    assert_eq!(
+        support::conversation(server.requests()[0].body["messages"].as_array().unwrap()),
+        ["user: write the new file"]
+    );
+    let list = listed(&world).await;
+    assert_eq!(list.len(), 1, "{list:?} {}", out.stderr);
+    let name = list[0]["name"].as_str().unwrap();
+    assert!(name.starts_with("wt-"), "{name}");
+    let path = PathBuf::from(list[0]["path"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(path.join("new.txt")).unwrap(),
+        "from the agent\n"
+    );
+    assert!(!cwd.join("new.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn force_removes_a_worktree_with_uncommitted_changes_and_its_branch() {
     let world = World::new();
     let cwd = repository(&world);
