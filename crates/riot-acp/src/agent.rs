@@ -408,12 +408,56 @@ impl RiotAgent {
         if text.trim().is_empty() && images.is_empty() {
             return Err(Error::new(INVALID_PARAMS, "the prompt is empty"));
         }
-        let mut modes = slot.session.watch();
-        let mode_before = modes.borrow_and_update().mode;
-        let mut events = slot
+        let mode_before = slot.session.status().mode;
+        let events = slot
             .session
             .prompt_with_images(text, images)
             .map_err(kernel_error)?;
+        self.run_turn(cx, &id, &slot, events, mode_before).await
+    }
+
+    /// `_riot/deliver`: a turn of Riot's for what it queued while no turn
+    /// ran (a background agent's result), streamed as a prompt's is;
+    /// `stopReason` null when nothing waited or a turn already runs (that
+    /// turn takes it).
+    async fn deliver(
+        &self,
+        cx: &ConnectionTo<Client>,
+        request: &crate::background::DeliverRequest,
+    ) -> Result<crate::background::DeliverResponse, Error> {
+        let id = request.session_id.clone();
+        if self.stop.is_triggered() {
+            return Err(Error::new(
+                INVALID_PARAMS,
+                "Riot is shutting down; it starts no new turns",
+            ));
+        }
+        let slot = self.slot(&id)?;
+        let mode_before = slot.session.status().mode;
+        let events = match slot.session.deliver() {
+            Ok(Some(events)) => events,
+            Ok(None) | Err(KernelError::Busy) => {
+                return Ok(crate::background::DeliverResponse { stop_reason: None });
+            }
+            Err(e) => return Err(kernel_error(e)),
+        };
+        let response = self.run_turn(cx, &id, &slot, events, mode_before).await?;
+        Ok(crate::background::DeliverResponse {
+            stop_reason: Some(response.stop_reason),
+        })
+    }
+
+    /// Streams a started turn to the client as `session/update`s and
+    /// answers with its stop reason, or the error it ended in.
+    async fn run_turn(
+        &self,
+        cx: &ConnectionTo<Client>,
+        id: &str,
+        slot: &Arc<Slot>,
+        mut events: riot_kernel::Turn,
+        mode_before: riot_protocol::PermissionMode,
+    ) -> Result<PromptResponse, Error> {
+        let id = id.to_owned();
         // A shutdown that came while this turn was being set up did not
         // see it running: cancel it here.
         if self.stop.is_triggered() {
@@ -537,7 +581,7 @@ impl RiotAgent {
             );
         }
         // A first prompt names a new session.
-        self.announce_title(cx, &id, &slot);
+        self.announce_title(cx, &id, slot);
         // Before the response, so the client has the figures of the turn
         // that just ended, and what the session has cost with it.
         let cost_usd = slot.session.cost().usd;
@@ -913,6 +957,7 @@ pub(crate) async fn serve_on(
     let t0 = Arc::clone(&agent);
     // `_riot/queue`, `_riot/background`, `_riot/background_stop` (agent_parallel.rs).
     let (pq0, pq1, pq2) = (Arc::clone(&agent), Arc::clone(&agent), Arc::clone(&agent));
+    let d0 = Arc::clone(&agent);
     let (b0, b1, b2, b3, b4, b5) = (
         Arc::clone(&agent),
         Arc::clone(&agent),
@@ -1193,6 +1238,19 @@ pub(crate) async fn serve_on(
                         responder: Responder<crate::background::BackgroundResponse>,
                         _cx: ConnectionTo<Client>| {
                 reply(responder, pq1.background(&request));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: crate::background::DeliverRequest,
+                        responder: Responder<crate::background::DeliverResponse>,
+                        cx: ConnectionTo<Client>| {
+                let agent = Arc::clone(&d0);
+                d0.turns.spawn(async move {
+                    let result = agent.deliver(&cx, &request).await;
+                    reply(responder, result);
+                });
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),

@@ -12,6 +12,14 @@
 //!   An unknown or ended task is an invalid-params error saying which.
 //! - `_riot/background_update` (notification, opt-in): a task started,
 //!   made a tool call or ended.
+//! - `_riot/deliver` (request, `{sessionId}`): when a task's result waits
+//!   in the session's queue and no turn runs (it ended after the turn), a
+//!   turn of Riot's gives it to the model — streamed as `session/update`s
+//!   like a prompt's turn, cancelled by `session/cancel` — and the reply
+//!   is `{stopReason}` as `session/prompt`'s; `{stopReason: null}` when
+//!   nothing waited or a turn runs already (that turn takes it). ACP has
+//!   no turn an agent starts, so a client that wants the model to hear of
+//!   a result without waiting for the person's next prompt asks for one.
 //!
 //! A task is `{id, agent, description, state, calls, last, result}`:
 //! `state` is `running`, `completed`, `failed` or `stopped`; `last` the
@@ -28,6 +36,7 @@ use serde::{Deserialize, Serialize};
 pub const BACKGROUND: &str = "_riot/background";
 pub const BACKGROUND_STOP: &str = "_riot/background_stop";
 pub const BACKGROUND_UPDATE: &str = "_riot/background_update";
+pub const DELIVER: &str = "_riot/deliver";
 
 use riot_kernel::error::JSONRPC_INVALID_PARAMS as INVALID_PARAMS;
 
@@ -58,6 +67,24 @@ crate::ext::riot_request!(
     BACKGROUND_STOP,
     BackgroundStopResponse
 );
+
+/// `_riot/deliver`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeliverRequest {
+    pub session_id: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+crate::ext::riot_request!(DeliverRequest, DELIVER, DeliverResponse);
+
+/// `_riot/deliver`'s reply: how the turn ended, or null when none ran.
+#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliverResponse {
+    pub stop_reason: Option<agent_client_protocol::v1::schema::StopReason>,
+}
 
 /// One background task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -102,7 +102,7 @@ pub fn capabilities_meta() -> Meta {
                 SESSION_RENAME, SESSION_DELETE, SET_MODEL, crate::terminals::TERMINAL_WRITE,
                 CHECKPOINTS, REWIND,
                 crate::queue::QUEUE, crate::background::BACKGROUND,
-                crate::background::BACKGROUND_STOP,
+                crate::background::BACKGROUND_STOP, crate::background::DELIVER,
             ],
             "notifications": NOTIFICATIONS,
         }),

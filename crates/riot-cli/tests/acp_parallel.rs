@@ -66,7 +66,12 @@ impl Client {
             )
             .await;
         let riot = &init["agentCapabilities"]["_meta"]["riot"];
-        for method in ["_riot/queue", "_riot/background", "_riot/background_stop"] {
+        for method in [
+            "_riot/queue",
+            "_riot/background",
+            "_riot/background_stop",
+            "_riot/deliver",
+        ] {
             assert!(
                 riot["requests"]
                     .as_array()
@@ -623,4 +628,118 @@ async fn a_background_task_is_listed_and_stopped_and_the_parent_gets_its_end_onc
     assert_eq!(waiting["messages"], json!([]), "{waiting}");
     client.close().await;
     server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliver_gives_a_result_that_ended_after_the_turn_to_the_model_in_a_turn_of_its_own() {
+    let world = World::new();
+    let server = MockServer::start(
+        Script::new(
+            WIRE,
+            vec![
+                tool_call(
+                    "call_bg",
+                    "Task",
+                    json!({"description": "look around", "prompt": "CHILD-PROMPT find the notes",
+                           "subagent_type": "explore", "run_in_background": true}),
+                ),
+                Reply::Text("PARENT-IDLE".into()),
+                Reply::Text("PARENT-SAW the notes".into()),
+            ],
+        )
+        .when_request_contains("CHILD-SLEPT", Reply::Text("CHILD-ANSWER notes.txt".into()))
+        .when(
+            "CHILD-PROMPT",
+            tool_call(
+                "call_child_sleep",
+                "Bash",
+                json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
+            ),
+        ),
+    )
+    .await
+    .unwrap();
+    let (mut client, session) = Client::start(&world, &server).await;
+    // Nothing waits yet: no turn, and no request to the model.
+    let none = client
+        .ok("_riot/deliver", json!({"sessionId": session}))
+        .await;
+    assert_eq!(none, json!({"stopReason": null}));
+    assert!(server.requests().is_empty());
+    let unknown = client
+        .call("_riot/deliver", json!({"sessionId": "ses_nope"}))
+        .await;
+    assert!(unknown.get("error").is_some(), "{unknown}");
+
+    let end = client
+        .ok(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "PARENT start"}]}),
+        )
+        .await;
+    assert_eq!(end["stopReason"], "end_turn");
+    // The result arrives in the queue as Riot's message.
+    let waiting = client
+        .note(|n| {
+            n["method"] == "_riot/queue_update"
+                && n["params"]["messages"]
+                    .as_array()
+                    .is_some_and(|m| m.iter().any(|m| m["origin"] == "riot"))
+        })
+        .await;
+    assert_eq!(waiting["params"]["sessionId"], session);
+    let before = client.notes.len();
+    let delivered = client
+        .ok("_riot/deliver", json!({"sessionId": session}))
+        .await;
+    assert_eq!(delivered, json!({"stopReason": "end_turn"}));
+    // The turn streamed as a prompt's does, and the queue said the result
+    // was delivered.
+    let said: String = client.notes[before..]
+        .iter()
+        .filter(|n| n["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .map(|n| {
+            n["params"]["update"]["content"]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(said, "PARENT-SAW the notes");
+    assert!(
+        client.notes[before..].iter().any(|n| {
+            n["method"] == "_riot/queue_update"
+                && n["params"]["delivered"]
+                    .as_array()
+                    .is_some_and(|d| d.len() == 1)
+        }),
+        "{:#?}",
+        &client.notes[before..]
+    );
+    let parents: Vec<Value> = support::bodies(&server)
+        .into_iter()
+        .filter(|b| b["messages"][0].to_string().contains("PARENT start"))
+        .collect();
+    assert_eq!(parents.len(), 3);
+    let last = flattened(&parents[2]);
+    assert_eq!(last[last.len() - 2], "PARENT-IDLE");
+    assert!(
+        last[last.len() - 1].starts_with(
+            "<background-task id=\"bg_1\" agent=\"explore\" status=\"completed\">\nCHILD-ANSWER notes.txt"
+        ),
+        "{last:#?}"
+    );
+    // Delivered once: asking again starts nothing.
+    let again = client
+        .ok("_riot/deliver", json!({"sessionId": session}))
+        .await;
+    assert_eq!(again, json!({"stopReason": null}));
+    assert_eq!(
+        support::bodies(&server)
+            .iter()
+            .filter(|b| b["messages"][0].to_string().contains("PARENT start"))
+            .count(),
+        3
+    );
+    client.close().await;
 }
