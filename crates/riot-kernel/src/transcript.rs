@@ -35,6 +35,9 @@ pub(crate) struct StoreSink {
     /// The session's user message count, for checkpoints (docs/rewind.md);
     /// unset for subagents' transcripts.
     prompts: OnceLock<crate::checkpoints::PromptNumber>,
+    /// The last message counted as a prompt: only its withdrawal uncounts
+    /// one (a turn of Riot's, with no prompt, can be withdrawn too).
+    last_prompt: Mutex<Option<MessageId>>,
 }
 
 impl StoreSink {
@@ -44,6 +47,7 @@ impl StoreSink {
             target: Mutex::new(Target::Open(Box::new(writer))),
             clock,
             prompts: OnceLock::new(),
+            last_prompt: Mutex::new(None),
         }
     }
 
@@ -57,6 +61,7 @@ impl StoreSink {
             }),
             clock,
             prompts: OnceLock::new(),
+            last_prompt: Mutex::new(None),
         }
     }
 
@@ -155,6 +160,8 @@ impl TranscriptSink for StoreSink {
             && riot_store::is_prompt(message)
         {
             prompts.bump();
+            *self.last_prompt.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(message.id().clone());
         }
         let record = Record::Message {
             at_ms: self.now(),
@@ -163,8 +170,19 @@ impl TranscriptSink for StoreSink {
         self.write(record, true);
     }
     fn withdrawn(&self, message_id: &MessageId) {
-        // Only a prompt stopped before any reply is withdrawn.
-        if let Some(prompts) = self.prompts.get() {
+        // A message stopped before any reply is withdrawn: the prompt it
+        // was, or a turn of Riot's (a background result), which counted
+        // nothing.
+        let was_prompt = {
+            let mut last = self.last_prompt.lock().unwrap_or_else(|e| e.into_inner());
+            if last.as_ref() == Some(message_id) {
+                *last = None;
+                true
+            } else {
+                false
+            }
+        };
+        if was_prompt && let Some(prompts) = self.prompts.get() {
             prompts.drop_one();
         }
         let record = Record::Withdrawn {

@@ -554,3 +554,82 @@ async fn an_idle_session_delivers_a_late_result_in_a_turn_of_its_own() {
     assert_eq!(said, vec!["PARENT-SAW".to_owned()]);
     fx.handle.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawn_delivery_turn_leaves_the_prompts_rewind_numbers_alone() {
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            background_task("explore", "CHILD-PROMPT find the notes"),
+            Reply::Text("PARENT-IDLE".into()),
+            // The delivery turn: stopped before any answer.
+            Reply::Stall(String::new()),
+            call(
+                "call_write",
+                "Write",
+                json!({"file_path": "a.txt", "content": "second\n"}),
+            ),
+            Reply::Text("PARENT-WROTE".into()),
+        ],
+    )
+    .when_request_contains(
+        "CHILD-SLEPT",
+        Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
+    )
+    .when(
+        "CHILD-PROMPT",
+        call(
+            "call_child_sleep",
+            "Bash",
+            json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
+        ),
+    );
+    let fx = open(script).await;
+    let events = run_turn(&fx.handle, "PARENT-PROMPT start the search").await;
+    assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+    assert!(fx.handle.background_result().await);
+    let before = fx.server.requests().len();
+    let turn = fx.handle.deliver().unwrap().unwrap();
+    let stalled = tokio::spawn(turn.collect::<Vec<AgentEvent>>());
+    for _ in 0..400 {
+        if fx.server.requests().len() > before {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        fx.server.requests().len() > before,
+        "the delivery never reached the model"
+    );
+    assert!(fx.handle.cancel(riot_protocol::CancelReason::User));
+    let events = stalled.await.unwrap();
+    assert!(
+        matches!(reason(&events), TerminalReason::Aborted { .. }),
+        "{events:#?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::PromptWithdrawn { .. })),
+        "{events:#?}"
+    );
+    // The result waits again, and goes with the next prompt.
+    assert_eq!(fx.handle.pending().list().len(), 1);
+    let events = run_turn(&fx.handle, "SECOND-PROMPT write it").await;
+    assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+    assert!(fx.handle.pending().list().is_empty());
+    // The second prompt is still the second: its change is its own.
+    let points = fx.handle.rewind_points().await.unwrap();
+    let seen: Vec<(u32, &str, Vec<String>)> = points
+        .iter()
+        .map(|p| (p.number, p.text.as_str(), p.files.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (1, "PARENT-PROMPT start the search", Vec::new()),
+            (2, "SECOND-PROMPT write it", vec!["a.txt".to_owned()]),
+        ]
+    );
+    fx.handle.close().await;
+}
