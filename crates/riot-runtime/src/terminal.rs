@@ -621,11 +621,17 @@ impl Drop for PtyTerminals {
 }
 
 /// The printed text of a terminal's output: characters and line breaks,
-/// with every escape sequence dropped.
+/// with every escape sequence dropped. A carriage return without a line
+/// feed goes back to the start of the line, and what follows overwrites
+/// it as on a screen: a progress bar redrawn a thousand times is one
+/// line, not a thousand run together.
 #[derive(Debug, Default)]
 struct PlainText {
     text: String,
     omitted: u64,
+    /// After a carriage return: where in `text` the next character goes,
+    /// replacing the one there; `None` appends.
+    overwrite: Option<usize>,
 }
 
 impl PlainText {
@@ -641,21 +647,59 @@ impl PlainText {
         }
         self.omitted += cut as u64;
         self.text.drain(..cut);
+        self.overwrite = self.overwrite.map(|at| at.saturating_sub(cut));
+    }
+
+    /// Writes `c` at the cursor: over the character there after a
+    /// carriage return, else at the end.
+    fn put(&mut self, c: char) {
+        match self.overwrite {
+            Some(at) if at < self.text.len() && !self.text[at..].starts_with('\n') => {
+                let old = self.text[at..].chars().next().map_or(0, char::len_utf8);
+                let mut buf = [0u8; 4];
+                self.text
+                    .replace_range(at..at + old, c.encode_utf8(&mut buf));
+                let next = at + c.len_utf8();
+                self.overwrite = (next < self.text.len()).then_some(next);
+            }
+            _ => {
+                self.overwrite = None;
+                self.text.push(c);
+            }
+        }
     }
 }
 
 impl vte::Perform for PlainText {
     fn print(&mut self, c: char) {
-        self.text.push(c);
+        self.put(c);
     }
 
     fn execute(&mut self, byte: u8) {
         match byte {
-            b'\n' => self.text.push('\n'),
-            b'\t' => self.text.push('\t'),
-            0x08 if !self.text.ends_with('\n') => {
-                self.text.pop();
+            b'\n' => {
+                self.overwrite = None;
+                self.text.push('\n');
             }
+            b'\r' => {
+                let start = self.text.rfind('\n').map_or(0, |i| i + 1);
+                self.overwrite = (start < self.text.len()).then_some(start);
+            }
+            b'\t' => self.put('\t'),
+            // Backspace: over text being overwritten it moves back along
+            // the line; at the end it takes the last character back.
+            0x08 => match self.overwrite {
+                Some(at) => {
+                    let start = self.text[..at].rfind('\n').map_or(0, |i| i + 1);
+                    if let Some((back, _)) = self.text[start..at].char_indices().next_back() {
+                        self.overwrite = Some(start + back);
+                    }
+                }
+                None if !self.text.ends_with('\n') => {
+                    self.text.pop();
+                }
+                None => {}
+            },
             _ => {}
         }
     }

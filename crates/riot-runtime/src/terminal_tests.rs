@@ -337,3 +337,49 @@ fn input_is_described_with_key_names() {
         "<C-c><Esc><Tab><Backspace>"
     );
 }
+
+/// What the model reads of `output` written to a terminal.
+fn plain(output: &str) -> String {
+    let mut parser = vte::Parser::new();
+    let mut text = PlainText::default();
+    parser.advance(&mut text, output.as_bytes());
+    text.text
+}
+
+#[test]
+fn a_redrawn_line_is_read_as_it_was_left_not_as_every_redraw() {
+    // A progress bar redrawn with carriage returns, then a line feed.
+    assert_eq!(
+        plain("Building [=>  ] 1/3\rBuilding [==> ] 2/3\rBuilding [===>] 3/3\r\nDone.\r\n"),
+        "Building [===>] 3/3\nDone.\n"
+    );
+    // A shorter redraw leaves the end of the longer line, as a screen does.
+    assert_eq!(plain("abcdef\rXY\r\n"), "XYcdef\n");
+    // Overwriting goes on past the old end of the line.
+    assert_eq!(plain("ab\rWXYZ\n"), "WXYZ\n");
+    // Characters of any width replace characters, not bytes.
+    assert_eq!(plain("naïve\rNAÏ\n"), "NAÏve\n");
+    // A carriage return at the start of a line changes nothing.
+    assert_eq!(plain("one\n\rtwo\n"), "one\ntwo\n");
+    // Backspace moves back over the line being overwritten, not past it.
+    assert_eq!(plain("one\nabc\r\x08\x08X\n"), "one\nXbc\n");
+    assert_eq!(plain("abc\rab\x08Z\n"), "aZc\n");
+    // At the end of the text it takes the last character back, as before.
+    assert_eq!(plain("abc\x08\x08Z\n"), "aZ\n");
+    // Escape sequences are dropped throughout.
+    assert_eq!(
+        plain("\x1b[32m50%\x1b[0m\r\x1b[32m100%\x1b[0m\r\n"),
+        "100%\n"
+    );
+}
+
+#[test]
+fn a_cut_keeps_the_carriage_return_on_the_same_character() {
+    let mut parser = vte::Parser::new();
+    let mut text = PlainText::default();
+    parser.advance(&mut text, b"0123456789\nprogress 10%\r");
+    text.cap(16);
+    parser.advance(&mut text, b"progress 99%\r\n");
+    assert!(text.text.ends_with("progress 99%\n"), "{:?}", text.text);
+    assert_eq!(text.text.matches("progress").count(), 1, "{:?}", text.text);
+}
