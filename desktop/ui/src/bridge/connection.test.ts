@@ -84,6 +84,7 @@ describe("the bridge against a strict fake riot serve", () => {
         "_riot/queue",
         "_riot/background",
         "_riot/background_stop",
+        "_riot/deliver",
       ],
       notifications: ["_riot/usage", "_riot/compaction", "_riot/terminal", "_riot/queue_update", "_riot/background_update"],
     });

@@ -54,11 +54,13 @@ import {
   BACKGROUND,
   BACKGROUND_STOP,
   BACKGROUND_UPDATE,
+  DELIVER,
   QUEUE,
   QUEUE_UPDATE,
   parseBackgroundNotice,
   parseBackgroundStop,
   parseBackgroundTasks,
+  parseDeliver,
   parseQueue,
   parseQueueNotice,
   type BackgroundNotice,
@@ -455,6 +457,18 @@ export class RiotConnection {
    */
   async stopBackground(sessionId: string, id: string): Promise<BackgroundTask> {
     return parseBackgroundStop(await this.extension(BACKGROUND_STOP, { sessionId, id }));
+  }
+
+  /**
+   * `_riot/deliver`: when a background agent's result waits in session
+   * `sessionId`'s queue and no turn runs, Riot starts a turn of its own
+   * that gives it to the model. The turn streams as `session/update`s and
+   * stops on `cancel` as a prompt's does; resolves with its stop reason,
+   * or `null` when no turn ran (nothing of Riot's waited, or a turn
+   * already runs and takes it). Throws Riot's refusal as `prompt` does.
+   */
+  async deliver(sessionId: string): Promise<StopReason | null> {
+    return parseDeliver(await this.extension(DELIVER, { sessionId }));
   }
 
   /** Closes the connection; pending requests reject. */

@@ -36,7 +36,7 @@ export type {
   TerminalNotice,
   TurnUsage,
 } from "./riot-ext";
-export { BACKGROUND, BACKGROUND_STOP, QUEUE } from "./parallel";
+export { BACKGROUND, BACKGROUND_STOP, DELIVER, QUEUE } from "./parallel";
 export type { BackgroundNotice, BackgroundState, BackgroundTask, QueuedMessage, QueueNotice, QueueState } from "./parallel";
 export { SocketClosedError } from "./socket";
 export type * from "./types";

@@ -1,16 +1,20 @@
+import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 
 import { connectToRiot, RiotError, type BridgeEvents } from "./connection";
 import { endpointFromPage } from "./endpoint";
 import {
+  DELIVER,
   parseBackgroundNotice,
   parseBackgroundTasks,
+  parseDeliver,
   parseQueue,
   parseQueueNotice,
   type BackgroundNotice,
   type QueueNotice,
 } from "./parallel";
-import { FakeRiot } from "./testing/fake-riot";
+import { socketStream } from "./socket";
+import { FAKE_REQUESTS, FakeRiot } from "./testing/fake-riot";
 
 const PROJECT = "/home/me/project";
 
@@ -84,6 +88,76 @@ describe("_riot/queue and _riot/background through the bridge", () => {
     expect(riot.violations).toEqual([]);
   });
 
+  it("_riot/deliver runs a turn of Riot's for a result waiting between turns, streamed and cancelled as a prompt's", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    const updates: string[] = [];
+    const queue: QueueNotice[] = [];
+    const events: BridgeEvents = {
+      update: (n) => updates.push(n.update.sessionUpdate === "agent_message_chunk" && n.update.content.type === "text" ? n.update.content.text : n.update.sessionUpdate),
+      usage: () => {},
+      compaction: () => {},
+      closed: () => {},
+      permission: () => new Promise(() => {}),
+      queue: (n) => queue.push(n),
+    };
+    const connection = await connectToRiot(endpointFromPage("http://127.0.0.1:1/?token=t"), events, riot.connect);
+    const { sessionId } = await connection.newSession(PROJECT);
+    // Nothing waits, then only the person's message: no turn.
+    await expect(connection.deliver(sessionId)).resolves.toBeNull();
+    await connection.queue(sessionId, { action: "push", text: "mine" });
+    await expect(connection.deliver(sessionId)).resolves.toBeNull();
+    const turns: [string, string][] = [];
+    riot.script(
+      async (turn) => {
+        turns.push([turn.source, turn.text]);
+        await turn.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Got bg_1." } });
+        return "end_turn";
+      },
+      async (turn) => {
+        turns.push([turn.source, turn.text]);
+        await new Promise((resolve) => turn.cancelled.addEventListener("abort", resolve));
+        return "cancelled";
+      },
+    );
+    const result = (id: string) => ({ id, agent: "explore", description: "look", state: "completed" as const, calls: 0, last: null, result: `${id} found it` });
+    await riot.backgroundTask(sessionId, result("bg_1"));
+    queue.length = 0;
+    await expect(connection.deliver(sessionId)).resolves.toBe("end_turn");
+    expect(turns.map(([source, text]) => [source, text.split("\n")[1]])).toEqual([["deliver", "bg_1 found it"]]);
+    expect(updates).toContain("Got bg_1.");
+    // Riot's message went into the turn; the person's stays queued for its own prompt.
+    expect(queue.map((n) => [n.delivered.map((m) => m.origin), n.messages.map((m) => m.text)])).toEqual([[["riot"], ["mine"]]]);
+    await riot.backgroundTask(sessionId, result("bg_2"));
+    const stopped = connection.deliver(sessionId);
+    while (turns.length < 2) await new Promise((r) => setTimeout(r, 1));
+    // A turn runs: a second ask starts nothing.
+    await expect(connection.deliver(sessionId)).resolves.toBeNull();
+    await connection.cancel(sessionId);
+    await expect(stopped).resolves.toBe("cancelled");
+    // Stopped before any reply: Riot's message waits again.
+    expect(riot.queued(sessionId).map((m) => [m.origin, m.text.split("\n")[1]])).toEqual([
+      ["person", undefined],
+      ["riot", "bg_2 found it"],
+    ]);
+    await expect(connection.deliver("nope")).rejects.toThrow(new RiotError("unknown session `nope`", -32602));
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("_riot/deliver refuses malformed params as Riot does, and is not sent to a Riot that does not offer it", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    const raw = acp.client({ name: "raw" }).connect(socketStream(riot.connect("ws://127.0.0.1:1/acp?token=t")));
+    await raw.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    const ask = (params: Record<string, unknown>) => raw.agent.request<unknown, Record<string, unknown>>(DELIVER, params);
+    await expect(ask({})).rejects.toMatchObject({ code: -32602, message: "_riot/deliver: `sessionId` must be a string" });
+    await expect(ask({ sessionId: "s1", now: true })).rejects.toMatchObject({ code: -32602, message: "_riot/deliver: unknown field `now`" });
+    raw.close();
+    const old = new FakeRiot({ token: "t", projects: [PROJECT], requests: FAKE_REQUESTS.filter((r) => r !== DELIVER) });
+    const { connection } = await connected(old);
+    const { sessionId } = await connection.newSession(PROJECT);
+    await expect(connection.deliver(sessionId)).rejects.toThrow("This Riot does not offer _riot/deliver; update riot to use it.");
+    expect(old.received).not.toContain(DELIVER);
+  });
+
   it("refuses payloads that are not what Riot sends", () => {
     expect(() => parseQueue({ messages: [{ id: "m", text: "x", origin: "someone" }] })).toThrow(/malformed _riot\/queue result/);
     expect(() => parseQueue({ messages: [], id: 3 })).toThrow(/malformed/);
@@ -95,5 +169,9 @@ describe("_riot/queue and _riot/background through the bridge", () => {
     expect(() => parseBackgroundNotice({ sessionId: "s", task: { id: "bg_1", agent: "a", description: "d", state: "running", calls: -1 } })).toThrow(
       /malformed/,
     );
+    expect(parseDeliver({ stopReason: null })).toBeNull();
+    expect(parseDeliver({ stopReason: "max_turn_requests" })).toBe("max_turn_requests");
+    expect(() => parseDeliver({})).toThrow(/malformed _riot\/deliver result/);
+    expect(() => parseDeliver({ stopReason: "finished" })).toThrow(/malformed _riot\/deliver result/);
   });
 });

@@ -1,15 +1,20 @@
 // A session's message queue and background agents, kept by Riot
 // (crates/riot-acp/src/queue.rs, background.rs): `_riot/queue`
 // (list/push/edit/remove/take), `_riot/background` and
-// `_riot/background_stop`, and the opt-in `_riot/queue_update` and
-// `_riot/background_update` notifications. Payloads come from another
-// process, so they are checked field by field here.
+// `_riot/background_stop`, `_riot/deliver` (a turn of Riot's for a
+// background result waiting between turns), and the opt-in
+// `_riot/queue_update` and `_riot/background_update` notifications.
+// Payloads come from another process, so they are checked field by field
+// here.
+
+import type { StopReason } from "@agentclientprotocol/sdk";
 
 export const QUEUE = "_riot/queue";
 export const QUEUE_UPDATE = "_riot/queue_update";
 export const BACKGROUND = "_riot/background";
 export const BACKGROUND_STOP = "_riot/background_stop";
 export const BACKGROUND_UPDATE = "_riot/background_update";
+export const DELIVER = "_riot/deliver";
 
 /** A message waiting in a session's queue. */
 export interface QueuedMessage {
@@ -152,4 +157,18 @@ export function parseBackgroundNotice(raw: unknown): BackgroundNotice {
   const r = record(raw);
   if (typeof r?.sessionId !== "string") throw new MalformedError(`${BACKGROUND_UPDATE} params`, raw);
   return { sessionId: r.sessionId, task: task(r.task, `${BACKGROUND_UPDATE} params`) };
+}
+
+const STOP_REASONS: readonly string[] = ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"];
+
+/**
+ * Parses `_riot/deliver`'s result: how the turn of Riot's ended, or
+ * `null` when none ran (nothing of Riot's waited, or a turn already ran).
+ */
+export function parseDeliver(raw: unknown): StopReason | null {
+  const r = record(raw);
+  const reason = r?.stopReason;
+  if (reason === null) return null;
+  if (typeof reason !== "string" || !STOP_REASONS.includes(reason)) throw new MalformedError(`${DELIVER} result`, raw);
+  return reason as StopReason;
 }

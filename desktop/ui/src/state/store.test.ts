@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 
 import { connectToRiot, endpointFromPage } from "../bridge";
-import { FakeRiot, UNCONFIGURED, type Answer, type FakeTurn } from "../bridge/testing/fake-riot";
+import { FAKE_REQUESTS, FakeRiot, UNCONFIGURED, type Answer, type FakeTurn } from "../bridge/testing/fake-riot";
 import type { FrameScheduler } from "./frame-batcher";
-import type { BackgroundTask } from "../bridge/parallel";
+import { DELIVER, type BackgroundTask } from "../bridge/parallel";
 import { Store, type StoreHooks } from "./store";
 
 const PROJECT = "/home/me/project";
@@ -348,7 +348,8 @@ describe("Store: background agents", () => {
   });
 
   it("lists them on opening, follows their updates, and stops one", async () => {
-    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    // A Riot without `_riot/deliver`: a result waits in the queue for the next prompt.
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT], requests: FAKE_REQUESTS.filter((r) => r !== DELIVER) });
     riot.addSession("s-old", PROJECT, []);
     await riot.backgroundTask("s-old", task());
     const { store, until } = await setup(riot);
@@ -498,6 +499,7 @@ describe("Store: sessions, models and settings", () => {
       terminals: true,
       queue: true,
       background: true,
+      deliver: true,
     });
     const old = new FakeRiot({ token: "t", projects: [PROJECT], config: UNCONFIGURED, requests: ["_riot/shutdown"], images: false });
     const { store } = await setup(old);
@@ -512,8 +514,232 @@ describe("Store: sessions, models and settings", () => {
       terminals: false,
       queue: false,
       background: false,
+      deliver: false,
     });
     expect(store.getState().settings).toBeNull();
     expect(old.received).toEqual(["initialize", "session/list"]);
+  });
+});
+
+describe("Store: a background result between turns goes to the model in a turn of Riot's (_riot/deliver)", () => {
+  const done = (id: string, result: string): BackgroundTask => ({
+    id,
+    agent: "explore",
+    description: "find the config",
+    state: "completed",
+    calls: 1,
+    last: "explore: Read src/config.rs",
+    result,
+  });
+  /** What Riot queues for `done(id, result)` (crates/riot-kernel/src/background.rs). */
+  const resultText = (id: string, result: string) =>
+    `<background-task id="${id}" agent="explore" status="completed">\n${result}\n</background-task>\nThe background task "find the config" has ended; this is its result.`;
+  const shown = (store: Store) =>
+    (store.current()?.conversation.items ?? []).map((i) => (i.kind === "tool" ? "tool" : `${i.kind}:${i.text}`));
+  const delivers = (riot: FakeRiot) => riot.received.filter((m) => m === DELIVER).length;
+  /** Lets frames and messages go by, for asserting that something did not happen. */
+  const settle = async (frames: { frame(): void }) => {
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 1));
+      frames.frame();
+    }
+  };
+
+  it("asks for one turn when a result arrives while idle: running meanwhile, the reply streamed in, turnEnded once", async () => {
+    const ended: unknown[] = [];
+    const turns: [string, string][] = [];
+    let release = () => {};
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(async (turn) => {
+      turns.push([turn.source, turn.text]);
+      await turn.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "bg_1 says: src/config.rs." } });
+      await new Promise<void>((resolve) => (release = resolve));
+      return "end_turn";
+    });
+    const { store, until } = await setup(riot, { turnEnded: (e) => ended.push(e) });
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    await riot.backgroundTask(id, done("bg_1", "The config is src/config.rs."));
+    await until(() => shown(store).includes("agent:bg_1 says: src/config.rs."));
+    expect(store.current()?.running).toBe(true);
+    expect(store.current()?.startedAt).not.toBeNull();
+    expect(delivers(riot)).toBe(1);
+    expect(turns).toEqual([["deliver", resultText("bg_1", "The config is src/config.rs.")]]);
+    // No prompt bubble: the person wrote nothing; the result shows where it went in.
+    expect(shown(store)).toEqual(["notice:Background task bg_1's result reached the agent.", "agent:bg_1 says: src/config.rs."]);
+    expect(store.current()?.queue).toEqual([]);
+    expect(ended).toEqual([]);
+    release();
+    await until(() => store.current()?.running === false && ended.length === 1);
+    expect(ended).toEqual([{ sessionId: id, label: PROJECT, outcome: "done" }]);
+    expect(store.current()?.startedAt).toBeNull();
+    expect(store.current()?.lastUsage?.inputTokens).toBe(10);
+    expect(delivers(riot)).toBe(1);
+    expect(riot.received).not.toContain("session/prompt");
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("stays idle with nothing added when Riot answers stopReason null (another client's turn runs and takes it)", async () => {
+    const ended: unknown[] = [];
+    const other = gated([]);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(other.script);
+    const { store, frames, until } = await setup(riot, { turnEnded: (e) => ended.push(e) });
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    // A second client of the same riot serve runs a prompt in the session; this page does not see it run.
+    const quiet = {
+      update: () => {},
+      usage: () => {},
+      compaction: () => {},
+      closed: () => {},
+      permission: () => new Promise<string | null>(() => {}),
+    };
+    const second = await connectToRiot(endpointFromPage("http://127.0.0.1:1/?token=t"), quiet, riot.connect);
+    const elsewhere = second.prompt(id, "work from the other window");
+    await until(() => riot.sessions.get(id)?.running != null);
+    const before = store.current()?.conversation;
+    await riot.backgroundTask(id, done("bg_1", "Found it."));
+    await until(() => delivers(riot) === 1 && store.current()?.running === false);
+    await settle(frames);
+    expect(delivers(riot)).toBe(1);
+    expect(store.current()?.conversation).toEqual(before);
+    expect(store.current()?.queue.map((m) => m.origin)).toEqual(["riot"]);
+    expect(store.current()?.startedAt).toBeNull();
+    expect(store.getState().error).toBeNull();
+    expect(ended).toEqual([]);
+    other.release();
+    await expect(elsewhere).resolves.toBe("end_turn");
+    second.close();
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("leaves a result that arrives during a turn to Riot's loop, and asks nothing after the turn", async () => {
+    let riot: FakeRiot;
+    let release = () => {};
+    riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(async (turn) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      // The loop, after a batch of tool results.
+      await riot.deliverQueued(turn.sessionId);
+      await turn.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Noted bg_1." } });
+      return "end_turn";
+    });
+    const { store, frames, until } = await setup(riot);
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    void store.send("work");
+    // The turn runs at Riot's (a result queued before would go with the prompt).
+    await until(() => store.current()?.running === true && riot.sessions.get(id)?.running != null);
+    await riot.backgroundTask(id, done("bg_1", "Found it."));
+    await until(() => store.current()?.queue.length === 1);
+    await settle(frames);
+    expect(delivers(riot)).toBe(0);
+    release();
+    await until(() => store.current()?.running === false);
+    await settle(frames);
+    expect(delivers(riot)).toBe(0);
+    expect(shown(store)).toEqual(["user:work", "notice:Background task bg_1's result reached the agent.", "agent:Noted bg_1."]);
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("never asks a Riot that does not offer _riot/deliver: the result waits for the person's next prompt", async () => {
+    const prompts: string[] = [];
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT], requests: FAKE_REQUESTS.filter((r) => r !== DELIVER) }).script(
+      async (turn) => {
+        prompts.push(turn.text);
+        return "end_turn";
+      },
+    );
+    const { store, frames, until } = await setup(riot);
+    expect(store.getState().features.deliver).toBe(false);
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    await riot.backgroundTask(id, done("bg_1", "Found it."));
+    await until(() => store.current()?.queue.length === 1);
+    await settle(frames);
+    expect(store.current()?.running).toBe(false);
+    expect(riot.received).not.toContain(DELIVER);
+    await store.send("what did it find?");
+    await until(() => store.current()?.running === false && store.current()?.queue.length === 0);
+    expect(prompts).toEqual(["what did it find?"]);
+    expect(shown(store)).toEqual(["user:what did it find?", "notice:Background task bg_1's result reached the agent."]);
+    expect(riot.received).not.toContain(DELIVER);
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("sends the person's queued message with a waiting result as a prompt at the turn's end, not _riot/deliver", async () => {
+    const ended: unknown[] = [];
+    const prompts: string[] = [];
+    const { script, release } = gated(prompts);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script);
+    const { store, until } = await setup(riot, { turnEnded: (e) => ended.push(e) });
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    void store.send("first");
+    await until(() => prompts.length === 1);
+    await store.send("then this");
+    await riot.backgroundTask(id, done("bg_1", "Found it."));
+    await until(() => store.current()?.queue.length === 2);
+    release();
+    await until(() => prompts.length === 2);
+    expect(prompts).toEqual(["first", "then this"]);
+    release();
+    await until(() => store.current()?.running === false && ended.length === 1);
+    expect(riot.received).not.toContain(DELIVER);
+    expect(shown(store)).toEqual(["user:first", "user:then this", "notice:Background task bg_1's result reached the agent."]);
+    expect(riot.queued(id)).toEqual([]);
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("delivers a result found waiting alone when a session is opened; holds it with the person's messages", async () => {
+    const turns: string[] = [];
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(async (turn) => {
+      turns.push(turn.source);
+      await turn.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Thanks, bg_7." } });
+      return "end_turn";
+    });
+    riot.addSession("alone", PROJECT, [{ sessionUpdate: "user_message_chunk", content: { type: "text", text: "earlier" } }]);
+    await riot.enqueue("alone", resultText("bg_7", "Found it."), "riot");
+    riot.addSession("mixed", PROJECT, []);
+    await riot.enqueue("mixed", "written before the reload", "person");
+    await riot.enqueue("mixed", resultText("bg_8", "Found that."), "riot");
+    const { store, frames, until } = await setup(riot);
+    await store.openSession("alone", PROJECT);
+    await until(() => turns.length === 1 && store.current()?.running === false);
+    expect(turns).toEqual(["deliver"]);
+    expect(shown(store)).toEqual(["user:earlier", "notice:Background task bg_7's result reached the agent.", "agent:Thanks, bg_7."]);
+    await store.openSession("mixed", PROJECT);
+    await until(() => store.current()?.loading === false && store.current()?.queue.length === 2);
+    await settle(frames);
+    expect(store.current()?.queueHeld).toBe(true);
+    expect(store.current()?.running).toBe(false);
+    expect(delivers(riot)).toBe(1);
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("holds a result whose turn was stopped before any reply, and gives it again when the person resumes", async () => {
+    const turns: string[] = [];
+    const { script, release } = gated(turns);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script);
+    const { store, frames, until } = await setup(riot);
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    await riot.backgroundTask(id, done("bg_1", "Found it."));
+    await until(() => turns.length === 1 && store.current()?.running === true);
+    await store.stop();
+    await until(() => store.current()?.running === false);
+    // Riot withdrew the turn's message: the result waits again, held for the person.
+    expect(store.current()?.queue.map((m) => m.text)).toEqual([resultText("bg_1", "Found it.")]);
+    expect(store.current()?.queueHeld).toBe(true);
+    expect(shown(store).at(-1)).toBe("notice:Stopped.");
+    await settle(frames);
+    expect(delivers(riot)).toBe(1);
+    void store.resumeQueue(id);
+    await until(() => turns.length === 2);
+    expect(delivers(riot)).toBe(2);
+    expect(store.current()?.running).toBe(true);
+    release();
+    await until(() => store.current()?.running === false);
+    expect(store.current()?.queue).toEqual([]);
+    expect(store.current()?.queueHeld).toBe(false);
+    expect(riot.violations).toEqual([]);
   });
 });

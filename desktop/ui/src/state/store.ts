@@ -8,8 +8,12 @@
 // them into the running turn after its next tool results, and what still
 // waits when the turn ends is sent as the next prompt; a stopped or failed
 // turn (or a session opened with messages waiting) holds the queue until
-// the person resumes it (or sends again). The store never talks to the desktop shell: it reports turn ends and
-// questions through `StoreHooks`, which main.tsx connects to it.
+// the person resumes it (or sends again). A background agent's result that
+// Riot queues while no turn runs goes to the model at once, in a turn of
+// Riot's (`_riot/deliver`), unless the person's own messages wait too
+// (then it goes with them). The store never talks to the desktop shell: it
+// reports turn ends and questions through `StoreHooks`, which main.tsx
+// connects to it.
 
 import {
   CHECKPOINTS,
@@ -41,6 +45,7 @@ import { worktreeOf, type SessionWorktree } from "../bridge/worktree";
 import {
   BACKGROUND,
   BACKGROUND_STOP,
+  DELIVER,
   QUEUE,
   type BackgroundNotice,
   type BackgroundTask,
@@ -86,7 +91,7 @@ export interface SessionView {
   models: readonly string[];
   /** Messages waiting in Riot's queue of the session, in order (`_riot/queue`). */
   queue: readonly QueuedPrompt[];
-  /** The last turn was stopped or failed: the queue waits for the person. */
+  /** The last turn was stopped or failed (or the person's messages were found waiting on opening): the queue waits for the person. */
   queueHeld: boolean;
   conversation: Conversation;
   /** A prompt is running. */
@@ -137,6 +142,8 @@ export interface Features {
   queue: boolean;
   /** Background agents can be listed and stopped (`_riot/background`, `_riot/background_stop`). */
   background: boolean;
+  /** A background result waiting between turns can be given to the model in a turn of Riot's (`_riot/deliver`). */
+  deliver: boolean;
 }
 
 const NO_FEATURES: Features = {
@@ -150,6 +157,7 @@ const NO_FEATURES: Features = {
   terminals: false,
   queue: false,
   background: false,
+  deliver: false,
 };
 
 /** The model settings form: shown at first run (`onboarding`) or from the top bar. */
@@ -231,6 +239,11 @@ function hasPerson(queue: readonly QueuedMessage[]): boolean {
   return queue.some((m) => m.origin === "person");
 }
 
+/** Whether `queue` holds a message Riot queued (a background agent's result). */
+function hasRiots(queue: readonly QueuedMessage[]): boolean {
+  return queue.some((m) => m.origin === "riot");
+}
+
 /** Queued texts sent as one prompt, in order. */
 function joined(texts: readonly string[]): string {
   return texts.filter((t) => t.trim() !== "").join("\n\n");
@@ -293,6 +306,12 @@ export class Store {
   private nextKey = 0;
   /** Keys typed into a terminal while its last write is on its way, by session and terminal. */
   private readonly typing = new Map<string, { pending: string }>();
+  /**
+   * Sessions whose next turn the store is starting: a `take` of the queue
+   * on its way before a prompt, or a `_riot/deliver` in flight. No other
+   * turn of the store's starts there meanwhile.
+   */
+  private readonly starting = new Set<string>();
 
   constructor(
     projectDir: string,
@@ -370,6 +389,8 @@ export class Store {
     let permissions = this.state.permissions;
     let connection = this.state.connection;
     const ended: { id: string; outcome: TurnOutcome }[] = [];
+    /** Sessions whose queue changed or whose replay ended: a result of Riot's may now be deliverable. */
+    const touched = new Set<string>();
     const asked: PendingPermission[] = [];
     let pending: { id: string; updates: SessionNotification["update"][] } | null = null;
     const flushUpdates = () => {
@@ -437,8 +458,9 @@ export class Store {
                   : withNotice(conversation, "info", `${backgroundLabel(m.text)} reached the agent.`);
             }
             const queue = item.notice.messages;
-            return { ...v, conversation, queue, queueHeld: v.queueHeld && hasPerson(queue) };
+            return { ...v, conversation, queue, queueHeld: v.queueHeld && queue.length > 0 };
           });
+          touched.add(item.notice.sessionId);
           break;
         case "background":
           change(item.notice.sessionId, (v) => ({
@@ -481,6 +503,7 @@ export class Store {
             conversation:
               item.modes === null ? v.conversation : { ...v.conversation, modes: item.modes },
           }));
+          touched.add(item.sessionId);
           break;
         case "ended": {
           const outcome = outcomeOf(item.stopReason, item.error);
@@ -490,8 +513,10 @@ export class Store {
             const note = item.stopReason === null ? undefined : STOP_NOTES[item.stopReason];
             if (note !== undefined) conversation = withNotice(conversation, note[0], note[1]);
             if (item.error !== null) conversation = withNotice(conversation, "error", item.error);
-            // A stopped or failed turn holds what is queued; the person decides.
-            const queueHeld = outcome !== "done" && hasPerson(v.queue);
+            // A stopped or failed turn holds what is queued, Riot's messages
+            // too (a turn of Riot's that failed is not retried on its own);
+            // the person decides.
+            const queueHeld = outcome !== "done" && v.queue.length > 0;
             return {
               ...v,
               running: false,
@@ -527,13 +552,17 @@ export class Store {
     for (const pending of asked) {
       this.hooks.question?.({ sessionId: pending.sessionId, title: pending.request.toolCall.title ?? "" });
     }
+    for (const id of touched) if (!ended.some((e) => e.id === id)) void this.deliverWaiting(id);
     if (ended.length === 0) return;
     // The queue moves on at once; the notification waits for the session's (new) title.
     const idle = ended.filter(({ id }) => {
       const view = this.state.open[id];
-      return !(view !== undefined && !view.queueHeld && hasPerson(view.queue) && connection.status === "open");
+      return view === undefined || connection.status !== "open" || this.follows(view) === null;
     });
-    for (const { id } of ended) void this.sendNext(id);
+    for (const { id } of ended) {
+      void this.sendNext(id);
+      void this.deliverWaiting(id);
+    }
     void this.refreshSessions().then(() => {
       for (const { id, outcome } of idle) {
         const title = this.state.sessions.find((s) => s.sessionId === id)?.title;
@@ -559,6 +588,7 @@ export class Store {
       terminals: connection.supports(TERMINAL_WRITE),
       queue: connection.supports(QUEUE),
       background: connection.supports(BACKGROUND) && connection.supports(BACKGROUND_STOP),
+      deliver: connection.supports(DELIVER),
     };
     this.set({ connection: { status: "open" }, features });
     await this.refreshSessions();
@@ -702,7 +732,7 @@ export class Store {
     }
     const waiting = this.state.open[id]?.queue ?? [];
     if (waiting.length > 0 && this.state.features.queue) {
-      const taken = await this.attempt(() => this.need().queue(id, { action: "take" }));
+      const taken = await this.taking(id);
       if (taken === undefined) return;
       this.updateSession(id, (v) => ({ ...v, queue: taken.messages, queueHeld: false }));
       await this.run(id, joined([...taken.taken.map((m) => m.text), text]), images);
@@ -719,18 +749,73 @@ export class Store {
   private async sendNext(id: string): Promise<void> {
     const view = this.state.open[id];
     if (view === undefined || !hasPerson(view.queue) || view.running || view.loading || view.queueHeld) return;
-    if (this.state.connection.status !== "open") return;
-    const taken = await this.attempt(() => this.need().queue(id, { action: "take" }));
+    if (this.state.connection.status !== "open" || this.starting.has(id)) return;
+    const taken = await this.taking(id);
     if (taken === undefined || taken.taken.length === 0) return;
     this.updateSession(id, (v) => ({ ...v, queue: taken.messages }));
     await this.run(id, joined(taken.taken.map((m) => m.text)), []);
+  }
+
+  /**
+   * Takes the person's waiting messages out of session `id`'s queue to
+   * send them; no turn of Riot's starts while the take is on its way
+   * (`run`, called right after, marks the session running).
+   */
+  private async taking(id: string) {
+    this.starting.add(id);
+    try {
+      return await this.attempt(() => this.need().queue(id, { action: "take" }));
+    } finally {
+      this.starting.delete(id);
+    }
+  }
+
+  /**
+   * What follows a turn in idle session `view` on its own: the person's
+   * waiting messages as a prompt, or a turn of Riot's for its own
+   * messages alone; `null` when the queue is held or nothing waits.
+   */
+  private follows(view: SessionView): "prompt" | "deliver" | null {
+    if (view.queueHeld) return null;
+    if (hasPerson(view.queue)) return "prompt";
+    return this.state.features.deliver && hasRiots(view.queue) ? "deliver" : null;
+  }
+
+  /**
+   * Gives the background results waiting in session `id`'s queue to the
+   * model in a turn of Riot's (`_riot/deliver`) when only Riot's messages
+   * wait and nothing runs there: the person's messages go through
+   * `sendNext` (Riot's go with them), and a held queue waits for the
+   * person. The session shows running meanwhile, with no prompt of the
+   * person's; the turn streams and ends as a prompt's does. Riot answers
+   * `null` when it started nothing (a turn of another client's runs and
+   * takes them, or nothing waited any more): the session is idle again.
+   */
+  private async deliverWaiting(id: string): Promise<void> {
+    const view = this.state.open[id];
+    if (view === undefined || view.running || view.loading || this.follows(view) !== "deliver") return;
+    if (this.state.connection.status !== "open" || this.starting.has(id)) return;
+    this.starting.add(id);
+    this.updateSession(id, (v) => ({ ...v, running: true, startedAt: Date.now() }));
+    try {
+      const stopReason = await this.need().deliver(id);
+      if (stopReason === null) {
+        this.updateSession(id, (v) => ({ ...v, running: false, startedAt: null, stopping: false }));
+      } else {
+        this.batch.push({ type: "ended", sessionId: id, stopReason, error: null });
+      }
+    } catch (e) {
+      this.batch.push({ type: "ended", sessionId: id, stopReason: null, error: message(e) });
+    } finally {
+      this.starting.delete(id);
+    }
   }
 
   /** Takes message `messageId` out of session `id`'s queue (Riot refuses one already delivered). */
   async removeQueued(id: string, messageId: string): Promise<void> {
     await this.attempt(async () => {
       const state = await this.need().queue(id, { action: "remove", id: messageId });
-      this.updateSession(id, (v) => ({ ...v, queue: state.messages, queueHeld: v.queueHeld && hasPerson(state.messages) }));
+      this.updateSession(id, (v) => ({ ...v, queue: state.messages, queueHeld: v.queueHeld && state.messages.length > 0 }));
     });
   }
 
@@ -743,10 +828,15 @@ export class Store {
     });
   }
 
-  /** Sends what is queued in session `id` after a stop, a failure or a reload held it. */
+  /**
+   * Sends what is queued in session `id` after a stop, a failure or a
+   * reload held it: the person's messages as a prompt (Riot's go with
+   * them), or Riot's alone in a turn of Riot's.
+   */
   async resumeQueue(id: string): Promise<void> {
     this.updateSession(id, (v) => ({ ...v, queueHeld: false }));
-    await this.sendNext(id);
+    if (hasPerson(this.state.open[id]?.queue ?? [])) await this.sendNext(id);
+    else await this.deliverWaiting(id);
   }
 
   /** Stops background agent `taskId` of session `id`; its end arrives as `_riot/background_update`. */
@@ -769,8 +859,13 @@ export class Store {
 
   /**
    * Reads session `id`'s queue and background agents from Riot (a
-   * session just opened, or loaded after a page reload). Messages found
-   * waiting between turns are held for the person to send or remove.
+   * session just opened, or loaded after a page reload). The person's
+   * messages found waiting between turns are held for the person to send
+   * or remove (Riot's wait with them). Background results found waiting
+   * alone go to the model at once, in a turn of Riot's: they are what the
+   * agent would have been given had the page been open, and nobody has
+   * to decide about them (the person sees them arrive in the
+   * conversation and can stop that turn).
    */
   private async readParallel(id: string): Promise<void> {
     const { queue, background } = this.state.features;
@@ -784,6 +879,8 @@ export class Store {
       const tasks = await this.attempt(() => this.need().backgroundTasks(id));
       if (tasks !== undefined) this.updateSession(id, (v) => ({ ...v, background: tasks }));
     }
+    // While `session/load` still replays, the end of the replay does it.
+    void this.deliverWaiting(id);
   }
 
   private async run(id: string, text: string, images: readonly AttachedImage[]): Promise<void> {

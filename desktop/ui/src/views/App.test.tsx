@@ -5,7 +5,7 @@ import { act, fireEvent, render, screen, waitFor, within } from "@testing-librar
 import { describe, expect, it } from "vitest";
 
 import { connectToRiot, endpointFromPage } from "../bridge";
-import { FakeRiot, UNCONFIGURED, type FakeTurn } from "../bridge/testing/fake-riot";
+import { FAKE_REQUESTS, FakeRiot, UNCONFIGURED, type FakeTurn } from "../bridge/testing/fake-riot";
 import { detectShell, type Shell } from "../shell";
 import type { FrameScheduler } from "../state/frame-batcher";
 import { Store } from "../state/store";
@@ -202,7 +202,8 @@ describe("the composer and the session bar", () => {
   });
 
   it("lists the session's background agents with their state and stops one with its Stop button", async () => {
-    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    // A Riot without `_riot/deliver`: the results wait in the queue for the next prompt.
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT], requests: FAKE_REQUESTS.filter((r) => r !== "_riot/deliver") });
     riot.addSession("s-bg", PROJECT, [], { title: "Delegating" });
     const running = {
       id: "bg_1",

@@ -26,7 +26,10 @@
 // scripts), and each session's queue and background agents
 // (`_riot/queue`, `_riot/background`, `_riot/background_stop`, refused in
 // Riot's words; `enqueue`, `deliverQueued` and `backgroundTask` play
-// Riot's loop and agents). A session cannot start before the configuration is
+// Riot's loop and agents), and the turn of Riot's that gives the model a
+// background result waiting between turns (`_riot/deliver`: the next
+// scripted turn, `source: "deliver"`; `stopReason: null` when nothing of
+// Riot's waits or a turn runs). A session cannot start before the configuration is
 // ready, and params with fields Riot does not know are refused.
 
 import * as acp from "@agentclientprotocol/sdk";
@@ -62,6 +65,7 @@ import {
   BACKGROUND,
   BACKGROUND_STOP,
   BACKGROUND_UPDATE,
+  DELIVER,
   QUEUE,
   QUEUE_UPDATE,
   type BackgroundTask,
@@ -97,6 +101,11 @@ export interface FakeTurn {
   readonly text: string;
   /** The prompt's image blocks, in order. */
   readonly images: readonly FakeImage[];
+  /**
+   * `prompt`: the person's `session/prompt`; `deliver`: a turn of Riot's
+   * (`_riot/deliver`) whose `text` is Riot's waiting messages, in order.
+   */
+  readonly source: "prompt" | "deliver";
   /** Aborts when the client sends `session/cancel`. */
   readonly cancelled: AbortSignal;
   send(update: SessionUpdate): Promise<void>;
@@ -206,6 +215,7 @@ export const FAKE_REQUESTS = [
   QUEUE,
   BACKGROUND,
   BACKGROUND_STOP,
+  DELIVER,
 ] as const;
 
 /** The model configuration the fake starts with (its settings and environment). */
@@ -554,6 +564,84 @@ export class FakeRiot {
         input: c.hint === undefined ? null : { hint: c.hint },
       })),
     };
+    /**
+     * Runs the next scripted turn of session `sessionId` and answers as
+     * Riot does when it ends: `session/prompt`'s turn (`source: "prompt"`)
+     * or a turn of Riot's (`_riot/deliver`, `source: "deliver"`), streamed
+     * and cancelled alike (crates/riot-acp/src/agent.rs, `run_turn`).
+     */
+    const runTurn = async (
+      client: acp.AgentContext,
+      sessionId: string,
+      found: FakeSession,
+      { text, images, source }: { text: string; images: FakeImage[]; source: FakeTurn["source"] },
+      running: AbortController = new AbortController(),
+    ): Promise<{ stopReason: StopReason }> => {
+      const script = this.turns.shift();
+      if (!script) {
+        const what = source === "prompt" ? "a prompt" : `a turn of Riot's (${DELIVER})`;
+        this.violations.push(`${what} arrived with no scripted turn: ${text}`);
+        throw new acp.RequestError(-32603, `the fake has no scripted turn for this ${source === "prompt" ? "prompt" : "turn"}`);
+      }
+      found.running = running;
+      if (source === "prompt") {
+        // Riot titles a session by its first prompt.
+        found.title ??= text.split("\n")[0]?.slice(0, 80) ?? null;
+        // A turn of Riot's gives the model Riot's message, which session/load does not replay.
+        found.history.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text } });
+      }
+      // The session went on: the last rewind can no longer be undone.
+      found.undo = null;
+      const turn: FakeTurn = {
+        sessionId,
+        text,
+        images,
+        source,
+        cancelled: running.signal,
+        send: async (update) => {
+          found.history.push(update);
+          await client.notify(acp.methods.client.session.update, { sessionId, update });
+        },
+        ask: async (toolCall, options) => {
+          const response: RequestPermissionResponse = await client.request(
+            acp.methods.client.session.requestPermission,
+            { sessionId, toolCall, options },
+            { cancellationSignal: running.signal },
+          );
+          if (response.outcome.outcome === "cancelled") return "cancelled";
+          const chosen = response.outcome.optionId;
+          if (!options.some((o) => o.optionId === chosen)) {
+            this.violations.push(`the client answered with an option it was not offered: ${chosen}`);
+            return "rejected";
+          }
+          return { optionId: chosen };
+        },
+        compaction: async (extra) => {
+          if (wanted.includes(COMPACTION)) await client.notify(COMPACTION, { sessionId, ...extra });
+        },
+        setCost: (usd) => {
+          costSet = true;
+          found.costUsd = usd;
+        },
+      };
+      let costSet = false;
+      try {
+        const stopReason = await script(turn);
+        if (!costSet && found.costUsd !== null) found.costUsd += 0.0005;
+        if (wanted.includes(USAGE)) {
+          await client.notify(USAGE, {
+            sessionId,
+            model: found.model,
+            requests: 1,
+            usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 2 },
+            costUsd: found.costUsd,
+          });
+        }
+        return { stopReason };
+      } finally {
+        found.running = null;
+      }
+    };
     const app = acp
       .agent({ name: "fake-riot" })
       .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
@@ -706,76 +794,16 @@ export class FakeRiot {
           this.queues.set(params.sessionId, this.queued(params.sessionId).filter((m) => m.origin === "person"));
           await this.queueChanged(params.sessionId, riots);
         }
-        const script = this.turns.shift();
-        if (!script) {
-          this.violations.push(`a prompt arrived with no scripted turn: ${text}`);
-          throw new acp.RequestError(-32603, "the fake has no scripted turn for this prompt");
-        }
-        const running = new AbortController();
-        found.running = running;
-        // Riot titles a session by its first prompt.
-        found.title ??= text.split("\n")[0]?.slice(0, 80) ?? null;
-        found.history.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text } });
-        // The session went on: the last rewind can no longer be undone.
-        found.undo = null;
-        const sessionId = params.sessionId;
-        const turn: FakeTurn = {
-          sessionId,
-          text,
-          images,
-          cancelled: running.signal,
-          send: async (update) => {
-            found.history.push(update);
-            await client.notify(acp.methods.client.session.update, { sessionId, update });
-          },
-          ask: async (toolCall, options) => {
-            const response: RequestPermissionResponse = await client.request(
-              acp.methods.client.session.requestPermission,
-              { sessionId, toolCall, options },
-              { cancellationSignal: running.signal },
-            );
-            if (response.outcome.outcome === "cancelled") return "cancelled";
-            const chosen = response.outcome.optionId;
-            if (!options.some((o) => o.optionId === chosen)) {
-              this.violations.push(`the client answered with an option it was not offered: ${chosen}`);
-              return "rejected";
-            }
-            return { optionId: chosen };
-          },
-          compaction: async (extra) => {
-            if (wanted.includes(COMPACTION)) await client.notify(COMPACTION, { sessionId, ...extra });
-          },
-          setCost: (usd) => {
-            costSet = true;
-            found.costUsd = usd;
-          },
-        };
-        let costSet = false;
-        try {
-          const stopReason = await script(turn);
-          if (!costSet && found.costUsd !== null) found.costUsd += 0.0005;
-          if (wanted.includes(USAGE)) {
-            await client.notify(USAGE, {
-              sessionId,
-              model: found.model,
-              requests: 1,
-              usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 2 },
-              costUsd: found.costUsd,
-            });
-          }
-          return { stopReason };
-        } finally {
-          found.running = null;
-        }
+        return runTurn(client, params.sessionId, found, { text, images, source: "prompt" });
       });
-    const extension = (method: string, handle: (params: unknown) => unknown) => {
+    const extension = (method: string, handle: (params: unknown, client: acp.AgentContext) => unknown) => {
       if (!advertised.includes(method)) return;
       app.onRequest(
         method,
         (raw: unknown) => raw,
-        ({ params }) => {
+        ({ params, client }) => {
           this.received.push(method);
-          return handle(params);
+          return handle(params, client);
         },
       );
     };
@@ -1003,6 +1031,34 @@ export class FakeRiot {
         throw fail(`${QUEUE}: unknown variant \`${String(action)}\`, expected one of \`list\`, \`push\`, \`edit\`, \`remove\`, \`take\``);
       }
       return { messages: this.queued(sessionId), ...(id === undefined ? {} : { id }), ...(taken === undefined ? {} : { taken }) };
+    });
+    extension(DELIVER, async (raw, client) => {
+      const params = only(DELIVER, raw, ["sessionId"]);
+      const sessionId = text(DELIVER, params, "sessionId");
+      const found = session(sessionId);
+      const waiting = this.queued(sessionId);
+      const riots = waiting.filter((m) => m.origin === "riot");
+      // As Riot (crates/riot-acp/src/agent.rs, `deliver`): nothing of Riot's
+      // waits, or a turn runs and takes it: no turn, and nothing changes.
+      if (riots.length === 0 || found.running !== null) return { stopReason: null };
+      // The turn holds the session from here; the person's messages stay queued.
+      const running = new AbortController();
+      found.running = running;
+      this.queues.set(sessionId, waiting.filter((m) => m.origin === "person"));
+      await this.queueChanged(sessionId, riots);
+      const before = found.history.length;
+      const { stopReason } = await runTurn(
+        client,
+        sessionId,
+        found,
+        { text: riots.map((m) => m.text).join("\n"), images: [], source: "deliver" },
+        running,
+      );
+      // A turn stopped before anything came back withdraws Riot's message: it waits again.
+      if (stopReason === "cancelled" && found.history.length === before) {
+        for (const m of riots) await this.enqueue(sessionId, m.text, "riot");
+      }
+      return { stopReason };
     });
     extension(BACKGROUND, (raw) => {
       const params = only(BACKGROUND, raw, ["sessionId"]);
