@@ -252,6 +252,42 @@ describe("the composer and the session bar", () => {
     expect(riot.violations).toEqual([]);
   });
 
+  it("gives a background result that ends while idle to the model at once: working, noted, answered, no message of the person's", async () => {
+    let answer = () => {};
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(async (turn) => {
+      await new Promise<void>((resolve) => (answer = resolve));
+      await turn.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "bg_1 found 42 tests." } });
+      return "end_turn";
+    });
+    const store = await page(riot);
+    await newSession();
+    const id = store.current()?.id ?? "";
+    await act(() =>
+      riot.backgroundTask(id, {
+        id: "bg_1",
+        agent: "explore",
+        description: "count the tests",
+        state: "completed",
+        calls: 1,
+        last: "explore: Grep #[test]",
+        result: "There are 42 tests.",
+      }),
+    );
+    // The page works on it before the model says anything, and the queue is empty.
+    const working = await screen.findByRole("status");
+    expect(working.textContent).toMatch(/^Working…\d+sEsc to stop$/);
+    expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
+    expect(screen.queryByRole("button", { name: "Send" })).toBeNull();
+    await screen.findByText("Background task bg_1's result reached the agent.");
+    expect(screen.queryByRole("region", { name: "Queued messages" })).toBeNull();
+    act(() => answer());
+    await screen.findByRole("button", { name: "Send" });
+    expect(screen.getAllByTestId("agent-message").map((m) => m.textContent)).toEqual(["bg_1 found 42 tests."]);
+    expect(screen.queryAllByTestId("user-message")).toEqual([]);
+    expect(riot.received.filter((m) => m === "_riot/deliver")).toHaveLength(1);
+    expect(riot.violations).toEqual([]);
+  });
+
   it("shows the session's model and switches it with Enter", async () => {
     const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(async () => "end_turn");
     await page(riot);
