@@ -2379,18 +2379,30 @@ async fn a_client_watches_a_terminal_types_into_it_and_the_model_is_told() {
         responses[0]
     );
 
-    // The model's next read says what the person typed.
+    // The person's next prompt tells the model what they typed; the
+    // model's read after it does not say it again.
     let id = client
         .send_request("session/prompt", prompt(&session_id, "What did I do?"))
         .await;
     let (responses, _, _) = responses_to(&mut client, &[id]).await;
     assert_eq!(responses[0]["result"]["stopReason"], "end_turn");
-    let body = support::bodies(&server).pop().unwrap();
-    let sent = body.to_string();
+    let bodies = support::bodies(&server);
+    let prompt_message = bodies[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
     assert!(
-        sent.contains("The person typed into this terminal: 6*7<Enter>"),
-        "{sent}"
+        prompt_message.contains("What did I do?")
+            && prompt_message.contains(
+                "The person typed into terminal `py` since you last read it: 6*7<Enter>. Read it with the Terminal tool to see what it shows now."
+            ),
+        "{prompt_message}"
     );
+    let read = support::tool_result(&bodies[3], "call_read").to_string();
+    assert!(read.contains(">>> 6*7"), "{read}");
+    assert!(!read.contains("The person typed"), "{read}");
     client.close().await;
     server.shutdown().await;
 }

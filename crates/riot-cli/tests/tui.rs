@@ -525,18 +525,28 @@ async fn ctrl_t_shows_the_terminal_the_model_opened_and_the_persons_typing_reach
         !pane.contains("› print(6*7)"),
         "not sent as a prompt:\n{pane}"
     );
-    // Back to the conversation; the agent's next read says what was typed.
+    // Back to the conversation; the next prompt tells the agent what was
+    // typed, and its read after that does not repeat it.
     tmux.keys(&["C-t"]);
     tmux.wait_for("shift+tab mode").await;
     tmux.type_line("what did I do?");
     tmux.wait_for("You printed 42.").await;
     let reqs = requests(&server);
     assert_eq!(reqs.len(), 4, "{reqs:#?}");
-    let read = tool_result(&reqs[3], "call_read").to_string();
+    let told = reqs[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
     assert!(
-        read.contains("The person typed into this terminal: print(6*7)<Enter>"),
-        "{read}"
+        told.contains(
+            "The person typed into terminal `py` since you last read it: print(6*7)<Enter>."
+        ),
+        "{told}"
     );
+    let read = tool_result(&reqs[3], "call_read").to_string();
+    assert!(!read.contains("The person typed"), "{read}");
     tmux.keys(&["C-d"]);
     tmux.wait_for("Resume it with").await;
     server.shutdown().await;

@@ -676,6 +676,13 @@ impl Session {
                     extra.extend(context);
                 }
             }
+            // Typing of the person's into a terminal the model has not
+            // read since: said now, or the model may never learn of it.
+            for (name, typed) in self.terminals().take_person_typed() {
+                extra.push(format!(
+                    "The person typed into terminal `{name}` since you last read it: {typed}. Read it with the Terminal tool to see what it shows now."
+                ));
+            }
             let mut attachments =
                 crate::commands::attach_mentions(self.fs.as_ref(), &self.cwd, &text).await;
             for (n, image) in std::mem::take(&mut self.next_images).into_iter().enumerate() {

@@ -225,6 +225,14 @@ pub trait Terminals: Send + Sync + std::fmt::Debug {
     /// The open terminals, in opening order.
     fn list(&self) -> Vec<TerminalInfo>;
 
+    /// What the person typed into each terminal since the agent last read
+    /// it, as `(name, keys written out)`, consuming it: the session tells
+    /// the model with the person's next prompt, so it learns of the typing
+    /// even if it never reads that terminal again.
+    fn take_person_typed(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// Calls `sink` with every update from now on (faces).
     fn subscribe(&self, sink: TerminalSink);
 

@@ -578,6 +578,16 @@ impl Terminals for PtyTerminals {
             .collect()
     }
 
+    fn take_person_typed(&self) -> Vec<(String, String)> {
+        lock(&self.terms)
+            .iter()
+            .filter_map(|term| {
+                let typed = std::mem::take(&mut lock(&term.core.state).typed);
+                (!typed.is_empty()).then(|| (term.core.name.clone(), typed.concat()))
+            })
+            .collect()
+    }
+
     fn subscribe(&self, sink: TerminalSink) {
         // A new watcher sees what is already open.
         for term in lock(&self.terms).iter() {

@@ -106,15 +106,18 @@ describe.skipIf(missing.length > 0)("the web UI's terminal view against riot ser
     await w.screenshot("terminal-narrow");
     await page.setViewportSize({ width: 1280, height: 800 });
 
-    // The model's next read of the terminal says what the person typed.
+    // The person's next prompt tells the model what they typed; its read after that does not repeat it.
     await box.fill("What did I do?");
     await box.press("Enter");
     await shows(page.getByTestId("agent-message"), "You computed 42.");
     const requests = await w.requests();
     expect(requests.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const sent = JSON.stringify(requests[2]!.body);
+    expect(sent).toContain("The person typed into terminal `py` since you last read it: 6*7<Enter>.");
     const read = toolResults(requests[3]!.body, "call_read");
     expect(read).toHaveLength(1);
-    expect(read[0]).toContain("The person typed into this terminal: 6*7<Enter>");
+    expect(read[0]).not.toContain("The person typed");
+    expect(read[0]).toContain(">>> 6*7");
 
     // Ctrl+D ends the REPL: the view says the program exited and takes no more typing.
     await screen.click();
