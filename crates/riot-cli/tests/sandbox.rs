@@ -449,6 +449,70 @@ async fn landlock_a_worktree_session_commits() {
     a_worktree_session_commits_but_keeps_its_git_file(Mech::LandlockOnly).await;
 }
 
+/// A person's terminal (here one the test opens: its other end is a
+/// pseudo-terminal under `/dev/pts`, as riot's own is) cannot be opened by
+/// its path from inside: neither read (the keys typed into it) nor
+/// written (its screen). Listing directories and reading the rest of
+/// `/dev` still work.
+async fn a_terminal_cannot_be_opened_by_its_path(mech: Mech) {
+    use portable_pty::PtySize;
+    use std::io::Read;
+
+    let place = Place::new();
+    let Some(runner) = sandboxed(&place, mech, &place.policy()) else {
+        return;
+    };
+    let pair = portable_pty::native_pty_system()
+        .openpty(PtySize {
+            rows: 24,
+            cols: 80,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let tty = pair.master.tty_name().expect("the terminal's path");
+    let tty = tty.display();
+    let script = format!(
+        "if exec 3<{tty}; then echo read-opened; else echo read-refused; fi
+if exec 4>{tty}; then echo write-opened; echo SPOOFED >&4; else echo write-refused; fi
+ls / >/dev/null && echo listed
+head -c 4 /dev/urandom | wc -c
+echo piped | cat /dev/stdin"
+    );
+    let out = sh(&runner, &place, &script).await;
+    assert_eq!(
+        out.stdout.head,
+        "read-refused\nwrite-refused\nlisted\n4\npiped\n",
+        "{mech:?}: {}",
+        text(&out)
+    );
+    // Nothing reached the terminal's screen.
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    drop(pair.slave);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        let n = reader.read(&mut buf).unwrap_or(0);
+        let _ = tx.send(String::from_utf8_lossy(&buf[..n]).into_owned());
+    });
+    // With the slave closed and nothing written, the read ends at once
+    // (EIO); anything written would be read first.
+    let seen = rx
+        .recv_timeout(support::PATIENCE)
+        .expect("the read of the terminal ends");
+    assert!(!seen.contains("SPOOFED"), "{mech:?}: {seen:?}");
+}
+
+#[tokio::test]
+async fn bubblewrap_a_terminal_cannot_be_opened_by_its_path() {
+    a_terminal_cannot_be_opened_by_its_path(Mech::Bubblewrap).await;
+}
+
+#[tokio::test]
+async fn landlock_a_terminal_cannot_be_opened_by_its_path() {
+    a_terminal_cannot_be_opened_by_its_path(Mech::LandlockOnly).await;
+}
+
 /// Under Landlock alone a Bash command keeps riot's process group but not
 /// its controlling terminal: it cannot open `/dev/tty` (nor take the
 /// terminal's foreground to read the person's keys). Run here from a

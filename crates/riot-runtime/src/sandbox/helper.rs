@@ -170,16 +170,45 @@ mod linux {
 
     use super::{HelperOptions, SETUP_FAILED};
 
-    /// Devices every command may write (output thrown away, terminals).
-    const DEVICES: [&str; 7] = [
+    /// Devices every command may write (output thrown away, its own
+    /// controlling terminal). Not `/dev/pts`: see [`readable`].
+    const DEVICES: [&str; 5] = [
         "/dev/null",
         "/dev/zero",
         "/dev/full",
         "/dev/tty",
-        "/dev/ptmx",
-        "/dev/pts",
         "/dev/shm",
     ];
+
+    /// What a command may read: everything but the pseudo-terminals under
+    /// `/dev/pts`. Those are the person's terminals (riot's own among
+    /// them): one opened by its path could read the keys the person types
+    /// or write to their screen. A command's own terminal reaches it as
+    /// open descriptors (and `/dev/tty`), which need no path. Landlock
+    /// grants by hierarchy only, so `/` is granted child by child, and
+    /// `/dev` too, leaving `pts` out. New pseudo-terminals cannot be made
+    /// either (`/dev/ptmx` is left out with them): their other end is
+    /// under `/dev/pts`.
+    fn readable() -> Vec<std::path::PathBuf> {
+        let children = |dir: &str, except: &[&str]| -> Vec<std::path::PathBuf> {
+            std::fs::read_dir(dir)
+                .map(|entries| {
+                    entries
+                        .flatten()
+                        // A link is granted as where it leads, which may be
+                        // no file Landlock takes (`/dev/stdin`, a pipe): the
+                        // places links lead to are granted on their own.
+                        .filter(|e| e.file_type().is_ok_and(|t| !t.is_symlink()))
+                        .filter(|e| !except.iter().any(|x| e.file_name() == *x))
+                        .map(|e| e.path())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut paths = children("/", &["dev"]);
+        paths.extend(children("/dev", &["pts", "ptmx"]));
+        paths
+    }
 
     pub(super) fn run(options: &HelperOptions, command: &[OsString]) -> i32 {
         // Before seccomp, which may refuse setsid and setpgid.
@@ -308,7 +337,10 @@ mod linux {
             .handle_access(AccessFs::from_all(abi))?
             .scope(Scope::from_all(ABI::V6))?
             .create()?
-            .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
+            .add_rules(path_beneath_rules(readable(), AccessFs::from_read(abi)))?
+            // Listing any directory stays allowed (`ls /`, `ls /dev/pts`):
+            // names only, no file opened.
+            .add_rules(path_beneath_rules(["/"], AccessFs::ReadDir))?
             .add_rules(path_beneath_rules(&options.write, AccessFs::from_all(abi)))?
             .add_rules(path_beneath_rules(DEVICES, AccessFs::from_all(abi)))?
             .restrict_self()?;
