@@ -1049,6 +1049,14 @@ async fn riot_sandbox_check_without_bwrap_is_landlock_and_seccomp() {
         ),
         "{value}"
     );
+    // What closing the person's terminals costs is said.
+    assert!(
+        limits.iter().any(|l| l
+            .as_str()
+            .unwrap()
+            .starts_with("`/dev/pts` is closed to commands, so they cannot reach your terminals; they cannot make pseudo-terminals either")),
+        "{value}"
+    );
 }
 
 #[tokio::test]

@@ -180,6 +180,7 @@ impl RealSandbox {
                     "`.git`, `.riot`, `.claude` and `.mcp.json` inside the project stay writable: Landlock can only grant access, so nothing below a writable directory can be made read-only (install bubblewrap to protect them); in a git worktree its `.git` file and its directory in the main repository are writable too".to_owned(),
                     "paths denied to reading in the settings stay readable to commands; the permission rules still refuse commands that name them".to_owned(),
                     "no PID namespace: `setsid` and `setpgid` are refused, so everything a command starts stays in the process group Riot stops".to_owned(),
+                    "`/dev/pts` is closed to commands, so they cannot reach your terminals; they cannot make pseudo-terminals either (`script`, `expect`, pexpect-based tests fail; install bubblewrap for them)".to_owned(),
                     UNIX_SOCKETS.to_owned(),
                 ];
                 if *level == Landlock::Partial {
