@@ -247,6 +247,7 @@ async function firstProcess() {
         "_riot/queue",
         "_riot/background",
         "_riot/background_stop",
+        "_riot/deliver",
       ],
       "the agent advertises its _riot requests in its capabilities' _meta",
     );

@@ -955,7 +955,8 @@ pub(crate) async fn serve_on(
     // `_riot/checkpoints` and `_riot/rewind` (agent_rewind.rs).
     let (rw0, rw1) = (Arc::clone(&agent), Arc::clone(&agent));
     let t0 = Arc::clone(&agent);
-    // `_riot/queue`, `_riot/background`, `_riot/background_stop` (agent_parallel.rs).
+    // `_riot/queue`, `_riot/background`, `_riot/background_stop` (agent_parallel.rs),
+    // `_riot/deliver` (here).
     let (pq0, pq1, pq2) = (Arc::clone(&agent), Arc::clone(&agent), Arc::clone(&agent));
     let d0 = Arc::clone(&agent);
     let (b0, b1, b2, b3, b4, b5) = (

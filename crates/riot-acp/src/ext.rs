@@ -59,7 +59,8 @@
 //!   (`crate::queue`).
 //! - `_riot/background`, `_riot/background_stop` (requests) and
 //!   `_riot/background_update` (notification): the session's background
-//!   agents, listed, stopped and watched (`crate::background`).
+//!   agents, listed, stopped and watched; `_riot/deliver` (request): a
+//!   turn of Riot's for a result that waits (`crate::background`).
 //! - `_riot/compaction` (notification, agent → client): the session's
 //!   history is being compacted (`status: "compacting"`) or was
 //!   (`status: "compacted"`, with the estimated tokens before and after).

@@ -888,7 +888,8 @@ async fn riot_shutdown_replies_then_ends_the_running_turn_and_exits_zero() {
             "_riot/rewind",
             "_riot/queue",
             "_riot/background",
-            "_riot/background_stop"
+            "_riot/background_stop",
+            "_riot/deliver"
         ]),
         "{init}"
     );
