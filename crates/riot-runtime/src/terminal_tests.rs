@@ -83,7 +83,8 @@ async fn a_python_repl_is_written_to_and_read_back_as_a_rendered_screen() {
     assert!(first.exit.is_none());
 
     terms.write("py", b"6 * 7\r", Typist::Agent).await.unwrap();
-    let view = screen_with(&terms, "py", "42").await;
+    // The answer and the next prompt: Python may draw them apart.
+    let view = screen_with(&terms, "py", "42\n>>>").await;
     assert_eq!(view.screen, ">>> 6 * 7\n42\n>>>");
     assert_eq!(view.cursor, (2, 4), "after the new prompt");
     assert!(!view.full_screen);
@@ -382,4 +383,30 @@ fn a_cut_keeps_the_carriage_return_on_the_same_character() {
     parser.advance(&mut text, b"progress 99%\r\n");
     assert!(text.text.ends_with("progress 99%\n"), "{:?}", text.text);
     assert_eq!(text.text.matches("progress").count(), 1, "{:?}", text.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_progress_bar_redrawn_a_thousand_times_is_read_as_its_last_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let terms = PtyTerminals::default();
+    // The bar starts when Enter is typed, after the opening view: it is
+    // all new output for the wait (after the Enter's echo).
+    terms
+        .open(spec(
+            "bar",
+            "read -r go; for i in $(seq 1000); do printf '\\rprogress %d/1000' $i; done; echo; echo finished; exec sleep 300",
+            dir.path(),
+        ))
+        .await
+        .unwrap();
+    terms.write("bar", b"\r", Typist::Agent).await.unwrap();
+    let (end, view) = terms
+        .wait("bar", "finished\n", 20_000, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(end, WaitEnd::Matched("finished\n".into()));
+    // 19 bytes, where the redraws run together were 16,893.
+    assert_eq!(view.output, "\nprogress 1000/1000\nfinished\n");
+    assert_eq!(view.screen, "\nprogress 1000/1000\nfinished");
+    terms.close("bar").await.unwrap();
 }
