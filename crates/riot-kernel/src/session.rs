@@ -706,23 +706,17 @@ impl Session {
                     }
                 }
             }
-            let prompt_id = message.id().clone();
             if let Some(model) = &model_for_turn {
                 // Restored after the turn, or — if the turn panicked — at
                 // the start of the next one.
                 self.restore_model = Some(self.state.model.clone());
                 self.set_model(model);
             }
-            {
-                let run = riot_core::run_agent(&mut self.state, Some(message), &self.deps, cancel);
-                let mut run = std::pin::pin!(run);
-                while let Some(event) = run.next().await {
-                    self.cost.observe(&event);
-                    yield event;
-                }
+            let run = self.run_message(message, riots, cancel);
+            let mut run = std::pin::pin!(run);
+            while let Some(event) = run.next().await {
+                yield event;
             }
-            self.requeue_if_withdrawn(&prompt_id, riots);
-            self.after_turn();
         };
         panic_to_done(inner)
     }
@@ -759,6 +753,24 @@ impl Session {
                 content,
                 origin: riot_protocol::MessageOrigin::Context,
             });
+            let run = self.run_message(message, riots, cancel);
+            let mut run = std::pin::pin!(run);
+            while let Some(event) = run.next().await {
+                yield event;
+            }
+        };
+        panic_to_done(inner)
+    }
+
+    /// The loop on `message` (with Riot's queued `riots` in it), its cost
+    /// metered; then what every turn does at its end.
+    fn run_message<'a>(
+        &'a mut self,
+        message: Message,
+        riots: Vec<Message>,
+        cancel: CancelScope,
+    ) -> impl Stream<Item = AgentEvent> + Send + 'a {
+        async_stream::stream! {
             let prompt_id = message.id().clone();
             {
                 let run = riot_core::run_agent(&mut self.state, Some(message), &self.deps, cancel);
@@ -770,8 +782,7 @@ impl Session {
             }
             self.requeue_if_withdrawn(&prompt_id, riots);
             self.after_turn();
-        };
-        panic_to_done(inner)
+        }
     }
 
     /// A turn stopped before anything came back withdraws its prompt;
