@@ -5,6 +5,7 @@ import { connectToRiot, RiotError, type BridgeEvents } from "./connection";
 import { endpointFromPage } from "./endpoint";
 import {
   DELIVER,
+  QUEUE_UPDATE,
   parseBackgroundNotice,
   parseBackgroundTasks,
   parseDeliver,
@@ -14,7 +15,7 @@ import {
   type QueueNotice,
 } from "./parallel";
 import { socketStream } from "./socket";
-import { FAKE_REQUESTS, FakeRiot } from "./testing/fake-riot";
+import { FAKE_REQUESTS, FakeRiot, type FakeTurn } from "./testing/fake-riot";
 
 const PROJECT = "/home/me/project";
 
@@ -40,7 +41,7 @@ describe("_riot/queue and _riot/background through the bridge", () => {
     const { connection, queue } = await connected(riot);
     const { sessionId } = await connection.newSession(PROJECT);
     const a = await connection.queue(sessionId, { action: "push", text: "check b" });
-    expect(a.messages).toEqual([{ id: a.id, text: "check b", origin: "person" }]);
+    expect(a.messages).toEqual([{ id: a.id, text: "check b", origin: "person", held: false }]);
     const b = await connection.queue(sessionId, { action: "push", text: "and c" });
     await connection.queue(sessionId, { action: "edit", id: a.id ?? "", text: "check b and d" });
     const removed = await connection.queue(sessionId, { action: "remove", id: b.id ?? "" });
@@ -134,12 +135,104 @@ describe("_riot/queue and _riot/background through the bridge", () => {
     await expect(connection.deliver(sessionId)).resolves.toBeNull();
     await connection.cancel(sessionId);
     await expect(stopped).resolves.toBe("cancelled");
-    // Stopped before any reply: Riot's message waits again.
-    expect(riot.queued(sessionId).map((m) => [m.origin, m.text.split("\n")[1]])).toEqual([
-      ["person", undefined],
-      ["riot", "bg_2 found it"],
+    // Stopped before any reply: Riot's message waits again, held for the person.
+    expect(riot.queued(sessionId).map((m) => [m.origin, m.text.split("\n")[1], m.held])).toEqual([
+      ["person", undefined, false],
+      ["riot", "bg_2 found it", true],
+    ]);
+    expect(queue.at(-1)?.messages.map((m) => [m.origin, m.held])).toEqual([
+      ["person", false],
+      ["riot", true],
     ]);
     await expect(connection.deliver("nope")).rejects.toThrow(new RiotError("unknown session `nope`", -32602));
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("the fake puts Riot's messages back held when a prompt or a delivery turn is stopped before any reply, as Riot does", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    const wire: unknown[] = [];
+    const { connection, queue } = await connected(riot);
+    const { sessionId } = await connection.newSession(PROJECT);
+    // What the second connection reads off the socket, before any parsing.
+    const raw = acp
+      .client({ name: "raw" })
+      .onNotification(QUEUE_UPDATE, (p: unknown) => p, ({ params }) => void wire.push(params))
+      .connect(socketStream(riot.connect("ws://127.0.0.1:1/acp?token=t")));
+    await raw.agent.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: { _meta: { riot: { notifications: [QUEUE_UPDATE] } } },
+    });
+    const stopped = (what: (turn: FakeTurn) => Promise<void>) => async (turn: FakeTurn) => {
+      await what(turn);
+      await new Promise((resolve) => turn.cancelled.addEventListener("abort", resolve));
+      return "cancelled" as const;
+    };
+    const turns: [string, string][] = [];
+    riot.script(
+      // A prompt stopped with thinking alone: withdrawn, Riot's message back, held.
+      stopped(async (turn) => {
+        turns.push([turn.source, turn.text]);
+        await turn.send({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hmm" } });
+      }),
+      // A delivery (held messages too) stopped before any reply: held again.
+      stopped(async (turn) => void turns.push([turn.source, turn.text])),
+      // A prompt stopped after some text: kept, nothing back.
+      stopped(async (turn) => {
+        turns.push([turn.source, turn.text]);
+        await turn.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Partly." } });
+      }),
+    );
+    const stop = async (turn: Promise<unknown>) => {
+      while (riot.sessions.get(sessionId)?.running == null) await new Promise((r) => setTimeout(r, 1));
+      await connection.cancel(sessionId);
+      await expect(turn).resolves.toBe("cancelled");
+    };
+    await riot.enqueue(sessionId, "result one", "riot");
+    await stop(connection.prompt(sessionId, "go"));
+    expect(riot.queued(sessionId).map((m) => [m.text, m.held])).toEqual([["result one", true]]);
+    expect((wire.at(-1) as { messages: unknown[] }).messages).toEqual([{ id: riot.queued(sessionId)[0]?.id, text: "result one", origin: "riot", held: true }]);
+    await riot.enqueue(sessionId, "result two", "riot");
+    // Unheld messages go on the wire without the field.
+    expect((wire.at(-1) as { messages: unknown[] }).messages).toEqual([
+      { id: riot.queued(sessionId)[0]?.id, text: "result one", origin: "riot", held: true },
+      { id: riot.queued(sessionId)[1]?.id, text: "result two", origin: "riot" },
+    ]);
+    await stop(connection.deliver(sessionId));
+    expect(riot.queued(sessionId).map((m) => [m.text, m.held])).toEqual([
+      ["result one", true],
+      ["result two", true],
+    ]);
+    await stop(connection.prompt(sessionId, "again"));
+    expect(riot.queued(sessionId)).toEqual([]);
+    expect(turns).toEqual([
+      ["prompt", "go"],
+      ["deliver", "result one\nresult two"],
+      ["prompt", "again"],
+    ]);
+    // What went with a turn is reported delivered, unmarked.
+    expect(queue.filter((n) => n.delivered.length > 0).map((n) => n.delivered.map((m) => [m.text, m.held]))).toEqual([
+      [["result one", false]],
+      [["result one", false], ["result two", false]],
+      [["result one", false], ["result two", false]],
+    ]);
+    // The withdrawn prompt is not replayed; the kept one is.
+    const history = riot.sessions.get(sessionId)?.history.map((u) => u.sessionUpdate);
+    expect(history).toEqual(["user_message_chunk", "agent_message_chunk"]);
+    raw.close();
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("the fake releases the session when a turn has no script, so the next one runs", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    const { connection } = await connected(riot);
+    const { sessionId } = await connection.newSession(PROJECT);
+    await riot.enqueue(sessionId, "result one", "riot");
+    await expect(connection.deliver(sessionId)).rejects.toThrow("the fake has no scripted turn for this turn");
+    expect(riot.violations).toEqual([`a turn of Riot's (${DELIVER}) arrived with no scripted turn: result one`]);
+    expect(riot.sessions.get(sessionId)?.running).toBeNull();
+    riot.violations.length = 0;
+    riot.script(async () => "end_turn");
+    await expect(connection.prompt(sessionId, "next")).resolves.toBe("end_turn");
     expect(riot.violations).toEqual([]);
   });
 
@@ -170,6 +263,25 @@ describe("_riot/queue and _riot/background through the bridge", () => {
       /malformed/,
     );
     expect(parseDeliver({ stopReason: null })).toBeNull();
+  });
+
+  it("reads Riot's held mark on a queued message (omitted when false) and refuses one that is not a boolean, or on the person's", () => {
+    const riots = { id: "m2", text: "<background-task id=\"bg_1\">", origin: "riot" };
+    expect(
+      parseQueueNotice({ sessionId: "s", messages: [{ id: "m1", text: "mine", origin: "person" }, { ...riots, held: true }], delivered: [] }).messages,
+    ).toEqual([
+      { id: "m1", text: "mine", origin: "person", held: false },
+      { ...riots, held: true },
+    ]);
+    expect(parseQueue({ messages: [{ ...riots, held: false }] }).messages).toEqual([{ ...riots, held: false }]);
+    for (const held of ["true", 1, null, {}]) {
+      expect(() => parseQueue({ messages: [{ ...riots, held }] })).toThrow(/malformed _riot\/queue result/);
+      expect(() => parseQueueNotice({ sessionId: "s", messages: [{ ...riots, held }], delivered: [] })).toThrow(
+        /malformed _riot\/queue_update params/,
+      );
+    }
+    expect(() => parseQueue({ messages: [{ id: "m1", text: "mine", origin: "person", held: true }] })).toThrow(/malformed/);
+    expect(() => parseQueue({ messages: [], taken: [{ ...riots, held: "no" }] })).toThrow(/malformed/);
     expect(parseDeliver({ stopReason: "max_turn_requests" })).toBe("max_turn_requests");
     expect(() => parseDeliver({})).toThrow(/malformed _riot\/deliver result/);
     expect(() => parseDeliver({ stopReason: "finished" })).toThrow(/malformed _riot\/deliver result/);

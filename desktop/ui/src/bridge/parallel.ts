@@ -22,6 +22,13 @@ export interface QueuedMessage {
   text: string;
   /** `person`: written by the person; `riot`: a background agent's result Riot queued (it cannot be edited or removed). */
   origin: "person" | "riot";
+  /**
+   * Riot's message put back after the person stopped, before any reply,
+   * the turn that carried it (`held: true` on the wire, omitted when
+   * false): it waits for the person — their next prompt, or an explicit
+   * `_riot/deliver` — and no turn is asked for it on its own.
+   */
+  held: boolean;
 }
 
 /** `_riot/queue`'s answer. */
@@ -79,10 +86,18 @@ function queued(raw: unknown, what: string): QueuedMessage[] {
   if (!Array.isArray(raw)) throw new MalformedError(what, raw);
   return raw.map((item) => {
     const m = record(item);
-    if (typeof m?.id !== "string" || typeof m.text !== "string" || (m.origin !== "person" && m.origin !== "riot")) {
+    const held = m?.held === undefined ? false : m.held;
+    if (
+      typeof m?.id !== "string" ||
+      typeof m.text !== "string" ||
+      (m.origin !== "person" && m.origin !== "riot") ||
+      typeof held !== "boolean" ||
+      // Riot holds only its own messages.
+      (held && m.origin !== "riot")
+    ) {
       throw new MalformedError(what, item);
     }
-    return { id: m.id, text: m.text, origin: m.origin };
+    return { id: m.id, text: m.text, origin: m.origin, held };
   });
 }
 

@@ -29,7 +29,10 @@
 // Riot's loop and agents), and the turn of Riot's that gives the model a
 // background result waiting between turns (`_riot/deliver`: the next
 // scripted turn, `source: "deliver"`; `stopReason: null` when nothing of
-// Riot's waits or a turn runs). A session cannot start before the configuration is
+// Riot's waits or a turn runs). A turn (a prompt's or a delivery) stopped
+// before any reply (text or a tool call; thinking alone does not count)
+// is withdrawn, and Riot's messages that went with it wait again marked
+// `held: true`, as Riot marks them. A session cannot start before the configuration is
 // ready, and params with fields Riot does not know are refused.
 
 import * as acp from "@agentclientprotocol/sdk";
@@ -321,6 +324,24 @@ export function rankFiles(files: readonly string[], query: string, limit: number
   return scored.slice(0, limit).map(([, f]) => f);
 }
 
+/** Queued messages as Riot sends them: `held` only when true (crates/riot-acp/src/queue.rs). */
+function onWire(messages: readonly QueuedMessage[]): Record<string, unknown>[] {
+  return messages.map(({ held, ...m }) => (held ? { ...m, held } : m));
+}
+
+/** Whether `update` is a reply Riot keeps when the turn is stopped: text, or a tool call (thinking alone is withdrawn). */
+function replies(update: SessionUpdate): boolean {
+  switch (update.sessionUpdate) {
+    case "agent_message_chunk":
+      return update.content.type === "text";
+    case "tool_call":
+    case "tool_call_update":
+      return true;
+    default:
+      return false;
+  }
+}
+
 export class FakeRiot {
   readonly sessions = new Map<string, FakeSession>();
   /** Things real Riot would have refused or never sent. */
@@ -461,14 +482,21 @@ export class FakeRiot {
   }
 
   private async queueChanged(sessionId: string, delivered: QueuedMessage[] = []): Promise<void> {
-    const messages = this.queued(sessionId);
-    for (const watch of this.queueWatchers) await watch({ sessionId, messages, delivered });
+    const messages = onWire(this.queued(sessionId));
+    // What was delivered is held no more (Riot sends it unmarked).
+    const taken = onWire(delivered.map((m) => ({ ...m, held: false })));
+    for (const watch of this.queueWatchers) await watch({ sessionId, messages, delivered: taken });
   }
 
-  /** Puts a message in session `sessionId`'s queue, as Riot does with a background agent's result (`origin: "riot"`). */
-  async enqueue(sessionId: string, text: string, origin: QueuedMessage["origin"]): Promise<string> {
+  /**
+   * Puts a message in session `sessionId`'s queue, as Riot does with a
+   * background agent's result (`origin: "riot"`); `held`: one of Riot's
+   * put back after the person stopped the turn that carried it.
+   */
+  async enqueue(sessionId: string, text: string, origin: QueuedMessage["origin"], { held = false } = {}): Promise<string> {
+    if (held && origin !== "riot") throw new Error("Riot holds only its own messages");
     const id = `msg_q${this.nextQueued++}`;
-    this.queues.set(sessionId, [...this.queued(sessionId), { id, text, origin }]);
+    this.queues.set(sessionId, [...this.queued(sessionId), { id, text, origin, held }]);
     await this.queueChanged(sessionId);
     return id;
   }
@@ -566,67 +594,94 @@ export class FakeRiot {
     };
     /**
      * Runs the next scripted turn of session `sessionId` and answers as
-     * Riot does when it ends: `session/prompt`'s turn (`source: "prompt"`)
-     * or a turn of Riot's (`_riot/deliver`, `source: "deliver"`), streamed
-     * and cancelled alike (crates/riot-acp/src/agent.rs, `run_turn`).
+     * Riot does when it ends: `session/prompt`'s turn (`prompt`, the
+     * person's text and images) or a turn of Riot's (`_riot/deliver`,
+     * `prompt` null), streamed and cancelled alike
+     * (crates/riot-acp/src/agent.rs, `run_turn`; crates/riot-kernel/src/session.rs,
+     * `run_message`). The caller has checked that no turn runs; the
+     * session is taken at once (before anything is awaited) and released
+     * however the turn ends. Riot's waiting messages go with the turn (the
+     * person's stay queued); a turn stopped before any reply is withdrawn,
+     * and Riot's messages that went with it wait again, held.
      */
     const runTurn = async (
       client: acp.AgentContext,
       sessionId: string,
       found: FakeSession,
-      { text, images, source }: { text: string; images: FakeImage[]; source: FakeTurn["source"] },
-      running: AbortController = new AbortController(),
+      prompt: { text: string; images: FakeImage[] } | null,
     ): Promise<{ stopReason: StopReason }> => {
-      const script = this.turns.shift();
-      if (!script) {
-        const what = source === "prompt" ? "a prompt" : `a turn of Riot's (${DELIVER})`;
-        this.violations.push(`${what} arrived with no scripted turn: ${text}`);
-        throw new acp.RequestError(-32603, `the fake has no scripted turn for this ${source === "prompt" ? "prompt" : "turn"}`);
-      }
+      const running = new AbortController();
       found.running = running;
-      if (source === "prompt") {
-        // Riot titles a session by its first prompt.
-        found.title ??= text.split("\n")[0]?.slice(0, 80) ?? null;
-        // A turn of Riot's gives the model Riot's message, which session/load does not replay.
-        found.history.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text } });
-      }
-      // The session went on: the last rewind can no longer be undone.
-      found.undo = null;
-      const turn: FakeTurn = {
-        sessionId,
-        text,
-        images,
-        source,
-        cancelled: running.signal,
-        send: async (update) => {
-          found.history.push(update);
-          await client.notify(acp.methods.client.session.update, { sessionId, update });
-        },
-        ask: async (toolCall, options) => {
-          const response: RequestPermissionResponse = await client.request(
-            acp.methods.client.session.requestPermission,
-            { sessionId, toolCall, options },
-            { cancellationSignal: running.signal },
-          );
-          if (response.outcome.outcome === "cancelled") return "cancelled";
-          const chosen = response.outcome.optionId;
-          if (!options.some((o) => o.optionId === chosen)) {
-            this.violations.push(`the client answered with an option it was not offered: ${chosen}`);
-            return "rejected";
-          }
-          return { optionId: chosen };
-        },
-        compaction: async (extra) => {
-          if (wanted.includes(COMPACTION)) await client.notify(COMPACTION, { sessionId, ...extra });
-        },
-        setCost: (usd) => {
-          costSet = true;
-          found.costUsd = usd;
-        },
-      };
-      let costSet = false;
       try {
+        const waiting = this.queued(sessionId);
+        const riots = waiting.filter((m) => m.origin === "riot");
+        if (riots.length > 0) {
+          this.queues.set(sessionId, waiting.filter((m) => m.origin === "person"));
+          await this.queueChanged(sessionId, riots);
+        }
+        const source: FakeTurn["source"] = prompt === null ? "deliver" : "prompt";
+        const text = prompt?.text ?? riots.map((m) => m.text).join("\n");
+        const script = this.turns.shift();
+        if (!script) {
+          const what = source === "prompt" ? "a prompt" : `a turn of Riot's (${DELIVER})`;
+          this.violations.push(`${what} arrived with no scripted turn: ${text}`);
+          throw new acp.RequestError(-32603, `the fake has no scripted turn for this ${source === "prompt" ? "prompt" : "turn"}`);
+        }
+        const before = found.history.length;
+        if (source === "prompt") {
+          // Riot titles a session by its first prompt.
+          found.title ??= text.split("\n")[0]?.slice(0, 80) ?? null;
+          // A turn of Riot's gives the model Riot's message, which session/load does not replay.
+          found.history.push({ sessionUpdate: "user_message_chunk", content: { type: "text", text } });
+        }
+        // The session went on: the last rewind can no longer be undone.
+        found.undo = null;
+        /** Whether the model's reply began: text or a tool call (a question is asked about one). */
+        let replied = false;
+        let costSet = false;
+        const turn: FakeTurn = {
+          sessionId,
+          text,
+          images: prompt?.images ?? [],
+          source,
+          cancelled: running.signal,
+          send: async (update) => {
+            if (replies(update)) replied = true;
+            found.history.push(update);
+            await client.notify(acp.methods.client.session.update, { sessionId, update });
+          },
+          ask: async (toolCall, options) => {
+            replied = true;
+            const response: RequestPermissionResponse = await client.request(
+              acp.methods.client.session.requestPermission,
+              { sessionId, toolCall, options },
+              { cancellationSignal: running.signal },
+            );
+            if (response.outcome.outcome === "cancelled") return "cancelled";
+            const chosen = response.outcome.optionId;
+            if (!options.some((o) => o.optionId === chosen)) {
+              this.violations.push(`the client answered with an option it was not offered: ${chosen}`);
+              return "rejected";
+            }
+            return { optionId: chosen };
+          },
+          compaction: async (extra) => {
+            if (wanted.includes(COMPACTION)) await client.notify(COMPACTION, { sessionId, ...extra });
+          },
+          setCost: (usd) => {
+            costSet = true;
+            found.costUsd = usd;
+          },
+        };
         const stopReason = await script(turn);
+        if (stopReason === "cancelled" && !replied) {
+          // Withdrawn (crates/riot-core/src/agent.rs, `abort`): session/load
+          // no longer replays the prompt, and Riot's messages wait again,
+          // held for the person (crates/riot-kernel/src/session.rs,
+          // `requeue_if_withdrawn`).
+          found.history.length = before;
+          for (const m of riots) await this.enqueue(sessionId, m.text, "riot", { held: true });
+        }
         if (!costSet && found.costUsd !== null) found.costUsd += 0.0005;
         if (wanted.includes(USAGE)) {
           await client.notify(USAGE, {
@@ -788,13 +843,8 @@ export class FakeRiot {
         if (found.running) {
           throw fail("a prompt is already running in this session; cancel it or wait for its end");
         }
-        // As Riot: what Riot queued while no turn ran goes with this prompt.
-        const riots = this.queued(params.sessionId).filter((m) => m.origin !== "person");
-        if (riots.length > 0) {
-          this.queues.set(params.sessionId, this.queued(params.sessionId).filter((m) => m.origin === "person"));
-          await this.queueChanged(params.sessionId, riots);
-        }
-        return runTurn(client, params.sessionId, found, { text, images, source: "prompt" });
+        // As Riot: what Riot queued while no turn ran goes with this prompt (held or not).
+        return runTurn(client, params.sessionId, found, { text, images });
       });
     const extension = (method: string, handle: (params: unknown, client: acp.AgentContext) => unknown) => {
       if (!advertised.includes(method)) return;
@@ -1030,35 +1080,21 @@ export class FakeRiot {
       } else if (action !== "list") {
         throw fail(`${QUEUE}: unknown variant \`${String(action)}\`, expected one of \`list\`, \`push\`, \`edit\`, \`remove\`, \`take\``);
       }
-      return { messages: this.queued(sessionId), ...(id === undefined ? {} : { id }), ...(taken === undefined ? {} : { taken }) };
+      return {
+        messages: onWire(this.queued(sessionId)),
+        ...(id === undefined ? {} : { id }),
+        ...(taken === undefined ? {} : { taken: onWire(taken) }),
+      };
     });
     extension(DELIVER, async (raw, client) => {
       const params = only(DELIVER, raw, ["sessionId"]);
       const sessionId = text(DELIVER, params, "sessionId");
       const found = session(sessionId);
-      const waiting = this.queued(sessionId);
-      const riots = waiting.filter((m) => m.origin === "riot");
       // As Riot (crates/riot-acp/src/agent.rs, `deliver`): nothing of Riot's
       // waits, or a turn runs and takes it: no turn, and nothing changes.
-      if (riots.length === 0 || found.running !== null) return { stopReason: null };
-      // The turn holds the session from here; the person's messages stay queued.
-      const running = new AbortController();
-      found.running = running;
-      this.queues.set(sessionId, waiting.filter((m) => m.origin === "person"));
-      await this.queueChanged(sessionId, riots);
-      const before = found.history.length;
-      const { stopReason } = await runTurn(
-        client,
-        sessionId,
-        found,
-        { text: riots.map((m) => m.text).join("\n"), images: [], source: "deliver" },
-        running,
-      );
-      // A turn stopped before anything came back withdraws Riot's message: it waits again.
-      if (stopReason === "cancelled" && found.history.length === before) {
-        for (const m of riots) await this.enqueue(sessionId, m.text, "riot");
-      }
-      return { stopReason };
+      // Held messages are delivered too: the client asked.
+      if (!this.queued(sessionId).some((m) => m.origin === "riot") || found.running !== null) return { stopReason: null };
+      return runTurn(client, sessionId, found, null);
     });
     extension(BACKGROUND, (raw) => {
       const params = only(BACKGROUND, raw, ["sessionId"]);
