@@ -4,7 +4,7 @@ import { connectToRiot, endpointFromPage } from "../bridge";
 import { FAKE_REQUESTS, FakeRiot, UNCONFIGURED, type Answer, type FakeTurn } from "../bridge/testing/fake-riot";
 import type { FrameScheduler } from "./frame-batcher";
 import { DELIVER, type BackgroundTask } from "../bridge/parallel";
-import { Store, type StoreHooks } from "./store";
+import { resumable, Store, type StoreHooks } from "./store";
 
 const PROJECT = "/home/me/project";
 
@@ -38,7 +38,7 @@ async function setup(riot: FakeRiot, hooks: StoreHooks = {}) {
     }
     expect(test()).toBe(true);
   };
-  return { store, frames, until };
+  return { store, frames, until, connection };
 }
 
 describe("Store", () => {
@@ -163,6 +163,17 @@ describe("Store", () => {
 });
 
 /** A turn that ends when the test says so; records the prompts it got. */
+/** Handlers for a second client that only sends. */
+function quietEvents() {
+  return {
+    update: () => {},
+    usage: () => {},
+    compaction: () => {},
+    closed: () => {},
+    permission: () => new Promise<string | null>(() => {}),
+  };
+}
+
 function gated(prompts: string[]) {
   const releases: (() => void)[] = [];
   const script = (turn: FakeTurn) =>
@@ -578,10 +589,16 @@ describe("Store: a background result between turns goes to the model in a turn o
     expect(riot.violations).toEqual([]);
   });
 
-  it("stays idle with nothing added when Riot answers stopReason null (another client's turn runs and takes it)", async () => {
+  it("stays idle with nothing added when Riot answers stopReason null (another client's turn runs); that turn's loop takes the result", async () => {
     const ended: unknown[] = [];
-    const other = gated([]);
-    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(other.script);
+    let riot: FakeRiot;
+    let release = () => {};
+    riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(async (turn) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      // The other turn's loop, after a batch of tool results.
+      await riot.deliverQueued(turn.sessionId);
+      return "end_turn";
+    });
     const { store, frames, until } = await setup(riot, { turnEnded: (e) => ended.push(e) });
     await store.newSession();
     const id = store.current()?.id ?? "";
@@ -606,8 +623,15 @@ describe("Store: a background result between turns goes to the model in a turn o
     expect(store.current()?.startedAt).toBeNull();
     expect(store.getState().error).toBeNull();
     expect(ended).toEqual([]);
-    other.release();
+    release();
     await expect(elsewhere).resolves.toBe("end_turn");
+    // The running turn took it: this page shows where it went, asks nothing more and reports no turn of its own.
+    await until(() => store.current()?.queue.length === 0);
+    await settle(frames);
+    expect(shown(store)).toEqual(["notice:Background task bg_1's result reached the agent."]);
+    expect(delivers(riot)).toBe(1);
+    expect(store.current()?.running).toBe(false);
+    expect(ended).toEqual([]);
     second.close();
     expect(riot.violations).toEqual([]);
   });
@@ -715,7 +739,7 @@ describe("Store: a background result between turns goes to the model in a turn o
     expect(riot.violations).toEqual([]);
   });
 
-  it("holds a result whose turn was stopped before any reply, and gives it again when the person resumes", async () => {
+  it("leaves a result Riot put back held after a stop to the person: no turn of its own, Resume queue gives it (_riot/deliver)", async () => {
     const turns: string[] = [];
     const { script, release } = gated(turns);
     const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script);
@@ -724,14 +748,17 @@ describe("Store: a background result between turns goes to the model in a turn o
     const id = store.current()?.id ?? "";
     await riot.backgroundTask(id, done("bg_1", "Found it."));
     await until(() => turns.length === 1 && store.current()?.running === true);
+    expect(resumable(store.current()!, store.getState().features)).toBe(false);
     await store.stop();
-    await until(() => store.current()?.running === false);
-    // Riot withdrew the turn's message: the result waits again, held for the person.
-    expect(store.current()?.queue.map((m) => m.text)).toEqual([resultText("bg_1", "Found it.")]);
-    expect(store.current()?.queueHeld).toBe(true);
+    await until(() => store.current()?.running === false && store.current()?.queue.length === 1);
+    // Riot withdrew the turn's message: the result waits again, held by Riot for the person.
+    expect(store.current()?.queue.map((m) => [m.text, m.held])).toEqual([[resultText("bg_1", "Found it."), true]]);
+    expect(store.current()?.queueHeld).toBe(false);
+    expect(resumable(store.current()!, store.getState().features)).toBe(true);
     expect(shown(store).at(-1)).toBe("notice:Stopped.");
     await settle(frames);
     expect(delivers(riot)).toBe(1);
+    expect(store.current()?.running).toBe(false);
     void store.resumeQueue(id);
     await until(() => turns.length === 2);
     expect(delivers(riot)).toBe(2);
@@ -740,6 +767,180 @@ describe("Store: a background result between turns goes to the model in a turn o
     await until(() => store.current()?.running === false);
     expect(store.current()?.queue).toEqual([]);
     expect(store.current()?.queueHeld).toBe(false);
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("another open window leaves a stopped delivery stopped: window B does not deliver the result A's stop put back", async () => {
+    const turns: string[] = [];
+    const { script } = gated(turns);
+    // One scripted turn: a second delivery would be a violation (no script) as well as a count.
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script);
+    const a = await setup(riot);
+    const b = await setup(riot);
+    await a.store.newSession();
+    const id = a.store.current()?.id ?? "";
+    await b.store.openSession(id, PROJECT);
+    const both = async (test: () => boolean) => {
+      for (let i = 0; i < 200 && !test(); i++) {
+        await new Promise((r) => setTimeout(r, 1));
+        a.frames.frame();
+        b.frames.frame();
+      }
+      expect(test()).toBe(true);
+    };
+    await b.until(() => b.store.current()?.loading === false);
+    await riot.backgroundTask(id, done("bg_1", "Found it."));
+    // A runs the turn (B, if it asked too, found it running: null).
+    await both(() => turns.length === 1 && a.store.current()?.running === true && b.store.current()?.queue.length === 0);
+    const asked = delivers(riot);
+    await a.store.stop();
+    await both(
+      () =>
+        a.store.current()?.running === false &&
+        a.store.current()?.queue.length === 1 &&
+        b.store.current()?.queue.some((m) => m.held) === true,
+    );
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 1));
+      a.frames.frame();
+      b.frames.frame();
+    }
+    expect(delivers(riot)).toBe(asked);
+    expect(turns).toHaveLength(1);
+    expect(riot.sessions.get(id)?.running).toBeNull();
+    expect(riot.queued(id).map((m) => [m.origin, m.held])).toEqual([["riot", true]]);
+    expect([a.store.current()?.running, b.store.current()?.running]).toEqual([false, false]);
+    // B shows it waiting for the person, who can still give it now from either window.
+    expect(b.store.current()?.queue.map((m) => [m.origin, m.held])).toEqual([["riot", true]]);
+    expect(resumable(b.store.current()!, b.store.getState().features)).toBe(true);
+    expect(b.store.getState().error).toBeNull();
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("reports the turn's end when Riot starts no turn of its own after it (_riot/deliver answered null)", async () => {
+    const ended: unknown[] = [];
+    const prompts: string[] = [];
+    let riot: FakeRiot;
+    riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(
+      async (turn) => {
+        prompts.push(turn.text);
+        // A background result ends as the turn does: it waits for a turn of its own.
+        await riot.backgroundTask(turn.sessionId, done("bg_1", "Found it."));
+        await turn.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } });
+        return "end_turn";
+      },
+      async (turn) => {
+        prompts.push(turn.text);
+        return "end_turn";
+      },
+    );
+    const { store, frames, until, connection } = await setup(riot, { turnEnded: (e) => ended.push(e) });
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    // Another window's prompt reaches Riot just before this page's _riot/deliver, and takes the result.
+    const second = await connectToRiot(endpointFromPage("http://127.0.0.1:1/?token=t"), quietEvents(), riot.connect);
+    const deliver = connection.deliver.bind(connection);
+    connection.deliver = async (sessionId) => {
+      await second.prompt(sessionId, "from the other window");
+      return deliver(sessionId);
+    };
+    await store.send("work");
+    await until(() => ended.length === 1);
+    expect(ended).toEqual([{ sessionId: id, label: "work", outcome: "done" }]);
+    await settle(frames);
+    expect(prompts).toEqual(["work", "from the other window"]);
+    expect(delivers(riot)).toBe(1);
+    expect(store.current()?.running).toBe(false);
+    expect(ended).toHaveLength(1);
+    second.close();
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("sends the person's message typed while a _riot/deliver was on its way when Riot answers null", async () => {
+    const prompts: string[] = [];
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(
+      async (turn) => {
+        prompts.push(turn.text);
+        return "end_turn";
+      },
+      async (turn) => {
+        prompts.push(turn.text);
+        return "end_turn";
+      },
+    );
+    const { store, until, connection } = await setup(riot);
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    const second = await connectToRiot(endpointFromPage("http://127.0.0.1:1/?token=t"), quietEvents(), riot.connect);
+    const deliver = connection.deliver.bind(connection);
+    connection.deliver = async (sessionId) => {
+      // The page shows the session working: what the person sends waits in the queue.
+      await store.send("mine");
+      expect(riot.queued(sessionId).map((m) => m.origin)).toEqual(["riot", "person"]);
+      // Another window's prompt takes the result first.
+      await second.prompt(sessionId, "from the other window");
+      return deliver(sessionId);
+    };
+    await riot.backgroundTask(id, done("bg_1", "Found it."));
+    await until(() => prompts.length === 2 && store.current()?.running === false);
+    expect(prompts).toEqual(["from the other window", "mine"]);
+    expect(riot.queued(id)).toEqual([]);
+    expect(userTexts(store)).toEqual(["mine"]);
+    expect(delivers(riot)).toBe(1);
+    second.close();
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("a stop with a Riot that does not offer _riot/deliver holds nothing of Riot's: no Resume for the result, it goes with the next prompt", async () => {
+    const prompts: string[] = [];
+    const { script, release } = gated(prompts);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT], requests: FAKE_REQUESTS.filter((r) => r !== DELIVER) }).script(
+      script,
+      script,
+    );
+    const { store, until } = await setup(riot);
+    await store.newSession();
+    const id = store.current()?.id ?? "";
+    await riot.backgroundTask(id, done("bg_1", "Found it."));
+    await until(() => store.current()?.queue.length === 1);
+    void store.send("what did it find?");
+    await until(() => prompts.length === 1 && store.current()?.queue.length === 0);
+    await store.stop();
+    await until(() => store.current()?.running === false && store.current()?.queue.length === 1);
+    expect(store.current()?.queue.map((m) => [m.origin, m.held])).toEqual([["riot", true]]);
+    expect(store.current()?.queueHeld).toBe(false);
+    expect(resumable(store.current()!, store.getState().features)).toBe(false);
+    void store.send("and now?");
+    await until(() => prompts.length === 2);
+    release();
+    await until(() => store.current()?.running === false);
+    expect(prompts).toEqual(["what did it find?", "and now?"]);
+    expect(riot.queued(id)).toEqual([]);
+    expect(riot.received).not.toContain(DELIVER);
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("starts one turn when the person sends twice while the queue's take is on its way; the second waits in the queue", async () => {
+    const prompts: string[] = [];
+    const { script, release } = gated(prompts);
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(script, script);
+    riot.addSession("s-old", PROJECT, []);
+    await riot.enqueue("s-old", "written before the reload", "person");
+    const { store, until } = await setup(riot);
+    await store.openSession("s-old", PROJECT);
+    await until(() => store.current()?.loading === false && store.current()?.queue.length === 1);
+    void store.send("a");
+    // Sent while the first send's take is on its way: it waits in the queue.
+    await store.send("b");
+    await until(() => prompts.length === 1);
+    expect(prompts).toEqual(["written before the reload\n\na"]);
+    expect(riot.queued("s-old").map((m) => m.text)).toEqual(["b"]);
+    release();
+    await until(() => prompts.length === 2);
+    release();
+    await until(() => store.current()?.running === false);
+    expect(prompts).toEqual(["written before the reload\n\na", "b"]);
+    expect(store.getState().error).toBeNull();
     expect(riot.violations).toEqual([]);
   });
 });

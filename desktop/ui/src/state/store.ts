@@ -11,7 +11,9 @@
 // the person resumes it (or sends again). A background agent's result that
 // Riot queues while no turn runs goes to the model at once, in a turn of
 // Riot's (`_riot/deliver`), unless the person's own messages wait too
-// (then it goes with them). The store never talks to the desktop shell: it
+// (then it goes with them) or Riot marked it held (put back after the
+// person stopped the turn that carried it: it waits for their next
+// message, or for Resume queue). The store never talks to the desktop shell: it
 // reports turn ends and questions through `StoreHooks`, which main.tsx
 // connects to it.
 
@@ -91,7 +93,11 @@ export interface SessionView {
   models: readonly string[];
   /** Messages waiting in Riot's queue of the session, in order (`_riot/queue`). */
   queue: readonly QueuedPrompt[];
-  /** The last turn was stopped or failed (or the person's messages were found waiting on opening): the queue waits for the person. */
+  /**
+   * The person's messages wait for the person: the last turn was stopped
+   * or failed, or they were found waiting on opening. (Riot's own
+   * messages put back by a stop carry Riot's `held` mark instead.)
+   */
   queueHeld: boolean;
   conversation: Conversation;
   /** A prompt is running. */
@@ -244,6 +250,27 @@ function hasRiots(queue: readonly QueuedMessage[]): boolean {
   return queue.some((m) => m.origin === "riot");
 }
 
+/**
+ * Whether a message of Riot's that is not held waits in `queue`: one the
+ * store gives the model on its own. A held one (put back after the person
+ * stopped the turn that carried it) waits for the person.
+ */
+function hasWaking(queue: readonly QueuedMessage[]): boolean {
+  return queue.some((m) => m.origin === "riot" && !m.held);
+}
+
+/**
+ * Whether the person can give the waiting messages of session `view` to
+ * the model now (Resume queue): their own held after a stop, a failure or
+ * a reload, or, while nothing runs, only results of Riot's held after a
+ * stop (asked for with `_riot/deliver`, when Riot offers it).
+ */
+export function resumable(view: SessionView, features: Features): boolean {
+  if (view.queueHeld) return true;
+  const heldResults = view.queue.length > 0 && view.queue.every((m) => m.origin === "riot" && m.held);
+  return heldResults && features.deliver && !view.running && !view.loading;
+}
+
 /** Queued texts sent as one prompt, in order. */
 function joined(texts: readonly string[]): string {
   return texts.filter((t) => t.trim() !== "").join("\n\n");
@@ -307,11 +334,12 @@ export class Store {
   /** Keys typed into a terminal while its last write is on its way, by session and terminal. */
   private readonly typing = new Map<string, { pending: string }>();
   /**
-   * Sessions whose next turn the store is starting: a `take` of the queue
-   * on its way before a prompt, or a `_riot/deliver` in flight. No other
-   * turn of the store's starts there meanwhile.
+   * How many starts of a turn are on their way in each session: a `take`
+   * of the queue before a prompt, or a `_riot/deliver` in flight. While
+   * one is, no other turn of the store's starts there, and what the person
+   * sends goes to the queue as during a turn.
    */
-  private readonly starting = new Set<string>();
+  private readonly starting = new Map<string, number>();
 
   constructor(
     projectDir: string,
@@ -458,7 +486,7 @@ export class Store {
                   : withNotice(conversation, "info", `${backgroundLabel(m.text)} reached the agent.`);
             }
             const queue = item.notice.messages;
-            return { ...v, conversation, queue, queueHeld: v.queueHeld && queue.length > 0 };
+            return { ...v, conversation, queue, queueHeld: v.queueHeld && hasPerson(queue) };
           });
           touched.add(item.notice.sessionId);
           break;
@@ -513,10 +541,10 @@ export class Store {
             const note = item.stopReason === null ? undefined : STOP_NOTES[item.stopReason];
             if (note !== undefined) conversation = withNotice(conversation, note[0], note[1]);
             if (item.error !== null) conversation = withNotice(conversation, "error", item.error);
-            // A stopped or failed turn holds what is queued, Riot's messages
-            // too (a turn of Riot's that failed is not retried on its own);
-            // the person decides.
-            const queueHeld = outcome !== "done" && v.queue.length > 0;
+            // A stopped or failed turn holds the person's queued messages; the
+            // person decides. Riot's own put back by a stop come marked held
+            // by Riot, so no window gives them to the model on its own.
+            const queueHeld = outcome !== "done" && hasPerson(v.queue);
             return {
               ...v,
               running: false,
@@ -554,22 +582,33 @@ export class Store {
     }
     for (const id of touched) if (!ended.some((e) => e.id === id)) void this.deliverWaiting(id);
     if (ended.length === 0) return;
-    // The queue moves on at once; the notification waits for the session's (new) title.
-    const idle = ended.filter(({ id }) => {
-      const view = this.state.open[id];
-      return view === undefined || connection.status !== "open" || this.follows(view) === null;
-    });
-    for (const { id } of ended) {
-      void this.sendNext(id);
-      void this.deliverWaiting(id);
-    }
-    void this.refreshSessions().then(() => {
-      for (const { id, outcome } of idle) {
-        const title = this.state.sessions.find((s) => s.sessionId === id)?.title;
-        const label = title || (this.state.open[id]?.cwd ?? id);
-        this.hooks.turnEnded?.({ sessionId: id, label, outcome });
+    // The queue moves on at once; the notification waits for the session's
+    // (new) title, and, where something was to follow, for whether it did:
+    // Riot may start no turn (the person's messages taken elsewhere, a
+    // `_riot/deliver` answered null), and then this turn's end is reported.
+    const idle: typeof ended = [];
+    for (const e of ended) {
+      const view = this.state.open[e.id];
+      const next = view === undefined || connection.status !== "open" ? null : this.follows(view);
+      if (next === null) {
+        idle.push(e);
+        continue;
       }
-    });
+      const started = next === "prompt" ? this.sendNext(e.id) : this.deliverWaiting(e.id);
+      void started.then((ran) => {
+        if (!ran) this.reportEnded([e]);
+      });
+    }
+    void this.refreshSessions().then(() => this.reportEnded(idle));
+  }
+
+  /** Tells the hooks that these turns ended and nothing follows, each by its session's title (else its directory). */
+  private reportEnded(ended: readonly { id: string; outcome: TurnOutcome }[]): void {
+    for (const { id, outcome } of ended) {
+      const title = this.state.sessions.find((s) => s.sessionId === id)?.title;
+      const label = title || (this.state.open[id]?.cwd ?? id);
+      this.hooks.turnEnded?.({ sessionId: id, label, outcome });
+    }
   }
 
   // ---- what people do ----
@@ -717,7 +756,9 @@ export class Store {
     const view = this.current();
     if (view === null || view.loading || (text.trim() === "" && images.length === 0)) return;
     const id = view.id;
-    if (view.running) {
+    // A turn runs, or one is starting (the queue's take or a `_riot/deliver`
+    // on its way): the message waits in the queue.
+    if (view.running || this.starting.has(id)) {
       if (images.length > 0) {
         this.set({ error: "A turn is running and images cannot wait in the queue: send them when the turn ends." });
         return;
@@ -732,10 +773,7 @@ export class Store {
     }
     const waiting = this.state.open[id]?.queue ?? [];
     if (waiting.length > 0 && this.state.features.queue) {
-      const taken = await this.taking(id);
-      if (taken === undefined) return;
-      this.updateSession(id, (v) => ({ ...v, queue: taken.messages, queueHeld: false }));
-      await this.run(id, joined([...taken.taken.map((m) => m.text), text]), images);
+      await this.takeAndRun(id, text, images);
       return;
     }
     await this.run(id, text, images);
@@ -743,79 +781,113 @@ export class Store {
 
   /**
    * Sends what waits in session `id`'s queue as one prompt, unless a turn
-   * runs, the queue is held, or only Riot's own messages (background
-   * results) wait: those go with the person's next prompt.
+   * runs or is starting, the queue is held, or only Riot's own messages
+   * (background results) wait: those go with the person's next prompt.
+   * Resolves once that turn ended, with whether one ran.
    */
-  private async sendNext(id: string): Promise<void> {
+  private async sendNext(id: string): Promise<boolean> {
     const view = this.state.open[id];
-    if (view === undefined || !hasPerson(view.queue) || view.running || view.loading || view.queueHeld) return;
-    if (this.state.connection.status !== "open" || this.starting.has(id)) return;
-    const taken = await this.taking(id);
-    if (taken === undefined || taken.taken.length === 0) return;
-    this.updateSession(id, (v) => ({ ...v, queue: taken.messages }));
-    await this.run(id, joined(taken.taken.map((m) => m.text)), []);
+    if (view === undefined || !hasPerson(view.queue) || view.running || view.loading || view.queueHeld) return false;
+    if (this.state.connection.status !== "open" || this.starting.has(id)) return false;
+    return this.takeAndRun(id, "", []);
+  }
+
+  private begin(id: string): void {
+    this.starting.set(id, (this.starting.get(id) ?? 0) + 1);
+  }
+
+  private end(id: string): void {
+    const left = (this.starting.get(id) ?? 1) - 1;
+    if (left > 0) this.starting.set(id, left);
+    else this.starting.delete(id);
   }
 
   /**
-   * Takes the person's waiting messages out of session `id`'s queue to
-   * send them; no turn of Riot's starts while the take is on its way
-   * (`run`, called right after, marks the session running).
+   * Takes the person's waiting messages out of session `id`'s queue and
+   * sends them, then `text` and `images`, as one prompt (Riot's own go
+   * with it). No other turn of the store's starts while the take is on
+   * its way, and the session shows running before the guard is lifted.
+   * When nothing is sent (someone else took them), what the person queued
+   * meanwhile goes next. Resolves once the turn ended, with whether one ran.
    */
-  private async taking(id: string) {
-    this.starting.add(id);
+  private async takeAndRun(id: string, text: string, images: readonly AttachedImage[]): Promise<boolean> {
+    this.begin(id);
+    let turn: Promise<void> | null = null;
+    let took = false;
     try {
-      return await this.attempt(() => this.need().queue(id, { action: "take" }));
+      const taken = await this.attempt(() => this.need().queue(id, { action: "take" }));
+      if (taken === undefined) return false;
+      took = true;
+      this.updateSession(id, (v) => ({ ...v, queue: taken.messages, queueHeld: false }));
+      const prompt = joined([...taken.taken.map((m) => m.text), text]);
+      // `run` marks the session running before it returns its promise.
+      if (prompt !== "" || images.length > 0) turn = this.run(id, prompt, images);
     } finally {
-      this.starting.delete(id);
+      this.end(id);
     }
+    if (turn === null) return took ? this.sendNext(id) : false;
+    await turn;
+    return true;
   }
 
   /**
    * What follows a turn in idle session `view` on its own: the person's
    * waiting messages as a prompt, or a turn of Riot's for its own
-   * messages alone; `null` when the queue is held or nothing waits.
+   * messages alone when one of them is not held; `null` when the queue is
+   * held, nothing waits, or only Riot's held messages do (they wait for
+   * the person).
    */
   private follows(view: SessionView): "prompt" | "deliver" | null {
     if (view.queueHeld) return null;
     if (hasPerson(view.queue)) return "prompt";
-    return this.state.features.deliver && hasRiots(view.queue) ? "deliver" : null;
+    return this.state.features.deliver && hasWaking(view.queue) ? "deliver" : null;
   }
 
   /**
    * Gives the background results waiting in session `id`'s queue to the
    * model in a turn of Riot's (`_riot/deliver`) when only Riot's messages
-   * wait and nothing runs there: the person's messages go through
-   * `sendNext` (Riot's go with them), and a held queue waits for the
-   * person. The session shows running meanwhile, with no prompt of the
-   * person's; the turn streams and ends as a prompt's does. Riot answers
-   * `null` when it started nothing (a turn of another client's runs and
-   * takes them, or nothing waited any more): the session is idle again.
+   * wait, one of them not held, and nothing runs there: the person's
+   * messages go through `sendNext` (Riot's go with them), and a held
+   * queue waits for the person. `asked`: the person asked (Resume queue),
+   * so Riot's held messages go too. The session shows running meanwhile,
+   * with no prompt of the person's; the turn streams and ends as a
+   * prompt's does. Riot answers `null` when it started nothing (a turn of
+   * another client's runs and takes them, or nothing waited any more):
+   * the session is idle again, and a message the person sent meanwhile
+   * (queued, as during a turn) goes now. Resolves once the turn ended,
+   * with whether one ran (or was refused, which ends as a failed turn).
    */
-  private async deliverWaiting(id: string): Promise<void> {
+  private async deliverWaiting(id: string, { asked = false } = {}): Promise<boolean> {
     const view = this.state.open[id];
-    if (view === undefined || view.running || view.loading || this.follows(view) !== "deliver") return;
-    if (this.state.connection.status !== "open" || this.starting.has(id)) return;
-    this.starting.add(id);
+    if (view === undefined || view.running || view.loading) return false;
+    const wanted = asked
+      ? this.state.features.deliver && hasRiots(view.queue) && !hasPerson(view.queue)
+      : this.follows(view) === "deliver";
+    if (!wanted || this.state.connection.status !== "open" || this.starting.has(id)) return false;
+    this.begin(id);
     this.updateSession(id, (v) => ({ ...v, running: true, startedAt: Date.now() }));
+    let stopReason: StopReason | null;
     try {
-      const stopReason = await this.need().deliver(id);
-      if (stopReason === null) {
-        this.updateSession(id, (v) => ({ ...v, running: false, startedAt: null, stopping: false }));
-      } else {
-        this.batch.push({ type: "ended", sessionId: id, stopReason, error: null });
-      }
+      stopReason = await this.need().deliver(id);
     } catch (e) {
       this.batch.push({ type: "ended", sessionId: id, stopReason: null, error: message(e) });
+      return true;
     } finally {
-      this.starting.delete(id);
+      this.end(id);
     }
+    if (stopReason !== null) {
+      this.batch.push({ type: "ended", sessionId: id, stopReason, error: null });
+      return true;
+    }
+    this.updateSession(id, (v) => ({ ...v, running: false, startedAt: null, stopping: false }));
+    return this.sendNext(id);
   }
 
   /** Takes message `messageId` out of session `id`'s queue (Riot refuses one already delivered). */
   async removeQueued(id: string, messageId: string): Promise<void> {
     await this.attempt(async () => {
       const state = await this.need().queue(id, { action: "remove", id: messageId });
-      this.updateSession(id, (v) => ({ ...v, queue: state.messages, queueHeld: v.queueHeld && state.messages.length > 0 }));
+      this.updateSession(id, (v) => ({ ...v, queue: state.messages, queueHeld: v.queueHeld && hasPerson(state.messages) }));
     });
   }
 
@@ -831,12 +903,13 @@ export class Store {
   /**
    * Sends what is queued in session `id` after a stop, a failure or a
    * reload held it: the person's messages as a prompt (Riot's go with
-   * them), or Riot's alone in a turn of Riot's.
+   * them), or Riot's alone, held ones included, in a turn of Riot's
+   * (`_riot/deliver`).
    */
   async resumeQueue(id: string): Promise<void> {
     this.updateSession(id, (v) => ({ ...v, queueHeld: false }));
     if (hasPerson(this.state.open[id]?.queue ?? [])) await this.sendNext(id);
-    else await this.deliverWaiting(id);
+    else await this.deliverWaiting(id, { asked: true });
   }
 
   /** Stops background agent `taskId` of session `id`; its end arrives as `_riot/background_update`. */
@@ -865,7 +938,8 @@ export class Store {
    * alone go to the model at once, in a turn of Riot's: they are what the
    * agent would have been given had the page been open, and nobody has
    * to decide about them (the person sees them arrive in the
-   * conversation and can stop that turn).
+   * conversation and can stop that turn) — unless Riot marked them all
+   * held, after the person stopped the turn that carried them.
    */
   private async readParallel(id: string): Promise<void> {
     const { queue, background } = this.state.features;

@@ -288,6 +288,66 @@ describe("the composer and the session bar", () => {
     expect(riot.violations).toEqual([]);
   });
 
+  it("shows a result Riot held after a stop as waiting for the person, and Resume queue gives it to the agent", async () => {
+    const bg = {
+      id: "bg_1",
+      agent: "explore",
+      description: "count the tests",
+      state: "completed" as const,
+      calls: 1,
+      last: "explore: Grep #[test]",
+      result: "There are 42 tests.",
+    };
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(
+      async (turn) => {
+        await new Promise((resolve) => turn.cancelled.addEventListener("abort", resolve));
+        return "cancelled";
+      },
+      async (turn) => {
+        await turn.send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "bg_1 found 42 tests." } });
+        return "end_turn";
+      },
+    );
+    const store = await page(riot);
+    await newSession();
+    const id = store.current()?.id ?? "";
+    await act(() => riot.backgroundTask(id, bg));
+    fireEvent.click(await screen.findByRole("button", { name: "Stop" }));
+    const queue = await screen.findByRole("region", { name: "Queued messages" });
+    expect(within(queue).getByText("Held after a stop — goes with your next message")).toBeTruthy();
+    expect(within(queue).getByText("Background task bg_1's result")).toBeTruthy();
+    expect(within(queue).getByText("held: goes with your next message")).toBeTruthy();
+    expect(riot.received.filter((m) => m === "_riot/deliver")).toHaveLength(1);
+    fireEvent.click(within(queue).getByRole("button", { name: "Resume queue" }));
+    await screen.findByText("bg_1 found 42 tests.");
+    await waitFor(() => expect(screen.queryByRole("region", { name: "Queued messages" })).toBeNull());
+    expect(riot.received.filter((m) => m === "_riot/deliver")).toHaveLength(2);
+    expect(screen.queryAllByTestId("user-message")).toEqual([]);
+    expect(riot.violations).toEqual([]);
+  });
+
+  it("offers no Resume for a result held after a stop when Riot does not offer _riot/deliver: it goes with the next message", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT], requests: FAKE_REQUESTS.filter((r) => r !== "_riot/deliver") }).script(
+      async (turn) => {
+        await new Promise((resolve) => turn.cancelled.addEventListener("abort", resolve));
+        return "cancelled";
+      },
+    );
+    const store = await page(riot);
+    const composer = await newSession();
+    const id = store.current()?.id ?? "";
+    await act(() => riot.enqueue(id, "<background-task id=\"bg_1\" agent=\"explore\" status=\"completed\">\nFound it.\n</background-task>", "riot"));
+    fireEvent.change(composer, { target: { value: "what did it find?" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    fireEvent.click(await screen.findByRole("button", { name: "Stop" }));
+    const queue = await screen.findByRole("region", { name: "Queued messages" });
+    await screen.findByRole("button", { name: "Send" });
+    expect(within(queue).getByText("held: goes with your next message")).toBeTruthy();
+    expect(within(queue).queryByRole("button", { name: "Resume queue" })).toBeNull();
+    expect(riot.received).not.toContain("_riot/deliver");
+    expect(riot.violations).toEqual([]);
+  });
+
   it("shows the session's model and switches it with Enter", async () => {
     const riot = new FakeRiot({ token: "t", projects: [PROJECT] }).script(async () => "end_turn");
     await page(riot);

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
 
 import { browserShell, type NotificationPreference, type Shell } from "../shell";
-import type { AppState, Store } from "../state/store";
+import { resumable, type AppState, type Store } from "../state/store";
 import { Composer } from "./Composer";
 import { ConversationView } from "./ConversationView";
 import { PermissionDialog } from "./PermissionDialog";
@@ -258,6 +258,7 @@ export function App({
             <QueuePanel
               queue={view.queue}
               held={view.queueHeld}
+              resumable={resumable(view, state.features)}
               onRemove={(messageId) => void store.removeQueued(view.id, messageId)}
               onEdit={(messageId, text) => void store.editQueued(view.id, messageId, text)}
               onResume={() => void store.resumeQueue(view.id)}

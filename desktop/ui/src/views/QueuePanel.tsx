@@ -6,6 +6,8 @@ interface Props {
   queue: readonly QueuedPrompt[];
   /** The last turn was stopped or failed, or the session was opened with messages waiting: nothing is sent until the person resumes. */
   held: boolean;
+  /** Resume queue can send what waits now (the person's held messages, or Riot's held results alone). */
+  resumable: boolean;
   onRemove(id: string): void;
   onEdit(id: string, text: string): void;
   onResume(): void;
@@ -22,9 +24,10 @@ function riotLabel(text: string): string {
  * runs, in order. Riot gives them to the agent after its next tool
  * results, or they are sent when the turn ends. The person's can be
  * edited or taken out; a background agent's result Riot queued is shown,
- * not changed.
+ * not changed, and one Riot holds after a stop is marked as waiting for
+ * the person's next message (or Resume queue).
  */
-export function QueuePanel({ queue, held, onRemove, onEdit, onResume }: Props) {
+export function QueuePanel({ queue, held, resumable, onRemove, onEdit, onResume }: Props) {
   const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
   if (queue.length === 0) return null;
   const save = () => {
@@ -38,9 +41,11 @@ export function QueuePanel({ queue, held, onRemove, onEdit, onResume }: Props) {
         <span>
           {held
             ? "Queued — held until you resume"
-            : "Queued — given to Riot after its next tool results, or sent when the turn ends"}
+            : queue.every((m) => m.held)
+              ? "Held after a stop — goes with your next message"
+              : "Queued — given to Riot after its next tool results, or sent when the turn ends"}
         </span>
-        {held && (
+        {resumable && (
           <button type="button" onClick={onResume}>
             Resume queue
           </button>
@@ -53,7 +58,7 @@ export function QueuePanel({ queue, held, onRemove, onEdit, onResume }: Props) {
               <span className="queued-text" title={queued.text}>
                 {riotLabel(queued.text)}
               </span>
-              <span className="badge">waits for the agent</span>
+              <span className="badge">{queued.held ? "held: goes with your next message" : "waits for the agent"}</span>
             </li>
           ) : editing?.id === queued.id ? (
             <li key={queued.id} className="queued">
