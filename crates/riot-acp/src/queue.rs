@@ -19,7 +19,10 @@
 //!
 //! Each message is `{id, text, origin}`: `origin` is `person`, or `riot`
 //! for one Riot queued itself (a background task's result), which cannot
-//! be edited or removed.
+//! be edited or removed. A message of Riot's put back after the person
+//! stopped the turn that carried it has `held: true`: it waits for the
+//! person (their next prompt, or an explicit `_riot/deliver`), and a
+//! client does not ask for a turn for it on its own.
 
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::Meta;
@@ -72,10 +75,14 @@ pub struct QueuedMessage {
     pub text: String,
     /// `person`, or `riot` (a background task's result).
     pub origin: String,
+    /// Riot's message put back after the person stopped the turn that
+    /// carried it: it waits for the person.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
 }
 
 impl QueuedMessage {
-    fn of(message: &Message) -> Option<Self> {
+    fn of(message: &Message, held: &[MessageId]) -> Option<Self> {
         let Message::User(user) = message else {
             return None;
         };
@@ -89,6 +96,7 @@ impl QueuedMessage {
             .collect::<Vec<_>>()
             .join("\n");
         Some(Self {
+            held: held.contains(&user.id),
             id: user.id.to_string(),
             text,
             origin: if user.origin == MessageOrigin::Person {
@@ -101,8 +109,23 @@ impl QueuedMessage {
     }
 }
 
-fn listed(messages: &[Message]) -> Vec<QueuedMessage> {
-    messages.iter().filter_map(QueuedMessage::of).collect()
+fn listed(messages: &[Message], held: &[MessageId]) -> Vec<QueuedMessage> {
+    messages
+        .iter()
+        .filter_map(|m| QueuedMessage::of(m, held))
+        .collect()
+}
+
+/// What waits in `queue` now, held marks included.
+fn waiting(queue: &riot_kernel::queue::PendingMessages) -> Vec<QueuedMessage> {
+    let messages = queue.list();
+    let held: Vec<MessageId> = messages
+        .iter()
+        .map(Message::id)
+        .filter(|id| queue.is_held(id))
+        .cloned()
+        .collect();
+    listed(&messages, &held)
 }
 
 /// `_riot/queue`'s reply.
@@ -152,8 +175,8 @@ pub(crate) fn watch(
             }
             let notification = QueueNotification {
                 session_id: session_id.clone(),
-                messages: listed(&change.waiting),
-                delivered: listed(&change.delivered),
+                messages: listed(&change.waiting, &change.held),
+                delivered: listed(&change.delivered, &[]),
                 meta: None,
             };
             if let Err(e) = cx.send_notification(notification) {
@@ -174,7 +197,7 @@ fn changeable(session: &SessionHandle, id: Option<&str>, action: &str) -> Result
             "{action} needs the `id` of a queued message (from `_riot/queue`'s list)"
         )));
     };
-    let waiting = listed(&session.pending().list());
+    let waiting = waiting(session.pending());
     match waiting.iter().find(|m| m.id == id) {
         Some(m) if m.origin != "person" => Err(refused(format!(
             "queued message `{id}` is a background task's result Riot queued for the agent; it cannot be edited or removed"
@@ -227,19 +250,19 @@ pub(crate) fn handle(
             let text = text_of(request, "edit")?;
             let id = changeable(session, request.id.as_deref(), "edit")?;
             if !queue.edit(&id, &text) {
-                return Err(gone(id.as_str(), &listed(&queue.list())));
+                return Err(gone(id.as_str(), &waiting(queue)));
             }
         }
         QueueAction::Remove => {
             let id = changeable(session, request.id.as_deref(), "remove")?;
             if !queue.remove(&id) {
-                return Err(gone(id.as_str(), &listed(&queue.list())));
+                return Err(gone(id.as_str(), &waiting(queue)));
             }
         }
         QueueAction::Take => {
-            response.taken = Some(listed(&queue.take_all()));
+            response.taken = Some(listed(&queue.take_all(), &[]));
         }
     }
-    response.messages = listed(&queue.list());
+    response.messages = waiting(queue);
     Ok(response)
 }

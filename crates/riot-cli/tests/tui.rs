@@ -733,3 +733,67 @@ async fn a_background_agent_that_ends_while_idle_wakes_the_model() {
     tmux.wait_for("Resume it with").await;
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_on_the_turn_that_gave_the_model_a_background_result_does_not_start_it_again() {
+    if !have_tmux("tui: a stopped delivery") {
+        return;
+    }
+    let world = World::new();
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            tool_call(
+                "call_bg",
+                "Task",
+                json!({"description": "look around", "prompt": "CHILD-PROMPT find the notes",
+                       "subagent_type": "explore", "run_in_background": true}),
+            ),
+            Reply::Text("Started it.".into()),
+            // The turn of Riot's with the result: no reply before Esc.
+            Reply::Stall(String::new()),
+            Reply::Text("It found notes.txt.".into()),
+        ],
+    )
+    .when_request_contains("CHILD-SLEPT", Reply::Text("CHILD-ANSWER notes.txt".into()))
+    .when(
+        "CHILD-PROMPT",
+        tool_call(
+            "call_child_sleep",
+            "Bash",
+            json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
+        ),
+    );
+    let server = MockServer::start(script).await.unwrap();
+    let parents = |server: &MockServer| -> Vec<serde_json::Value> {
+        requests(server)
+            .into_iter()
+            .filter(|b| b.to_string().contains("find the notes in the background"))
+            .collect()
+    };
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("find the notes in the background");
+    tmux.wait_for("Started it.").await;
+    tmux.wait_for("⎿ background agent bg_1 (explore) completed")
+        .await;
+    support::wait_until("the turn of Riot's to reach the model", || {
+        parents(&server).len() == 3
+    })
+    .await;
+    tmux.wait_for("esc to stop").await;
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("shift+tab mode").await;
+    // The person asks: the result goes with the question, and nothing
+    // asked the model in between.
+    tmux.type_line("what did it find?");
+    tmux.wait_for("It found notes.txt.").await;
+    let parents = parents(&server);
+    assert_eq!(parents.len(), 4, "{parents:#?}");
+    let last = parents[3].to_string();
+    assert!(last.contains("what did it find?"), "{last}");
+    assert_eq!(last.matches("CHILD-ANSWER notes.txt").count(), 1, "{last}");
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
+}

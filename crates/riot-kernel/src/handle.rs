@@ -283,10 +283,12 @@ impl SessionHandle {
         self.start_turn(TurnInput::Queued).map(Some)
     }
 
-    /// Waits until something of Riot's waits in the queue for
-    /// [`deliver`](Self::deliver) (`true`), or until none can come: no
-    /// background task runs and every ended one's result was delivered
-    /// (`false`). Returns at once when either already holds.
+    /// Waits until something of Riot's that is not held waits in the
+    /// queue for [`deliver`](Self::deliver) (`true`), or until none can
+    /// come: no background task runs and every ended one's result was
+    /// queued (`false`). Returns at once when either already holds. A held
+    /// message (put back after the person stopped the turn that carried
+    /// it) does not count: it waits for the person.
     pub async fn background_result(&self) -> bool {
         loop {
             let changed = self.shared.background_changed.notified();
@@ -295,7 +297,7 @@ impl SessionHandle {
             // Settled first: a result queued after this reading is seen
             // below; one queued before it, too.
             let settled = self.shared.background.settled();
-            if self.shared.pending.list().iter().any(is_riots) {
+            if self.shared.pending.riots_waking() {
                 return true;
             }
             if settled {

@@ -18,6 +18,8 @@ pub struct QueueChange {
     /// What the loop has just taken into the conversation (empty unless
     /// this change is a delivery).
     pub delivered: Vec<Message>,
+    /// Which of `waiting` are held ([`PendingMessages::push_held`]).
+    pub held: Vec<MessageId>,
 }
 
 /// Told of every change of a queue, in the order the changes were made;
@@ -53,6 +55,9 @@ pub struct PendingMessages {
     /// A model chosen while the turn runs, for the loop's next request.
     model: Arc<Mutex<Option<String>>>,
     watchers: Arc<Watchers>,
+    /// Riot's messages put back after the turn that carried them was
+    /// stopped before any reply: they wait for the person.
+    held: Arc<Mutex<std::collections::HashSet<MessageId>>>,
 }
 
 /// Switches a running turn's model from its next request: the loop takes
@@ -85,6 +90,7 @@ impl PendingMessages {
             ids,
             model: Arc::new(Mutex::new(None)),
             watchers: Arc::new(Watchers::default()),
+            held: Arc::default(),
         }
     }
 
@@ -98,6 +104,7 @@ impl PendingMessages {
             ids: Arc::clone(&self.ids),
             model: Arc::new(Mutex::new(None)),
             watchers: Arc::clone(&self.watchers),
+            held: Arc::clone(&self.held),
         }
     }
 
@@ -114,6 +121,17 @@ impl PendingMessages {
     /// Tells the watchers; `waiting` was read under the lock that made
     /// the change.
     fn changed(&self, waiting: Vec<Message>, delivered: Vec<Message>) {
+        let held = {
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            // What no longer waits is held no more.
+            held.retain(|id| waiting.iter().any(|m| m.id() == id));
+            waiting
+                .iter()
+                .map(Message::id)
+                .filter(|id| held.contains(*id))
+                .cloned()
+                .collect()
+        };
         let watchers = self
             .watchers
             .0
@@ -123,7 +141,11 @@ impl PendingMessages {
         if watchers.is_empty() {
             return;
         }
-        let change = QueueChange { waiting, delivered };
+        let change = QueueChange {
+            waiting,
+            delivered,
+            held,
+        };
         let gone: Vec<QueueWatcher> = watchers.into_iter().filter(|w| !w(&change)).collect();
         if !gone.is_empty() {
             self.watchers
@@ -155,8 +177,43 @@ impl PendingMessages {
     /// Queues a message of `origin` (Riot's own, such as a background
     /// task's result, is [`MessageOrigin::Context`]).
     pub fn push_from(&self, text: &str, origin: MessageOrigin) -> MessageId {
+        self.push_marked(text, origin, false)
+    }
+
+    /// Queues Riot's message `text` again after the turn that carried it
+    /// was stopped before any reply: it goes with the person's next prompt
+    /// or a face's explicit delivery, but wakes no idle session
+    /// ([`Self::riots_waking`]) — the person stopped that turn.
+    pub fn push_held(&self, text: &str, origin: MessageOrigin) -> MessageId {
+        self.push_marked(text, origin, true)
+    }
+
+    /// Whether waiting message `id` is held.
+    pub fn is_held(&self, id: &MessageId) -> bool {
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(id)
+    }
+
+    /// Whether a message of Riot's that is not held waits: one a face may
+    /// give the model in a turn of its own.
+    pub fn riots_waking(&self) -> bool {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        self.lock()
+            .iter()
+            .any(|m| !by_person(m) && !held.contains(m.id()))
+    }
+
+    fn push_marked(&self, text: &str, origin: MessageOrigin, held: bool) -> MessageId {
         let id = MessageId::generate(self.ids.as_ref());
         let _order = self.watchers.in_order();
+        if held {
+            self.held
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(id.clone());
+        }
         let waiting = {
             let mut queue = self.lock();
             queue.push(Message::User(UserMessage {
@@ -317,6 +374,32 @@ mod tests {
         // Nothing to take tells nobody; Riot's delivery is told as delivered.
         assert!(queue.take_all().is_empty() && queue.deliver_riots().is_empty());
         assert_eq!(*delivered.lock().unwrap(), vec![0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn a_held_message_of_riots_wakes_nobody_and_is_held_no_more_once_taken() {
+        let queue = PendingMessages::new(Arc::new(SequentialIds::new()));
+        let seen: Arc<Mutex<Vec<Vec<MessageId>>>> = Arc::default();
+        let log = Arc::clone(&seen);
+        queue.watch(Arc::new(move |c: &QueueChange| {
+            log.lock().unwrap().push(c.held.clone());
+            true
+        }));
+        assert!(!queue.riots_waking());
+        let held = queue.push_held("a stopped result", MessageOrigin::Context);
+        assert!(queue.is_held(&held));
+        // Held, and the person's message is not Riot's: nothing wakes.
+        queue.push("the person's");
+        assert!(!queue.riots_waking());
+        let fresh = queue.push_from("a new result", MessageOrigin::Context);
+        assert!(queue.riots_waking() && !queue.is_held(&fresh));
+        // Delivered, the mark goes with it.
+        assert_eq!(queue.deliver_riots().len(), 2);
+        assert!(!queue.is_held(&held) && !queue.riots_waking());
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![vec![held.clone()], vec![held.clone()], vec![held], vec![]]
+        );
     }
 
     #[test]

@@ -786,7 +786,9 @@ impl Session {
     }
 
     /// A turn stopped before anything came back withdraws its prompt;
-    /// Riot's messages that went with it wait again.
+    /// Riot's messages that went with it wait again, held: the person
+    /// stopped that turn, so they go with the next prompt (or a face's
+    /// explicit delivery) rather than waking the session at once.
     fn requeue_if_withdrawn(&self, prompt_id: &MessageId, riots: Vec<Message>) {
         if riots.is_empty() || self.state.messages.iter().any(|m| m.id() == prompt_id) {
             return;
@@ -795,7 +797,7 @@ impl Session {
             if let Message::User(queued) = queued {
                 for block in queued.content {
                     if let riot_protocol::UserBlock::Text { text } = block {
-                        self.pending.push_from(&text, queued.origin);
+                        self.pending.push_held(&text, queued.origin);
                     }
                 }
             }

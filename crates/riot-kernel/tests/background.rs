@@ -613,11 +613,20 @@ async fn a_withdrawn_delivery_turn_leaves_the_prompts_rewind_numbers_alone() {
             .any(|e| matches!(e, AgentEvent::PromptWithdrawn { .. })),
         "{events:#?}"
     );
-    // The result waits again, and goes with the next prompt.
-    assert_eq!(fx.handle.pending().list().len(), 1);
+    // The result waits again, held: the person stopped the turn that
+    // carried it, so it wakes nobody (the child has ended: nothing more
+    // can come)…
+    let waiting = fx.handle.pending().list();
+    assert_eq!(waiting.len(), 1);
+    assert!(fx.handle.pending().is_held(waiting[0].id()));
+    assert!(!fx.handle.pending().riots_waking());
+    assert!(!fx.handle.background_result().await);
+    // …and goes with the next prompt.
     let events = run_turn(&fx.handle, "SECOND-PROMPT write it").await;
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
     assert!(fx.handle.pending().list().is_empty());
+    let second = fx.server.requests().last().unwrap().body.to_string();
+    assert!(second.contains("SECOND-PROMPT write it") && second.contains("CHILD-ANSWER"));
     // The second prompt is still the second: its change is its own.
     let points = fx.handle.rewind_points().await.unwrap();
     let seen: Vec<(u32, &str, Vec<String>)> = points
