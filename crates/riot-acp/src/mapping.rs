@@ -648,7 +648,15 @@ impl ToolCalls {
                                 out.push(update);
                             }
                         }
-                        UserBlock::Text { text } if replay && u.origin == MessageOrigin::Person => {
+                        // Only what the person typed: the first text block.
+                        // What Riot added after it (attached files, a
+                        // background result, their terminal typing) is
+                        // not their words.
+                        UserBlock::Text { text }
+                            if replay
+                                && u.origin == MessageOrigin::Person
+                                && first_text(u).is_some_and(|t| std::ptr::eq(t, text)) =>
+                        {
                             out.push(user_chunk(text));
                         }
                         _ => {}
@@ -665,6 +673,14 @@ impl ToolCalls {
         }
         out
     }
+}
+
+/// A user message's first text block.
+fn first_text(message: &riot_protocol::UserMessage) -> Option<&String> {
+    message.content.iter().find_map(|b| match b {
+        UserBlock::Text { text } => Some(text),
+        _ => None,
+    })
 }
 
 #[cfg(test)]

@@ -324,3 +324,33 @@ fn an_image_a_tool_read_is_shown_with_the_call() {
         ])
     );
 }
+
+#[test]
+fn a_replayed_prompt_shows_only_what_the_person_typed() {
+    let mut calls = ToolCalls::new(PathBuf::from("/p"));
+    let prompt = Message::User(UserMessage {
+        id: MessageId::new("u1"),
+        content: vec![
+            UserBlock::Text {
+                text: "what did it find?".into(),
+            },
+            UserBlock::Text {
+                text: "The person typed into terminal `py` since you last read it: 6*7<Enter>."
+                    .into(),
+            },
+            UserBlock::Text {
+                text: "<background-task id=\"bg_1\" agent=\"explore\" status=\"completed\">…"
+                    .into(),
+            },
+        ],
+        origin: MessageOrigin::Person,
+    });
+    let updates: Vec<Value> = calls
+        .message_updates(&prompt, true)
+        .into_iter()
+        .map(|u| serde_json::to_value(u).unwrap())
+        .collect();
+    assert_eq!(updates.len(), 1, "{updates:#?}");
+    assert_eq!(updates[0]["sessionUpdate"], "user_message_chunk");
+    assert_eq!(updates[0]["content"]["text"], "what did it find?");
+}

@@ -119,12 +119,10 @@ pub struct SharedOptions {
     pub trust_project: bool,
 }
 
-/// A `--permission-mode` value: Riot's names, or Claude Code's for the
-/// same modes.
 impl Cli {
-    /// [`Cli::parse`], then `--worktree` given what cannot name a worktree
-    /// and no prompt (`riot -p -w "add tests"`: the flag's optional value
-    /// took the prompt) is a worktree with a picked name and that prompt.
+    /// [`Cli::parse`], then `--worktree` given words (with spaces) and no
+    /// prompt (`riot -p -w "add tests"`: the flag's optional value took
+    /// the prompt) is a worktree with a picked name and that prompt.
     pub fn parse_args() -> Self {
         let mut cli = <Self as Parser>::parse();
         cli.settle();
@@ -139,18 +137,21 @@ impl Cli {
     }
 }
 
-/// Moves a `--worktree` value that is no worktree name to the missing
-/// prompt, leaving a bare `--worktree` (a picked name).
+/// Moves a `--worktree` value that is words, not a name (it has spaces),
+/// to the missing prompt, leaving a bare `--worktree` (a picked name). A
+/// mistyped name (`feat/login`) stays a name and is refused as one.
 fn prompt_not_name(worktree: &mut Option<String>, prompt: &mut Option<String>) {
     if prompt.is_none()
         && let Some(value) = worktree.as_deref()
-        && !value.is_empty()
+        && value.contains(char::is_whitespace)
         && riot_kernel::worktree::check_name(value).is_err()
     {
         *prompt = worktree.replace(String::new());
     }
 }
 
+/// A `--permission-mode` value: Riot's names, or Claude Code's for the
+/// same modes.
 fn parse_mode(value: &str) -> Result<PermissionMode, String> {
     let riot = match value {
         "acceptEdits" => "accept-edits",
@@ -654,6 +655,13 @@ mod tests {
         cli.settle();
         assert_eq!(cli.print_options.worktree.as_deref(), Some("w1"));
         assert_eq!(cli.prompt, None);
+        let mut cli = Cli::try_parse_from(["riot", "exec", "-w", "feat/login"]).unwrap();
+        cli.settle();
+        let Some(Command::Exec(exec)) = cli.command else {
+            panic!("expected exec");
+        };
+        assert_eq!(exec.options.worktree.as_deref(), Some("feat/login"));
+        assert_eq!(exec.prompt, None);
         let mut cli = Cli::try_parse_from(["riot", "-w", "bad name", "do it"]).unwrap();
         cli.settle();
         assert_eq!(cli.print_options.worktree.as_deref(), Some("bad name"));

@@ -496,7 +496,13 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
             }
             let arrived = tokio::select! {
                 arrived = session.background_result() => arrived,
-                () = interrupt.wake.notified() => false,
+                () = interrupt.wake.notified() => {
+                    // Stopped while waiting: the result says so, not success.
+                    tally.reason = Some(TerminalReason::Aborted {
+                        by: riot_protocol::AbortSource::User,
+                    });
+                    false
+                }
             };
             if !arrived {
                 break;

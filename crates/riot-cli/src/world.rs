@@ -16,14 +16,18 @@ pub fn environment() -> BTreeMap<String, String> {
         .collect()
 }
 
-/// `$RIOT_HOME`, else `$XDG_CONFIG_HOME/riot`, else `~/.config/riot`;
-/// a relative one is taken from the current directory, so that what Riot
+/// `$RIOT_HOME`, else `$XDG_CONFIG_HOME/riot` (when absolute), else
+/// `~/.config/riot`; a relative one is taken from the current directory, so that what Riot
 /// keeps there (worktrees, which git makes from the project) never lands
 /// inside the project.
 pub fn riot_home(env: &BTreeMap<String, String>) -> Result<PathBuf, String> {
     let home = if let Some(home) = env.get("RIOT_HOME").filter(|h| !h.is_empty()) {
         PathBuf::from(home)
-    } else if let Some(xdg) = env.get("XDG_CONFIG_HOME").filter(|h| !h.is_empty()) {
+    } else if let Some(xdg) = env
+        .get("XDG_CONFIG_HOME")
+        // The XDG rule: a relative value is ignored.
+        .filter(|h| Path::new(h).is_absolute())
+    {
         PathBuf::from(xdg).join("riot")
     } else {
         env.get("HOME")
@@ -135,8 +139,13 @@ mod tests {
             PathBuf::from("/abs/rh")
         );
         assert_eq!(
-            riot_home(&env(&[("XDG_CONFIG_HOME", "cfg")])).unwrap(),
-            here.join("cfg/riot")
+            riot_home(&env(&[("XDG_CONFIG_HOME", "/cfg"), ("HOME", "/h")])).unwrap(),
+            PathBuf::from("/cfg/riot")
+        );
+        // A relative XDG_CONFIG_HOME is ignored, as the XDG rule says.
+        assert_eq!(
+            riot_home(&env(&[("XDG_CONFIG_HOME", "cfg"), ("HOME", "/h")])).unwrap(),
+            PathBuf::from("/h/.config/riot")
         );
         assert_eq!(
             riot_home(&env(&[("RIOT_HOME", ""), ("HOME", "/h")])).unwrap(),

@@ -496,7 +496,7 @@ async fn ctrl_c_while_exec_waits_for_a_background_agent_stops_it_and_its_command
     let riot = support::Running::spawn(world.exec(
         &server,
         Wire::Anthropic,
-        &["PARENT-PROMPT start the search"],
+        &["--output-format", "json", "PARENT-PROMPT start the search"],
     ));
     let pid = i64::from(riot.pid());
     // The agent's command runs, and the parent's turn is over (its second
@@ -520,6 +520,10 @@ async fn ctrl_c_while_exec_waits_for_a_background_agent_stops_it_and_its_command
     assert!(support::signal("INT", pid));
     let out = riot.finish().await;
     assert_eq!(out.code, Some(130), "{out:?}");
+    // The result says it was interrupted, not that it succeeded.
+    let result = out.json();
+    assert_eq!(result["subtype"], "error_during_execution", "{result}");
+    assert_eq!(result["is_error"], true, "{result}");
     let mut left = support::processes_with(&marker);
     for _ in 0..100 {
         if left.is_empty() {

@@ -740,6 +740,12 @@ fn start_background(
     let task_id = id.clone();
     let name = agent.name.clone();
     tokio::spawn(async move {
+        // Ends the task even if the run panics or is dropped unfinished, so
+        // nothing waits for it forever (`riot exec` waits for every one).
+        let _ends = EndsOnce {
+            tasks: tasks.clone(),
+            id: task_id.clone(),
+        };
         let outcome = subagents.run(&agent, prompt, &child_ctx, &stack).await;
         let (state, text) = match outcome {
             ToolOutcome::Ok { model_content, .. } => (
@@ -769,6 +775,23 @@ fn start_background(
         ),
         None,
     )
+}
+
+/// Marks a background task failed when dropped before it ended (a panic
+/// in its run); after a normal end it does nothing (a task ends once).
+struct EndsOnce {
+    tasks: crate::background::BackgroundTasks,
+    id: String,
+}
+
+impl Drop for EndsOnce {
+    fn drop(&mut self) {
+        self.tasks.finish(
+            &self.id,
+            crate::background::TaskState::Failed,
+            "The background task stopped without a result: it failed inside Riot.".to_owned(),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -685,6 +685,35 @@ impl vte::Perform for PlainText {
         self.put(c);
     }
 
+    /// Erase in line (`ESC [ K`): what a redrawn line clears before it is
+    /// written again (cargo's progress bar gives way to `Compiling …`
+    /// so): from the cursor to the end (0), or the whole line (2).
+    fn csi_dispatch(
+        &mut self,
+        params: &vte::Params,
+        intermediates: &[u8],
+        _ignore: bool,
+        action: char,
+    ) {
+        if action != 'K' || !intermediates.is_empty() {
+            return;
+        }
+        let mode = params.iter().next().and_then(|p| p.first()).copied();
+        let line = self.text.rfind('\n').map_or(0, |i| i + 1);
+        match mode.unwrap_or(0) {
+            0 => {
+                if let Some(at) = self.overwrite.take() {
+                    self.text.truncate(at);
+                }
+            }
+            2 => {
+                self.text.truncate(line);
+                self.overwrite = None;
+            }
+            _ => {}
+        }
+    }
+
     fn execute(&mut self, byte: u8) {
         match byte {
             b'\n' => {

@@ -367,6 +367,14 @@ fn a_redrawn_line_is_read_as_it_was_left_not_as_every_redraw() {
     assert_eq!(plain("abc\rab\x08Z\n"), "aZc\n");
     // At the end of the text it takes the last character back, as before.
     assert_eq!(plain("abc\x08\x08Z\n"), "aZ\n");
+    // Erasing the line (cargo's bar giving way to the next message)
+    // leaves none of the old line behind.
+    assert_eq!(
+        plain("Building [====>   ] 3/9: foo, bar, baz\r\x1b[K   Compiling qux\r\n"),
+        "   Compiling qux\n"
+    );
+    assert_eq!(plain("abc\x1b[2K\rxy\n"), "xy\n");
+    assert_eq!(plain("done\n\x1b[K"), "done\n");
     // Escape sequences are dropped throughout.
     assert_eq!(
         plain("\x1b[32m50%\x1b[0m\r\x1b[32m100%\x1b[0m\r\n"),

@@ -724,7 +724,10 @@ impl App {
                         self.push_block(rows);
                     }
                 }
-                Message::User(u) => self.results(&u.content),
+                Message::User(u) => {
+                    self.background_results(&u.content);
+                    self.results(&u.content);
+                }
                 Message::Assistant(a) => {
                     if a.content
                         .iter()

@@ -485,6 +485,9 @@ async fn drive(
         }
     });
     let _writer = AbortOnDrop(writer);
+    // A background agent's result starts a turn by itself while idle,
+    // until the session refuses one.
+    let mut auto_deliver = true;
     // Its background agents, read about twice a second.
     let background = handle.read(|s| s.background_tasks().clone()).await.ok();
     if let Some(prompt) = options.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
@@ -616,7 +619,7 @@ async fn drive(
                 }
                 dirty = true;
             }
-            () = riots_waiting(handle), if turn.is_none() && !app.busy() => {
+            () = riots_waiting(handle), if auto_deliver && turn.is_none() && !app.busy() => {
                 // A background agent ended while no turn ran: the model
                 // hears of it now, as Claude Code's does, not only with
                 // the person's next prompt.
@@ -626,7 +629,11 @@ async fn drive(
                         turn = Some(started);
                     }
                     Ok(None) | Err(KernelError::Busy) => {}
-                    Err(e) => app.note(SystemLevel::Error, &e.to_string()),
+                    Err(e) => {
+                        // Said once: the session cannot start turns now.
+                        auto_deliver = false;
+                        app.note(SystemLevel::Error, &e.to_string());
+                    }
                 }
                 last_frame = None;
                 dirty = true;

@@ -180,6 +180,15 @@ mod linux {
         "/dev/shm",
     ];
 
+    /// Whether `path` is the terminal end of a pseudo-terminal (character
+    /// devices of majors 136 to 143, what `/dev/pts/N` are).
+    fn is_pty_slave(path: &std::path::Path) -> bool {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        std::fs::symlink_metadata(path).is_ok_and(|m| {
+            m.file_type().is_char_device() && (136..=143).contains(&libc::major(m.rdev()))
+        })
+    }
+
     /// What a command may read: everything but the pseudo-terminals under
     /// `/dev/pts`. Those are the person's terminals (riot's own among
     /// them): one opened by its path could read the keys the person types
@@ -200,6 +209,10 @@ mod linux {
                         // places links lead to are granted on their own.
                         .filter(|e| e.file_type().is_ok_and(|t| !t.is_symlink()))
                         .filter(|e| !except.iter().any(|x| e.file_name() == *x))
+                        // A pseudo-terminal bound elsewhere (a container's
+                        // `/dev/console` is often riot's own terminal):
+                        // Landlock grants the device, not the name.
+                        .filter(|e| !is_pty_slave(&e.path()))
                         .map(|e| e.path())
                         .collect()
                 })
