@@ -240,7 +240,7 @@ impl Tool for Terminal {
              - action \"read\" returns the rendered screen (what a person sees, without escape codes) and the output printed since the last read.\n\
              - action \"wait\" waits until the regular expression `pattern` matches the output not yet read (for a full-screen program, the screen), the program ends, or `timeout_ms` passes (default 30000, at most 600000). Use it for a server's \"ready\" line instead of reading in a loop.\n\
              - action \"close\" stops the program and everything it started. Terminals also end with the session.\n\
-             - When the person typed into a terminal, the next read tells you what they typed.\n\
+             - When the person typed into a terminal, you are told what they typed: by the next read, or with their next message.\n\
              - Programs may run in an OS sandbox, as Bash's commands do: they can write only inside the project and a private temporary directory ($TMPDIR), and have no network unless the person enabled it. When a program fails because of the sandbox and really needs more, open it again with `dangerouslyDisableSandbox: true`; the person is asked.\n",
         );
         if cx.has_tool("Bash") {
