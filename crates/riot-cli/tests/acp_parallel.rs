@@ -633,30 +633,14 @@ async fn a_background_task_is_listed_and_stopped_and_the_parent_gets_its_end_onc
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deliver_gives_a_result_that_ended_after_the_turn_to_the_model_in_a_turn_of_its_own() {
     let world = World::new();
-    let server = MockServer::start(
-        Script::new(
-            WIRE,
-            vec![
-                tool_call(
-                    "call_bg",
-                    "Task",
-                    json!({"description": "look around", "prompt": "CHILD-PROMPT find the notes",
-                           "subagent_type": "explore", "run_in_background": true}),
-                ),
-                Reply::Text("PARENT-IDLE".into()),
-                Reply::Text("PARENT-SAW the notes".into()),
-            ],
-        )
-        .when_request_contains("CHILD-SLEPT", Reply::Text("CHILD-ANSWER notes.txt".into()))
-        .when(
-            "CHILD-PROMPT",
-            tool_call(
-                "call_child_sleep",
-                "Bash",
-                json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
-            ),
-        ),
-    )
+    let server = MockServer::start(support::background_agent_script(
+        "sleep 1",
+        "CHILD-ANSWER notes.txt",
+        vec![
+            Reply::Text("PARENT-IDLE".into()),
+            Reply::Text("PARENT-SAW the notes".into()),
+        ],
+    ))
     .await
     .unwrap();
     let (mut client, session) = Client::start(&world, &server).await;

@@ -682,27 +682,13 @@ async fn a_background_agent_that_ends_while_idle_wakes_the_model() {
         return;
     }
     let world = World::new();
-    let script = Script::new(
-        Wire::Anthropic,
+    let script = support::background_agent_script(
+        "sleep 1",
+        "CHILD-ANSWER notes.txt",
         vec![
-            tool_call(
-                "call_bg",
-                "Task",
-                json!({"description": "look around", "prompt": "CHILD-PROMPT find the notes",
-                       "subagent_type": "explore", "run_in_background": true}),
-            ),
             Reply::Text("Started it.".into()),
             Reply::Text("The notes are in notes.txt.".into()),
         ],
-    )
-    .when_request_contains("CHILD-SLEPT", Reply::Text("CHILD-ANSWER notes.txt".into()))
-    .when(
-        "CHILD-PROMPT",
-        tool_call(
-            "call_child_sleep",
-            "Bash",
-            json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
-        ),
     );
     let server = MockServer::start(script).await.unwrap();
     let tmux = Tmux::riot(&world, &server, &[]);
@@ -740,29 +726,15 @@ async fn esc_on_the_turn_that_gave_the_model_a_background_result_does_not_start_
         return;
     }
     let world = World::new();
-    let script = Script::new(
-        Wire::Anthropic,
+    let script = support::background_agent_script(
+        "sleep 1",
+        "CHILD-ANSWER notes.txt",
         vec![
-            tool_call(
-                "call_bg",
-                "Task",
-                json!({"description": "look around", "prompt": "CHILD-PROMPT find the notes",
-                       "subagent_type": "explore", "run_in_background": true}),
-            ),
             Reply::Text("Started it.".into()),
             // The turn of Riot's with the result: no reply before Esc.
             Reply::Stall(String::new()),
             Reply::Text("It found notes.txt.".into()),
         ],
-    )
-    .when_request_contains("CHILD-SLEPT", Reply::Text("CHILD-ANSWER notes.txt".into()))
-    .when(
-        "CHILD-PROMPT",
-        tool_call(
-            "call_child_sleep",
-            "Bash",
-            json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
-        ),
     );
     let server = MockServer::start(script).await.unwrap();
     let parents = |server: &MockServer| -> Vec<serde_json::Value> {

@@ -81,6 +81,33 @@ pub fn task_input(agent: &str, prompt: &str) -> Value {
     json!({"description": "look around", "prompt": prompt, "subagent_type": agent})
 }
 
+/// A script whose model starts an `explore` agent in the background
+/// (Task `call_bg`, prompt `CHILD-PROMPT find the notes`), then gives the
+/// parent's `after` replies in order. The agent runs `command` through
+/// Bash (`call_child_sleep`), then answers `answer`: its two requests are
+/// told apart by the prompt and by that call.
+#[allow(dead_code)] // not every test binary uses it
+pub fn background_agent_script(
+    command: &str,
+    answer: &str,
+    after: Vec<Reply>,
+) -> riot_testkit::Script {
+    let mut input = task_input("explore", "CHILD-PROMPT find the notes");
+    input["run_in_background"] = json!(true);
+    let mut replies = vec![tool_call("call_bg", "Task", input)];
+    replies.extend(after);
+    riot_testkit::Script::new(Wire::Anthropic, replies)
+        .when_request_contains("call_child_sleep", Reply::Text(answer.into()))
+        .when(
+            "CHILD-PROMPT",
+            tool_call(
+                "call_child_sleep",
+                "Bash",
+                json!({"command": command, "description": "wait"}),
+            ),
+        )
+}
+
 /// An Anthropic reply that calls several tools at once.
 #[allow(dead_code)] // not every test binary uses every helper
 pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Reply {
