@@ -333,6 +333,11 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         Err(m) => return usage(&m),
     };
     let env = world::environment();
+    // How long a prompt's run waits for background agents after its turn.
+    let background_wait_ms = match background_wait(&env) {
+        Ok(ms) => ms,
+        Err(m) => return usage(&m),
+    };
     let home = match world::riot_home(&env) {
         Ok(h) => h,
         Err(e) => return usage(&e),
@@ -465,7 +470,11 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         // The prompt's turn, then one more for each batch of background
         // agents' results that arrives after it: the run ends when they
         // have, not with the agents cancelled and their work unseen. One
-        // result line covers them all.
+        // result line covers them all. The wait has a ceiling: past it the
+        // agents still running are stopped, and the model hears so in one
+        // last turn.
+        let mut waited_since: Option<u64> = None;
+        let mut ceiling_passed = false;
         loop {
             interrupt.set_running(Some(turn.cancel_scope().clone()));
             if interrupt.seen() {
@@ -476,7 +485,7 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
             if let Some(r) = out.report.as_mut() {
                 r.finish();
             }
-            if tally.reason() != TerminalReason::Completed || interrupt.seen() {
+            if tally.reason() != TerminalReason::Completed || interrupt.seen() || ceiling_passed {
                 break;
             }
             let running = session.background().list();
@@ -494,6 +503,15 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
                     if running.len() == 1 { "it" } else { "them" },
                 );
             }
+            let since = *waited_since.get_or_insert_with(|| clock.now_ms());
+            let left = background_wait_ms
+                .map(|ceiling| ceiling.saturating_sub(clock.now_ms().saturating_sub(since)));
+            let ceiling = async {
+                match left {
+                    Some(ms) => clock.sleep_ms(ms).await,
+                    None => std::future::pending().await,
+                }
+            };
             let arrived = tokio::select! {
                 arrived = session.background_result() => arrived,
                 () = interrupt.wake.notified() => {
@@ -502,6 +520,33 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
                         by: riot_protocol::AbortSource::User,
                     });
                     false
+                }
+                () = ceiling => {
+                    ceiling_passed = true;
+                    let stopped: Vec<String> = session
+                        .background()
+                        .list()
+                        .into_iter()
+                        .filter(|t| t.state == riot_kernel::background::TaskState::Running)
+                        .map(|t| t.id)
+                        .collect();
+                    for id in &stopped {
+                        session.background().stop(id);
+                    }
+                    let waited = background_wait_ms.unwrap_or_default();
+                    let waited = if waited % 1000 == 0 {
+                        format!("{} s", waited / 1000)
+                    } else {
+                        format!("{waited} ms")
+                    };
+                    eprintln!(
+                        "riot: stopped background agent{} {} after waiting {waited} for {} (RIOT_EXEC_BACKGROUND_WAIT_MS)",
+                        if stopped.len() == 1 { "" } else { "s" },
+                        stopped.join(", "),
+                        if stopped.len() == 1 { "it" } else { "them" },
+                    );
+                    // Their results (`stopped`) arrive at once.
+                    session.background_result().await
                 }
             };
             if !arrived {
@@ -587,6 +632,23 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     }
     let _ = out.stdout.flush();
     code
+}
+
+/// The longest a prompt's run waits for its background agents after the
+/// turn, from `RIOT_EXEC_BACKGROUND_WAIT_MS` (default ten minutes; `0`
+/// waits as long as they run); `None` for no limit.
+fn background_wait(env: &BTreeMap<String, String>) -> Result<Option<u64>, String> {
+    const DEFAULT_MS: u64 = 600_000;
+    match env.get("RIOT_EXEC_BACKGROUND_WAIT_MS").map(|v| v.trim()) {
+        None | Some("") => Ok(Some(DEFAULT_MS)),
+        Some(value) => match value.parse::<u64>() {
+            Ok(0) => Ok(None),
+            Ok(ms) => Ok(Some(ms)),
+            Err(_) => Err(format!(
+                "RIOT_EXEC_BACKGROUND_WAIT_MS must be a whole number of milliseconds (0 for no limit), not `{value}`"
+            )),
+        },
+    }
 }
 
 /// What the `system`/`init` line says.

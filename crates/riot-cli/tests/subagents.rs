@@ -391,45 +391,24 @@ async fn an_agent_file_cannot_move_a_dont_ask_session_to_accept_edits() {
 
 // ---- background agents under `riot exec` ----
 
-/// A Task call starting `agent` in the background with `prompt`.
-fn background_task(agent: &str, prompt: &str) -> Reply {
-    let mut input = support::task_input(agent, prompt);
-    input["run_in_background"] = json!(true);
-    tool_call("call_bg", "Task", input)
-}
-
 /// The parent starts a background `explore` agent and ends its turn; the
 /// agent runs `command`, then answers `CHILD-ANSWER …`; the parent answers
 /// the result with `PARENT-SAW`.
 fn late_result(command: &str) -> Script {
-    Script::new(
-        Wire::Anthropic,
+    support::background_agent_script(
+        command,
+        "CHILD-ANSWER the notes are in notes.txt",
         vec![
-            background_task("explore", "CHILD-PROMPT find the notes"),
             Reply::Text("PARENT-IDLE".into()),
             Reply::Text("PARENT-SAW".into()),
         ],
-    )
-    .when_request_contains(
-        "CHILD-SLEPT",
-        Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
-    )
-    .when(
-        "CHILD-PROMPT",
-        tool_call(
-            "call_child_sleep",
-            "Bash",
-            json!({"command": command, "description": "wait"}),
-        ),
     )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_waits_for_a_background_agent_and_the_model_answers_its_result() {
     let world = World::new();
-    let server = MockServer::start(late_result("sleep 2; echo CHILD-SLEPT"))
-        .await
-        .unwrap();
+    let server = MockServer::start(late_result("sleep 2")).await.unwrap();
     let out = run(world.exec(
         &server,
         Wire::Anthropic,
@@ -467,9 +446,7 @@ async fn exec_waits_for_a_background_agent_and_the_model_answers_its_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_in_text_says_what_it_waits_for_and_prints_the_last_answer() {
     let world = World::new();
-    let server = MockServer::start(late_result("sleep 2; echo CHILD-SLEPT"))
-        .await
-        .unwrap();
+    let server = MockServer::start(late_result("sleep 2")).await.unwrap();
     let out = run(world.exec(
         &server,
         Wire::Anthropic,
@@ -490,9 +467,7 @@ async fn exec_in_text_says_what_it_waits_for_and_prints_the_last_answer() {
 async fn ctrl_c_while_exec_waits_for_a_background_agent_stops_it_and_its_command() {
     let world = World::new();
     let marker = format!("sleep 47.{}", std::process::id());
-    let server = MockServer::start(late_result(&format!("{marker}; echo CHILD-SLEPT")))
-        .await
-        .unwrap();
+    let server = MockServer::start(late_result(&marker)).await.unwrap();
     let riot = support::Running::spawn(world.exec(
         &server,
         Wire::Anthropic,
@@ -542,4 +517,69 @@ async fn ctrl_c_while_exec_waits_for_a_background_agent_stops_it_and_its_command
             .iter()
             .any(|b| b.to_string().contains("CHILD-ANSWER"))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_wait_ceiling_exec_stops_the_agent_and_the_model_hears_it_was_stopped() {
+    let world = World::new();
+    let marker = format!("sleep 48.{}", std::process::id());
+    let server = MockServer::start(late_result(&marker)).await.unwrap();
+    let mut cmd = world.exec(
+        &server,
+        Wire::Anthropic,
+        &["--output-format", "json", "PARENT-PROMPT start the search"],
+    );
+    cmd.env("RIOT_EXEC_BACKGROUND_WAIT_MS", "300");
+    let out = run(cmd).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains(
+            "riot: stopped background agent bg_1 after waiting 300 ms for it (RIOT_EXEC_BACKGROUND_WAIT_MS)\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    // The model was told, and answered; one result for the prompt.
+    let result = out.json();
+    assert_eq!(result["result"], "PARENT-SAW", "{result}");
+    let parents: Vec<Value> = bodies(&server)
+        .into_iter()
+        .filter(|b| b["messages"][0].to_string().contains("PARENT-PROMPT"))
+        .collect();
+    assert_eq!(parents.len(), 3, "{parents:#?}");
+    assert!(
+        parents[2]
+            .to_string()
+            .contains(r#"<background-task id=\"bg_1\" agent=\"explore\" status=\"stopped\">"#),
+        "{}",
+        parents[2]
+    );
+    // The agent's command is gone.
+    let mut left = support::processes_with(&marker);
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        left = support::processes_with(&marker);
+    }
+    assert!(
+        left.is_empty(),
+        "the agent's command outlived the run: {left:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_ceiling_that_is_not_a_number_is_a_usage_error() {
+    let world = World::new();
+    let server = MockServer::start(late_result("sleep 1")).await.unwrap();
+    let mut cmd = world.exec(&server, Wire::Anthropic, &["PARENT-PROMPT start"]);
+    cmd.env("RIOT_EXEC_BACKGROUND_WAIT_MS", "10m");
+    let out = run(cmd).await;
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "riot exec: RIOT_EXEC_BACKGROUND_WAIT_MS must be a whole number of milliseconds (0 for no limit), not `10m`\n"
+    );
+    assert!(server.requests().is_empty());
 }
