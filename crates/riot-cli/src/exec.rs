@@ -467,12 +467,12 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
                 break;
             }
         };
-        // The prompt's turn, then one more for each batch of background
-        // agents' results that arrives after it: the run ends when they
-        // have, not with the agents cancelled and their work unseen. One
-        // result line covers them all. The wait has a ceiling: past it the
-        // agents still running are stopped, and the model hears so in one
-        // last turn.
+        // The prompt's turn; then, when asked to wait
+        // (RIOT_EXEC_BACKGROUND_WAIT_MS), one more for each batch of
+        // background agents' results that arrives after it, until they
+        // have all ended or the wait runs out: then the agents still
+        // running are stopped and the model hears so in one last turn.
+        // One result line covers them all.
         let mut waited_since: Option<u64> = None;
         let mut ceiling_passed = false;
         loop {
@@ -493,25 +493,30 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
                 .iter()
                 .filter(|t| t.state == riot_kernel::background::TaskState::Running)
                 .collect();
+            let ids: Vec<&str> = running.iter().map(|t| t.id.as_str()).collect();
+            let plural = if running.len() == 1 { "" } else { "s" };
+            let them = if running.len() == 1 { "it" } else { "them" };
+            let Some(ceiling_ms) = background_wait_ms else {
+                // Not asked to wait: the agents stop with the run's
+                // session, and the person is told how to wait for them.
+                if out.report.is_some() && !running.is_empty() {
+                    eprintln!(
+                        "riot: stopping background agent{plural} {} as the run ends; set RIOT_EXEC_BACKGROUND_WAIT_MS to wait for {them}",
+                        ids.join(", "),
+                    );
+                }
+                break;
+            };
             if out.report.is_some() && !running.is_empty() {
-                let ids: Vec<&str> = running.iter().map(|t| t.id.as_str()).collect();
                 eprintln!(
-                    "riot: waiting for {} background agent{} ({}) to finish; Ctrl-C stops {}",
+                    "riot: waiting for {} background agent{plural} ({}) to finish; Ctrl-C stops {them}",
                     running.len(),
-                    if running.len() == 1 { "" } else { "s" },
                     ids.join(", "),
-                    if running.len() == 1 { "it" } else { "them" },
                 );
             }
             let since = *waited_since.get_or_insert_with(|| clock.now_ms());
-            let left = background_wait_ms
-                .map(|ceiling| ceiling.saturating_sub(clock.now_ms().saturating_sub(since)));
-            let ceiling = async {
-                match left {
-                    Some(ms) => clock.sleep_ms(ms).await,
-                    None => std::future::pending().await,
-                }
-            };
+            let left = ceiling_ms.saturating_sub(clock.now_ms().saturating_sub(since));
+            let ceiling = clock.sleep_ms(left);
             let arrived = tokio::select! {
                 arrived = session.background_result() => arrived,
                 () = interrupt.wake.notified() => {
@@ -531,9 +536,9 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
                         .map(|t| t.id)
                         .collect();
                     for id in &stopped {
-                        session.background().stop(id);
+                        session.background().stop_for_riot(id);
                     }
-                    let waited = background_wait_ms.unwrap_or_default();
+                    let waited = ceiling_ms;
                     let waited = if waited % 1000 == 0 {
                         format!("{} s", waited / 1000)
                     } else {
@@ -634,18 +639,18 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     code
 }
 
-/// The longest a prompt's run waits for its background agents after the
-/// turn, from `RIOT_EXEC_BACKGROUND_WAIT_MS` (default ten minutes; `0`
-/// waits as long as they run); `None` for no limit.
+/// How long a prompt's run waits for its background agents after the
+/// turn, from `RIOT_EXEC_BACKGROUND_WAIT_MS`: `None` (unset or `0`) does
+/// not wait — they stop with the run's session, as the agents of any
+/// session do when it ends.
 fn background_wait(env: &BTreeMap<String, String>) -> Result<Option<u64>, String> {
-    const DEFAULT_MS: u64 = 600_000;
     match env.get("RIOT_EXEC_BACKGROUND_WAIT_MS").map(|v| v.trim()) {
-        None | Some("") => Ok(Some(DEFAULT_MS)),
+        None | Some("") => Ok(None),
         Some(value) => match value.parse::<u64>() {
             Ok(0) => Ok(None),
             Ok(ms) => Ok(Some(ms)),
             Err(_) => Err(format!(
-                "RIOT_EXEC_BACKGROUND_WAIT_MS must be a whole number of milliseconds (0 for no limit), not `{value}`"
+                "RIOT_EXEC_BACKGROUND_WAIT_MS must be a whole number of milliseconds (0: do not wait), not `{value}`"
             )),
         },
     }

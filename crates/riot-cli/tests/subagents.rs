@@ -409,12 +409,13 @@ fn late_result(command: &str) -> Script {
 async fn exec_waits_for_a_background_agent_and_the_model_answers_its_result() {
     let world = World::new();
     let server = MockServer::start(late_result("sleep 2")).await.unwrap();
-    let out = run(world.exec(
+    let mut cmd = world.exec(
         &server,
         Wire::Anthropic,
         &["--output-format", "json", "PARENT-PROMPT start the search"],
-    ))
-    .await;
+    );
+    cmd.env("RIOT_EXEC_BACKGROUND_WAIT_MS", "60000");
+    let out = run(cmd).await;
     assert_eq!(out.code, Some(0), "{out:?}");
     // One result for the prompt: the answer the model gave the agent's
     // result, counting the parent's three requests.
@@ -447,12 +448,13 @@ async fn exec_waits_for_a_background_agent_and_the_model_answers_its_result() {
 async fn exec_in_text_says_what_it_waits_for_and_prints_the_last_answer() {
     let world = World::new();
     let server = MockServer::start(late_result("sleep 2")).await.unwrap();
-    let out = run(world.exec(
+    let mut cmd = world.exec(
         &server,
         Wire::Anthropic,
         &["PARENT-PROMPT start the search"],
-    ))
-    .await;
+    );
+    cmd.env("RIOT_EXEC_BACKGROUND_WAIT_MS", "60000");
+    let out = run(cmd).await;
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(out.stdout, "PARENT-SAW\n");
     assert!(
@@ -468,11 +470,13 @@ async fn ctrl_c_while_exec_waits_for_a_background_agent_stops_it_and_its_command
     let world = World::new();
     let marker = format!("sleep 47.{}", std::process::id());
     let server = MockServer::start(late_result(&marker)).await.unwrap();
-    let riot = support::Running::spawn(world.exec(
+    let mut cmd = world.exec(
         &server,
         Wire::Anthropic,
         &["--output-format", "json", "PARENT-PROMPT start the search"],
-    ));
+    );
+    cmd.env("RIOT_EXEC_BACKGROUND_WAIT_MS", "60000");
+    let riot = support::Running::spawn(cmd);
     let pid = i64::from(riot.pid());
     // The agent's command runs, and the parent's turn is over (its second
     // request answered PARENT-IDLE): Riot is waiting.
@@ -579,7 +583,47 @@ async fn a_wait_ceiling_that_is_not_a_number_is_a_usage_error() {
     assert_eq!(out.code, Some(2), "{out:?}");
     assert_eq!(
         out.stderr,
-        "riot exec: RIOT_EXEC_BACKGROUND_WAIT_MS must be a whole number of milliseconds (0 for no limit), not `10m`\n"
+        "riot exec: RIOT_EXEC_BACKGROUND_WAIT_MS must be a whole number of milliseconds (0: do not wait), not `10m`\n"
     );
     assert!(server.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_exec_ends_with_the_turn_and_stops_its_background_agent() {
+    let world = World::new();
+    let marker = format!("sleep 49.{}", std::process::id());
+    let server = MockServer::start(late_result(&marker)).await.unwrap();
+    let riot = support::Running::spawn(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["PARENT-PROMPT start the search"],
+    ));
+    let out = riot.finish().await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "PARENT-IDLE\n");
+    assert!(
+        out.stderr.contains(
+            "riot: stopping background agent bg_1 as the run ends; set RIOT_EXEC_BACKGROUND_WAIT_MS to wait for it\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    // No turn after the prompt's, and nothing of the agent left running.
+    let parents = bodies(&server)
+        .iter()
+        .filter(|b| b["messages"][0].to_string().contains("PARENT-PROMPT"))
+        .count();
+    assert_eq!(parents, 2);
+    let mut left = support::processes_with(&marker);
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        left = support::processes_with(&marker);
+    }
+    assert!(
+        left.is_empty(),
+        "the agent's command outlived the run: {left:?}"
+    );
 }

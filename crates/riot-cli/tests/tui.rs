@@ -568,7 +568,8 @@ async fn slash_tasks_lists_a_running_background_agent_and_x_stops_it() {
                        "subagent_type": "explore", "run_in_background": true}),
             ),
             Reply::Text("Started it.".into()),
-            // What the model says when told the agent was stopped.
+            // The answer to the person's next message, which carries the
+            // stopped agent's result.
             Reply::Text("The search was stopped.".into()),
         ],
     )
@@ -589,11 +590,7 @@ async fn slash_tasks_lists_a_running_background_agent_and_x_stops_it() {
     tmux.wait_for("› bg_1 explore — look around · stopped · 0 calls")
         .await;
     tmux.keys(&["Escape"]);
-    // The stopped agent's result reaches the model at once, in a turn of
-    // Riot's: the person typed nothing.
-    tmux.wait_for("⎿ background agent bg_1 (explore) stopped")
-        .await;
-    let pane = tmux.wait_for("The search was stopped.").await;
+    let pane = tmux.wait_for("shift+tab mode").await;
     assert!(!pane.contains("background (/tasks)"), "{pane}");
     // The agent had asked the model and was waiting for its answer.
     let reqs = requests(&server);
@@ -602,7 +599,19 @@ async fn slash_tasks_lists_a_running_background_agent_and_x_stops_it() {
             .any(|b| b.to_string().contains("CHILD-STALL wait")),
         "{reqs:#?}"
     );
-    let last = reqs.last().unwrap();
+    // The person stopped it: its result waits for their next message
+    // instead of starting a turn, and goes with it, once.
+    let parents = |server: &MockServer| {
+        requests(server)
+            .into_iter()
+            .filter(|b| b.to_string().contains("start a background agent"))
+            .count()
+    };
+    assert_eq!(parents(&server), 2);
+    tmux.type_line("what happened?");
+    tmux.wait_for("The search was stopped.").await;
+    assert_eq!(parents(&server), 3);
+    let last = requests(&server).pop().unwrap();
     let told = last["messages"]
         .as_array()
         .unwrap()
@@ -610,7 +619,9 @@ async fn slash_tasks_lists_a_running_background_agent_and_x_stops_it() {
         .unwrap()
         .to_string();
     assert!(
-        told.contains(r#"<background-task id=\"bg_1\" agent=\"explore\" status=\"stopped\">"#),
+        told.contains("what happened?")
+            && told
+                .contains(r#"<background-task id=\"bg_1\" agent=\"explore\" status=\"stopped\">"#),
         "{told}"
     );
     tmux.keys(&["C-d"]);

@@ -68,6 +68,9 @@ pub struct TaskSummary {
 struct Entry {
     summary: TaskSummary,
     cancel: CancellationToken,
+    /// Stopped by the person (a face's stop button): its result waits
+    /// for them, held, instead of starting a turn by itself.
+    stopped_by_person: bool,
 }
 
 /// Told of a task each time it starts, makes a tool call or ends; called
@@ -160,6 +163,7 @@ impl BackgroundTasks {
                     result: None,
                 },
                 cancel: cancel.clone(),
+                stopped_by_person: false,
             },
         );
         let summary = inner.tasks[&n].summary.clone();
@@ -202,13 +206,18 @@ impl BackgroundTasks {
             entry.summary.description
         );
         let summary = entry.summary.clone();
+        let held = entry.stopped_by_person;
         let queue = inner.queue.clone();
         inner.unqueued += 1;
         drop(inner);
         // Pushed outside the tasks' lock: the queue's watchers may read
         // the tasks.
         if let Some(queue) = queue {
-            queue.push_from(&text, MessageOrigin::Context);
+            if held {
+                queue.push_held(&text, MessageOrigin::Context);
+            } else {
+                queue.push_from(&text, MessageOrigin::Context);
+            }
         }
         let mut inner = self.lock();
         inner.unqueued -= 1;
@@ -243,12 +252,25 @@ impl BackgroundTasks {
             .map(|e| e.summary.clone())
     }
 
-    /// Stops one running task (a face's stop button); false if there is
+    /// Stops one running task at the person's word (a face's stop
+    /// button): its `stopped` result waits for them, held (it goes with
+    /// their next prompt rather than starting a turn). False if there is
     /// none of that id running.
     pub fn stop(&self, id: &str) -> bool {
-        let inner = self.lock();
-        match number(id).and_then(|n| inner.tasks.get(&n)) {
+        self.stop_as(id, true)
+    }
+
+    /// Stops one running task for Riot's own reason (`riot exec`'s wait
+    /// ran out): its result wakes the session as any result does.
+    pub fn stop_for_riot(&self, id: &str) -> bool {
+        self.stop_as(id, false)
+    }
+
+    fn stop_as(&self, id: &str, by_person: bool) -> bool {
+        let mut inner = self.lock();
+        match number(id).and_then(|n| inner.tasks.get_mut(&n)) {
             Some(entry) if entry.summary.state == TaskState::Running => {
+                entry.stopped_by_person = by_person;
                 entry.cancel.cancel();
                 true
             }
@@ -458,5 +480,23 @@ mod tests {
         drop(BackgroundGuard(tasks.clone()));
         assert!(cancel2.is_cancelled());
         assert!(tasks.start("explore", "late").is_none());
+    }
+
+    #[test]
+    fn a_result_the_person_stopped_waits_held_and_one_riot_stopped_does_not() {
+        let queue = PendingMessages::new(Arc::new(SequentialIds::new()));
+        let tasks = BackgroundTasks::default();
+        tasks.attach(queue.clone());
+        let (person, _) = tasks.start("explore", "stopped by the person").unwrap();
+        let (riot, _) = tasks.start("explore", "stopped by Riot").unwrap();
+        assert!(tasks.stop(&person));
+        assert!(tasks.stop_for_riot(&riot));
+        tasks.finish(&person, TaskState::Stopped, "stopped".into());
+        assert!(!queue.riots_waking(), "the person's stop wakes nothing");
+        tasks.finish(&riot, TaskState::Stopped, "stopped".into());
+        assert!(queue.riots_waking(), "Riot's stop does");
+        let held: Vec<bool> = queue.list().iter().map(|m| queue.is_held(m.id())).collect();
+        assert_eq!(held, vec![true, false]);
+        assert!(tasks.settled());
     }
 }

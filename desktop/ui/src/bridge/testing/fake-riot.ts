@@ -518,8 +518,11 @@ export class FakeRiot {
     return delivered;
   }
 
-  /** A background agent of session `sessionId` started or changed: Riot's `_riot/background_update`. */
-  async backgroundTask(sessionId: string, task: BackgroundTask): Promise<void> {
+  /**
+   * A background agent of session `sessionId` started or changed: Riot's `_riot/background_update`.
+   * `stoppedByPerson`: stopped through `_riot/background_stop`, so its result waits held, as Riot's does.
+   */
+  async backgroundTask(sessionId: string, task: BackgroundTask, { stoppedByPerson = false } = {}): Promise<void> {
     const tasks = (this.backgrounds.get(sessionId) ?? []).filter((t) => t.id !== task.id);
     const at = (this.backgrounds.get(sessionId) ?? []).findIndex((t) => t.id === task.id);
     tasks.splice(at < 0 ? tasks.length : at, 0, task);
@@ -531,6 +534,7 @@ export class FakeRiot {
         sessionId,
         `<background-task id="${task.id}" agent="${task.agent}" status="${task.state}">\n${task.result}\n</background-task>\nThe background task "${task.description}" has ended; this is its result.`,
         "riot",
+        { held: stoppedByPerson },
       );
     }
   }
@@ -1123,11 +1127,15 @@ export class FakeRiot {
       // It winds down after the answer, as Riot's does.
       setTimeout(
         () =>
-          void this.backgroundTask(sessionId, {
-            ...found,
-            state: "stopped",
-            result: "The background task was stopped before it finished.",
-          }),
+          void this.backgroundTask(
+            sessionId,
+            {
+              ...found,
+              state: "stopped",
+              result: "The background task was stopped before it finished.",
+            },
+            { stoppedByPerson: true },
+          ),
         0,
       );
       return { task: found };
