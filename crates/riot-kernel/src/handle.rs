@@ -136,11 +136,6 @@ impl std::fmt::Debug for Op {
     }
 }
 
-/// A message Riot queued (not the person's words).
-fn is_riots(message: &Message) -> bool {
-    matches!(message, Message::User(u) if u.origin != riot_protocol::MessageOrigin::Person)
-}
-
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -277,7 +272,7 @@ impl SessionHandle {
     /// the person is away). `Ok(None)` when nothing of Riot's waits.
     /// Refused as [`prompt`](Self::prompt) is.
     pub fn deliver(&self) -> Result<Option<Turn>, KernelError> {
-        if !self.shared.pending.list().iter().any(is_riots) {
+        if !self.shared.pending.has_riots() {
             return Ok(None);
         }
         self.start_turn(TurnInput::Queued).map(Some)

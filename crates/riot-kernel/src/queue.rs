@@ -196,6 +196,11 @@ impl PendingMessages {
             .contains(id)
     }
 
+    /// Whether a message of Riot's waits, held or not.
+    pub fn has_riots(&self) -> bool {
+        self.lock().iter().any(|m| !by_person(m))
+    }
+
     /// Whether a message of Riot's that is not held waits: one a face may
     /// give the model in a turn of its own.
     pub fn riots_waking(&self) -> bool {

@@ -107,6 +107,28 @@ fn call(id: &str, name: &str, input: Value) -> Reply {
     }
 }
 
+/// The parent starts an `explore` agent in the background, then gives
+/// `after`; the agent sleeps a second in a shell call — so it ends after
+/// the parent's turn — and answers `CHILD-ANSWER the notes are in
+/// notes.txt`.
+fn late_child(after: Vec<Reply>) -> Script {
+    let mut replies = vec![background_task("explore", "CHILD-PROMPT find the notes")];
+    replies.extend(after);
+    Script::new(Wire::Anthropic, replies)
+        .when_request_contains(
+            "call_child_sleep",
+            Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
+        )
+        .when(
+            "CHILD-PROMPT",
+            call(
+                "call_child_sleep",
+                "Bash",
+                json!({"command": "sleep 1", "description": "wait"}),
+            ),
+        )
+}
+
 fn background_task(agent: &str, prompt: &str) -> Reply {
     call(
         "call_bg",
@@ -374,28 +396,12 @@ async fn closing_the_parent_stops_its_background_agent_and_its_command() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
     // The child sleeps in a shell call, so it ends after the parent's turn.
-    let script = Script::new(
-        Wire::Anthropic,
-        vec![
-            background_task("explore", "CHILD-PROMPT find the notes"),
-            Reply::Text("PARENT-IDLE".into()),
-            // The first prompt after it is stopped before any answer.
-            Reply::Stall(String::new()),
-            Reply::Text("PARENT-SAW".into()),
-        ],
-    )
-    .when_request_contains(
-        "CHILD-SLEPT",
-        Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
-    )
-    .when(
-        "CHILD-PROMPT",
-        call(
-            "call_child_sleep",
-            "Bash",
-            json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
-        ),
-    );
+    let script = late_child(vec![
+        Reply::Text("PARENT-IDLE".into()),
+        // The first prompt after it is stopped before any answer.
+        Reply::Stall(String::new()),
+        Reply::Text("PARENT-SAW".into()),
+    ]);
     let fx = open(script).await;
     let events = run_turn(&fx.handle, "PARENT-PROMPT start the search").await;
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
@@ -473,26 +479,10 @@ async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_session_delivers_a_late_result_in_a_turn_of_its_own() {
     // The child sleeps in a shell call, so it ends after the parent's turn.
-    let script = Script::new(
-        Wire::Anthropic,
-        vec![
-            background_task("explore", "CHILD-PROMPT find the notes"),
-            Reply::Text("PARENT-IDLE".into()),
-            Reply::Text("PARENT-SAW".into()),
-        ],
-    )
-    .when_request_contains(
-        "CHILD-SLEPT",
-        Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
-    )
-    .when(
-        "CHILD-PROMPT",
-        call(
-            "call_child_sleep",
-            "Bash",
-            json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
-        ),
-    );
+    let script = late_child(vec![
+        Reply::Text("PARENT-IDLE".into()),
+        Reply::Text("PARENT-SAW".into()),
+    ]);
     let fx = open(script).await;
     // Nothing runs and nothing waits: no result can come, and there is
     // nothing to deliver.
@@ -557,33 +547,17 @@ async fn an_idle_session_delivers_a_late_result_in_a_turn_of_its_own() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_withdrawn_delivery_turn_leaves_the_prompts_rewind_numbers_alone() {
-    let script = Script::new(
-        Wire::Anthropic,
-        vec![
-            background_task("explore", "CHILD-PROMPT find the notes"),
-            Reply::Text("PARENT-IDLE".into()),
-            // The delivery turn: stopped before any answer.
-            Reply::Stall(String::new()),
-            call(
-                "call_write",
-                "Write",
-                json!({"file_path": "a.txt", "content": "second\n"}),
-            ),
-            Reply::Text("PARENT-WROTE".into()),
-        ],
-    )
-    .when_request_contains(
-        "CHILD-SLEPT",
-        Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
-    )
-    .when(
-        "CHILD-PROMPT",
+    let script = late_child(vec![
+        Reply::Text("PARENT-IDLE".into()),
+        // The delivery turn: stopped before any answer.
+        Reply::Stall(String::new()),
         call(
-            "call_child_sleep",
-            "Bash",
-            json!({"command": "sleep 1; echo CHILD-SLEPT", "description": "wait"}),
+            "call_write",
+            "Write",
+            json!({"file_path": "a.txt", "content": "second\n"}),
         ),
-    );
+        Reply::Text("PARENT-WROTE".into()),
+    ]);
     let fx = open(script).await;
     let events = run_turn(&fx.handle, "PARENT-PROMPT start the search").await;
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
