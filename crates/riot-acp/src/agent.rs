@@ -41,9 +41,9 @@ mod parallel;
 #[path = "agent_rewind.rs"]
 mod rewind;
 
-/// JSON-RPC error codes (JSON-RPC 2.0 §5.1).
-const INVALID_PARAMS: i32 = -32602;
-const INTERNAL_ERROR: i32 = -32603;
+use riot_kernel::error::{
+    JSONRPC_INTERNAL_ERROR as INTERNAL_ERROR, JSONRPC_INVALID_PARAMS as INVALID_PARAMS,
+};
 
 /// What `riot acp` was started with: the kernel and the defaults every
 /// new session gets (docs/interfaces.md: provider options apply as defaults).

@@ -544,12 +544,15 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
                     } else {
                         format!("{waited} ms")
                     };
-                    eprintln!(
-                        "riot: stopped background agent{} {} after waiting {waited} for {} (RIOT_EXEC_BACKGROUND_WAIT_MS)",
-                        if stopped.len() == 1 { "" } else { "s" },
-                        stopped.join(", "),
-                        if stopped.len() == 1 { "it" } else { "them" },
-                    );
+                    // (All may have ended just before: nothing to say then.)
+                    if !stopped.is_empty() {
+                        eprintln!(
+                            "riot: stopped background agent{} {} after waiting {waited} for {} (RIOT_EXEC_BACKGROUND_WAIT_MS)",
+                            if stopped.len() == 1 { "" } else { "s" },
+                            stopped.join(", "),
+                            if stopped.len() == 1 { "it" } else { "them" },
+                        );
+                    }
                     // Their results (`stopped`) arrive at once.
                     session.background_result().await
                 }

@@ -201,7 +201,7 @@ impl Kernel {
     }
 
     /// How many open sessions of this process work in `dir` or below it.
-    pub fn sessions_in(&self, dir: &Path) -> usize {
+    pub(crate) fn sessions_in(&self, dir: &Path) -> usize {
         self.open_cwds
             .lock()
             .unwrap_or_else(|e| e.into_inner())

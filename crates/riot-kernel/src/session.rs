@@ -593,6 +593,12 @@ impl Session {
         usage
     }
 
+    /// Images to send with the next [`turn`](Self::turn)'s prompt,
+    /// prepared as Read prepares an image (downscaled, first GIF frame).
+    pub fn attach_images(&mut self, images: Vec<riot_protocol::ImageSource>) {
+        self.next_images = images;
+    }
+
     /// Runs one turn for `prompt`. Exactly one `Done`, always last — also
     /// when the loop panics: the panic becomes this session's
     /// `Done { Error }` instead of taking the process down (docs/design.md §2).
@@ -605,12 +611,6 @@ impl Session {
     /// UserPromptSubmit hooks run first: a block ends the turn with the
     /// reason shown to the person (the prompt is not sent); their context,
     /// and that of SessionStart hooks, follows the prompt.
-    /// Images to send with the next [`turn`](Self::turn)'s prompt,
-    /// prepared as Read prepares an image (downscaled, first GIF frame).
-    pub fn attach_images(&mut self, images: Vec<riot_protocol::ImageSource>) {
-        self.next_images = images;
-    }
-
     pub fn turn<'a>(
         &'a mut self,
         prompt: &str,

@@ -942,7 +942,7 @@ impl Kernel {
 
 /// Why a session whose worktree was removed cannot be opened, and what to
 /// do instead.
-pub fn removed_sentence(name: &str, branch: &str) -> String {
+fn removed_sentence(name: &str, branch: &str) -> String {
     format!(
         "the worktree {name} of this session was removed, so the session cannot be reopened where it worked; start a new session (its branch {branch}, if kept, holds what it committed)"
     )

@@ -119,7 +119,8 @@ impl Details {
     }
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
+/// `1 call`, `3 calls`.
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
     if n == 1 {
         format!("1 {one}")
     } else {

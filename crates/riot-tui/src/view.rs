@@ -164,17 +164,8 @@ fn tasks_rows(app: &App, selected: usize, width: usize) -> Vec<Line<'static>> {
         } else {
             ratatui::style::Style::new()
         };
-        let state = match task.state {
-            riot_kernel::background::TaskState::Running => "running",
-            riot_kernel::background::TaskState::Completed => "completed",
-            riot_kernel::background::TaskState::Failed => "failed",
-            riot_kernel::background::TaskState::Stopped => "stopped",
-        };
-        let calls = if task.calls == 1 {
-            "1 call".to_owned()
-        } else {
-            format!("{} calls", task.calls)
-        };
+        let state = task.state.word();
+        let calls = crate::tools::plural(task.calls as u64, "call", "calls");
         let doing = task
             .last
             .as_deref()
@@ -485,8 +476,8 @@ fn status_line(app: &App, width: usize) -> Line<'static> {
     if !app.terminals.is_empty() {
         let n = app.terminals.len();
         parts.push(format!(
-            "ctrl+t {n} terminal{}",
-            if n == 1 { "" } else { "s" }
+            "ctrl+t {}",
+            crate::tools::plural(n as u64, "terminal", "terminals")
         ));
     }
     if app.context > 0 {
