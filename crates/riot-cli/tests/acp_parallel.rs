@@ -653,7 +653,7 @@ async fn deliver_gives_a_result_that_ended_after_the_turn_to_the_model_in_a_turn
     let unknown = client
         .call("_riot/deliver", json!({"sessionId": "ses_nope"}))
         .await;
-    assert!(unknown.get("error").is_some(), "{unknown}");
+    assert_eq!(error_message(&unknown), "unknown session `ses_nope`");
 
     let end = client
         .ok(

@@ -140,20 +140,7 @@ fn sandboxed_session(
 
 /// `bash -c script` in the project, as the Bash tool runs it.
 async fn sh(runner: &Arc<dyn ProcessRunner>, place: &Place, script: &str) -> ProcessOutput {
-    let spec = ProcessSpec {
-        program: "bash".into(),
-        args: vec!["-c".into(), script.into()],
-        cwd: place.project.clone(),
-        env_set: vec![("HOME".into(), place.home.to_string_lossy().into_owned())],
-        env_remove: Vec::new(),
-        timeout_ms: Some(120_000),
-        capture: CaptureLimit::default(),
-        stdin: None,
-    };
-    runner
-        .run(spec, CancellationToken::new(), None)
-        .await
-        .expect("the sandboxed command starts")
+    sh_in(runner, place, &place.project, script).await
 }
 
 fn text(out: &ProcessOutput) -> String {
@@ -1184,20 +1171,30 @@ async fn server(replies: Vec<Reply>) -> MockServer {
         .unwrap()
 }
 
+/// Whether `riot sandbox check` says the sandbox is enforced here; when it
+/// is not, the test is skipped (reason printed) — except under CI, which
+/// installs bubblewrap, where that fails the test instead.
+async fn sandbox_enforced(world: &World) -> bool {
+    let probe = run(on_bare(world, &["sandbox", "check"])).await;
+    if probe.code == Some(0) {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI installs bubblewrap and must run this test: {}",
+        probe.stdout
+    );
+    eprintln!("skipped: no sandbox here: {}", probe.stdout);
+    false
+}
+
 /// Default mode, no `--allow`: the enforced sandbox lets `touch new.txt`
 /// run; with the sandbox off the same call is a question nobody can
 /// answer, so it is denied.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_runs_a_command_unasked_only_while_the_sandbox_is_enforced() {
     let world = World::new();
-    let probe = run(on_bare(&world, &["sandbox", "check"])).await;
-    if probe.code != Some(0) {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI installs bubblewrap and must run this test: {}",
-            probe.stdout
-        );
-        eprintln!("skipped: no sandbox here: {}", probe.stdout);
+    if !sandbox_enforced(&world).await {
         return;
     }
     let server1 = server(vec![touch_new(), Reply::Text("Done.".into())]).await;
@@ -1243,14 +1240,7 @@ async fn exec_runs_a_command_unasked_only_while_the_sandbox_is_enforced() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_in_bypass_mode_still_cannot_write_outside_the_project() {
     let world = World::new();
-    let probe = run(on_bare(&world, &["sandbox", "check"])).await;
-    if probe.code != Some(0) {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI installs bubblewrap and must run this test: {}",
-            probe.stdout
-        );
-        eprintln!("skipped: no sandbox here: {}", probe.stdout);
+    if !sandbox_enforced(&world).await {
         return;
     }
     let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -1285,9 +1275,7 @@ async fn exec_in_bypass_mode_still_cannot_write_outside_the_project() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_a_terminal_in_bypass_mode_still_cannot_write_outside_the_project() {
     let world = World::new();
-    let probe = run(on_bare(&world, &["sandbox", "check"])).await;
-    if probe.code != Some(0) {
-        eprintln!("skipped: no sandbox here: {}", probe.stdout);
+    if !sandbox_enforced(&world).await {
         return;
     }
     let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -1325,9 +1313,7 @@ async fn exec_a_terminal_in_bypass_mode_still_cannot_write_outside_the_project()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_in_a_worktree_commits_but_cannot_repoint_its_git_file() {
     let world = World::new();
-    let probe = run(on_bare(&world, &["sandbox", "check"])).await;
-    if probe.code != Some(0) {
-        eprintln!("skipped: no sandbox here: {}", probe.stdout);
+    if !sandbox_enforced(&world).await {
         return;
     }
     // Not under /tmp: the sandbox's /tmp is its own.
@@ -1410,9 +1396,7 @@ async fn kill_9_during_a_sandboxed_command_leaves_nothing_running() {
     use tokio::io::{AsyncBufReadExt, BufReader};
 
     let world = World::new();
-    let probe = run(on_bare(&world, &["sandbox", "check"])).await;
-    if probe.code != Some(0) {
-        eprintln!("skipped: no sandbox here: {}", probe.stdout);
+    if !sandbox_enforced(&world).await {
         return;
     }
     let marker = format!("sleep 130.{}", std::process::id());

@@ -24,6 +24,17 @@ fn spec(name: &str, command: &str, cwd: &Path) -> TerminalSpec {
 /// time), at most ten seconds; the output and what the person typed are
 /// gathered over those reads.
 async fn screen_with(terms: &PtyTerminals, name: &str, want: &str) -> TerminalView {
+    screen_where(terms, name, want, |_| true).await
+}
+
+/// [`screen_with`], also waiting until `ready` holds for the view (the
+/// cursor where the program leaves it).
+async fn screen_where(
+    terms: &PtyTerminals,
+    name: &str,
+    want: &str,
+    ready: impl Fn(&TerminalView) -> bool,
+) -> TerminalView {
     let mut seen = String::new();
     let mut output = String::new();
     let mut typed = Vec::new();
@@ -31,7 +42,7 @@ async fn screen_with(terms: &PtyTerminals, name: &str, want: &str) -> TerminalVi
         let mut view = terms.read(name).await.unwrap();
         output.push_str(&view.output);
         typed.append(&mut view.person_typed);
-        if view.screen.contains(want) {
+        if view.screen.contains(want) && ready(&view) {
             view.output = output;
             view.person_typed = typed;
             return view;
@@ -83,8 +94,8 @@ async fn a_python_repl_is_written_to_and_read_back_as_a_rendered_screen() {
     assert!(first.exit.is_none());
 
     terms.write("py", b"6 * 7\r", Typist::Agent).await.unwrap();
-    // The answer and the next prompt: Python may draw them apart.
-    let view = screen_with(&terms, "py", "42\n>>>").await;
+    // The answer and the whole next prompt: Python may draw them apart.
+    let view = screen_where(&terms, "py", "42\n>>>", |v| v.cursor == (2, 4)).await;
     assert_eq!(view.screen, ">>> 6 * 7\n42\n>>>");
     assert_eq!(view.cursor, (2, 4), "after the new prompt");
     assert!(!view.full_screen);
