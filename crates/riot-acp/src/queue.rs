@@ -19,10 +19,11 @@
 //!
 //! Each message is `{id, text, origin}`: `origin` is `person`, or `riot`
 //! for one Riot queued itself (a background task's result), which cannot
-//! be edited or removed. A message of Riot's put back after the person
-//! stopped the turn that carried it has `held: true`: it waits for the
-//! person (their next prompt, or an explicit `_riot/deliver`), and a
-//! client does not ask for a turn for it on its own.
+//! be edited or removed. A result the person stopped — its agent, or the
+//! turn that carried it, before any reply — has `held: true`: it waits
+//! for the person (their next prompt, an explicit `_riot/deliver`, or a
+//! delivery turn for another result), and a client does not ask for a
+//! turn for it on its own.
 
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::Meta;
