@@ -392,6 +392,7 @@ mod tests {
             timeout_ms: Some(1),
             capture: LIMIT,
             stdin: None,
+            undoable_only: false,
         };
         let (command, args) = editor_command(&spec);
         assert_eq!(command, "env");

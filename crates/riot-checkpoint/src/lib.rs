@@ -2,8 +2,9 @@
 //!
 //! Before a tool call that can change files runs, the kernel records here
 //! the state of what it may change: the exact target files of Write, Edit
-//! and NotebookEdit; the project tree (honouring `.gitignore`, skipping
-//! files over a size limit) before Bash and MCP tools not judged
+//! and NotebookEdit; the project tree (ignored files included, but not
+//! `.git`, the build folders in [`REGENERABLE_DIRS`] or files over a size
+//! limit) before Bash and MCP tools not judged
 //! read-only. After the call, the same paths are read again and the
 //! differences are the call's changes. A rewind to just before user
 //! message N puts back every file the agent changed in the turns from N
@@ -67,6 +68,7 @@ pub use rewind::{FilesRewind, RewindReport, Undoable};
 
 use log::Entry;
 use objects::Objects;
+pub use walk::REGENERABLE_DIRS;
 use walk::{Limits, TreeCache};
 
 /// One recorded version of a file: the object holding its bytes (a

@@ -239,16 +239,18 @@ fn a_conversation_only_rewind_leaves_files_and_is_undone_in_order() {
 }
 
 #[test]
-fn the_walk_honours_gitignore_skips_git_and_large_files_and_says_so() {
+fn the_walk_records_ignored_files_but_skips_git_build_folders_and_large_files() {
     let w = world();
     let settings = Settings {
         max_file_bytes: 100,
         ..Settings::default()
     };
     let s = CheckpointStore::open(&w.home, &w.project, settings);
-    write(&w.project.join(".gitignore"), "target/\n*.log\n");
+    write(&w.project.join(".gitignore"), "target/\n*.log\n*.db\n");
     write(&w.project.join("target/out.bin"), "built");
+    write(&w.project.join("web/node_modules/x/index.js"), "dep");
     write(&w.project.join("run.log"), "log");
+    write(&w.project.join("local.db"), "rows");
     write(&w.project.join(".git/HEAD"), "ref: refs/heads/main\n");
     write(&w.project.join("big.dat"), &"x".repeat(200));
     write(&w.project.join("src/lib.rs"), "fn main() {}\n");
@@ -259,13 +261,25 @@ fn the_walk_honours_gitignore_skips_git_and_large_files_and_says_so() {
     };
     assert_eq!(
         manifest.keys().collect::<Vec<_>>(),
-        vec![".gitignore", "src/lib.rs"]
+        vec![".gitignore", "local.db", "run.log", "src/lib.rs"]
     );
-    // A command that removes an ignored file and a large one: neither is
-    // a change rewind knows about.
-    fs::remove_file(w.project.join("run.log")).unwrap();
+    // A command that removes an ignored file, a build output and a large
+    // file: the ignored file is a change rewind restores, the others are
+    // not recorded.
+    fs::remove_file(w.project.join("local.db")).unwrap();
+    fs::remove_file(w.project.join("target/out.bin")).unwrap();
     fs::remove_file(w.project.join("big.dat")).unwrap();
-    assert!(s.finish(b, 2).unwrap().is_empty());
+    let changes = s.finish(b, 2).unwrap();
+    assert_eq!(
+        changes.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(),
+        vec!["local.db"]
+    );
+    let files = s.rewind("s", 1, FORCE_NO, true, 3).unwrap();
+    assert_eq!(files.restored, vec!["local.db"]);
+    assert_eq!(
+        fs::read_to_string(w.project.join("local.db")).unwrap(),
+        "rows"
+    );
 }
 
 #[test]

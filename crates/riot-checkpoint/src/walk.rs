@@ -1,6 +1,7 @@
 //! Reading the state of files: one file (the file tools' targets) or the
 //! whole project tree (before a command), the tree walked with the
-//! `ignore` crate so `.gitignore` is honoured. A file whose size,
+//! `ignore` crate, ignored files included but for the directories a build
+//! makes again. A file whose size,
 //! modification and change times and inode match the previous walk is
 //! not read again: its recorded version is reused.
 
@@ -132,9 +133,34 @@ fn record(
     }))
 }
 
-/// Walks `root` (honouring `.gitignore`, `.ignore` and git's excludes,
-/// never entering `.git` or the `exclude` directories), recording every
-/// file and reusing `previous` where a file's stat is unchanged.
+/// Directories a build or a package manager makes again from the project
+/// (`cargo build`, `npm install`, a virtual environment, caches): a
+/// command's checkpoint leaves them out, tracked or not, so the first
+/// checkpoint of a project costs its own files rather than its build.
+pub const REGENERABLE_DIRS: [&str; 17] = [
+    "target",
+    "node_modules",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".gradle",
+    ".next",
+    ".nuxt",
+    ".turbo",
+    ".parcel-cache",
+    ".svelte-kit",
+    ".dart_tool",
+];
+
+/// Walks `root`, recording every file — ignored ones too, since a command
+/// Riot allowed unasked may delete them (`rm local.db`, `git clean -x`) —
+/// but never entering `.git`, the [`REGENERABLE_DIRS`] or the `exclude`
+/// directories, and reusing `previous` where a file's stat is unchanged.
 pub(crate) fn walk_tree(
     objects: &Objects,
     root: &Path,
@@ -147,16 +173,15 @@ pub(crate) fn walk_tree(
     let mut out = Walked::default();
     let exclude: Vec<PathBuf> = exclude.to_vec();
     let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .parents(true)
-        .git_ignore(true)
-        .git_global(true)
-        .git_exclude(true)
-        .require_git(false)
+        .standard_filters(false)
         .follow_links(false)
         .filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir && (entry.file_name() == ".git" || exclude.iter().any(|x| x == entry.path())))
+            let name = entry.file_name();
+            !(is_dir
+                && (name == ".git"
+                    || REGENERABLE_DIRS.iter().any(|d| name == *d)
+                    || exclude.iter().any(|x| x == entry.path())))
         })
         .build();
     for entry in walker {

@@ -327,7 +327,7 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
     } else {
         "off"
     };
-    let auto_allow = if sandbox.auto_allow {
+    let auto_allow = if sandbox.allows_unasked() {
         ", auto-allow on"
     } else {
         ""

@@ -53,7 +53,7 @@ pub fn status_json(sandbox: &SessionSandbox) -> serde_json::Value {
         "writable": status.writable,
         "read_only": if enforced { existing(&read_only) } else { Vec::new() },
         "hidden": if enforced && !landlock_only { existing(&sandbox.policy.hidden) } else { Vec::new() },
-        "auto_allow": sandbox.enforced() && sandbox.auto_allow,
+        "auto_allow": sandbox.allows_unasked(),
     });
     if let Some(reason) = &status.reason {
         value["reason"] = json!(reason);
@@ -96,10 +96,12 @@ pub async fn check(shared: &SharedOptions, json_out: bool) -> i32 {
         }
         outln!(
             "auto-allow: {}",
-            if sandbox.auto_allow {
-                "on (commands that raise no safety finding run without a question)"
+            if sandbox.allows_unasked() {
+                "on (commands that raise no safety finding run without a question; `.git` is read-only to them)".to_owned()
+            } else if let Some(why) = sandbox.unasked_off() {
+                format!("off ({why})")
             } else {
-                "off (sandbox.auto_allow is false)"
+                "off (sandbox.auto_allow is false)".to_owned()
             }
         );
         if let Some(reason) = &status.reason {

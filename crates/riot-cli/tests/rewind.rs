@@ -80,7 +80,7 @@ fn repository(world: &World) {
     let project = world.project.path();
     git(project, &["init", "-q", "-b", "main"]);
     write(&project.join("tracked.txt"), "original line\n");
-    write(&project.join(".gitignore"), "build/\n");
+    write(&project.join(".gitignore"), "build/\ntarget/\n");
     git(project, &["add", "tracked.txt", ".gitignore"]);
     git(project, &["commit", "-q", "-m", "start"]);
 }
@@ -107,7 +107,7 @@ fn working_turn() -> Vec<Reply> {
         tool_call(
             "call_bash",
             "Bash",
-            json!({"command": "echo made > made.txt && mkdir -p build && echo out > build/out.bin"}),
+            json!({"command": "echo made > made.txt && mkdir -p build target && echo out > build/out.bin && echo out > target/out.bin"}),
         ),
         Reply::Text("Done.".into()),
     ]
@@ -146,24 +146,26 @@ async fn a_rewind_restores_the_agents_three_changes_and_touches_nothing_else() {
     let points: Value = serde_json::from_str(listed.stdout.trim()).unwrap();
     assert_eq!(points[0]["number"], 1);
     assert_eq!(points[0]["text"], "Do the work");
-    // build/ is ignored: the command's output there is not the agent's to
-    // take back.
+    // build/ is ignored but recorded, like every file a command may
+    // change; target/ is a build folder, made again by a build, and left
+    // out.
     assert_eq!(
         points[0]["files"],
-        json!(["made.txt", "src/new.txt", "tracked.txt"])
+        json!(["build/out.bin", "made.txt", "src/new.txt", "tracked.txt"])
     );
 
     let out = riot(&world, &["sessions", "rewind", &id, "--to", "1"]).await;
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(
         out.stdout,
-        "Rewound to just before message 1. The conversation from there on is withdrawn. Restored: tracked.txt. Removed: made.txt, src/new.txt.\n"
+        "Rewound to just before message 1. The conversation from there on is withdrawn. Restored: tracked.txt. Removed: build/out.bin, made.txt, src/new.txt.\n"
     );
     assert!(!project.join("src/new.txt").exists());
     assert!(!project.join("made.txt").exists());
     assert_eq!(read(&project.join("tracked.txt")), "original line\n");
     assert_eq!(read(&project.join("mine.txt")), "my notes\n");
-    assert_eq!(read(&project.join("build/out.bin")), "out\n");
+    assert!(!project.join("build/out.bin").exists());
+    assert_eq!(read(&project.join("target/out.bin")), "out\n");
     assert_eq!(git_state(project), git_before);
 
     // The conversation is withdrawn but kept, marked, in the transcript.

@@ -166,6 +166,7 @@ async fn sh_in(
         timeout_ms: Some(120_000),
         capture: CaptureLimit::default(),
         stdin: None,
+        undoable_only: false,
     };
     runner
         .run(spec, CancellationToken::new(), None)
@@ -524,6 +525,7 @@ async fn landlock_a_command_has_no_controlling_terminal() {
         timeout_ms: None,
         capture: CaptureLimit::default(),
         stdin: None,
+        undoable_only: false,
     });
     let pair = portable_pty::native_pty_system()
         .openpty(PtySize {
@@ -1029,6 +1031,8 @@ async fn riot_sandbox_check_without_bwrap_is_landlock_and_seccomp() {
         "{value}"
     );
     assert_eq!(value["hidden"], json!([]));
+    // Landlock cannot keep `.git` read-only, so nothing runs unasked.
+    assert_eq!(value["auto_allow"], false, "{value}");
     let limits = value["limits"].as_array().unwrap();
     assert!(
         limits[0].as_str().unwrap().starts_with(

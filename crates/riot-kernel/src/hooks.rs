@@ -150,6 +150,7 @@ impl HookRunner {
                 tail_bytes: 8 * 1024,
             },
             stdin: Some(stdin),
+            undoable_only: false,
         };
         let output = match self.proc.run(spec, CancellationToken::new(), None).await {
             Ok(output) => output,

@@ -127,6 +127,7 @@ pub async fn git_summary(
             tail_bytes: 0,
         },
         stdin: None,
+        undoable_only: false,
     };
     let status = proc
         .run(

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use riot_protocol::{RuleBehavior, RulePattern, SandboxPolicy, SandboxStatus};
+use riot_protocol::{RuleBehavior, RulePattern, SandboxMechanism, SandboxPolicy, SandboxStatus};
 use serde::Serialize;
 
 use crate::config::{Config, ConfigSource};
@@ -33,6 +33,24 @@ impl SessionSandbox {
     /// Whether commands run sandboxed.
     pub fn enforced(&self) -> bool {
         self.enabled && self.status.enforced
+    }
+
+    /// Whether Riot lets commands run unasked in the sandbox: it is
+    /// enforced, `sandbox.auto_allow` is on, and the mechanism keeps what a
+    /// rewind cannot restore (the project's `.git`) out of such a
+    /// command's reach. Landlock alone cannot make anything below the
+    /// writable project read-only, so there commands are asked about as
+    /// without a sandbox.
+    pub fn allows_unasked(&self) -> bool {
+        self.enforced() && self.auto_allow && self.unasked_off().is_none()
+    }
+
+    /// Why an enforced sandbox with `sandbox.auto_allow` on still lets
+    /// nothing run unasked; `None` when it does.
+    pub fn unasked_off(&self) -> Option<&'static str> {
+        (self.status.mechanism == SandboxMechanism::LandlockSeccomp).then_some(
+            "Landlock alone cannot keep the project's `.git` read-only, so a command run unasked could destroy history a rewind cannot restore; commands are asked about as without a sandbox (install bubblewrap to run them unasked)",
+        )
     }
 
     /// The notice a session shows once when the sandbox is wanted but

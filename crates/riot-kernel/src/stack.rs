@@ -225,7 +225,7 @@ impl Kernel {
             None => (None, None),
         };
         let mut policy = self.policy(config, &options.cwd, &options.env);
-        if sandboxed_proc.is_some() && sandbox.auto_allow {
+        if sandboxed_proc.is_some() && sandbox.allows_unasked() {
             policy = policy.with_enforced_sandbox(sandbox.status.mechanism.as_str());
         }
         if let Some(classifier) = &classifier {

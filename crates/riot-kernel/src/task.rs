@@ -734,6 +734,7 @@ fn start_background(
         env: Arc::clone(&ctx.env),
         tool_use_id: ctx.tool_use_id.clone(),
         mode: ctx.mode,
+        allowed_by: ctx.allowed_by,
         cancel,
         progress: Some(progress),
     };

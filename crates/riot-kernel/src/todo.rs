@@ -195,6 +195,7 @@ mod tests {
             )),
             tool_use_id: ToolUseId::new("t"),
             mode: PermissionMode::Default,
+            allowed_by: riot_protocol::AllowedBy::Riot,
             cancel: CancellationToken::new(),
             progress: None,
         }

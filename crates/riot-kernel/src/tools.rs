@@ -217,6 +217,7 @@ async fn decide(
         env: Arc::clone(stack.runner.env()),
         tool_use_id: riot_protocol::ToolUseId::new("check"),
         mode,
+        allowed_by: riot_protocol::AllowedBy::Riot,
         cancel: tokio_util::sync::CancellationToken::new(),
         progress: None,
     };

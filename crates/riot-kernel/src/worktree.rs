@@ -297,6 +297,7 @@ impl Kernel {
                 tail_bytes: 0,
             },
             stdin: None,
+            undoable_only: false,
         };
         let proc: &dyn ProcessRunner = self.capabilities().proc.as_ref();
         let out = proc

@@ -143,6 +143,7 @@ impl Client {
             timeout_ms: None,
             capture: Default::default(),
             stdin: None,
+            undoable_only: false,
         };
         let mut child = PipedChild::spawn(&spec).map_err(|e| e.to_string())?;
         let pid = child.pid();

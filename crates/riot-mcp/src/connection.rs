@@ -122,6 +122,7 @@ pub(crate) async fn run(
                 timeout_ms: None,
                 capture: CaptureLimit::default(),
                 stdin: None,
+                undoable_only: false,
             };
             let mut child = match PipedChild::spawn(&spec) {
                 Ok(child) => child,

@@ -100,8 +100,8 @@ pub use terminal::{
     TerminalSize, TerminalSpec, TerminalUpdate, TerminalView, Terminals, Typist, WaitEnd,
 };
 pub use tool::{
-    DynTool, InterruptBehavior, PathAccess, PermissionTarget, PreparedCall, PromptContext,
-    ResultBudget, Tool, ToolContext, ToolEnv, ToolOutcome, ValidationError,
+    AllowedBy, DynTool, InterruptBehavior, PathAccess, PermissionTarget, PreparedCall,
+    PromptContext, ResultBudget, Tool, ToolContext, ToolEnv, ToolOutcome, ValidationError,
 };
 pub use ui::{
     DiffHunk, DiffLine, DiffLineKind, NotebookCell, OutputStream, ProgressPayload, SearchMatch,

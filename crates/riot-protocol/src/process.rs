@@ -28,6 +28,12 @@ pub struct ProcessSpec {
     /// Bytes written to the child's stdin, which is then closed; `None`
     /// gives the child `/dev/null` (hooks read their event here).
     pub stdin: Option<Vec<u8>>,
+    /// Riot allowed this command without asking anyone (a read-only
+    /// command, the sandbox's auto-allow): inside the OS sandbox it may
+    /// change only what a rewind can restore, so the project's `.git` is
+    /// read-only to it (docs/sandbox.md). Runners without a sandbox
+    /// ignore it.
+    pub undoable_only: bool,
 }
 
 /// Output kept per stream: the first `head_bytes` and the last

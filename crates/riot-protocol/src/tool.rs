@@ -341,12 +341,49 @@ impl ToolEnv {
     }
 }
 
+/// Who let a call run. The OS sandbox keeps what a rewind cannot restore
+/// out of reach of the calls Riot allowed on its own (docs/sandbox.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AllowedBy {
+    /// Riot's own judgement, nobody asked: a read-only call, or a command
+    /// the enforced sandbox let run. The fail-closed default.
+    #[default]
+    Riot,
+    /// The person: an answered question, their rule or hook, a mode they
+    /// chose (bypass), or the auto-mode classifier they turned on.
+    Person,
+}
+
+impl AllowedBy {
+    /// Who allowed a call the permission chain answered `Allow` with
+    /// `reason` (no question asked).
+    pub fn of(reason: &crate::DecisionReason) -> Self {
+        use crate::{DecisionReason as R, PermissionMode as M};
+        match reason {
+            R::Rule { .. } | R::Hook { .. } | R::User { .. } | R::Classifier { .. } => Self::Person,
+            R::Mode {
+                mode: M::Bypass | M::Unattended,
+                ..
+            } => Self::Person,
+            R::Mode { .. }
+            | R::Sandbox { .. }
+            | R::Safety { .. }
+            | R::Unverifiable { .. }
+            | R::Consent { .. }
+            | R::NoAnswer { .. } => Self::Riot,
+        }
+    }
+}
+
 /// Everything one call may use.
 #[derive(Clone)]
 pub struct ToolContext {
     pub env: Arc<ToolEnv>,
     pub tool_use_id: ToolUseId,
     pub mode: PermissionMode,
+    /// Who let this call run (set by the scheduler once the permission
+    /// chain and the person have answered).
+    pub allowed_by: AllowedBy,
     /// Cancelled on interrupt, sibling failure or shutdown.
     pub cancel: CancellationToken,
     pub progress: Option<ProgressSink>,

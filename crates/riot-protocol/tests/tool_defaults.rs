@@ -121,6 +121,7 @@ fn ctx() -> ToolContext {
         env: Arc::new(env),
         tool_use_id: ToolUseId::new("toolu_1"),
         mode: PermissionMode::Default,
+        allowed_by: riot_protocol::AllowedBy::Riot,
         cancel: CancellationToken::new(),
         progress: None,
     }

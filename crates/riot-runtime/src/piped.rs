@@ -88,6 +88,7 @@ mod tests {
             timeout_ms: None,
             capture: Default::default(),
             stdin: None,
+            undoable_only: false,
         }
     }
 

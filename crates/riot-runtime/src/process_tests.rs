@@ -15,6 +15,7 @@ fn spec(dir: &Path, script: &str) -> ProcessSpec {
         timeout_ms: None,
         capture: CaptureLimit::default(),
         stdin: None,
+        undoable_only: false,
     }
 }
 

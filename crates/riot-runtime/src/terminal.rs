@@ -141,6 +141,10 @@ pub fn terminal_process(spec: &TerminalSpec) -> ProcessSpec {
         timeout_ms: None,
         capture: riot_protocol::CaptureLimit::default(),
         stdin: None,
+        // A terminal's open and what is typed into it are asked about (or
+        // the person chose bypass): `.git` stays writable, as for a
+        // command the person allowed.
+        undoable_only: false,
     }
 }
 

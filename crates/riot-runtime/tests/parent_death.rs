@@ -44,6 +44,7 @@ async fn stand_in_kernel() {
         timeout_ms: None,
         capture: CaptureLimit::default(),
         stdin: None,
+        undoable_only: false,
     };
     // Runs until the parent SIGKILLs this whole process.
     let _ = runner.run(spec, CancellationToken::new(), None).await;

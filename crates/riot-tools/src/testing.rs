@@ -129,6 +129,7 @@ pub fn context(env: Arc<ToolEnv>) -> ToolContext {
         env,
         tool_use_id: ToolUseId::new("toolu_test"),
         mode: PermissionMode::Default,
+        allowed_by: riot_protocol::AllowedBy::Riot,
         cancel: CancellationToken::new(),
         progress: None,
     }
@@ -452,6 +453,7 @@ mod tests {
             timeout_ms: None,
             capture: riot_protocol::CaptureLimit::default(),
             stdin: None,
+            undoable_only: false,
         };
         assert!(matches!(
             env.proc.run(spec, CancellationToken::new(), None).await,

@@ -150,6 +150,7 @@ mod tests {
             timeout_ms: None,
             capture: CaptureLimit::default(),
             stdin: None,
+            undoable_only: false,
         }
     }
 

@@ -222,6 +222,7 @@ impl HttpEverything {
                 timeout_ms: None,
                 capture: Default::default(),
                 stdin: None,
+                undoable_only: false,
             };
             let mut child = PipedChild::spawn(&spec).unwrap();
             drain(child.take_stdout());

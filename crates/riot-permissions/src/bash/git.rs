@@ -328,3 +328,22 @@ pub(super) fn runs_code(args: &[super::Word]) -> Option<String> {
         _ => None,
     }
 }
+
+impl super::SimpleCommand {
+    /// Runs git (directly, or through `sudo`, `env`, `timeout`, …) in a
+    /// way that may change the repository: any git command that is not
+    /// read-only (`commit`, `reset`, `branch -D`, `stash drop`, `gc`, …).
+    /// An argument only known when it runs counts as changing it; a
+    /// program only known when it runs is not known to be git.
+    pub fn changes_git(&self) -> bool {
+        let words = super::strip_runners(&self.words);
+        let Some(name) = words.first().and_then(|w| w.resolved.as_deref()) else {
+            return false;
+        };
+        if super::resolve::program_name(name) != "git" {
+            return false;
+        }
+        let args: Option<Vec<&str>> = words[1..].iter().map(|w| w.resolved.as_deref()).collect();
+        args.is_none_or(|args| !git_read_only(&args))
+    }
+}

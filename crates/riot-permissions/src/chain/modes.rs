@@ -88,6 +88,33 @@ impl Policy {
                     ),
                 )),
             },
+            // A git command that changes the repository is not the
+            // sandbox's to allow: `.git` is read-only to what Riot allows
+            // on its own, because a rewind cannot undo a lost commit,
+            // branch or stash. It is asked, as without a sandbox.
+            Facts::Bash(analysis)
+                if self.sandbox.is_some()
+                    && matches!(mode, PermissionMode::Default | PermissionMode::AcceptEdits)
+                    && let Some(sub) = analysis.subcommands.iter().find(|s| s.changes_git()) =>
+            {
+                let why = format!(
+                    "`{}` changes the git repository, which a rewind cannot undo",
+                    sub.text
+                );
+                Step::Final(ask(
+                    DecisionReason::Unverifiable {
+                        detail: why.clone(),
+                    },
+                    format!("Riot wants to {describe}: {why}"),
+                ))
+            }
+            Facts::Bash(analysis)
+                if self.sandbox.is_some()
+                    && mode == PermissionMode::Auto
+                    && analysis.subcommands.iter().any(|s| s.changes_git()) =>
+            {
+                Step::Classify { describe }
+            }
             // Only Bash's commands are allowed unasked: a terminal's
             // program runs in the sandbox too, but a write may type into
             // a terminal opened outside it, which is not known here.

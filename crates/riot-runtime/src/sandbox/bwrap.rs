@@ -9,6 +9,44 @@ use riot_protocol::SandboxPolicy;
 /// Where the private temporary directory appears inside the sandbox.
 pub const SANDBOX_TMP: &str = "/tmp";
 
+/// Where the helper (the `riot` binary) appears inside the sandbox, bound
+/// read-only: the private temporary directory covers the real `/tmp`, so
+/// a `riot` that lives there would not be found at its own path.
+pub const HELPER_INSIDE: &str = "/tmp/.riot-sandbox-helper";
+
+/// What a command may do to the project's git repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GitAccess {
+    /// Commit: `.git` writable but for its protected parts (a command the
+    /// person allowed).
+    Commit,
+    /// Read only: the whole `.git`, and a worktree's share of its main
+    /// repository, stay as they are (a command Riot allowed on its own,
+    /// whose changes a rewind must be able to undo).
+    ReadOnly,
+}
+
+/// bubblewrap's whole command line up to the helper's options: its
+/// arguments ([`bwrap_args`]), the helper bound at [`HELPER_INSIDE`], then
+/// `--` and that path.
+pub fn bwrap_command(
+    policy: &SandboxPolicy,
+    private_tmp: &Path,
+    cwd: &Path,
+    helper: &Path,
+    git: GitAccess,
+) -> Vec<String> {
+    let mut args = bwrap_args(policy, private_tmp, cwd, git);
+    args.extend([
+        "--ro-bind".into(),
+        helper.to_string_lossy().into_owned(),
+        HELPER_INSIDE.into(),
+        "--".into(),
+        HELPER_INSIDE.into(),
+    ]);
+    args
+}
+
 /// bubblewrap's arguments (everything before the helper): the root
 /// read-only, `/dev` and `/proc` of its own, the private temporary
 /// directory on `/tmp`, the writable paths bound writable, the git
@@ -26,7 +64,12 @@ pub const SANDBOX_TMP: &str = "/tmp";
 /// with it (by the group guard or the watchdog), and the whole namespace
 /// with it; the helper starts the new session for the command instead
 /// ([`super::helper::HelperOptions::new_session`]).
-pub fn bwrap_args(policy: &SandboxPolicy, private_tmp: &Path, cwd: &Path) -> Vec<String> {
+pub fn bwrap_args(
+    policy: &SandboxPolicy,
+    private_tmp: &Path,
+    cwd: &Path,
+    git: GitAccess,
+) -> Vec<String> {
     let s = |p: &Path| p.to_string_lossy().into_owned();
     let mut args: Vec<String> = [
         "--die-with-parent",
@@ -50,11 +93,24 @@ pub fn bwrap_args(policy: &SandboxPolicy, private_tmp: &Path, cwd: &Path) -> Vec
             args.extend(["--bind".into(), s(&path), s(&path)]);
         }
     }
-    let git = git_layout(&policy.project);
-    for path in &git.bound {
-        args.extend(["--bind".into(), s(path), s(path)]);
+    let layout = git_layout(&policy.project);
+    match git {
+        GitAccess::Commit => {
+            for path in &layout.bound {
+                args.extend(["--bind".into(), s(path), s(path)]);
+            }
+        }
+        GitAccess::ReadOnly => {
+            // A main checkout's `.git` read-only on itself; a worktree's
+            // share of its main repository is not bound at all, so the
+            // root's read-only mount holds it.
+            let dot_git = policy.project.join(".git");
+            if dot_git.is_dir() {
+                args.extend(["--ro-bind".into(), s(&dot_git), s(&dot_git)]);
+            }
+        }
     }
-    for path in policy.read_only.iter().chain(&git.read_only) {
+    for path in policy.read_only.iter().chain(&layout.read_only) {
         // A path that does not exist cannot be mounted over without
         // creating it on the person's disk.
         if path.symlink_metadata().is_ok() {
@@ -222,7 +278,7 @@ mod tests {
             project.join("gone"),
         ];
         let tmp = dir.path().join("tmp");
-        let args = bwrap_args(&policy, &tmp, &project);
+        let args = bwrap_args(&policy, &tmp, &project, GitAccess::Commit);
         let p = |rel: &str| project.join(rel).to_string_lossy().into_owned();
         let expected: Vec<String> = [
             "--die-with-parent",
@@ -324,7 +380,12 @@ mod tests {
             ]
         );
         assert_eq!(layout.writable_outside(&main), Vec::<PathBuf>::new());
-        let args = bwrap_args(&SandboxPolicy::for_project(&main, None), &main, &main);
+        let args = bwrap_args(
+            &SandboxPolicy::for_project(&main, None),
+            &main,
+            &main,
+            GitAccess::Commit,
+        );
         let after = |flag: &str, path: &Path| {
             args.windows(3)
                 .any(|w| w[0] == flag && w[1] == w[2] && Path::new(&w[1]) == path)
@@ -368,7 +429,12 @@ mod tests {
             ]
         );
         assert_eq!(layout.writable_outside(&wt), layout.bound);
-        let args = bwrap_args(&SandboxPolicy::for_project(&wt, None), &wt, &wt);
+        let args = bwrap_args(
+            &SandboxPolicy::for_project(&wt, None),
+            &wt,
+            &wt,
+            GitAccess::Commit,
+        );
         let ro = args
             .iter()
             .position(|a| Path::new(a) == wt.join(".git"))
@@ -403,11 +469,68 @@ mod tests {
     }
 
     #[test]
+    fn a_command_riot_allowed_gets_git_read_only_and_no_share_of_a_main_repository() {
+        let (_dir, main, wt) = repo_with_worktree();
+        let pairs = |args: &[String], flag: &str| -> Vec<PathBuf> {
+            args.windows(3)
+                .filter(|w| w[0] == flag && w[1] == w[2])
+                .map(|w| PathBuf::from(&w[1]))
+                .collect()
+        };
+        let args = bwrap_args(
+            &SandboxPolicy::for_project(&main, None),
+            &main,
+            &main,
+            GitAccess::ReadOnly,
+        );
+        let git = main.join(".git");
+        assert!(pairs(&args, "--ro-bind").contains(&git), "{args:?}");
+        assert!(
+            !pairs(&args, "--bind").iter().any(|p| p.starts_with(&git)),
+            "nothing in .git is writable: {args:?}"
+        );
+        // In the worktree the main repository's objects, refs and logs are
+        // not bound writable: the root's read-only mount holds them.
+        let args = bwrap_args(
+            &SandboxPolicy::for_project(&wt, None),
+            &wt,
+            &wt,
+            GitAccess::ReadOnly,
+        );
+        assert!(
+            !pairs(&args, "--bind").iter().any(|p| p.starts_with(&git)),
+            "{args:?}"
+        );
+        assert!(pairs(&args, "--ro-bind").contains(&wt.join(".git")));
+    }
+
+    #[test]
+    fn the_helper_is_bound_where_the_private_tmp_cannot_hide_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = SandboxPolicy::for_project(dir.path(), None);
+        let helper = Path::new("/tmp/somewhere/riot");
+        let args = bwrap_command(&policy, dir.path(), dir.path(), helper, GitAccess::Commit);
+        let tmp = args.iter().position(|a| a == SANDBOX_TMP).unwrap();
+        let n = args.len();
+        assert_eq!(
+            args[n - 5..],
+            [
+                "--ro-bind",
+                "/tmp/somewhere/riot",
+                HELPER_INSIDE,
+                "--",
+                HELPER_INSIDE
+            ]
+        );
+        assert!(tmp < n - 5, "bound after the private /tmp: {args:?}");
+    }
+
+    #[test]
     fn the_network_namespace_stays_when_the_network_is_allowed() {
         let dir = tempfile::tempdir().unwrap();
         let mut policy = SandboxPolicy::for_project(dir.path(), None);
         policy.network = true;
-        let args = bwrap_args(&policy, dir.path(), dir.path());
+        let args = bwrap_args(&policy, dir.path(), dir.path(), GitAccess::Commit);
         assert!(!args.iter().any(|a| a == "--unshare-net"), "{args:?}");
     }
 }

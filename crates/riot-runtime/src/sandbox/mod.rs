@@ -9,6 +9,7 @@
 
 pub mod bwrap;
 pub mod helper;
+pub mod protect;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -135,9 +136,13 @@ impl RealSandbox {
             std::fs::create_dir_all(d).map_err(|e| format!("the probe could not prepare: {e}"))?;
         }
         let policy = SandboxPolicy::for_project(&project, None);
-        let mut args = bwrap::bwrap_args(&policy, &tmp, &project);
-        args.push("--".into());
-        args.push(self.helper.to_string_lossy().into_owned());
+        let mut args = bwrap::bwrap_command(
+            &policy,
+            &tmp,
+            &project,
+            &self.helper,
+            bwrap::GitAccess::Commit,
+        );
         let options = HelperOptions {
             write: vec![project.clone(), PathBuf::from(bwrap::SANDBOX_TMP)],
             network: false,
@@ -151,11 +156,7 @@ impl RealSandbox {
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| format!("bubblewrap ({}) could not run: {e}", bwrap.display()))?;
-        let level = report(&output).map_err(|why| {
-            format!(
-                "bubblewrap cannot make its namespaces here (user namespaces may be off): {why}"
-            )
-        })?;
+        let level = report(&output).map_err(|why| bwrap_failure(&why))?;
         Ok((bwrap, level))
     }
 
@@ -202,6 +203,20 @@ impl RealSandbox {
 
 const UNIX_SOCKETS: &str = "Unix-domain sockets (a Docker or SSH agent socket) are not filtered";
 const MISSING_PATHS: &str = "a protected path (`.riot`, `.claude`, `.mcp.json`, `.git/hooks`, `.git/config`, `.git/config.worktree`, a worktree's `commondir`, `gitdir` and `config.worktree`) is read-only only if it exists when the command starts";
+
+/// Why bubblewrap's probe failed, from what it printed: user namespaces
+/// are blamed only when bubblewrap says it could not make them.
+fn bwrap_failure(why: &str) -> String {
+    let lower = why.to_ascii_lowercase();
+    if ["namespace", "uid map", "uid_map", "setgroups"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        format!("bubblewrap cannot make its namespaces here (user namespaces may be off): {why}")
+    } else {
+        format!("bubblewrap could not run a command: {why}")
+    }
+}
 
 /// The probe command's report line (`landlock=…`) and success.
 fn report(output: &std::process::Output) -> Result<Landlock, String> {
@@ -263,7 +278,11 @@ impl Sandbox for RealSandbox {
         });
         let terminal = Arc::clone(&rewrite);
         Some(SandboxedSession {
-            proc: Arc::new(SandboxedRunner { inner, rewrite }),
+            proc: Arc::new(SandboxedRunner {
+                inner,
+                rewrite,
+                background: std::sync::Mutex::default(),
+            }),
             terminal: Arc::new(move |spec| terminal.apply(spec, Attach::Terminal)),
         })
     }
@@ -329,16 +348,25 @@ impl SandboxRewrite {
     /// in front of the command, `TMPDIR` the private temporary directory.
     pub fn apply(&self, mut spec: ProcessSpec, attach: Attach) -> ProcessSpec {
         let command = std::iter::once(spec.program.clone()).chain(spec.args.iter().cloned());
+        let git = if spec.undoable_only {
+            bwrap::GitAccess::ReadOnly
+        } else {
+            bwrap::GitAccess::Commit
+        };
         let mut write = self.policy.writable_paths();
-        // A worktree's commits go to its main repository's objects and refs.
-        write
-            .extend(bwrap::git_layout(&self.policy.project).writable_outside(&self.policy.project));
+        // A worktree's commits go to its main repository's objects and
+        // refs (a command the person allowed: what Riot allows on its own
+        // leaves git's state alone).
+        if git == bwrap::GitAccess::Commit {
+            write.extend(
+                bwrap::git_layout(&self.policy.project).writable_outside(&self.policy.project),
+            );
+        }
         let tmp_inside = match &self.mode {
             Mode::Bubblewrap(_) => PathBuf::from(bwrap::SANDBOX_TMP),
             Mode::LandlockOnly => self.tmp.path().to_path_buf(),
         };
         write.push(tmp_inside.clone());
-        let helper = self.helper.to_string_lossy().into_owned();
         match &self.mode {
             Mode::Bubblewrap(bwrap) => {
                 let options = HelperOptions {
@@ -348,9 +376,13 @@ impl SandboxRewrite {
                     foreground: attach == Attach::Terminal,
                     ..HelperOptions::default()
                 };
-                let mut args = bwrap::bwrap_args(&self.policy, self.tmp.path(), &spec.cwd);
-                args.push("--".into());
-                args.push(helper);
+                let mut args = bwrap::bwrap_command(
+                    &self.policy,
+                    self.tmp.path(),
+                    &spec.cwd,
+                    &self.helper,
+                    git,
+                );
                 args.extend(options.to_args(command));
                 spec.program = bwrap.to_string_lossy().into_owned();
                 spec.args = args;
@@ -369,7 +401,7 @@ impl SandboxRewrite {
                     ..HelperOptions::default()
                 };
                 spec.args = options.to_args(command);
-                spec.program = helper;
+                spec.program = self.helper.to_string_lossy().into_owned();
             }
         }
         for name in ["TMPDIR", "TMP", "TEMP"] {
@@ -384,17 +416,39 @@ impl SandboxRewrite {
 /// A process runner whose every command runs in the sandbox: the spec is
 /// rewritten ([`SandboxRewrite::apply`]) to start bubblewrap (or the
 /// helper alone) in front of it. Output capture, timeouts, cancellation
-/// and group killing stay the inner runner's.
+/// and group killing stay the inner runner's. The protected paths are
+/// recorded before each command and put back after it ([`protect`]).
 #[derive(Debug)]
 pub struct SandboxedRunner {
     inner: Arc<dyn ProcessRunner>,
     rewrite: Arc<SandboxRewrite>,
+    /// The protected paths as a background command found them, put back
+    /// when it is seen to end or is killed.
+    background: std::sync::Mutex<std::collections::HashMap<String, protect::Snapshot>>,
 }
 
 impl SandboxedRunner {
     /// `spec` as this runner starts it in the sandbox.
     pub fn apply(&self, spec: ProcessSpec) -> ProcessSpec {
         self.rewrite.apply(spec, Attach::Pipes)
+    }
+
+    /// The protected paths as they are now.
+    fn snapshot(&self) -> protect::Snapshot {
+        let policy = &self.rewrite.policy;
+        protect::Snapshot::take(&protect::protected(
+            &policy.read_only,
+            &bwrap::git_layout(&policy.project).read_only,
+        ))
+    }
+
+    fn restore_background(&self, id: &str) -> Option<String> {
+        let snapshot = self
+            .background
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id)?;
+        protect::note(&snapshot.restore())
     }
 }
 
@@ -406,23 +460,50 @@ impl ProcessRunner for SandboxedRunner {
         cancel: CancellationToken,
         on_output: Option<OutputCallback>,
     ) -> Result<ProcessOutput, ProcessError> {
-        self.inner.run(self.apply(spec), cancel, on_output).await
+        let snapshot = self.snapshot();
+        let result = self.inner.run(self.apply(spec), cancel, on_output).await;
+        let note = protect::note(&snapshot.restore());
+        result.map(|mut out| {
+            if let Some(note) = note {
+                out.stderr.tail.push_str(&note);
+                out.stderr.total_bytes += note.len() as u64;
+            }
+            out
+        })
     }
 
     async fn spawn_background(&self, spec: ProcessSpec) -> Result<String, ProcessError> {
-        self.inner.spawn_background(self.apply(spec)).await
+        let snapshot = self.snapshot();
+        let id = self.inner.spawn_background(self.apply(spec)).await?;
+        self.background
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), snapshot);
+        Ok(id)
     }
 
     async fn read_background(&self, id: &str) -> Result<BackgroundOutput, ProcessError> {
-        self.inner.read_background(id).await
+        let mut out = self.inner.read_background(id).await?;
+        if !out.running
+            && let Some(note) = self.restore_background(id)
+        {
+            out.stderr.push_str(&note);
+        }
+        Ok(out)
     }
 
     async fn kill_background(&self, id: &str) -> Result<(), ProcessError> {
-        self.inner.kill_background(id).await
+        let killed = self.inner.kill_background(id).await;
+        if let Some(note) = self.restore_background(id) {
+            tracing::warn!(id, "{}", note.trim_end());
+        }
+        killed
     }
 
     /// The same rewrite `run` applies: a command handed to another host
-    /// (the editor's terminal) starts inside the sandbox too.
+    /// (the editor's terminal) starts inside the sandbox too. (The
+    /// protected paths are not put back after it: the host, not this
+    /// runner, sees it end.)
     fn prepare(&self, spec: ProcessSpec) -> ProcessSpec {
         self.inner.prepare(self.apply(spec))
     }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use futures::FutureExt;
 use futures::future::Either;
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, DecisionReason, DynTool, HookDecisionKind,
+    AgentEvent, AllowedBy, CancelReason, CancelScope, DecisionReason, DynTool, HookDecisionKind,
     InterruptBehavior, PermissionGate, PermissionMode, PermissionPolicy, PermissionQuery,
     PermissionResult, PreparedCall, ToolCall, ToolCallResult, ToolContext, ToolEnv, ToolHooks,
     ToolOutcome, ToolResultContent, ToolResultUi, ToolRunEvent, UiPayload,
@@ -44,6 +44,9 @@ pub(super) struct Ready {
     call: Box<dyn PreparedCall>,
     input: serde_json::Value,
     context: Option<String>,
+    /// Who let the call run: the OS sandbox keeps what a rewind cannot
+    /// restore out of reach of what Riot allowed on its own.
+    allowed_by: AllowedBy,
 }
 
 /// The failed call that stopped the rest of its message.
@@ -271,6 +274,7 @@ impl Run {
             env: Arc::clone(&self.env),
             tool_use_id: call.id.clone(),
             mode: self.mode,
+            allowed_by: AllowedBy::Riot,
             cancel: tool_scope.token().clone(),
             progress: Some(Arc::new(move |payload| {
                 send(
@@ -307,6 +311,10 @@ impl Run {
             Ok(Ok(ready)) => {
                 effective.input = ready.input;
                 hook_context = ready.context;
+                let ctx = ToolContext {
+                    allowed_by: ready.allowed_by,
+                    ..ctx.clone()
+                };
                 // Checkpoints (docs/rewind.md): a call that may change
                 // files is announced before it runs and after it ends.
                 let changes = !ready.call.is_read_only();
@@ -520,6 +528,10 @@ impl Run {
             };
         }
         let emit = |event| send(tx, ToolRunEvent::Event(event));
+        let allowed_by = match &decision {
+            PermissionResult::Allow { reason, .. } => AllowedBy::of(reason),
+            _ => AllowedBy::Person,
+        };
         let prepared = match decision {
             PermissionResult::Allow {
                 updated_input: None,
@@ -586,6 +598,7 @@ impl Run {
             call: prepared,
             input,
             context: verdict.additional_context,
+            allowed_by,
         })
     }
 

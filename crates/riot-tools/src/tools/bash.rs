@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use riot_protocol::process::OutputCallback;
 use riot_protocol::{
-    CaptureLimit, CapturedOutput, DecisionReason, PermissionResult, PermissionTarget,
+    AllowedBy, CaptureLimit, CapturedOutput, DecisionReason, PermissionResult, PermissionTarget,
     ProcessOutput, ProcessSpec, ProgressPayload, PromptContext, Tool, ToolContext, ToolOutcome,
     UiPayload, ValidationError,
 };
@@ -101,6 +101,7 @@ pub(crate) fn spec_for(
         timeout_ms,
         capture: CAPTURE,
         stdin: None,
+        undoable_only: ctx.allowed_by == AllowedBy::Riot,
     }
 }
 

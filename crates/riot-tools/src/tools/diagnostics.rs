@@ -287,6 +287,7 @@ fn spec(ctx: &ToolContext, argv: Vec<String>, timeout_ms: u64) -> ProcessSpec {
         timeout_ms: Some(timeout_ms),
         capture: CAPTURE,
         stdin: None,
+        undoable_only: true,
     }
 }
 
