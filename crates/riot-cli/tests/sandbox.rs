@@ -21,7 +21,8 @@ use std::sync::Arc;
 
 use riot_protocol::{
     CaptureLimit, ProcessOutput, ProcessRunner, ProcessSpec, Sandbox, SandboxMechanism,
-    SandboxPolicy, SandboxedSession, TerminalSize, TerminalSpec, TerminalView, Terminals, Typist,
+    SandboxPolicy, SandboxedSession, TerminalForeground, TerminalSize, TerminalSpec, TerminalView,
+    Terminals, Typist,
 };
 use riot_runtime::{PtyTerminals, RealProcessRunner, RealSandbox};
 use riot_testkit::{MockServer, Reply, Script, Wire};
@@ -739,6 +740,58 @@ async fn bubblewrap_a_terminal_writes_only_in_the_project() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn landlock_a_terminal_writes_only_in_the_project() {
     a_terminal_writes_only_in_the_project(Mech::LandlockOnly, "Permission denied").await;
+}
+
+/// A sandboxed terminal's foreground program — what typed text reaches,
+/// which decides whether a write is judged as shell text — is seen from
+/// outside the sandbox (through bubblewrap's PID namespace too): the
+/// program, not the sandbox that started it.
+async fn a_sandboxed_terminals_foreground_is_its_program(mech: Mech) {
+    let place = Place::new();
+    let Some(terms) = sandboxed_terminals(&place, mech) else {
+        return;
+    };
+    terms
+        .open(terminal(&place, "py", "python3 -q", false))
+        .await
+        .unwrap();
+    screen_with(&terms, "py", ">>>").await;
+    let TerminalForeground::Programs(names) = terms.foreground("py") else {
+        panic!("{mech:?}: {:?}", terms.foreground("py"));
+    };
+    assert!(names.iter().any(|n| n == "python3"), "{mech:?}: {names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| ["bash", "bwrap", "riot"].contains(&n.as_str())),
+        "{mech:?}: {names:?}"
+    );
+    terms
+        .open(terminal(
+            &place,
+            "sh",
+            "PS1='ready$ ' exec bash --norc --noprofile",
+            false,
+        ))
+        .await
+        .unwrap();
+    screen_with(&terms, "sh", "ready$").await;
+    assert_eq!(
+        terms.foreground("sh"),
+        TerminalForeground::Programs(vec!["bash".into()]),
+        "{mech:?}"
+    );
+    terms.close_all();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bubblewrap_a_sandboxed_terminals_foreground_is_its_program() {
+    a_sandboxed_terminals_foreground_is_its_program(Mech::Bubblewrap).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_a_sandboxed_terminals_foreground_is_its_program() {
+    a_sandboxed_terminals_foreground_is_its_program(Mech::LandlockOnly).await;
 }
 
 /// A terminal opened outside the sandbox (a `dangerouslyDisableSandbox`

@@ -225,6 +225,13 @@ impl Kernel {
             None => (None, None),
         };
         let mut policy = self.policy(config, &options.cwd, &options.env);
+        if sandboxed_proc.is_some() {
+            // Under either mechanism the protected paths stay as they were
+            // (bubblewrap's read-only mounts, and each command's are put
+            // back after it), so a word only known when the command runs
+            // is no question of its own.
+            policy = policy.with_protecting_sandbox();
+        }
         if sandboxed_proc.is_some() && sandbox.allows_unasked() {
             policy = policy.with_enforced_sandbox(sandbox.status.mechanism.as_str());
         }

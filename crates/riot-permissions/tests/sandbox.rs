@@ -141,3 +141,203 @@ async fn leaving_the_sandbox_is_asked_in_every_mode() {
         ("deny", "rule")
     );
 }
+
+/// A sandbox that keeps the protected paths as they were decides what a
+/// word only known when it runs may change (`Policy::with_protecting_sandbox`):
+/// such a word given to a command that may write no longer asks on its
+/// own. A protected path written literally, a credential read (also
+/// through such a word: a reader prints it) and dangerous constructs still
+/// ask. Without that sandbox, nothing changes.
+#[tokio::test]
+async fn a_protecting_sandbox_decides_what_run_time_words_may_change() {
+    let plain = policy(Vec::new());
+    let protecting = policy(Vec::new()).with_protecting_sandbox();
+    let auto_allowing = policy(Vec::new())
+        .with_protecting_sandbox()
+        .with_enforced_sandbox("bubblewrap-landlock-seccomp");
+    let copy_loop = r#"for f in *.txt; do cp "$f" "$f.bak"; done"#;
+    let fmt_loop = "for f in *.rs; do rustfmt $f; done";
+    let safety = ("ask", "safety");
+    let cases = [
+        // (command, mode, without it, with it, with it and auto-allow)
+        (
+            copy_loop,
+            "default",
+            safety,
+            ("ask", "unverifiable"),
+            ("allow", "sandbox"),
+        ),
+        (
+            copy_loop,
+            "bypass",
+            safety,
+            ("allow", "mode"),
+            ("allow", "mode"),
+        ),
+        (
+            fmt_loop,
+            "default",
+            safety,
+            ("ask", "unverifiable"),
+            ("allow", "sandbox"),
+        ),
+        (
+            fmt_loop,
+            "bypass",
+            safety,
+            ("allow", "mode"),
+            ("allow", "mode"),
+        ),
+        (
+            fmt_loop,
+            "accept-edits",
+            safety,
+            ("ask", "unverifiable"),
+            ("allow", "sandbox"),
+        ),
+        (
+            fmt_loop,
+            "plan",
+            ("deny", "safety"),
+            ("deny", "mode"),
+            ("deny", "mode"),
+        ),
+        (
+            "cd \"$D\" && echo x > config",
+            "bypass",
+            safety,
+            ("allow", "mode"),
+            ("allow", "mode"),
+        ),
+        (
+            "cp $(cat list) dest/",
+            "bypass",
+            safety,
+            ("allow", "mode"),
+            ("allow", "mode"),
+        ),
+        (
+            "echo x > \"$OUT\"",
+            "bypass",
+            safety,
+            ("allow", "mode"),
+            ("allow", "mode"),
+        ),
+        (
+            "find . -name '*.rs' -exec rustfmt {} \\;",
+            "bypass",
+            safety,
+            ("allow", "mode"),
+            ("allow", "mode"),
+        ),
+        (
+            "unattended-only",
+            "unattended",
+            ("allow", "mode"),
+            ("allow", "mode"),
+            ("allow", "mode"),
+        ),
+        // Written literally: the parser sees the protected path.
+        ("echo x > .git/config", "bypass", safety, safety, safety),
+        ("echo x > .git/config", "default", safety, safety, safety),
+        ("cp a .riot/settings.json", "bypass", safety, safety, safety),
+        (
+            "cp a .riot/settings.json",
+            "default",
+            safety,
+            safety,
+            safety,
+        ),
+        (
+            "cp \"$f\" .git/hooks/pre-commit",
+            "bypass",
+            safety,
+            safety,
+            safety,
+        ),
+        // Credentials are read, which no sandbox keeps as it was.
+        ("cat ~/.ssh/id_rsa", "bypass", safety, safety, safety),
+        ("cp .env /tmp/x", "default", safety, safety, safety),
+        (
+            "for f in *.txt; do cat \"$f\"; done",
+            "bypass",
+            safety,
+            safety,
+            safety,
+        ),
+        ("wc -l < \"$f\"", "bypass", safety, safety, safety),
+        // Dangerous constructs stay dangerous.
+        ("eval \"$X\"", "bypass", safety, safety, safety),
+        ("sh -c \"$X\"", "bypass", safety, safety, safety),
+        ("$EDITOR notes.txt", "bypass", safety, safety, safety),
+        ("git -c \"$K\"=x status", "bypass", safety, safety, safety),
+    ];
+    let mut failures = Vec::new();
+    for (command, mode, without, with, auto) in cases {
+        let command = if command == "unattended-only" {
+            copy_loop
+        } else {
+            command
+        };
+        let q = query("Bash", command, mode.parse().unwrap());
+        for (which, policy, want) in [
+            ("without", &plain, without),
+            ("protecting", &protecting, with),
+            ("protecting+auto-allow", &auto_allowing, auto),
+        ] {
+            let got = decide(policy, &q).await;
+            if got != want {
+                failures.push(format!(
+                    "{command} in {mode} {which}: want {want:?}, got {got:?}"
+                ));
+            }
+        }
+    }
+    support::assert_rows(&failures, cases.len() * 3);
+
+    // What each one says.
+    let q = query("Bash", copy_loop, PermissionMode::Bypass);
+    assert_eq!(
+        plain.decide_with_hook(&q, None).await,
+        PermissionResult::Ask {
+            reason: DecisionReason::Safety {
+                detail: "`$f` is only known when it runs, so it could name a protected path".into()
+            },
+            message: format!(
+                "Riot wants to run `{copy_loop}`. Safety check: `$f` is only known when it runs, so it could name a protected path"
+            ),
+        }
+    );
+    let q = query("Bash", copy_loop, PermissionMode::Default);
+    let PermissionResult::Ask { reason, .. } = protecting.decide_with_hook(&q, None).await else {
+        panic!("default mode asks without auto-allow");
+    };
+    assert_eq!(
+        reason,
+        DecisionReason::Unverifiable {
+            detail: "the command uses a loop or conditional".into()
+        }
+    );
+    let PermissionResult::Allow { reason, .. } = auto_allowing.decide_with_hook(&q, None).await
+    else {
+        panic!("auto-allowed");
+    };
+    assert_eq!(
+        reason.detail(),
+        "the command runs in the OS sandbox (bubblewrap-landlock-seccomp): it can write only inside the project and the sandbox's writable paths"
+    );
+    let q = query(
+        "Bash",
+        "for f in *.txt; do cat \"$f\"; done",
+        PermissionMode::Bypass,
+    );
+    let PermissionResult::Ask { reason, .. } = protecting.decide_with_hook(&q, None).await else {
+        panic!("a reader of a run-time word asks");
+    };
+    assert_eq!(
+        reason,
+        DecisionReason::Safety {
+            detail: "`$f` is only known when it runs, so it could name a credential file".into()
+        }
+    );
+}

@@ -96,8 +96,9 @@ pub use sandbox::{
     SpecRewrite,
 };
 pub use terminal::{
-    NoTerminals, TerminalError, TerminalExit, TerminalHost, TerminalInfo, TerminalSink,
-    TerminalSize, TerminalSpec, TerminalUpdate, TerminalView, Terminals, Typist, WaitEnd,
+    NoTerminals, TerminalError, TerminalExit, TerminalForeground, TerminalHost, TerminalInfo,
+    TerminalSink, TerminalSize, TerminalSpec, TerminalUpdate, TerminalView, Terminals, Typist,
+    WaitEnd,
 };
 pub use tool::{
     AllowedBy, DynTool, InterruptBehavior, PathAccess, PermissionTarget, PreparedCall,

@@ -16,16 +16,20 @@ use crate::process::{ProcessRunner, ProcessSpec};
 /// Paths inside a writable place that stay read-only, relative to the
 /// project: what would let a command run code outside the sandbox later
 /// (git hooks and configuration, a worktree's own configuration, Riot's
-/// and Claude Code's settings and hooks, MCP servers). The sandbox also
-/// keeps read-only what only exists in some checkouts: a worktree's `.git`
-/// file and the pointer files of `.git/worktrees/*/`.
-pub const PROTECTED_IN_PROJECT: [&str; 6] = [
+/// and Claude Code's settings and hooks, MCP servers, the editor's tasks,
+/// Cargo's configuration, direnv's `.envrc`). The sandbox also keeps
+/// read-only what only exists in some checkouts: a worktree's `.git` file
+/// and the pointer files of `.git/worktrees/*/`.
+pub const PROTECTED_IN_PROJECT: [&str; 9] = [
     ".git/hooks",
     ".git/config",
     ".git/config.worktree",
     ".riot",
     ".claude",
     ".mcp.json",
+    ".vscode",
+    ".cargo",
+    ".envrc",
 ];
 
 /// Shell startup files in the home directory, read-only even when the home

@@ -116,6 +116,25 @@ pub struct TerminalInfo {
     pub outside_sandbox: bool,
 }
 
+/// What a terminal runs in its foreground now: the programs that what is
+/// typed into it reaches ([`Terminals::foreground`]). A program the
+/// terminal was opened with may have started another since (a shell runs
+/// `python3`; `python3` runs a shell).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum TerminalForeground {
+    /// The processes of the pseudo-terminal's foreground process group,
+    /// each by every name the system gives it: its command name
+    /// (`/proc/PID/comm`) and its executable's file name. Never empty.
+    Programs(Vec<String>),
+    /// The system does not say which programs these are (no `/proc`):
+    /// only the command the terminal was opened with is known.
+    NotReported,
+    /// It cannot be told now: no such terminal, its program has ended, or
+    /// its foreground process group could not be read.
+    #[default]
+    Unknown,
+}
+
 /// What faces are told about terminals as it happens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -224,6 +243,13 @@ pub trait Terminals: Send + Sync + std::fmt::Debug {
 
     /// The open terminals, in opening order.
     fn list(&self) -> Vec<TerminalInfo>;
+
+    /// What terminal `name` runs in its foreground now — what typed input
+    /// would reach — for judging a write before it is made. Without a
+    /// way to tell, [`TerminalForeground::Unknown`].
+    fn foreground(&self, _name: &str) -> TerminalForeground {
+        TerminalForeground::Unknown
+    }
 
     /// What the person typed into each terminal since the agent last read
     /// it, as `(name, keys written out)`, consuming it: the session tells

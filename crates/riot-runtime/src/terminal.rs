@@ -13,14 +13,16 @@
 //! rewrites the process runner's commands.
 
 use std::io::{Read, Write};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use portable_pty::{ChildKiller, CommandBuilder, MasterPty, PtySize};
 use riot_protocol::{
-    ProcessSpec, TerminalError, TerminalExit, TerminalHost, TerminalInfo, TerminalSink,
-    TerminalSize, TerminalSpec, TerminalUpdate, TerminalView, Terminals, Typist, WaitEnd,
+    ProcessSpec, TerminalError, TerminalExit, TerminalForeground, TerminalHost, TerminalInfo,
+    TerminalSink, TerminalSize, TerminalSpec, TerminalUpdate, TerminalView, Terminals, Typist,
+    WaitEnd,
 };
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -91,7 +93,8 @@ struct Term {
     outside_sandbox: bool,
     pid: Option<u32>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
-    _master: Mutex<Box<dyn MasterPty + Send>>,
+    /// Kept open for the terminal's life; asked for its foreground group.
+    master: Mutex<Box<dyn MasterPty + Send>>,
     killer: Mutex<Box<dyn ChildKiller + Send + Sync>>,
     guard: GroupGuard,
 }
@@ -295,7 +298,7 @@ impl PtyTerminals {
             outside_sandbox: spec.outside_sandbox && self.wrapper.is_some(),
             pid,
             writer: Arc::new(Mutex::new(writer)),
-            _master: Mutex::new(pair.master),
+            master: Mutex::new(pair.master),
             killer: Mutex::new(killer),
             guard,
         }))
@@ -412,6 +415,58 @@ fn take_view(core: &Core, command: &str) -> TerminalView {
         omitted_bytes: text.omitted,
         person_typed: std::mem::take(&mut state.typed),
         exit: state.exit,
+    }
+}
+
+/// The processes of process group `group` as `proc` (a `/proc`) shows
+/// them: each one's command name and its executable's file name, without
+/// repeats, in pid order. [`TerminalForeground::Unknown`] when none could
+/// be read.
+fn group_programs(proc: &Path, group: i32) -> TerminalForeground {
+    let Ok(entries) = std::fs::read_dir(proc) else {
+        return TerminalForeground::Unknown;
+    };
+    // In pid order: the group's leader, when alive, comes first.
+    let mut pids: Vec<u32> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    let mut names: Vec<String> = Vec::new();
+    for pid in pids {
+        let dir = proc.join(pid.to_string());
+        let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid pgrp …`: the command name may hold spaces
+        // and parentheses, so the fields start after the last `)`.
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let Some((_, comm)) = head.split_once('(') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // A zombie has ended; it reads nothing.
+        let in_group = fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(group);
+        if !in_group || fields.first() == Some(&"Z") {
+            continue;
+        }
+        let exe = std::fs::read_link(dir.join("exe")).ok().and_then(|p| {
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            // A replaced executable reads `name (deleted)`.
+            Some(name.trim_end_matches(" (deleted)").to_owned())
+        });
+        for name in std::iter::once(comm.to_owned()).chain(exe) {
+            if !name.is_empty() && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    if names.is_empty() {
+        TerminalForeground::Unknown
+    } else {
+        TerminalForeground::Programs(names)
     }
 }
 
@@ -580,6 +635,26 @@ impl Terminals for PtyTerminals {
                 outside_sandbox: t.outside_sandbox,
             })
             .collect()
+    }
+
+    /// The pseudo-terminal's foreground process group (`tcgetpgrp` on its
+    /// master, which also sees through the sandbox's PID namespace) and
+    /// the names `/proc` gives its processes.
+    fn foreground(&self, name: &str) -> TerminalForeground {
+        let Ok(term) = self.find(name) else {
+            return TerminalForeground::Unknown;
+        };
+        if lock(&term.core.state).exit.is_some() {
+            return TerminalForeground::Unknown;
+        }
+        let proc = Path::new("/proc");
+        if !proc.join("self/stat").exists() {
+            return TerminalForeground::NotReported;
+        }
+        match lock(&term.master).process_group_leader() {
+            Some(group) => group_programs(proc, group),
+            None => TerminalForeground::Unknown,
+        }
     }
 
     fn take_person_typed(&self) -> Vec<(String, String)> {

@@ -429,3 +429,105 @@ async fn a_progress_bar_redrawn_a_thousand_times_is_read_as_its_last_line() {
     assert_eq!(view.screen, "\nprogress 1000/1000\nfinished");
     terms.close("bar").await.unwrap();
 }
+
+/// The names the terminal's foreground programs go by, or a panic saying
+/// what was reported instead.
+fn foreground_names(terms: &PtyTerminals, name: &str) -> Vec<String> {
+    match terms.foreground(name) {
+        riot_protocol::TerminalForeground::Programs(names) => names,
+        other => panic!("no foreground programs for `{name}`: {other:?}"),
+    }
+}
+
+/// What runs in a terminal's foreground is what runs there now: the
+/// program it was opened with, then what a shell in it started, then the
+/// shell again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_foreground_program_is_what_the_terminal_runs_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let terms = PtyTerminals::default();
+    terms
+        .open(spec("py", "python3 -q", dir.path()))
+        .await
+        .unwrap();
+    screen_with(&terms, "py", ">>>").await;
+    let names = foreground_names(&terms, "py");
+    assert!(names.iter().any(|n| n == "python3"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "bash"), "{names:?}");
+
+    terms
+        .open(spec(
+            "sh",
+            "PS1='$ ' exec bash --norc --noprofile",
+            dir.path(),
+        ))
+        .await
+        .unwrap();
+    screen_with(&terms, "sh", "$").await;
+    assert_eq!(foreground_names(&terms, "sh"), ["bash"]);
+    // The shell's job control gives python3 the terminal while it runs.
+    terms
+        .write("sh", b"python3 -q\r", Typist::Agent)
+        .await
+        .unwrap();
+    screen_with(&terms, "sh", ">>>").await;
+    let names = foreground_names(&terms, "sh");
+    assert!(names.iter().any(|n| n == "python3"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "bash"), "{names:?}");
+    terms.write("sh", b"exit()\r", Typist::Agent).await.unwrap();
+    let mut names = Vec::new();
+    for _ in 0..200 {
+        names = foreground_names(&terms, "sh");
+        if names == ["bash"] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(names, ["bash"]);
+
+    assert_eq!(
+        terms.foreground("nope"),
+        riot_protocol::TerminalForeground::Unknown
+    );
+    terms.close_all();
+}
+
+/// `/proc` is read for the group's members only, by the last `)` of a
+/// command name that may hold spaces and parentheses, skipping zombies.
+#[test]
+fn a_process_group_is_read_from_proc_by_its_members_names() {
+    let proc = tempfile::tempdir().unwrap();
+    let process = |pid: &str, stat: &str, exe: Option<&str>| {
+        let dir = proc.path().join(pid);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("stat"), stat).unwrap();
+        if let Some(exe) = exe {
+            std::os::unix::fs::symlink(exe, dir.join("exe")).unwrap();
+        }
+    };
+    process(
+        "40",
+        "40 (odd) name)) S 1 40 40 34816 40 4194560 0 0",
+        Some("/usr/bin/python3.12"),
+    );
+    process(
+        "41",
+        "41 (bash) S 40 40 40 34816 40 0",
+        Some("/usr/bin/bash (deleted)"),
+    );
+    process("42", "42 (sh) Z 40 40 40 34816 40 0", None);
+    process("43", "43 (zsh) S 1 43 43 34816 40 0", None);
+    std::fs::create_dir(proc.path().join("self")).unwrap();
+    assert_eq!(
+        group_programs(proc.path(), 40),
+        riot_protocol::TerminalForeground::Programs(vec![
+            "odd) name)".into(),
+            "python3.12".into(),
+            "bash".into(),
+        ])
+    );
+    assert_eq!(
+        group_programs(proc.path(), 7),
+        riot_protocol::TerminalForeground::Unknown
+    );
+}

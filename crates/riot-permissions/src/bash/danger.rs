@@ -7,6 +7,13 @@
 //! line, `$HOME`, `$RIOT_HOME`, `$PWD`, ANSI-C strings, `~`, the directory
 //! `cd` moved to); a word that stays unknown is assumed to name a
 //! protected path, and a glob is settled against the disk by the policy.
+//! Where that assumption is only about writing (a run-time word given to
+//! a command that may write, a redirect into one, a relative path after a
+//! `cd` to an unknown directory), the finding is recorded apart
+//! ([`CommandAnalysis::runtime_unknown`]): an OS sandbox that keeps the
+//! protected paths as they were enforces it instead. Reading through such
+//! a word (`cat "$f"`, `< "$f"`) stays dangerous: it could print a
+//! credential.
 //! Commands run by other commands (`bash -c`, `find -exec`, `xargs`,
 //! `watch`, `busybox`) are judged as commands of their own. Findings are
 //! recorded on the analysis; the scan never stops early.
@@ -211,13 +218,25 @@ fn judge_subcommand(
     }
     let command_name_only_reads = NO_FILE_COMMANDS.contains(&name.as_str());
     let read_only = sub.command_only_reads() || command_name_only_reads;
+    // A reader (`cat "$f"`) prints what a run-time word names: that could
+    // be a credential, which no sandbox keeps from being read. Given to a
+    // command that may write (`cp "$f" "$f.bak"`), the word could name a
+    // protected path to change, which a protecting sandbox keeps as it was.
+    let prints_what_it_reads = reads_whatever_the_words(&name, args);
     for word in sub.words.iter().skip(1) {
         let Some(value) = word.resolved.as_deref() else {
             if !command_name_only_reads {
-                analysis.note_dangerous(format!(
-                    "`{}` is only known when it runs, so it could name a protected path",
-                    word.text
-                ));
+                if prints_what_it_reads {
+                    analysis.note_dangerous(format!(
+                        "`{}` is only known when it runs, so it could name a credential file",
+                        word.text
+                    ));
+                } else {
+                    analysis.note_runtime_unknown(format!(
+                        "`{}` is only known when it runs, so it could name a protected path",
+                        word.text
+                    ));
+                }
             }
             continue;
         };
@@ -246,7 +265,7 @@ fn judge_subcommand(
             }
         }
         if !read_only && scope.lost && !value.starts_with('/') && !value.starts_with('-') {
-            analysis.note_dangerous(format!(
+            analysis.note_runtime_unknown(format!(
                 "`{}` runs in a directory only known when it runs, so `{value}` could be a protected path",
                 sub.text
             ));
@@ -254,6 +273,16 @@ fn judge_subcommand(
     }
     recursive_reader(&name, args, &sub.text, analysis, scope, ctx);
     judge_redirects(sub, analysis, scope, ctx);
+}
+
+/// Whether the command only reads with its run-time words taken as plain
+/// arguments (`cat "$f"`, `grep x $f`, `xargs cat`): such a word is then
+/// something it reads and prints.
+fn reads_whatever_the_words(name: &str, args: &[Word]) -> bool {
+    let argv: Vec<&str> = std::iter::once(name)
+        .chain(args.iter().map(|w| w.resolved.as_deref().unwrap_or("word")))
+        .collect();
+    super::readonly::is_read_only_argv(&argv)
 }
 
 fn judge_redirects(
@@ -265,11 +294,17 @@ fn judge_redirects(
     for redirect in &sub.redirects {
         let target = &redirect.target;
         let Some(value) = target.resolved.as_deref() else {
-            analysis.note_dangerous(format!(
+            let finding = format!(
                 "redirects {} `{}`, which is only known when it runs, so it could be a protected file",
                 if redirect.writes { "into" } else { "from" },
                 target.text
-            ));
+            );
+            // Reading from it could feed a credential to the command.
+            if redirect.writes {
+                analysis.note_runtime_unknown(finding);
+            } else {
+                analysis.note_dangerous(finding);
+            }
             continue;
         };
         if target.unquoted_glob {
@@ -277,7 +312,7 @@ fn judge_redirects(
             continue;
         }
         if redirect.writes && scope.lost && !value.starts_with('/') {
-            analysis.note_dangerous(format!(
+            analysis.note_runtime_unknown(format!(
                 "redirects into `{value}` in a directory only known when it runs, so it could be a protected file"
             ));
         }
@@ -408,6 +443,9 @@ fn nested_script(
     let inner = analyze_at_depth(script, depth + 1, ctx);
     if let Some(d) = inner.dangerous() {
         analysis.note_dangerous(format!("inside `{label}`: {d}"));
+    }
+    if let Some(r) = inner.runtime_unknown() {
+        analysis.note_runtime_unknown(format!("inside `{label}`: {r}"));
     }
     if let Some(u) = inner.unverifiable() {
         analysis.note_unverifiable(format!("inside `{label}`: {u}"));

@@ -9,7 +9,13 @@
 //!   through;
 //! - *dangerous* (`eval`, `source`, `LD_PRELOAD=`/`PATH=` prefixes, a
 //!   redirect into a sensitive path, a credential file named as an
-//!   argument): an Ask that bypass mode does **not** wave through.
+//!   argument): an Ask that bypass mode does **not** wave through;
+//! - *only known when it runs* (a word, a redirect target or a working
+//!   directory Riot cannot work out, given to something that may write:
+//!   `cp "$f" "$f.bak"`): assumed to name a protected path, so asked like a
+//!   dangerous finding — unless the command runs in an OS sandbox that
+//!   keeps the protected paths as they were, which decides instead
+//!   ([`CommandAnalysis::runtime_unknown`]).
 //!
 //! The scan keeps the first finding of each grade and never stops at an
 //! unverifiable one, so a later dangerous construct is never hidden.
@@ -223,6 +229,7 @@ pub struct CommandAnalysis {
     pub(crate) nested: Vec<SimpleCommand>,
     unverifiable: Option<String>,
     dangerous: Option<String>,
+    runtime_unknown: Option<String>,
 }
 
 impl CommandAnalysis {
@@ -236,6 +243,17 @@ impl CommandAnalysis {
         self.dangerous.as_deref()
     }
 
+    /// The first finding that exists only because something is known only
+    /// when the command runs — a word, a redirect target, the directory a
+    /// `cd` went to — handed to a command that may write: it could name a
+    /// protected path. A safety finding like [`Self::dangerous`], except
+    /// where the command runs in an OS sandbox that keeps the protected
+    /// paths as they were (`Policy::with_protecting_sandbox`). Reading a
+    /// credential through such a word stays a dangerous finding.
+    pub fn runtime_unknown(&self) -> Option<&str> {
+        self.runtime_unknown.as_deref()
+    }
+
     /// Whether the split into subcommands came from a clean AST walk.
     pub fn is_verified(&self) -> bool {
         self.structure.is_none()
@@ -247,6 +265,7 @@ impl CommandAnalysis {
         self.structure.is_none()
             && self.unverifiable.is_none()
             && self.dangerous.is_none()
+            && self.runtime_unknown.is_none()
             && !self.subcommands.is_empty()
             && self.subcommands.iter().all(SimpleCommand::is_read_only)
     }
@@ -261,6 +280,9 @@ impl CommandAnalysis {
         }
         if let Some(u) = &self.unverifiable {
             return u.clone();
+        }
+        if let Some(r) = &self.runtime_unknown {
+            return r.clone();
         }
         match self.subcommands.iter().find(|s| !s.is_read_only()) {
             Some(sub) => format!("`{}` is not a known read-only command", sub.text),
@@ -279,6 +301,15 @@ impl CommandAnalysis {
     pub fn note_dangerous(&mut self, detail: impl Into<String>) {
         if self.dangerous.is_none() {
             self.dangerous = Some(detail.into());
+        }
+    }
+
+    /// Records a finding that exists only because a word, a redirect
+    /// target or a directory is known only when the command runs, and that
+    /// is about writing a protected path ([`Self::runtime_unknown`]).
+    pub(crate) fn note_runtime_unknown(&mut self, detail: impl Into<String>) {
+        if self.runtime_unknown.is_none() {
+            self.runtime_unknown = Some(detail.into());
         }
     }
 

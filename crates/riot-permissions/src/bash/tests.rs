@@ -90,3 +90,87 @@ fn cd_is_harmless_unless_it_enters_a_protected_directory() {
     assert!(analyze_command("cd ~/.ssh && ls").dangerous().is_some());
     assert!(!analyze_command("cd a b").is_read_only());
 }
+
+/// A finding that exists only because something is known only when the
+/// command runs, and only matters for what the command may write, is a
+/// grade of its own (an OS sandbox that keeps the protected paths may
+/// enforce it); reading through such a word and dangerous constructs stay
+/// dangerous. Neither makes a command read-only.
+#[test]
+fn run_time_words_handed_to_a_writer_are_a_grade_of_their_own() {
+    let ctx = Context {
+        home: Some("/home/me".into()),
+        riot_home: None,
+        cwd: Some("/p".into()),
+    };
+    let only_known_when_it_runs = [
+        (
+            r#"for f in *.txt; do cp "$f" "$f.bak"; done"#,
+            "`$f` is only known when it runs, so it could name a protected path",
+        ),
+        (
+            "echo x > $T",
+            "redirects into `$T`, which is only known when it runs, so it could be a protected file",
+        ),
+        (
+            "cd \"$D\" && echo x > config",
+            "redirects into `config` in a directory only known when it runs, so it could be a protected file",
+        ),
+        (
+            "cd \"$D\" && cp a b",
+            "`cp a b` runs in a directory only known when it runs, so `a` could be a protected path",
+        ),
+        (
+            "cp $(cat list) dest/",
+            "`$(cat list)` is only known when it runs, so it could name a protected path",
+        ),
+        (
+            "ls | xargs rm",
+            "`(items xargs reads)` is only known when it runs, so it could name a protected path",
+        ),
+        (
+            "bash -c 'cp \"$f\" x'",
+            "inside `bash -c`: `$f` is only known when it runs, so it could name a protected path",
+        ),
+    ];
+    for (command, finding) in only_known_when_it_runs {
+        let a = analyze_command_in(command, &ctx);
+        assert_eq!(a.runtime_unknown(), Some(finding), "{command}");
+        assert_eq!(a.dangerous(), None, "{command}");
+        assert!(!a.is_read_only(), "{command}");
+    }
+    let dangerous = [
+        (
+            "for f in *.txt; do cat \"$f\"; done",
+            "`$f` is only known when it runs, so it could name a credential file",
+        ),
+        (
+            "ls | xargs cat",
+            "`(items xargs reads)` is only known when it runs, so it could name a credential file",
+        ),
+        (
+            "cat < $f",
+            "redirects from `$f`, which is only known when it runs, so it could be a protected file",
+        ),
+        (
+            "$EDITOR notes.txt",
+            "the command name `$EDITOR` is only known when it runs, so it could be anything",
+        ),
+        (
+            "sh -c \"$X\"",
+            "`sh -c` runs a script Riot cannot read, so it could do anything",
+        ),
+        (
+            "git -c \"$K\"=x status",
+            "`git -c` sets configuration only known when it runs, which could make git run code",
+        ),
+    ];
+    for (command, finding) in dangerous {
+        let a = analyze_command_in(command, &ctx);
+        assert_eq!(a.dangerous(), Some(finding), "{command}");
+        assert!(!a.is_read_only(), "{command}");
+    }
+    // A command that opens no file has nothing to find.
+    let a = analyze_command_in("echo \"$f\"", &ctx);
+    assert_eq!((a.dangerous(), a.runtime_unknown()), (None, None));
+}

@@ -8,7 +8,9 @@
 //! 3. the tool's own verdict: Deny is final; an Ask that does not yield
 //!    to bypass is final; a yielding Ask is parked; an Allow is NOT final
 //! 4. content ask rules, safety checks         → Ask   (rule / safety)
-//!    (unattended lets safety findings through, not ask rules)
+//!    (unattended lets safety findings through, not ask rules; a
+//!    protecting OS sandbox, those that exist only because part of a
+//!    command is known only when it runs)
 //! 5. bypass / unattended                      → Allow (mode)
 //! 6. allow rules, a hook's allow, the tool's Allow → Allow
 //! 7. parked consent → Ask (auto: the classifier answers); else the mode
@@ -59,6 +61,10 @@ pub struct Policy {
     /// The enforced OS sandbox's description when it may allow commands
     /// unasked (`sandbox.auto_allow`); `None` otherwise.
     sandbox: Option<String>,
+    /// Commands run in an enforced OS sandbox that keeps the protected
+    /// paths as they were: findings that exist only because part of a
+    /// command is known only when it runs are left to it.
+    protecting_sandbox: bool,
     /// Classifier denials in a row and in the session (§9.5: three in a
     /// row or twenty in all hand control back to the person).
     denials_in_a_row: AtomicU32,
@@ -105,6 +111,7 @@ impl Policy {
             fs: None,
             classifier: None,
             sandbox: None,
+            protecting_sandbox: false,
             denials_in_a_row: AtomicU32::new(0),
             denials_total: AtomicU32::new(0),
         }
@@ -150,6 +157,24 @@ impl Policy {
     /// call this after the sandbox's probe succeeded.
     pub fn with_enforced_sandbox(mut self, mechanism: impl Into<String>) -> Self {
         self.sandbox = Some(mechanism.into());
+        self
+    }
+
+    /// Commands run in an OS sandbox that was verified to be enforced and
+    /// keeps the protected paths (`.git/hooks`, `.git/config`, `.riot`,
+    /// `.claude`, `.mcp.json`, shell startup files, …) as they were: a
+    /// safety finding that exists only because a word, a redirect target
+    /// or a directory is known only when the command runs
+    /// ([`CommandAnalysis::runtime_unknown`]: `for f in *.txt; do cp "$f"
+    /// "$f.bak"; done`) no longer asks on its own; the sandbox decides
+    /// what such a word may change. Every other safety finding — a
+    /// protected path written literally, a credential read, `eval` — still
+    /// asks. Independent of [`Self::with_enforced_sandbox`] (which allows
+    /// unasked what raises no finding). Only call this for a mechanism that
+    /// does keep those paths read-only (bubblewrap; Landlock alone leaves
+    /// them writable).
+    pub fn with_protecting_sandbox(mut self) -> Self {
+        self.protecting_sandbox = true;
         self
     }
 
@@ -639,10 +664,18 @@ impl Policy {
 
     /// Safety checks (§9.2): dangerous shell constructs, sensitive paths by
     /// component (credentials for reads too), path shapes on the literal
-    /// and the resolved path.
+    /// and the resolved path. A command's run-time-only findings count
+    /// unless a protecting sandbox enforces them.
     fn safety_finding(&self, facts: &Facts) -> Option<String> {
         match facts {
-            Facts::Bash(analysis) => analysis.dangerous().map(str::to_owned),
+            Facts::Bash(analysis) => analysis
+                .dangerous()
+                .or_else(|| {
+                    analysis
+                        .runtime_unknown()
+                        .filter(|_| !self.protecting_sandbox)
+                })
+                .map(str::to_owned),
             Facts::Path { given, .. } if paths::shape_problem(given).is_some() => {
                 paths::shape_problem(given)
             }

@@ -178,7 +178,7 @@ impl RealSandbox {
             }
             (Err(no_bwrap), Ok(level)) => {
                 let mut limits = vec![
-                    "`.git`, `.riot`, `.claude` and `.mcp.json` inside the project stay writable: Landlock can only grant access, so nothing below a writable directory can be made read-only (install bubblewrap to protect them); in a git worktree its `.git` file and its directory in the main repository are writable too".to_owned(),
+                    "`.git`, `.riot`, `.claude` and `.mcp.json` inside the project stay writable while a command runs: Landlock can only grant access, so nothing below a writable directory can be made read-only; the protected paths are put back as they were when the command ends, but `.git` is not, so commands are asked about as without a sandbox (install bubblewrap to run them unasked); in a git worktree its `.git` file and its directory in the main repository are writable too".to_owned(),
                     "paths denied to reading in the settings stay readable to commands; the permission rules still refuse commands that name them".to_owned(),
                     "no PID namespace: `setsid` and `setpgid` are refused, so everything a command starts stays in the process group Riot stops".to_owned(),
                     "`/dev/pts` is closed to commands, so they cannot reach your terminals; they cannot make pseudo-terminals either (`script`, `expect`, pexpect-based tests fail; install bubblewrap for them)".to_owned(),
@@ -202,7 +202,7 @@ impl RealSandbox {
 }
 
 const UNIX_SOCKETS: &str = "Unix-domain sockets (a Docker or SSH agent socket) are not filtered";
-const MISSING_PATHS: &str = "a protected path (`.riot`, `.claude`, `.mcp.json`, `.git/hooks`, `.git/config`, `.git/config.worktree`, a worktree's `commondir`, `gitdir` and `config.worktree`) is read-only only if it exists when the command starts";
+const MISSING_PATHS: &str = "a protected path (`.riot`, `.claude`, `.mcp.json`, `.vscode`, `.cargo`, `.envrc`, `.git/hooks`, `.git/config`, `.git/config.worktree`, a worktree's `commondir`, `gitdir` and `config.worktree`) is a read-only mount only if it exists when the command starts; one a command creates or changes anyway is put back as it was when the command ends";
 
 /// Why bubblewrap's probe failed, from what it printed: user namespaces
 /// are blamed only when bubblewrap says it could not make them.

@@ -3,8 +3,10 @@
 //! [`riot_protocol::Terminals`]; the tool is declared only when that
 //! capability is present ([`crate::declared`]).
 //!
-//! `open` and `write` are judged like Bash (the command, or the typed
-//! text as a command line, through the same shell analysis); `read` and
+//! `open` is judged like Bash (the command, through the same shell
+//! analysis); so is `write` — the typed text as command lines — while the
+//! terminal runs a shell in its foreground; typed into another program (a
+//! Python REPL) it is not shell text, and the mode decides. `read` and
 //! `wait` only look. The program runs in the session's OS sandbox when it
 //! is enforced; `open` with `dangerouslyDisableSandbox` starts it outside,
 //! and, as for Bash, the person is always asked — and asked again for
@@ -12,8 +14,9 @@
 
 use async_trait::async_trait;
 use riot_protocol::{
-    DecisionReason, PermissionResult, PermissionTarget, PromptContext, TerminalError, TerminalSize,
-    TerminalSpec, TerminalView, Tool, ToolContext, ToolOutcome, Typist, ValidationError, WaitEnd,
+    DecisionReason, PermissionResult, PermissionTarget, PromptContext, TerminalError,
+    TerminalForeground, TerminalSize, TerminalSpec, TerminalView, Terminals, Tool, ToolContext,
+    ToolOutcome, Typist, ValidationError, WaitEnd,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -154,6 +157,95 @@ pub fn typed_as_command(input: &str) -> String {
             c => Some(c),
         })
         .collect()
+}
+
+/// Programs that read what is typed into them as shell command lines.
+const SHELLS: &[&str] = &[
+    "bash", "sh", "dash", "zsh", "fish", "ksh", "mksh", "ash", "busybox", "tcsh", "csh", "nu",
+    "elvish", "xonsh", "pwsh", "rbash", "oksh", "lksh", "posh", "yash",
+];
+
+/// Programs that hand what is typed on to a shell they run where the
+/// terminal does not see it: on a pseudo-terminal of their own, as another
+/// user, on another machine or in a container.
+const SHELL_RELAYS: &[&str] = &[
+    "tmux",
+    "screen",
+    "zellij",
+    "script",
+    "expect",
+    "unbuffer",
+    "su",
+    "sudo",
+    "doas",
+    "runuser",
+    "login",
+    "ssh",
+    "mosh-client",
+    "telnet",
+    "docker",
+    "podman",
+    "kubectl",
+    "nsenter",
+    "chroot",
+    "machinectl",
+    "distrobox",
+    "toolbox",
+];
+
+/// Programs that start the terminal's program and hold the terminal until
+/// it takes it: what is typed meanwhile waits for a program not known
+/// yet. The OS sandbox's `bwrap` and Riot's own helper (`riot
+/// __sandbox-exec`).
+const STARTERS: &[&str] = &["bwrap", "riot"];
+
+/// Whether a program by this name reads typed text as shell command
+/// lines: a shell, also by a versioned name (`ksh93`, `zsh-5.9`), a
+/// program that hands it to one (`tmux`, `ssh`), or one still starting
+/// the terminal's program (fail closed).
+fn reads_typed_commands(program: &str) -> bool {
+    let bare = program.trim_end_matches(|c: char| c.is_ascii_digit() || matches!(c, '.' | '-'));
+    SHELLS.contains(&program)
+        || SHELLS.contains(&bare)
+        || SHELL_RELAYS.contains(&program)
+        || STARTERS.contains(&program)
+}
+
+/// Whether text typed into terminal `name` now reaches a shell, so that
+/// it is judged as command lines: its foreground program reads typed
+/// commands, or cannot be told (fail closed). Where the system does not
+/// say which programs run, the command the terminal was opened with is
+/// judged instead.
+fn types_into_a_shell(terminals: &dyn Terminals, name: &str) -> bool {
+    match terminals.foreground(name) {
+        TerminalForeground::Programs(names) => names.iter().any(|n| reads_typed_commands(n)),
+        TerminalForeground::NotReported => terminals
+            .list()
+            .iter()
+            .find(|t| t.name == name)
+            .is_none_or(|t| opens_a_shell(&t.command)),
+        TerminalForeground::Unknown => true,
+    }
+}
+
+/// Whether an opening command line could leave a shell reading what is
+/// typed: anything but one plain command (`python3 -q`, `node`) whose
+/// program, past `sudo`, `env` and the like, is no shell.
+fn opens_a_shell(command: &str) -> bool {
+    let analysis = riot_permissions::analyze_command(command);
+    let [only] = analysis.subcommands.as_slice() else {
+        return true;
+    };
+    if !analysis.is_verified() || !only.is_literal() || !only.env.is_empty() {
+        return true;
+    }
+    match riot_permissions::bash::strip_runners(&only.words).first() {
+        Some(program) => {
+            let path = program.text.as_str();
+            reads_typed_commands(path.rsplit('/').next().unwrap_or(path))
+        }
+        None => true,
+    }
 }
 
 fn valid_name(name: &str) -> bool {
@@ -351,17 +443,25 @@ impl Tool for Terminal {
         }
     }
 
-    /// `open` is judged as its command; `write` as the typed text read as
-    /// command lines (a terminal may be a shell), so the same rules and
-    /// shell analysis as Bash apply to both.
-    fn permission_target(&self, input: &TerminalInput, _ctx: &ToolContext) -> PermissionTarget {
+    /// `open` is judged as its command, with the same rules and shell
+    /// analysis as Bash. `write` is judged as the typed text read as
+    /// command lines while the terminal runs a shell in its foreground (or
+    /// it cannot be told which program that is); typed into another
+    /// program — a Python REPL, a database prompt — it is not shell text,
+    /// and the mode decides (default mode asks, bypass allows), after the
+    /// rules on the Terminal tool as a whole.
+    fn permission_target(&self, input: &TerminalInput, ctx: &ToolContext) -> PermissionTarget {
         match input.action {
             TerminalAction::Open => PermissionTarget::Command {
                 command: input.command.clone().unwrap_or_default(),
             },
-            TerminalAction::Write => PermissionTarget::Command {
-                command: typed_as_command(input.input.as_deref().unwrap_or("")),
-            },
+            TerminalAction::Write
+                if types_into_a_shell(ctx.env.terminals.as_ref(), &input.name) =>
+            {
+                PermissionTarget::Command {
+                    command: typed_as_command(input.input.as_deref().unwrap_or("")),
+                }
+            }
             _ => PermissionTarget::Opaque,
         }
     }

@@ -387,3 +387,190 @@ async fn without_a_sandbox_no_terminal_is_outside_it() {
     );
     env.terminals.close_all();
 }
+
+/// Terminals that report a given foreground for every name, and one open
+/// terminal `t` opened with `command` (no program runs).
+#[derive(Debug)]
+struct Reporting {
+    foreground: riot_protocol::TerminalForeground,
+    command: &'static str,
+}
+
+#[async_trait::async_trait]
+impl riot_protocol::Terminals for Reporting {
+    fn available(&self) -> bool {
+        true
+    }
+    async fn open(&self, _: TerminalSpec) -> Result<TerminalView, TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+    async fn write(&self, _: &str, _: &[u8], _: Typist) -> Result<(), TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+    async fn settle(&self, _: &str, _: u64) -> Result<(), TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+    async fn read(&self, _: &str) -> Result<TerminalView, TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+    async fn wait(
+        &self,
+        _: &str,
+        _: &str,
+        _: u64,
+        _: tokio_util::sync::CancellationToken,
+    ) -> Result<(WaitEnd, TerminalView), TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+    async fn close(&self, _: &str) -> Result<TerminalView, TerminalError> {
+        Err(TerminalError::Unavailable)
+    }
+    fn list(&self) -> Vec<riot_protocol::TerminalInfo> {
+        vec![riot_protocol::TerminalInfo {
+            name: "t".into(),
+            command: self.command.into(),
+            running: true,
+            outside_sandbox: false,
+        }]
+    }
+    fn foreground(&self, _: &str) -> riot_protocol::TerminalForeground {
+        self.foreground.clone()
+    }
+    fn subscribe(&self, _: riot_protocol::TerminalSink) {}
+    fn close_all(&self) {}
+}
+
+/// A write is shell text only while a shell (or a program handing typed
+/// text to one) runs in the terminal's foreground, or when that cannot be
+/// told; where the system does not report it, the opening command decides.
+#[test]
+fn a_write_is_shell_text_only_while_a_shell_runs_in_the_foreground() {
+    use riot_protocol::TerminalForeground::{NotReported, Programs, Unknown};
+    let target = |foreground: riot_protocol::TerminalForeground, command: &'static str| {
+        let mut env = crate::testing::null_env(riot_protocol::FixedClock::new());
+        env.terminals = Arc::new(Reporting {
+            foreground,
+            command,
+        });
+        let ctx = context(Arc::new(env));
+        Arc::new(Terminal)
+            .prepare(json!({"action": "write", "name": "t", "input": "print(6*7)<Enter>"}))
+            .unwrap()
+            .permission_target(&ctx)
+    };
+    let shell_text = PermissionTarget::Command {
+        command: "print(6*7)\n".into(),
+    };
+    let names = |names: &[&str]| Programs(names.iter().map(|n| (*n).to_owned()).collect());
+    let cases = [
+        (
+            names(&["python3", "python3.12"]),
+            "bash",
+            PermissionTarget::Opaque,
+        ),
+        (names(&["node"]), "node", PermissionTarget::Opaque),
+        (names(&["bash"]), "python3", shell_text.clone()),
+        (names(&["zsh-5.9"]), "zsh", shell_text.clone()),
+        (names(&["ksh93"]), "ksh", shell_text.clone()),
+        // A group where a shell waits for the program it started: still a shell.
+        (names(&["bash", "python3"]), "python3", shell_text.clone()),
+        // The shell runs on a pseudo-terminal of tmux's own.
+        (names(&["tmux"]), "tmux", shell_text.clone()),
+        // The sandbox is still starting the program: it may be a shell.
+        (names(&["bwrap", "riot"]), "python3", shell_text.clone()),
+        (Unknown, "python3 -q", shell_text.clone()),
+        (NotReported, "python3 -q", PermissionTarget::Opaque),
+        (NotReported, "/usr/bin/python3", PermissionTarget::Opaque),
+        (NotReported, "bash", shell_text.clone()),
+        (NotReported, "exec /bin/zsh -l", shell_text.clone()),
+        (NotReported, "sudo -u me fish", shell_text.clone()),
+        (NotReported, "cd app && python3", shell_text.clone()),
+        (NotReported, "$SHELL", shell_text.clone()),
+        (NotReported, "PYTHONPATH=. python3", shell_text.clone()),
+    ];
+    for (foreground, command, want) in cases {
+        let shown = format!("{foreground:?} opened with `{command}`");
+        assert_eq!(target(foreground, command), want, "{shown}");
+    }
+}
+
+/// The real permission chain's answer for a Terminal call.
+async fn chain_answer(
+    project: &TempProject,
+    env: &Arc<ToolEnv>,
+    input: serde_json::Value,
+    mode: riot_protocol::PermissionMode,
+) -> PermissionResult {
+    use riot_protocol::PermissionPolicy as _;
+    let call = Arc::new(Terminal).prepare(input.clone()).unwrap();
+    let ctx = context(Arc::clone(env));
+    let query = riot_protocol::PermissionQuery {
+        tool_name: "Terminal".into(),
+        input,
+        is_read_only: call.is_read_only(),
+        target: call.permission_target(&ctx),
+        tool_verdict: call.check_permissions(&ctx).await,
+        classifier_input: call.classifier_input(),
+        mode,
+        hook: None,
+    };
+    riot_permissions::Policy::new(project.root(), None)
+        .decide(&query)
+        .await
+}
+
+/// Typed into a Python REPL, `print(6*7)` is Python, not a shell command
+/// line: bypass mode allows it and default mode asks as for any action;
+/// typed into a shell, a command that changes a protected path is still a
+/// safety question in bypass mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_into_a_repl_is_not_judged_as_shell_text_but_typing_into_a_shell_is() {
+    use riot_protocol::PermissionMode::{Bypass, Default};
+    let (project, env) = project();
+    let opened = run(
+        &env,
+        json!({"action": "open", "name": "py", "command": "python3 -q"}),
+    )
+    .await;
+    assert!(opened.contains(">>>"), "{opened}");
+    let print = json!({"action": "write", "name": "py", "input": "print(6*7)<Enter>"});
+    assert_eq!(
+        chain_answer(&project, &env, print.clone(), Bypass).await,
+        PermissionResult::Allow {
+            reason: DecisionReason::Mode {
+                detail: "bypass mode allows calls no rule or safety check stopped".into(),
+                mode: Bypass,
+            },
+            updated_input: None,
+        }
+    );
+    assert_eq!(
+        chain_answer(&project, &env, print, Default).await,
+        PermissionResult::Ask {
+            reason: DecisionReason::Mode {
+                detail: "default mode asks before Terminal runs".into(),
+                mode: Default,
+            },
+            message: "Riot wants to use Terminal".into(),
+        }
+    );
+
+    let opened = run(
+        &env,
+        json!({"action": "open", "name": "sh", "command": "PS1='$ ' exec bash --norc --noprofile"}),
+    )
+    .await;
+    assert!(opened.contains("$"), "{opened}");
+    let rm = json!({"action": "write", "name": "sh", "input": "rm -rf .git<Enter>"});
+    let PermissionResult::Ask { reason, .. } = chain_answer(&project, &env, rm, Bypass).await
+    else {
+        panic!("a protected path changed at a shell prompt asks");
+    };
+    assert_eq!(
+        reason,
+        DecisionReason::Safety {
+            detail: "`rm -rf .git` may change a protected path: `.git` is git's internal state (hooks and config run code)".into()
+        }
+    );
+    env.terminals.close_all();
+}
