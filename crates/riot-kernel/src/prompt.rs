@@ -98,7 +98,7 @@ pub fn date_of(ms: u64) -> String {
 
 /// A short git summary (branch, changed files, recent commits), or a
 /// statement that this is not a git repository. Git runs with
-/// [`SAFE_CONFIG`](crate::worktree::SAFE_CONFIG), then `git_args` (in one
+/// [`safe_config`](crate::worktree::safe_config), then `git_args` (in one
 /// of Riot's worktrees, its git directory and work tree named explicitly:
 /// its `.git` file is the agent's to write).
 pub async fn git_summary(
@@ -107,11 +107,12 @@ pub async fn git_summary(
     git_args: &[String],
     scrub: &[String],
 ) -> String {
+    let safe = crate::worktree::safe_config(proc, cwd, git_args, scrub).await;
     let run = |args: &[&str]| ProcessSpec {
         program: "git".into(),
-        args: crate::worktree::SAFE_CONFIG
+        args: safe
             .iter()
-            .map(|a| (*a).to_owned())
+            .cloned()
             .chain(git_args.iter().cloned())
             .chain(args.iter().map(|a| (*a).to_owned()))
             .collect(),
@@ -221,5 +222,53 @@ mod tests {
             with_instructions(bare, None, Some("Be brief.")).session,
             "Be brief."
         );
+    }
+
+    /// A filter driver the repository's configuration names would run on
+    /// `git status` (a file whose stat changed but not its size is read
+    /// through its clean filter); Riot's own git runs it not.
+    #[tokio::test]
+    #[allow(clippy::disallowed_methods)] // a real repository and real git
+    async fn riots_git_runs_no_filter_or_diff_program_the_repository_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        let marker = repo.join("../ran-filter");
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+                .args(args)
+                .current_dir(repo)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(repo.join(".gitattributes"), "*.txt filter=evil diff=evil\n").unwrap();
+        std::fs::write(repo.join("a.txt"), "aaaa\n").unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "first"]);
+        let script = format!("sh -c 'touch {}; cat'", marker.display());
+        git(&["config", "filter.evil.clean", &script]);
+        git(&["config", "filter.evil.required", "true"]);
+        git(&["config", "diff.evil.textconv", &script]);
+        let touch_same_size = |text: &str| {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            std::fs::write(repo.join("a.txt"), text).unwrap();
+        };
+        // Plain git runs the filter: the test can tell.
+        touch_same_size("bbbb\n");
+        git(&["status", "--short"]);
+        assert!(
+            marker.exists(),
+            "the filter should have run under plain git"
+        );
+        std::fs::remove_file(&marker).unwrap();
+
+        touch_same_size("cccc\n");
+        let proc = riot_runtime::RealProcessRunner::new();
+        let summary = git_summary(&proc, repo, &[], &[]).await;
+        assert!(summary.contains("M a.txt"), "{summary}");
+        assert!(!marker.exists(), "Riot's git ran the repository's filter");
     }
 }

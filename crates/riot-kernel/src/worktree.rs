@@ -16,7 +16,8 @@
 //!
 //! A worktree's files — its `.git` file included — are the agent's to
 //! write, so Riot's own git commands trust none of them: each runs with
-//! [`SAFE_CONFIG`] (no fsmonitor program, no hooks, no untracked cache),
+//! [`safe_config`] (no fsmonitor program, no hooks, no untracked cache, no
+//! external diff, no filter or textconv program, no model keys),
 //! and one that looks into a worktree names its git directory and work
 //! tree explicitly (`--git-dir=<project>/.git/worktrees/… --work-tree=…`,
 //! found from the main checkout, not from the worktree's `.git` file).
@@ -41,19 +42,82 @@ pub const BRANCH_PREFIX: &str = "riot/";
 const DIR: &str = "worktrees";
 /// The directory, beside a project's worktrees, of their records.
 const META_DIR: &str = ".meta";
+/// The model keys Riot's own git never sees (a configured key variable
+/// is also removed where the session's configuration is at hand).
+const MODEL_KEYS: [&str; 3] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "BRAVE_API_KEY"];
 /// How long one git command may take.
 const GIT_TIMEOUT_MS: u64 = 60_000;
 /// What every git command Riot runs carries first: a repository's or a
 /// worktree's configuration cannot make it run a program (an fsmonitor
-/// hook, git hooks) or trust a cache the agent could have written.
-pub const SAFE_CONFIG: [&str; 6] = [
+/// hook, git hooks, an external diff) or trust a cache the agent could
+/// have written. Filter drivers and textconv programs are named per
+/// repository, so [`safe_config`] adds those found.
+pub const SAFE_CONFIG: [&str; 8] = [
     "-c",
     "core.fsmonitor=false",
     "-c",
     "core.hooksPath=/dev/null",
     "-c",
     "core.untrackedCache=false",
+    "-c",
+    "diff.external=",
 ];
+
+/// The keys of the programs git runs through `.gitattributes`: filter
+/// drivers (`clean`, `smudge`, `process`) and diff drivers (`textconv`,
+/// `command`).
+const DRIVER_KEYS: &str = r"^(filter|diff)\..+\.(clean|smudge|process|textconv|command)$";
+
+/// [`SAFE_CONFIG`] and, for every filter or diff driver the configuration
+/// in `cwd` names, its programs set to nothing (an empty command is no
+/// command to git) and its filter not required: Riot's own git runs no
+/// program the project could have chosen. Reading the configuration runs
+/// nothing. (A checkout Riot makes — a worktree — so gets files as they
+/// are stored: a Git LFS file is its pointer until `git lfs pull`.)
+pub async fn safe_config(
+    proc: &dyn ProcessRunner,
+    cwd: &Path,
+    git_args: &[String],
+    scrub: &[String],
+) -> Vec<String> {
+    let mut args: Vec<String> = SAFE_CONFIG.iter().map(|a| (*a).to_owned()).collect();
+    let spec = ProcessSpec {
+        program: "git".into(),
+        args: args
+            .iter()
+            .cloned()
+            .chain(git_args.iter().cloned())
+            .chain(["config", "--name-only", "--get-regexp", DRIVER_KEYS].map(str::to_owned))
+            .collect(),
+        cwd: cwd.to_path_buf(),
+        env_set: vec![("GIT_TERMINAL_PROMPT".into(), "0".into())],
+        env_remove: scrub.to_vec(),
+        timeout_ms: Some(GIT_TIMEOUT_MS),
+        capture: CaptureLimit {
+            head_bytes: 64 * 1024,
+            tail_bytes: 0,
+        },
+        stdin: None,
+        undoable_only: false,
+    };
+    let Ok(out) = proc.run(spec, CancellationToken::new(), None).await else {
+        return args;
+    };
+    let mut filters = Vec::new();
+    for key in out.stdout.head.lines().map(str::trim) {
+        args.extend(["-c".to_owned(), format!("{key}=")]);
+        if let Some(name) = key
+            .strip_prefix("filter.")
+            .and_then(|rest| rest.rsplit_once('.'))
+            .map(|(name, _)| name.to_owned())
+            && !filters.contains(&name)
+        {
+            args.extend(["-c".to_owned(), format!("filter.{name}.required=false")]);
+            filters.push(name);
+        }
+    }
+    args
+}
 
 /// A worktree made for a session, as recorded beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -277,12 +341,13 @@ impl Kernel {
     }
 
     async fn git(&self, cwd: &Path, args: &[&str]) -> Result<GitOut, KernelError> {
+        let proc: &dyn ProcessRunner = self.capabilities().proc.as_ref();
         let spec = ProcessSpec {
             program: "git".into(),
-            args: SAFE_CONFIG
-                .iter()
-                .chain(args)
-                .map(|a| (*a).to_owned())
+            args: safe_config(proc, cwd, &[], MODEL_KEYS.map(str::to_owned).as_slice())
+                .await
+                .into_iter()
+                .chain(args.iter().map(|a| (*a).to_owned()))
                 .collect(),
             cwd: cwd.to_path_buf(),
             env_set: vec![
@@ -290,7 +355,7 @@ impl Kernel {
                 ("GIT_PAGER".into(), "cat".into()),
                 ("LC_ALL".into(), "C".into()),
             ],
-            env_remove: Vec::new(),
+            env_remove: MODEL_KEYS.map(str::to_owned).to_vec(),
             timeout_ms: Some(GIT_TIMEOUT_MS),
             capture: CaptureLimit {
                 head_bytes: 256 * 1024,
@@ -299,7 +364,6 @@ impl Kernel {
             stdin: None,
             undoable_only: false,
         };
-        let proc: &dyn ProcessRunner = self.capabilities().proc.as_ref();
         let out = proc
             .run(spec, CancellationToken::new(), None)
             .await
