@@ -344,8 +344,12 @@ async fn bubblewrap_a_script_that_deletes_refs_runs_unasked_and_meets_a_read_onl
     )
     .await;
     assert!(!denied(&result), "{result}");
+    let text = result.to_string();
+    assert!(text.contains("Read-only file system"), "{result}");
     assert!(
-        result.to_string().contains("Read-only file system"),
+        text.contains(
+            "Note: the project's .git is read-only to commands Riot runs without asking the person"
+        ),
         "{result}"
     );
     assert_eq!(difference(&before, &state(setup.project())), "");

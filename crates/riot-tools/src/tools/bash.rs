@@ -323,7 +323,10 @@ impl Tool for Bash {
         if out.cancelled {
             return ToolOutcome::Cancelled;
         }
-        let text = model_text(&out, timeout_ms);
+        let mut text = model_text(&out, timeout_ms);
+        if let Some(note) = read_only_git_note(&out, ctx, &input) {
+            text.push_str(note);
+        }
         let ui = UiPayload::Command {
             command: input.command.clone(),
             exit_code: out.exit_code,
@@ -344,6 +347,29 @@ impl Tool for Bash {
             }
         }
     }
+}
+
+/// What the model reads after a command Riot allowed unasked failed on
+/// the sandbox's read-only `.git`: why, and how to get the change made.
+const READ_ONLY_GIT: &str = "\n\nNote: the project's .git is read-only to commands Riot runs without asking the person (so that a rewind can undo everything they do). To change the repository, run the git command (git commit, git reset, …) on its own, so the person is asked to approve it.";
+
+/// [`READ_ONLY_GIT`] when `out` is a failure of an unasked sandboxed
+/// command that met a read-only file system, and git is in the picture
+/// (the output names `.git`, or the command names git).
+fn read_only_git_note(
+    out: &ProcessOutput,
+    ctx: &ToolContext,
+    input: &BashInput,
+) -> Option<&'static str> {
+    let sandboxed = ctx.env.unsandboxed_proc.is_some() && !input.leaves_sandbox();
+    let failed = out.exit_code != Some(0);
+    let text = format!("{}{}", stream_text(&out.stderr), stream_text(&out.stdout));
+    (sandboxed
+        && failed
+        && ctx.allowed_by == AllowedBy::Riot
+        && text.contains("Read-only file system")
+        && (text.contains(".git") || input.command.contains("git")))
+    .then_some(READ_ONLY_GIT)
 }
 
 async fn start_background(input: &BashInput, ctx: &ToolContext) -> ToolOutcome {
