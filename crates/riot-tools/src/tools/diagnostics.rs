@@ -414,11 +414,23 @@ impl Tool for Diagnostics {
 
     /// The model picks only `paths`; the commands are the project's
     /// checkers or the person's settings. Rules and plan mode still apply.
+    /// A checker found in the project runs the project's own code (`cargo
+    /// check` runs its build scripts): without the OS sandbox around it,
+    /// that is the person's to allow.
     async fn check_permissions(
         &self,
         _input: &DiagnosticsInput,
         ctx: &ToolContext,
     ) -> PermissionResult {
+        let sandboxed = ctx.env.unsandboxed_proc.is_some();
+        if !sandboxed && ctx.env.diagnostic_checks.is_empty() {
+            return PermissionResult::Ask {
+                reason: DecisionReason::Consent {
+                    detail: "the project's own checkers would run outside any OS sandbox".into(),
+                },
+                message: "Riot wants to run the project's checkers (such as `cargo check`, which runs the project's build scripts) to list its diagnostics. No OS sandbox is enforced, so they run with your full access.".into(),
+            };
+        }
         PermissionResult::Allow {
             reason: DecisionReason::Mode {
                 detail: "Diagnostics runs only the project's checkers, which write nothing but their build directories".into(),

@@ -501,14 +501,39 @@ async fn a_bad_configured_pattern_is_refused_before_running() {
 }
 
 #[tokio::test]
-async fn calls_are_allowed_by_the_tool_but_not_read_only() {
+async fn calls_are_allowed_by_the_tool_in_the_sandbox_but_not_read_only() {
     let p = TempProject::new();
     let input = all();
     assert!(
         !Diagnostics.is_read_only(&input),
         "plan mode keeps it from running"
     );
+    // Without an OS sandbox, the project's own checkers (its build
+    // scripts) are the person's to allow.
     let verdict = Diagnostics.check_permissions(&input, &p.ctx()).await;
+    let PermissionResult::Ask { reason, message } = &verdict else {
+        panic!("{verdict:?}")
+    };
+    assert_eq!(
+        reason.detail(),
+        "the project's own checkers would run outside any OS sandbox"
+    );
+    assert!(
+        message.contains("runs the project's build scripts"),
+        "{message}"
+    );
+    // In the sandbox they run unasked.
+    let mut env = riot_protocol::ToolEnv::new(
+        p.env.cwd.clone(),
+        p.env.spill_dir.clone(),
+        Arc::clone(&p.env.fs),
+        Arc::clone(&p.env.proc),
+        Arc::clone(&p.env.clock),
+        Arc::clone(&p.env.ids),
+    );
+    env.unsandboxed_proc = Some(Arc::clone(&p.env.proc));
+    let ctx = context(Arc::new(env));
+    let verdict = Diagnostics.check_permissions(&input, &ctx).await;
     assert!(
         matches!(verdict, PermissionResult::Allow { .. }),
         "{verdict:?}"
