@@ -436,10 +436,9 @@ impl SandboxedRunner {
     /// The protected paths as they are now.
     fn snapshot(&self) -> protect::Snapshot {
         let policy = &self.rewrite.policy;
-        protect::Snapshot::take(&protect::protected(
-            &policy.read_only,
-            &bwrap::git_layout(&policy.project).read_only,
-        ))
+        let mut paths = policy.read_only.clone();
+        paths.extend(bwrap::git_layout(&policy.project).read_only);
+        protect::Snapshot::take(&paths)
     }
 
     fn restore_background(&self, id: &str) -> Option<String> {

@@ -230,12 +230,6 @@ pub fn note(restored: &[String]) -> Option<String> {
     ))
 }
 
-/// Every path the sandbox protects for `project` under `read_only` (the
-/// policy's list and the git pointer files).
-pub fn protected(read_only: &[PathBuf], git_read_only: &[PathBuf]) -> Vec<PathBuf> {
-    read_only.iter().chain(git_read_only).cloned().collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
