@@ -101,7 +101,9 @@ impl PermissionGate for ClientGate {
             .kind(mapping::tool_kind(&detail.tool_name))
             .status(ToolCallStatus::Pending)
             .raw_input(detail.input.clone())
-            .locations(detail.path.as_ref().map(|p| vec![ToolCallLocation::new(p)]));
+            .locations(detail.path.as_ref().map(|p| vec![ToolCallLocation::new(p)]))
+            // What the call would change, from the question's preview.
+            .content(mapping::question_diff(&detail).map(|diff| vec![diff]));
         // The whole question as Riot sees it — the resolved path, the full
         // command, the reason — for a client that shows more than ACP has.
         let mut meta = Meta::new();

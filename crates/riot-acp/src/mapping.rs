@@ -14,9 +14,9 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
 };
 use riot_protocol::{
-    AssistantBlock, DiffLineKind, ImageSource, Message, MessageOrigin, PermissionMode,
-    PermissionOutcome, SystemLevel, TerminalReason, TodoStatus, ToolResultContent, ToolResultUi,
-    UiPayload, UserBlock,
+    AssistantBlock, DiffHunk, DiffLineKind, ImageSource, Message, MessageOrigin, PermissionMode,
+    PermissionOutcome, PermissionRequestDetail, SystemLevel, TerminalReason, TodoStatus,
+    ToolResultContent, ToolResultUi, UiPayload, UserBlock,
 };
 use serde_json::Value;
 
@@ -408,6 +408,20 @@ pub fn diff_content(payload: &UiPayload, cwd: &Path) -> Option<ToolCallContent> 
     else {
         return None;
     };
+    Some(diff_at(cwd.join(path), *created, hunks))
+}
+
+/// What a permission question's preview would change, as ACP diff
+/// content at the path Riot resolved: the same hunks every face shows.
+pub fn question_diff(detail: &PermissionRequestDetail) -> Option<ToolCallContent> {
+    let Some(UiPayload::FileDiff { created, hunks, .. }) = &detail.preview else {
+        return None;
+    };
+    let path = detail.path.as_deref()?;
+    Some(diff_at(PathBuf::from(path), *created, hunks))
+}
+
+fn diff_at(path: PathBuf, created: bool, hunks: &[DiffHunk]) -> ToolCallContent {
     let mut old = String::new();
     let mut new = String::new();
     for (i, hunk) in hunks.iter().enumerate() {
@@ -432,11 +446,11 @@ pub fn diff_content(payload: &UiPayload, cwd: &Path) -> Option<ToolCallContent> 
             }
         }
     }
-    let mut diff = Diff::new(cwd.join(path), new);
+    let mut diff = Diff::new(path, new);
     if !created {
         diff = diff.old_text(old);
     }
-    Some(ToolCallContent::Diff(diff))
+    ToolCallContent::Diff(diff)
 }
 
 fn payload_path(payload: &UiPayload) -> Option<&str> {

@@ -298,6 +298,48 @@ fn an_edit_becomes_diff_content_of_the_changed_region() {
 }
 
 #[test]
+fn a_questions_preview_becomes_diff_content_at_the_resolved_path() {
+    use riot_protocol::{DecisionReason, DiffHunk, DiffLine};
+    let mut detail = PermissionRequestDetail {
+        tool_use_id: ToolUseId::new("t1"),
+        tool_name: "Write".into(),
+        describe: "Write new.txt".into(),
+        input: json!({"file_path": "new.txt", "content": "one\ntwo\n"}),
+        path: Some("/real/project/new.txt".into()),
+        command: None,
+        reason: DecisionReason::Consent {
+            detail: "writes need approval".into(),
+        },
+        message: "Allow?".into(),
+        suggested_rule: None,
+        preview: Some(UiPayload::FileDiff {
+            path: "new.txt".into(),
+            created: true,
+            hunks: vec![DiffHunk {
+                old_start: 0,
+                old_lines: 0,
+                new_start: 1,
+                new_lines: 2,
+                lines: ["one", "two"]
+                    .map(|text| DiffLine {
+                        kind: DiffLineKind::Added,
+                        text: text.into(),
+                    })
+                    .to_vec(),
+            }],
+        }),
+    };
+    let diff = serde_json::to_value(question_diff(&detail).unwrap()).unwrap();
+    assert_eq!(
+        diff,
+        json!({"type": "diff", "path": "/real/project/new.txt", "newText": "one\ntwo\n"}),
+        "a new file has no old text"
+    );
+    detail.preview = None;
+    assert!(question_diff(&detail).is_none());
+}
+
+#[test]
 fn timestamps_are_rfc3339_utc() {
     assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
     assert_eq!(rfc3339(1_700_000_000_123), "2023-11-14T22:13:20Z");

@@ -469,6 +469,18 @@ async fn a_write_asks_the_client_and_only_allow_once_creates_the_file() {
     assert_eq!(detail["path"], out_path.to_str().unwrap(), "{detail}");
     assert_eq!(detail["tool_name"], "Write");
     assert!(detail["reason"]["kind"].is_string(), "{detail}");
+    // What the write will do, from the question's one preview: the new
+    // file's content as a diff, and Riot's payload for clients that show it.
+    assert_eq!(
+        asked["params"]["toolCall"]["content"],
+        json!([{"type": "diff", "path": out_path.to_str().unwrap(), "newText": "hello\nwörld\n"}]),
+        "{asked}"
+    );
+    assert_eq!(
+        (&detail["preview"]["type"], &detail["preview"]["created"]),
+        (&json!("file_diff"), &json!(true)),
+        "{detail}"
+    );
     let kinds: Vec<&str> = asked["params"]["options"]
         .as_array()
         .unwrap()

@@ -53,6 +53,11 @@ impl Tmux {
     /// project with its `RIOT_HOME` and nothing else from this process's
     /// environment.
     fn riot(world: &World, server: &MockServer, args: &[&str]) -> Self {
+        Self::riot_sized(world, server, args, 100, 30)
+    }
+
+    /// [`Tmux::riot`] in a window of `cols`×`rows`.
+    fn riot_sized(world: &World, server: &MockServer, args: &[&str], cols: u16, rows: u16) -> Self {
         let socket = format!(
             "riot-tui-{}-{}",
             std::process::id(),
@@ -85,9 +90,9 @@ impl Tmux {
             "-s",
             "riot",
             "-x",
-            "100",
+            &cols.to_string(),
             "-y",
-            "30",
+            &rows.to_string(),
             &command,
         ]);
         // Keep the pane after riot exits, to read what it left.
@@ -121,6 +126,11 @@ impl Tmux {
     /// The whole pane, scrollback included, wrapped rows joined.
     fn capture(&self) -> String {
         self.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", "riot"])
+    }
+
+    /// What the window shows now, without the scrollback.
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "riot"])
     }
 
     /// Waits until the pane shows `text`; returns the pane.
@@ -779,4 +789,174 @@ async fn esc_on_the_turn_that_gave_the_model_a_background_result_does_not_start_
     tmux.keys(&["C-d"]);
     tmux.wait_for("Resume it with").await;
     server.shutdown().await;
+}
+
+/// The mock model reads a project file and edits one line of it; the
+/// question shows the removed and the added line with their numbers and
+/// the lines around them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_question_shows_the_removed_and_added_line_with_their_numbers() {
+    if !have_tmux("tui: edit preview") {
+        return;
+    }
+    let world = World::new();
+    std::fs::write(
+        world.project.path().join("a.txt"),
+        "one\ntwo\nthree\nfour\nfive\n",
+    )
+    .unwrap();
+    let server = server(vec![
+        tool_call("r1", "Read", json!({"file_path": "a.txt"})),
+        tool_call(
+            "e1",
+            "Edit",
+            json!({"file_path": "a.txt", "old_string": "three", "new_string": "THREE"}),
+        ),
+        Reply::Text("Edited a.txt.".into()),
+    ])
+    .await;
+    // Tall enough for the whole diff above the answer keys.
+    let tmux = Tmux::riot_sized(&world, &server, &[], 100, 40);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("shout line three");
+    let pane = tmux
+        .wait_for_rows(&[
+            "│ +1 −1",
+            "│    1   one",
+            "│    2   two",
+            "│    3 - three",
+            "│    3 + THREE",
+            "│    4   four",
+            "│    5   five",
+        ])
+        .await;
+    assert!(pane.contains("╭ Allow Edit?"), "{pane}");
+    tmux.keys(&["y"]);
+    tmux.wait_for("Edited a.txt.").await;
+    assert_eq!(
+        std::fs::read_to_string(world.project.path().join("a.txt")).unwrap(),
+        "one\ntwo\nTHREE\nfour\nfive\n"
+    );
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_question_shows_a_new_files_lines_and_count_and_an_existing_files_diff() {
+    if !have_tmux("tui: write preview") {
+        return;
+    }
+    let world = World::new();
+    std::fs::write(world.project.path().join("old.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    let server = server(vec![
+        tool_call(
+            "w1",
+            "Write",
+            json!({"file_path": "new.txt", "content": "first\nsecond\nthird\n"}),
+        ),
+        Reply::Text("Created new.txt.".into()),
+        tool_call("r1", "Read", json!({"file_path": "old.txt"})),
+        tool_call(
+            "w2",
+            "Write",
+            json!({"file_path": "old.txt", "content": "alpha\nBETA\ngamma\n"}),
+        ),
+        Reply::Text("Rewrote old.txt.".into()),
+    ])
+    .await;
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("make new.txt");
+    tmux.wait_for_rows(&[
+        "│ new file, 3 lines",
+        "│    1 + first",
+        "│    2 + second",
+        "│    3 + third",
+    ])
+    .await;
+    tmux.keys(&["y"]);
+    tmux.wait_for("Created new.txt.").await;
+
+    tmux.type_line("now change old.txt");
+    tmux.wait_for_rows(&[
+        "│ +1 −1",
+        "│    1   alpha",
+        "│    2 - beta",
+        "│    2 + BETA",
+        "│    3   gamma",
+    ])
+    .await;
+    tmux.keys(&["n"]);
+    tmux.wait_for("Rewrote old.txt.").await;
+    assert_eq!(
+        std::fs::read_to_string(world.project.path().join("old.txt")).unwrap(),
+        "alpha\nbeta\ngamma\n",
+        "denied: unchanged"
+    );
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_300_line_write_at_80x24_keeps_the_answer_keys_on_screen_and_v_shows_its_last_line() {
+    if !have_tmux("tui: long preview") {
+        return;
+    }
+    let world = World::new();
+    let content: String = (1..=300).map(|i| format!("row number {i}\n")).collect();
+    let server = server(vec![
+        tool_call(
+            "w1",
+            "Write",
+            json!({"file_path": "big.txt", "content": content}),
+        ),
+        Reply::Text("Wrote big.txt.".into()),
+    ])
+    .await;
+    let tmux = Tmux::riot_sized(&world, &server, &[], 80, 24);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("write 300 lines");
+    tmux.wait_for("more lines — press v to view all").await;
+    // While the question is open Riot waits for the person, and says so.
+    tmux.wait_for("waiting for your answer").await;
+    let screen = tmux.screen();
+    for keys in [
+        "╰ y yes",
+        "n or esc no",
+        "│ new file, 300 lines",
+        "│    1 + row number 1",
+    ] {
+        assert!(
+            screen.contains(keys),
+            "{keys:?} is not on screen:\n{screen}"
+        );
+    }
+    assert!(!screen.contains("preparing"), "{screen}");
+    assert!(!screen.contains("row number 300"), "{screen}");
+
+    // `v` shows everything; End goes to the last line.
+    tmux.keys(&["v"]);
+    tmux.wait_for("esc or q back to the question").await;
+    tmux.keys(&["End"]);
+    tmux.wait_for("│  300 + row number 300").await;
+    assert!(tmux.screen().contains("of 301"), "{}", tmux.screen());
+    // q goes back to the question, which y answers.
+    tmux.keys(&["q"]);
+    tmux.wait_for("╰ y yes").await;
+    assert!(!big_exists(&world), "nothing is written before the answer");
+    tmux.keys(&["y"]);
+    tmux.wait_for("Wrote big.txt.").await;
+    assert_eq!(
+        std::fs::read_to_string(world.project.path().join("big.txt")).unwrap(),
+        content
+    );
+    tmux.keys(&["C-d"]);
+    tmux.wait_for("Resume it with").await;
+    server.shutdown().await;
+}
+
+fn big_exists(world: &World) -> bool {
+    world.project.path().join("big.txt").exists()
 }

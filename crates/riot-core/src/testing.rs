@@ -350,6 +350,7 @@ impl ToolRunner for ScriptedTools {
                                 },
                                 message: format!("Allow {}?", call.name),
                                 suggested_rule: None,
+                                preview: None,
                             }),
                         });
                         let outcome = if allow {

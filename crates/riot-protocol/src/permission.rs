@@ -324,6 +324,13 @@ pub struct PermissionRequestDetail {
     /// The rule "allow always" would add, when one can be offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggested_rule: Option<String>,
+    /// What the call will do, built by the tool against the files as they
+    /// are when it asks (`Tool::preview`): an edit's or a write's diff
+    /// (a new file's whole content as added lines), a notebook cell before
+    /// and after. Every face shows this one payload; `None` when the
+    /// input says it all (a command, a URL, MCP arguments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<crate::ui::UiPayload>,
 }
 
 /// How a permission question ended.

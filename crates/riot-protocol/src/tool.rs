@@ -111,6 +111,14 @@ pub trait Tool: Send + Sync + 'static {
         Ok(())
     }
 
+    /// What the call will do, for the permission question about it
+    /// (`PermissionRequestDetail::preview`): a file tool's diff against
+    /// the file as it is now. Asked only when a question is; `None` (the
+    /// default) when the input itself says what will happen.
+    async fn preview(&self, _input: &Self::Input, _ctx: &ToolContext) -> Option<UiPayload> {
+        None
+    }
+
     /// What an interrupt does to a running call.
     fn interrupt_behavior(&self) -> InterruptBehavior {
         InterruptBehavior::Cancel
@@ -448,6 +456,8 @@ pub trait PreparedCall: Send + Sync {
     fn permission_target(&self, ctx: &ToolContext) -> PermissionTarget;
     async fn validate_input(&self, ctx: &ToolContext) -> Result<(), ValidationError>;
     async fn check_permissions(&self, ctx: &ToolContext) -> PermissionResult;
+    /// See [`Tool::preview`].
+    async fn preview(&self, ctx: &ToolContext) -> Option<UiPayload>;
     async fn call(self: Box<Self>, ctx: &ToolContext) -> ToolOutcome;
 }
 
@@ -519,6 +529,10 @@ impl<T: Tool> PreparedCall for Prepared<T> {
 
     async fn check_permissions(&self, ctx: &ToolContext) -> PermissionResult {
         self.tool.check_permissions(&self.input, ctx).await
+    }
+
+    async fn preview(&self, ctx: &ToolContext) -> Option<UiPayload> {
+        self.tool.preview(&self.input, ctx).await
     }
 
     async fn call(self: Box<Self>, ctx: &ToolContext) -> ToolOutcome {

@@ -7,7 +7,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// What a tool shows people about a finished call.
+/// What a tool shows people about a finished call, or about a call a
+/// permission question asks about (`PermissionRequestDetail::preview`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum UiPayload {
@@ -48,6 +49,16 @@ pub enum UiPayload {
         path: String,
         /// The file did not exist before.
         created: bool,
+        hunks: Vec<DiffHunk>,
+    },
+    /// A notebook cell about to change (NotebookEdit's permission
+    /// question): the cell's source before and after as one hunk with the
+    /// whole cell as context, numbered within the cell. An inserted cell
+    /// is all added lines, a deleted one all removed.
+    NotebookCellDiff {
+        path: String,
+        /// The cell's id (an inserted cell's new id).
+        cell_id: String,
         hunks: Vec<DiffHunk>,
     },
     /// A shell command ran (or was started in the background).

@@ -269,6 +269,39 @@ fn request_detail() -> PermissionRequestDetail {
         },
         message: "Allow Bash to run `rm -rf build`?".into(),
         suggested_rule: Some("Bash(rm -rf build)".into()),
+        preview: None,
+    }
+}
+
+/// A question about a write, with the diff the write would make.
+fn write_detail() -> PermissionRequestDetail {
+    PermissionRequestDetail {
+        tool_use_id: ToolUseId::new("toolu_10"),
+        tool_name: "Write".into(),
+        describe: "Write notes.txt".into(),
+        input: json!({"file_path": "notes.txt", "content": "one\n"}),
+        path: Some("/p/notes.txt".into()),
+        command: None,
+        reason: DecisionReason::Mode {
+            detail: "file writes need approval in the default mode".into(),
+            mode: PermissionMode::Default,
+        },
+        message: "Allow Write?".into(),
+        suggested_rule: None,
+        preview: Some(UiPayload::FileDiff {
+            path: "notes.txt".into(),
+            created: true,
+            hunks: vec![DiffHunk {
+                old_start: 0,
+                old_lines: 0,
+                new_start: 1,
+                new_lines: 1,
+                lines: vec![DiffLine {
+                    kind: DiffLineKind::Added,
+                    text: "one".into(),
+                }],
+            }],
+        }),
     }
 }
 
@@ -338,6 +371,30 @@ fn ui_payloads() -> Vec<UiPayload> {
                     DiffLine {
                         kind: DiffLineKind::Context,
                         text: "}".into(),
+                    },
+                ],
+            }],
+        },
+        UiPayload::NotebookCellDiff {
+            path: "analysis.ipynb".into(),
+            cell_id: "a1b2c3d4".into(),
+            hunks: vec![DiffHunk {
+                old_start: 1,
+                old_lines: 2,
+                new_start: 1,
+                new_lines: 2,
+                lines: vec![
+                    DiffLine {
+                        kind: DiffLineKind::Context,
+                        text: "import pandas as pd".into(),
+                    },
+                    DiffLine {
+                        kind: DiffLineKind::Removed,
+                        text: "df = pd.read_csv('a.csv')".into(),
+                    },
+                    DiffLine {
+                        kind: DiffLineKind::Added,
+                        text: "df = pd.read_csv('b.csv')".into(),
                     },
                 ],
             }],
@@ -470,6 +527,10 @@ fn events() -> Vec<AgentEvent> {
         AgentEvent::PermissionRequest {
             request_id: RequestId::new("req_1"),
             detail: Box::new(request_detail()),
+        },
+        AgentEvent::PermissionRequest {
+            request_id: RequestId::new("req_2"),
+            detail: Box::new(write_detail()),
         },
         AgentEvent::Compacting {
             strategy: CompactionStrategy::ClearToolResults,

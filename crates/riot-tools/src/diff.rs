@@ -10,9 +10,20 @@ const CONTEXT: usize = 3;
 /// Unified-diff hunks between two texts; line terminators are dropped
 /// from the lines.
 pub(crate) fn hunks(old: &str, new: &str) -> Vec<DiffHunk> {
+    hunks_with_context(old, new, CONTEXT)
+}
+
+/// One hunk holding both texts whole: every unchanged line as context
+/// (a notebook cell before and after). Empty when both are empty.
+pub(crate) fn whole(old: &str, new: &str) -> Vec<DiffHunk> {
+    let lines = old.lines().count().max(new.lines().count());
+    hunks_with_context(old, new, lines + 1)
+}
+
+fn hunks_with_context(old: &str, new: &str, context: usize) -> Vec<DiffHunk> {
     let diff = TextDiff::from_lines(old, new);
     let mut out = Vec::new();
-    for group in diff.grouped_ops(CONTEXT) {
+    for group in diff.grouped_ops(context) {
         let (Some(first), Some(last)) = (group.first(), group.last()) else {
             continue;
         };
@@ -88,6 +99,16 @@ mod tests {
                 (DiffLineKind::Context, "c"),
             ]
         );
+    }
+
+    #[test]
+    fn a_whole_diff_keeps_every_unchanged_line() {
+        let old = "a\nb\nc\nd\ne\nf\ng\nh\ni\n";
+        let h = whole(old, &old.replace('e', "E"));
+        assert_eq!(h.len(), 1);
+        assert_eq!((h[0].old_start, h[0].old_lines, h[0].new_lines), (1, 9, 9));
+        assert_eq!(h[0].lines.len(), 10, "eight kept, one removed, one added");
+        assert!(whole("", "").is_empty());
     }
 
     #[test]

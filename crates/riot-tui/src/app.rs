@@ -7,6 +7,7 @@
 //! rest, the live area.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::text::{Line, Span};
@@ -24,6 +25,7 @@ use crate::attach::{self, PastedImage};
 use crate::composer::Composer;
 use crate::markdown;
 use crate::menu::{self, Entry, Kind, Menu};
+use crate::preview;
 use crate::theme::Theme;
 use crate::tools;
 use crate::wrap::wrap;
@@ -214,6 +216,10 @@ pub(crate) enum Asking {
         request_id: RequestId,
         detail: Box<PermissionRequestDetail>,
         selected: usize,
+        /// What the question shows of the call, made once.
+        preview: Arc<preview::Preview>,
+        /// The whole preview is shown (`v`), from this row.
+        view: Option<usize>,
     },
     Questions {
         key: u64,
@@ -279,6 +285,11 @@ pub(crate) fn choices(detail: &PermissionRequestDetail) -> Vec<Choice> {
 pub struct App {
     pub(crate) theme: Theme,
     pub(crate) width: u16,
+    /// Rows of the live area (0 until the loop says).
+    height: u16,
+    /// When the open question appeared: the time since is the person's,
+    /// not the turn's.
+    asked_at: Option<u64>,
     /// Rows waiting to go into the scrollback.
     scrollback: Vec<Line<'static>>,
     /// Whether anything went into the scrollback yet (blank rows separate
@@ -363,6 +374,8 @@ impl App {
         Self {
             theme: config.theme,
             width: config.width,
+            height: 0,
+            asked_at: None,
             scrollback: Vec::new(),
             wrote: false,
             text: String::new(),
@@ -625,11 +638,43 @@ impl App {
     /// The time, for the spinner and the elapsed time.
     pub fn tick(&mut self, now_ms: u64) {
         self.now = now_ms;
+        self.track_wait();
+    }
+
+    /// Starts or ends the person's time: from the moment a question is
+    /// open to the moment none is, the turn's clock stands still.
+    fn track_wait(&mut self) {
+        match (self.asking.is_empty(), self.asked_at) {
+            (false, None) => self.asked_at = Some(self.now),
+            (true, Some(at)) => {
+                self.asked_at = None;
+                self.turn_started += self.now.saturating_sub(at);
+            }
+            _ => {}
+        }
+    }
+
+    /// Seconds the open question has waited for the person.
+    pub(crate) fn waited_s(&self) -> u64 {
+        self.asked_at
+            .map_or(0, |at| self.now.saturating_sub(at) / 1000)
     }
 
     /// The terminal's new width.
     pub fn resize(&mut self, width: u16) {
         self.width = width;
+    }
+
+    /// The live area's height in rows (the view of a whole preview
+    /// scrolls by pages of it).
+    pub fn set_height(&mut self, rows: u16) {
+        self.height = rows;
+    }
+
+    /// Rows the view of a whole preview shows at once: the live area but
+    /// its title and keys.
+    pub(crate) fn page(&self) -> usize {
+        usize::from(self.height).saturating_sub(2).max(1)
     }
 
     /// The session's model and mode changed (its status).
@@ -985,6 +1030,7 @@ impl App {
                     Asking::Permission { request_id: r, .. } => r != request_id,
                     Asking::Questions { .. } => true,
                 });
+                self.track_wait();
             }
             AgentEvent::Compacting { .. } => {
                 "compacting the conversation".clone_into(&mut self.activity);
@@ -1057,6 +1103,7 @@ impl App {
         self.turn_ended = true;
         // Questions of the turn are over (their gate calls ended with it).
         self.asking.clear();
+        self.asked_at = None;
         if self.queued.is_empty() {
             self.ring();
         } else {
@@ -1077,20 +1124,24 @@ impl App {
         request_id: RequestId,
         detail: Box<PermissionRequestDetail>,
     ) {
+        let preview = Arc::new(preview::of(&detail, self.theme));
         self.asking.push_back(Asking::Permission {
             key,
             request_id,
             detail,
             selected: 0,
+            preview,
+            view: None,
         });
         self.asked();
     }
 
     /// A question arrived: the conversation takes the keys back to show
-    /// it, and the bell rings.
+    /// it, its waiting time starts, and the bell rings.
     fn asked(&mut self) {
         self.focus = None;
         self.tasks_open = None;
+        self.track_wait();
         self.ring();
     }
 
@@ -1237,6 +1288,12 @@ impl App {
 
     /// Takes one key.
     pub fn key(&mut self, key: KeyEvent) {
+        self.handle_key(key);
+        // An answered question stops the person's time now.
+        self.track_wait();
+    }
+
+    fn handle_key(&mut self, key: KeyEvent) {
         if key.kind == KeyEventKind::Release {
             return;
         }
@@ -1475,6 +1532,9 @@ impl App {
     }
 
     fn answer_key(&mut self, key: KeyEvent) {
+        if self.view_key(key) {
+            return;
+        }
         let Some(first) = self.asking.front().cloned() else {
             return;
         };
@@ -1491,6 +1551,15 @@ impl App {
             } => {
                 let options = choices(&detail);
                 let pick = match key.code {
+                    KeyCode::Char(preview::VIEW_KEY) => {
+                        if let Some(Asking::Permission { view, preview, .. }) =
+                            self.asking.front_mut()
+                            && !preview.is_empty()
+                        {
+                            *view = Some(0);
+                        }
+                        None
+                    }
                     KeyCode::Char(c) => options.iter().position(|o| o.key() == c).or_else(|| {
                         c.to_digit(10)
                             .and_then(|d| usize::try_from(d).ok())
@@ -1526,6 +1595,46 @@ impl App {
             }
             Asking::Questions { .. } => self.question_key(key),
         }
+    }
+
+    /// A key while the whole preview is shown: it scrolls, and Esc, `q`
+    /// or `v` go back to the question; the answer keys wait for it. False
+    /// when no preview is shown whole.
+    fn view_key(&mut self, key: KeyEvent) -> bool {
+        let rows = match self.asking.front() {
+            Some(Asking::Permission {
+                preview,
+                view: Some(_),
+                ..
+            }) => preview::view_rows(preview, usize::from(self.width), &[Span::raw("│ ")]).len(),
+            _ => return false,
+        };
+        let page = self.page();
+        let last = rows.saturating_sub(page);
+        let Some(Asking::Permission {
+            view: Some(top), ..
+        }) = self.asking.front_mut()
+        else {
+            return false;
+        };
+        let at = (*top).min(last);
+        let to = match key.code {
+            KeyCode::Up | KeyCode::Char('k') => at.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Enter => at + 1,
+            KeyCode::PageUp | KeyCode::Char('b') => at.saturating_sub(page),
+            KeyCode::PageDown | KeyCode::Char(' ' | 'f') => at + page,
+            KeyCode::Home | KeyCode::Char('g') => 0,
+            KeyCode::End | KeyCode::Char('G') => last,
+            KeyCode::Esc | KeyCode::Char('q' | preview::VIEW_KEY) => {
+                if let Some(Asking::Permission { view, .. }) = self.asking.front_mut() {
+                    *view = None;
+                }
+                return true;
+            }
+            _ => at,
+        };
+        *top = to.min(last);
+        true
     }
 
     fn question_key(&mut self, key: KeyEvent) {

@@ -92,6 +92,7 @@ mod tests {
             },
             message: "Allow?".into(),
             suggested_rule: None,
+            preview: None,
         }
     }
 

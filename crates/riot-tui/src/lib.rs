@@ -21,6 +21,7 @@ pub mod highlight;
 pub mod markdown;
 pub mod menu;
 pub mod picker;
+pub mod preview;
 pub mod run;
 pub mod theme;
 pub mod tools;

@@ -592,6 +592,7 @@ async fn drive(
         let due = last_frame.is_none_or(|t| t.elapsed() >= FRAME);
         if dirty && due {
             app.tick(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+            app.set_height(terminal.get_frame().area().height);
             terminal.draw(|frame| view::draw(app, frame))?;
             last_frame = Some(Instant::now());
             dirty = false;

@@ -5,7 +5,7 @@
 
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use riot_protocol::{DiffLineKind, TodoStatus, ToolResultUi, UiPayload};
+use riot_protocol::{DiffHunk, DiffLineKind, TodoStatus, ToolResultUi, UiPayload};
 
 use crate::theme::Theme;
 use crate::wrap::{hard_wrap, truncate, wrap};
@@ -128,6 +128,16 @@ pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
     }
 }
 
+/// The first [`DIFF_ROWS`] lines of a diff, and how many more there are.
+fn diff_rows(hunks: &[DiffHunk], d: &mut Details, theme: Theme) {
+    let lines = crate::preview::diff_lines(hunks, theme);
+    let shown = lines.len().min(DIFF_ROWS);
+    for line in lines.iter().take(shown) {
+        d.push_code(line.line.clone());
+    }
+    d.more(lines.len() - shown, "lines");
+}
+
 fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme: Theme) {
     let dim = theme.dim();
     match payload {
@@ -199,37 +209,13 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
                 format!("Updated {path}: +{added} −{removed}")
             };
             d.push(Line::from(vec![Span::styled(summary, dim)]));
-            let mut shown = 0;
-            let total: usize = hunks.iter().map(|h| h.lines.len()).sum();
-            'hunks: for hunk in hunks {
-                let (mut old, mut new) = (hunk.old_start, hunk.new_start);
-                for line in &hunk.lines {
-                    if shown == DIFF_ROWS {
-                        break 'hunks;
-                    }
-                    let (mark, number, style) = match line.kind {
-                        DiffLineKind::Context => {
-                            old += 1;
-                            new += 1;
-                            (' ', new - 1, dim)
-                        }
-                        DiffLineKind::Added => {
-                            new += 1;
-                            ('+', new - 1, theme.added())
-                        }
-                        DiffLineKind::Removed => {
-                            old += 1;
-                            ('-', old - 1, theme.removed())
-                        }
-                    };
-                    d.push_code(Line::from(vec![
-                        Span::styled(format!("{number:>4} "), dim),
-                        Span::styled(format!("{mark} {}", line.text), style),
-                    ]));
-                    shown += 1;
-                }
-            }
-            d.more(total - shown, "lines");
+            diff_rows(hunks, d, theme);
+        }
+        UiPayload::NotebookCellDiff { cell_id, hunks, .. } => {
+            // A question's preview; shown the same way should a tool
+            // report one.
+            d.push(Line::from(Span::styled(format!("Cell {cell_id}"), dim)));
+            diff_rows(hunks, d, theme);
         }
         UiPayload::Command {
             exit_code,

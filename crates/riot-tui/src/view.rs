@@ -13,6 +13,7 @@ use riot_protocol::PermissionMode;
 use crate::app::{App, Asking, TermView, choices};
 use crate::markdown;
 use crate::menu::Kind;
+use crate::preview;
 use crate::wrap::{self, hard_wrap, truncate, wrap};
 
 /// Entries of a menu shown at once.
@@ -40,8 +41,19 @@ pub fn draw(app: &App, frame: &mut Frame<'_>) {
         }
         return;
     }
+    if let Some(Asking::Permission {
+        detail,
+        preview,
+        view: Some(from),
+        ..
+    }) = app.asking.front()
+    {
+        let rows = preview_pane(app, detail, preview, *from, width, height);
+        Paragraph::new(rows).render(area, frame.buffer_mut());
+        return;
+    }
     let mut top = live_rows(app, width);
-    let (mut bottom, cursor) = bottom_rows(app, width);
+    let (mut bottom, cursor) = bottom_rows(app, width, height);
     // The question or composer and the status line win; the streaming
     // text shows its newest rows in what is left.
     if bottom.len() > height {
@@ -139,6 +151,50 @@ fn terminal_pane(
     (rows, cursor)
 }
 
+/// A question's whole preview in place of the live area, from row `from`
+/// (kept so the last page is full): a title saying which rows show, the
+/// rows, the keys.
+fn preview_pane(
+    app: &App,
+    detail: &riot_protocol::PermissionRequestDetail,
+    shown: &preview::Preview,
+    from: usize,
+    width: usize,
+    height: usize,
+) -> Vec<Line<'static>> {
+    let theme = app.theme;
+    let bar = Span::styled("│ ", theme.question());
+    let all = preview::view_rows(shown, width, &[bar]);
+    let room = height.saturating_sub(2).max(1);
+    let from = from.min(all.len().saturating_sub(room));
+    let to = (from + room).min(all.len());
+    let mut rows = vec![Line::from(Span::styled(
+        truncate(
+            &format!(
+                "╭ {} · rows {}–{to} of {}",
+                detail.describe,
+                (from + 1).min(to),
+                all.len()
+            ),
+            width,
+        ),
+        theme.question(),
+    ))];
+    rows.extend(all.into_iter().skip(from).take(room));
+    while rows.len() < height.saturating_sub(1) {
+        rows.push(Line::default());
+    }
+    rows.push(Line::from(Span::styled(
+        truncate(
+            "╰ ↑↓ pgup pgdn home end scroll · esc or q back to the question",
+            width,
+        ),
+        theme.dim(),
+    )));
+    rows.truncate(height);
+    rows
+}
+
 /// The background agents' list, in place of the composer.
 fn tasks_rows(app: &App, selected: usize, width: usize) -> Vec<Line<'static>> {
     let theme = app.theme;
@@ -229,14 +285,20 @@ fn live_rows(app: &App, width: usize) -> Vec<Line<'static>> {
     rows
 }
 
-/// The question or composer, the menu, hints and the status line; the
-/// cursor's row and column in them.
-fn bottom_rows(app: &App, width: usize) -> (Vec<Line<'static>>, Option<(usize, usize)>) {
+/// The question or composer, the menu, hints and the status line in
+/// `height` rows at most; the cursor's row and column in them.
+fn bottom_rows(
+    app: &App,
+    width: usize,
+    height: usize,
+) -> (Vec<Line<'static>>, Option<(usize, usize)>) {
     let theme = app.theme;
     let mut rows = Vec::new();
     let mut cursor = None;
     if let Some(asking) = app.asking.front() {
-        rows.extend(question_rows(app, asking, width));
+        // The hint and the status line stay below the question.
+        let room = height.saturating_sub(1 + usize::from(app.hint.is_some()));
+        rows.extend(question_rows(app, asking, width, room));
     } else if let Some(selected) = app.tasks_open {
         rows.extend(tasks_rows(app, selected, width));
     } else {
@@ -296,24 +358,23 @@ fn bottom_rows(app: &App, width: usize) -> (Vec<Line<'static>>, Option<(usize, u
     (rows, cursor)
 }
 
-fn question_rows(app: &App, asking: &Asking, width: usize) -> Vec<Line<'static>> {
+/// The question on screen in `room` rows: a permission question's preview
+/// gets what its other rows leave.
+fn question_rows(app: &App, asking: &Asking, width: usize, room: usize) -> Vec<Line<'static>> {
     let theme = app.theme;
     let bar = || Span::styled("│ ", theme.question());
     let mut rows = Vec::new();
     match asking {
         Asking::Permission {
-            detail, selected, ..
+            detail,
+            selected,
+            preview: shown,
+            ..
         } => {
             rows.push(Line::from(Span::styled(
                 format!("╭ Allow {}?", detail.tool_name),
                 theme.question(),
             )));
-            let what = detail
-                .command
-                .clone()
-                .map(|c| format!("$ {c}"))
-                .or_else(|| detail.path.clone())
-                .unwrap_or_else(|| detail.describe.clone());
             rows.extend(wrap(
                 &Line::from(Span::styled(
                     detail.describe.clone(),
@@ -323,19 +384,22 @@ fn question_rows(app: &App, asking: &Asking, width: usize) -> Vec<Line<'static>>
                 &[bar()],
                 &[bar()],
             ));
-            if what != detail.describe {
-                for line in what.lines().take(6) {
-                    rows.extend(hard_wrap(
-                        &Line::from(Span::styled(line.to_owned(), theme.code())),
-                        width,
-                        &[bar()],
-                        &[bar()],
-                    ));
-                }
+            // The resolved path (or URL); a command is the preview's.
+            if detail.command.is_none()
+                && let Some(path) = detail.path.as_ref().filter(|p| **p != detail.describe)
+            {
+                rows.extend(hard_wrap(
+                    &Line::from(Span::styled(path.clone(), theme.code())),
+                    width,
+                    &[bar()],
+                    &[bar()],
+                ));
             }
+            // The rows after the preview, first, to know its room.
+            let mut after = Vec::new();
             let reason = detail.reason.detail();
             if !reason.is_empty() {
-                rows.extend(wrap(
+                after.extend(wrap(
                     &Line::from(Span::styled(reason.to_owned(), theme.dim())),
                     width,
                     &[bar()],
@@ -350,7 +414,7 @@ fn question_rows(app: &App, asking: &Asking, width: usize) -> Vec<Line<'static>>
                     ratatui::style::Style::new()
                 };
                 let mark = if chosen { "› " } else { "  " };
-                rows.extend(wrap(
+                after.extend(wrap(
                     &Line::from(vec![
                         Span::styled(format!("{mark}{}. ", i + 1), style),
                         Span::styled(choice.label(), style),
@@ -361,11 +425,23 @@ fn question_rows(app: &App, asking: &Asking, width: usize) -> Vec<Line<'static>>
                     &[bar(), Span::raw("     ")],
                 ));
             }
-            let keys = if detail.suggested_rule.is_some() {
-                "╰ y yes · a always · n or esc no · ↑↓ enter"
+            let (preview_rows, _) = preview::fit(
+                shown,
+                width,
+                &[bar()],
+                room.saturating_sub(rows.len() + after.len() + 1),
+                theme,
+            );
+            rows.extend(preview_rows);
+            rows.extend(after);
+            let mut keys = if detail.suggested_rule.is_some() {
+                "╰ y yes · a always · n or esc no · ↑↓ enter".to_owned()
             } else {
-                "╰ y yes · n or esc no · ↑↓ enter"
+                "╰ y yes · n or esc no · ↑↓ enter".to_owned()
             };
+            if !shown.is_empty() {
+                keys.push_str(&format!(" · {} view all", preview::VIEW_KEY));
+            }
             rows.push(Line::from(Span::styled(keys, theme.dim())));
         }
         Asking::Questions {
@@ -451,7 +527,15 @@ fn question_rows(app: &App, asking: &Asking, width: usize) -> Vec<Line<'static>>
 fn status_line(app: &App, width: usize) -> Line<'static> {
     let theme = app.theme;
     let mut spans = Vec::new();
-    if app.busy {
+    if !app.asking.is_empty() {
+        // The person's time, not the model's.
+        spans.push(Span::styled("? ", theme.question()));
+        spans.push(Span::raw(format!(
+            "waiting for your answer {}s",
+            app.waited_s()
+        )));
+        spans.push(Span::styled(" · ", theme.dim()));
+    } else if app.busy {
         let spin = SPINNER[usize::try_from(app.now / 100).unwrap_or(0) % SPINNER.len()];
         let activity = if app.activity.is_empty() {
             "working"

@@ -122,6 +122,7 @@ fn detail() -> Box<PermissionRequestDetail> {
         },
         message: "Allow?".into(),
         suggested_rule: None,
+        preview: None,
     })
 }
 

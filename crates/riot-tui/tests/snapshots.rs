@@ -209,7 +209,69 @@ fn detail(rule: Option<&str>) -> Box<PermissionRequestDetail> {
         },
         message: "Allow?".into(),
         suggested_rule: rule.map(str::to_owned),
+        preview: Some(UiPayload::FileDiff {
+            path: "hello.txt".into(),
+            created: true,
+            hunks: vec![DiffHunk {
+                old_start: 0,
+                old_lines: 0,
+                new_start: 1,
+                new_lines: 1,
+                lines: vec![line(DiffLineKind::Added, "hi")],
+            }],
+        }),
     })
+}
+
+/// A question about writing a new file of `n` lines, `line 1` to `line N`.
+fn long_write(n: u64) -> Box<PermissionRequestDetail> {
+    let mut detail = detail(None);
+    detail.describe = "Write big.txt".into();
+    detail.path = Some("/home/me/project/big.txt".into());
+    detail.preview = Some(UiPayload::FileDiff {
+        path: "big.txt".into(),
+        created: true,
+        hunks: vec![DiffHunk {
+            old_start: 0,
+            old_lines: 0,
+            new_start: 1,
+            new_lines: n,
+            lines: (1..=n)
+                .map(|i| line(DiffLineKind::Added, &format!("line {i}")))
+                .collect(),
+        }],
+    });
+    detail
+}
+
+/// An Edit's question: line 12 of a.rs changed, three lines of context
+/// around it.
+fn edit_detail() -> Box<PermissionRequestDetail> {
+    let mut detail = detail(None);
+    detail.tool_name = "Edit".into();
+    detail.describe = "Edit src/a.rs".into();
+    detail.path = Some("/home/me/project/src/a.rs".into());
+    detail.preview = Some(UiPayload::FileDiff {
+        path: "src/a.rs".into(),
+        created: false,
+        hunks: vec![DiffHunk {
+            old_start: 9,
+            old_lines: 7,
+            new_start: 9,
+            new_lines: 7,
+            lines: vec![
+                line(DiffLineKind::Context, "fn main() {"),
+                line(DiffLineKind::Context, "    let a = 1;"),
+                line(DiffLineKind::Context, "    let b = 2;"),
+                line(DiffLineKind::Removed, "    old(a, b);"),
+                line(DiffLineKind::Added, "    new(a, b);"),
+                line(DiffLineKind::Context, "    done();"),
+                line(DiffLineKind::Context, "    exit();"),
+                line(DiffLineKind::Context, "}"),
+            ],
+        }],
+    });
+    detail
 }
 
 // ------------------------------------------------------------------ tests
@@ -527,6 +589,136 @@ fn the_permission_prompt_offers_always_only_when_the_chain_does() {
     let after = frame(&app, 80, 11);
     assert!(!after.contains("Allow Write"), "{after}");
     assert!(after.contains("\n›\n"), "the composer is back: {after}");
+}
+
+#[test]
+fn an_edit_question_shows_its_diff_with_line_numbers_and_context() {
+    let mut app = app(80);
+    app.submit_text("edit it");
+    app.take_effects();
+    app.permission(1, RequestId::new("r1"), edit_detail());
+    check("permission_edit", &frame(&app, 80, 18));
+}
+
+#[test]
+fn a_long_preview_is_cut_above_the_answer_keys_and_v_shows_all_of_it() {
+    let mut app = app(80);
+    app.set_height(12);
+    app.submit_text("write it");
+    app.take_effects();
+    app.permission(1, RequestId::new("r1"), long_write(300));
+    let question = frame(&app, 80, 12);
+    check("permission_long", &question);
+    let rows: Vec<&str> = question.lines().collect();
+    assert!(rows[10].starts_with("╰ y yes · n or esc no"), "{question}");
+    assert!(
+        rows[11].starts_with("? waiting for your answer"),
+        "{question}"
+    );
+    assert!(
+        question.contains("│ … 298 more lines — press v to view all"),
+        "{question}"
+    );
+
+    // `v` shows every row, a page at a time, from the top.
+    app.key(key(KeyCode::Char('v')));
+    assert_eq!(app.take_effects(), [], "v answers nothing");
+    let top = frame(&app, 80, 12);
+    check("permission_view", &top);
+    app.key(key(KeyCode::PageDown));
+    let second = frame(&app, 80, 12);
+    assert!(second.contains("rows 11–20 of 301"), "{second}");
+    assert!(
+        second.contains(
+            "│   10 + line 10
+"
+        ),
+        "{second}"
+    );
+    // End: the last page, ending at the last line; Up moves one row back.
+    app.key(key(KeyCode::End));
+    let end = frame(&app, 80, 12);
+    assert!(end.contains("rows 292–301 of 301"), "{end}");
+    assert!(
+        end.contains(
+            "│  300 + line 300
+"
+        ),
+        "{end}"
+    );
+    app.key(key(KeyCode::Up));
+    assert!(frame(&app, 80, 12).contains("rows 291–300 of 301"));
+    // The answer keys wait while it is shown; Esc goes back, not no.
+    app.key(key(KeyCode::Char('n')));
+    app.key(key(KeyCode::Esc));
+    assert_eq!(app.take_effects(), []);
+    assert_eq!(frame(&app, 80, 12), question);
+    app.key(key(KeyCode::Char('y')));
+    assert_eq!(
+        app.take_effects(),
+        [Effect::Permission {
+            key: 1,
+            outcome: PermissionOutcome::AllowOnce
+        }]
+    );
+
+    // A preview that fits is shown whole, with nothing said about a cut.
+    app.permission(2, RequestId::new("r2"), long_write(3));
+    let short = frame(&app, 80, 12);
+    assert!(
+        short.contains(
+            "│    3 + line 3
+"
+        ),
+        "{short}"
+    );
+    assert!(!short.contains("more line"), "{short}");
+}
+
+#[test]
+fn while_a_question_is_open_the_status_line_waits_for_the_person_and_the_turns_time_stands_still() {
+    let mut app = app(100);
+    app.tick(0);
+    app.submit_text("write it");
+    app.take_effects();
+    app.event(&AgentEvent::Delta {
+        delta: StreamDelta::ToolInput {
+            tool_use_id: ToolUseId::new("t1"),
+            name: "Write".into(),
+            partial_json: String::new(),
+        },
+    });
+    app.tick(3_000);
+    let status = |app: &App| {
+        let frame = frame(app, 100, 14);
+        frame
+            .lines()
+            .find(|row| row.contains("mock-model"))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        status(&app).contains("preparing Write 3s"),
+        "{}",
+        status(&app)
+    );
+    app.permission(1, RequestId::new("r1"), detail(None));
+    app.tick(12_000);
+    assert!(
+        status(&app).starts_with("? waiting for your answer 9s · mock-model"),
+        "{}",
+        status(&app)
+    );
+    app.key(key(KeyCode::Char('y')));
+    app.take_effects();
+    // Two seconds after the answer: three of the model's before the
+    // question and two after, not the nine the person took.
+    app.tick(14_000);
+    assert!(
+        status(&app).contains("preparing Write 5s"),
+        "{}",
+        status(&app)
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use futures::future::Either;
 use riot_protocol::{
     AgentEvent, CancelScope, ClockExt, DecisionReason, PermissionGate, PermissionOutcome,
     PermissionPolicy, PermissionRequestDetail, PermissionRule, PermissionTarget, RequestId,
-    RuleBehavior, RulePattern, RuleSource, ToolCall, ToolEnv,
+    RuleBehavior, RulePattern, RuleSource, ToolCall, ToolEnv, UiPayload,
 };
 
 /// Why a call the person was asked about does not run.
@@ -31,7 +31,8 @@ pub(super) struct Asker<'a> {
 impl Asker<'_> {
     /// Asks the person through the gate, under the timeout and the cancel
     /// scope; always closes the question with `PermissionResolved`. The
-    /// question's events go to `emit`.
+    /// question's events go to `emit`; `preview` is what the call will do
+    /// (`Tool::preview`).
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn ask(
         &self,
@@ -40,6 +41,7 @@ impl Asker<'_> {
         reason: DecisionReason,
         message: String,
         suggested_rule: Option<String>,
+        preview: Option<UiPayload>,
         scope: &CancelScope,
         describe: &str,
         emit: &(dyn Fn(AgentEvent) + Sync),
@@ -70,6 +72,7 @@ impl Asker<'_> {
             reason: reason.clone(),
             message,
             suggested_rule,
+            preview,
         };
         emit(AgentEvent::PermissionRequest {
             request_id: request_id.clone(),

@@ -565,8 +565,11 @@ impl Run {
                     message: message.clone(),
                 };
                 let rule = self.policy.suggest_rule(&query, &asked);
+                let preview = prepared.preview(ctx).await;
                 self.asker()
-                    .ask(call, &target, reason, message, rule, scope, describe, &emit)
+                    .ask(
+                        call, &target, reason, message, rule, preview, scope, describe, &emit,
+                    )
                     .await?;
                 prepared
             }
@@ -575,6 +578,7 @@ impl Run {
                 let reason = DecisionReason::Consent {
                     detail: "the permission chain gave no verdict".into(),
                 };
+                let preview = prepared.preview(ctx).await;
                 self.asker()
                     .ask(
                         call,
@@ -582,6 +586,7 @@ impl Run {
                         reason,
                         format!("Allow {describe}?"),
                         None,
+                        preview,
                         scope,
                         describe,
                         &emit,

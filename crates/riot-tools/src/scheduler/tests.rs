@@ -10,7 +10,7 @@ use futures::StreamExt;
 use riot_protocol::{
     AgentEvent, CancelReason, CancelScope, DecisionReason, PermissionMode, PermissionOutcome,
     PermissionResult, ProgressPayload, PromptContext, RuleBehavior, RuleSource, Tool, ToolCall,
-    ToolCallResult, ToolContext, ToolOutcome, ToolResultContent, ToolUseId,
+    ToolCallResult, ToolContext, ToolOutcome, ToolResultContent, ToolUseId, UiPayload,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -95,6 +95,11 @@ impl Tool for Probe {
     }
     fn describe(&self, input: &ProbeInput) -> String {
         format!("probe {}", input.id)
+    }
+    async fn preview(&self, input: &ProbeInput, _ctx: &ToolContext) -> Option<UiPayload> {
+        Some(UiPayload::Text {
+            text: format!("what probe {} will do", input.id),
+        })
     }
     fn is_concurrency_safe(&self, input: &ProbeInput) -> bool {
         if input.action == Action::PanicInPredicate {
@@ -559,6 +564,16 @@ async fn an_ask_is_put_to_the_person_and_allow_always_is_remembered() {
     let asked = h.gate.asked();
     assert_eq!(asked[0].1.message, "Run this command?");
     assert_eq!(asked[0].1.describe, "probe s");
+    // The tool's preview goes with the question, to the gate and in the
+    // event alike.
+    let preview = Some(UiPayload::Text {
+        text: "what probe s will do".into(),
+    });
+    assert_eq!(asked[0].1.preview, preview);
+    let Some(AgentEvent::PermissionRequest { detail, .. }) = ran.events.first() else {
+        panic!("{:?}", ran.events)
+    };
+    assert_eq!(detail.preview, preview);
     assert_eq!(
         asked[0].1.suggested_rule.as_deref(),
         Some("Shell(make test)")

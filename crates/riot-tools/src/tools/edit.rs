@@ -53,6 +53,30 @@ enum Change {
     },
 }
 
+impl Change {
+    /// The diff this change makes: what the question shows and the
+    /// finished call reports.
+    fn diff(&self, new_string: &str) -> UiPayload {
+        match self {
+            Change::Create { display, .. } => UiPayload::FileDiff {
+                path: display.clone(),
+                created: true,
+                hunks: hunks("", new_string),
+            },
+            Change::Modify {
+                display,
+                decoded,
+                plan,
+                ..
+            } => UiPayload::FileDiff {
+                path: display.clone(),
+                created: false,
+                hunks: hunks(&decoded.text, &plan.new_text),
+            },
+        }
+    }
+}
+
 /// Every check of validate_input, against the current content.
 async fn check(ctx: &ToolContext, input: &EditInput) -> Result<Change, ValidationError> {
     if input.file_path.trim().is_empty() {
@@ -182,6 +206,13 @@ impl Tool for Edit {
         check(ctx, input).await.map(|_| ())
     }
 
+    async fn preview(&self, input: &EditInput, ctx: &ToolContext) -> Option<UiPayload> {
+        check(ctx, input)
+            .await
+            .ok()
+            .map(|change| change.diff(&input.new_string))
+    }
+
     async fn call(&self, input: EditInput, ctx: &ToolContext) -> ToolOutcome {
         // Again, by content: the person may have saved the file while the
         // permission question was open.
@@ -189,6 +220,7 @@ impl Tool for Edit {
             Ok(c) => c,
             Err(e) => return ToolOutcome::failed(e.message),
         };
+        let diff = change.diff(&input.new_string);
         match change {
             Change::Create { path, display } => {
                 if let Some(parent) = path.parent()
@@ -204,14 +236,7 @@ impl Tool for Edit {
                 {
                     return ToolOutcome::failed(message);
                 }
-                ToolOutcome::text(
-                    format!("Created {display}."),
-                    Some(UiPayload::FileDiff {
-                        path: display,
-                        created: true,
-                        hunks: hunks("", &input.new_string),
-                    }),
-                )
+                ToolOutcome::text(format!("Created {display}."), Some(diff))
             }
             Change::Modify {
                 path,
@@ -242,14 +267,7 @@ impl Tool for Edit {
                 if let Some(style) = plan.adapted {
                     msg.push_str(&format!(" old_string and new_string were matched and written with the file's {style} line endings."));
                 }
-                ToolOutcome::text(
-                    msg,
-                    Some(UiPayload::FileDiff {
-                        path: display,
-                        created: false,
-                        hunks: hunks(&decoded.text, &plan.new_text),
-                    }),
-                )
+                ToolOutcome::text(msg, Some(diff))
             }
         }
     }

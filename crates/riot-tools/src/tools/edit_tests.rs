@@ -289,3 +289,46 @@ async fn an_empty_old_string_creates_a_missing_file_only() {
     let same = refusal(&p, &edit("new/dir/x.txt", "fresh", "fresh")).await;
     assert!(same.message.contains("identical"));
 }
+
+#[tokio::test]
+async fn the_question_previews_every_hunk_of_the_edit() {
+    let p = TempProject::new();
+    let body: String = (1..=30)
+        .map(|i| {
+            if i == 5 || i == 25 {
+                "old\n".to_owned()
+            } else {
+                format!("{i}\n")
+            }
+        })
+        .collect();
+    p.write("m.txt", &body);
+    read(&p, "m.txt", None, None).await;
+    let mut input = edit("m.txt", "old", "new");
+    input.replace_all = true;
+    let Some(UiPayload::FileDiff { created, hunks, .. }) = Edit.preview(&input, &p.ctx()).await
+    else {
+        panic!("no preview")
+    };
+    assert!(!created);
+    let starts: Vec<_> = hunks.iter().map(|h| (h.old_start, h.new_start)).collect();
+    assert_eq!(
+        starts,
+        [(2, 2), (22, 22)],
+        "two places, three lines of context"
+    );
+    assert_eq!(
+        p.read("m.txt"),
+        body.into_bytes(),
+        "a preview changes nothing"
+    );
+    // A new file made by an empty old_string: all of it added.
+    let Some(UiPayload::FileDiff { created, hunks, .. }) = Edit
+        .preview(&edit("fresh.txt", "", "one\ntwo\n"), &p.ctx())
+        .await
+    else {
+        panic!("no preview")
+    };
+    assert!(created);
+    assert_eq!(hunks[0].new_lines, 2);
+}

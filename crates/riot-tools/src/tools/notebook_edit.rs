@@ -15,12 +15,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::diff::hunks;
+use crate::diff::{hunks, whole};
 use crate::freshness::{
     Need, check_fresh, code, display_path, read_existing, resolve_path, write_and_record,
 };
 use crate::tools::notebook::{
-    Notebook, cell_id, indent_before, is_notebook, parse, source_lines, to_json,
+    Notebook, cell_id, indent_before, is_notebook, parse, source_lines, text_of, to_json,
 };
 use crate::tools::schema_of;
 
@@ -83,6 +83,12 @@ struct Planned {
     old: String,
     new: String,
     summary: String,
+    /// The cell changed (an inserted cell's new id).
+    cell_id: String,
+    /// The cell's source before ("" for an insert) and after ("" for a
+    /// delete).
+    before: String,
+    after: String,
 }
 
 fn rejected(message: String) -> ValidationError {
@@ -133,7 +139,8 @@ async fn plan(ctx: &ToolContext, input: &NotebookEditInput) -> Result<Planned, V
             }
         )));
     }
-    let (new, summary) = match (mode, index) {
+    let source = |i: usize| text_of(nb.cells[i].get("source"));
+    let (new, summary, cell_id, before, after) = match (mode, index) {
         (EditMode::Insert, after) => {
             let Some(kind) = input.cell_type else {
                 return Err(rejected(
@@ -145,15 +152,22 @@ async fn plan(ctx: &ToolContext, input: &NotebookEditInput) -> Result<Planned, V
                 Some(_) => format!("after cell {}", input.cell_id),
                 None => "at the top".to_owned(),
             };
-            (new, format!("inserted {} cell {id} {place}", kind.as_str()))
+            let summary = format!("inserted {} cell {id} {place}", kind.as_str());
+            (new, summary, id, String::new(), input.new_source.clone())
         }
         (EditMode::Delete, Some(i)) => (
             delete(&old, &nb, i),
             format!("deleted cell {}", input.cell_id),
+            input.cell_id.clone(),
+            source(i),
+            String::new(),
         ),
         (_, Some(i)) => (
             replace(&old, &nb, i, input),
             format!("replaced the source of cell {}", input.cell_id),
+            input.cell_id.clone(),
+            source(i),
+            input.new_source.clone(),
         ),
         (_, None) => {
             return Err(rejected(
@@ -168,6 +182,9 @@ async fn plan(ctx: &ToolContext, input: &NotebookEditInput) -> Result<Planned, V
         old,
         new,
         summary,
+        cell_id,
+        before,
+        after,
     })
 }
 
@@ -360,6 +377,16 @@ impl Tool for NotebookEdit {
         ctx: &ToolContext,
     ) -> Result<(), ValidationError> {
         plan(ctx, input).await.map(|_| ())
+    }
+
+    /// The cell before and after, whole.
+    async fn preview(&self, input: &NotebookEditInput, ctx: &ToolContext) -> Option<UiPayload> {
+        let planned = plan(ctx, input).await.ok()?;
+        Some(UiPayload::NotebookCellDiff {
+            path: planned.display,
+            cell_id: planned.cell_id,
+            hunks: whole(&planned.before, &planned.after),
+        })
     }
 
     async fn call(&self, input: NotebookEditInput, ctx: &ToolContext) -> ToolOutcome {

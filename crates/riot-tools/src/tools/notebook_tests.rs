@@ -465,3 +465,60 @@ async fn image_outputs_reach_the_model_as_images_after_the_cells() {
         ]
     ));
 }
+
+/// The hunk lines of a cell preview as `(mark, text)`.
+fn cell_lines(preview: Option<UiPayload>) -> (String, Vec<(char, String)>) {
+    let Some(UiPayload::NotebookCellDiff { cell_id, hunks, .. }) = preview else {
+        panic!("no cell preview: {preview:?}");
+    };
+    let lines = hunks
+        .iter()
+        .flat_map(|h| &h.lines)
+        .map(|l| {
+            let mark = match l.kind {
+                riot_protocol::DiffLineKind::Context => ' ',
+                riot_protocol::DiffLineKind::Added => '+',
+                riot_protocol::DiffLineKind::Removed => '-',
+            };
+            (mark, l.text.clone())
+        })
+        .collect();
+    (cell_id, lines)
+}
+
+#[tokio::test]
+async fn the_question_previews_the_cell_before_and_after_and_changes_nothing() {
+    let original = notebook(&[INTRO, C1, C2]);
+    let p = project(&original).await;
+    let ctx = p.ctx();
+    let replace = edit("intro", "# Title\nOther text", None, EditMode::Replace);
+    let (id, lines) = cell_lines(NotebookEdit.preview(&replace, &ctx).await);
+    assert_eq!(id, "intro");
+    assert_eq!(
+        lines,
+        [
+            (' ', "# Title".to_owned()),
+            ('-', "Some text".to_owned()),
+            ('+', "Other text".to_owned()),
+        ]
+    );
+    let delete = edit("c1", "", None, EditMode::Delete);
+    let (id, lines) = cell_lines(NotebookEdit.preview(&delete, &ctx).await);
+    assert_eq!(id, "c1");
+    assert_eq!(lines, [('-', "print('héllo')".to_owned())]);
+    let insert = edit("c2", "a = 1\nb = 2", Some(CellType::Code), EditMode::Insert);
+    let (id, lines) = cell_lines(NotebookEdit.preview(&insert, &ctx).await);
+    assert_eq!(id.len(), 8, "the new cell's own id: {id}");
+    assert_eq!(
+        lines,
+        [('+', "a = 1".to_owned()), ('+', "b = 2".to_owned())]
+    );
+    // A call that would be refused has nothing to preview; nothing was written.
+    assert!(
+        NotebookEdit
+            .preview(&edit("nope", "x", None, EditMode::Replace), &ctx)
+            .await
+            .is_none()
+    );
+    assert_eq!(file(&p), original);
+}

@@ -68,6 +68,37 @@ async fn check(
     Ok((path, display, existing))
 }
 
+/// The text a write puts in the file: `content`, with an existing file's
+/// CRLF line endings kept; whether its BOM is kept; what was kept, for
+/// the model.
+fn planned(content: &str, existing: Option<&Existing>) -> (String, bool, Vec<&'static str>) {
+    let mut notes = Vec::new();
+    let mut text = content.to_owned();
+    let mut bom = false;
+    if let Some(old) = existing {
+        if old.bom && !text.starts_with(BOM) {
+            bom = true;
+            notes.push("kept its UTF-8 BOM");
+        }
+        if line_endings(&old.text) == LineEndings::Crlf && line_endings(&text) == LineEndings::Lf {
+            text = lf_to_crlf(&text);
+            notes.push("kept its CRLF line endings");
+        }
+    }
+    (text, bom, notes)
+}
+
+/// The diff a write makes: against the existing file, or a new file's
+/// every line as added.
+fn diff(display: String, existing: Option<&Existing>, text: &str) -> UiPayload {
+    let old_text = existing.map_or("", |e| e.text.as_str());
+    UiPayload::FileDiff {
+        path: display,
+        created: existing.is_none(),
+        hunks: hunks(old_text, text),
+    }
+}
+
 #[async_trait]
 impl Tool for Write {
     type Input = WriteInput;
@@ -132,27 +163,19 @@ impl Tool for Write {
         check(ctx, input).await.map(|_| ())
     }
 
+    async fn preview(&self, input: &WriteInput, ctx: &ToolContext) -> Option<UiPayload> {
+        let (_, display, existing) = check(ctx, input).await.ok()?;
+        let (text, _, _) = planned(&input.content, existing.as_ref());
+        Some(diff(display, existing.as_ref(), &text))
+    }
+
     async fn call(&self, input: WriteInput, ctx: &ToolContext) -> ToolOutcome {
         // Again, by content: the file may have changed while permission was asked.
         let (path, display, existing) = match check(ctx, &input).await {
             Ok(checked) => checked,
             Err(e) => return ToolOutcome::failed(e.message),
         };
-        let mut notes = Vec::new();
-        let mut text = input.content.clone();
-        let mut bom = false;
-        if let Some(old) = &existing {
-            if old.bom && !text.starts_with(BOM) {
-                bom = true;
-                notes.push("kept its UTF-8 BOM");
-            }
-            if line_endings(&old.text) == LineEndings::Crlf
-                && line_endings(&text) == LineEndings::Lf
-            {
-                text = lf_to_crlf(&text);
-                notes.push("kept its CRLF line endings");
-            }
-        }
+        let (text, bom, notes) = planned(&input.content, existing.as_ref());
         let mut bytes = Vec::with_capacity(text.len() + 3);
         if bom {
             bytes.extend_from_slice(BOM.as_bytes());
@@ -187,15 +210,7 @@ impl Tool for Write {
             msg.push_str(&format!("; the file {}", notes.join(" and ")));
         }
         msg.push('.');
-        let old_text = existing.as_ref().map(|e| e.text.as_str()).unwrap_or("");
-        ToolOutcome::text(
-            msg,
-            Some(UiPayload::FileDiff {
-                path: display,
-                created: existing.is_none(),
-                hunks: hunks(old_text, &text),
-            }),
-        )
+        ToolOutcome::text(msg, Some(diff(display, existing.as_ref(), &text)))
     }
 }
 

@@ -89,3 +89,62 @@ async fn a_rewrite_keeps_the_bom_and_crlf_of_the_file() {
     );
     assert_eq!(p.read("w.txt"), b"\xef\xbb\xbfa\r\nc\r\n".to_vec());
 }
+
+#[tokio::test]
+async fn the_question_previews_a_new_file_whole_and_an_existing_one_as_a_diff() {
+    let p = TempProject::new();
+    let content: String = (1..=300).map(|i| format!("line {i}\n")).collect();
+    let Some(UiPayload::FileDiff {
+        path,
+        created,
+        hunks,
+    }) = Write.preview(&write("big.txt", &content), &p.ctx()).await
+    else {
+        panic!("no preview")
+    };
+    assert_eq!((path.as_str(), created), ("big.txt", true));
+    assert_eq!(hunks.len(), 1);
+    assert_eq!((hunks[0].new_start, hunks[0].new_lines), (1, 300));
+    assert_eq!(hunks[0].lines[299].text, "line 300");
+    assert!(
+        !p.root().join("big.txt").exists(),
+        "a preview writes nothing"
+    );
+
+    p.write("o.txt", "a\nb\nc\nd\ne\nf\ng\nh\n");
+    read(&p, "o.txt", None, None).await;
+    let Some(UiPayload::FileDiff { created, hunks, .. }) = Write
+        .preview(&write("o.txt", "a\nb\nc\nd\nE\nf\ng\nh\n"), &p.ctx())
+        .await
+    else {
+        panic!("no preview")
+    };
+    assert!(!created);
+    assert_eq!(hunks.len(), 1);
+    assert_eq!(
+        (hunks[0].old_start, hunks[0].old_lines, hunks[0].new_start),
+        (2, 7, 2),
+        "three lines of context on each side"
+    );
+    let changed: Vec<_> = hunks[0]
+        .lines
+        .iter()
+        .filter(|l| l.kind != riot_protocol::DiffLineKind::Context)
+        .map(|l| (l.kind, l.text.as_str()))
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            (riot_protocol::DiffLineKind::Removed, "e"),
+            (riot_protocol::DiffLineKind::Added, "E")
+        ]
+    );
+    // An existing file that was not read: refused, so nothing to preview.
+    p.write("unread.txt", "x\n");
+    assert!(
+        Write
+            .preview(&write("unread.txt", "y\n"), &p.ctx())
+            .await
+            .is_none()
+    );
+}

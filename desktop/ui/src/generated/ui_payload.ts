@@ -2,7 +2,8 @@
 // Regenerate with `npm run generate` after `cargo run -p riot-protocol --bin gen-schema`.
 
 /**
- * What a tool shows people about a finished call.
+ * What a tool shows people about a finished call, or about a call a
+ * permission question asks about (`PermissionRequestDetail::preview`).
  */
 export type UiPayload =
   | {
@@ -56,6 +57,15 @@ export type UiPayload =
        * The file did not exist before.
        */
       created: boolean;
+      hunks: DiffHunk[];
+    }
+  | {
+      type: "notebook_cell_diff";
+      path: string;
+      /**
+       * The cell's id (an inserted cell's new id).
+       */
+      cell_id: string;
       hunks: DiffHunk[];
     }
   | {

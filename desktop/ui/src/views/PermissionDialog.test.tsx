@@ -23,6 +23,40 @@ function ask(toolCall: RequestPermissionRequest["toolCall"], onAnswer = vi.fn(),
   return onAnswer;
 }
 
+/** Riot's `_meta.riot.detail` for a question about `tool` on `path`. */
+function detail(tool: string, path: string) {
+  return {
+    tool_use_id: "call_1",
+    tool_name: tool,
+    describe: `${tool} ${path}`,
+    input: {},
+    path,
+    reason: { kind: "mode", detail: "default mode asks before changing files", mode: "default" },
+    message: `Riot wants to change ${path}`,
+  };
+}
+
+type Kind = "context" | "added" | "removed";
+
+/** A hunk starting at `oldStart` / `newStart` with these lines. */
+function hunk(oldStart: number, newStart: number, lines: [Kind, string][]) {
+  const count = (kind: Kind) => lines.filter(([k]) => k === "context" || k === kind).length;
+  return {
+    old_start: oldStart,
+    old_lines: count("removed"),
+    new_start: newStart,
+    new_lines: count("added"),
+    lines: lines.map(([kind, text]) => ({ kind, text })),
+  };
+}
+
+/** Each diff row of `root` as its old number, new number and marked text. */
+function rows(root: HTMLElement): string[][] {
+  return [...root.querySelectorAll("tr.diff-line")].map((row) =>
+    [...row.querySelectorAll("td")].map((cell) => cell.textContent ?? ""),
+  );
+}
+
 describe("PermissionDialog", () => {
   it("shows a file tool's path resolved against the project, as Riot sends the call today", () => {
     ask({
@@ -36,7 +70,8 @@ describe("PermissionDialog", () => {
     expect(screen.getByRole("heading").textContent).toBe("Riot wants to change a file");
     expect(screen.getByTestId("permission-title").textContent).toBe("Write ../project/out.txt");
     expect(screen.getByTestId("permission-path").textContent).toBe("/home/me/project/out.txt");
-    expect(screen.getByText("Content to write (2 lines)")).toBeTruthy();
+    // No preview from Riot, none guessed from the input.
+    expect(screen.queryByTestId("permission-preview")).toBeNull();
   });
 
   it("prefers the path Riot resolved (symlinks and all) when it sends it", () => {
@@ -62,6 +97,78 @@ describe("PermissionDialog", () => {
     expect(screen.getByTestId("permission-tool").textContent).toBe("Write");
     expect(screen.getByTestId("permission-path").textContent).toBe("/srv/real/out.txt");
     expect(screen.getByTestId("permission-reason").textContent).toBe("Riot wants to write /srv/real/out.txt");
+  });
+
+  it("shows a new file's every line, numbered, and its line count, from Riot's preview", () => {
+    ask({
+      toolCallId: "call_3",
+      title: "Write notes.txt",
+      kind: "edit",
+      rawInput: { file_path: "notes.txt", content: "first\nsecond\nthird\n" },
+      _meta: {
+        riot: {
+          detail: {
+            ...detail("Write", "/home/me/project/notes.txt"),
+            preview: {
+              type: "file_diff",
+              path: "notes.txt",
+              created: true,
+              hunks: [hunk(0, 1, [["added", "first"], ["added", "second"], ["added", "third"]])],
+            },
+          },
+        },
+      },
+    });
+    const preview = screen.getByTestId("permission-preview");
+    expect(preview.querySelector("summary")?.textContent).toBe("New file, 3 lines");
+    expect(preview.querySelector(".badge")?.textContent).toBe("new file");
+    expect(rows(preview)).toEqual([
+      ["", "1", "+first"],
+      ["", "2", "+second"],
+      ["", "3", "+third"],
+    ]);
+  });
+
+  it("shows every hunk of an edit that changes several places, with their line numbers", () => {
+    ask({
+      toolCallId: "call_4",
+      title: "Edit m.txt (every occurrence)",
+      kind: "edit",
+      rawInput: { file_path: "m.txt", old_string: "old", new_string: "new", replace_all: true },
+      _meta: {
+        riot: {
+          detail: {
+            ...detail("Edit", "/home/me/project/m.txt"),
+            preview: {
+              type: "file_diff",
+              path: "m.txt",
+              created: false,
+              hunks: [
+                hunk(4, 4, [["context", "4"], ["removed", "old"], ["added", "new"], ["context", "6"]]),
+                hunk(24, 24, [["context", "24"], ["removed", "old"], ["added", "new"], ["context", "26"]]),
+              ],
+            },
+          },
+        },
+      },
+    });
+    const preview = screen.getByTestId("permission-preview");
+    expect(preview.querySelector("summary")?.textContent).toBe("Change in 2 places");
+    expect(preview.querySelector(".diff-stat")?.textContent).toBe("+2 −2");
+    expect([...preview.querySelectorAll(".diff-hunk-header")].map((h) => h.textContent)).toEqual([
+      "@@ -4,3 +4,3 @@",
+      "@@ -24,3 +24,3 @@",
+    ]);
+    expect(rows(preview)).toEqual([
+      ["4", "4", " 4"],
+      ["5", "", "-old"],
+      ["", "5", "+new"],
+      ["6", "6", " 6"],
+      ["24", "24", " 24"],
+      ["25", "", "-old"],
+      ["", "25", "+new"],
+      ["26", "26", " 26"],
+    ]);
   });
 
   it("shows the full command of a shell tool, every line of it", () => {

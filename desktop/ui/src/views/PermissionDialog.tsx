@@ -2,6 +2,8 @@ import { useEffect, useLayoutEffect, useRef, useState } from "react";
 
 import { permissionDetail, type PermissionOption, type RequestPermissionRequest } from "../bridge";
 import { hasModifier, inFront, isTextEntry, useModalFocus } from "./focus";
+import { asUiPayload, type UiPayload } from "./payloads/payload";
+import { PayloadView } from "./payloads/PayloadView";
 import { toolLabel } from "./ToolCard";
 import { toolTarget } from "./tool-target";
 
@@ -58,35 +60,38 @@ function activates(target: EventTarget | null, key: string): boolean {
   );
 }
 
-/** What the call would write or change, when its input says. */
-function Preview({ input }: { input: unknown }) {
-  if (typeof input !== "object" || input === null) return null;
-  const fields = input as Record<string, unknown>;
-  if (typeof fields.content === "string") {
-    const lines = fields.content === "" ? 0 : fields.content.replace(/\n$/, "").split("\n").length;
-    return (
-      <details className="permission-preview">
-        <summary>Content to write ({lines === 1 ? "1 line" : `${lines} lines`})</summary>
-        <pre className="output">{fields.content}</pre>
-      </details>
-    );
+/** The heading of a preview: what it shows. */
+function previewTitle(payload: UiPayload): string {
+  const lines = (n: number) => (n === 1 ? "1 line" : `${n} lines`);
+  switch (payload.type) {
+    case "file_diff":
+      return payload.created
+        ? `New file, ${lines(payload.hunks.reduce((n, h) => n + h.new_lines, 0))}`
+        : payload.hunks.length > 1
+          ? `Change in ${payload.hunks.length} places`
+          : "Change";
+    case "notebook_cell_diff":
+      return `Cell ${payload.cell_id}, before and after`;
+    default:
+      return "What it will do";
   }
-  if (typeof fields.old_string === "string" && typeof fields.new_string === "string") {
-    return (
-      <details className="permission-preview" open>
-        <summary>Change</summary>
-        <pre className="output diff-preview">
-          {fields.old_string.split("\n").map((l, i) => (
-            <span key={`o${i}`} className="diff-removed">{`- ${l}\n`}</span>
-          ))}
-          {fields.new_string.split("\n").map((l, i) => (
-            <span key={`n${i}`} className="diff-added">{`+ ${l}\n`}</span>
-          ))}
-        </pre>
-      </details>
-    );
-  }
-  return null;
+}
+
+/**
+ * What the call will do, as Riot previewed it when it asked (the
+ * question's `preview`: an edit's or a write's diff, a new file's every
+ * line, a notebook cell before and after) — the payload the terminal UI
+ * and ACP clients show too.
+ */
+function Preview({ raw }: { raw: unknown }) {
+  const payload = asUiPayload(raw);
+  if (payload === null) return null;
+  return (
+    <details className="permission-preview" open data-testid="permission-preview">
+      <summary>{previewTitle(payload)}</summary>
+      <PayloadView raw={payload} />
+    </details>
+  );
 }
 
 /** The keys beyond the ones shown in the buttons. */
@@ -217,7 +222,7 @@ export function PermissionDialog({ request, cwd, otherSession, onAnswer }: Props
             {t}
           </pre>
         ))}
-        <Preview input={call.rawInput} />
+        <Preview raw={detail?.preview} />
         <div className="permission-options">
           {request.options.map((option) => {
             const keys = KEYS[option.kind];

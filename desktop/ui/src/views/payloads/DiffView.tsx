@@ -32,24 +32,52 @@ function HunkView({ hunk }: { hunk: Hunk }) {
   );
 }
 
+/** Lines of `kind` in `hunks`. */
+function count(hunks: readonly Hunk[], kind: Hunk["lines"][number]["kind"]): number {
+  return hunks.reduce((n, h) => n + h.lines.filter((l) => l.kind === kind).length, 0);
+}
+
+function DiffStat({ hunks }: { hunks: readonly Hunk[] }) {
+  return (
+    <span className="diff-stat">
+      <span className="diff-stat-added">+{count(hunks, "added")}</span>{" "}
+      <span className="diff-stat-removed">−{count(hunks, "removed")}</span>
+    </span>
+  );
+}
+
+function Hunks({ hunks }: { hunks: readonly Hunk[] }) {
+  return hunks.length === 0 ? (
+    <p className="payload-note">No changes.</p>
+  ) : (
+    <table className="diff">{hunks.map((hunk, i) => <HunkView key={i} hunk={hunk} />)}</table>
+  );
+}
+
 /** A file created or changed: its hunks with old and new line numbers. */
 export function DiffView({ payload }: { payload: PayloadOf<"file_diff"> }) {
-  const added = payload.hunks.reduce((n, h) => n + h.lines.filter((l) => l.kind === "added").length, 0);
-  const removed = payload.hunks.reduce((n, h) => n + h.lines.filter((l) => l.kind === "removed").length, 0);
   return (
     <div className="payload payload-diff">
       <div className="payload-head">
         <code className="payload-path">{payload.path}</code>
         {payload.created && <span className="badge">new file</span>}
-        <span className="diff-stat">
-          <span className="diff-stat-added">+{added}</span> <span className="diff-stat-removed">−{removed}</span>
-        </span>
+        <DiffStat hunks={payload.hunks} />
       </div>
-      {payload.hunks.length === 0 ? (
-        <p className="payload-note">No changes.</p>
-      ) : (
-        <table className="diff">{payload.hunks.map((hunk, i) => <HunkView key={i} hunk={hunk} />)}</table>
-      )}
+      <Hunks hunks={payload.hunks} />
+    </div>
+  );
+}
+
+/** A notebook cell before and after (NotebookEdit's question): its lines numbered within the cell. */
+export function CellDiffView({ payload }: { payload: PayloadOf<"notebook_cell_diff"> }) {
+  return (
+    <div className="payload payload-diff">
+      <div className="payload-head">
+        <code className="payload-path">{payload.path}</code>
+        <span className="badge">cell {payload.cell_id}</span>
+        <DiffStat hunks={payload.hunks} />
+      </div>
+      <Hunks hunks={payload.hunks} />
     </div>
   );
 }

@@ -2,7 +2,7 @@ import type { ShownImage } from "../../state/conversation";
 import { imageUrl } from "../../state/images";
 import { CommandView } from "./CommandView";
 import { DiagnosticsView } from "./DiagnosticsView";
-import { DiffView } from "./DiffView";
+import { CellDiffView, DiffView } from "./DiffView";
 import { asUiPayload, type PayloadOf } from "./payload";
 import { FileListView, SearchResultsView } from "./SearchViews";
 import { TodosView } from "./TodosView";
@@ -108,6 +108,8 @@ export function PayloadView({ raw, images = [] }: { raw: unknown; images?: reado
       return <PdfReadView payload={payload} />;
     case "file_diff":
       return <DiffView payload={payload} />;
+    case "notebook_cell_diff":
+      return <CellDiffView payload={payload} />;
     case "command":
       return <CommandView payload={payload} />;
     case "file_list":

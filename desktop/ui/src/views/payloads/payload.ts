@@ -1,5 +1,6 @@
 // Riot's structured tool payload (docs/design.md §6.2) arrives as a tool
-// call's `rawOutput`. Its type is generated from schemas/ui_payload.json;
+// call's `rawOutput`, and as a permission question's preview (in
+// `_meta.riot.detail.preview`). Its type is generated from schemas/ui_payload.json;
 // this checks that a value really has that shape before a renderer
 // trusts it, so a payload from a newer Riot shows as "not shown" rather
 // than breaking the conversation.
@@ -45,6 +46,7 @@ const SHAPES: { [K in UiPayload["type"]]: (v: Fields) => boolean } = {
   }),
   pdf_read: shape({ path: isString, first_page: isCount, last_page: isCount, total_pages: isCount }),
   file_diff: shape({ path: isString, created: isBool, hunks: isArrayOf(isHunk) }),
+  notebook_cell_diff: shape({ path: isString, cell_id: isString, hunks: isArrayOf(isHunk) }),
   command: shape({
     command: isString,
     exit_code: isOptional(isInteger),

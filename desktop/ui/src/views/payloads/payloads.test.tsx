@@ -17,6 +17,7 @@ describe("asUiPayload", () => {
       { type: "notebook_read", path: "n.ipynb", cells: [{ id: "c1", cell_type: "code", lines: 2, outputs: 1 }] },
       { type: "pdf_read", path: "a.pdf", first_page: 2, last_page: 4, total_pages: 9 },
       { type: "file_diff", path: "a.rs", created: true, hunks: [] },
+      { type: "notebook_cell_diff", path: "n.ipynb", cell_id: "c1", hunks: [] },
       { type: "command", command: "ls", exit_code: 0, stdout: "", stderr: "", truncated: false, timed_out: false },
       { type: "file_list", pattern: "*.rs", paths: [], total: 0, truncated: false },
       { type: "search_results", pattern: "x", matches: [], total: 0, truncated: false },
@@ -132,6 +133,37 @@ describe("PayloadView", () => {
       hunks: [{ old_start: 0, old_lines: 0, new_start: 1, new_lines: 1, lines: [{ kind: "added", text: "hello" }] }],
     });
     expect(screen.getByText("new file")).toBeTruthy();
+  });
+
+  it("shows a notebook cell before and after, numbered within the cell", () => {
+    const container = show({
+      type: "notebook_cell_diff",
+      path: "analysis.ipynb",
+      cell_id: "c1",
+      hunks: [
+        {
+          old_start: 1,
+          old_lines: 2,
+          new_start: 1,
+          new_lines: 2,
+          lines: [
+            { kind: "context", text: "import os" },
+            { kind: "removed", text: "print(1)" },
+            { kind: "added", text: "print(2)" },
+          ],
+        },
+      ],
+    });
+    expect(screen.getByText("analysis.ipynb")).toBeTruthy();
+    expect(screen.getByText("cell c1")).toBeTruthy();
+    const rows = [...container.querySelectorAll("tr.diff-line")].map((row) =>
+      [...row.querySelectorAll("td")].map((td) => td.textContent),
+    );
+    expect(rows).toEqual([
+      ["1", "1", " import os"],
+      ["2", "", "-print(1)"],
+      ["", "2", "+print(2)"],
+    ]);
   });
 
   it("shows a command with its exit code, stdout and stderr", () => {
