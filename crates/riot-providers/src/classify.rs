@@ -81,6 +81,8 @@ fn kind_for(status: Option<u16>, code: &str, message: &str) -> ProviderErrorKind
         || lower.contains("prompt is too long")
         || lower.contains("context_length_exceeded")
         || lower.contains("maximum context length")
+        || lower.contains("exceed context limit")
+        || lower.contains("exceeds the available context size")
         || lower.contains("context window");
     let media =
         lower.contains("image") && (lower.contains("too large") || lower.contains("exceeds"));
@@ -215,6 +217,18 @@ mod tests {
                 r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
                 K::ContextOverflow,
                 "This model's maximum context length is 128000 tokens.",
+            ),
+            (
+                400,
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 7000 + 2048 > 8192, decrease input length or `max_tokens` and try again"}}"#,
+                K::ContextOverflow,
+                "input length and `max_tokens` exceed context limit: 7000 + 2048 > 8192, decrease input length or `max_tokens` and try again",
+            ),
+            (
+                400,
+                r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
+                K::ContextOverflow,
+                "the request exceeds the available context size, try increasing it",
             ),
             (
                 401,

@@ -97,4 +97,4 @@ pub use script::{
     ReasoningRule, Reply, RoleRule, Script, UsageRule, When, Wire, frame, last_user_text,
 };
 pub use server::{MockServer, REQUESTS_PATH, RecordedRequest};
-pub use validate::{Rejection, check_alternation, validate};
+pub use validate::{Rejection, check_alternation, check_window, validate};

@@ -189,6 +189,12 @@ pub struct Script {
     /// Rules answering matching requests out of turn, first match wins.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub when: Vec<When>,
+    /// The model's context window in tokens, enforced as the real APIs
+    /// do: a request whose input (body bytes / 4, as
+    /// [`UsageRule::RequestSize`] counts it) plus its `max_tokens` exceeds
+    /// it is rejected with the wire's own overflow error. `None`: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
     /// Bytes per body chunk written to the socket (default 4096).
     #[serde(default = "default_chunk")]
     pub chunk_size: usize,
@@ -215,10 +221,17 @@ impl Script {
             roles: RoleRule::default(),
             usage: UsageRule::default(),
             when: Vec::new(),
+            context_window: None,
             chunk_size: default_chunk(),
             model: default_model(),
             replies,
         }
+    }
+
+    /// Enforces a context window of `tokens` (see [`Script::context_window`]).
+    pub fn context_window(mut self, tokens: u64) -> Self {
+        self.context_window = Some(tokens);
+        self
     }
 
     /// Sets the chunk size.

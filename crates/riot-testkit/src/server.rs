@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::script::{Reply, RoleRule, Script, Wire, frame, generated_events, generated_json};
-use crate::validate::{check_alternation, error_body, validate};
+use crate::validate::{check_alternation, check_window, error_body, validate};
 
 /// One request as the server received it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -281,7 +281,14 @@ fn respond(
         RoleRule::Merge => Ok(()),
         RoleRule::Alternate => check_alternation(wire, body),
     };
-    if let Err(rejection) = validate(wire, script.reasoning, body).and(alternation) {
+    let window = match script.context_window {
+        Some(tokens) => check_window(wire, body, body_bytes, tokens),
+        None => Ok(()),
+    };
+    if let Err(rejection) = validate(wire, script.reasoning, body)
+        .and(alternation)
+        .and(window)
+    {
         return (
             json_response(rejection.status, &rejection.body),
             rejection.status,

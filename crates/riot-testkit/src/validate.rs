@@ -43,6 +43,54 @@ pub fn validate(wire: Wire, rule: ReasoningRule, body: &Value) -> Result<(), Rej
     }
 }
 
+/// Rejects a request that does not fit a context window of `window`
+/// tokens, as the real APIs do: the input, counted as body bytes / 4, plus
+/// the output the request reserves (`max_tokens`, `max_completion_tokens`
+/// or `max_output_tokens`) must fit. The message is the wire's own.
+pub fn check_window(
+    wire: Wire,
+    body: &Value,
+    body_bytes: usize,
+    window: u64,
+) -> Result<(), Rejection> {
+    let input = (body_bytes as u64).div_ceil(4);
+    let output = ["max_tokens", "max_completion_tokens", "max_output_tokens"]
+        .iter()
+        .find_map(|k| body.get(*k).and_then(Value::as_u64))
+        .unwrap_or(0);
+    if input + output <= window {
+        return Ok(());
+    }
+    let (message, code) = match wire {
+        Wire::Anthropic if input > window => (
+            format!("prompt is too long: {input} tokens > {window} maximum"),
+            None,
+        ),
+        Wire::Anthropic => (
+            format!(
+                "input length and `max_tokens` exceed context limit: {input} + {output} > {window}, decrease input length or `max_tokens` and try again"
+            ),
+            None,
+        ),
+        Wire::Openai => (
+            format!(
+                "This model's maximum context length is {window} tokens. However, you requested {} tokens ({input} in the messages, {output} in the completion). Please reduce the length of the messages or completion.",
+                input + output
+            ),
+            Some("context_length_exceeded"),
+        ),
+        Wire::OpenaiResponses => (
+            "Your input exceeds the context window of this model. Please adjust your input and try again.".to_owned(),
+            Some("context_length_exceeded"),
+        ),
+    };
+    let mut body = error_body(wire, &message);
+    if let Some(code) = code {
+        body["error"]["code"] = json!(code);
+    }
+    Err(Rejection { status: 400, body })
+}
+
 /// Rejects, as an endpoint requiring strict alternation would, two user
 /// messages in a row, or two assistant messages without a tool message
 /// between them (Chat Completions). Responses input is not checked. Used by
@@ -201,6 +249,28 @@ fn anthropic(body: &Value) -> Result<(), Rejection> {
     };
     if messages.is_empty() {
         return reject(w, "messages: at least one message is required".into());
+    }
+    let declares_tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    let uses_tools = messages.iter().any(|m| {
+        m.get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|b| {
+                matches!(
+                    b.get("type").and_then(Value::as_str),
+                    Some("tool_use" | "tool_result")
+                )
+            })
+    });
+    if uses_tools && !declares_tools {
+        return reject(
+            w,
+            "Requests which include `tool_use` or `tool_result` blocks must define tools.".into(),
+        );
     }
     let breakpoints = count_cache_control(body);
     if breakpoints > 4 {

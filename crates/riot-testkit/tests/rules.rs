@@ -29,7 +29,8 @@ async fn post(server: &MockServer, path: &str, body: &Value) -> (u16, Value) {
 }
 
 fn anthropic(messages: Value) -> Value {
-    json!({"model": "m", "max_tokens": 100, "stream": false, "messages": messages})
+    json!({"model": "m", "max_tokens": 100, "stream": false, "messages": messages,
+        "tools": [{"name": "Read", "description": "Reads", "input_schema": {"type": "object"}}]})
 }
 
 fn text_of(reply: &Value) -> &str {

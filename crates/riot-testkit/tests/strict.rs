@@ -3,7 +3,7 @@
 //! of docs/testing.md's "strict mock model server" is asserted with the
 //! reason of the refusal, plus the `riot-mock-model` binary end to end.
 
-use riot_testkit::{ReasoningRule, Wire, check_alternation, validate};
+use riot_testkit::{ReasoningRule, Wire, check_alternation, check_window, validate};
 use serde_json::{Value, json};
 
 fn message(wire: Wire, rule: ReasoningRule, body: Value) -> Option<String> {
@@ -17,7 +17,8 @@ fn anthropic(messages: Value) -> Option<String> {
     message(
         Wire::Anthropic,
         ReasoningRule::Reject,
-        json!({"model": "m", "max_tokens": 10, "messages": messages}),
+        json!({"model": "m", "max_tokens": 10, "messages": messages,
+            "tools": [{"name": "Read", "description": "Reads", "input_schema": {"type": "object"}}]}),
     )
 }
 
@@ -281,6 +282,70 @@ fn anthropic_image_rules() {
     assert_eq!(
         anthropic(json!([{"role": "user", "content": [image("image/gif", PNG)]}])).unwrap(),
         "messages.0.content.0.image.source.base64: Image does not match the provided media type image/gif"
+    );
+}
+
+#[test]
+fn anthropic_tool_blocks_need_declared_tools() {
+    let call = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]});
+    let result = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]});
+    let body = |tools: Value| {
+        json!({"model": "m", "max_tokens": 10, "tools": tools,
+            "messages": [{"role": "user", "content": "hi"}, call, result]})
+    };
+    let refusal = "Requests which include `tool_use` or `tool_result` blocks must define tools.";
+    for tools in [json!([]), Value::Null] {
+        assert_eq!(
+            message(Wire::Anthropic, ReasoningRule::Reject, body(tools)).as_deref(),
+            Some(refusal)
+        );
+    }
+    let plain =
+        json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]});
+    assert_eq!(message(Wire::Anthropic, ReasoningRule::Reject, plain), None);
+}
+
+#[test]
+fn a_window_counts_the_input_as_bytes_over_four_plus_the_reserved_output() {
+    let refusal = |wire: Wire, body: Value, bytes: usize| {
+        check_window(wire, &body, bytes, 8192).err().map(|r| {
+            (
+                r.status,
+                r.body["error"]["message"].as_str().unwrap().to_owned(),
+                r.body["error"]["code"].clone(),
+            )
+        })
+    };
+    let anthropic = json!({"max_tokens": 2048});
+    assert_eq!(
+        refusal(Wire::Anthropic, anthropic.clone(), 4 * 6144),
+        None,
+        "exactly full fits"
+    );
+    assert_eq!(
+        refusal(Wire::Anthropic, anthropic.clone(), 4 * 6144 + 1),
+        Some((400, "input length and `max_tokens` exceed context limit: 6145 + 2048 > 8192, decrease input length or `max_tokens` and try again".into(), Value::Null))
+    );
+    assert_eq!(
+        refusal(Wire::Anthropic, anthropic, 4 * 9000),
+        Some((
+            400,
+            "prompt is too long: 9000 tokens > 8192 maximum".into(),
+            Value::Null
+        ))
+    );
+    assert_eq!(
+        refusal(Wire::Openai, json!({"max_completion_tokens": 4000}), 4 * 5000),
+        Some((400, "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (5000 in the messages, 4000 in the completion). Please reduce the length of the messages or completion.".into(), json!("context_length_exceeded")))
+    );
+    assert_eq!(
+        refusal(
+            Wire::OpenaiResponses,
+            json!({"max_output_tokens": 100}),
+            4 * 8100
+        )
+        .map(|r| r.2),
+        Some(json!("context_length_exceeded"))
     );
 }
 

@@ -74,7 +74,7 @@ pub struct GrepInput {
     /// Let `.` match newlines and patterns span lines.
     #[serde(default)]
     pub multiline: Option<bool>,
-    /// Entries (files, lines or counts) shown at most (default 250).
+    /// Entries (files, lines or counts) shown at most (default 250; 0: all).
     #[serde(default)]
     pub head_limit: Option<usize>,
     /// Entries skipped before the first shown.
@@ -295,7 +295,7 @@ impl Tool for Grep {
              - `output_mode`: `files_with_matches` (default: paths only), `content` (matching lines; `-n` line numbers, on by default; `-A`/`-B`/`-C` context lines), `count` (matching lines per file).\n\
              - Filter with `glob` (e.g. `*.rs`, `src/**/*.{ts,tsx}`) or `type` (rust, py, js, …); `-i` ignores case; `multiline: true` lets patterns span lines and `.` match newlines.\n\
              - Files ignored by .gitignore, hidden files and binary files are skipped, as rg does. Files that may hold secrets (`.env`, key files, credentials) are skipped too and listed; name one as `path` to search it (the person is asked).\n\
-             - Results are sorted by path; at most `head_limit` entries (default 250) after skipping `offset`; when more exist the result says so, and how to get the rest.\n",
+             - Results are sorted by path; at most `head_limit` entries (default 250; 0 for all) after skipping `offset`; when more exist the result says so, and how to get the rest.\n",
         );
         if cx.has_tool("Glob") {
             p.push_str("\nGrep searches inside files; to find files by name use Glob.\n");
@@ -349,11 +349,6 @@ impl Tool for Grep {
         matcher(input)?;
         let base = base_path(input, ctx);
         filters(input, &base)?;
-        if input.head_limit == Some(0) {
-            return Err(ValidationError::rejected(
-                "`head_limit` must be at least 1, or omitted for 250.",
-            ));
-        }
         if ctx.env.fs.metadata(&base).await.is_err() {
             return Err(ValidationError::rejected(format!(
                 "{} does not exist. Check `path`, or omit it to search the project.",
@@ -416,7 +411,13 @@ fn secrets_note(ctx: &ToolContext, secrets: &[PathBuf]) -> Option<String> {
 fn render(input: &GrepInput, ctx: &ToolContext, base: &Path, search: Search) -> ToolOutcome {
     let secrets = secrets_note(ctx, &search.secrets);
     let mode = input.output_mode.unwrap_or_default();
-    let limit = input.head_limit.unwrap_or(DEFAULT_HEAD_LIMIT);
+    // 0 means no limit, as Claude Code's Grep reads it; the result budget
+    // still spills what is too big to send.
+    let limit = match input.head_limit {
+        Some(0) => usize::MAX,
+        Some(n) => n,
+        None => DEFAULT_HEAD_LIMIT,
+    };
     let skip = input.offset.unwrap_or(0);
     let numbers = input.line_numbers.unwrap_or(true);
     let mut entries: Vec<(String, SearchMatch)> = Vec::new();

@@ -84,6 +84,28 @@ async fn head_limit_and_offset_state_the_cut() {
 }
 
 #[tokio::test]
+async fn head_limit_zero_shows_every_entry_past_the_default_limit() {
+    let p = TempProject::new();
+    std::fs::create_dir(p.path(".git")).unwrap();
+    for i in 0..300 {
+        p.write(&format!("src/f{i:03}.rs"), "// NEEDLE\n");
+    }
+    let mut input = grep("NEEDLE");
+    input.head_limit = Some(0);
+    assert_eq!(Grep.validate_input(&input, &p.ctx()).await, Ok(()));
+    let out = text_of(&Grep.call(input.clone(), &p.ctx()).await);
+    let listed: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(out.lines().next(), Some("Found 300 files"));
+    assert_eq!(listed.len(), 300, "{out}");
+    assert_eq!((listed[0], listed[299]), ("src/f000.rs", "src/f299.rs"));
+    assert!(!out.contains("Showing entries"), "nothing is cut: {out}");
+    // Omitted: the default 250, and the cut is stated.
+    input.head_limit = None;
+    let out = text_of(&Grep.call(input, &p.ctx()).await);
+    assert!(out.contains("(Showing entries 1-250 of 300."), "{out}");
+}
+
+#[tokio::test]
 async fn multiline_patterns_span_lines() {
     let p = project();
     let mut input = grep(r"alpha\(\) \{\}\nfn todo");
