@@ -81,7 +81,16 @@ async fn harness(
     Ok((harness, ids))
 }
 
-/// `riot tools list [--json]`.
+/// The bytes one declaration takes in a request: its name, description
+/// and schema as JSON.
+fn declared_bytes(spec: &riot_protocol::ToolSpec) -> usize {
+    serde_json::to_string(spec).map_or(0, |s| s.len())
+}
+
+/// `riot tools list [--json]`: the declarations of a session's first
+/// request for the configured (or `--model`) model, each with its size in
+/// bytes; the text form ends with the total and what waits behind
+/// ToolSearch.
 pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
     let (harness, _) = match harness(shared, false, None).await {
         Ok(h) => h,
@@ -90,16 +99,52 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
     // What a session's first request declares once its servers are up.
     harness.stack.mcp_settled().await;
     let specs = harness.runner().specs();
+    let declared: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    let held: Vec<String> = harness
+        .runner()
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .filter(|n| !declared.contains(&n.as_str()))
+        .collect();
+    let (model, window) = (harness.model.clone(), harness.context_window);
     harness.close().await;
+    let total: usize = specs.iter().map(declared_bytes).sum();
     if json_out {
-        outln!("{}", serde_json::to_string(&specs).unwrap_or_default());
+        let listed: Vec<serde_json::Value> = specs
+            .iter()
+            .map(|spec| {
+                let mut v = serde_json::to_value(spec).unwrap_or_default();
+                v["bytes"] = declared_bytes(spec).into();
+                v
+            })
+            .collect();
+        outln!("{}", serde_json::Value::Array(listed));
     } else {
-        for spec in specs {
+        for spec in &specs {
             let first = spec.description.lines().next().unwrap_or_default();
             outln!("{:<12} {first}", spec.name);
         }
+        outln!(
+            "\n{} declared in {total} bytes for {} (window: {window} tokens){}",
+            plural(specs.len(), "tool"),
+            model.as_deref().unwrap_or("an unconfigured model"),
+            if held.is_empty() {
+                String::new()
+            } else {
+                format!("; through ToolSearch: {}", held.join(", "))
+            }
+        );
     }
     0
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 /// `riot tools call NAME --input JSON [--yes] [--session ID]`.

@@ -57,7 +57,7 @@ use crate::interrupted::interrupted_result;
 use crate::invariants::{RecoveryWatch, check_results_match, check_stop_hook_entry};
 use crate::recovery::{RecoveryDecision, RecoveryLimits, RetryPlan, attempt_recovery, describe};
 use crate::request::{RetryContext, build_request};
-use crate::state::{AgentState, DEFAULT_MAX_TOKENS, RecoveryState};
+use crate::state::{AgentState, RecoveryState};
 
 /// Stop-hook retries per turn before the loop ends anyway.
 pub const MAX_STOP_HOOK_RETRIES: u32 = 3;
@@ -347,8 +347,9 @@ impl<'a> Machine<'a> {
         if model == self.state.model {
             return;
         }
-        let model_max = self.deps.provider.capabilities(&model).max_output_tokens;
-        self.state.max_tokens = model_max.min(DEFAULT_MAX_TOKENS);
+        let capabilities = self.deps.provider.capabilities(&model);
+        let model_max = context::output_ceiling(&capabilities);
+        self.state.max_tokens = context::request_max_tokens(&capabilities);
         // A limit raised by recovery was the old model's maximum.
         self.retry.max_tokens = self.retry.max_tokens.map(|t| t.min(model_max));
         self.deps.transcript.model_changed(&model);
@@ -557,11 +558,10 @@ impl<'a> Machine<'a> {
         let decision = if error.is_recoverable_by_loop() {
             let limits = RecoveryLimits {
                 current_max_tokens: sent_max_tokens,
-                model_max_tokens: self
-                    .deps
-                    .provider
-                    .capabilities(&self.state.model)
-                    .max_output_tokens,
+                // Never past a quarter of the window (context::output_ceiling).
+                model_max_tokens: context::output_ceiling(
+                    &self.deps.provider.capabilities(&self.state.model),
+                ),
             };
             attempt_recovery(&error, &self.state.recovery, limits)
         } else {

@@ -26,7 +26,7 @@ use riot_protocol::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{self, rough_tokens};
+use crate::context::{self, rough_tokens, text_tokens};
 use crate::deps::{CompactError, CompactRequest, CompactTrigger, Compaction, Compactor};
 use crate::request::{merge_user_runs, strip_for_request};
 
@@ -67,7 +67,15 @@ const CONTINUE_SUFFIX: &str = "Continue from where you left off without asking t
 /// kernel, which knows the session's files.
 #[async_trait]
 pub trait WorkingSet: Send + Sync + std::fmt::Debug {
-    async fn restore(&self) -> Vec<UserBlock>;
+    /// The blocks to re-attach, at most `budget_chars` characters of
+    /// file content ([`working_set_chars`]).
+    async fn restore(&self, budget_chars: usize) -> Vec<UserBlock>;
+}
+
+/// The characters of file content a summary re-attaches: an eighth of the
+/// window (at four characters a token), at most 200,000.
+pub fn working_set_chars(window: u64) -> usize {
+    usize::try_from(window / 2).map_or(200_000, |c| c.min(200_000))
 }
 
 /// No working set to restore.
@@ -76,7 +84,7 @@ pub struct NoWorkingSet;
 
 #[async_trait]
 impl WorkingSet for NoWorkingSet {
-    async fn restore(&self) -> Vec<UserBlock> {
+    async fn restore(&self, _budget_chars: usize) -> Vec<UserBlock> {
         Vec::new()
     }
 }
@@ -116,7 +124,8 @@ impl ContextManager {
             let slice = &messages[start..];
             match self.summary_text(slice, request).await {
                 Ok(summary) => {
-                    let out = self.continuation(messages, &summary).await;
+                    let budget = working_set_chars(request.capabilities.context_window);
+                    let out = self.continuation(messages, &summary, budget).await;
                     let after = context::estimate(&request.system, &request.tools, &out, None);
                     return Ok(Compaction {
                         messages: out,
@@ -148,28 +157,58 @@ impl ContextManager {
         messages: &[Message],
         request: &CompactRequest,
     ) -> Result<String, (ProviderErrorKind, String)> {
-        let history = strip_for_request(messages, &request.model);
         let mut instructions = SUMMARY_INSTRUCTIONS.to_owned();
         if let Some(focus) = request.focus.as_deref().filter(|f| !f.trim().is_empty()) {
             instructions.push_str(&format!(
                 "\n\nThe user asked the summary to focus on: {focus}"
             ));
         }
-        // The history usually ends with a user message (results or a
-        // prompt): the instructions join it, so roles still alternate.
-        let ask = Message::User(UserMessage {
-            id: MessageId::new("compaction_request"),
-            content: vec![UserBlock::Text { text: instructions }],
-            origin: MessageOrigin::Context,
-        });
-        let history = merge_user_runs(history.into_iter().chain([ask]));
+        let max_tokens = context::request_max_tokens(&request.capabilities);
+        let window = request.capabilities.context_window;
+        // The summary request shares the cached prefix of normal requests
+        // (system, tools, history) when that fits with room for the
+        // summary; otherwise — a small window — it is budgeted on its own.
+        let shared_fits =
+            request.estimate + text_tokens(&instructions) + u64::from(max_tokens) <= window;
+        let (messages, tools) = if shared_fits {
+            let history = strip_for_request(messages, &request.model);
+            // The history usually ends with a user message (results or a
+            // prompt): the instructions join it, so roles still alternate.
+            let ask = Message::User(UserMessage {
+                id: MessageId::new("compaction_request"),
+                content: vec![UserBlock::Text { text: instructions }],
+                origin: MessageOrigin::Context,
+            });
+            (
+                merge_user_runs(history.into_iter().chain([ask])),
+                request.tools.clone(),
+            )
+        } else {
+            let fixed = text_tokens(&request.system.stable)
+                + text_tokens(&request.system.session)
+                + text_tokens(&instructions)
+                + u64::from(max_tokens);
+            let budget = window.saturating_sub(fixed) * 7 / 8;
+            let text = format!(
+                "{}\n\n{instructions}",
+                lean_transcript(
+                    messages,
+                    usize::try_from(budget.saturating_mul(4)).unwrap_or(usize::MAX)
+                )
+            );
+            let ask = Message::User(UserMessage {
+                id: MessageId::new("compaction_request"),
+                content: vec![UserBlock::Text { text }],
+                origin: MessageOrigin::Context,
+            });
+            (vec![ask], Vec::new())
+        };
         let model_request = ModelRequest {
             model: request.model.clone(),
             system: request.system.clone(),
-            messages: history,
-            // The same tools as normal requests keep the cached prefix.
-            tools: request.tools.clone(),
-            max_tokens: request.capabilities.max_output_tokens.min(16_384),
+            messages,
+            tools,
+            max_tokens,
             thinking: None,
             cache: CacheHints {
                 session_key: request.session_key.clone(),
@@ -216,7 +255,12 @@ impl ContextManager {
     /// summary, each of the person's messages verbatim (also those an
     /// earlier summary carried), the instruction to continue, and the
     /// working set.
-    async fn continuation(&self, messages: &[Message], summary: &str) -> Vec<Message> {
+    async fn continuation(
+        &self,
+        messages: &[Message],
+        summary: &str,
+        working_set_chars: usize,
+    ) -> Vec<Message> {
         let mut content = vec![UserBlock::Text {
             text: format!(
                 "{CONTINUE_PREFIX}\n\n<summary>\n{}\n</summary>",
@@ -233,13 +277,110 @@ impl ContextManager {
         content.push(UserBlock::Text {
             text: CONTINUE_SUFFIX.to_owned(),
         });
-        content.extend(self.working_set.restore().await);
+        content.extend(self.working_set.restore(working_set_chars).await);
         vec![Message::User(UserMessage {
             id: MessageId::new(format!("summary_{}", messages.len())),
             content,
             origin: MessageOrigin::Summary,
         })]
     }
+}
+
+/// Characters of one recent tool result a lean summary request keeps.
+const LEAN_RESULT_CHARS: usize = 2_000;
+
+/// The history as one text for a summary request that declares no tools
+/// (a small window): tool calls and results written out, results older
+/// than the last [`KEEP_RECENT_RESULTS`] cleared and recent ones cut to
+/// [`LEAN_RESULT_CHARS`], and — when it is still longer than
+/// `budget_chars` — the oldest entries after the first left out, with a
+/// line saying how many.
+fn lean_transcript(messages: &[Message], budget_chars: usize) -> String {
+    let cleared = clear_old_results(messages, KEEP_RECENT_RESULTS);
+    let mut entries: Vec<String> = Vec::new();
+    for message in &cleared {
+        match message {
+            Message::System(_) => {}
+            Message::User(u) => {
+                for block in &u.content {
+                    let entry = match block {
+                        UserBlock::Text { text } if u.origin == MessageOrigin::Summary => {
+                            format!("[earlier summary and context]\n{text}")
+                        }
+                        UserBlock::Text { text } => format!("[user]\n{text}"),
+                        UserBlock::Image { .. } => "[user]\n(an image)".to_owned(),
+                        UserBlock::Attachment { title, text } => {
+                            format!("[user attached {title}]\n{}", cut(text, LEAN_RESULT_CHARS))
+                        }
+                        UserBlock::ToolResult {
+                            content, is_error, ..
+                        } => {
+                            let text: Vec<&str> = content
+                                .iter()
+                                .map(|c| match c {
+                                    ToolResultContent::Text { text } => text.as_str(),
+                                    ToolResultContent::Image { .. } => "(an image)",
+                                })
+                                .collect();
+                            let label = if *is_error {
+                                "tool error"
+                            } else {
+                                "tool result"
+                            };
+                            format!("[{label}]\n{}", cut(&text.join("\n"), LEAN_RESULT_CHARS))
+                        }
+                    };
+                    entries.push(entry);
+                }
+            }
+            Message::Assistant(a) => {
+                for block in &a.content {
+                    match block {
+                        AssistantBlock::Text { text } if !text.trim().is_empty() => {
+                            entries.push(format!("[assistant]\n{text}"));
+                        }
+                        AssistantBlock::ToolUse { name, input, .. } => {
+                            entries.push(format!("[assistant called {name}]\n{input}"));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    // Leave out the oldest entries after the first (the task as first
+    // stated) until the rest fits.
+    let size = |e: &[String]| e.iter().map(|x| x.len() + 2).sum::<usize>();
+    let mut left_out = 0;
+    while entries.len() > 2 && size(&entries) > budget_chars {
+        entries.remove(1);
+        left_out += 1;
+    }
+    if left_out > 0 {
+        entries.insert(
+            1,
+            format!("[{left_out} older entries left out to fit the context window]"),
+        );
+    }
+    let mut body = entries.join("\n\n");
+    if body.len() > budget_chars {
+        body = cut(&body, budget_chars);
+    }
+    format!(
+        "The conversation so far, written out (tool calls and their results as text):\n<transcript>\n{body}\n</transcript>"
+    )
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, saying so.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… (cut)", &text[..end])
 }
 
 /// Marks a person's message carried verbatim through a summary.

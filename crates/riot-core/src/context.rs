@@ -15,7 +15,7 @@ pub const COMPACT_MARGIN: u64 = 13_000;
 /// At most this much of the window is reserved for output.
 pub const OUTPUT_RESERVE_CAP: u64 = 20_000;
 
-fn text_tokens(s: &str) -> u64 {
+pub(crate) fn text_tokens(s: &str) -> u64 {
     (s.len() as u64).div_ceil(4)
 }
 
@@ -101,13 +101,37 @@ pub fn estimate(
     }
 }
 
+/// The most output a request asks for: the model's maximum, but never
+/// more than a quarter of the window, so that a small window (a local
+/// server's 8K) keeps room for the input: a server rejects input plus
+/// `max_tokens` over the window.
+pub fn output_ceiling(caps: &ModelCapabilities) -> u32 {
+    let quarter = u32::try_from(caps.context_window / 4).unwrap_or(u32::MAX);
+    caps.max_output_tokens.min(quarter).max(1)
+}
+
+/// `max_tokens` of a normal request: the output ceiling, at most
+/// [`DEFAULT_MAX_TOKENS`](crate::DEFAULT_MAX_TOKENS) (output-limit
+/// recovery may raise it to the ceiling).
+pub fn request_max_tokens(caps: &ModelCapabilities) -> u32 {
+    output_ceiling(caps).min(crate::DEFAULT_MAX_TOKENS)
+}
+
+/// Room kept free below the window for a request's output: the output
+/// ceiling, at most 20k.
+pub fn output_reserve(caps: &ModelCapabilities) -> u64 {
+    u64::from(output_ceiling(caps)).min(OUTPUT_RESERVE_CAP)
+}
+
 /// The estimate above which the loop compacts before sending: the window
-/// minus the output reserve (at most 20k) minus a 13k margin.
+/// minus the output reserve minus a margin of 13k, or an eighth of the
+/// window when that is less (a small window cannot spare 13k, and the
+/// summary request budgets itself).
 pub fn threshold(caps: &ModelCapabilities) -> u64 {
-    let reserve = u64::from(caps.max_output_tokens).min(OUTPUT_RESERVE_CAP);
+    let margin = COMPACT_MARGIN.min(caps.context_window / 8);
     caps.context_window
-        .saturating_sub(reserve)
-        .saturating_sub(COMPACT_MARGIN)
+        .saturating_sub(output_reserve(caps))
+        .saturating_sub(margin)
 }
 
 #[cfg(test)]
@@ -129,11 +153,23 @@ mod tests {
     fn threshold_reserves_output_capped_at_20k_and_a_13k_margin() {
         assert_eq!(threshold(&caps(200_000, 64_000)), 167_000);
         assert_eq!(threshold(&caps(128_000, 8_192)), 106_808);
-        assert_eq!(
-            threshold(&caps(10_000, 8_192)),
-            0,
-            "tiny windows saturate at zero"
-        );
+        // Below 104k the margin is an eighth of the window.
+        assert_eq!(threshold(&caps(40_000, 4_000)), 40_000 - 4_000 - 5_000);
+    }
+
+    #[test]
+    fn a_small_window_keeps_a_quarter_for_output_and_compacts_at_five_eighths() {
+        let eight_k = caps(8_192, 8_192);
+        assert_eq!(output_ceiling(&eight_k), 2_048);
+        assert_eq!(request_max_tokens(&eight_k), 2_048);
+        assert_eq!(threshold(&eight_k), 8_192 - 2_048 - 1_024);
+        let sixteen_k = caps(16_384, 32_000);
+        assert_eq!(request_max_tokens(&sixteen_k), 4_096);
+        assert_eq!(threshold(&sixteen_k), 16_384 - 4_096 - 2_048);
+        // A large window asks for the default, whatever the model allows.
+        assert_eq!(request_max_tokens(&caps(200_000, 64_000)), 16_384);
+        assert_eq!(output_ceiling(&caps(200_000, 64_000)), 50_000);
+        assert_eq!(request_max_tokens(&caps(128_000, 4_096)), 4_096);
     }
 
     #[test]

@@ -53,8 +53,8 @@ pub struct StackBase {
     pub gate: Arc<dyn PermissionGate>,
     pub hooks: Arc<dyn ToolHooks>,
     pub hubs: Vec<Arc<McpHub>>,
-    /// MCP declarations larger than this (characters) are deferred.
-    pub defer_above_chars: usize,
+    /// Which tools are declared up front, sized to the model's window.
+    pub declarations: Declarations,
     pub config: SchedulerConfig,
     /// The `diagnostics.checks` setting, for every tool environment.
     pub diagnostic_checks: Vec<riot_protocol::DiagnosticCheck>,
@@ -115,7 +115,7 @@ impl StackBase {
             self.hubs.clone(),
             mode,
             todos,
-            self.defer_above_chars,
+            self.declarations,
             mcp,
         )
     }
@@ -183,10 +183,10 @@ struct Inner {
     todos: Option<crate::todo::TodoList>,
     /// Tool calls since the todo list was last written (or non-empty).
     calls_since_todos: AtomicUsize,
-    /// MCP tools held back behind ToolSearch, and the ones loaded.
+    /// Tools held back behind ToolSearch, and the ones loaded.
     deferred: Deferred,
-    /// MCP tool declarations larger than this (in characters) are deferred.
-    defer_above_chars: usize,
+    /// Which tools are declared up front.
+    declarations: Declarations,
     /// Which MCP tools are offered.
     selection: McpSelection,
 }
@@ -202,6 +202,64 @@ pub const TODO_REMINDER: &str = "Reminder from Riot: this task has taken many st
 /// they are deferred behind ToolSearch: a tenth, at four characters a token.
 pub fn defer_threshold_chars(context_window: u64) -> usize {
     usize::try_from(context_window / 10 * 4).unwrap_or(usize::MAX)
+}
+
+/// Windows of this many tokens or fewer are small (docs/windows.md): only
+/// [`CORE_TOOLS`] are declared up front, with compact prompts, and the
+/// whole first request stays within a quarter of the window.
+pub const SMALL_WINDOW: u64 = 16_384;
+
+/// The tools a small window declares up front; every other tool is
+/// reachable through ToolSearch.
+pub const CORE_TOOLS: &[&str] = &["Read", "Edit", "Write", "Bash", "Grep", "Glob"];
+
+/// Built-in tools held back behind ToolSearch in every window: large
+/// declarations that most tasks never call (docs/windows.md says why each).
+pub const RARE_TOOLS: &[&str] = &[
+    "Terminal",
+    "NotebookEdit",
+    "Diagnostics",
+    "WebFetch",
+    "WebSearch",
+    "TaskOutput",
+    "BashOutput",
+    "KillShell",
+];
+
+/// Which tools a session declares up front, and how, for its window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Declarations {
+    /// MCP declarations larger than this (characters) are deferred.
+    pub defer_mcp_above_chars: usize,
+    /// A small window: only the core tools, compactly.
+    pub small: bool,
+}
+
+impl Declarations {
+    /// The declarations for a model with `context_window` tokens.
+    pub fn for_window(context_window: u64) -> Self {
+        let small = context_window <= SMALL_WINDOW;
+        Self {
+            // In a small window every MCP tool waits for a search.
+            defer_mcp_above_chars: if small {
+                0
+            } else {
+                defer_threshold_chars(context_window)
+            },
+            small,
+        }
+    }
+
+    /// Whether a built-in or session tool waits behind ToolSearch.
+    fn holds_back(&self, tool: &dyn DynTool) -> bool {
+        let name = tool.name();
+        tool.deferred()
+            || if self.small {
+                !CORE_TOOLS.contains(&name)
+            } else {
+                RARE_TOOLS.contains(&name)
+            }
+    }
 }
 
 fn spec_chars(spec: &ToolSpec) -> usize {
@@ -239,11 +297,12 @@ impl Inner {
         }
         tracing::info!(tools = names.len(), "the MCP tools changed");
         let mut tools = self.base.clone();
-        // Built-in tools that ask to be deferred (Browser) are always held
-        // back; MCP tools only when their declarations are large.
+        // Built-in tools that ask to be deferred (Browser) and those the
+        // window leaves out are held back; MCP tools only when their
+        // declarations are large.
         let held: Vec<String> = tools
             .iter()
-            .filter(|t| t.deferred())
+            .filter(|t| self.declarations.holds_back(t.as_ref()))
             .map(|t| t.name().to_owned())
             .collect();
         let searchable =
@@ -262,7 +321,7 @@ impl Inner {
             .filter(|s| s.name.starts_with("mcp__") || held.contains(&s.name))
             .partition(|s| held.contains(&s.name));
         let size: usize = mcp_specs.iter().map(spec_chars).sum();
-        if size > self.defer_above_chars {
+        if size > self.declarations.defer_mcp_above_chars {
             specs.extend(mcp_specs);
         }
         self.deferred
@@ -316,8 +375,8 @@ impl std::fmt::Debug for SessionRunner {
 
 impl SessionRunner {
     /// A runner over `base` (built-ins and session tools, in order) and
-    /// the ready tools of `hubs`, deferred behind ToolSearch when their
-    /// declarations exceed `defer_above_chars`; of those, the ones `mcp`
+    /// the ready tools of `hubs`, deferred behind ToolSearch as
+    /// `declarations` says; of those, the ones `mcp`
     /// selects. Made through [`StackBase::runner`].
     fn new(
         base: Vec<Arc<dyn DynTool>>,
@@ -325,7 +384,7 @@ impl SessionRunner {
         hubs: Vec<Arc<McpHub>>,
         mode: ModeCell,
         todos: Option<crate::todo::TodoList>,
-        defer_above_chars: usize,
+        declarations: Declarations,
         mcp: McpSelection,
     ) -> Self {
         let inner = Arc::new(Inner {
@@ -340,7 +399,7 @@ impl SessionRunner {
             todos,
             calls_since_todos: AtomicUsize::new(0),
             deferred: Deferred::default(),
-            defer_above_chars,
+            declarations,
             selection: mcp,
         });
         let scheduler = inner.refresh();
@@ -449,6 +508,9 @@ impl ToolRunner for SessionRunner {
             servers.extend(inner.hubs.iter().flat_map(|h| h.statuses().into_keys()));
         }
         let remind = inner.todo_reminder_due(&calls);
+        inner
+            .deferred
+            .load_called(calls.iter().map(|c| c.name.as_str()));
         Box::pin(async_stream::stream! {
             if !servers.is_empty() {
                 let waits = inner

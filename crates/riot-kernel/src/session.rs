@@ -25,8 +25,8 @@ use riot_store::{LoadedSession, SessionMeta, SessionStore};
 use crate::config::{Config, FlagLayer};
 // Where faces and older modules found these; they live lower down now.
 pub use crate::error::KernelError;
+use crate::kernel::OpenMark;
 pub use crate::kernel::{Capabilities, Kernel, McpServerInfo, SessionModel};
-use crate::kernel::{DEFAULT_MAX_TOKENS, OpenMark};
 use crate::memory;
 use crate::prompt::{self, SessionFacts};
 use crate::provider::Endpoint;
@@ -379,7 +379,7 @@ fn first_state(
     state.mode = config.mode();
     state.fallback_model = config.fallback_model.as_ref().map(|f| f.value.clone());
     state.cache_key = Some(session_id.to_string());
-    state.max_tokens = capabilities.max_output_tokens.min(DEFAULT_MAX_TOKENS);
+    state.max_tokens = riot_core::context::request_max_tokens(&capabilities);
     if let Some(n) = options.max_turns {
         state.max_turns = n;
     }
@@ -530,7 +530,7 @@ impl Session {
         self.state.model = model.to_owned();
         self.shared_model.set(model);
         let capabilities = self.deps.provider.capabilities(model);
-        self.state.max_tokens = capabilities.max_output_tokens.min(DEFAULT_MAX_TOKENS);
+        self.state.max_tokens = riot_core::context::request_max_tokens(&capabilities);
         self.deps.transcript.model_changed(model);
     }
 

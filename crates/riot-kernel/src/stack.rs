@@ -275,6 +275,14 @@ impl Kernel {
             )),
             None => hooks.clone(),
         };
+        let mut declarations = crate::runner::Declarations::for_window(options.context_window);
+        if let Some(chars) = options
+            .env
+            .get("RIOT_TOOL_SEARCH_CHARS")
+            .and_then(|v| v.parse().ok())
+        {
+            declarations.defer_mcp_above_chars = chars;
+        }
         let base = StackBase {
             caps: caps.clone(),
             terminals: caps.terminals.session_terminals(sandboxed_terminal),
@@ -287,12 +295,11 @@ impl Kernel {
             gate: Arc::clone(&options.gate),
             hooks: tool_hooks,
             hubs,
-            defer_above_chars: options
-                .env
-                .get("RIOT_TOOL_SEARCH_CHARS")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| crate::runner::defer_threshold_chars(options.context_window)),
-            config: SchedulerConfig::default(),
+            declarations,
+            config: SchedulerConfig {
+                compact_declarations: declarations.small,
+                ..SchedulerConfig::default()
+            },
             diagnostic_checks: crate::lsp::diagnostic_checks(config),
             sandboxed_proc,
             command_host: self.command_host().cloned(),

@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use crate::extension_files::{self, Layout, Origin};
 use crate::frontmatter::{self, ToolList};
-use crate::kernel::{DEFAULT_MAX_TOKENS, SessionModel};
+use crate::kernel::SessionModel;
 use crate::plan::ModeCell;
 use crate::runner::{McpSelection, StackBase};
 
@@ -456,7 +456,7 @@ impl Subagents {
         state.mode = mode;
         state.max_turns = SUBAGENT_MAX_TURNS;
         state.cache_key = Some(child.to_string());
-        state.max_tokens = capabilities.max_output_tokens.min(DEFAULT_MAX_TOKENS);
+        state.max_tokens = riot_core::context::request_max_tokens(&capabilities);
 
         let scope = CancelScope::new();
         let message = Message::user_text(MessageId::generate(ids.as_ref()), prompt);

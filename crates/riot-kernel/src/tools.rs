@@ -25,6 +25,10 @@ pub struct ToolHarness {
     pub stack: ToolStack,
     /// The mode calls run in (the configured one).
     pub mode: PermissionMode,
+    /// The model a session here would talk to (`None`: none configured)
+    /// and its context window, which sized the declarations.
+    pub model: Option<String>,
+    pub context_window: u64,
     state_path: Option<PathBuf>,
     fs: Arc<dyn FileSystem>,
 }
@@ -84,6 +88,10 @@ impl Kernel {
         let (model, context_window) = self
             .inspection_model(&loaded.config, at, resumed.as_ref())
             .await;
+        let model_name = match &model {
+            Ok(access) => Some(access.model.get()),
+            Err(_) => loaded.config.model.as_ref().map(|m| m.value.clone()),
+        };
         let stack = self
             .tool_stack(
                 &loaded,
@@ -103,6 +111,8 @@ impl Kernel {
             .await?;
         Ok(ToolHarness {
             mode: loaded.config.mode(),
+            model: model_name,
+            context_window,
             stack,
             state_path,
             fs: Arc::clone(&self.capabilities().fs),
@@ -183,7 +193,10 @@ impl Kernel {
 /// when no endpoint can be made.
 fn unconfigured_window(config: &Config) -> u64 {
     let model = config.model.as_ref().map_or("", |m| m.value.as_str());
-    riot_providers::capabilities_for(model, &[]).context_window
+    config.context_window.as_ref().map_or_else(
+        || riot_providers::capabilities_for(model, &[]).context_window,
+        |w| w.value,
+    )
 }
 
 /// What the stack's chain decides for one call of `tool_name` in `mode`.

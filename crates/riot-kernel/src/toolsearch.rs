@@ -56,6 +56,19 @@ impl Deferred {
         self.state().specs.iter().map(|s| s.name.clone()).collect()
     }
 
+    /// Marks the deferred tools among `names` loaded: a model that calls
+    /// a deferred tool without searching (its name is listed) gets it
+    /// declared from the next request on, as if it had searched.
+    pub fn load_called<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        let mut state = self.state();
+        for name in names {
+            let deferred = state.specs.iter().any(|s| s.name == name);
+            if deferred && !state.loaded.iter().any(|l| l == name) {
+                state.loaded.push(name.to_owned());
+            }
+        }
+    }
+
     /// The specs matching `query`, marked loaded.
     fn search(&self, query: &str) -> Vec<ToolSpec> {
         let mut state = self.state();
@@ -135,7 +148,13 @@ impl Tool for ToolSearch {
         schemars::schema_for!(ToolSearchInput).to_value()
     }
 
-    fn prompt(&self, _cx: &PromptContext) -> String {
+    fn prompt(&self, cx: &PromptContext) -> String {
+        if cx.compact {
+            return format!(
+                "Declares tools you have but cannot see yet: `query` is `select:NAME,NAME` or keywords for what the tool should do. Call a loaded tool from your next step on.\nNot yet declared: {}.",
+                self.deferred.names().join(", ")
+            );
+        }
         format!(
             "Loads tools that are available but not yet declared to you, so they do not fill your context. Search by what the tool should do, or select exact names; the result gives each tool's description and input schema, and you can call the tools from your next step on.\n\n\
 Deferred tools:\n{}\n\n\

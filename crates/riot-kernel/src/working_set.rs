@@ -1,6 +1,7 @@
 //! The working set re-attached after a summary (docs/design.md §10): the
 //! five most recently changed files this session read, re-read from disk
-//! (≤ 5k tokens each, ≤ 50k in total). Memory files need no re-injection:
+//! (≤ 5k tokens each, ≤ 50k in total, and at most an eighth of the window:
+//! `riot_core::compaction::working_set_chars`). Memory files need no re-injection:
 //! they live in the session section of the system prompt, which compaction
 //! never touches. The todo list comes after the files.
 
@@ -29,12 +30,12 @@ pub struct RecentFiles {
 
 #[async_trait]
 impl WorkingSet for RecentFiles {
-    async fn restore(&self) -> Vec<UserBlock> {
+    async fn restore(&self, budget_chars: usize) -> Vec<UserBlock> {
         let mut known = self.files.snapshot();
         // Most recently modified first; the path keeps the order stable.
         known.sort_by(|a, b| b.1.mtime_ms.cmp(&a.1.mtime_ms).then_with(|| a.0.cmp(&b.0)));
         let mut out = Vec::new();
-        let mut budget = MAX_TOTAL_CHARS;
+        let mut budget = MAX_TOTAL_CHARS.min(budget_chars);
         for (path, _) in known.into_iter().take(MAX_FILES) {
             let Ok(bytes) = self.fs.read(&path).await else {
                 continue;
@@ -127,7 +128,7 @@ mod tests {
             files: Arc::clone(&files),
             todos: None,
         };
-        let blocks = ws.restore().await;
+        let blocks = ws.restore(MAX_TOTAL_CHARS).await;
         let titles: Vec<String> = blocks
             .iter()
             .map(|b| match b {

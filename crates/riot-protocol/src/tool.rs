@@ -249,6 +249,10 @@ pub struct PromptContext {
     pub platform: String,
     /// Names of every tool declared in this session, in order.
     pub tool_names: Vec<String>,
+    /// A small context window (docs/windows.md): tools that are declared
+    /// up front write a compact prompt — what the tool is for, its fields
+    /// and the rules a model breaks most — instead of the full one.
+    pub compact: bool,
 }
 
 impl PromptContext {

@@ -282,8 +282,8 @@ fn a_model_chosen_mid_turn_is_used_from_the_next_request_and_recorded_once() {
         sent,
         [
             ("m".to_owned(), 8_192),
-            ("m-2".to_owned(), DEFAULT_MAX_TOKENS),
-            ("m-2".to_owned(), DEFAULT_MAX_TOKENS),
+            ("m-2".to_owned(), crate::DEFAULT_MAX_TOKENS),
+            ("m-2".to_owned(), crate::DEFAULT_MAX_TOKENS),
         ]
     );
     assert_eq!(announced, ["m", "m-2", "m-2"]);

@@ -118,7 +118,7 @@ fn the_plan_follows_threshold_and_cache_temperature() {
         Arc::new(NoWorkingSet),
     );
     let h = history();
-    // threshold = 100_000 - 8_000 - 13_000 = 79_000
+    // threshold = 100_000 - 8_000 - 12_500 (an eighth of the window) = 79_500
     let warm = 1_000;
     let cold = CACHE_COLD_AFTER_MS + 1;
     assert_eq!(
@@ -131,7 +131,7 @@ fn the_plan_follows_threshold_and_cache_temperature() {
         "warm cache: clearing would break the prefix for little gain"
     );
     assert_eq!(
-        cm.plan(&h, &request(CompactTrigger::Proactive, 79_100, cold)),
+        cm.plan(&h, &request(CompactTrigger::Proactive, 79_600, cold)),
         Some(CompactionStrategy::ClearToolResults),
         "cold cache and clearing frees enough"
     );
@@ -161,7 +161,7 @@ struct Files;
 
 #[async_trait]
 impl WorkingSet for Files {
-    async fn restore(&self) -> Vec<UserBlock> {
+    async fn restore(&self, _budget_chars: usize) -> Vec<UserBlock> {
         vec![UserBlock::Attachment {
             title: "src/parser.rs (re-read after compaction)".into(),
             text: "     1\tfn parse() {}".into(),
@@ -248,6 +248,84 @@ async fn a_summary_replaces_history_keeps_the_users_words_and_restores_the_worki
     assert!(text.ends_with("focus on: the lexer"));
     assert_eq!(cm.side_usage().input_tokens, 500);
     assert_eq!(cm.side_usage().output_tokens, 120);
+}
+
+#[tokio::test]
+async fn in_a_small_window_the_summary_request_declares_no_tools_and_fits() {
+    let provider = Arc::new(ScriptedProvider::new(vec![summary_reply(
+        "<summary>1. Intent: fix the parser</summary>",
+    )]));
+    let cm = ContextManager::new(provider.clone(), Arc::new(NoWorkingSet));
+    let mut h = history();
+    for i in 6..300 {
+        h.extend(tool_turn(&i.to_string(), &[&format!("t{i}")]));
+    }
+    let mut req = request(CompactTrigger::Proactive, 7_000, 0);
+    req.capabilities = ModelCapabilities {
+        context_window: 8_192,
+        max_output_tokens: 8_192,
+        ..ModelCapabilities::default()
+    };
+    req.tools = vec![ToolSpec {
+        name: "Read".into(),
+        description: "Reads".into(),
+        input_schema: json!({"type": "object"}),
+    }];
+    cm.compact(&h, &req, CompactionStrategy::Summary)
+        .await
+        .unwrap();
+    let sent = &provider.requests()[0];
+    assert!(sent.tools.is_empty(), "no declarations for the summariser");
+    assert_eq!(sent.max_tokens, 2_048, "a quarter of the window");
+    let [Message::User(ask)] = sent.messages.as_slice() else {
+        panic!("one user message: {:#?}", sent.messages);
+    };
+    let [UserBlock::Text { text }] = ask.content.as_slice() else {
+        panic!("text only: {ask:#?}");
+    };
+    assert!(
+        text.starts_with("The conversation so far, written out"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[user]\nFix the parser"),
+        "the task stays: {text}"
+    );
+    assert!(
+        text.contains("older entries left out to fit the context window"),
+        "{text}"
+    );
+    assert!(text.contains("[assistant called Read]"), "{text}");
+    assert!(
+        text.contains("content of t299"),
+        "the latest result stays: {text}"
+    );
+    assert!(
+        !text.contains("content of t296"),
+        "older results are cleared: {text}"
+    );
+    assert!(text.contains("Do not call any tools"));
+    let tokens = (sent.system.stable.len() + text.len()).div_ceil(4) as u64;
+    assert!(
+        tokens + u64::from(sent.max_tokens) <= 8_192,
+        "{tokens} tokens of input"
+    );
+
+    // A large window shares the normal requests' prefix, tools and all.
+    let provider = Arc::new(ScriptedProvider::new(vec![summary_reply(
+        "<summary>S</summary>",
+    )]));
+    let cm = ContextManager::new(provider.clone(), Arc::new(NoWorkingSet));
+    let mut req = request(CompactTrigger::Proactive, 80_000, 0);
+    req.tools = vec![ToolSpec {
+        name: "Read".into(),
+        description: "Reads".into(),
+        input_schema: json!({"type": "object"}),
+    }];
+    cm.compact(&history(), &req, CompactionStrategy::Summary)
+        .await
+        .unwrap();
+    assert_eq!(provider.requests()[0].tools.len(), 1);
 }
 
 #[tokio::test]

@@ -109,6 +109,7 @@ fn prompt_cx() -> riot_protocol::PromptContext {
         cwd: "/p".into(),
         platform: "linux".into(),
         tool_names: vec![],
+        compact: false,
     }
 }
 

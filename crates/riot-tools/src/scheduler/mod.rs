@@ -15,6 +15,7 @@
 //!   for every remaining call (never `break`).
 
 mod budget;
+mod lean;
 mod permission;
 mod pipeline;
 mod schema_hint;
@@ -42,6 +43,10 @@ pub struct SchedulerConfig {
     pub max_concurrency: usize,
     /// How long a permission question waits for an answer (§9.2: 60 s).
     pub permission_timeout_ms: u64,
+    /// Declare tools for a small window (docs/windows.md): compact
+    /// prompts (`PromptContext::compact`) and schemas without per-field
+    /// descriptions.
+    pub compact_declarations: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -49,6 +54,7 @@ impl Default for SchedulerConfig {
         Self {
             max_concurrency: 10,
             permission_timeout_ms: 60_000,
+            compact_declarations: false,
         }
     }
 }
@@ -86,6 +92,7 @@ impl Scheduler {
             cwd: env.cwd.clone(),
             platform: std::env::consts::OS.to_owned(),
             tool_names: tools.iter().map(|t| t.name().to_owned()).collect(),
+            compact: config.compact_declarations,
         };
         Self {
             tools,
@@ -131,13 +138,22 @@ impl Scheduler {
 }
 
 impl ToolRunner for Scheduler {
+    /// Riot's own tools are declared lean; an MCP tool's schema is the
+    /// server's.
     fn specs(&self) -> Vec<ToolSpec> {
         self.tools
             .iter()
-            .map(|t| ToolSpec {
-                name: t.name().to_owned(),
-                description: t.prompt(&self.prompt_cx),
-                input_schema: t.input_schema(),
+            .map(|t| {
+                let schema = t.input_schema();
+                ToolSpec {
+                    name: t.name().to_owned(),
+                    description: t.prompt(&self.prompt_cx),
+                    input_schema: if t.name().starts_with("mcp__") {
+                        schema
+                    } else {
+                        lean::lean(schema, self.config.compact_declarations)
+                    },
+                }
             })
             .collect()
     }

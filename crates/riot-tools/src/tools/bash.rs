@@ -146,6 +146,10 @@ pub(crate) fn model_text(out: &ProcessOutput, timeout_ms: u64) -> String {
     parts.join("\n")
 }
 
+/// What a small window declares (docs/windows.md): the job, the fields
+/// and the rule models break most.
+const COMPACT_PROMPT: &str = "Runs `command` with bash -c in the project directory; returns output and exit code. Each call is a fresh non-interactive shell (cd does not carry over; chain with &&), stdin is empty. `timeout` in ms (default 120000, at most 600000). `run_in_background: true` starts a server or watcher and returns its id. In the sandbox a command can write only in the project and $TMPDIR, without network; if it truly needs more, retry with `dangerouslyDisableSandbox: true` and say why in `description`.\nNEVER run interactive programs or destructive commands (rm -rf, git reset --hard, git push --force) the person did not ask for; NEVER read, search or edit files with cat, grep or sed: use the file tools.";
+
 #[async_trait]
 impl Tool for Bash {
     type Input = BashInput;
@@ -159,6 +163,9 @@ impl Tool for Bash {
     }
 
     fn prompt(&self, cx: &PromptContext) -> String {
+        if cx.compact {
+            return COMPACT_PROMPT.to_owned();
+        }
         let mut p = String::from(
             "Runs a shell command with `bash -c` in the project directory and returns its output and exit code.\n\n\
              - Every call is a fresh, non-interactive shell: `cd`, variables and aliases do NOT carry over to the next call. Chain dependent steps in one command with `&&`, or use absolute paths.\n\

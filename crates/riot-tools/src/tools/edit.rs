@@ -140,6 +140,10 @@ async fn check(ctx: &ToolContext, input: &EditInput) -> Result<Change, Validatio
     })
 }
 
+/// What a small window declares (docs/windows.md): the job, the fields
+/// and the rule models break most.
+const COMPACT_PROMPT: &str = "Replaces `old_string` with `new_string` in a file you have read this session. old_string must match the file exactly, once (add surrounding lines to make it unique, or set `replace_all`), without Read's line-number prefix. Empty old_string on a new path creates the file. A refusal says how to fix the call.\nNEVER edit with sed -i in Bash.";
+
 #[async_trait]
 impl Tool for Edit {
     type Input = EditInput;
@@ -153,6 +157,9 @@ impl Tool for Edit {
     }
 
     fn prompt(&self, cx: &PromptContext) -> String {
+        if cx.compact {
+            return COMPACT_PROMPT.to_owned();
+        }
         let mut p = String::from(
             "Replaces exact text in a file: `old_string` becomes `new_string`.\n\n\
              - The file must have been read with Read in this session (at least the lines holding old_string) and must not have changed since.\n\

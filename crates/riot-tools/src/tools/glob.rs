@@ -131,6 +131,10 @@ fn base_dir(input: &GlobInput, ctx: &ToolContext) -> (PathBuf, String) {
     (base, rel_pattern)
 }
 
+/// What a small window declares (docs/windows.md): the job, the fields
+/// and the rule models break most.
+const COMPACT_PROMPT: &str = "Finds files by path pattern (`**/*.rs`, `src/**/test_*.py`) under `path` (default: the project), newest first, at most 100. Files ignored by .gitignore and hidden files are skipped.\nNEVER use find or ls -R in Bash.";
+
 #[async_trait]
 impl Tool for Glob {
     type Input = GlobInput;
@@ -144,6 +148,9 @@ impl Tool for Glob {
     }
 
     fn prompt(&self, cx: &PromptContext) -> String {
+        if cx.compact {
+            return COMPACT_PROMPT.to_owned();
+        }
         let mut p = String::from(
             "Finds files whose path matches a glob pattern, like `**/*.rs` or `src/**/test_*.py`.\n\n\
              - The pattern is matched against the path relative to `path` (default: the project directory); `*` stays within one directory level, `**` crosses levels, `{a,b}` gives alternatives.\n\

@@ -276,6 +276,10 @@ fn cut_line(text: &str) -> String {
     }
 }
 
+/// What a small window declares (docs/windows.md): the job, the fields
+/// and the rule models break most.
+const COMPACT_PROMPT: &str = "Searches file contents with a ripgrep regex `pattern`. `output_mode`: files_with_matches (default), content (matching lines; -n line numbers, -A/-B/-C context), count. Narrow with `path`, `glob` (`*.rs`) or `type` (`rust`); -i ignores case; `multiline` spans lines. `head_limit` (default 250, 0 for all) and `offset` page the results. Ignored, hidden and binary files are skipped.\nNEVER search with grep, rg or find in Bash.";
+
 #[async_trait]
 impl Tool for Grep {
     type Input = GrepInput;
@@ -289,6 +293,9 @@ impl Tool for Grep {
     }
 
     fn prompt(&self, cx: &PromptContext) -> String {
+        if cx.compact {
+            return COMPACT_PROMPT.to_owned();
+        }
         let mut p = String::from(
             "Searches file contents with a regular expression, with ripgrep's engine and rules.\n\n\
              - `pattern` is Rust regex syntax (like rg): escape literal `{ } ( ) [ ] . * + ?` with `\\`.\n\

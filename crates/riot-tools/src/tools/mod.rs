@@ -167,6 +167,7 @@ mod tests {
             cwd: "/p".into(),
             platform: "linux".into(),
             tool_names: builtin().iter().map(|t| t.name().to_owned()).collect(),
+            compact: false,
         };
         for tool in builtin() {
             let prompt = tool.prompt(&cx);

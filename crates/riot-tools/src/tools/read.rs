@@ -52,6 +52,10 @@ pub struct ReadInput {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Read;
 
+/// What a small window declares (docs/windows.md): the job, the fields
+/// and the rule models break most.
+const COMPACT_PROMPT: &str = "Reads a file with line numbers (`   12\\t` before each line; not part of the file). `file_path`: absolute or project-relative. Up to 2000 lines; `offset` (1-based) and `limit` read a range. Images come back as images, PDFs as text (`pages`: \"3\" or \"1-5\"). Read a file before you Edit or Write it.\nNEVER use cat, head or tail in Bash to read a file.";
+
 #[async_trait]
 impl Tool for Read {
     type Input = ReadInput;
@@ -65,6 +69,9 @@ impl Tool for Read {
     }
 
     fn prompt(&self, cx: &PromptContext) -> String {
+        if cx.compact {
+            return COMPACT_PROMPT.to_owned();
+        }
         let mut p = String::from(
             "Reads a file from the local file system and shows it with line numbers.\n\n\
              - `file_path` may be absolute or relative to the project directory.\n\

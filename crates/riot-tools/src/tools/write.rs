@@ -99,6 +99,10 @@ fn diff(display: String, existing: Option<&Existing>, text: &str) -> UiPayload {
     }
 }
 
+/// What a small window declares (docs/windows.md): the job, the fields
+/// and the rule models break most.
+const COMPACT_PROMPT: &str = "Writes `content` as the whole file at `file_path`: creates it, or replaces an existing file you have read in full this session. Prefer Edit for part of a file.\nNEVER write files with echo or cat in Bash.";
+
 #[async_trait]
 impl Tool for Write {
     type Input = WriteInput;
@@ -112,6 +116,9 @@ impl Tool for Write {
     }
 
     fn prompt(&self, cx: &PromptContext) -> String {
+        if cx.compact {
+            return COMPACT_PROMPT.to_owned();
+        }
         let mut p = String::from(
             "Writes a file: creates it (with missing parent directories) or replaces its whole content.\n\n\
              - `content` is the complete new file; nothing of the old content is kept.\n\
