@@ -28,11 +28,12 @@ const SUMMARY: &str = "1. Intent: read every module of the project and report wh
 const CONTINUES: &str = "This session continues from an earlier conversation";
 const RE_READ: &str = "(re-read after compaction)";
 const ANSWER: &str = "All modules read: each one defines numbered helper functions.";
-/// A window small enough that a few Reads pass the threshold:
-/// 40_000 − min(4_000, 20k) − 13_000 = 23_000 estimated tokens — room for
-/// the tool declarations (about 10k tokens, growing with every tool) and
-/// more Reads than the working set re-reads after a summary.
-const SETTINGS: &str = r#"{"context_window": 40000, "max_output_tokens": 4000}"#;
+/// A window small enough that a few Reads pass the threshold, yet larger
+/// than a small window (so the summary request shares the session's
+/// prefix): 24_000 − min(4_000, a quarter) − min(13k, an eighth: 3_000) =
+/// 17_000 estimated tokens — room for the tool declarations (about 6k
+/// tokens) and more Reads than the working set re-reads after a summary.
+const SETTINGS: &str = r#"{"context_window": 24000, "max_output_tokens": 4000}"#;
 
 fn file_name(i: usize) -> String {
     format!("src/module_{i:02}.rs")

@@ -167,9 +167,10 @@ impl ContextManager {
         let window = request.capabilities.context_window;
         // The summary request shares the cached prefix of normal requests
         // (system, tools, history) when that fits with room for the
-        // summary; otherwise — a small window — it is budgeted on its own.
-        let shared_fits =
-            request.estimate + text_tokens(&instructions) + u64::from(max_tokens) <= window;
+        // summary; in a small window, or when it does not fit, it is sent
+        // without the declarations and budgeted on its own.
+        let shared_fits = window > context::SMALL_WINDOW
+            && request.estimate + text_tokens(&instructions) + u64::from(max_tokens) <= window;
         let (messages, tools) = if shared_fits {
             let history = strip_for_request(messages, &request.model);
             // The history usually ends with a user message (results or a

@@ -12,6 +12,10 @@ pub const IMAGE_TOKENS: u64 = 1_600;
 /// Room kept free below the effective window (the compaction request
 /// itself needs room).
 pub const COMPACT_MARGIN: u64 = 13_000;
+/// Windows of this many tokens or fewer are small (docs/windows.md): only
+/// the core tools are declared up front, compactly, and a summary request
+/// is sent without the tool declarations.
+pub const SMALL_WINDOW: u64 = 16_384;
 /// At most this much of the window is reserved for output.
 pub const OUTPUT_RESERVE_CAP: u64 = 20_000;
 

@@ -207,7 +207,7 @@ pub fn defer_threshold_chars(context_window: u64) -> usize {
 /// Windows of this many tokens or fewer are small (docs/windows.md): only
 /// [`CORE_TOOLS`] are declared up front, with compact prompts, and the
 /// whole first request stays within a quarter of the window.
-pub const SMALL_WINDOW: u64 = 16_384;
+pub use riot_core::context::SMALL_WINDOW;
 
 /// The tools a small window declares up front; every other tool is
 /// reachable through ToolSearch.
