@@ -181,7 +181,7 @@ async fn exec_calls_an_mcp_tool_and_its_result_reaches_the_next_request() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     let first_mcp = names.iter().position(|n| n.starts_with("mcp__")).unwrap();
-    assert_eq!(names[first_mcp - 1], "TaskOutput", "{names:?}");
+    assert_eq!(names[first_mcp - 1], "ToolSearch", "{names:?}");
     assert!(names.contains(&"mcp__everything__echo"), "{names:?}");
     let mcp: Vec<&&str> = names[first_mcp..].iter().collect();
     let mut sorted = mcp.clone();

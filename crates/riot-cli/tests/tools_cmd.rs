@@ -77,27 +77,21 @@ async fn list_is_exactly_what_a_sessions_first_request_declares() {
             "Glob",
             "Grep",
             "Bash",
-            "BashOutput",
-            "KillShell",
-            "NotebookEdit",
-            "Diagnostics",
-            "Terminal",
             "Task",
             "TodoWrite",
             "Skill",
             "AskUser",
             "ExitPlanMode",
-            "WebFetch",
-            "TaskOutput",
+            "ToolSearch",
         ]
     );
     assert_eq!(listed, sent, "names, descriptions and schemas, in order");
-    let task = &listed[11].1;
+    let task = &listed[6].1;
     assert!(
         task.contains("- reviewer: Reviews a diff for mistakes (tools: Read, Grep)"),
         "{task}"
     );
-    let skill = &listed[13].1;
+    let skill = &listed[8].1;
     assert!(skill.contains("release-notes"), "{skill}");
 }
 
@@ -165,7 +159,7 @@ async fn list_includes_mcp_tools_once_their_servers_are_up_as_a_session_declares
             .collect()
     };
     assert_eq!(own(&first), own(&listed));
-    assert_eq!(names(&own(&listed)).last(), Some(&"TaskOutput"));
+    assert_eq!(names(&own(&listed)).last(), Some(&"ToolSearch"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -238,18 +232,12 @@ async fn list_gives_the_builtin_then_session_tools_in_order_with_schemas() {
             "Glob",
             "Grep",
             "Bash",
-            "BashOutput",
-            "KillShell",
-            "NotebookEdit",
-            "Diagnostics",
-            "Terminal",
             "Task",
             "TodoWrite",
             "Skill",
             "AskUser",
             "ExitPlanMode",
-            "WebFetch",
-            "TaskOutput",
+            "ToolSearch",
         ]
     );
     for t in &tools {

@@ -176,8 +176,28 @@ fn declared(body: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// WebSearch is declared, last, only with a search service; `riot config
-/// show` says which, or why not.
+/// The tools a request holds back behind ToolSearch: the names its
+/// description lists.
+fn deferred(body: &serde_json::Value) -> Vec<String> {
+    let search = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "ToolSearch")
+        .expect("ToolSearch is declared");
+    let description = search["description"].as_str().unwrap();
+    let list = description
+        .split_once("Deferred tools:\n")
+        .unwrap()
+        .1
+        .split_once("\n\n")
+        .unwrap()
+        .0;
+    list.lines().map(str::to_owned).collect()
+}
+
+/// WebSearch is available (behind ToolSearch) only with a search service;
+/// `riot config show` says which, or why not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_search_is_declared_with_a_service_and_config_show_says_why_not_without() {
     let world = World::new();
@@ -220,8 +240,11 @@ async fn web_search_is_declared_with_a_service_and_config_show_says_why_not_with
     std::fs::remove_file(world.home.path().join("settings.json")).unwrap();
     let out = run(world.exec(&server, Wire::Anthropic, &["hi"])).await;
     assert_eq!(out.code, Some(0), "{out:?}");
-    let names = declared(&bodies(&server)[0]);
-    assert_eq!(names[names.len() - 2..], ["WebFetch", "TaskOutput"]);
+    let first = &bodies(&server)[0];
+    assert_eq!(declared(first).last().unwrap(), "ToolSearch");
+    let held = deferred(first);
+    assert!(held.contains(&"WebFetch".to_owned()), "{held:?}");
+    assert!(!held.contains(&"WebSearch".to_owned()), "{held:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -255,11 +278,15 @@ async fn exec_searches_searxng_with_the_domain_filters_applied() {
     let out = run(cmd).await;
     assert_eq!(out.code, Some(0), "{out:?}");
     let bodies = bodies(&server);
-    let names = declared(&bodies[0]);
-    assert_eq!(
-        names[names.len() - 3..],
-        ["WebFetch", "WebSearch", "TaskOutput"]
+    // WebSearch waits behind ToolSearch; called by name it runs, and is
+    // declared from then on.
+    assert!(
+        deferred(&bodies[0]).contains(&"WebSearch".to_owned()),
+        "{:?}",
+        deferred(&bodies[0])
     );
+    assert!(!declared(&bodies[0]).contains(&"WebSearch".to_owned()));
+    assert_eq!(declared(&bodies[1]).last().unwrap(), "WebSearch");
     let result = support::tool_result(&bodies[1], "call_search_1");
     assert_eq!(
         result["content"][0]["text"],

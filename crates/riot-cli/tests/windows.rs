@@ -240,3 +240,49 @@ async fn forty_reads_in_an_8k_window_compact_and_finish() {
 async fn forty_reads_in_a_16k_window_compact_and_finish() {
     forty_reads(16_384).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_list_gives_each_declaration_its_bytes_for_the_window() {
+    let world = World::new();
+    settings(&world, 8192);
+    let out = run(world.bare(&["tools", "list", "--json", "--model", "mock-model"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let listed: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
+    let names: Vec<&str> = listed.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "Read",
+            "Write",
+            "Edit",
+            "Glob",
+            "Grep",
+            "Bash",
+            "ToolSearch"
+        ]
+    );
+    for tool in &listed {
+        let sent = json!({
+            "name": tool["name"],
+            "description": tool["description"],
+            "input_schema": tool["input_schema"],
+        });
+        assert_eq!(
+            tool["bytes"].as_u64().unwrap(),
+            sent.to_string().len() as u64,
+            "{}",
+            tool["name"]
+        );
+    }
+    let total: u64 = listed.iter().map(|t| t["bytes"].as_u64().unwrap()).sum();
+    assert!(total < 6 * 1024, "{total} bytes declared in an 8K window");
+
+    // The text form ends with the total, the window and what is held back.
+    let text = run(world.bare(&["tools", "list", "--model", "mock-model"])).await;
+    let last = text.stdout.lines().last().unwrap();
+    assert!(
+        last.starts_with(&format!("7 tools declared in {total} bytes for mock-model (window: 8192 tokens); through ToolSearch: ")),
+        "{last}"
+    );
+    assert!(last.contains("Terminal") && last.contains("Task"), "{last}");
+}
