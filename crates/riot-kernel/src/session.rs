@@ -379,7 +379,7 @@ fn first_state(
     state.mode = config.mode();
     state.fallback_model = config.fallback_model.as_ref().map(|f| f.value.clone());
     state.cache_key = Some(session_id.to_string());
-    state.max_tokens = riot_core::context::request_max_tokens(&capabilities);
+    state.max_tokens = riot_core::context::request_max_tokens(capabilities);
     if let Some(n) = options.max_turns {
         state.max_turns = n;
     }
