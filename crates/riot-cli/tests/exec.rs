@@ -1284,3 +1284,32 @@ async fn with_no_prompt_at_a_terminal_exec_says_it_reads_stdin() {
         ["user: Say hi\n"]
     );
 }
+
+/// Bash's output reaches the model as a screen showed it: colours
+/// dropped, a progress line redrawn with carriage returns read as it was
+/// left (the Terminal tool reads its terminals the same way).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_output_reaches_the_model_as_plain_text() {
+    let world = World::new();
+    let command = r"printf '\033[1;32m   Compiling\033[0m riot\n 10%%\r 55%%\r100%%\n\033[31merror\033[0m: done\n'";
+    let server = MockServer::start(Script::new(
+        Wire::Anthropic,
+        vec![
+            tool_call("call_1", "Bash", json!({"command": command})),
+            Reply::Text("ok".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let out = run(world.exec(&server, Wire::Anthropic, &["--allow", "Bash", "build"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let result = support::tool_result(&bodies(&server)[1], "call_1");
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{result}"));
+    assert!(
+        text.starts_with("   Compiling riot\n100%\nerror: done"),
+        "{text:?}"
+    );
+    assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+}

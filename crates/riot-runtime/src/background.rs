@@ -75,7 +75,8 @@ fn take_text(pending: &mut Pending, finished: bool) -> String {
         Err(_) => pending.bytes.len(),
     };
     let taken: Vec<u8> = pending.bytes.drain(..cut).collect();
-    String::from_utf8_lossy(&taken).into_owned()
+    // As a screen shows it, like captured output (plain.rs).
+    crate::plain::plain_text(&String::from_utf8_lossy(&taken))
 }
 
 impl Job {

@@ -5,6 +5,8 @@ use std::collections::VecDeque;
 
 use riot_protocol::{CaptureLimit, CapturedOutput};
 
+use crate::plain::plain_text;
+
 /// Keeps the first `head_bytes` and the last `tail_bytes` of a stream and
 /// counts the rest.
 #[derive(Debug)]
@@ -48,9 +50,12 @@ impl Capture {
     pub(crate) fn finish(self) -> CapturedOutput {
         let kept = (self.head.len() + self.tail.len()) as u64;
         let tail: Vec<u8> = self.tail.into_iter().collect();
+        // What the model reads is what a screen would show: colours and
+        // progress redraws are dropped (the head and the tail each on
+        // their own).
         CapturedOutput {
-            head: decode_head(&self.head),
-            tail: decode_tail(&tail),
+            head: plain_text(&decode_head(&self.head)),
+            tail: plain_text(&decode_tail(&tail)),
             total_bytes: self.total,
             omitted_bytes: self.total.saturating_sub(kept),
             beginning_cut: false,

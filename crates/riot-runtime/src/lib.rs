@@ -46,6 +46,7 @@ mod fs;
 mod group;
 mod ids;
 mod piped;
+mod plain;
 mod process;
 pub mod sandbox;
 mod terminal;
