@@ -416,3 +416,56 @@ async fn agents_md_and_claude_md_are_both_read_and_a_link_only_once() {
     let body = &bodies(&same)[0];
     assert_eq!(in_system_prompt(body, "Agents: run cargo nextest."), 1);
 }
+
+/// `~/.claude/settings.json` is Claude Code's user layer: read without
+/// trusting the project, converted as the project's files are, below
+/// Riot's own user settings; what Riot cannot use is listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_persons_claude_settings_are_read_as_the_user_layer() {
+    let world = World::new();
+    let user_file = world.home.path().join(".claude/settings.json");
+    write(
+        &user_file,
+        &serde_json::to_string_pretty(&json!({
+            "permissions": {"allow": ["Bash(touch:*)", "Read(/notes/**)"], "defaultMode": "acceptEdits"},
+            "statusLine": {"type": "command", "command": "echo hi"}
+        }))
+        .unwrap(),
+    );
+    let out = run(world.bare(&["config", "show", "--json"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let config = out.json();
+    let from = json!({"layer": "user", "path": user_file});
+    assert_eq!(
+        config["default_mode"],
+        json!({"value": "accept-edits", "source": from})
+    );
+    let rules: Vec<Value> = config["rules"].as_array().unwrap().clone();
+    assert_eq!(
+        rules,
+        vec![
+            json!({"rule": "Bash(touch:*)", "behavior": "allow", "source": "user", "from": from}),
+            json!({"rule": "Read(./notes/**)", "behavior": "allow", "source": "user",
+                   "from": from, "written": "Read(/notes/**)"}),
+        ]
+    );
+    assert_eq!(
+        config["unused_keys"],
+        json!([format!("statusLine (in {})", user_file.display())])
+    );
+
+    // Riot's own user settings win over Claude Code's.
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"permissions": {"default_mode": "default"}}"#,
+    )
+    .unwrap();
+    let out = run(world.bare(&["config", "show", "--json"])).await;
+    assert_eq!(out.json()["default_mode"]["value"], "default", "{out:?}");
+
+    // The allow rule lets the command run in an untrusted project.
+    let server = server(vec![touch_call(), Reply::Text("Done.".into())]).await;
+    let out = run(world.exec(&server, WIRE, &["Make the file"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(made(&world), "the user's Claude Code rule applied: {out:?}");
+}

@@ -263,11 +263,20 @@ impl Layer {
     }
 }
 
-/// Where settings files are read from, lowest precedence first: the user's
+/// Where settings files are read from, lowest precedence first: Claude
+/// Code's user file (in `claude_dir`, see [`claude_dir`]) and the user's
 /// own, then Claude Code's project files, then Riot's (docs/interfaces.md
 /// "Files").
-pub fn settings_locations(home: &Path, project_root: &Path) -> Vec<(PathBuf, Layer, Format)> {
-    vec![
+pub fn settings_locations(
+    home: &Path,
+    claude_dir: Option<&Path>,
+    project_root: &Path,
+) -> Vec<(PathBuf, Layer, Format)> {
+    let mut locations: Vec<(PathBuf, Layer, Format)> = claude_dir
+        .map(|dir| (dir.join("settings.json"), Layer::User, Format::ClaudeCode))
+        .into_iter()
+        .collect();
+    locations.extend([
         (home.join("settings.json"), Layer::User, Format::Riot),
         (
             project_root.join(".claude/settings.json"),
@@ -289,7 +298,19 @@ pub fn settings_locations(home: &Path, project_root: &Path) -> Vec<(PathBuf, Lay
             Layer::Local,
             Format::Riot,
         ),
-    ]
+    ]);
+    locations
+}
+
+/// Claude Code's own directory, whose `settings.json` is its user layer:
+/// `$CLAUDE_CONFIG_DIR`, else `~/.claude`; `None` without either.
+pub fn claude_dir(env: &std::collections::BTreeMap<String, String>) -> Option<PathBuf> {
+    if let Some(dir) = env.get("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    env.get("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| Path::new(h).join(".claude"))
 }
 
 /// Reads the settings files of [`settings_locations`] that exist. One
@@ -297,10 +318,11 @@ pub fn settings_locations(home: &Path, project_root: &Path) -> Vec<(PathBuf, Lay
 pub async fn read_settings(
     fs: &dyn FileSystem,
     home: &Path,
+    claude_dir: Option<&Path>,
     project_root: &Path,
 ) -> Result<Vec<SettingsFile>, ConfigError> {
     let mut files = Vec::new();
-    for (path, layer, format) in settings_locations(home, project_root) {
+    for (path, layer, format) in settings_locations(home, claude_dir, project_root) {
         match fs.read(&path).await {
             Ok(bytes) => {
                 let text = String::from_utf8(bytes).map_err(|_| ConfigError::Unreadable {

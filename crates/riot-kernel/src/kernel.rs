@@ -327,8 +327,9 @@ impl Kernel {
                 )))?;
         }
         let trusted = trust.is_trusted(fs, &project_root).await;
-        // The user's file, then Claude Code's and Riot's project files.
-        let files = config::read_settings(fs, &self.home, &project_root).await?;
+        // Claude Code's and Riot's user files, then their project files.
+        let claude = config::claude_dir(env);
+        let files = config::read_settings(fs, &self.home, claude.as_deref(), &project_root).await?;
         let env_layer = EnvLayer { vars: env.clone() };
         let mut config = config::layer(&files, &env_layer, flags, trusted)?;
         let hooks = crate::hooks::load(

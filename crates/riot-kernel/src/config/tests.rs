@@ -889,7 +889,7 @@ async fn settings_files_are_read_in_precedence_order() {
     }
     write(&home.path().join("settings.json"), "{}");
     let fs = riot_runtime::RealFs;
-    let files = read_settings(&fs, home.path(), project.path())
+    let files = read_settings(&fs, home.path(), None, project.path())
         .await
         .unwrap();
     let got: Vec<(PathBuf, Layer, Format)> = files
@@ -926,7 +926,7 @@ async fn settings_files_are_read_in_precedence_order() {
         &project.path().join(".claude/settings.json"),
         "{\"permissions\": ",
     );
-    let err = read_settings(&fs, home.path(), project.path())
+    let err = read_settings(&fs, home.path(), None, project.path())
         .await
         .unwrap_err();
     assert!(

@@ -414,7 +414,7 @@ async fn claude_code_settings_hooks_load_with_the_trust_rule_and_say_what_was_sk
     )
     .unwrap();
     let fs = riot_runtime::RealFs;
-    let settings = config::read_settings(&fs, home.path(), project.path())
+    let settings = config::read_settings(&fs, home.path(), None, project.path())
         .await
         .unwrap();
 
