@@ -342,7 +342,7 @@ impl RiotAgent {
             }
         };
         let status = slot.session.status();
-        let mut meta = ext::session_meta(&status.model);
+        let mut meta = ext::session_meta(&status.model, slot.session.sandbox());
         if let Some(w) = &slot.worktree {
             ext::add_worktree(&mut meta, w);
         }
@@ -387,7 +387,7 @@ impl RiotAgent {
         Ok(LoadSessionResponse::new()
             .modes(mapping::mode_state(status.mode))
             .config_options(slot.options())
-            .meta(ext::session_meta(&status.model)))
+            .meta(ext::session_meta(&status.model, slot.session.sandbox())))
     }
 
     async fn prompt(

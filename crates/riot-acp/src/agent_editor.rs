@@ -327,7 +327,7 @@ impl RiotAgent {
         Ok(ResumeSessionResponse::new()
             .modes(mapping::mode_state(status.mode))
             .config_options(slot.options())
-            .meta(ext::session_meta(&status.model)))
+            .meta(ext::session_meta(&status.model, slot.session.sandbox())))
     }
 
     /// ACP `session/close`: a running turn is cancelled and ends, then

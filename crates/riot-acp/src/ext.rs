@@ -415,11 +415,13 @@ pub struct DoneResponse {
     pub meta: Option<Meta>,
 }
 
-/// The `_meta` of `session/new` and `session/load` responses: the
-/// session's model.
-pub fn session_meta(model: &str) -> Meta {
+/// The `_meta` of `session/new`, `session/load` and `session/resume`
+/// responses: the session's model, and its OS sandbox as every face shows
+/// it ("sandboxed (bubblewrap)", "sandboxed (Landlock)", "not sandboxed:
+/// REASON").
+pub fn session_meta(model: &str, sandbox: &str) -> Meta {
     let mut meta = Meta::new();
-    meta.insert("riot".into(), json!({ "model": model }));
+    meta.insert("riot".into(), json!({ "model": model, "sandbox": sandbox }));
     meta
 }
 

@@ -2486,3 +2486,54 @@ async fn riot_checkpoints_and_riot_rewind_take_back_a_turns_write_and_its_messag
     client.close().await;
     server.shutdown().await;
 }
+
+/// `session/new` says whether the session's commands run in the OS
+/// sandbox, in the words every face shows: under bubblewrap, under
+/// Landlock alone (bubblewrap hidden from `PATH`), and turned off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_new_says_whether_and_how_commands_are_sandboxed() {
+    let world = World::new();
+    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let base = server.base_url();
+    let args = [
+        "acp",
+        "--provider",
+        provider(WIRE),
+        "--base-url",
+        base.as_str(),
+        "--model",
+        "mock-model",
+    ];
+    let empty = tempfile::tempdir().unwrap();
+    let path = std::env::var("PATH").unwrap();
+    let bwrap_found = path
+        .split(':')
+        .any(|dir| std::path::Path::new(dir).join("bwrap").is_file());
+    let mut cases: Vec<(Vec<(&str, &str)>, &str)> = vec![(
+        vec![],
+        "not sandboxed: the sandbox is turned off ($RIOT_SANDBOX is off); unset it to turn it on",
+    )];
+    let landlock_path = empty.path().to_str().unwrap().to_owned();
+    if std::env::var("CI").is_ok() || bwrap_found {
+        cases.push((vec![("RIOT_SANDBOX", "on")], "sandboxed (bubblewrap)"));
+        cases.push((
+            vec![("RIOT_SANDBOX", "on"), ("PATH", landlock_path.as_str())],
+            "sandboxed (Landlock)",
+        ));
+    }
+    for (env, expected) in cases {
+        let mut client = AcpClient::start_with_env(&world, &args, &env);
+        client.initialize().await;
+        let exchange = client
+            .call(
+                "session/new",
+                json!({"cwd": world.project.path(), "mcpServers": []}),
+            )
+            .await;
+        let result = exchange.result().clone();
+        assert_eq!(
+            result["_meta"]["riot"]["sandbox"], expected,
+            "{env:?}: {result}"
+        );
+    }
+}

@@ -92,6 +92,7 @@ struct Shared {
     id: SessionId,
     cwd: PathBuf,
     notices: Vec<String>,
+    sandbox: String,
     commands: Vec<crate::commands::Command>,
     skills: crate::skills::SkillCatalog,
     terminals: Arc<dyn riot_protocol::Terminals>,
@@ -164,6 +165,7 @@ impl SessionHandle {
             id: session.id().clone(),
             cwd: session.cwd().to_owned(),
             notices: session.notices().to_vec(),
+            sandbox: session.sandbox().to_owned(),
             commands: session.commands().to_vec(),
             skills: session.skills().clone(),
             terminals: Arc::clone(session.terminals()),
@@ -205,6 +207,13 @@ impl SessionHandle {
     /// One-line notices for the person, from opening the session.
     pub fn notices(&self) -> &[String] {
         &self.shared.notices
+    }
+
+    /// The OS sandbox around the session's commands, as every face shows
+    /// it: "sandboxed (bubblewrap)", "sandboxed (Landlock)" or "not
+    /// sandboxed: REASON".
+    pub fn sandbox(&self) -> &str {
+        &self.shared.sandbox
     }
 
     /// The slash commands a person can type: built-ins, then files.

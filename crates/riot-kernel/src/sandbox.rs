@@ -53,6 +53,27 @@ impl SessionSandbox {
         )
     }
 
+    /// What every face shows about it, from the same status as `riot
+    /// sandbox check`: "sandboxed (bubblewrap)", "sandboxed (Landlock)",
+    /// or "not sandboxed: REASON".
+    pub fn label(&self) -> String {
+        if self.enforced() {
+            let by = match self.status.mechanism {
+                SandboxMechanism::LandlockSeccomp => "Landlock",
+                _ => "bubblewrap",
+            };
+            format!("sandboxed ({by})")
+        } else {
+            format!(
+                "not sandboxed: {}",
+                self.status
+                    .reason
+                    .as_deref()
+                    .unwrap_or("no reason was given")
+            )
+        }
+    }
+
     /// The notice a session shows once when the sandbox is wanted but
     /// cannot be enforced.
     pub fn notice(&self) -> Option<String> {

@@ -247,6 +247,7 @@ impl Kernel {
             deps,
             context,
             notices,
+            sandbox: stack.sandbox,
             file_state: stack.file_state,
             state_path,
             fs: Arc::clone(&caps.fs),
@@ -396,6 +397,8 @@ pub struct Session {
     deps: AgentDeps,
     context: Arc<ContextManager>,
     notices: Vec<String>,
+    /// The OS sandbox as faces show it.
+    sandbox: String,
     file_state: Arc<riot_protocol::FileStateStore>,
     state_path: PathBuf,
     fs: Arc<dyn FileSystem>,
@@ -455,6 +458,11 @@ impl Session {
     /// files cut, bypass mode).
     pub fn notices(&self) -> &[String] {
         &self.notices
+    }
+
+    /// The OS sandbox as faces show it.
+    pub fn sandbox(&self) -> &str {
+        &self.sandbox
     }
 
     /// The history so far.

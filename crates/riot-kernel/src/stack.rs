@@ -106,6 +106,10 @@ pub struct ToolStack {
     pub subagents: Arc<Subagents>,
     /// Notices for the person: skills, agents, MCP configuration.
     pub notices: Vec<String>,
+    /// The OS sandbox as faces show it ([`SessionSandbox::label`]).
+    ///
+    /// [`SessionSandbox::label`]: crate::sandbox::SessionSandbox::label
+    pub sandbox: String,
     /// How long an MCP server may take to start.
     pub mcp_startup_timeout_ms: u64,
     /// The session's language servers (docs/diagnostics.md); `None` when
@@ -213,6 +217,7 @@ impl Kernel {
         // it really wraps them.
         let sandbox = self.session_sandbox(config, &options.cwd, &options.env);
         notices.extend(sandbox.notice());
+        let sandbox_label = sandbox.label();
         // Its terminals' programs go in the same sandbox.
         let sandboxed = if sandbox.enforced() {
             caps.sandbox
@@ -377,6 +382,7 @@ impl Kernel {
             classifier,
             subagents,
             notices,
+            sandbox: sandbox_label,
             mcp_startup_timeout_ms,
             language_servers,
         })

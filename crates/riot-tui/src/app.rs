@@ -88,6 +88,9 @@ pub struct Config {
     pub history: Vec<String>,
     /// The model's context window in tokens, when known.
     pub context_window: Option<u64>,
+    /// The session's OS sandbox as faces show it ("sandboxed
+    /// (bubblewrap)", "not sandboxed: …"); `None`: not shown.
+    pub sandbox: Option<String>,
     /// The `notifications` setting: `bell` and `title` are the UI's.
     pub notifications: NotificationSettings,
 }
@@ -325,6 +328,7 @@ pub struct App {
     /// Tokens in the context at the last request.
     pub(crate) context: u64,
     pub(crate) context_window: Option<u64>,
+    pub(crate) sandbox: Option<String>,
     /// The session's cost in US dollars once reported: `Some(None)` is
     /// unknown (a model without a price), shown as `—`.
     pub(crate) cost: Option<Option<f64>>,
@@ -401,6 +405,7 @@ impl App {
             usage: Usage::default(),
             context: 0,
             context_window: config.context_window,
+            sandbox: config.sandbox,
             cost: None,
             mcp: Mcp::default(),
             ctrl_c: false,

@@ -381,6 +381,7 @@ pub async fn run(
         commands: menu_entries(&handle),
         history: prompts_of(&messages),
         context_window: options.context_window,
+        sandbox: Some(handle.sandbox().to_owned()),
         notifications: options.notifications,
     });
     let raw = RawMode::enter()?;

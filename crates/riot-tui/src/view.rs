@@ -602,9 +602,36 @@ fn status_line(app: &App, width: usize) -> Line<'static> {
         parts.push("shift+tab mode".to_owned());
     }
     let used: usize = spans.iter().map(Span::width).sum();
+    // Last, and only where it fits: it does not change during the
+    // session, and the figures before it matter more on a narrow terminal.
+    if let Some(sandbox) = &app.sandbox {
+        let room = width.saturating_sub(used);
+        let so_far = parts.join(" · ").chars().count();
+        let long = sandbox_label(sandbox);
+        let short = sandbox.split(':').next().unwrap_or_default().to_owned();
+        for label in [long, short] {
+            if so_far + 3 + label.chars().count() <= room {
+                parts.push(label);
+                break;
+            }
+        }
+    }
     let rest = truncate(&parts.join(" · "), width.saturating_sub(used));
     spans.push(Span::styled(rest, theme.dim()));
     Line::from(spans)
+}
+
+/// The sandbox as the status line shows it: a reason it is not enforced is
+/// cut to a few words (`riot sandbox check` has it whole).
+fn sandbox_label(label: &str) -> String {
+    const REASON_CHARS: usize = 40;
+    match label.strip_prefix("not sandboxed: ") {
+        Some(reason) if reason.chars().count() > REASON_CHARS => {
+            let cut: String = reason.chars().take(REASON_CHARS).collect();
+            format!("not sandboxed: {}…", cut.trim_end())
+        }
+        _ => label.to_owned(),
+    }
 }
 
 /// How the status line names a mode.

@@ -26,6 +26,7 @@ fn app_notifying(bell: bool, title: bool) -> App {
         commands: Vec::new(),
         history: Vec::new(),
         context_window: None,
+        sandbox: None,
         notifications: NotificationSettings {
             bell,
             title,

@@ -29,12 +29,16 @@ use serde_json::json;
 // ---------------------------------------------------------------- helpers
 
 fn app_with(width: u16, mode: PermissionMode, theme: Theme) -> App {
+    App::new(config_with(width, mode, theme))
+}
+
+fn config_with(width: u16, mode: PermissionMode, theme: Theme) -> Config {
     let entry = |name: &str, description: &str, args: bool| Entry {
         name: name.into(),
         description: description.into(),
         takes_arguments: args,
     };
-    App::new(Config {
+    Config {
         theme,
         width,
         model: "mock-model".into(),
@@ -49,13 +53,14 @@ fn app_with(width: u16, mode: PermissionMode, theme: Theme) -> App {
         ],
         history: vec!["an earlier prompt".into()],
         context_window: Some(200_000),
+        sandbox: None,
         // No bell and title effects here: tests/panes.rs covers them.
         notifications: riot_kernel::config::notifications::NotificationSettings {
             bell: false,
             title: false,
             desktop: false,
         },
-    })
+    }
 }
 
 fn app(width: u16) -> App {
@@ -1030,6 +1035,37 @@ fn a_pasted_path_that_is_not_an_image_stays_text() {
     );
     app.key(key(KeyCode::Enter));
     assert_eq!(app.take_effects(), [Effect::Prompt("/tmp/bad.png".into())]);
+}
+
+#[test]
+fn the_status_line_says_whether_commands_run_sandboxed() {
+    let status = |label: &str| {
+        let mut config = config_with(120, PermissionMode::Default, Theme::plain());
+        config.sandbox = Some(label.to_owned());
+        let app = App::new(config);
+        let shown = frame(&app, 120, 8);
+        shown
+            .lines()
+            .find(|l| l.contains("mock-model"))
+            .unwrap_or_else(|| panic!("{shown}"))
+            .trim_end()
+            .to_owned()
+    };
+    assert_eq!(
+        status("sandboxed (bubblewrap)"),
+        "mock-model · ask before edits · shift+tab mode · sandboxed (bubblewrap)"
+    );
+    assert_eq!(
+        status("sandboxed (Landlock)"),
+        "mock-model · ask before edits · shift+tab mode · sandboxed (Landlock)"
+    );
+    // A long reason is cut; `riot sandbox check` has it whole.
+    assert_eq!(
+        status(
+            "not sandboxed: bubblewrap cannot create a user namespace here (kernel.unprivileged_userns_clone=0)"
+        ),
+        "mock-model · ask before edits · shift+tab mode · not sandboxed: bubblewrap cannot create a user namespac…"
+    );
 }
 
 #[test]

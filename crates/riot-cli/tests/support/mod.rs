@@ -181,6 +181,7 @@ impl World {
                 || key == "OPENAI_API_KEY"
                 || key == "BRAVE_API_KEY"
                 || key == "XDG_CONFIG_HOME"
+                || key == "CLAUDE_CONFIG_DIR"
             {
                 cmd.env_remove(key);
             }
@@ -188,9 +189,8 @@ impl World {
         // The OS sandbox is off here: these tests pin the permission table
         // without it (tests/sandbox.rs turns it back on).
         cmd.env("RIOT_SANDBOX", "off");
-        // No browser either: a found Chromium adds ToolSearch (and the
-        // deferred Browser) to the tool lists these tests pin
-        // (tests/browser.rs turns it back on).
+        // No browser either: a found Chromium adds the deferred Browser to
+        // what ToolSearch lists (tests/browser.rs turns it back on).
         cmd.env("RIOT_BROWSER", "off");
         cmd.env("RIOT_HOME", self.home.path())
             .env("HOME", self.home.path())

@@ -40,6 +40,7 @@ import {
   parseUsage,
   riotCapabilities,
   sessionModel,
+  sessionSandbox,
   type CompactionNotice,
   type ModelConfig,
   type ModelConfigInput,
@@ -104,6 +105,8 @@ export interface OpenedSession {
   model: string | null;
   /** The git worktree it works in (`_meta.riot.worktree` of `session/new`'s answer). */
   worktree: SessionWorktree | null;
+  /** Its OS sandbox (`_meta.riot.sandbox`), when Riot says. */
+  sandbox: string | null;
 }
 
 /** How `session/new` opens the session. */
@@ -284,6 +287,7 @@ export class RiotConnection {
       modes: response.modes ?? null,
       model: sessionModel(response._meta),
       worktree,
+      sandbox: sessionSandbox(response._meta),
     };
   }
 
@@ -299,7 +303,14 @@ export class RiotConnection {
         mcpServers: [],
       }),
     );
-    return { sessionId, cwd, modes: response?.modes ?? null, model: sessionModel(response?._meta), worktree: null };
+    return {
+      sessionId,
+      cwd,
+      modes: response?.modes ?? null,
+      model: sessionModel(response?._meta),
+      worktree: null,
+      sandbox: sessionSandbox(response?._meta),
+    };
   }
 
   /** Whether Riot takes `image` blocks in prompts (`promptCapabilities.image`). */

@@ -301,6 +301,16 @@ export function sessionModel(meta: unknown): string | null {
   return typeof model === "string" && model !== "" ? model : null;
 }
 
+/**
+ * The session's OS sandbox as every face shows it ("sandboxed (bubblewrap)",
+ * "sandboxed (Landlock)", "not sandboxed: REASON") from a `session/new`,
+ * `session/load` or `session/resume` response's `_meta.riot.sandbox`.
+ */
+export function sessionSandbox(meta: unknown): string | null {
+  const sandbox = record(record(meta)?.riot)?.sandbox;
+  return typeof sandbox === "string" && sandbox !== "" ? sandbox : null;
+}
+
 /** One user message a rewind can go back to (`_riot/checkpoints`). */
 export interface RewindPoint {
   /** 1-based, as `_riot/rewind`'s `to` takes it. */

@@ -89,6 +89,8 @@ export interface SessionView {
   worktree: SessionWorktree | null;
   /** The model of its next request (`_meta.riot.model`, `_riot/set_model`), when known. */
   model: string | null;
+  /** Its OS sandbox as Riot words it (`_meta.riot.sandbox`), when known. */
+  sandbox: string | null;
   /** Models seen in this session (its own, those set, those in usage), oldest first. */
   models: readonly string[];
   /** Messages waiting in Riot's queue of the session, in order (`_riot/queue`). */
@@ -213,7 +215,7 @@ type Incoming =
   | { type: "permission"; pending: PendingPermission }
   | { type: "withdrawn"; key: string }
   | { type: "reloading"; sessionId: string }
-  | { type: "loaded"; sessionId: string; modes: SessionModeState | null; model: string | null }
+  | { type: "loaded"; sessionId: string; modes: SessionModeState | null; model: string | null; sandbox: string | null }
   | { type: "ended"; sessionId: string; stopReason: StopReason | null; error: string | null }
   | { type: "closed"; error: string | null };
 
@@ -299,12 +301,14 @@ function newView(
   loading: boolean,
   model: string | null,
   worktree: SessionWorktree | null = null,
+  sandbox: string | null = null,
 ): SessionView {
   return {
     id,
     cwd,
     worktree,
     model,
+    sandbox,
     models: withModel([], model),
     queue: [],
     queueHeld: false,
@@ -527,6 +531,7 @@ export class Store {
             ...v,
             loading: false,
             model: item.model ?? v.model,
+            sandbox: item.sandbox ?? v.sandbox,
             models: withModel(v.models, item.model),
             conversation:
               item.modes === null ? v.conversation : { ...v.conversation, modes: item.modes },
@@ -710,7 +715,7 @@ export class Store {
       this.set({
         open: {
           ...this.state.open,
-          [opened.sessionId]: newView(opened.sessionId, opened.cwd, opened.modes, false, opened.model, opened.worktree),
+          [opened.sessionId]: newView(opened.sessionId, opened.cwd, opened.modes, false, opened.model, opened.worktree, opened.sandbox),
         },
         currentId: opened.sessionId,
         error: null,
@@ -736,7 +741,7 @@ export class Store {
     await this.attempt(async () => {
       try {
         const loaded = await this.need().loadSession(id, cwd);
-        this.batch.push({ type: "loaded", sessionId: id, modes: loaded.modes, model: loaded.model });
+        this.batch.push({ type: "loaded", sessionId: id, modes: loaded.modes, model: loaded.model, sandbox: loaded.sandbox });
         await this.readParallel(id);
       } catch (e) {
         const { [id]: _, ...rest } = this.state.open;
@@ -1081,9 +1086,9 @@ export class Store {
     this.batch.push({ type: "reloading", sessionId: id });
     try {
       const loaded = await this.need().loadSession(id, view.cwd);
-      this.batch.push({ type: "loaded", sessionId: id, modes: loaded.modes, model: loaded.model });
+      this.batch.push({ type: "loaded", sessionId: id, modes: loaded.modes, model: loaded.model, sandbox: loaded.sandbox });
     } catch (e) {
-      this.batch.push({ type: "loaded", sessionId: id, modes: null, model: null });
+      this.batch.push({ type: "loaded", sessionId: id, modes: null, model: null, sandbox: null });
       throw e;
     }
   }

@@ -11,6 +11,7 @@ import { RewindDialog } from "./RewindDialog";
 import { CompactionIndicator, ModeSelector, ModelSelector, UsageFigures, WorkingIndicator } from "./SessionBar";
 import { SettingsDialog } from "./Settings";
 import { NotificationToggle } from "./NotificationToggle";
+import { SandboxBadge } from "./SandboxBadge";
 import { Sidebar } from "./Sidebar";
 import { WorktreeBadge } from "./WorktreeBadge";
 import { TerminalPanel } from "./TerminalPanel";
@@ -213,6 +214,7 @@ export function App({
                 {view.cwd}
               </span>
               <WorktreeBadge worktree={view.worktree} />
+              <SandboxBadge sandbox={view.sandbox} />
               <CompactionIndicator compacting={view.compacting} />
               <UsageFigures last={view.lastUsage} totals={view.totals} cost={view.cost} />
               <ModelSelector

@@ -79,6 +79,9 @@ import { refusedSocket, socketPair, type FakeSocket } from "./fake-socket";
 
 const INVALID_PARAMS = -32602;
 
+/** What the fake says of its sandbox, as a Riot with bubblewrap does. */
+export const FAKE_SANDBOX = "sandboxed (bubblewrap)";
+
 /** The modes Riot offers (crates/riot-acp/src/mapping.rs, OFFERED_MODES). */
 export const OFFERED_MODES = ["default", "accept-edits", "plan", "auto", "bypass", "dont-ask"] as const;
 
@@ -776,7 +779,10 @@ export class FakeRiot {
         });
         // After the response, as Riot does.
         setTimeout(() => void client.notify(acp.methods.client.session.update, { sessionId, update: commands }), 0);
-        const riot = worktree === undefined ? { model: config.model } : { model: config.model, worktree: { ...worktree, cwd: worktree.path } };
+        const riot =
+          worktree === undefined
+            ? { model: config.model, sandbox: FAKE_SANDBOX }
+            : { model: config.model, sandbox: FAKE_SANDBOX, worktree: { ...worktree, cwd: worktree.path } };
         return { sessionId, modes: modeState("default"), _meta: { riot } };
       })
       .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
@@ -797,7 +803,7 @@ export class FakeRiot {
             }),
           0,
         );
-        return { modes: modeState(found.mode), _meta: { riot: { model: found.model } } };
+        return { modes: modeState(found.mode), _meta: { riot: { model: found.model, sandbox: FAKE_SANDBOX } } };
       })
       .onRequest(acp.methods.agent.session.list, ({ params }) => {
         this.received.push("session/list");
