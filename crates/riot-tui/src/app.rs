@@ -15,9 +15,9 @@ use riot_kernel::background::{TaskState, TaskSummary};
 use riot_kernel::config::notifications::NotificationSettings;
 use riot_protocol::{
     AgentEvent, AssistantBlock, Message, MessageOrigin, PermissionMode, PermissionOutcome,
-    PermissionRequestDetail, ProgressPayload, QuestionOutcome, QuestionRequest, RequestId,
-    StreamDelta, SystemLevel, TerminalExit, TerminalReason, TerminalUpdate, ToolResultContent,
-    ToolUseId, Usage, UserBlock,
+    PermissionRequestDetail, ProgressPayload, Question, QuestionOption, QuestionOutcome,
+    QuestionRequest, RequestId, StreamDelta, SystemLevel, TerminalExit, TerminalReason,
+    TerminalUpdate, ToolResultContent, ToolUseId, Usage, UserBlock,
 };
 use serde_json::Value;
 
@@ -66,6 +66,9 @@ pub enum Effect {
     TerminalWrite { name: String, input: Vec<u8> },
     /// Stop the background agent with this id.
     StopTask(String),
+    /// Fetch the messages `/rewind` can go back to, for its picker
+    /// ([`App::rewind_points`]).
+    RewindPoints,
     /// Ring the terminal's bell (a turn ended, a question waits).
     Bell,
     /// Set the terminal's title to this.
@@ -97,6 +100,21 @@ pub struct Config {
 
 /// The `/` entry that lists the background agents (the UI's own).
 pub const TASKS_COMMAND: &str = "tasks";
+
+/// The key of `/rewind`'s picker, a question the UI asks itself.
+const REWIND_KEY: u64 = u64::MAX;
+
+/// A message `/rewind` can go back to, as its picker shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewindChoice {
+    /// 1-based, as `/rewind N` takes it.
+    pub number: u32,
+    pub text: String,
+    /// Files its turn changed.
+    pub files: Vec<String>,
+    /// Still in the conversation (else only its files can be restored).
+    pub in_history: bool,
+}
 
 /// One of the session's terminals as the pane shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1169,6 +1187,72 @@ impl App {
         self.asked();
     }
 
+    /// `/rewind`'s picker over `points` (oldest first, as the kernel lists
+    /// them): the newest message first, each with the files its turn
+    /// changed. Choosing one sends `/rewind N`; Esc leaves everything as
+    /// it is.
+    pub fn rewind_points(&mut self, points: Vec<RewindChoice>) {
+        if points.is_empty() {
+            self.hint =
+                Some("Nothing to rewind to yet: no message of yours in this session.".to_owned());
+            return;
+        }
+        let options = points
+            .iter()
+            .rev()
+            .map(|p| {
+                let files = match p.files.as_slice() {
+                    [] => "no file changed".to_owned(),
+                    [one] => format!("changed {one}"),
+                    [first, rest @ ..] => format!(
+                        "changed {first} and {}",
+                        crate::tools::plural(rest.len() as u64, "other file", "other files")
+                    ),
+                };
+                let history = if p.in_history {
+                    ""
+                } else {
+                    "; before a compaction: files only"
+                };
+                QuestionOption {
+                    label: format!("{} (message {})", short_title(&p.text), p.number),
+                    description: Some(format!("{files}{history}")),
+                }
+            })
+            .collect();
+        self.questions(
+            REWIND_KEY,
+            QuestionRequest {
+                tool_use_id: ToolUseId::new("rewind"),
+                tool_name: "rewind".to_owned(),
+                context: None,
+                questions: vec![Question {
+                    question: "Rewind files and conversation to just before which message?"
+                        .to_owned(),
+                    header: Some("rewind".to_owned()),
+                    options,
+                    multi_select: false,
+                }],
+            },
+        );
+    }
+
+    /// The picker's answer: `/rewind N` for the chosen message.
+    fn rewind_chosen(&mut self, outcome: &QuestionOutcome) {
+        let chosen = match outcome {
+            QuestionOutcome::Answered(answers) => answers
+                .first()
+                .and_then(|a| a.first())
+                .and_then(|label| label.rsplit_once("(message "))
+                .and_then(|(_, n)| n.trim_end_matches(')').parse::<u32>().ok()),
+            _ => None,
+        };
+        match chosen {
+            Some(n) => self.submit_text(&format!("/rewind {n}")),
+            None => self.hint = Some("Nothing was rewound.".to_owned()),
+        }
+    }
+
     /// Files found for the `@` query `query`, best first.
     pub fn files_found(&mut self, query: &str, files: Vec<String>) {
         if self.files_query.as_deref() == Some(query) {
@@ -1199,6 +1283,14 @@ impl App {
             self.composer.clear();
             self.menu = None;
             self.tasks_open = Some(0);
+            return;
+        }
+        // `/rewind` alone: a picker of the messages (`/rewind N` goes
+        // straight to the kernel).
+        if self.composer.text().trim() == "/rewind" && !self.busy {
+            self.composer.clear();
+            self.menu = None;
+            self.effects.push(Effect::RewindPoints);
             return;
         }
         let (text, images) = self.composer.take_message();
@@ -1529,6 +1621,9 @@ impl App {
                 key: *key,
                 outcome: PermissionOutcome::RejectOnce { feedback: None },
             }),
+            Asking::Questions { key, .. } if *key == REWIND_KEY => {
+                self.rewind_chosen(&QuestionOutcome::Declined);
+            }
             Asking::Questions { key, .. } => self.effects.push(Effect::Questions {
                 key: *key,
                 outcome: QuestionOutcome::Declined,
@@ -1746,10 +1841,12 @@ impl App {
         self.push_block(rows);
         if let Some(all) = all {
             self.asking.pop_front();
-            self.effects.push(Effect::Questions {
-                key: id,
-                outcome: QuestionOutcome::Answered(all),
-            });
+            let outcome = QuestionOutcome::Answered(all);
+            if id == REWIND_KEY {
+                self.rewind_chosen(&outcome);
+            } else {
+                self.effects.push(Effect::Questions { key: id, outcome });
+            }
         }
     }
 

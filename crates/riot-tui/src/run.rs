@@ -566,6 +566,20 @@ async fn drive(
                 Effect::TerminalWrite { name, input } => {
                     let _ = writes_tx.send((name, input));
                 }
+                Effect::RewindPoints => match handle.rewind_points().await {
+                    Ok(points) => app.rewind_points(
+                        points
+                            .into_iter()
+                            .map(|p| crate::app::RewindChoice {
+                                number: p.number,
+                                text: p.text,
+                                files: p.files,
+                                in_history: p.in_history,
+                            })
+                            .collect(),
+                    ),
+                    Err(e) => app.note(SystemLevel::Warning, &format!("/rewind: {e}")),
+                },
                 Effect::StopTask(id) => {
                     if let Some(tasks) = &background {
                         tasks.stop(&id);

@@ -1344,3 +1344,75 @@ fn everything_fits_a_narrow_terminal() {
     }
     check("narrow", &frame(&app, 40, 14));
 }
+
+#[test]
+fn slash_rewind_alone_opens_a_picker_of_the_messages_newest_first() {
+    use riot_tui::app::RewindChoice;
+    let mut app = app(80);
+    app.submit_text("/rewind");
+    assert_eq!(app.take_effects(), [Effect::RewindPoints]);
+    let point = |number: u32, text: &str, files: &[&str], in_history: bool| RewindChoice {
+        number,
+        text: text.into(),
+        files: files.iter().map(|f| (*f).to_owned()).collect(),
+        in_history,
+    };
+    app.rewind_points(vec![
+        point(1, "set up the project", &["Cargo.toml"], false),
+        point(
+            2,
+            "fix the parser",
+            &["src/parser.rs", "src/lexer.rs", "tests/p.rs"],
+            true,
+        ),
+        point(3, "explain it", &[], true),
+    ]);
+    let shown = frame(&app, 80, 16);
+    let rows: Vec<&str> = shown.lines().map(str::trim_end).collect();
+    let at = |text: &str| {
+        rows.iter()
+            .position(|r| r.contains(text))
+            .unwrap_or_else(|| panic!("no {text:?} in\n{shown}"))
+    };
+    assert!(
+        shown.contains("Rewind files and conversation to just before which message?"),
+        "{shown}"
+    );
+    // Newest first, each with what its turn changed.
+    assert!(
+        at("1. explain it (message 3)") < at("2. fix the parser (message 2)"),
+        "{shown}"
+    );
+    assert!(
+        at("2. fix the parser (message 2)") < at("3. set up the project (message 1)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("changed src/parser.rs and 2 other files"),
+        "{shown}"
+    );
+    assert!(shown.contains("no file changed"), "{shown}");
+    assert!(
+        shown.contains("changed Cargo.toml; before a compaction:"),
+        "{shown}"
+    );
+
+    // Down to the second, Enter: the kernel's `/rewind 2`.
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Enter));
+    assert_eq!(app.take_effects(), [Effect::Prompt("/rewind 2".into())]);
+
+    // Esc leaves everything as it was.
+    let mut app = self::app(80);
+    app.submit_text("/rewind");
+    app.take_effects();
+    app.rewind_points(vec![point(1, "one", &[], true)]);
+    app.key(key(KeyCode::Esc));
+    assert_eq!(app.take_effects(), []);
+    assert!(frame(&app, 80, 10).contains("Nothing was rewound."));
+
+    // With nothing to go back to, it says so.
+    let mut app = self::app(80);
+    app.rewind_points(Vec::new());
+    assert!(frame(&app, 80, 10).contains("Nothing to rewind to yet"));
+}
