@@ -960,3 +960,63 @@ async fn a_300_line_write_at_80x24_keeps_the_answer_keys_on_screen_and_v_shows_i
 fn big_exists(world: &World) -> bool {
     world.project.path().join("big.txt").exists()
 }
+
+/// `/rewind` with no number opens a picker of the person's messages; the
+/// chosen one is rewound to, files and conversation, by the kernel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_rewind_picks_a_message_and_puts_the_files_back() {
+    if !have_tmux("tui: rewind picker") {
+        return;
+    }
+    let world = World::new();
+    std::fs::write(world.project.path().join("notes.txt"), "before\n").unwrap();
+    let server = server(vec![
+        tool_call(
+            "w1",
+            "Write",
+            json!({"file_path": "made.txt", "content": "made by the model\n"}),
+        ),
+        Reply::Text("Made it.".into()),
+    ])
+    .await;
+    let tmux = Tmux::riot(&world, &server, &["--permission-mode", "accept-edits"]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("make a file");
+    tmux.wait_for("Made it.").await;
+    let made = world.project.path().join("made.txt");
+    assert!(made.exists());
+
+    // Enter on the open `/` menu completes the command (it takes an
+    // argument); a second Enter sends it as it is.
+    tmux.type_line("/rewind");
+    tmux.wait_for("› /rewind ").await;
+    tmux.keys(&["Enter"]);
+    let pane = tmux.wait_for("Rewind files and conversation").await;
+    assert!(pane.contains("make a file (message 1)"), "{pane}");
+    assert!(pane.contains("changed made.txt"), "{pane}");
+    tmux.keys(&["Enter"]);
+    let deadline = Instant::now() + PATIENCE;
+    while made.exists() {
+        assert!(Instant::now() < deadline, "{}", tmux.capture());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(world.project.path().join("notes.txt")).unwrap(),
+        "before\n"
+    );
+    let pane = tmux.wait_for("Rewound to just before message 1.").await;
+    assert!(
+        pane.contains("› /rewind 1"),
+        "the choice is sent as /rewind 1:\n{pane}"
+    );
+    tmux.wait_for("shift+tab mode").await;
+    tmux.keys(&["C-d"]);
+    // Nothing is left to resume: the conversation went back to before its
+    // only message; the UI just ends.
+    let deadline = Instant::now() + PATIENCE;
+    while tmux.alive() {
+        assert!(Instant::now() < deadline, "{}", tmux.capture());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    server.shutdown().await;
+}
