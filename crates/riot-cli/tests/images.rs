@@ -411,3 +411,60 @@ async fn images_are_kept_beside_the_transcript_and_a_resumed_session_sends_them_
     );
     server.shutdown().await;
 }
+
+/// A description is saved with the session: resumed, the session reads
+/// it again without asking the small model a second time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_reuses_the_saved_description() {
+    let png = small_png();
+    let wire = Wire::Anthropic;
+    let world = world_with_describer(&[("shot.png", &png)]);
+    let server = MockServer::start(Script::new(
+        wire,
+        vec![
+            tool_call("call_img_1", "Read", json!({"file_path": "shot.png"})),
+            Reply::Text("A grey gradient, dark on the left.".into()),
+            Reply::Text("It is a gradient.".into()),
+            Reply::Text("Still the gradient.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let out = run(world.exec(&server, wire, &["What is in shot.png?"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let first = bodies(&server);
+    assert_eq!(first.len(), 3);
+    assert_eq!(first[1]["model"], "mock-small", "one description request");
+
+    // Saved beside the session's images, by the image's content.
+    let dir = world.home.path().join("sessions-images");
+    let session = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(session.join("descriptions.json")).unwrap())
+            .unwrap();
+    let entries = saved.as_object().unwrap();
+    assert_eq!(entries.len(), 1, "{saved}");
+    let (key, text) = entries.iter().next().unwrap();
+    assert_eq!(key.len(), 64, "a SHA-256 in hex: {key}");
+    assert_eq!(text, "A grey gradient, dark on the left.");
+
+    let out = run(world.exec(&server, wire, &["--continue", "and now?"])).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout.trim(), "Still the gradient.");
+    let all = bodies(&server);
+    assert_eq!(all.len(), 4, "no second description request");
+    assert_eq!(all[3]["model"], "mock-model");
+    assert!(
+        all[3]
+            .to_string()
+            .contains("A grey gradient, dark on the left."),
+        "{:.2000}",
+        all[3]
+    );
+    server.shutdown().await;
+}

@@ -229,8 +229,18 @@ impl Kernel {
                 )),
                 model: name.value.clone(),
             });
+        let saved_descriptions = self
+            .store()
+            .files_of(&session_id)
+            .ok()
+            .map(|dir| crate::vision::SavedDescriptions::in_dir(Arc::clone(&caps.fs), &dir));
         let deps = AgentDeps {
-            provider: crate::vision::DescribingProvider::wrap(provider, describer),
+            provider: crate::vision::DescribingProvider::wrap(
+                provider,
+                describer,
+                saved_descriptions,
+            )
+            .await,
             tools: stack.runner.clone(),
             compactor: Arc::new(crate::hooks::HookedCompactor {
                 inner: context.clone(),

@@ -9,15 +9,19 @@
 //! builders send the model a clear note instead (riot-providers'
 //! `IMAGE_OMITTED`); a description that fails leaves that note too — the
 //! turn never fails because an image could not be described.
+//!
+//! Descriptions are saved with the session ([`SavedDescriptions`], a JSON
+//! file beside its images), so a resumed session does not ask again.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use riot_protocol::{
-    AssistantBlock, CacheHints, ImageSource, Message, MessageId, MessageOrigin, ModelCapabilities,
-    ModelRequest, Provider, ProviderEvent, ProviderStream, SystemPrompt, ToolResultContent,
-    UserBlock, UserMessage,
+    AssistantBlock, CacheHints, FileSystem, ImageSource, Message, MessageId, MessageOrigin,
+    ModelCapabilities, ModelRequest, Provider, ProviderEvent, ProviderStream, SystemPrompt,
+    ToolResultContent, UserBlock, UserMessage,
 };
 use sha2::{Digest as _, Sha256};
 use tokio_util::sync::CancellationToken;
@@ -88,6 +92,80 @@ impl Describer {
     }
 }
 
+/// Where a session keeps its images' descriptions: `descriptions.json`
+/// (the hex SHA-256 of an image's base64 data → its description) in the
+/// directory the store keeps beside the transcript.
+#[derive(Debug, Clone)]
+pub struct SavedDescriptions {
+    pub fs: Arc<dyn FileSystem>,
+    pub path: PathBuf,
+}
+
+impl SavedDescriptions {
+    /// The file in `dir` (`SessionStore::files_of`).
+    pub fn in_dir(fs: Arc<dyn FileSystem>, dir: &std::path::Path) -> Self {
+        Self {
+            fs,
+            path: dir.join("descriptions.json"),
+        }
+    }
+
+    /// What was saved; nothing when there is no file or it cannot be read
+    /// (the images are then described again).
+    pub async fn load(&self) -> HashMap<[u8; 32], Option<String>> {
+        let Ok(bytes) = self.fs.read(&self.path).await else {
+            return HashMap::new();
+        };
+        let saved: HashMap<String, String> = match serde_json::from_slice(&bytes) {
+            Ok(saved) => saved,
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), error = %e, "saved image descriptions are unreadable; images will be described again");
+                return HashMap::new();
+            }
+        };
+        saved
+            .into_iter()
+            .filter_map(|(hex, text)| Some((from_hex(&hex)?, Some(text))))
+            .collect()
+    }
+
+    /// Saves every known description (failures are not saved: a resumed
+    /// session tries again).
+    async fn save(&self, known: &HashMap<[u8; 32], Option<String>>) {
+        let saved: std::collections::BTreeMap<String, &String> = known
+            .iter()
+            .filter_map(|(key, text)| Some((to_hex(key), text.as_ref()?)))
+            .collect();
+        let Ok(bytes) = serde_json::to_vec_pretty(&saved) else {
+            return;
+        };
+        if let Some(dir) = self.path.parent()
+            && let Err(e) = self.fs.create_dir_all(dir).await
+        {
+            tracing::warn!(dir = %dir.display(), error = %e, "image descriptions not saved");
+            return;
+        }
+        if let Err(e) = self.fs.write_atomic(&self.path, &bytes).await {
+            tracing::warn!(path = %self.path.display(), error = %e, "image descriptions not saved");
+        }
+    }
+}
+
+fn to_hex(key: &[u8; 32]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn from_hex(hex: &str) -> Option<[u8; 32]> {
+    if hex.len() != 64 || !hex.is_ascii() {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(key)
+}
+
 /// The session's provider, with each image replaced by its description
 /// for models that cannot see (see the module docs).
 #[derive(Debug)]
@@ -97,6 +175,8 @@ pub struct DescribingProvider {
     /// Descriptions by the SHA-256 of the image's base64 data; `None`
     /// where describing failed (asked once, not on every request).
     cache: Arc<Mutex<HashMap<[u8; 32], Option<String>>>>,
+    /// Where new descriptions are saved, if anywhere.
+    saved: Option<SavedDescriptions>,
 }
 
 impl DescribingProvider {
@@ -105,14 +185,31 @@ impl DescribingProvider {
             inner,
             describer,
             cache: Arc::default(),
+            saved: None,
         }
     }
 
     /// Wraps `inner` when the small model can see; otherwise `inner` as it
-    /// is.
-    pub fn wrap(inner: Arc<dyn Provider>, describer: Option<Describer>) -> Arc<dyn Provider> {
+    /// is. With `saved`, the descriptions saved earlier are known from the
+    /// start and new ones are saved there.
+    pub async fn wrap(
+        inner: Arc<dyn Provider>,
+        describer: Option<Describer>,
+        saved: Option<SavedDescriptions>,
+    ) -> Arc<dyn Provider> {
         match describer {
-            Some(d) if d.provider.capabilities(&d.model).vision => Arc::new(Self::new(inner, d)),
+            Some(d) if d.provider.capabilities(&d.model).vision => {
+                let known = match &saved {
+                    Some(s) => s.load().await,
+                    None => HashMap::new(),
+                };
+                Arc::new(Self {
+                    inner,
+                    describer: d,
+                    cache: Arc::new(Mutex::new(known)),
+                    saved,
+                })
+            }
             _ => inner,
         }
     }
@@ -183,6 +280,7 @@ impl Provider for DescribingProvider {
         let inner = Arc::clone(&self.inner);
         let describer = self.describer.clone();
         let cache = Arc::clone(&self.cache);
+        let saved = self.saved.clone();
         Box::pin(async_stream::stream! {
             let mut missing: Vec<ImageSource> = Vec::new();
             {
@@ -196,6 +294,7 @@ impl Provider for DescribingProvider {
                     }
                 }
             }
+            let asked = !missing.is_empty();
             for image in missing {
                 if cancel.is_cancelled() {
                     break;
@@ -216,6 +315,10 @@ impl Provider for DescribingProvider {
                         .unwrap_or_else(|p| p.into_inner())
                         .insert(key(&image), described);
                 }
+            }
+            if asked && let Some(saved) = &saved {
+                let known = cache.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                saved.save(&known).await;
             }
             {
                 let known = cache.lock().unwrap_or_else(|p| p.into_inner());

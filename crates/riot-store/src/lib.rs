@@ -118,6 +118,12 @@ impl SessionStore {
         self.index.join(format!("{stem}.json"))
     }
 
+    /// The directory kept beside a session's transcript for what belongs
+    /// to it (its images, their descriptions); removed with the session.
+    pub fn files_of(&self, id: &SessionId) -> Result<PathBuf, StoreError> {
+        Ok(images::dir_for(&self.path_of(id)?))
+    }
+
     /// The transcript path of a session. Ids are checked so a crafted id
     /// cannot name a file outside the store.
     pub fn path_of(&self, id: &SessionId) -> Result<PathBuf, StoreError> {
