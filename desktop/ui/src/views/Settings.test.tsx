@@ -91,7 +91,7 @@ describe("SettingsDialog", () => {
       {
         provider: "openai",
         baseUrl: "https://api.deepseek.com/v1",
-        model: "deepseek-chat",
+        model: "deepseek-v4-flash",
         key: "present",
         keySource: "credentials.json (openai)",
         ready: true,
@@ -102,7 +102,7 @@ describe("SettingsDialog", () => {
     expect(screen.getByRole("dialog", { name: "Model settings" })).toBeTruthy();
     expect((screen.getByLabelText("Provider") as HTMLSelectElement).value).toBe("compatible");
     expect(field("Base URL").value).toBe("https://api.deepseek.com/v1");
-    expect(field("Model").value).toBe("deepseek-chat");
+    expect(field("Model").value).toBe("deepseek-v4-flash");
     expect(field("API key").value).toBe("");
     expect(screen.getByTestId("key-status").textContent).toBe(
       "A key is saved (from credentials.json (openai)); leave the field empty to keep it. Optional: not needed for a local server.",
