@@ -50,8 +50,9 @@ use self::report::TextReport;
 use self::result::{ResultContext, Tally};
 use self::status::{FRAME_MS, StatusLine};
 
-/// Exit code for usage and configuration errors.
-pub const EXIT_USAGE: i32 = 2;
+/// Exit code for usage and configuration errors (the kernel's, so a
+/// refusal means the same from every command).
+pub use riot_kernel::error::EXIT_USAGE;
 
 /// Exit code of a run stopped by SIGINT.
 const EXIT_INTERRUPTED: i32 = 130;
