@@ -18,11 +18,9 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use riot_protocol::{
     AssistantBlock, CacheHints, CompactionStrategy, Message, MessageId, MessageOrigin,
-    ModelRequest, Provider, ProviderErrorKind, ProviderEvent, ToolResultContent, Usage, UserBlock,
-    UserMessage,
+    ModelRequest, Provider, ProviderErrorKind, ToolResultContent, Usage, UserBlock, UserMessage,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -218,23 +216,14 @@ impl ContextManager {
             },
             stream: true,
         };
-        let mut stream = self
-            .provider
-            .stream(model_request, CancellationToken::new());
-        let mut text = String::new();
-        let mut usage = Usage::default();
-        while let Some(event) = stream.next().await {
-            match event {
-                Ok(ProviderEvent::Block(AssistantBlock::Text { text: t })) => text.push_str(&t),
-                Ok(ProviderEvent::Usage(u)) => usage.merge_cumulative(&u),
-                Ok(_) => {}
-                Err(e) => {
-                    self.add_side_usage(&usage);
-                    return Err((e.kind, e.message));
-                }
-            }
-        }
-        self.add_side_usage(&usage);
+        let reply = crate::side::side_text(
+            self.provider.as_ref(),
+            model_request,
+            CancellationToken::new(),
+        )
+        .await;
+        self.add_side_usage(&reply.usage);
+        let text = reply.result.map_err(|e| (e.kind, e.message))?;
         let summary = extract_summary(&text);
         if summary.trim().is_empty() {
             return Err((

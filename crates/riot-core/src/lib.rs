@@ -50,6 +50,7 @@ pub mod interrupted;
 pub mod invariants;
 pub mod recovery;
 pub mod request;
+pub mod side;
 pub mod state;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -16,11 +16,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use riot_permissions::{Classifier, ClassifierRequest, ClassifierUnavailable, ClassifierVerdict};
 use riot_protocol::{
-    AssistantBlock, CacheHints, Clock, ClockExt, Message, MessageId, MessageOrigin, ModelRequest,
-    Provider, ProviderEvent, SystemPrompt, Usage, UserBlock, UserMessage,
+    CacheHints, Clock, ClockExt, Message, MessageId, MessageOrigin, ModelRequest, Provider,
+    SystemPrompt, Usage, UserBlock, UserMessage,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -212,33 +211,21 @@ impl ModelClassifier {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<String, ClassifierUnavailable> {
-        let mut stream = self.provider.stream(request, cancel);
-        let mut text = String::new();
-        let mut usage = Usage::default();
-        let mut outcome = Ok(());
-        while let Some(event) = stream.next().await {
-            match event {
-                Ok(ProviderEvent::Block(AssistantBlock::Text { text: t })) => text.push_str(&t),
-                Ok(ProviderEvent::Usage(u)) => usage.merge_cumulative(&u),
-                Ok(_) => {}
-                Err(e) => {
-                    let kind = serde_json::to_value(e.kind)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_else(|| format!("{:?}", e.kind));
-                    outcome = Err(ClassifierUnavailable(format!(
-                        "the request failed — {kind}: {}",
-                        cut(&e.message, REASON_CHARS)
-                    )));
-                    break;
-                }
-            }
-        }
+        let reply = riot_core::side::side_text(self.provider.as_ref(), request, cancel).await;
         self.side_usage
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .add(&usage);
-        outcome.map(|()| text)
+            .add(&reply.usage);
+        reply.result.map_err(|e| {
+            let kind = serde_json::to_value(e.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_else(|| format!("{:?}", e.kind));
+            ClassifierUnavailable(format!(
+                "the request failed — {kind}: {}",
+                cut(&e.message, REASON_CHARS)
+            ))
+        })
     }
 }
 

@@ -19,9 +19,9 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use riot_protocol::{
-    AssistantBlock, CacheHints, FileSystem, ImageSource, Message, MessageId, MessageOrigin,
-    ModelCapabilities, ModelRequest, Provider, ProviderEvent, ProviderStream, SystemPrompt,
-    ToolResultContent, UserBlock, UserMessage,
+    CacheHints, FileSystem, ImageSource, Message, MessageId, MessageOrigin, ModelCapabilities,
+    ModelRequest, Provider, ProviderStream, SystemPrompt, ToolResultContent, UserBlock,
+    UserMessage,
 };
 use sha2::{Digest as _, Sha256};
 use tokio_util::sync::CancellationToken;
@@ -75,15 +75,9 @@ impl Describer {
         image: &ImageSource,
         cancel: CancellationToken,
     ) -> Result<String, String> {
-        let mut stream = self.provider.stream(self.request(image), cancel);
-        let mut text = String::new();
-        while let Some(event) = stream.next().await {
-            match event {
-                Ok(ProviderEvent::Block(AssistantBlock::Text { text: t })) => text.push_str(&t),
-                Ok(_) => {}
-                Err(e) => return Err(e.message),
-            }
-        }
+        let reply =
+            riot_core::side::side_text(self.provider.as_ref(), self.request(image), cancel).await;
+        let text = reply.result.map_err(|e| e.message)?;
         let text = text.trim();
         if text.is_empty() {
             return Err("the model gave no description".into());

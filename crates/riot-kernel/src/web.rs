@@ -5,10 +5,9 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use riot_protocol::{
-    AssistantBlock, CacheHints, DynTool, Message, MessageId, MessageOrigin, ModelRequest, Provider,
-    ProviderEvent, SystemPrompt, UserBlock, UserMessage,
+    CacheHints, DynTool, Message, MessageId, MessageOrigin, ModelRequest, Provider, SystemPrompt,
+    UserBlock, UserMessage,
 };
 use riot_tools::tools::{PageQuestion, SearchBackend, WebFetch, WebFetchLimits, WebSearch};
 use tokio_util::sync::CancellationToken;
@@ -80,17 +79,13 @@ impl PageQuestion for SmallModel {
         let cancel = CancellationToken::new();
         // Dropped with the call (the turn was cancelled): the request stops.
         let _guard = cancel.clone().drop_guard();
-        let mut stream = self
-            .provider
-            .stream(self.request(url, page, prompt), cancel);
-        let mut text = String::new();
-        while let Some(event) = stream.next().await {
-            match event {
-                Ok(ProviderEvent::Block(AssistantBlock::Text { text: t })) => text.push_str(&t),
-                Ok(_) => {}
-                Err(e) => return Err(e.message),
-            }
-        }
+        let reply = riot_core::side::side_text(
+            self.provider.as_ref(),
+            self.request(url, page, prompt),
+            cancel,
+        )
+        .await;
+        let text = reply.result.map_err(|e| e.message)?;
         if text.trim().is_empty() {
             return Err("the model gave no answer".into());
         }
