@@ -226,6 +226,10 @@ pub(crate) struct Running {
     pub output: VecDeque<String>,
 }
 
+/// The most rows the live area keeps for the streaming reply's unsettled
+/// part when it takes fewer.
+const FLOOR: usize = 4;
+
 /// Lines of a running command's output shown live.
 const LIVE_OUTPUT: usize = 3;
 
@@ -301,6 +305,17 @@ pub(crate) fn choices(detail: &PermissionRequestDetail) -> Vec<Choice> {
     out
 }
 
+/// The rows of the streaming reply not in the scrollback, for the text,
+/// the offsets and the width they were made for.
+#[derive(Debug)]
+struct Live {
+    len: usize,
+    committed: usize,
+    skip: usize,
+    width: usize,
+    rows: Vec<Line<'static>>,
+}
+
 /// The state of the terminal UI. See the module docs.
 #[derive(Debug)]
 pub struct App {
@@ -318,8 +333,25 @@ pub struct App {
     wrote: bool,
     /// The reply streaming now.
     pub(crate) text: String,
-    /// How much of `text` is in the scrollback already.
+    /// How much of `text` is in the scrollback already, as whole blocks.
     pub(crate) committed: usize,
+    /// How much of the block after them (`text[committed..]`) is in the
+    /// scrollback already: its rendering resumes there
+    /// ([`markdown::render_from`]).
+    pub(crate) skip: usize,
+    /// The rows of the reply the live area shows, as the last
+    /// [`App::settle`] left them.
+    live: Option<Live>,
+    /// Blocks pushed to the scrollback so far, and the count when the
+    /// reply's last rows went there: the reply's next rows follow them
+    /// without a blank row only if nothing came in between.
+    blocks: u64,
+    reply_block: u64,
+    /// The most rows the reply's unsettled part took in the live area
+    /// during this reply: the live area keeps that many for it, so that
+    /// what is below does not move up and down (and get written again) as
+    /// rows settle.
+    pub(crate) floor: usize,
     /// Thinking streaming now (shown folded).
     pub(crate) thinking: String,
     /// Tool calls of the replies seen: name and input.
@@ -402,6 +434,11 @@ impl App {
             wrote: false,
             text: String::new(),
             committed: 0,
+            skip: 0,
+            live: None,
+            blocks: 0,
+            reply_block: 0,
+            floor: 0,
             thinking: String::new(),
             calls: HashMap::new(),
             running: Vec::new(),
@@ -727,6 +764,7 @@ impl App {
             self.scrollback.push(Line::default());
         }
         self.wrote = true;
+        self.blocks += 1;
         self.scrollback.extend(rows);
     }
 
@@ -845,8 +883,94 @@ impl App {
         if stable > 0 {
             let chunk = rest[..stable].to_owned();
             self.committed += stable;
-            self.markdown_block(&chunk);
+            self.reply_rest(&chunk);
         }
+    }
+
+    /// Moves the rows of the streaming reply that can no longer change to
+    /// the scrollback: the wrapped rows of a paragraph but its last, the
+    /// lines of a code block but the one being written, the items of a list
+    /// but the last ([`markdown::settle`]). The loop calls it before each
+    /// frame; the live area then shows only the rest.
+    pub fn settle(&mut self) {
+        let rest = &self.text[self.committed..];
+        if rest.trim().is_empty() {
+            self.live = None;
+            return;
+        }
+        let settled = markdown::settle(rest, usize::from(self.width), self.theme, self.skip);
+        let mut rows = settled.rows;
+        let live = rows.split_off(settled.settled);
+        if !rows.is_empty() {
+            self.reply_rows(rows);
+            self.skip = settled.resume;
+        }
+        // A few rows at most: a table or a long line held back is not kept
+        // room for after it settles.
+        self.floor = self.floor.max(live.len().min(FLOOR));
+        self.live = Some(Live {
+            len: self.text.len(),
+            committed: self.committed,
+            skip: self.skip,
+            width: usize::from(self.width),
+            rows: live,
+        });
+    }
+
+    /// The rows of the streaming reply not in the scrollback yet, at
+    /// `width` columns.
+    pub(crate) fn live_text(&self, width: usize) -> Vec<Line<'static>> {
+        if let Some(live) = &self.live
+            && live.len == self.text.len()
+            && live.committed == self.committed
+            && live.skip == self.skip
+            && live.width == width
+        {
+            return live.rows.clone();
+        }
+        let rest = &self.text[self.committed..];
+        markdown::render_from(rest, width, self.theme, self.skip)
+    }
+
+    /// The rows the live area keeps for the streaming reply
+    /// ([`App::floor`]).
+    pub fn floor(&self) -> usize {
+        if self.busy { self.floor } else { 0 }
+    }
+
+    /// How many rows of the streaming reply the live area shows at
+    /// `width` columns.
+    pub fn live_rows(&self, width: usize) -> usize {
+        if self.text[self.committed..].trim().is_empty() {
+            0
+        } else {
+            self.live_text(width).len()
+        }
+    }
+
+    /// Rows of the reply for the scrollback: after a blank row when they
+    /// begin a block, or when something else went there since the reply's
+    /// rows before them.
+    fn reply_rows(&mut self, rows: Vec<Line<'static>>) {
+        if rows.is_empty() {
+            return;
+        }
+        if self.skip > 0 && self.reply_block == self.blocks {
+            self.scrollback.extend(rows);
+        } else {
+            self.push_block(rows);
+        }
+        self.reply_block = self.blocks;
+    }
+
+    /// Moves the rest of the reply's open block, `rest`, to the scrollback.
+    fn reply_rest(&mut self, rest: &str) {
+        if !rest.trim().is_empty() {
+            let rows = markdown::render_from(rest, usize::from(self.width), self.theme, self.skip);
+            self.reply_rows(rows);
+        }
+        self.skip = 0;
+        self.live = None;
     }
 
     /// Moves all of the streaming reply to the scrollback.
@@ -856,16 +980,24 @@ impl App {
             self.fold_thinking(&thinking);
         }
         let text = final_text.unwrap_or(&self.text).to_owned();
-        let rest = if text.starts_with(&self.text[..self.committed]) {
+        // Rows of the open block in the scrollback hold it to what
+        // streamed.
+        let streamed = if self.skip > 0 {
+            &self.text[..]
+        } else {
+            &self.text[..self.committed]
+        };
+        let rest = if text.starts_with(streamed) {
             text.get(self.committed..).unwrap_or("").to_owned()
         } else {
             // The reply differs from what streamed (a non-streaming
             // fallback): show what was not shown.
             self.text.get(self.committed..).unwrap_or("").to_owned()
         };
-        self.markdown_block(&rest);
+        self.reply_rest(&rest);
         self.text.clear();
         self.committed = 0;
+        self.floor = 0;
     }
 
     /// A background agent's result reaching the model: one dim row each

@@ -30,8 +30,10 @@ fn assets() -> Option<&'static Assets> {
 
 /// The lines of `code` in the colours of the grammar named by `lang` (a
 /// fence's info string: `rust`, `py`, `sh`…), or `None` when no grammar
-/// knows it.
-pub fn highlight(code: &str, lang: &str) -> Option<Vec<Line<'static>>> {
+/// knows it. A line is coloured from itself and the lines before it only;
+/// should the grammar fail on one, it and the lines after it are in
+/// `plain`.
+pub fn highlight(code: &str, lang: &str, plain: Style) -> Option<Vec<Line<'static>>> {
     let lang = lang.split([' ', ',', '{']).next().unwrap_or("").trim();
     if lang.is_empty() {
         return None;
@@ -43,17 +45,35 @@ pub fn highlight(code: &str, lang: &str) -> Option<Vec<Line<'static>>> {
         .or_else(|| assets.syntaxes.find_syntax_by_extension(lang))?;
     let mut h = HighlightLines::new(syntax, &assets.theme);
     let mut out = Vec::new();
+    let mut failed = false;
     for line in LinesWithEndings::from(code) {
-        let ranges = h.highlight_line(line, &assets.syntaxes).ok()?;
-        let spans: Vec<Span<'static>> = ranges
-            .into_iter()
-            .map(|(style, text)| {
-                let text = text.trim_end_matches(['\n', '\r']).to_owned();
-                let fg = style.foreground;
-                Span::styled(text, Style::new().fg(Color::Rgb(fg.r, fg.g, fg.b)))
-            })
-            .filter(|s| !s.content.is_empty())
-            .collect();
+        let ranges = match h.highlight_line(line, &assets.syntaxes) {
+            Ok(ranges) if !failed => ranges,
+            _ => {
+                failed = true;
+                let text = line.trim_end_matches(['\n', '\r']).to_owned();
+                out.push(Line::from(Span::styled(text, plain)));
+                continue;
+            }
+        };
+        let mut spans: Vec<Span<'static>> = Vec::new();
+        for (style, text) in ranges {
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text.is_empty() {
+                continue;
+            }
+            let fg = style.foreground;
+            let style = Style::new().fg(Color::Rgb(fg.r, fg.g, fg.b));
+            match spans.last_mut() {
+                // Spaces take the colour of the text before them, which
+                // then goes on: a colour shows on no space, and every
+                // change of colour is written to the terminal.
+                Some(last) if text.chars().all(char::is_whitespace) || last.style == style => {
+                    last.content.to_mut().push_str(text);
+                }
+                _ => spans.push(Span::styled(text.to_owned(), style)),
+            }
+        }
         out.push(Line::from(spans));
     }
     Some(out)
@@ -65,12 +85,12 @@ mod tests {
 
     #[test]
     fn a_known_language_is_coloured_and_an_unknown_one_is_not() {
-        let lines = highlight("fn main() {}\nlet x = 1;\n", "rust").unwrap();
+        let lines = highlight("fn main() {}\nlet x = 1;\n", "rust", Style::new()).unwrap();
         assert_eq!(lines.len(), 2);
         let text: String = lines[0].spans.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(text, "fn main() {}");
         assert!(lines[0].spans.len() > 1, "{:?}", lines[0]);
-        assert!(highlight("x", "no-such-language").is_none());
-        assert!(highlight("x", "").is_none());
+        assert!(highlight("x", "no-such-language", Style::new()).is_none());
+        assert!(highlight("x", "", Style::new()).is_none());
     }
 }

@@ -18,7 +18,7 @@ use crossterm::event::{
 use crossterm::{cursor, execute, terminal};
 use futures::StreamExt;
 use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
-use ratatui::buffer::Cell;
+use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::{Position, Rect, Size};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
@@ -95,6 +95,15 @@ struct Pinned<B: Backend> {
     inner: B,
     size: Size,
     cursor: Option<Position>,
+    /// Draws go nowhere: ratatui is told what the terminal shows after
+    /// the loop moved it itself (see [`promote`]).
+    mute: bool,
+    /// What the live area shows, as last drawn: a few unchanged cells
+    /// between two changed ones on a row are written again from it, which
+    /// is shorter than moving the cursor over them.
+    screen: Option<Buffer>,
+    /// Whether the cursor shows, as last set.
+    visible: Option<bool>,
 }
 
 impl<B: Backend> Pinned<B> {
@@ -106,19 +115,62 @@ impl<B: Backend> Pinned<B> {
     }
 }
 
-impl<B: Backend> Backend for Pinned<B> {
-    type Error = B::Error;
+impl<W: Write> Backend for Pinned<CrosstermBackend<W>> {
+    type Error = std::io::Error;
 
+    /// The changed cells, in order: the cursor moves only across a gap
+    /// longer than a move, and a style is set only where it changes (and
+    /// reset once at the end).
     fn draw<'a, I>(&mut self, content: I) -> Result<(), Self::Error>
     where
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
-        let mut last = None;
-        self.inner.draw(content.inspect(|(x, y, cell)| {
-            let width = u16::try_from(crate::wrap::width(cell.symbol())).unwrap_or(1);
-            last = Some(Position::new(x.saturating_add(width), *y));
-        }))?;
-        if let Some(p) = last {
+        if self.mute {
+            content.for_each(drop);
+            return Ok(());
+        }
+        let out = &mut self.inner;
+        let mut style = ratatui::style::Style::default();
+        let mut at: Option<Position> = None;
+        for (x, y, cell) in content {
+            let gap = match at {
+                Some(p) if p.y == y && p.x <= x => Some(x - p.x),
+                _ => None,
+            };
+            let fill = gap.filter(|&gap| {
+                gap == 0
+                    || gap <= 6
+                        && self.screen.as_ref().is_some_and(|screen| {
+                            (x - gap..x).all(|gx| {
+                                screen.area.contains(Position::new(gx, y))
+                                    && screen[(gx, y)].symbol() == " "
+                                    && cell_style(&screen[(gx, y)]) == style
+                            })
+                        })
+            });
+            match fill {
+                Some(0) => {}
+                Some(gap) => {
+                    crossterm::queue!(out, crossterm::style::Print(" ".repeat(usize::from(gap))))?;
+                }
+                None => crossterm::queue!(out, cursor::MoveTo(x, y))?,
+            }
+            let wanted = cell_style(cell);
+            if wanted != style {
+                set_style(out, style, wanted)?;
+                style = wanted;
+            }
+            crossterm::queue!(out, crossterm::style::Print(cell.symbol()))?;
+            let width = u16::try_from(crate::wrap::width(cell.symbol()).max(1)).unwrap_or(1);
+            at = Some(Position::new(x.saturating_add(width), y));
+        }
+        if style != ratatui::style::Style::default() {
+            crossterm::queue!(
+                out,
+                crossterm::style::SetAttribute(crossterm::style::Attribute::Reset)
+            )?;
+        }
+        if let Some(p) = at {
             self.cursor = Some(self.clamp(p));
         }
         Ok(())
@@ -133,11 +185,19 @@ impl<B: Backend> Backend for Pinned<B> {
     }
 
     fn hide_cursor(&mut self) -> Result<(), Self::Error> {
-        self.inner.hide_cursor()
+        if self.visible != Some(false) {
+            self.inner.hide_cursor()?;
+            self.visible = Some(false);
+        }
+        Ok(())
     }
 
     fn show_cursor(&mut self) -> Result<(), Self::Error> {
-        self.inner.show_cursor()
+        if self.visible != Some(true) {
+            self.inner.show_cursor()?;
+            self.visible = Some(true);
+        }
+        Ok(())
     }
 
     fn get_cursor_position(&mut self) -> Result<Position, Self::Error> {
@@ -153,8 +213,10 @@ impl<B: Backend> Backend for Pinned<B> {
 
     fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> Result<(), Self::Error> {
         let p = position.into();
-        self.inner.set_cursor_position(p)?;
-        self.cursor = Some(p);
+        if self.cursor != Some(p) {
+            self.inner.set_cursor_position(p)?;
+            self.cursor = Some(p);
+        }
         Ok(())
     }
 
@@ -175,7 +237,7 @@ impl<B: Backend> Backend for Pinned<B> {
     }
 
     fn flush(&mut self) -> Result<(), Self::Error> {
-        self.inner.flush()
+        Backend::flush(&mut self.inner)
     }
 
     // Setting a scrolling region moves the cursor home.
@@ -299,11 +361,27 @@ async fn riots_waiting(handle: &SessionHandle) {
 /// scrolling regions, so the live area is not repainted); the rows are
 /// then written as text runs, one cursor move per row — ratatui's cell
 /// diff would jump over every space with a cursor move of its own.
-fn flush_rows(terminal: &mut Term, app: &mut App) -> std::io::Result<()> {
-    let rows = app.take_scrollback();
+fn flush_rows(terminal: &mut Term, rows: Vec<Line<'static>>) -> std::io::Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
+    write_rows(terminal, rows)?;
+    // Making room may have moved the live area down, its cells with it.
+    let area = terminal.get_frame().area();
+    let backend = terminal.backend_mut();
+    if let Some(screen) = backend.screen.as_mut() {
+        if screen.area.width == area.width && screen.area.height == area.height {
+            screen.area = area;
+        } else {
+            backend.screen = None;
+        }
+    }
+    Ok(())
+}
+
+/// The writing of [`flush_rows`], without keeping [`Pinned::screen`]
+/// where the live area is.
+fn write_rows(terminal: &mut Term, rows: Vec<Line<'static>>) -> std::io::Result<()> {
     let screen = terminal.backend().size.height;
     let live = terminal.get_frame().area().height;
     if live >= screen {
@@ -330,25 +408,250 @@ fn flush_rows(terminal: &mut Term, app: &mut App) -> std::io::Result<()> {
             let y = first + u16::try_from(i).unwrap_or(0);
             crossterm::queue!(backend.inner, cursor::MoveTo(0, y))?;
             write_row(&mut backend.inner, line)?;
-            backend.cursor = Some(Position::new(0, y));
+            // Where the row's text ends: the draw after skips a cursor move
+            // to where the cursor is.
+            let end = u16::try_from(line.width()).unwrap_or(u16::MAX);
+            backend.cursor = Some(backend.clamp(Position::new(end, y)));
         }
         Write::flush(&mut backend.inner)?;
     }
     Ok(())
 }
 
-/// One row as styled text runs.
+/// The frame last drawn: its cells, and how many rows at its top are the
+/// streaming reply's.
+struct Shown {
+    buffer: Buffer,
+    text: usize,
+    /// The reply's rows with the blank rows kept for them below.
+    kept: usize,
+}
+
+/// Writes rows for the scrollback (see [`flush_rows`]), moving there by a
+/// scroll those that the live area shows at its top already — the
+/// streaming reply's rows that settled since the last frame — instead of
+/// writing them again. Each such row is first drawn whole where it is (the
+/// characters that came since the last frame), then the screen from its
+/// top down to the live area's rows is scrolled up: down to the reply's
+/// rows only when the live area keeps as many (what is below them stays
+/// put), or all of it when the live area loses the rows (what is below
+/// moves up with them). ratatui is then told what the screen shows, so
+/// that the next frame writes only what differs.
+fn promote(
+    terminal: &mut Term,
+    shown: &mut Option<Shown>,
+    mut rows: Vec<Line<'static>>,
+    app: &App,
+) -> std::io::Result<()> {
+    let Some(last) = shown.as_mut().filter(|_| !rows.is_empty()) else {
+        return flush_rows(terminal, rows);
+    };
+    // A blank row between blocks that the live area does not show goes
+    // first, the usual way.
+    let area = terminal.get_frame().area();
+    let top_blank = (area.left()..area.right()).all(|x| {
+        last.buffer.area.contains(Position::new(x, area.y))
+            && last.buffer[(x, area.y)] == Cell::default()
+    });
+    if rows.len() > 1 && rows[0].width() == 0 && last.text > 0 && !top_blank {
+        let rest = rows.split_off(1);
+        flush_rows(terminal, rows)?;
+        rows = rest;
+    }
+    let area = terminal.get_frame().area();
+    let screen = terminal.backend().size;
+    if last.text == 0
+        || last.buffer.area != area
+        || area.top() == 0
+        || area.bottom() != screen.height
+    {
+        return flush_rows(terminal, rows);
+    }
+    // The rows shown, each drawn so far as its text came.
+    let mut drawn = last.buffer.clone();
+    let mut shift = 0;
+    while shift < rows.len().min(last.text) {
+        let y = area.y + u16::try_from(shift).unwrap_or(u16::MAX);
+        let mut row = Buffer::empty(Rect::new(area.x, y, area.width, 1));
+        Paragraph::new(rows[shift].clone()).render(row.area, &mut row);
+        if !begins(&last.buffer, &row) {
+            break;
+        }
+        for x in area.left()..area.right() {
+            drawn[(x, y)] = row[(x, y)].clone();
+        }
+        shift += 1;
+    }
+    if shift == 0 {
+        return flush_rows(terminal, rows);
+    }
+    *terminal.current_buffer_mut() = drawn.clone();
+    terminal.flush()?;
+    terminal.swap_buffers();
+    terminal.backend_mut().screen = Some(drawn.clone());
+    let n = u16::try_from(shift).unwrap_or(u16::MAX);
+    let kept = last.text - shift;
+    // The rows of the reply the next frame shows, with the blank rows kept
+    // for them.
+    let live = app.live_rows(usize::from(area.width)).max(app.floor());
+    let bottom = if live <= last.kept - shift {
+        area.height
+    } else {
+        u16::try_from(last.kept).unwrap_or(u16::MAX)
+    };
+    terminal
+        .backend_mut()
+        .scroll_region_up(0..area.top() + bottom, n)?;
+    // What the screen shows now.
+    let mut moved = Buffer::empty(area);
+    for y in 0..area.height {
+        let from = if y + n < bottom {
+            Some(y + n)
+        } else if y < bottom {
+            None
+        } else {
+            Some(y)
+        };
+        if let Some(from) = from {
+            for x in area.left()..area.right() {
+                moved[(x, area.y + y)] = drawn[(x, area.y + from)].clone();
+            }
+        }
+    }
+    terminal.backend_mut().mute = true;
+    *terminal.current_buffer_mut() = moved.clone();
+    let flushed = terminal.flush();
+    terminal.swap_buffers();
+    terminal.backend_mut().mute = false;
+    terminal.backend_mut().screen = Some(moved.clone());
+    flushed?;
+    *last = Shown {
+        buffer: moved,
+        text: kept,
+        kept: last.kept - shift,
+    };
+    flush_rows(terminal, rows.split_off(shift))
+}
+
+/// Whether each cell of the shown `buffer`'s row at `row`'s position is
+/// `row`'s, or blank after the last drawn one: the row as drawn so far.
+fn begins(buffer: &Buffer, row: &Buffer) -> bool {
+    let y = row.area.y;
+    let blank = Cell::default();
+    let mut ended = false;
+    for x in row.area.left()..row.area.right() {
+        let shown = &buffer[(x, y)];
+        if !ended && shown == &row[(x, y)] {
+            continue;
+        }
+        if shown != &blank {
+            return false;
+        }
+        ended = true;
+    }
+    true
+}
+
+/// One row as styled text runs: a style is set only where it changes
+/// (spaces keep the one before when it would not show on them), and reset
+/// once at the end.
 fn write_row(out: &mut impl Write, line: &Line<'_>) -> std::io::Result<()> {
-    use crossterm::style::{Print, PrintStyledContent, StyledContent};
-    use ratatui::backend::IntoCrossterm;
+    use crossterm::style::Print;
+    let mut current = ratatui::style::Style::default();
     for span in &line.spans {
         let style = line.style.patch(span.style);
-        if style == ratatui::style::Style::default() {
-            crossterm::queue!(out, Print(span.content.as_ref()))?;
+        let blank = span.content.chars().all(|c| c == ' ');
+        let wanted = if blank
+            && style.bg == current.bg
+            && !shows_on_spaces(style)
+            && !shows_on_spaces(current)
+        {
+            current
         } else {
-            let content = StyledContent::new(style.into_crossterm(), span.content.as_ref());
-            crossterm::queue!(out, PrintStyledContent(content))?;
+            style
+        };
+        if modifiers(wanted) != modifiers(current)
+            || wanted.fg != current.fg
+            || wanted.bg != current.bg
+        {
+            set_style(out, current, wanted)?;
+            current = wanted;
         }
+        crossterm::queue!(out, Print(span.content.as_ref()))?;
+    }
+    if current != ratatui::style::Style::default() {
+        crossterm::queue!(
+            out,
+            crossterm::style::SetAttribute(crossterm::style::Attribute::Reset)
+        )?;
+    }
+    Ok(())
+}
+
+/// A cell's style.
+fn cell_style(cell: &Cell) -> ratatui::style::Style {
+    let style = cell.style();
+    ratatui::style::Style {
+        fg: style.fg.filter(|c| *c != ratatui::style::Color::Reset),
+        bg: style.bg.filter(|c| *c != ratatui::style::Color::Reset),
+        add_modifier: modifiers(style),
+        sub_modifier: ratatui::style::Modifier::empty(),
+        ..ratatui::style::Style::default()
+    }
+}
+
+/// The modifiers a style turns on.
+fn modifiers(style: ratatui::style::Style) -> ratatui::style::Modifier {
+    style.add_modifier - style.sub_modifier
+}
+
+/// Whether a style shows on spaces (a background, an underline, a line
+/// through, reversed colours).
+fn shows_on_spaces(style: ratatui::style::Style) -> bool {
+    use ratatui::style::Modifier;
+    style.bg.is_some()
+        || modifiers(style)
+            .intersects(Modifier::UNDERLINED | Modifier::REVERSED | Modifier::CROSSED_OUT)
+}
+
+/// Switches the terminal from style `from` to style `to` with as few
+/// sequences as it takes: a reset only when a modifier goes off.
+fn set_style(
+    out: &mut impl Write,
+    from: ratatui::style::Style,
+    to: ratatui::style::Style,
+) -> std::io::Result<()> {
+    use crossterm::style::{Attribute, SetAttribute, SetBackgroundColor, SetForegroundColor};
+    use ratatui::backend::IntoCrossterm;
+    use ratatui::style::{Color, Modifier};
+    let (had, has) = (modifiers(from), modifiers(to));
+    let (mut fg, mut bg, mut on) = (from.fg, from.bg, had);
+    if !has.contains(had) {
+        crossterm::queue!(out, SetAttribute(Attribute::Reset))?;
+        (fg, bg, on) = (None, None, Modifier::empty());
+    }
+    for (modifier, attribute) in [
+        (Modifier::BOLD, Attribute::Bold),
+        (Modifier::DIM, Attribute::Dim),
+        (Modifier::ITALIC, Attribute::Italic),
+        (Modifier::UNDERLINED, Attribute::Underlined),
+        (Modifier::SLOW_BLINK, Attribute::SlowBlink),
+        (Modifier::RAPID_BLINK, Attribute::RapidBlink),
+        (Modifier::REVERSED, Attribute::Reverse),
+        (Modifier::HIDDEN, Attribute::Hidden),
+        (Modifier::CROSSED_OUT, Attribute::CrossedOut),
+    ] {
+        if has.contains(modifier) && !on.contains(modifier) {
+            crossterm::queue!(out, SetAttribute(attribute))?;
+        }
+    }
+    if to.fg != fg {
+        let color = to.fg.unwrap_or(Color::Reset).into_crossterm();
+        crossterm::queue!(out, SetForegroundColor(color))?;
+    }
+    if to.bg != bg {
+        let color = to.bg.unwrap_or(Color::Reset).into_crossterm();
+        crossterm::queue!(out, SetBackgroundColor(color))?;
     }
     Ok(())
 }
@@ -397,6 +700,9 @@ pub async fn run(
         inner: CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, std::io::stdout())),
         size: Size::new(cols, rows),
         cursor: None,
+        mute: false,
+        screen: None,
+        visible: None,
     };
     let mut terminal = Terminal::with_options(
         backend,
@@ -465,6 +771,8 @@ async fn drive(
     let mut last_frame: Option<Instant> = None;
     let mut dirty = true;
     let mut ticks: u64 = 0;
+    // The frame last drawn, for rows that settle in it.
+    let mut shown: Option<Shown> = None;
     // The session's terminals, as they change (the open ones first).
     let (terminals_tx, mut terminals_rx) = mpsc::unbounded_channel::<TerminalUpdate>();
     handle
@@ -600,15 +908,28 @@ async fn drive(
                 Effect::Exit => {}
             }
         }
-        flush_rows(terminal, app)?;
+        let rows = app.take_scrollback();
+        promote(terminal, &mut shown, rows, app)?;
         if app.exiting() {
             return Ok(());
         }
         let due = last_frame.is_none_or(|t| t.elapsed() >= FRAME);
         if dirty && due {
             app.tick(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+            // What of the streaming reply can no longer change goes into
+            // the scrollback before the frame, which then draws the rest.
+            app.settle();
+            let rows = app.take_scrollback();
+            promote(terminal, &mut shown, rows, app)?;
             app.set_height(terminal.get_frame().area().height);
-            terminal.draw(|frame| view::draw(app, frame))?;
+            let mut counted = (0, 0);
+            let buffer = terminal
+                .draw(|frame| counted = view::draw_counted(app, frame))?
+                .buffer
+                .clone();
+            terminal.backend_mut().screen = Some(buffer.clone());
+            let (text, kept) = counted;
+            shown = Some(Shown { buffer, text, kept });
             last_frame = Some(Instant::now());
             dirty = false;
         }
@@ -627,6 +948,8 @@ async fn drive(
                         terminal.backend_mut().size = Size::new(cols, rows);
                         terminal.resize(Rect::new(0, 0, cols, rows))?;
                         app.resize(cols);
+                        shown = None;
+                        terminal.backend_mut().screen = None;
                         last_frame = None;
                     }
                     Some(Ok(_)) => {}

@@ -11,7 +11,6 @@ use ratatui::widgets::{Paragraph, Widget};
 use riot_protocol::PermissionMode;
 
 use crate::app::{App, Asking, TermView, choices};
-use crate::markdown;
 use crate::menu::Kind;
 use crate::preview;
 use crate::wrap::{self, hard_wrap, truncate, wrap};
@@ -23,6 +22,15 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 
 /// Draws `app`'s live area into `frame` and places the cursor.
 pub fn draw(app: &App, frame: &mut Frame<'_>) {
+    draw_counted(app, frame);
+}
+
+/// [`draw`], saying how many rows at the top of the frame are the
+/// streaming reply's text (its rows not yet in the scrollback, from the
+/// first), and how many with the blank rows kept for it below them: the
+/// loop scrolls such rows into the scrollback once they settle instead of
+/// writing them again.
+pub fn draw_counted(app: &App, frame: &mut Frame<'_>) -> (usize, usize) {
     let area = frame.area();
     let width = usize::from(area.width);
     let height = usize::from(area.height);
@@ -39,7 +47,7 @@ pub fn draw(app: &App, frame: &mut Frame<'_>) {
                 area.y + u16::try_from(row).unwrap_or(0),
             ));
         }
-        return;
+        return (0, 0);
     }
     if let Some(Asking::Permission {
         detail,
@@ -50,9 +58,9 @@ pub fn draw(app: &App, frame: &mut Frame<'_>) {
     {
         let rows = preview_pane(app, detail, preview, *from, width, height);
         Paragraph::new(rows).render(area, frame.buffer_mut());
-        return;
+        return (0, 0);
     }
-    let mut top = live_rows(app, width);
+    let (mut top, text, kept) = live_rows(app, width);
     let (mut bottom, cursor) = bottom_rows(app, width, height);
     // The question or composer and the status line win; the streaming
     // text shows its newest rows in what is left.
@@ -61,8 +69,11 @@ pub fn draw(app: &App, frame: &mut Frame<'_>) {
         bottom.drain(..cut);
     }
     let room = height - bottom.len();
+    // The reply's rows are at the top when nothing of it is cut.
+    let (mut text, mut kept) = (text, kept);
     if top.len() > room {
         top.drain(..top.len() - room);
+        (text, kept) = (0, 0);
     }
     let top_len = top.len();
     let cursor = cursor.map(|(row, col)| (row + top_len, col));
@@ -77,6 +88,7 @@ pub fn draw(app: &App, frame: &mut Frame<'_>) {
             area.y + u16::try_from(row).unwrap_or(0),
         ));
     }
+    (text, kept)
 }
 
 /// The terminal pane: a header naming the terminal, its command and
@@ -247,8 +259,11 @@ fn tasks_rows(app: &App, selected: usize, width: usize) -> Vec<Line<'static>> {
     rows
 }
 
-/// The streaming reply's unfinished block, thinking, and running tools.
-fn live_rows(app: &App, width: usize) -> Vec<Line<'static>> {
+/// The streaming reply's unfinished block, thinking, and running tools;
+/// how many rows from the first are the reply's (0 when thinking shows
+/// above them), and how many with the blank rows kept for it while it
+/// streams ([`App::floor`]).
+fn live_rows(app: &App, width: usize) -> (Vec<Line<'static>>, usize, usize) {
     let theme = app.theme;
     let mut rows = Vec::new();
     if !app.thinking.is_empty() {
@@ -259,9 +274,17 @@ fn live_rows(app: &App, width: usize) -> Vec<Line<'static>> {
         ]));
     }
     let rest = &app.text[app.committed..];
+    let thinking = rows.len();
     if !rest.trim().is_empty() {
-        rows.extend(markdown::render(rest, width, theme));
+        rows.extend(app.live_text(width));
     }
+    let text = if thinking == 0 { rows.len() } else { 0 };
+    if app.busy && !rest.trim().is_empty() {
+        while rows.len() < thinking + app.floor {
+            rows.push(Line::default());
+        }
+    }
+    let kept = if thinking == 0 { rows.len() } else { 0 };
     for (i, r) in app.running.iter().enumerate() {
         let spin = SPINNER[usize::try_from(app.now / 100).unwrap_or(0) % SPINNER.len()];
         let _ = i;
@@ -282,7 +305,7 @@ fn live_rows(app: &App, width: usize) -> Vec<Line<'static>> {
             rows.extend(cut);
         }
     }
-    rows
+    (rows, text, kept)
 }
 
 /// The question or composer, the menu, hints and the status line in
