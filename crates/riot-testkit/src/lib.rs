@@ -26,8 +26,11 @@
 //!    `store: false`. With `"roles": "alternate"` ([`RoleRule`]) it also
 //!    rejects two user messages in a row (Anthropic, Chat Completions) or two
 //!    assistant messages without a tool message between, as endpoints that
-//!    require strict alternation do. A rejection does not use up a scripted
-//!    reply.
+//!    require strict alternation do. Anthropic requests with tool blocks
+//!    but no declared tools are rejected too. With `"context_window": N`
+//!    a request whose body bytes / 4 plus its reserved output exceed N
+//!    gets the wire's overflow error ([`check_window`]). A rejection does
+//!    not use up a scripted reply.
 //! 3. Answers with the reply of the first `when` rule ([`When`]) whose
 //!    text the request's last user message contains (and whose
 //!    `request_contains`, when set, the whole body does) — out of turn, without
@@ -46,6 +49,7 @@
 //!   "chunk_size": 4096,
 //!   "model": "mock-model",
 //!   "usage": "fixed" | "request-size",
+//!   "context_window": 8192,
 //!   "when": [
 //!     {"last_user_contains": "Do not call any tools", "reply": {"text": "<summary>…</summary>"}}
 //!   ],
