@@ -359,23 +359,36 @@ impl Client {
         }
     }
 
-    /// Asks the server to shut down (briefly), then kills its group.
+    /// Asks the server to shut down (briefly) and to exit, gives it a
+    /// moment to do so on its own, then kills its group (what it started
+    /// included).
     pub(crate) async fn stop(&self) {
+        let mut asked_to_exit = false;
         if self.life() == Life::Ready {
             let bye = self.request(Shutdown::METHOD, Value::Null);
             if tokio::time::timeout(std::time::Duration::from_millis(500), bye)
                 .await
                 .is_ok()
             {
-                let _ = self.tx.send(notification(Exit::METHOD, Value::Null));
+                asked_to_exit = self
+                    .tx
+                    .send(notification(Exit::METHOD, Value::Null))
+                    .is_ok();
             }
         }
         if let Some(mut child) = self.child.lock().await.take() {
+            if asked_to_exit {
+                let _ = tokio::time::timeout(EXIT_GRACE, child.wait()).await;
+            }
             let _ = child.kill().await;
         }
         self.shared.set_life(Life::Exited("it was stopped".into()));
     }
 }
+
+/// How long a server that was asked to exit has to do so before its group
+/// is killed.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(1_000);
 
 fn notification(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "method": method, "params": params})

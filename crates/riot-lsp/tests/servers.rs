@@ -260,3 +260,74 @@ fn backoff_doubles_from_a_second_to_a_minute() {
         [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000]
     );
 }
+
+/// A stand-in language server in Python: answers `initialize`, publishes
+/// no diagnostics for each opened or changed document, answers
+/// `shutdown`, and on `exit` writes `bye` into the file named by its
+/// argument and exits 0.
+const POLITE_SERVER: &str = r#"
+import json, sys
+out = sys.stdout.buffer
+def send(msg):
+    body = json.dumps(msg).encode()
+    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    out.flush()
+inp = sys.stdin.buffer
+while True:
+    length = 0
+    while True:
+        line = inp.readline()
+        if not line:
+            sys.exit(1)
+        if line in (b"\r\n", b"\n"):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    msg = json.loads(inp.read(length))
+    method = msg.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
+    elif method in ("textDocument/didOpen", "textDocument/didChange"):
+        doc = msg["params"]["textDocument"]
+        send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+              "params": {"uri": doc["uri"], "version": doc.get("version"), "diagnostics": []}})
+    elif method == "shutdown":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+    elif method == "exit":
+        open(sys.argv[1], "w").write("bye")
+        sys.exit(0)
+"#;
+
+#[tokio::test]
+async fn a_server_is_asked_to_shut_down_and_exits_on_its_own_before_anything_is_killed() {
+    let (_dir, root) = project();
+    let file = root.join("a.fake");
+    std::fs::write(&file, "anything\n").unwrap();
+    let marker = root.join("exited");
+    let lsp = session(
+        &root,
+        json!({
+            "wait_ms": 10_000,
+            "fake": {
+                "command": ["python3", "-c", POLITE_SERVER, marker.to_str().unwrap()],
+                "extensions": [".fake"]
+            },
+        }),
+    );
+    assert_eq!(
+        lsp.after_edit(&file).await,
+        EditDiagnostics::Reported {
+            server: "python3".into(),
+            diagnostics: Vec::new()
+        }
+    );
+    let pids = lsp.pids().await;
+    assert_eq!(pids.len(), 1);
+    lsp.shutdown().await;
+    assert_eq!(
+        std::fs::read_to_string(&marker).ok().as_deref(),
+        Some("bye"),
+        "the server got shutdown and exit and left on its own"
+    );
+    assert!(gone(pids[0]).await);
+}
