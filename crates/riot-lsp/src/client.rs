@@ -16,13 +16,15 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use lsp_types::notification::{
-    DidChangeTextDocument, DidOpenTextDocument, Exit, Initialized, Notification, PublishDiagnostics,
+    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument, Exit,
+    Initialized, Notification, PublishDiagnostics,
 };
 use lsp_types::request::{Initialize, Request, Shutdown, WorkspaceConfiguration};
 use lsp_types::{
-    ClientCapabilities, DidChangeTextDocumentParams, DidOpenTextDocumentParams, InitializeParams,
-    InitializedParams, NumberOrString, PublishDiagnosticsClientCapabilities,
-    PublishDiagnosticsParams, TextDocumentClientCapabilities, TextDocumentContentChangeEvent,
+    ClientCapabilities, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, DidSaveTextDocumentParams, InitializeParams, InitializedParams,
+    NumberOrString, PublishDiagnosticsClientCapabilities, PublishDiagnosticsParams,
+    TextDocumentClientCapabilities, TextDocumentContentChangeEvent, TextDocumentIdentifier,
     TextDocumentItem, TextDocumentSyncClientCapabilities, Uri, VersionedTextDocumentIdentifier,
     WorkspaceFolder,
 };
@@ -331,6 +333,19 @@ impl Client {
         docs.insert(path.to_path_buf(), version);
         drop(docs);
         let _ = self.tx.send(notification(method, params.ok()?));
+        // The edit is on disk already: servers that check on save (and
+        // watchers keyed to it) see it as saved.
+        let saved = DidSaveTextDocumentParams {
+            text_document: TextDocumentIdentifier {
+                uri: file_uri(path)?,
+            },
+            text: None,
+        };
+        if let Ok(saved) = serde_json::to_value(saved) {
+            let _ = self
+                .tx
+                .send(notification(DidSaveTextDocument::METHOD, saved));
+        }
         Some((version, before))
     }
 
@@ -365,6 +380,20 @@ impl Client {
     pub(crate) async fn stop(&self) {
         let mut asked_to_exit = false;
         if self.life() == Life::Ready {
+            // The documents Riot opened are closed first, as an editor
+            // closing its files would.
+            let open: Vec<PathBuf> = lock(&self.docs).drain().map(|(path, _)| path).collect();
+            for path in open {
+                let Some(uri) = file_uri(&path) else { continue };
+                let closed = DidCloseTextDocumentParams {
+                    text_document: TextDocumentIdentifier { uri },
+                };
+                if let Ok(closed) = serde_json::to_value(closed) {
+                    let _ = self
+                        .tx
+                        .send(notification(DidCloseTextDocument::METHOD, closed));
+                }
+            }
             let bye = self.request(Shutdown::METHOD, Value::Null);
             if tokio::time::timeout(std::time::Duration::from_millis(500), bye)
                 .await
@@ -415,7 +444,7 @@ fn initialize_params(project: &Path) -> Value {
                     dynamic_registration: Some(false),
                     will_save: Some(false),
                     will_save_wait_until: Some(false),
-                    did_save: Some(false),
+                    did_save: Some(true),
                 }),
                 publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
                     version_support: Some(true),

@@ -7,7 +7,7 @@
 //! `PATH`), each in its own process group (riot-runtime's `PipedChild`).
 //! After each edit the kernel calls [`LanguageServers::after_edit`]: the
 //! file's new text goes to its server (`didOpen`, then whole-document
-//! `didChange`) and the session waits, at most the configured `wait_ms`
+//! `didChange`, each followed by `didSave`) and the session waits, at most the configured `wait_ms`
 //! in all, for the server to publish that file's diagnostics.
 //!
 //! A default server that exits before it is initialized counts as not
