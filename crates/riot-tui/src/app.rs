@@ -1570,6 +1570,11 @@ impl App {
             }
             KeyCode::Char('d') if ctrl => {
                 if self.composer.is_empty() {
+                    // What streamed so far stays in the scrollback, even
+                    // when the person leaves before the reply ends.
+                    if !self.text.is_empty() || !self.thinking.is_empty() {
+                        self.commit_all(None);
+                    }
                     self.exit = true;
                     self.effects.push(Effect::Exit);
                 } else {

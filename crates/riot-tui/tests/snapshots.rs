@@ -1416,3 +1416,23 @@ fn slash_rewind_alone_opens_a_picker_of_the_messages_newest_first() {
     app.rewind_points(Vec::new());
     assert!(frame(&app, 80, 10).contains("Nothing to rewind to yet"));
 }
+
+#[test]
+fn ctrl_d_mid_reply_keeps_what_streamed_in_the_scrollback() {
+    let mut app = app(80);
+    app.submit_text("say hello");
+    app.take_effects();
+    scrollback(&mut app);
+    app.event(&AgentEvent::Delta {
+        delta: StreamDelta::Text {
+            text: "Hello.\n\n- first\n- second".into(),
+        },
+    });
+    app.settle();
+    app.key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL));
+    assert_eq!(app.take_effects(), [Effect::Exit]);
+    let kept = scrollback(&mut app);
+    for text in ["Hello.", "• first", "• second"] {
+        assert!(kept.contains(text), "{text:?} missing:\n{kept}");
+    }
+}
