@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument, Exit,
-    Initialized, Notification, PublishDiagnostics,
+    DidChangeConfiguration, DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument,
+    DidSaveTextDocument, Exit, Initialized, Notification, PublishDiagnostics,
 };
 use lsp_types::request::{Initialize, Request, Shutdown, WorkspaceConfiguration};
 use lsp_types::{
@@ -71,6 +71,9 @@ struct Shared {
     pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
     stderr: Mutex<VecDeque<String>>,
     was_ready: std::sync::atomic::AtomicBool,
+    /// The server's configuration from the settings, for
+    /// `workspace/configuration`.
+    settings: Option<Value>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -135,6 +138,7 @@ impl Client {
         project: PathBuf,
         env_set: Vec<(String, String)>,
         env_remove: Vec<String>,
+        config: ServerConfig,
     ) -> Result<Arc<Client>, String> {
         let spec = ProcessSpec {
             program: program.display().to_string(),
@@ -165,6 +169,7 @@ impl Client {
             pending: Mutex::new(HashMap::new()),
             stderr: Mutex::new(VecDeque::new()),
             was_ready: std::sync::atomic::AtomicBool::new(false),
+            settings: config.settings.clone(),
         });
         let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
 
@@ -229,7 +234,11 @@ impl Client {
 
         // Initialization, in the background: a turn never waits for it
         // longer than an edit's wait.
-        let init = client.request(Initialize::METHOD, initialize_params(&project));
+        let init = client.request(
+            Initialize::METHOD,
+            initialize_params(&project, config.initialization_options),
+        );
+        let settings = config.settings;
         let tx_init = tx;
         tokio::spawn(async move {
             match init.await {
@@ -238,6 +247,12 @@ impl Client {
                         Initialized::METHOD,
                         serde_json::to_value(InitializedParams {}).unwrap_or(Value::Null),
                     ));
+                    if let Some(settings) = settings {
+                        let _ = tx_init.send(notification(
+                            DidChangeConfiguration::METHOD,
+                            json!({ "settings": settings }),
+                        ));
+                    }
                     shared.was_ready.store(true, Ordering::SeqCst);
                     shared.set_life(Life::Ready);
                 }
@@ -423,10 +438,33 @@ fn notification(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "method": method, "params": params})
 }
 
+/// What the settings give a server beyond its command.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ServerConfig {
+    pub initialization_options: Option<Value>,
+    pub settings: Option<Value>,
+}
+
+/// The part of `settings` a `workspace/configuration` item asks for: a
+/// dotted `section` (`python.analysis`), or everything; null when absent.
+fn section(settings: Option<&Value>, section: Option<&str>) -> Value {
+    let Some(mut at) = settings else {
+        return Value::Null;
+    };
+    for key in section.unwrap_or("").split('.').filter(|k| !k.is_empty()) {
+        match at.get(key) {
+            Some(inner) => at = inner,
+            None => return Value::Null,
+        }
+    }
+    at.clone()
+}
+
 #[allow(deprecated)] // root_uri: older servers read only it
-fn initialize_params(project: &Path) -> Value {
+fn initialize_params(project: &Path, initialization_options: Option<Value>) -> Value {
     let uri = file_uri(project);
     let params = InitializeParams {
+        initialization_options,
         process_id: Some(std::process::id()),
         root_uri: uri.clone(),
         workspace_folders: uri.map(|uri| {
@@ -473,12 +511,21 @@ fn dispatch(shared: &Shared, tx: &mpsc::UnboundedSender<Value>, msg: Value) {
             }
         }
         (Some(method), Some(id)) => {
-            // workspace/configuration wants one answer per item: none
-            // configured. Everything else (registerCapability, progress
-            // tokens, …) is acknowledged.
+            // workspace/configuration wants one answer per item: the
+            // section of the configured settings it names (all of them
+            // without a section), or null. Everything else
+            // (registerCapability, progress tokens, …) is acknowledged.
             let result = if method == WorkspaceConfiguration::METHOD {
-                let n = msg["params"]["items"].as_array().map_or(0, Vec::len);
-                Value::Array(vec![Value::Null; n])
+                let items = msg["params"]["items"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                Value::Array(
+                    items
+                        .iter()
+                        .map(|item| section(shared.settings.as_ref(), item["section"].as_str()))
+                        .collect(),
+                )
             } else {
                 Value::Null
             };

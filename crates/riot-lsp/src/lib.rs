@@ -155,6 +155,10 @@ impl LspSession {
             self.project.clone(),
             self.env.clone(),
             self.env_remove.clone(),
+            crate::client::ServerConfig {
+                initialization_options: spec.initialization_options.clone(),
+                settings: spec.settings.clone(),
+            },
         ) {
             Ok(client) => Slot::Running { client, failures },
             Err(why) => {

@@ -18,6 +18,10 @@ pub struct ServerSpec {
     pub extensions: Vec<String>,
     /// A default: used only when its program is found on `PATH`.
     pub default: bool,
+    /// From the settings: `initializationOptions`, and the server's
+    /// configuration (`settings`).
+    pub initialization_options: Option<serde_json::Value>,
+    pub settings: Option<serde_json::Value>,
 }
 
 impl ServerSpec {
@@ -55,6 +59,8 @@ fn default(language: &str, command: &[&str], extensions: &[&str]) -> ServerSpec 
         command: command.iter().map(|s| (*s).to_owned()).collect(),
         extensions: extensions.iter().map(|s| (*s).to_owned()).collect(),
         default: true,
+        initialization_options: None,
+        settings: None,
     }
 }
 
@@ -92,6 +98,8 @@ pub fn servers(settings: &LspSettings) -> Vec<ServerSpec> {
                 command: s.command.clone(),
                 extensions: s.extensions.clone(),
                 default: false,
+                initialization_options: s.initialization_options.clone(),
+                settings: s.settings.clone(),
             })
         })
         .collect();
@@ -146,6 +154,8 @@ mod tests {
             Some(LspServerSetting {
                 command: vec!["/opt/pyright-langserver".into(), "--stdio".into()],
                 extensions: vec![".py".into()],
+                initialization_options: None,
+                settings: None,
             }),
         );
         settings.servers.insert("rust".into(), None);
@@ -154,6 +164,8 @@ mod tests {
             Some(LspServerSetting {
                 command: vec!["zls".into()],
                 extensions: vec![".zig".into()],
+                initialization_options: None,
+                settings: None,
             }),
         );
         let all = servers(&settings);

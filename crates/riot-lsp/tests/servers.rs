@@ -261,10 +261,12 @@ fn backoff_doubles_from_a_second_to_a_minute() {
     );
 }
 
-/// A stand-in language server in Python: answers `initialize`, publishes
-/// no diagnostics for each opened or changed document, answers
-/// `shutdown`, and on `exit` writes the methods it received, one a line,
-/// into the file named by its argument and exits 0.
+/// A stand-in language server in Python: answers `initialize`, asks for
+/// its configuration once initialized, publishes no diagnostics for each
+/// opened or changed document, answers `shutdown`, and on `exit` writes
+/// what it received, one a line (with the initialization options, the
+/// settings and the configuration answer), into the file named by its
+/// argument and exits 0.
 const POLITE_SERVER: &str = r#"
 import json, sys
 out = sys.stdout.buffer
@@ -286,7 +288,17 @@ while True:
             length = int(line.split(b":")[1])
     msg = json.loads(inp.read(length))
     method = msg.get("method")
-    seen.append(method or "(reply)")
+    if method == "initialize":
+        seen.append("initialize " + json.dumps(msg["params"].get("initializationOptions")))
+    elif method == "workspace/didChangeConfiguration":
+        seen.append(method + " " + json.dumps(msg["params"]["settings"]))
+    elif method is None:
+        seen.append("configuration " + json.dumps(msg.get("result")))
+    else:
+        seen.append(method)
+    if method == "initialized":
+        send({"jsonrpc": "2.0", "id": 99, "method": "workspace/configuration",
+              "params": {"items": [{"section": "fake.lint"}, {"section": "other"}, {}]}})
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
     elif method in ("textDocument/didOpen", "textDocument/didChange"):
@@ -301,7 +313,7 @@ while True:
 "#;
 
 #[tokio::test]
-async fn a_server_is_asked_to_shut_down_and_exits_on_its_own_before_anything_is_killed() {
+async fn a_server_gets_its_settings_saves_closes_and_exits_on_its_own_before_anything_is_killed() {
     let (_dir, root) = project();
     let file = root.join("a.fake");
     std::fs::write(&file, "anything\n").unwrap();
@@ -312,7 +324,9 @@ async fn a_server_is_asked_to_shut_down_and_exits_on_its_own_before_anything_is_
             "wait_ms": 10_000,
             "fake": {
                 "command": ["python3", "-c", POLITE_SERVER, marker.to_str().unwrap()],
-                "extensions": [".fake"]
+                "extensions": [".fake"],
+                "initialization_options": {"mode": "strict"},
+                "settings": {"fake": {"lint": {"level": 2}}}
             },
         }),
     );
@@ -330,11 +344,16 @@ async fn a_server_is_asked_to_shut_down_and_exits_on_its_own_before_anything_is_
     lsp.shutdown().await;
     let seen = std::fs::read_to_string(&marker)
         .expect("the server got shutdown and exit and left on its own");
+    // The answer to its own question comes whenever Riot reads it.
+    let answer = r#"configuration [{"level": 2}, null, {"fake": {"lint": {"level": 2}}}]"#;
+    let (answers, rest): (Vec<&str>, Vec<&str>) = seen.lines().partition(|l| *l == answer);
+    assert_eq!(answers, [answer], "{seen}");
     assert_eq!(
-        seen.lines().collect::<Vec<_>>(),
+        rest,
         [
-            "initialize",
+            r#"initialize {"mode": "strict"}"#,
             "initialized",
+            r#"workspace/didChangeConfiguration {"fake": {"lint": {"level": 2}}}"#,
             "textDocument/didOpen",
             "textDocument/didSave",
             "textDocument/didChange",

@@ -223,6 +223,13 @@ pub struct LspServerSetting {
     pub command: Vec<String>,
     /// File endings it serves, with the dot (`.py`).
     pub extensions: Vec<String>,
+    /// `initialization_options`: sent as `initializationOptions` of
+    /// `initialize`.
+    pub initialization_options: Option<Value>,
+    /// `settings`: the server's configuration, sent with
+    /// `workspace/didChangeConfiguration` once it is initialized and given
+    /// (by section) when it asks with `workspace/configuration`.
+    pub settings: Option<Value>,
 }
 
 /// The `lsp` settings: servers by language (`None`: a default server
@@ -289,10 +296,15 @@ impl LspSettings {
                 .collect();
             list.filter(|l| !l.is_empty())
         };
-        if let Some(key) = o
-            .keys()
-            .find(|k| !["command", "extensions"].contains(&k.as_str()))
-        {
+        if let Some(key) = o.keys().find(|k| {
+            ![
+                "command",
+                "extensions",
+                "initialization_options",
+                "settings",
+            ]
+            .contains(&k.as_str())
+        }) {
             return Err(format!("`{lang}` has an unknown key `{key}`"));
         }
         let command = strings("command")
@@ -311,6 +323,8 @@ impl LspSettings {
         Ok(LspServerSetting {
             command,
             extensions,
+            initialization_options: o.get("initialization_options").cloned(),
+            settings: o.get("settings").cloned(),
         })
     }
 }
@@ -413,6 +427,8 @@ mod tests {
             Some(LspServerSetting {
                 command: vec!["pyright-langserver".into(), "--stdio".into()],
                 extensions: vec![".py".into(), ".pyi".into()],
+                initialization_options: None,
+                settings: None,
             })
         );
         assert_eq!(s.servers["rust"], None);
