@@ -490,6 +490,3 @@ impl Kernel {
 pub fn user_home(env: &BTreeMap<String, String>) -> Option<PathBuf> {
     env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
 }
-
-/// Output-token limit of a normal request (the loop's own).
-pub use riot_core::DEFAULT_MAX_TOKENS;

@@ -174,15 +174,6 @@ pub struct DescribingProvider {
 }
 
 impl DescribingProvider {
-    pub fn new(inner: Arc<dyn Provider>, describer: Describer) -> Self {
-        Self {
-            inner,
-            describer,
-            cache: Arc::default(),
-            saved: None,
-        }
-    }
-
     /// Wraps `inner` when the small model can see; otherwise `inner` as it
     /// is. With `saved`, the descriptions saved earlier are known from the
     /// start and new ones are saved there.

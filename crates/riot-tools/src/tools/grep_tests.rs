@@ -367,3 +367,17 @@ async fn inside_a_secret_directory_named_as_path_nothing_is_skipped() {
         text_of(&out)
     );
 }
+
+#[test]
+fn an_explicit_null_for_an_optional_field_is_still_accepted() {
+    // Declared schemas drop the `null` alternative of optional fields
+    // (scheduler/lean.rs); a model that sends null anyway is not refused.
+    let input: GrepInput = serde_json::from_value(serde_json::json!({
+        "pattern": "x", "head_limit": null, "output_mode": null, "-i": null
+    }))
+    .unwrap();
+    assert_eq!(
+        (input.head_limit, input.output_mode, input.case_insensitive),
+        (None, None, None)
+    );
+}
