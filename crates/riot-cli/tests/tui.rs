@@ -259,6 +259,41 @@ async fn a_prompt_streams_its_reply_and_the_conversation_stays_in_the_scrollback
     server.shutdown().await;
 }
 
+/// A highlighted code block is in the terminal's own palette (short SGR
+/// codes that follow its light or dark theme), by kind: keywords magenta,
+/// a defined name blue, strings green, numbers yellow, comments grey, and
+/// everything else in the default colour.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_block_is_coloured_in_the_terminals_palette_by_kind() {
+    if !have_tmux("tui: code block colours") {
+        return;
+    }
+    let world = World::new();
+    let server = server(vec![Reply::Text(
+        "```rust\nfn main() {\n    let s = \"hi\"; // greet\n    s.len() + 42\n}\n```\n\nDone."
+            .into(),
+    )])
+    .await;
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("show code");
+    tmux.wait_for("Done.").await;
+    let pane = tmux.run(&["capture-pane", "-p", "-e", "-S", "-", "-t", "riot"]);
+    let pane = pane.replace('\x1b', "~");
+    for coloured in [
+        "~[35mfn ~[34mmain~[39m() {",
+        "~[35mlet~[39m s = ~[32m\"hi\"~[39m; ~[90m// greet",
+        "s.len() + ~[33m42",
+    ] {
+        assert!(pane.contains(coloured), "{coloured:?} not in:\n{pane}");
+    }
+    assert!(
+        !pane.contains("~[38;2;"),
+        "a 24-bit colour was used:\n{pane}"
+    );
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_asks_y_writes_the_file_and_n_leaves_it_absent_and_tells_the_model() {
     if !have_tmux("tui: permission prompt") {

@@ -967,8 +967,12 @@ impl<'a> Renderer<'a> {
         let whole = text.matches('\n').count();
         // Each line is highlighted with its newline, the last one too, so
         // that it is coloured the same before and after more lines come.
+        // A highlighted block's plain runs are in the terminal's default
+        // colour: its kinds' colours already set it apart from prose, and
+        // a row that starts and ends in the default colour costs no
+        // sequence to enter or leave.
         let highlighted = if self.theme.highlights() {
-            crate::highlight::highlight(&text, &code.lang, self.theme.code_block())
+            crate::highlight::highlight(&text, &code.lang, Style::default())
         } else {
             None
         };

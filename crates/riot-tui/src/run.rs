@@ -153,7 +153,7 @@ impl<W: Write> Backend for Pinned<CrosstermBackend<W>> {
                 Some(gap) => {
                     crossterm::queue!(out, crossterm::style::Print(" ".repeat(usize::from(gap))))?;
                 }
-                None => crossterm::queue!(out, cursor::MoveTo(x, y))?,
+                None => move_to(out, x, y)?,
             }
             let wanted = cell_style(cell);
             if wanted != style {
@@ -406,7 +406,7 @@ fn write_rows(terminal: &mut Term, rows: Vec<Line<'static>>) -> std::io::Result<
         let backend = terminal.backend_mut();
         for (i, line) in chunk.iter().enumerate() {
             let y = first + u16::try_from(i).unwrap_or(0);
-            crossterm::queue!(backend.inner, cursor::MoveTo(0, y))?;
+            move_to(&mut backend.inner, 0, y)?;
             write_row(&mut backend.inner, line)?;
             // Where the row's text ends: the draw after skips a cursor move
             // to where the cursor is.
@@ -552,6 +552,17 @@ fn begins(buffer: &Buffer, row: &Buffer) -> bool {
     true
 }
 
+/// Moves the cursor to column `x` of row `y` (from 0), leaving out the
+/// column when it is the first: `ESC [ row H` is two bytes shorter than
+/// `ESC [ row ; 1 H`, and most moves are to a row's start.
+fn move_to(out: &mut impl Write, x: u16, y: u16) -> std::io::Result<()> {
+    if x == 0 {
+        write!(out, "\x1b[{}H", u32::from(y) + 1)
+    } else {
+        crossterm::queue!(out, cursor::MoveTo(x, y))
+    }
+}
+
 /// One row as styled text runs: a style is set only where it changes
 /// (spaces keep the one before when it would not show on them), and reset
 /// once at the end.
@@ -614,46 +625,83 @@ fn shows_on_spaces(style: ratatui::style::Style) -> bool {
             .intersects(Modifier::UNDERLINED | Modifier::REVERSED | Modifier::CROSSED_OUT)
 }
 
-/// Switches the terminal from style `from` to style `to` with as few
-/// sequences as it takes: a reset only when a modifier goes off.
+/// Switches the terminal from style `from` to style `to` in one SGR
+/// sequence of as few parameters as it takes: a reset only when a
+/// modifier goes off, and the terminal's sixteen colours by their short
+/// codes (`35`, not `38;5;5`).
 fn set_style(
     out: &mut impl Write,
     from: ratatui::style::Style,
     to: ratatui::style::Style,
 ) -> std::io::Result<()> {
-    use crossterm::style::{Attribute, SetAttribute, SetBackgroundColor, SetForegroundColor};
-    use ratatui::backend::IntoCrossterm;
-    use ratatui::style::{Color, Modifier};
+    let sgr = sgr(from, to);
+    if sgr.is_empty() {
+        return Ok(());
+    }
+    write!(out, "\x1b[{sgr}m")
+}
+
+/// The parameters of the SGR sequence that turns style `from` into `to`,
+/// `;`-separated (empty when there is nothing to change).
+fn sgr(from: ratatui::style::Style, to: ratatui::style::Style) -> String {
+    use ratatui::style::Modifier;
     let (had, has) = (modifiers(from), modifiers(to));
     let (mut fg, mut bg, mut on) = (from.fg, from.bg, had);
+    let mut params: Vec<String> = Vec::new();
     if !has.contains(had) {
-        crossterm::queue!(out, SetAttribute(Attribute::Reset))?;
+        params.push("0".to_owned());
         (fg, bg, on) = (None, None, Modifier::empty());
     }
-    for (modifier, attribute) in [
-        (Modifier::BOLD, Attribute::Bold),
-        (Modifier::DIM, Attribute::Dim),
-        (Modifier::ITALIC, Attribute::Italic),
-        (Modifier::UNDERLINED, Attribute::Underlined),
-        (Modifier::SLOW_BLINK, Attribute::SlowBlink),
-        (Modifier::RAPID_BLINK, Attribute::RapidBlink),
-        (Modifier::REVERSED, Attribute::Reverse),
-        (Modifier::HIDDEN, Attribute::Hidden),
-        (Modifier::CROSSED_OUT, Attribute::CrossedOut),
+    for (modifier, code) in [
+        (Modifier::BOLD, "1"),
+        (Modifier::DIM, "2"),
+        (Modifier::ITALIC, "3"),
+        (Modifier::UNDERLINED, "4"),
+        (Modifier::SLOW_BLINK, "5"),
+        (Modifier::RAPID_BLINK, "6"),
+        (Modifier::REVERSED, "7"),
+        (Modifier::HIDDEN, "8"),
+        (Modifier::CROSSED_OUT, "9"),
     ] {
         if has.contains(modifier) && !on.contains(modifier) {
-            crossterm::queue!(out, SetAttribute(attribute))?;
+            params.push(code.to_owned());
         }
     }
     if to.fg != fg {
-        let color = to.fg.unwrap_or(Color::Reset).into_crossterm();
-        crossterm::queue!(out, SetForegroundColor(color))?;
+        params.push(sgr_color(to.fg, 30));
     }
     if to.bg != bg {
-        let color = to.bg.unwrap_or(Color::Reset).into_crossterm();
-        crossterm::queue!(out, SetBackgroundColor(color))?;
+        params.push(sgr_color(to.bg, 40));
     }
-    Ok(())
+    params.join(";")
+}
+
+/// A colour's SGR parameter; `base` is 30 for the foreground and 40 for
+/// the background. `None` is the terminal's default colour.
+fn sgr_color(color: Option<ratatui::style::Color>, base: u8) -> String {
+    use ratatui::style::Color;
+    let short = |offset: u8| (base + offset).to_string();
+    match color {
+        None | Some(Color::Reset) => short(9),
+        Some(Color::Black) => short(0),
+        Some(Color::Red) => short(1),
+        Some(Color::Green) => short(2),
+        Some(Color::Yellow) => short(3),
+        Some(Color::Blue) => short(4),
+        Some(Color::Magenta) => short(5),
+        Some(Color::Cyan) => short(6),
+        Some(Color::Gray) => short(7),
+        Some(Color::DarkGray) => short(60),
+        Some(Color::LightRed) => short(61),
+        Some(Color::LightGreen) => short(62),
+        Some(Color::LightYellow) => short(63),
+        Some(Color::LightBlue) => short(64),
+        Some(Color::LightMagenta) => short(65),
+        Some(Color::LightCyan) => short(66),
+        Some(Color::White) => short(67),
+        Some(Color::Indexed(n)) => format!("{};5;{n}", base + 8),
+        Some(Color::Rgb(r, g, b)) => format!("{};2;{r};{g};{b}", base + 8),
+    }
 }
 
 /// How a run of the UI ended.
@@ -1118,5 +1166,38 @@ fn start(
             });
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::style::{Color, Modifier, Style};
+
+    use super::sgr;
+
+    #[test]
+    fn a_style_change_is_one_sequence_with_the_short_codes_of_the_sixteen_colours() {
+        let plain = Style::new();
+        assert_eq!(sgr(plain, plain), "");
+        assert_eq!(sgr(plain, plain.fg(Color::Magenta)), "35");
+        assert_eq!(sgr(plain.fg(Color::Magenta), plain), "39");
+        assert_eq!(
+            sgr(plain, plain.fg(Color::DarkGray).bg(Color::White)),
+            "90;107"
+        );
+        assert_eq!(sgr(plain, plain.fg(Color::Indexed(208))), "38;5;208");
+        assert_eq!(sgr(plain, plain.bg(Color::Rgb(1, 2, 3))), "48;2;1;2;3");
+        let bold_red = plain.fg(Color::Red).add_modifier(Modifier::BOLD);
+        assert_eq!(sgr(plain, bold_red), "1;31");
+        // A modifier going off resets everything, and what stays is set again.
+        assert_eq!(
+            sgr(
+                bold_red,
+                plain.fg(Color::Red).add_modifier(Modifier::ITALIC)
+            ),
+            "0;3;31"
+        );
+        // A modifier added keeps the colour as it is.
+        assert_eq!(sgr(plain.fg(Color::Red), bold_red), "1");
     }
 }
