@@ -370,7 +370,7 @@ fn main() {
     );
     println!("  bytes written to the terminal per byte of reply (goal: at most 2)");
     if cfg!(debug_assertions) {
-        println!("  (an unoptimised build, as in CI: the README's figures are a release build's)");
+        println!("  (Riot's own crates unoptimised, as CI runs it and the README reports it)");
     }
     let mut worst: f64 = 0.0;
     for (name, text) in &shapes {
