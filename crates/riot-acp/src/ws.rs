@@ -164,7 +164,14 @@ impl WsServer {
             .route("/{*path}", get(asset))
             .with_state(self.shared);
         let stopping = stop.clone();
-        let served = axum::serve(self.listener, app)
+        // Events go out as small frames: without TCP_NODELAY one waits for
+        // the browser's acknowledgement of the one before (up to 40 ms).
+        let listener = axum::serve::ListenerExt::tap_io(self.listener, |tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("riot serve: TCP_NODELAY not set: {e}");
+            }
+        });
+        let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 tokio::select! {
                     () = shutdown => {}
