@@ -458,6 +458,7 @@ fn payload_path(payload: &UiPayload) -> Option<&str> {
         UiPayload::FileRead { path, .. }
         | UiPayload::ImageRead { path, .. }
         | UiPayload::PdfRead { path, .. }
+        | UiPayload::DocumentRead { path, .. }
         | UiPayload::NotebookRead { path, .. }
         | UiPayload::FileDiff { path, .. } => Some(path),
         _ => None,

@@ -319,7 +319,9 @@ fn listed_skills(body: &Value) -> Vec<String> {
         .skip(1)
         .take_while(|l| !l.is_empty())
         .filter(|l| {
-            !l.starts_with("- commit:") && !l.starts_with("- debug:") && !l.starts_with("- review:")
+            !["- commit:", "- debug:", "- office:", "- review:"]
+                .iter()
+                .any(|builtin| l.starts_with(builtin))
         })
         .map(str::to_owned)
         .collect()

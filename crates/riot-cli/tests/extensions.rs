@@ -99,6 +99,7 @@ async fn the_skill_tool_loads_a_user_skill_with_its_bundled_files_for_the_model(
             "- commit: Turn the current working-tree changes into one or more well-formed git commits. Use when the person asks to commit, to save work in git, or to split changes into commits.",
             "- debug: Find the root cause of a failure (a failing test, a crash, wrong output, a hang) methodically before changing code. Use when something is broken and the cause is not yet known.",
             "- deploy: Ship the service to staging. Use when asked to deploy.",
+            "- office: Create or change Word (.docx), Excel (.xlsx) or PowerPoint (.pptx) files with the tools this machine has. Use when the person asks for a document, spreadsheet or slide deck as a file, or to change one.",
             "- review: Review code changes (the working tree, a branch, or given files) for bugs, risks and missing tests, and report findings ranked by severity. Use when the person asks for a review, a second opinion, or \"what could go wrong\".",
         ]
     );
@@ -135,9 +136,9 @@ async fn an_unknown_skill_is_refused_with_the_names_that_exist() {
     let result = &bodies(&server)[1]["messages"][2]["content"][0];
     assert_eq!(result["is_error"], true, "{result}");
     assert!(
-        result["content"]
-            .to_string()
-            .contains("There is no skill `deploy`. Available skills: commit, debug, review."),
+        result["content"].to_string().contains(
+            "There is no skill `deploy`. Available skills: commit, debug, office, review."
+        ),
         "{result}"
     );
 }
@@ -185,7 +186,10 @@ async fn project_skills_win_over_user_and_built_in_ones_and_a_broken_file_is_rep
         .iter()
         .map(|l| l[2..].split(':').next().unwrap())
         .collect();
-    assert_eq!(names, ["commit", "debug", "lint", "notes", "review"]);
+    assert_eq!(
+        names,
+        ["commit", "debug", "lint", "notes", "office", "review"]
+    );
     assert!(listed.contains(&"- review: The project's own review steps.".to_owned()));
     assert!(listed.contains(&"- lint: Lint the project the project's way.".to_owned()));
     // The broken skill is skipped and named with its line; the session ran.

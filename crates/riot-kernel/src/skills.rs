@@ -12,7 +12,7 @@
 //! 3. the project's `.claude/skills/<name>/SKILL.md`,
 //! 4. the user's `<riot home>/skills/<name>/SKILL.md`,
 //! 5. the person's `~/.agents/skills/<name>/SKILL.md`,
-//! 6. the built-in skills (`commit`, `review`, `debug`).
+//! 6. the built-in skills (`commit`, `review`, `debug`, `office`).
 //!
 //! Riot's own folders come first, then the cross-agent one, then another
 //! agent's.
@@ -63,10 +63,11 @@ struct SkillFront {
     allowed_tools: Option<ToolList>,
 }
 
-const BUILTIN: [(&str, &str); 3] = [
+const BUILTIN: [(&str, &str); 4] = [
     ("commit", include_str!("../skills/commit/SKILL.md")),
     ("review", include_str!("../skills/review/SKILL.md")),
     ("debug", include_str!("../skills/debug/SKILL.md")),
+    ("office", include_str!("../skills/office/SKILL.md")),
 ];
 
 /// Checks a SKILL.md and makes its catalog entry. `Err` is the reason,
@@ -396,7 +397,7 @@ mod tests {
     fn built_in_skills_parse_and_are_sorted() {
         let catalog = SkillCatalog::builtin();
         let names: Vec<&str> = catalog.skills().iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["commit", "debug", "review"]);
+        assert_eq!(names, ["commit", "debug", "office", "review"]);
         assert!(catalog.skills().iter().all(|s| s.origin == Origin::Builtin));
         let commit = catalog.get("commit").unwrap();
         assert!(

@@ -39,6 +39,13 @@ pub enum UiPayload {
         /// Pages in the document.
         total_pages: u32,
     },
+    /// An office document (Word, workbook, presentation) was read as text.
+    DocumentRead {
+        path: String,
+        /// What was read, in a few words: "12 paragraphs, 1 table",
+        /// "Sales: A1:C40", "slides 1-2 of 2".
+        summary: String,
+    },
     /// A Jupyter notebook's cells were read.
     NotebookRead {
         path: String,

@@ -351,6 +351,10 @@ fn ui_payloads() -> Vec<UiPayload> {
             last_page: 7,
             total_pages: 40,
         },
+        UiPayload::DocumentRead {
+            path: "/p/book.xlsx".into(),
+            summary: "Sales: A1:C40".into(),
+        },
         UiPayload::FileDiff {
             path: "/p/a.rs".into(),
             created: false,

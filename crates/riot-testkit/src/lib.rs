@@ -91,6 +91,7 @@
 //! ```
 
 pub mod clock;
+pub mod office;
 pub mod script;
 pub mod server;
 pub mod validate;

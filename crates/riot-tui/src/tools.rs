@@ -190,6 +190,9 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
             };
             d.push(Line::from(Span::styled(text, dim)));
         }
+        UiPayload::DocumentRead { summary, .. } => {
+            d.push(Line::from(Span::styled(format!("Read {summary}"), dim)));
+        }
         UiPayload::FileDiff {
             path,
             created,

@@ -27,6 +27,7 @@ async fn read(p: &TempProject, path: &str, offset: Option<u64>, limit: Option<u6
                 offset,
                 limit,
                 pages: None,
+                range: None,
             },
             &p.ctx(),
         )
@@ -169,6 +170,7 @@ async fn invalid_utf8_is_refused_and_the_file_untouched() {
                 offset: None,
                 limit: None,
                 pages: None,
+                range: None,
             },
             &p.ctx(),
         )

@@ -21,6 +21,7 @@ mod notebook;
 pub mod notebook_edit;
 pub mod read;
 pub mod read_image;
+pub mod read_office;
 pub mod read_pdf;
 mod read_scan;
 pub mod terminal;

@@ -83,6 +83,7 @@ fn read_input(path: &str) -> ReadInput {
         offset: None,
         limit: None,
         pages: None,
+        range: None,
     }
 }
 

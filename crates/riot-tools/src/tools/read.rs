@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::freshness::{display_path, record_hash, resolve_path};
 use crate::tools::notebook;
 use crate::tools::read_image;
+use crate::tools::read_office::{self, Format};
 use crate::tools::read_pdf;
 use crate::tools::read_scan::{ScanError, Window, scan};
 use crate::tools::schema_of;
@@ -43,9 +44,12 @@ pub struct ReadInput {
     /// Number of lines to show (default 2000).
     #[serde(default)]
     pub limit: Option<u64>,
-    /// PDF pages to read: one ("3") or a range ("1-5"), at most 20.
+    /// PDF pages or .pptx slides to read: one ("3") or a range ("1-5"), at most 20.
     #[serde(default)]
     pub pages: Option<String>,
+    /// .xlsx: a sheet and/or cells, e.g. "Sheet2!A1:F100".
+    #[serde(default)]
+    pub range: Option<String>,
 }
 
 /// The Read tool.
@@ -54,7 +58,7 @@ pub struct Read;
 
 /// What a small window declares (docs/windows.md): the job, the fields
 /// and the rule models break most.
-const COMPACT_PROMPT: &str = "Reads a file with line numbers (`   12\\t` before each line; not part of the file). `file_path`: absolute or project-relative. Up to 2000 lines; `offset` (1-based) and `limit` read a range. Images come back as images, PDFs as text (`pages`: \"3\" or \"1-5\"). Read a file before you Edit or Write it.\nNEVER use cat, head or tail in Bash to read a file.";
+const COMPACT_PROMPT: &str = "Reads a file with line numbers (`   12\\t` before each line; not part of the file). `file_path`: absolute or project-relative. Up to 2000 lines; `offset` (1-based) and `limit` read a range. Images come back as images, PDFs as text (`pages`: \"3\" or \"1-5\"), .docx/.xlsx/.pptx as text (`range` for a sheet's cells, `pages` for slides). Read a file before you Edit or Write it.\nNEVER use cat, head or tail in Bash to read a file.";
 
 #[async_trait]
 impl Tool for Read {
@@ -80,6 +84,7 @@ impl Tool for Read {
              - Output is `cat -n` style: the line number right-aligned in six columns, a tab, then the line. The number and the tab are NOT part of the file.\n\
              - Images (PNG, JPEG, GIF, WebP) are returned as images.\n\
              - PDFs are returned as text, page by page. Give `pages` (\"3\" or \"1-5\", at most 20 pages a call) to choose the pages; a PDF of more than 10 pages needs it.\n\
+             - Office documents are shown as text: .docx as Markdown (headings, lists, tables); .xlsx as one table per sheet with column letters and row numbers (`range`: \"Sheet2\", \"A1:F100\" or \"Sheet2!A1:F100\"; a big sheet is cut with the range that continues it); .pptx slide by slide with titles and speaker notes (`pages` chooses slides).\n\
              - Jupyter notebooks (.ipynb) are shown as their cells (id, type, source, text outputs); with `offset` or `limit` the raw JSON lines are shown instead. Change a cell with NotebookEdit.\n\
              - Binary files and files that are not valid UTF-8 are refused rather than shown garbled.\n\
              - Reading a file is what allows Edit and Write to change it later in this session.\n",
@@ -99,6 +104,9 @@ impl Tool for Read {
     fn describe(&self, input: &ReadInput) -> String {
         if let Some(pages) = &input.pages {
             return format!("Read {} (pages {pages})", input.file_path);
+        }
+        if let Some(range) = &input.range {
+            return format!("Read {} ({range})", input.file_path);
         }
         match (input.offset, input.limit) {
             (None, None) => format!("Read {}", input.file_path),
@@ -151,13 +159,33 @@ impl Tool for Read {
                 "`offset` is 1-based: the first line is 1. Use offset=1 to start at the top.",
             ));
         }
+        let office = read_office::format_of(&input.file_path);
         if let Some(pages) = &input.pages {
-            if !read_pdf::is_pdf(&input.file_path) {
+            if !read_pdf::is_pdf(&input.file_path) && office != Some(Format::Slides) {
                 return Err(ValidationError::rejected(
-                    "`pages` applies to PDF files only. Use `offset` and `limit` for a text file.",
+                    "`pages` applies to PDF files and .pptx slides only. Use `offset` and `limit` for a text file.",
                 ));
             }
             read_pdf::parse_pages(pages).map_err(ValidationError::rejected)?;
+        }
+        if let Some(range) = &input.range {
+            if office != Some(Format::Workbook) {
+                return Err(ValidationError::rejected(
+                    "`range` applies to .xlsx workbooks only. Use `offset` and `limit` for a text file, `pages` for a PDF or .pptx.",
+                ));
+            }
+            read_office::parse_range(range).map_err(ValidationError::rejected)?;
+        }
+        if matches!(office, Some(Format::Workbook | Format::Slides))
+            && (input.offset.is_some() || input.limit.is_some())
+        {
+            return Err(ValidationError::rejected(
+                if office == Some(Format::Workbook) {
+                    "`offset` and `limit` do not apply to a workbook. Use `range` (e.g. \"Sheet1!A1:F200\") to read part of a sheet."
+                } else {
+                    "`offset` and `limit` do not apply to a presentation. Use `pages` (e.g. \"3-5\") to read some slides."
+                },
+            ));
         }
         if input.limit == Some(0) {
             return Err(ValidationError::rejected(
@@ -190,6 +218,25 @@ impl Tool for Read {
         }
         if read_pdf::is_pdf(&input.file_path) {
             return read_pdf::read(ctx, &path, display, meta.len, input.pages.as_deref()).await;
+        }
+        if let Some(format) = read_office::format_of(&input.file_path) {
+            let want = read_office::Want {
+                lines: (input.offset.is_some() || input.limit.is_some()).then(|| {
+                    (
+                        input.offset.unwrap_or(1),
+                        input.limit.unwrap_or(DEFAULT_LIMIT),
+                    )
+                }),
+                slides: input
+                    .pages
+                    .as_deref()
+                    .and_then(|p| read_pdf::parse_pages(p).ok()),
+                cells: input
+                    .range
+                    .as_deref()
+                    .and_then(|r| read_office::parse_range(r).ok()),
+            };
+            return read_office::read(ctx, &path, display, meta.len, format, want).await;
         }
         if notebook::is_notebook(&input.file_path)
             && input.offset.is_none()

@@ -68,6 +68,7 @@ fn input(path: &str, pages: Option<&str>) -> ReadInput {
         offset: None,
         limit: None,
         pages: pages.map(str::to_owned),
+        range: None,
     }
 }
 
@@ -243,7 +244,7 @@ async fn pages_are_refused_for_a_file_that_is_not_a_pdf_and_checked_before_readi
         .unwrap_err();
     assert_eq!(
         err.message,
-        "`pages` applies to PDF files only. Use `offset` and `limit` for a text file."
+        "`pages` applies to PDF files and .pptx slides only. Use `offset` and `limit` for a text file."
     );
     let err = Read
         .validate_input(&input("doc.pdf", Some("3-1")), &p.ctx())

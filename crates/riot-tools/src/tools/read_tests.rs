@@ -12,6 +12,7 @@ fn input(path: &str, offset: Option<u64>, limit: Option<u64>) -> ReadInput {
         offset,
         limit,
         pages: None,
+        range: None,
     }
 }
 

@@ -19,6 +19,7 @@ async fn read(p: &TempProject, path: &str, offset: Option<u64>, limit: Option<u6
                 offset,
                 limit,
                 pages: None,
+                range: None,
             },
             &p.ctx(),
         )

@@ -239,6 +239,15 @@ export type UiPayload =
       total_pages: number;
     }
   | {
+      type: "document_read";
+      path: string;
+      /**
+       * What was read, in a few words: "12 paragraphs, 1 table",
+       * "Sales: A1:C40", "slides 1-2 of 2".
+       */
+      summary: string;
+    }
+  | {
       type: "notebook_read";
       path: string;
       cells: NotebookCell[];

@@ -89,6 +89,19 @@ function PdfReadView({ payload }: { payload: PayloadOf<"pdf_read"> }) {
   );
 }
 
+function DocumentReadView({ payload }: { payload: PayloadOf<"document_read"> }) {
+  return (
+    <div className="payload payload-read">
+      <div className="payload-head">
+        <code className="payload-path">{payload.path}</code>
+        <span className="badge" data-testid="read-range">
+          {payload.summary}
+        </span>
+      </div>
+    </div>
+  );
+}
+
 /**
  * Renders a tool call's `rawOutput` by its kind; `null` when it is not a
  * payload this UI knows. `images` are the image blocks of the call's
@@ -106,6 +119,8 @@ export function PayloadView({ raw, images = [] }: { raw: unknown; images?: reado
       return <NotebookReadView payload={payload} />;
     case "pdf_read":
       return <PdfReadView payload={payload} />;
+    case "document_read":
+      return <DocumentReadView payload={payload} />;
     case "file_diff":
       return <DiffView payload={payload} />;
     case "notebook_cell_diff":

@@ -45,6 +45,7 @@ const SHAPES: { [K in UiPayload["type"]]: (v: Fields) => boolean } = {
     cells: isArrayOf(shape({ id: isString, cell_type: isString, lines: isCount, outputs: isCount })),
   }),
   pdf_read: shape({ path: isString, first_page: isCount, last_page: isCount, total_pages: isCount }),
+  document_read: shape({ path: isString, summary: isString }),
   file_diff: shape({ path: isString, created: isBool, hunks: isArrayOf(isHunk) }),
   notebook_cell_diff: shape({ path: isString, cell_id: isString, hunks: isArrayOf(isHunk) }),
   command: shape({

@@ -16,6 +16,7 @@ describe("asUiPayload", () => {
       { type: "image_read", path: "a.png", media_type: "image/png", bytes: 10 },
       { type: "notebook_read", path: "n.ipynb", cells: [{ id: "c1", cell_type: "code", lines: 2, outputs: 1 }] },
       { type: "pdf_read", path: "a.pdf", first_page: 2, last_page: 4, total_pages: 9 },
+      { type: "document_read", path: "a.xlsx", summary: "Sales: A1:C3" },
       { type: "file_diff", path: "a.rs", created: true, hunks: [] },
       { type: "notebook_cell_diff", path: "n.ipynb", cell_id: "c1", hunks: [] },
       { type: "command", command: "ls", exit_code: 0, stdout: "", stderr: "", truncated: false, timed_out: false },
@@ -89,6 +90,12 @@ describe("PayloadView", () => {
   it("shows a one-page PDF read as that page", () => {
     show({ type: "pdf_read", path: "spec.pdf", first_page: 2, last_page: 2, total_pages: 40 });
     expect(screen.getByTestId("read-range").textContent).toBe("page 2 of 40");
+  });
+
+  it("shows an office document read as its path and what was read", () => {
+    show({ type: "document_read", path: "deck.pptx", summary: "slides 1-2 of 3" });
+    expect(screen.getByTestId("read-range").textContent).toBe("slides 1-2 of 3");
+    expect(screen.getByText("deck.pptx")).toBeTruthy();
   });
 
   it("shows a diff's hunks with old and new line numbers and +/- marks", () => {
