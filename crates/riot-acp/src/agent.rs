@@ -73,7 +73,7 @@ struct Slot {
     /// Its slash commands, as announced to the client.
     commands: SessionUpdate,
     /// The models offered as its `model` config option.
-    models: Vec<String>,
+    models: Vec<crate::session_config::Choice>,
     /// What the client was last told of its config options.
     shown: Mutex<Shown>,
     /// The title the client was last told (`session_info_update`).
@@ -280,7 +280,7 @@ impl RiotAgent {
             tracing::info!(session = %id, "{notice}");
         }
         let commands = mapping::available_commands(session.commands());
-        let models = self.configured_models(&options_cwd).await;
+        let models = self.offered_models(&options_cwd, &session).await;
         let shown = Shown::of(&session.status());
         let title = self.stored_title(&id);
         let slot = Arc::new(Slot {

@@ -203,7 +203,9 @@ pub(super) fn watch_options(cx: ConnectionTo<Client>, id: String, slot: Arc<Slot
 impl Slot {
     /// The config options as the client was last told them.
     pub(super) fn options(&self) -> Vec<agent_client_protocol::v1::schema::SessionConfigOption> {
-        session_config::options(&lock(&self.shown), &self.models)
+        let shown = lock(&self.shown).clone();
+        let can_think = self.session.capabilities(&shown.model).thinking;
+        session_config::options(&shown, &self.models, can_think)
     }
 
     /// Closes the session (a running turn is cancelled and ends first).
@@ -243,9 +245,36 @@ impl RiotAgent {
         }
     }
 
-    /// The models a client may pick for a session in `cwd`: the
-    /// configured model, fallback and small model, and the provider's
-    /// default model.
+    /// The models a client may pick for `session`: the configured
+    /// model, fallback and small model, the provider's default model,
+    /// then what the endpoint lists (asked once; the configured ones
+    /// alone when the listing fails).
+    pub(super) async fn offered_models(
+        &self,
+        cwd: &Path,
+        session: &riot_kernel::SessionHandle,
+    ) -> Vec<session_config::Choice> {
+        let mut models: Vec<session_config::Choice> = self
+            .configured_models(cwd)
+            .await
+            .iter()
+            .map(|m| session_config::Choice::named(m))
+            .collect();
+        models.extend(
+            session
+                .listed_models()
+                .await
+                .iter()
+                .map(|m| session_config::Choice {
+                    id: m.id.clone(),
+                    name: m.display_name.clone().unwrap_or_else(|| m.id.clone()),
+                }),
+        );
+        models
+    }
+
+    /// The configured model, fallback and small model, and the
+    /// provider's default model for a session in `cwd`.
     pub(super) async fn configured_models(&self, cwd: &Path) -> Vec<String> {
         let Ok(loaded) = self
             .config
@@ -375,14 +404,35 @@ impl RiotAgent {
             session_config::MODEL => {
                 let current = slot.session.status().model;
                 let choices = session_config::model_choices(&slot.models, &current);
-                if !choices.contains(&value) {
+                if !choices.iter().any(|c| c.id == value) {
+                    let ids: Vec<&str> = choices.iter().map(|c| c.id.as_str()).collect();
                     return Err(Error::new(
                         INVALID_PARAMS,
-                        format!("unknown model `{value}`; use one of {}", choices.join(", ")),
+                        format!("unknown model `{value}`; use one of {}", ids.join(", ")),
                     ));
                 }
                 lock(&slot.shown).model.clone_from(&value);
                 slot.session.set_model(&value).await.map_err(kernel_error)?;
+            }
+            session_config::THINKING => {
+                let model = slot.session.status().model;
+                if !slot.session.capabilities(&model).thinking {
+                    return Err(Error::new(
+                        INVALID_PARAMS,
+                        format!("`{model}` cannot think; `thinking` is not offered for it"),
+                    ));
+                }
+                let Some(level) = riot_protocol::ThinkingLevel::parse(&value) else {
+                    return Err(Error::new(
+                        INVALID_PARAMS,
+                        format!("unknown thinking level `{value}`; use off, low, medium or high"),
+                    ));
+                };
+                lock(&slot.shown).thinking = level;
+                slot.session
+                    .set_thinking(level)
+                    .await
+                    .map_err(kernel_error)?;
             }
             session_config::MODE => {
                 let mode = offered(&value)?;
@@ -393,8 +443,9 @@ impl RiotAgent {
                 return Err(Error::new(
                     INVALID_PARAMS,
                     format!(
-                        "unknown config option `{other}`; use `{}` or `{}`",
+                        "unknown config option `{other}`; use `{}`, `{}` or `{}`",
                         session_config::MODEL,
+                        session_config::THINKING,
                         session_config::MODE
                     ),
                 ));

@@ -2537,3 +2537,228 @@ async fn session_new_says_whether_and_how_commands_are_sandboxed() {
         );
     }
 }
+
+/// `session/new` by hand (the helper drops its answer): the result, after
+/// the slash commands that follow it.
+async fn new_session_answer(client: &mut AcpClient, world: &World) -> (String, Value) {
+    let exchange = client
+        .call(
+            "session/new",
+            json!({"cwd": world.project.path(), "mcpServers": []}),
+        )
+        .await;
+    let result = exchange.result().clone();
+    let id = result["sessionId"].as_str().unwrap().to_owned();
+    client.expect_commands(&id).await;
+    (id, result)
+}
+
+/// The config option `id` of an answer carrying `configOptions`.
+fn config_option<'a>(result: &'a Value, id: &str) -> Option<&'a Value> {
+    result["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == id)
+}
+
+fn set_option(session_id: &str, id: &str, value: &str) -> Value {
+    json!({"sessionId": session_id, "configId": id, "value": value})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_option_lists_the_endpoints_models_and_thinking_high_reaches_the_request() {
+    let world = World::new();
+    let server = MockServer::start(
+        Script::new(WIRE, vec![Reply::Text("Thought it over.".into())])
+            .models(&["claude-opus-4-1", "claude-haiku-4-5"]),
+    )
+    .await
+    .unwrap();
+    let base = server.base_url();
+    let mut client = AcpClient::start_with(
+        &world,
+        &[
+            "acp",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &base,
+            "--model",
+            "claude-sonnet-4-5",
+        ],
+    );
+    client.initialize().await;
+    let (session_id, result) = new_session_answer(&mut client, &world).await;
+    let model = config_option(&result, "model").unwrap();
+    assert_eq!(model["currentValue"], "claude-sonnet-4-5");
+    let offered: Vec<(&str, &str)> = model["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["value"].as_str().unwrap(), o["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(offered[0], ("claude-sonnet-4-5", "claude-sonnet-4-5"));
+    // The endpoint's models, with the names it gives them.
+    for listed in [
+        ("claude-opus-4-1", "Claude Opus 4 1"),
+        ("claude-haiku-4-5", "Claude Haiku 4 5"),
+    ] {
+        assert!(offered.contains(&listed), "{listed:?} not in {offered:?}");
+    }
+    let ids: Vec<&str> = offered.iter().map(|(id, _)| *id).collect();
+    let mut unique = ids.clone();
+    unique.dedup();
+    assert_eq!(ids.len(), unique.len(), "repeated: {ids:?}");
+    // Asked once, with Anthropic's headers.
+    let listings = server.model_listings();
+    assert_eq!(listings.len(), 1);
+    assert_eq!(listings[0].path, "/v1/models");
+    assert_eq!(listings[0].status, 200);
+    // A model that can think gets the thinking option, off to start with.
+    let thinking = config_option(&result, "thinking").unwrap();
+    assert_eq!(thinking["category"], "thought_level");
+    assert_eq!(thinking["currentValue"], "off");
+
+    let switched = client
+        .call(
+            "session/set_config_option",
+            set_option(&session_id, "model", "claude-opus-4-1"),
+        )
+        .await;
+    assert_eq!(
+        config_option(switched.result(), "model").unwrap()["currentValue"],
+        "claude-opus-4-1"
+    );
+    let high = client
+        .call(
+            "session/set_config_option",
+            set_option(&session_id, "thinking", "high"),
+        )
+        .await;
+    assert_eq!(
+        config_option(high.result(), "thinking").unwrap()["currentValue"],
+        "high"
+    );
+    let unknown = client
+        .call(
+            "session/set_config_option",
+            set_option(&session_id, "thinking", "max"),
+        )
+        .await;
+    assert_eq!(
+        error_of(&unknown),
+        (
+            -32602,
+            "unknown thinking level `max`; use off, low, medium or high".to_owned()
+        )
+    );
+
+    let answer = client
+        .call("session/prompt", prompt(&session_id, "Think hard"))
+        .await;
+    assert_eq!(answer.result()["stopReason"], "end_turn");
+    let bodies = support::bodies(&server);
+    assert_eq!(bodies.len(), 1);
+    assert_eq!(bodies[0]["model"], "claude-opus-4-1");
+    assert_eq!(
+        bodies[0]["thinking"],
+        json!({"type": "enabled", "budget_tokens": 16384})
+    );
+    // The answer keeps its room beside the thinking budget.
+    assert!(
+        bodies[0]["max_tokens"].as_u64().unwrap() > 16384 + 1024,
+        "{}",
+        bodies[0]["max_tokens"]
+    );
+    assert_eq!(server.model_listings().len(), 1, "listed once per session");
+    client.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thinking_reaches_chat_completions_as_reasoning_effort() {
+    let world = World::new();
+    let server = MockServer::start(
+        Script::new(Wire::Openai, vec![Reply::Text("Reasoned.".into())]).models(&["gpt-5-mini"]),
+    )
+    .await
+    .unwrap();
+    let base = server.base_url();
+    let mut client = AcpClient::start_with(
+        &world,
+        &[
+            "acp",
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "--model",
+            "gpt-5",
+        ],
+    );
+    client.initialize().await;
+    let (session_id, result) = new_session_answer(&mut client, &world).await;
+    let model = config_option(&result, "model").unwrap();
+    assert!(
+        model["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["value"] == "gpt-5-mini"),
+        "{model}"
+    );
+    assert_eq!(server.model_listings()[0].path, "/v1/models");
+    let low = client
+        .call(
+            "session/set_config_option",
+            set_option(&session_id, "thinking", "low"),
+        )
+        .await;
+    assert_eq!(
+        config_option(low.result(), "thinking").unwrap()["currentValue"],
+        "low"
+    );
+    let answer = client
+        .call("session/prompt", prompt(&session_id, "Reason"))
+        .await;
+    assert_eq!(answer.result()["stopReason"], "end_turn");
+    let bodies = support::bodies(&server);
+    assert_eq!(bodies[0]["model"], "gpt-5");
+    assert_eq!(bodies[0]["reasoning_effort"], "low");
+    client.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_listing_the_configured_models_are_offered_and_a_model_that_cannot_think_has_no_thinking()
+ {
+    let world = World::new();
+    // The mock lists nothing: its models path is a 404.
+    let server = MockServer::start(Script::new(WIRE, vec![])).await.unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    client.initialize().await;
+    let (session_id, result) = new_session_answer(&mut client, &world).await;
+    let model = config_option(&result, "model").unwrap();
+    assert_eq!(model["currentValue"], "mock-model");
+    assert_eq!(server.model_listings()[0].status, 404);
+    assert!(
+        config_option(&result, "thinking").is_none(),
+        "mock-model cannot think: {result}"
+    );
+    let refused = client
+        .call(
+            "session/set_config_option",
+            set_option(&session_id, "thinking", "high"),
+        )
+        .await;
+    assert_eq!(
+        error_of(&refused),
+        (
+            -32602,
+            "`mock-model` cannot think; `thinking` is not offered for it".to_owned()
+        )
+    );
+    client.close().await;
+    server.shutdown().await;
+}

@@ -133,19 +133,24 @@ fn own_thinking_only(assistant: &AssistantMessage, model: &str) -> Option<Messag
     })
 }
 
+/// Whether the turn in progress (the tool calls since the person's last
+/// prompt) started with this model's thinking, or has no tool call yet.
+/// Turns before the last prompt do not count: thinking switched on later
+/// in a session takes effect from the next prompt.
 fn last_tool_turn_has_own_thinking(messages: &[Message], model: &str) -> bool {
-    let last_tool_turn = messages
-        .iter()
-        .rev()
-        .filter_map(Message::as_assistant)
-        .find(|a| a.has_tool_use());
-    match last_tool_turn {
-        None => true,
-        Some(a) => a.content.iter().any(|b| {
-            matches!(b, AssistantBlock::Thinking { model: from, .. } if from == model)
-                || matches!(b, AssistantBlock::RedactedThinking { model: from, .. } if from == model)
-        }),
+    for message in messages.iter().rev() {
+        match message {
+            Message::User(u) if u.tool_results().next().is_none() => return true,
+            Message::Assistant(a) if a.has_tool_use() => {
+                return a.content.iter().any(|b| {
+                    matches!(b, AssistantBlock::Thinking { model: from, .. } if from == model)
+                        || matches!(b, AssistantBlock::RedactedThinking { model: from, .. } if from == model)
+                });
+            }
+            _ => {}
+        }
     }
+    true
 }
 
 #[cfg(test)]
@@ -249,6 +254,37 @@ mod tests {
         assert_eq!(
             req.thinking, None,
             "no own thinking block in the last tool turn"
+        );
+    }
+
+    #[test]
+    fn thinking_turned_on_later_applies_from_the_next_prompt() {
+        let mut s = state();
+        s.messages = vec![
+            Message::user_text(MessageId::new("u0"), "go"),
+            tool_turn("model-b", false),
+            results(),
+        ];
+        // Mid-turn, a tool turn without thinking keeps it off.
+        assert_eq!(build_request(&s, &RetryContext::default()).thinking, None);
+        // Once the turn has ended and the person prompts again, that old
+        // tool turn no longer counts.
+        s.messages.push(Message::Assistant(AssistantMessage {
+            id: MessageId::new("a2"),
+            content: vec![AssistantBlock::Text {
+                text: "done".into(),
+            }],
+            model: "model-b".into(),
+            stop_reason: None,
+            interrupted: false,
+        }));
+        s.messages
+            .push(Message::user_text(MessageId::new("u2"), "and now think"));
+        assert_eq!(
+            build_request(&s, &RetryContext::default())
+                .thinking
+                .map(|t| t.budget_tokens),
+            Some(1024)
         );
     }
 

@@ -38,8 +38,10 @@ use std::task::{Context, Poll};
 
 use futures::{Stream, StreamExt};
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, Message, MessageId, PermissionMode, SessionId, Usage,
+    AgentEvent, CancelReason, CancelScope, Message, MessageId, ModelCapabilities, PermissionMode,
+    SessionId, ThinkingLevel, Usage,
 };
+use riot_providers::{HttpProvider, ListedModel};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::session::{KernelError, Session};
@@ -55,11 +57,16 @@ pub struct SessionStatus {
     pub model: String,
     /// That model's context window in tokens.
     pub context_window: u64,
+    /// How hard the model thinks before it answers.
+    pub thinking: ThinkingLevel,
     /// Tokens of the main loop's requests since the session was opened.
     pub usage: Usage,
     /// Main-loop model requests since the session was opened.
     pub requests: u64,
 }
+
+/// How long a session waits for its endpoint's model listing.
+pub const LISTING_TIMEOUT_MS: u64 = 5_000;
 
 type Job = Box<dyn FnOnce(&mut Session) -> futures::future::BoxFuture<'_, ()> + Send>;
 
@@ -82,6 +89,7 @@ enum Op {
     },
     SetMode(PermissionMode, oneshot::Sender<()>),
     SetModel(String, oneshot::Sender<()>),
+    SetThinking(ThinkingLevel, oneshot::Sender<()>),
     /// Runs between turns with the session borrowed.
     Between(Job),
     Close,
@@ -109,6 +117,10 @@ struct Shared {
     stopped: watch::Receiver<bool>,
     /// Told each time a background task starts, makes a call or ends.
     background_changed: Arc<tokio::sync::Notify>,
+    /// The endpoint: its model listing and each model's capabilities.
+    endpoint: Arc<HttpProvider>,
+    /// The endpoint's listing, asked for once.
+    listed: tokio::sync::OnceCell<Arc<[ListedModel]>>,
 }
 
 /// A cloneable handle on a running session. See the module docs.
@@ -131,6 +143,7 @@ impl std::fmt::Debug for Op {
             } => f.write_str("Deliver"),
             Op::SetMode(mode, _) => f.debug_tuple("SetMode").field(mode).finish(),
             Op::SetModel(model, _) => f.debug_tuple("SetModel").field(model).finish(),
+            Op::SetThinking(level, _) => f.debug_tuple("SetThinking").field(level).finish(),
             Op::Between(_) => f.write_str("Between"),
             Op::Close => f.write_str("Close"),
         }
@@ -150,6 +163,7 @@ impl SessionHandle {
             mode: session.mode(),
             model: session.model().to_owned(),
             context_window: session.context_window(),
+            thinking: session.thinking(),
             usage: Usage::default(),
             requests: 0,
         });
@@ -177,6 +191,8 @@ impl SessionHandle {
             status,
             stopped,
             background_changed,
+            endpoint: Arc::clone(session.endpoint()),
+            listed: tokio::sync::OnceCell::new(),
         });
         let actor = Actor {
             session,
@@ -392,6 +408,42 @@ impl SessionHandle {
         rx.await.map_err(|_| KernelError::Closed)
     }
 
+    /// Sets how hard the model thinks: at once between turns, from the
+    /// next turn during one. The status says it once this returns.
+    pub async fn set_thinking(&self, level: ThinkingLevel) -> Result<(), KernelError> {
+        let (tx, rx) = oneshot::channel();
+        self.ops
+            .send(Op::SetThinking(level, tx))
+            .map_err(|_| KernelError::Closed)?;
+        rx.await.map_err(|_| KernelError::Closed)
+    }
+
+    /// The models the endpoint serves, asked for once per session (at
+    /// most [`LISTING_TIMEOUT_MS`]); empty when it lists none or the
+    /// listing failed, which is logged.
+    pub async fn listed_models(&self) -> Arc<[ListedModel]> {
+        let shared = &self.shared;
+        shared
+            .listed
+            .get_or_init(|| async {
+                match shared.endpoint.list_models(LISTING_TIMEOUT_MS).await {
+                    Ok(models) => models.into(),
+                    Err(e) => {
+                        tracing::info!(error = %e.message, "the endpoint did not list its models");
+                        Arc::from(Vec::new())
+                    }
+                }
+            })
+            .await
+            .clone()
+    }
+
+    /// What `model` can do on this endpoint (the model table and the
+    /// settings' overrides).
+    pub fn capabilities(&self, model: &str) -> ModelCapabilities {
+        riot_protocol::Provider::capabilities(self.shared.endpoint.as_ref(), model)
+    }
+
     /// Runs `f` on the session between turns (after the running turn, in
     /// the order operations were sent) and returns what it returns.
     pub async fn read<R, F>(&self, f: F) -> Result<R, KernelError>
@@ -570,6 +622,11 @@ impl Actor {
                     self.publish();
                     let _ = done.send(());
                 }
+                Op::SetThinking(level, done) => {
+                    self.session.set_thinking(level);
+                    self.publish();
+                    let _ = done.send(());
+                }
                 Op::Between(job) => job(&mut self.session).await,
                 Op::Close => break,
             }
@@ -589,11 +646,16 @@ impl Actor {
         let mode = self.session.mode();
         let model = self.session.model().to_owned();
         let window = self.session.context_window();
+        let thinking = self.session.thinking();
         self.shared.status.send_if_modified(|s| {
-            let changed = s.mode != mode || s.model != model || s.context_window != window;
+            let changed = s.mode != mode
+                || s.model != model
+                || s.context_window != window
+                || s.thinking != thinking;
             s.mode = mode;
             s.model = model;
             s.context_window = window;
+            s.thinking = thinking;
             changed
         });
     }
@@ -609,6 +671,8 @@ impl Actor {
         let model_switch = self.session.model_switch();
         let mut closing = false;
         let mut done = None;
+        // A thinking level set during the turn applies to the next one.
+        let mut thinking_after = None;
         {
             let stream = match input {
                 TurnInput::Prompt { text, images } => {
@@ -653,6 +717,11 @@ impl Actor {
                             self.shared.status.send_modify(|s| model.clone_into(&mut s.model));
                             let _ = done.send(());
                         }
+                        Some(Op::SetThinking(level, done)) => {
+                            thinking_after = Some(level);
+                            self.shared.status.send_modify(|s| s.thinking = level);
+                            let _ = done.send(());
+                        }
                         Some(Op::Close) | None => {
                             closing = true;
                             cancel.cancel(CancelReason::Shutdown);
@@ -667,6 +736,9 @@ impl Actor {
         // applies now.
         if let Some(model) = model_switch.take() {
             self.session.set_model(&model);
+        }
+        if let Some(level) = thinking_after {
+            self.session.set_thinking(level);
         }
         lock(&self.shared.running).take();
         self.publish();

@@ -83,6 +83,7 @@ impl Kernel {
             .await?;
         let capabilities =
             riot_protocol::Provider::capabilities(provider.as_ref(), &endpoint.model);
+        let endpoint_provider = Arc::clone(&provider);
         // What the session costs: a resumed one goes on from its transcript.
         let cost = Arc::new(crate::cost::CostMeter::new(
             provider.clone(),
@@ -276,6 +277,7 @@ impl Kernel {
             restore_model: None,
             next_images: Vec::new(),
             shared_model,
+            endpoint: endpoint_provider,
             cost,
             terminals: Arc::clone(&stack.base.terminals),
             background,
@@ -437,6 +439,8 @@ pub struct Session {
     next_images: Vec<riot_protocol::ImageSource>,
     /// The model, as subagents and the classifier see it.
     shared_model: SessionModel,
+    /// The endpoint itself: what models it serves, what each can do.
+    endpoint: Arc<riot_providers::HttpProvider>,
     /// What the session has cost (every request, main and side).
     cost: Arc<crate::cost::CostMeter>,
     /// The session's terminals (the Terminal tool's; faces watch them).
@@ -483,6 +487,22 @@ impl Session {
     /// The model in use.
     pub fn model(&self) -> &str {
         &self.state.model
+    }
+
+    /// How hard the model thinks before it answers.
+    pub fn thinking(&self) -> riot_protocol::ThinkingLevel {
+        riot_protocol::ThinkingLevel::of(self.state.thinking)
+    }
+
+    /// Sets how hard the model thinks, from the next request on (a model
+    /// that cannot think is sent nothing; see the wire builders).
+    pub fn set_thinking(&mut self, level: riot_protocol::ThinkingLevel) {
+        self.state.thinking = level.config();
+    }
+
+    /// The endpoint the session's requests go to.
+    pub fn endpoint(&self) -> &Arc<riot_providers::HttpProvider> {
+        &self.endpoint
     }
 
     /// The current model's context window in tokens.

@@ -84,7 +84,7 @@ pub use process::{
 pub use provider::{
     CacheHints, CachingStyle, MAX_RETRY_WAIT_MS, ModelCapabilities, ModelRequest, Provider,
     ProviderError, ProviderErrorKind, ProviderEvent, ProviderStream, ReasoningReplay, SystemPrompt,
-    ThinkingConfig, ToolSpec,
+    ThinkingConfig, ThinkingLevel, ToolSpec,
 };
 pub use runner::{
     ExecuteOptions, HookDecisionKind, HookPermission, HookVerdict, NoToolHooks, PermissionGate,

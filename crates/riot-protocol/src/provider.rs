@@ -68,6 +68,68 @@ pub struct ThinkingConfig {
     pub budget_tokens: u32,
 }
 
+impl ThinkingConfig {
+    /// The OpenAI reasoning effort this budget stands for (`low` up to
+    /// [`ThinkingLevel::Low`]'s budget, `medium` up to Medium's, else
+    /// `high`).
+    pub fn effort(self) -> &'static str {
+        ThinkingLevel::of(Some(self)).as_str()
+    }
+}
+
+/// How hard the model thinks before it answers, as the faces offer it:
+/// Anthropic's thinking budget or OpenAI's reasoning effort.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingLevel {
+    #[default]
+    Off,
+    Low,
+    Medium,
+    High,
+}
+
+impl ThinkingLevel {
+    /// Every level, in order.
+    pub const ALL: [ThinkingLevel; 4] = [Self::Off, Self::Low, Self::Medium, Self::High];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+
+    /// `off`, `low`, `medium` or `high`.
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.as_str() == value)
+    }
+
+    /// The thinking settings of a level (`None` for off): a budget of
+    /// 2,048, 8,192 or 16,384 tokens.
+    pub fn config(self) -> Option<ThinkingConfig> {
+        let budget_tokens = match self {
+            Self::Off => return None,
+            Self::Low => 2_048,
+            Self::Medium => 8_192,
+            Self::High => 16_384,
+        };
+        Some(ThinkingConfig { budget_tokens })
+    }
+
+    /// The level a setting stands for.
+    pub fn of(config: Option<ThinkingConfig>) -> Self {
+        match config.map(|c| c.budget_tokens) {
+            None => Self::Off,
+            Some(b) if b <= 2_048 => Self::Low,
+            Some(b) if b <= 8_192 => Self::Medium,
+            Some(_) => Self::High,
+        }
+    }
+}
+
 /// Prompt-caching hints every provider maps to its own mechanism.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CacheHints {

@@ -45,6 +45,7 @@ pub mod classify;
 pub mod config;
 pub mod decode;
 pub mod history;
+pub mod listing;
 pub mod models;
 pub mod redact;
 pub mod relay;
@@ -56,6 +57,7 @@ pub mod transport;
 pub use config::{
     ApiKey, BaseUrl, ConfigError, DEFAULT_IDLE_TIMEOUT_MS, ProviderConfig, ProviderKind,
 };
+pub use listing::ListedModel;
 pub use models::{ModelOverride, capabilities_for};
 pub use retry::{Jitter, MAX_RETRY_WAIT_MS, RetryPolicy, SplitMix64};
 pub use transport::HttpProvider;

@@ -57,6 +57,8 @@ pub struct HttpProvider {
 struct Inner {
     config: ProviderConfig,
     endpoint: String,
+    /// Where the endpoint lists its models.
+    models_url: String,
     /// OpenAI's own endpoint (vs. a compatible server).
     openai_host: bool,
     client: reqwest::Client,
@@ -86,6 +88,9 @@ pub fn is_loopback(url: &reqwest::Url) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Pages of a model listing read at most.
+pub const MAX_LISTING_PAGES: usize = 5;
+
 impl HttpProvider {
     /// A provider from its configuration. Fails fast on a missing key
     /// (unless the host is loopback) and an unusable base URL.
@@ -98,6 +103,10 @@ impl HttpProvider {
         // `riot config show`; direct users of the transport get it too.
         let base = config.kind.normalize_base_url(&configured).url;
         let endpoint = format!("{base}{}", config.kind.path());
+        let models_url = match config.kind {
+            ProviderKind::Anthropic => format!("{base}/v1/models"),
+            ProviderKind::OpenAiChat | ProviderKind::OpenAiResponses => format!("{base}/models"),
+        };
         let url = reqwest::Url::parse(&endpoint)
             .map_err(|_| ConfigError::InvalidBaseUrl(base.clone()))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -125,6 +134,7 @@ impl HttpProvider {
             inner: Arc::new(Inner {
                 config,
                 endpoint,
+                models_url,
                 openai_host,
                 client,
                 redactor,
@@ -142,6 +152,7 @@ impl HttpProvider {
             inner: Arc::new(Inner {
                 config,
                 endpoint: self.inner.endpoint.clone(),
+                models_url: self.inner.models_url.clone(),
                 openai_host: self.inner.openai_host,
                 client: self.inner.client.clone(),
                 redactor: self.inner.redactor.clone(),
@@ -152,6 +163,59 @@ impl HttpProvider {
     /// The full request URL.
     pub fn endpoint(&self) -> &str {
         &self.inner.endpoint
+    }
+
+    /// The models the endpoint serves (`GET /v1/models` on Anthropic,
+    /// `GET /models` on OpenAI-compatible servers), following Anthropic's
+    /// pages up to [`MAX_LISTING_PAGES`], within `timeout_ms` in all.
+    pub async fn list_models(
+        &self,
+        timeout_ms: u64,
+    ) -> Result<Vec<crate::ListedModel>, ProviderError> {
+        let inner = &self.inner;
+        let fetch = async {
+            let mut models = Vec::new();
+            let mut after: Option<String> = None;
+            for _ in 0..MAX_LISTING_PAGES {
+                let mut url = reqwest::Url::parse(&inner.models_url).map_err(|e| {
+                    ProviderError::new(ProviderErrorKind::InvalidRequest, e.to_string())
+                })?;
+                if inner.config.kind == ProviderKind::Anthropic {
+                    url.query_pairs_mut().append_pair("limit", "1000");
+                    if let Some(after) = &after {
+                        url.query_pairs_mut().append_pair("after_id", after);
+                    }
+                }
+                let request =
+                    inner.authorize(inner.client.get(url).header("accept", "application/json"));
+                let response = request.send().await.map_err(|e| network(&e))?;
+                let status = response.status().as_u16();
+                let text = response.text().await.map_err(|e| network(&e))?;
+                if !(200..300).contains(&status) {
+                    return Err(inner
+                        .redactor
+                        .error(crate::classify::classify_http(status, &text, None)));
+                }
+                let body: Value = serde_json::from_str(&text).map_err(|e| {
+                    ProviderError::new(
+                        ProviderErrorKind::InvalidRequest,
+                        format!("the model list is not JSON: {e}"),
+                    )
+                })?;
+                let (page, next) =
+                    crate::listing::parse(inner.config.kind, &body, inner.openai_host);
+                models.extend(page);
+                match next {
+                    Some(next) => after = Some(next),
+                    None => break,
+                }
+            }
+            Ok(models)
+        };
+        match inner.config.clock.timeout(timeout_ms, fetch).await {
+            Ok(result) => result,
+            Err(_) => Err(stalled(timeout_ms)),
+        }
     }
 
     /// The wire JSON for `request` (what [`Provider::stream`] sends).
@@ -190,8 +254,22 @@ impl Inner {
         }
     }
 
+    /// The key and version headers every request carries.
+    fn authorize(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if let Some(key) = &self.config.api_key {
+            req = match self.config.kind {
+                ProviderKind::Anthropic => req.header("x-api-key", key.expose()),
+                _ => req.bearer_auth(key.expose()),
+            };
+        }
+        if self.config.kind == ProviderKind::Anthropic {
+            req = req.header("anthropic-version", ANTHROPIC_VERSION);
+        }
+        req
+    }
+
     fn post(&self, body: &Value, stream: bool) -> reqwest::RequestBuilder {
-        let mut req = self
+        let req = self
             .client
             .post(&self.endpoint)
             .header("content-type", "application/json")
@@ -203,16 +281,7 @@ impl Inner {
                     "application/json"
                 },
             );
-        if let Some(key) = &self.config.api_key {
-            req = match self.config.kind {
-                ProviderKind::Anthropic => req.header("x-api-key", key.expose()),
-                _ => req.bearer_auth(key.expose()),
-            };
-        }
-        if self.config.kind == ProviderKind::Anthropic {
-            req = req.header("anthropic-version", ANTHROPIC_VERSION);
-        }
-        req.body(body.to_string())
+        self.authorize(req).body(body.to_string())
     }
 
     /// Sends and waits for the response headers (watched by the idle

@@ -16,14 +16,15 @@
 //!    a result for an unknown id, empty content or empty text blocks,
 //!    unsigned thinking, a `ui` field in a tool result, more than 4
 //!    `cache_control` blocks (consecutive same-role turns are merged, not
-//!    rejected), a missing `anthropic-version` header; for Chat
+//!    rejected), a missing `anthropic-version` header, a `thinking`
+//!    budget under 1024 or not under `max_tokens`; for Chat
 //!    Completions a `tool` message not preceded by matching `tool_calls`,
 //!    unanswered `tool_calls`, non-string `arguments`, an empty-string
 //!    content, and `reasoning_content` per [`ReasoningRule`] (rejected by
-//!    default like OpenAI; required on tool-call turns in DeepSeek mode);
-//!    for Responses unpaired `function_call`/`function_call_output`,
+//!    default like OpenAI; required on tool-call turns in DeepSeek mode),
+//!    a `reasoning_effort` OpenAI does not know; for Responses unpaired `function_call`/`function_call_output`,
 //!    non-string arguments, reasoning without `encrypted_content` under
-//!    `store: false`. With `"roles": "alternate"` ([`RoleRule`]) it also
+//!    `store: false`, an unknown `reasoning.effort`. With `"roles": "alternate"` ([`RoleRule`]) it also
 //!    rejects two user messages in a row (Anthropic, Chat Completions) or two
 //!    assistant messages without a tool message between, as endpoints that
 //!    require strict alternation do. Anthropic requests with tool blocks
@@ -50,6 +51,7 @@
 //!   "model": "mock-model",
 //!   "usage": "fixed" | "request-size",
 //!   "context_window": 8192,
+//!   "models": ["claude-opus-4-1", "claude-haiku-4-5"],
 //!   "when": [
 //!     {"last_user_contains": "Do not call any tools", "reply": {"text": "<summary>…</summary>"}}
 //!   ],
@@ -79,6 +81,11 @@
 //! text) — for requests a script cannot place in order, such as a
 //! compaction summary request. Rules see only requests that passed
 //! validation. Only `wire` and `replies` are required.
+//!
+//! `GET /v1/models` (also `/models` on the OpenAI wires) lists `models` in
+//! the wire's shape — Anthropic's with a `display_name` and paging fields,
+//! needing its version header — and is a 404 without them. Listings are
+//! recorded apart from model requests ([`MockServer::model_listings`]).
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {

@@ -201,6 +201,11 @@ pub struct Script {
     /// Model name used in generated replies.
     #[serde(default = "default_model")]
     pub model: String,
+    /// The models `GET /v1/models` (or `/models` on the OpenAI wires)
+    /// lists, in the wire's shape. `None`: that path is a 404, as on a
+    /// server that lists nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<Vec<String>>,
     pub replies: Vec<Reply>,
 }
 
@@ -224,8 +229,15 @@ impl Script {
             context_window: None,
             chunk_size: default_chunk(),
             model: default_model(),
+            models: None,
             replies,
         }
+    }
+
+    /// Lists `models` at the wire's models path (see [`Script::models`]).
+    pub fn models(mut self, models: &[&str]) -> Self {
+        self.models = Some(models.iter().map(|m| (*m).to_owned()).collect());
+        self
     }
 
     /// Enforces a context window of `tokens` (see [`Script::context_window`]).

@@ -54,6 +54,8 @@ struct Shared {
     script: Script,
     replies: VecDeque<Reply>,
     requests: Vec<RecordedRequest>,
+    /// Model listings asked for, kept apart from the model requests.
+    listings: Vec<RecordedRequest>,
 }
 
 #[derive(Debug, Clone)]
@@ -88,6 +90,7 @@ impl MockServer {
             replies: script.replies.iter().cloned().collect(),
             script,
             requests: Vec::new(),
+            listings: Vec::new(),
         }));
         let (stop, shutdown) = watch::channel(false);
         let state = AppState {
@@ -142,6 +145,11 @@ impl MockServer {
         lock(&self.shared).requests.clone()
     }
 
+    /// The model listings (`GET` of the models path) received so far.
+    pub fn model_listings(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared).listings.clone()
+    }
+
     /// Appends replies to the script.
     pub fn push(&self, reply: Reply) {
         lock(&self.shared).replies.push_back(reply);
@@ -180,6 +188,65 @@ fn expected_path(wire: Wire, path: &str) -> bool {
     }
 }
 
+fn models_path(wire: Wire, path: &str) -> bool {
+    match wire {
+        Wire::Anthropic => path == "/v1/models",
+        Wire::Openai | Wire::OpenaiResponses => path == "/v1/models" || path == "/models",
+    }
+}
+
+/// The answer to a model listing, as each API shapes it; Anthropic's
+/// needs its version header, as its other requests do.
+fn listing(script: &Script, headers: &[(String, String)]) -> (u16, Value) {
+    let Some(models) = &script.models else {
+        return (
+            404,
+            json!({"error": {"message": "no route: this mock lists no models"}}),
+        );
+    };
+    match script.wire {
+        Wire::Anthropic => {
+            if !headers.iter().any(|(k, _)| k == "anthropic-version") {
+                return (
+                    400,
+                    json!({"type": "error", "error": {"type": "invalid_request_error", "message": "anthropic-version: header is required"}}),
+                );
+            }
+            let data: Vec<Value> = models
+                .iter()
+                .map(|id| {
+                    json!({"type": "model", "id": id, "display_name": display_name(id), "created_at": "2025-01-01T00:00:00Z"})
+                })
+                .collect();
+            (
+                200,
+                json!({"data": data, "has_more": false, "first_id": models.first(), "last_id": models.last()}),
+            )
+        }
+        Wire::Openai | Wire::OpenaiResponses => {
+            let data: Vec<Value> = models
+                .iter()
+                .map(|id| json!({"id": id, "object": "model", "created": 0, "owned_by": "mock"}))
+                .collect();
+            (200, json!({"object": "list", "data": data}))
+        }
+    }
+}
+
+/// `claude-opus-4-1` → `Claude Opus 4 1`: a name for people, as the real
+/// listing has one.
+fn display_name(id: &str) -> String {
+    id.split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn json_response(status: u16, body: &Value) -> Response {
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
@@ -212,6 +279,20 @@ async fn handle(
     if method == Method::GET && path == REQUESTS_PATH {
         let requests = lock(&state.shared).requests.clone();
         return json_response(200, &json!(requests));
+    }
+    if method == Method::GET && models_path(lock(&state.shared).script.wire, &path) {
+        let mut shared = lock(&state.shared);
+        let (status, answer) = listing(&shared.script, &headers);
+        shared.listings.push(RecordedRequest {
+            method: method.to_string(),
+            path,
+            headers,
+            body: Value::Null,
+            status,
+            rule: None,
+            peer,
+        });
+        return json_response(status, &answer);
     }
     {
         let mut shared = lock(&state.shared);

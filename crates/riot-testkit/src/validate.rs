@@ -241,8 +241,36 @@ fn anthropic(body: &Value) -> Result<(), Rejection> {
     {
         return reject(w, "model: Field required".into());
     }
-    if body.get("max_tokens").and_then(Value::as_u64).is_none() {
+    let Some(max_tokens) = body.get("max_tokens").and_then(Value::as_u64) else {
         return reject(w, "max_tokens: Field required".into());
+    };
+    if let Some(thinking) = body.get("thinking") {
+        match thinking.get("type").and_then(Value::as_str) {
+            Some("disabled") => {}
+            Some("enabled") => {
+                let Some(budget) = thinking.get("budget_tokens").and_then(Value::as_u64) else {
+                    return reject(w, "thinking.enabled.budget_tokens: Field required".into());
+                };
+                if budget < 1024 {
+                    return reject(
+                        w,
+                        "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024".into(),
+                    );
+                }
+                if max_tokens <= budget {
+                    return reject(
+                        w,
+                        "`max_tokens` must be greater than `thinking.budget_tokens`".into(),
+                    );
+                }
+            }
+            _ => {
+                return reject(
+                    w,
+                    "thinking: Input tag does not match any of the expected tags: 'enabled', 'disabled'".into(),
+                );
+            }
+        }
     }
     let Some(messages) = body.get("messages").and_then(Value::as_array) else {
         return reject(w, "messages: Field required".into());
@@ -447,8 +475,25 @@ fn anthropic(body: &Value) -> Result<(), Rejection> {
     Ok(())
 }
 
+/// The reasoning efforts OpenAI's APIs take.
+const EFFORTS: [&str; 5] = ["none", "minimal", "low", "medium", "high"];
+
+fn check_effort(w: Wire, field: &str, effort: Option<&Value>) -> Result<(), Rejection> {
+    match effort {
+        None => Ok(()),
+        Some(Value::String(e)) if EFFORTS.contains(&e.as_str()) => Ok(()),
+        Some(other) => reject(
+            w,
+            format!(
+                "Invalid value for '{field}': {other}. Supported values are: 'none', 'minimal', 'low', 'medium', and 'high'."
+            ),
+        ),
+    }
+}
+
 fn chat(body: &Value, rule: ReasoningRule) -> Result<(), Rejection> {
     let w = Wire::Openai;
+    check_effort(w, "reasoning_effort", body.get("reasoning_effort"))?;
     let Some(messages) = body.get("messages").and_then(Value::as_array) else {
         return reject(w, "Missing required parameter: 'messages'.".into());
     };
@@ -615,6 +660,11 @@ fn chat(body: &Value, rule: ReasoningRule) -> Result<(), Rejection> {
 
 fn responses(body: &Value) -> Result<(), Rejection> {
     let w = Wire::OpenaiResponses;
+    check_effort(
+        w,
+        "reasoning.effort",
+        body.get("reasoning").and_then(|r| r.get("effort")),
+    )?;
     let Some(input) = body.get("input").and_then(Value::as_array) else {
         return reject(w, "Missing required parameter: 'input'.".into());
     };

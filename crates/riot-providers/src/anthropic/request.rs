@@ -166,9 +166,25 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities) -> Value {
     }
     enforce(check_cache_breakpoints(message_level, breakpoints));
 
+    // Thinking counts against max_tokens: the budget is added to the
+    // answer's room (up to the model's output limit), and the API wants
+    // 1024 ≤ budget < max_tokens; a budget that cannot fit is shrunk, or
+    // thinking is left off rather than sending a 400.
+    let thinking = request
+        .thinking
+        .filter(|_| caps.thinking && thinking_allowed(&messages))
+        .and_then(|t| {
+            let max_tokens = request
+                .max_tokens
+                .saturating_add(t.budget_tokens)
+                .min(caps.max_output_tokens.max(request.max_tokens));
+            let budget = t.budget_tokens.min(max_tokens.saturating_sub(1));
+            (budget >= MIN_THINKING_BUDGET).then_some((budget, max_tokens))
+        });
+    let max_tokens = thinking.map_or(request.max_tokens, |(_, m)| m);
     let mut body = Map::new();
     body.insert("model".into(), request.model.clone().into());
-    body.insert("max_tokens".into(), request.max_tokens.into());
+    body.insert("max_tokens".into(), max_tokens.into());
     if !system.is_empty() {
         body.insert("system".into(), Value::Array(system));
     }
@@ -181,16 +197,7 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities) -> Value {
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    // The API wants 1024 ≤ budget < max_tokens; a budget that cannot fit
-    // is shrunk, or thinking is left off rather than sending a 400.
-    let budget = request
-        .thinking
-        .map(|t| t.budget_tokens.min(request.max_tokens.saturating_sub(1)))
-        .filter(|&b| b >= MIN_THINKING_BUDGET);
-    if let Some(budget) = budget
-        && caps.thinking
-        && thinking_allowed(&messages)
-    {
+    if let Some((budget, _)) = thinking {
         body.insert(
             "thinking".into(),
             json!({"type": "enabled", "budget_tokens": budget}),

@@ -115,6 +115,13 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities, openai: bool) -> 
         "max_tokens"
     };
     body.insert(max_key.into(), request.max_tokens.into());
+    // Only when the person turned thinking on: without the field, a
+    // reasoning model thinks as hard as its server's default.
+    if let Some(thinking) = request.thinking
+        && caps.thinking
+    {
+        body.insert("reasoning_effort".into(), thinking.effort().into());
+    }
     body.insert("stream".into(), request.stream.into());
     if request.stream {
         body.insert("stream_options".into(), json!({"include_usage": true}));

@@ -107,10 +107,12 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities) -> Value {
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("max_output_tokens".into(), request.max_tokens.into());
-    if request.thinking.is_some() && caps.thinking {
+    if let Some(thinking) = request.thinking
+        && caps.thinking
+    {
         body.insert(
             "reasoning".into(),
-            json!({"effort": "medium", "summary": "auto"}),
+            json!({"effort": thinking.effort(), "summary": "auto"}),
         );
     }
     body.insert("store".into(), false.into());
