@@ -65,3 +65,75 @@ async fn json_and_paths_narrow_the_list() {
     assert_eq!(v["truncated"], false);
     assert_eq!(v["checkers"].as_array().unwrap().len(), 1);
 }
+
+/// A session's language server, through `riot exec`: the model writes a
+/// file (the server hears didOpen and didSave), changes it with Bash (it
+/// hears the new text and didSave again), and when the session ends the
+/// server is asked to shut down and exits on its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_language_server_hears_a_write_and_a_bash_change_and_is_shut_down() {
+    use riot_testkit::{MockServer, Reply, Script, Wire};
+    let world = World::new();
+    let marker = world.home.path().join("server-saw");
+    let settings = json!({"lsp": {
+        "wait_ms": 10_000,
+        "fake": {
+            "command": ["python3", "-c", riot_testkit::lsp::RECORDING_SERVER, marker.to_str().unwrap()],
+            "extensions": [".fake"]
+        }
+    }});
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let server = MockServer::start(Script::new(
+        Wire::Anthropic,
+        vec![
+            support::tool_call(
+                "call_write",
+                "Write",
+                json!({"file_path": "notes.fake", "content": "first draft\n"}),
+            ),
+            support::tool_call(
+                "call_bash",
+                "Bash",
+                json!({"command": "printf 'second draft\\n' > notes.fake"}),
+            ),
+            Reply::Text("Both done.".into()),
+        ],
+    ))
+    .await
+    .unwrap();
+    let out = run(world.exec(
+        &server,
+        Wire::Anthropic,
+        &["--permission-mode", "bypass", "write then rewrite"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(world.project.path().join("notes.fake")).unwrap(),
+        "second draft\n"
+    );
+    let seen = std::fs::read_to_string(&marker)
+        .expect("the server was asked to shut down and exit, and wrote what it saw");
+    let documents: Vec<&str> = seen
+        .lines()
+        .filter(|l| l.starts_with("textDocument/") || *l == "shutdown" || *l == "exit")
+        .collect();
+    assert_eq!(
+        documents,
+        [
+            r#"textDocument/didOpen "first draft\n""#,
+            "textDocument/didSave",
+            r#"textDocument/didChange "second draft\n""#,
+            "textDocument/didSave",
+            "textDocument/didClose",
+            "shutdown",
+            "exit",
+        ],
+        "{seen}"
+    );
+    server.shutdown().await;
+}

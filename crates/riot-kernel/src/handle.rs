@@ -636,6 +636,7 @@ impl Actor {
         self.ops.close();
         // A face may still hold the terminals: end them with the session.
         self.session.terminals().close_all();
+        self.session.shutdown_language_servers().await;
         if let Err(e) = self.session.save_file_state().await {
             tracing::warn!(error = %e, "could not save the session's file state");
         }

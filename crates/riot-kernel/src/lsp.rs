@@ -3,7 +3,9 @@
 //! NotebookEdit asks the session's [`LanguageServers`] about the edited
 //! file; errors the server had not reported for that file before are
 //! appended to the tool's result, after the PostToolUse hooks' text (the
-//! scheduler's step 9, after the result budget, so never spilled).
+//! scheduler's step 9, after the result budget, so never spilled). After
+//! each Bash call the servers re-read the documents they have open
+//! ([`LanguageServers::after_command`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -62,6 +64,9 @@ const EDIT_TOOLS: &[(&str, &str)] = &[
     ("Edit", "file_path"),
     ("NotebookEdit", "notebook_path"),
 ];
+
+/// The tools whose calls run commands that may change any file.
+const COMMAND_TOOLS: &[&str] = &["Bash"];
 
 /// At most this many new diagnostics are listed after an edit.
 pub const MAX_LISTED: usize = 20;
@@ -199,6 +204,11 @@ impl ToolHooks for LspHooks {
 
     async fn post_tool_use(&self, call: &ToolCall, result: &ToolCallResult) -> Option<String> {
         let hooks = self.inner.post_tool_use(call, result).await;
+        // A command may have changed files the servers have open, failed
+        // or not: they hear of it before the next edit asks them.
+        if COMMAND_TOOLS.contains(&call.name.as_str()) {
+            self.servers.after_command().await;
+        }
         let lsp = match self.edited_file(call, result) {
             Some(path) => self.feedback(&path).await,
             None => None,

@@ -278,6 +278,7 @@ impl Kernel {
             next_images: Vec::new(),
             shared_model,
             endpoint: endpoint_provider,
+            language_servers: stack.language_servers,
             cost,
             terminals: Arc::clone(&stack.base.terminals),
             background,
@@ -441,6 +442,8 @@ pub struct Session {
     shared_model: SessionModel,
     /// The endpoint itself: what models it serves, what each can do.
     endpoint: Arc<riot_providers::HttpProvider>,
+    /// The session's language servers, asked to shut down when it ends.
+    language_servers: Option<Arc<dyn riot_protocol::LanguageServers>>,
     /// What the session has cost (every request, main and side).
     cost: Arc<crate::cost::CostMeter>,
     /// The session's terminals (the Terminal tool's; faces watch them).
@@ -498,6 +501,14 @@ impl Session {
     /// that cannot think is sent nothing; see the wire builders).
     pub fn set_thinking(&mut self, level: riot_protocol::ThinkingLevel) {
         self.state.thinking = level.config();
+    }
+
+    /// Asks the language servers to shut down and exit (the session
+    /// ends); each gets a moment before its process group is killed.
+    pub async fn shutdown_language_servers(&self) {
+        if let Some(servers) = &self.language_servers {
+            servers.shutdown().await;
+        }
     }
 
     /// The endpoint the session's requests go to.

@@ -124,8 +124,22 @@ pub(crate) struct Client {
     child: tokio::sync::Mutex<Option<PipedChild>>,
     pid: Option<u32>,
     next_id: AtomicI64,
-    /// Open documents and the version last sent.
-    docs: Mutex<HashMap<PathBuf, i32>>,
+    /// Open documents: the version and a hash of the text last sent.
+    docs: Mutex<HashMap<PathBuf, Doc>>,
+}
+
+/// What a server was last told of an open document.
+#[derive(Debug, Clone, Copy)]
+struct Doc {
+    version: i32,
+    hash: u64,
+}
+
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 impl Client {
@@ -315,8 +329,9 @@ impl Client {
     pub(crate) fn sync(&self, path: &Path, language_id: &str, text: String) -> Option<(i32, u64)> {
         let uri = file_uri(path)?;
         let before = self.shared.publishes.load(Ordering::SeqCst);
+        let hash = text_hash(&text);
         let mut docs = lock(&self.docs);
-        let (method, params, version) = match docs.get(path).copied() {
+        let (method, params, version) = match docs.get(path).map(|d| d.version) {
             None => (
                 DidOpenTextDocument::METHOD,
                 serde_json::to_value(DidOpenTextDocumentParams {
@@ -345,7 +360,7 @@ impl Client {
                 v + 1,
             ),
         };
-        docs.insert(path.to_path_buf(), version);
+        docs.insert(path.to_path_buf(), Doc { version, hash });
         drop(docs);
         let _ = self.tx.send(notification(method, params.ok()?));
         // The edit is on disk already: servers that check on save (and
@@ -362,6 +377,43 @@ impl Client {
                 .send(notification(DidSaveTextDocument::METHOD, saved));
         }
         Some((version, before))
+    }
+
+    /// Re-reads the open documents from disk after a command: one whose
+    /// text changed is sent again (`didChange`, `didSave`), one that is
+    /// gone is closed. Before the server is ready nothing is open yet.
+    pub(crate) async fn resync(&self) {
+        let open: Vec<(PathBuf, u64)> = lock(&self.docs)
+            .iter()
+            .map(|(path, doc)| (path.clone(), doc.hash))
+            .collect();
+        for (path, hash) in open {
+            match tokio::fs::read_to_string(&path).await {
+                // The language id only goes with `didOpen`: this is a change.
+                Ok(text) if text_hash(&text) != hash => {
+                    let _ = self.sync(&path, "", text);
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    lock(&self.docs).remove(&path);
+                    self.send_close(&path);
+                }
+                // Unreadable for now (or no longer text): left as it was.
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn send_close(&self, path: &Path) {
+        let Some(uri) = file_uri(path) else { return };
+        let closed = DidCloseTextDocumentParams {
+            text_document: TextDocumentIdentifier { uri },
+        };
+        if let Ok(closed) = serde_json::to_value(closed) {
+            let _ = self
+                .tx
+                .send(notification(DidCloseTextDocument::METHOD, closed));
+        }
     }
 
     /// Waits for `path`'s diagnostics published after publish number
@@ -399,15 +451,7 @@ impl Client {
             // closing its files would.
             let open: Vec<PathBuf> = lock(&self.docs).drain().map(|(path, _)| path).collect();
             for path in open {
-                let Some(uri) = file_uri(&path) else { continue };
-                let closed = DidCloseTextDocumentParams {
-                    text_document: TextDocumentIdentifier { uri },
-                };
-                if let Ok(closed) = serde_json::to_value(closed) {
-                    let _ = self
-                        .tx
-                        .send(notification(DidCloseTextDocument::METHOD, closed));
-                }
+                self.send_close(&path);
             }
             let bye = self.request(Shutdown::METHOD, Value::Null);
             if tokio::time::timeout(std::time::Duration::from_millis(500), bye)

@@ -8,7 +8,10 @@
 //! After each edit the kernel calls [`LanguageServers::after_edit`]: the
 //! file's new text goes to its server (`didOpen`, then whole-document
 //! `didChange`, each followed by `didSave`) and the session waits, at most the configured `wait_ms`
-//! in all, for the server to publish that file's diagnostics.
+//! in all, for the server to publish that file's diagnostics. After each
+//! Bash call ([`LanguageServers::after_command`]) the open documents are
+//! read again: a changed one is sent as an edit would be, a deleted one
+//! is closed.
 //!
 //! A default server that exits before it is initialized counts as not
 //! installed for the session (rustup's `rust-analyzer` proxy without the
@@ -280,6 +283,25 @@ impl LanguageServers for LspSession {
                 server,
                 detail: format!("it did not report diagnostics within {wait_ms} ms"),
             },
+        }
+    }
+
+    async fn after_command(&self) {
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let clients: Vec<Arc<Client>> = self
+            .slots
+            .lock()
+            .await
+            .values()
+            .filter_map(|s| match s {
+                Slot::Running { client, .. } => Some(Arc::clone(client)),
+                _ => None,
+            })
+            .collect();
+        for client in clients {
+            client.resync().await;
         }
     }
 

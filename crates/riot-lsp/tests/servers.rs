@@ -261,57 +261,6 @@ fn backoff_doubles_from_a_second_to_a_minute() {
     );
 }
 
-/// A stand-in language server in Python: answers `initialize`, asks for
-/// its configuration once initialized, publishes no diagnostics for each
-/// opened or changed document, answers `shutdown`, and on `exit` writes
-/// what it received, one a line (with the initialization options, the
-/// settings and the configuration answer), into the file named by its
-/// argument and exits 0.
-const POLITE_SERVER: &str = r#"
-import json, sys
-out = sys.stdout.buffer
-def send(msg):
-    body = json.dumps(msg).encode()
-    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    out.flush()
-inp = sys.stdin.buffer
-seen = []
-while True:
-    length = 0
-    while True:
-        line = inp.readline()
-        if not line:
-            sys.exit(1)
-        if line in (b"\r\n", b"\n"):
-            break
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    msg = json.loads(inp.read(length))
-    method = msg.get("method")
-    if method == "initialize":
-        seen.append("initialize " + json.dumps(msg["params"].get("initializationOptions")))
-    elif method == "workspace/didChangeConfiguration":
-        seen.append(method + " " + json.dumps(msg["params"]["settings"]))
-    elif method is None:
-        seen.append("configuration " + json.dumps(msg.get("result")))
-    else:
-        seen.append(method)
-    if method == "initialized":
-        send({"jsonrpc": "2.0", "id": 99, "method": "workspace/configuration",
-              "params": {"items": [{"section": "fake.lint"}, {"section": "other"}, {}]}})
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
-    elif method in ("textDocument/didOpen", "textDocument/didChange"):
-        doc = msg["params"]["textDocument"]
-        send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
-              "params": {"uri": doc["uri"], "version": doc.get("version"), "diagnostics": []}})
-    elif method == "shutdown":
-        send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
-    elif method == "exit":
-        open(sys.argv[1], "w").write("\n".join(seen))
-        sys.exit(0)
-"#;
-
 #[tokio::test]
 async fn a_server_gets_its_settings_saves_closes_and_exits_on_its_own_before_anything_is_killed() {
     let (_dir, root) = project();
@@ -323,7 +272,7 @@ async fn a_server_gets_its_settings_saves_closes_and_exits_on_its_own_before_any
         json!({
             "wait_ms": 10_000,
             "fake": {
-                "command": ["python3", "-c", POLITE_SERVER, marker.to_str().unwrap()],
+                "command": ["python3", "-c", riot_testkit::lsp::RECORDING_SERVER, marker.to_str().unwrap()],
                 "extensions": [".fake"],
                 "initialization_options": {"mode": "strict"},
                 "settings": {"fake": {"lint": {"level": 2}}}
@@ -354,9 +303,9 @@ async fn a_server_gets_its_settings_saves_closes_and_exits_on_its_own_before_any
             r#"initialize {"mode": "strict"}"#,
             "initialized",
             r#"workspace/didChangeConfiguration {"fake": {"lint": {"level": 2}}}"#,
-            "textDocument/didOpen",
+            r#"textDocument/didOpen "anything\n""#,
             "textDocument/didSave",
-            "textDocument/didChange",
+            r#"textDocument/didChange "anything\n""#,
             "textDocument/didSave",
             "textDocument/didClose",
             "shutdown",
@@ -364,4 +313,63 @@ async fn a_server_gets_its_settings_saves_closes_and_exits_on_its_own_before_any
         ]
     );
     assert!(gone(pids[0]).await);
+}
+
+#[tokio::test]
+async fn after_a_command_a_changed_document_is_sent_again_and_a_deleted_one_closed() {
+    let (_dir, root) = project();
+    let kept = root.join("kept.fake");
+    let changed = root.join("changed.fake");
+    let deleted = root.join("deleted.fake");
+    for file in [&kept, &changed, &deleted] {
+        std::fs::write(file, "first\n").unwrap();
+    }
+    let marker = root.join("exited");
+    let lsp = session(
+        &root,
+        json!({
+            "wait_ms": 10_000,
+            "fake": {
+                "command": ["python3", "-c", riot_testkit::lsp::RECORDING_SERVER, marker.to_str().unwrap()],
+                "extensions": [".fake"],
+            },
+        }),
+    );
+    for file in [&kept, &changed, &deleted] {
+        assert!(matches!(
+            lsp.after_edit(file).await,
+            EditDiagnostics::Reported { .. }
+        ));
+    }
+    // What a command does behind the servers' back.
+    std::fs::write(&changed, "second\n").unwrap();
+    std::fs::remove_file(&deleted).unwrap();
+    lsp.after_command().await;
+    // Nothing changed since: nothing is sent.
+    lsp.after_command().await;
+    lsp.shutdown().await;
+    let seen = std::fs::read_to_string(&marker).unwrap();
+    let documents: Vec<&str> = seen
+        .lines()
+        .filter(|l| l.starts_with("textDocument/") || *l == "shutdown")
+        .collect();
+    assert_eq!(
+        documents,
+        [
+            r#"textDocument/didOpen "first\n""#,
+            "textDocument/didSave",
+            r#"textDocument/didOpen "first\n""#,
+            "textDocument/didSave",
+            r#"textDocument/didOpen "first\n""#,
+            "textDocument/didSave",
+            r#"textDocument/didChange "second\n""#,
+            "textDocument/didSave",
+            "textDocument/didClose",
+            // The two left open are closed at the end.
+            "textDocument/didClose",
+            "textDocument/didClose",
+            "shutdown",
+        ],
+        "{seen}"
+    );
 }

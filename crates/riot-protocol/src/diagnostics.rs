@@ -353,6 +353,11 @@ pub trait LanguageServers: Send + Sync + std::fmt::Debug {
     /// diagnostics.
     async fn after_edit(&self, path: &Path) -> EditDiagnostics;
 
+    /// A command ran that may have changed files (Bash): the documents the
+    /// servers have open are compared with the disk, a changed one is
+    /// sent again (`didChange`, `didSave`) and a deleted one is closed.
+    async fn after_command(&self) {}
+
     /// Stops every server (the session ended). Dropping does it too.
     async fn shutdown(&self);
 }

@@ -98,6 +98,7 @@
 //! ```
 
 pub mod clock;
+pub mod lsp;
 pub mod office;
 pub mod script;
 pub mod server;
