@@ -955,6 +955,7 @@ pub(crate) async fn serve_on(
     // `_riot/checkpoints` and `_riot/rewind` (agent_rewind.rs).
     let (rw0, rw1) = (Arc::clone(&agent), Arc::clone(&agent));
     let t0 = Arc::clone(&agent);
+    let tr0 = Arc::clone(&agent);
     // `_riot/queue`, `_riot/background`, `_riot/background_stop` (agent_parallel.rs),
     // `_riot/deliver` (here).
     let (pq0, pq1, pq2) = (Arc::clone(&agent), Arc::clone(&agent), Arc::clone(&agent));
@@ -1221,6 +1222,19 @@ pub(crate) async fn serve_on(
                     };
                     reply(responder, result);
                 });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: crate::terminals::TerminalResizeRequest,
+                        responder: Responder<crate::terminals::TerminalResizeResponse>,
+                        _cx: ConnectionTo<Client>| {
+                let result = match tr0.slot(&request.session_id) {
+                    Ok(slot) => crate::terminals::resize(&slot.session, &request).await,
+                    Err(e) => Err(e),
+                };
+                reply(responder, result);
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),

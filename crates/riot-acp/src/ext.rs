@@ -101,6 +101,7 @@ pub fn capabilities_meta() -> Meta {
             "requests": [
                 SHUTDOWN, MCP_SERVERS, MCP_RESTART, CONFIG, CONFIG_SET, FILES,
                 SESSION_RENAME, SESSION_DELETE, SET_MODEL, crate::terminals::TERMINAL_WRITE,
+                crate::terminals::TERMINAL_RESIZE,
                 CHECKPOINTS, REWIND,
                 crate::queue::QUEUE, crate::background::BACKGROUND,
                 crate::background::BACKGROUND_STOP, crate::background::DELIVER,

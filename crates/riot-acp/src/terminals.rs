@@ -1,7 +1,8 @@
 //! A session's terminals over ACP (docs/terminals.md): the
 //! `_riot/terminal` notification carries each `TerminalUpdate` to a client
-//! that asked for it, and the `_riot/terminal_write` request types the
-//! person's keys into a terminal (the agent's next read says so).
+//! that asked for it, the `_riot/terminal_write` request types the
+//! person's keys into a terminal (the agent's next read says so), and
+//! `_riot/terminal_resize` gives a terminal a new size.
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
@@ -13,6 +14,7 @@ use serde_json::json;
 
 pub const TERMINAL: &str = "_riot/terminal";
 pub const TERMINAL_WRITE: &str = "_riot/terminal_write";
+pub const TERMINAL_RESIZE: &str = "_riot/terminal_resize";
 
 /// `_riot/terminal`: something happened in one of the session's terminals.
 #[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcNotification)]
@@ -42,6 +44,55 @@ crate::ext::riot_request!(
     TERMINAL_WRITE,
     crate::ext::DoneResponse
 );
+
+/// `_riot/terminal_resize`: terminal `name` gets `rows` × `cols`
+/// (clamped to 5×20 … 200×500); the answer is the size set.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TerminalResizeRequest {
+    pub session_id: String,
+    pub name: String,
+    pub rows: u16,
+    pub cols: u16,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// The size a terminal was given.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalResizeResponse {
+    pub rows: u16,
+    pub cols: u16,
+}
+
+crate::ext::riot_request!(
+    TerminalResizeRequest,
+    TERMINAL_RESIZE,
+    TerminalResizeResponse
+);
+
+/// Resizes a terminal for the person.
+pub(crate) async fn resize(
+    session: &SessionHandle,
+    request: &TerminalResizeRequest,
+) -> Result<TerminalResizeResponse, agent_client_protocol::Error> {
+    let size = riot_protocol::TerminalSize {
+        rows: request.rows,
+        cols: request.cols,
+    };
+    let size = session
+        .terminals()
+        .resize(&request.name, size)
+        .await
+        .map_err(|e| {
+            agent_client_protocol::Error::invalid_params().data(json!({"error": e.to_string()}))
+        })?;
+    Ok(TerminalResizeResponse {
+        rows: size.rows,
+        cols: size.cols,
+    })
+}
 
 /// Sends the session's terminal updates to the client from now on (the
 /// ones already open first).

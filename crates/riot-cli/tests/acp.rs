@@ -896,6 +896,7 @@ async fn riot_shutdown_replies_then_ends_the_running_turn_and_exits_zero() {
             "_riot/session_delete",
             "_riot/set_model",
             "_riot/terminal_write",
+            "_riot/terminal_resize",
             "_riot/checkpoints",
             "_riot/rewind",
             "_riot/queue",
@@ -2416,6 +2417,48 @@ async fn a_client_watches_a_terminal_types_into_it_and_the_model_is_told() {
     let read = support::tool_result(&bodies[3], "call_read").to_string();
     assert!(read.contains(">>> 6*7"), "{read}");
     assert!(!read.contains("The person typed"), "{read}");
+
+    // The person resizes the terminal: the program is told its new size.
+    let id = client
+        .send_request(
+            "_riot/terminal_resize",
+            json!({"sessionId": session_id, "name": "py", "rows": 12, "cols": 60}),
+        )
+        .await;
+    let (responses, _, extensions) = responses_to(&mut client, &[id]).await;
+    assert_eq!(
+        responses[0]["result"],
+        json!({"rows": 12, "cols": 60}),
+        "{:?}",
+        responses[0]
+    );
+    assert!(
+        extensions.iter().any(|e| e["params"]["update"]
+            == json!({"type": "resized", "name": "py", "size": {"rows": 12, "cols": 60}})),
+        "{extensions:#?}"
+    );
+    let id = client
+        .send_request(
+            "_riot/terminal_write",
+            json!({"sessionId": session_id, "name": "py", "input": "import os; os.get_terminal_size()\r"}),
+        )
+        .await;
+    let _ = responses_to(&mut client, &[id]).await;
+    let told = |rows: &[Value]| {
+        rows.iter()
+            .any(|r| r == &json!("os.terminal_size(columns=60, lines=12)"))
+    };
+    let rows = terminal_screen(&mut client, "py", told).await;
+    assert!(rows.len() <= 12, "{rows:?}");
+    // Too small a size is raised to the smallest Riot sets.
+    let id = client
+        .send_request(
+            "_riot/terminal_resize",
+            json!({"sessionId": session_id, "name": "py", "rows": 1, "cols": 1}),
+        )
+        .await;
+    let (responses, _, _) = responses_to(&mut client, &[id]).await;
+    assert_eq!(responses[0]["result"], json!({"rows": 5, "cols": 20}));
     client.close().await;
     server.shutdown().await;
 }

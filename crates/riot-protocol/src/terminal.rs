@@ -23,6 +23,24 @@ pub struct TerminalSize {
     pub cols: u16,
 }
 
+impl TerminalSize {
+    /// The smallest size a face may set: 5 rows of 20 columns.
+    pub const MIN: TerminalSize = TerminalSize { rows: 5, cols: 20 };
+    /// The largest: 200 rows of 500 columns.
+    pub const MAX: TerminalSize = TerminalSize {
+        rows: 200,
+        cols: 500,
+    };
+
+    /// This size within [`Self::MIN`] and [`Self::MAX`].
+    pub fn clamped(self) -> Self {
+        Self {
+            rows: self.rows.clamp(Self::MIN.rows, Self::MAX.rows),
+            cols: self.cols.clamp(Self::MIN.cols, Self::MAX.cols),
+        }
+    }
+}
+
 impl Default for TerminalSize {
     /// 30 rows of 100 columns: room for a stack trace without a huge read.
     fn default() -> Self {
@@ -154,6 +172,12 @@ pub enum TerminalUpdate {
         cursor_col: u16,
         full_screen: bool,
     },
+    /// The terminal has a new size (a face resized it); the next screen
+    /// has its rows.
+    Resized {
+        name: String,
+        size: TerminalSize,
+    },
     Exited {
         name: String,
         exit: TerminalExit,
@@ -169,6 +193,7 @@ impl TerminalUpdate {
         match self {
             Self::Opened { name, .. }
             | Self::Screen { name, .. }
+            | Self::Resized { name, .. }
             | Self::Exited { name, .. }
             | Self::Closed { name } => name,
         }
@@ -237,6 +262,14 @@ pub trait Terminals: Send + Sync + std::fmt::Debug {
         timeout_ms: u64,
         cancel: CancellationToken,
     ) -> Result<(WaitEnd, TerminalView), TerminalError>;
+
+    /// Gives terminal `name` a new size (clamped to [`TerminalSize::MIN`]
+    /// and [`TerminalSize::MAX`]); its program is told (SIGWINCH). Returns
+    /// the size set.
+    async fn resize(&self, name: &str, size: TerminalSize) -> Result<TerminalSize, TerminalError> {
+        let _ = (name, size);
+        Err(TerminalError::Unavailable)
+    }
 
     /// Kills the program and its whole process group; the last view.
     async fn close(&self, name: &str) -> Result<TerminalView, TerminalError>;

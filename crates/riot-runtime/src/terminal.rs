@@ -13,6 +13,7 @@
 //! rewrites the process runner's commands.
 
 use std::io::{Read, Write};
+use std::num::NonZeroU16;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -544,6 +545,32 @@ impl Terminals for PtyTerminals {
         .map_err(|e| TerminalError::Io(e.to_string()))?
         .map_err(|e| TerminalError::Io(e.to_string()))?;
         Ok(())
+    }
+
+    async fn resize(&self, name: &str, size: TerminalSize) -> Result<TerminalSize, TerminalError> {
+        let size = size.clamped();
+        let term = self.find(name)?;
+        lock(&term.master)
+            .resize(PtySize {
+                rows: size.rows,
+                cols: size.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| TerminalError::Io(e.to_string()))?;
+        if let (Some(rows), Some(cols)) = (NonZeroU16::new(size.rows), NonZeroU16::new(size.cols)) {
+            lock(&term.core.state).screen.set_size(rows, cols);
+        }
+        Self::emit(
+            &self.sinks,
+            &TerminalUpdate::Resized {
+                name: name.to_owned(),
+                size,
+            },
+        );
+        // The screen at its new size goes out like any change.
+        term.core.tick.send_modify(|t| *t += 1);
+        Ok(size)
     }
 
     async fn settle(&self, name: &str, max_ms: u64) -> Result<(), TerminalError> {

@@ -564,6 +564,8 @@ impl App {
                     t.cursor = (*cursor_row, *cursor_col);
                 }
             }
+            // The rows of the next screen show the new size.
+            TerminalUpdate::Resized { .. } => {}
             TerminalUpdate::Exited { name, exit } => {
                 if let Some(t) = self.terminals.iter_mut().find(|t| &t.name == name) {
                     t.exit = Some(*exit);

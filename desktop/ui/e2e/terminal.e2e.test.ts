@@ -126,4 +126,52 @@ describe.skipIf(missing.length > 0)("the web UI's terminal view against riot ser
     expect(await screen.getAttribute("aria-readonly")).toBe("true");
     await w.screenshot("terminal-exited");
   });
+
+  it("fits the terminal to its panel, and the program is told the new size", async () => {
+    const replies = [
+      toolCall("call_open", "Terminal", { action: "open", name: "py", command: "python3 -q" }),
+      { text: "A Python REPL is open." },
+    ];
+    world = await World.start(
+      browser,
+      { wire: "anthropic", chunk_size: 16, replies },
+      {},
+      { settings: { permissions: { allow: ["Terminal"] } } },
+    );
+    const w = world;
+    const page = w.page;
+    await w.open();
+    await page.getByRole("button", { name: "New session", exact: true }).click();
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill("Open a Python REPL");
+    await box.press("Enter");
+    await shows(page.getByTestId("agent-message"), "A Python REPL is open.");
+    const screen = page.getByRole("textbox", { name: "Screen of terminal py" });
+    const rows = async () => (await screen.locator(".terminal-row").allTextContents()).map((r) => r.trimEnd());
+    await until("the REPL's prompt", async () => (await rows())[0] === ">>>");
+    const size = page.getByTestId("terminal-size");
+    expect(await size.textContent()).toBe("100×30");
+
+    // The panel is narrower than 100 columns at this width: the fit is smaller.
+    await page.setViewportSize({ width: 900, height: 800 });
+    await page.getByRole("button", { name: "Fit to panel" }).click();
+    await until("a new size from Riot", async () => (await size.textContent()) !== "100×30");
+    const [cols, lines] = (await size.textContent())!.split("×").map(Number);
+    expect(cols).toBeLessThan(100);
+    expect(cols).toBeGreaterThanOrEqual(20);
+    expect(lines).toBeGreaterThanOrEqual(5);
+
+    await screen.click();
+    await page.keyboard.type("import os; os.get_terminal_size()");
+    await page.keyboard.press("Enter");
+    const told = `os.terminal_size(columns=${cols}, lines=${lines})`;
+    await until(`the program reports ${told}`, async () => (await rows()).includes(told));
+    // The screen's rows now fit the panel without scrolling sideways.
+    const fits = await page.evaluate(() => {
+      const shown = document.querySelector(".terminal-screen")!;
+      return shown.scrollWidth <= shown.clientWidth;
+    });
+    expect(fits).toBe(true);
+    await w.screenshot("terminal-fitted");
+  });
 });

@@ -81,6 +81,7 @@ describe("the bridge against a strict fake riot serve", () => {
         "_riot/checkpoints",
         "_riot/rewind",
         "_riot/terminal_write",
+        "_riot/terminal_resize",
         "_riot/queue",
         "_riot/background",
         "_riot/background_stop",

@@ -16,6 +16,7 @@ import type {
   Stream,
 } from "@agentclientprotocol/sdk";
 
+import type { TerminalSize } from "../generated/terminal_update";
 import type { Endpoint } from "./endpoint";
 import {
   CHECKPOINTS,
@@ -28,6 +29,7 @@ import {
   REWIND,
   SET_MODEL,
   TERMINAL,
+  TERMINAL_RESIZE,
   TERMINAL_WRITE,
   USAGE,
   clientCapabilitiesMeta,
@@ -37,6 +39,7 @@ import {
   parseFiles,
   parseModelConfig,
   parseTerminal,
+  parseTerminalResize,
   parseUsage,
   riotCapabilities,
   sessionModel,
@@ -438,6 +441,14 @@ export class RiotConnection {
       const why = e instanceof RiotError ? detail(e) : null;
       throw why === null ? e : new RiotError(why, (e as RiotError).code);
     }
+  }
+
+  /**
+   * `_riot/terminal_resize`: gives session `sessionId`'s terminal `name`
+   * `rows` × `cols` (Riot keeps it within 5×20 … 200×500); the size set.
+   */
+  async resizeTerminal(sessionId: string, name: string, rows: number, cols: number): Promise<TerminalSize> {
+    return parseTerminalResize(await this.extension(TERMINAL_RESIZE, { sessionId, name, rows, cols }));
   }
 
   /**

@@ -18,6 +18,7 @@ export {
   SESSION_RENAME,
   SET_MODEL,
   TERMINAL,
+  TERMINAL_RESIZE,
   TERMINAL_WRITE,
   permissionDetail,
 } from "./riot-ext";

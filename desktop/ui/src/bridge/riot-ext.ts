@@ -9,7 +9,7 @@
 // sees them.
 
 import type { CompactionStrategy, DecisionReason, PermissionRequestDetail } from "../generated/agent_event";
-import type { TerminalExit, TerminalUpdate } from "../generated/terminal_update";
+import type { TerminalExit, TerminalSize, TerminalUpdate } from "../generated/terminal_update";
 import { BACKGROUND_UPDATE, QUEUE_UPDATE } from "./parallel";
 
 export const USAGE = "_riot/usage";
@@ -25,6 +25,7 @@ export const CHECKPOINTS = "_riot/checkpoints";
 export const REWIND = "_riot/rewind";
 export const TERMINAL = "_riot/terminal";
 export const TERMINAL_WRITE = "_riot/terminal_write";
+export const TERMINAL_RESIZE = "_riot/terminal_resize";
 
 /** The notifications this UI asks for. */
 export const WANTED_NOTIFICATIONS = [USAGE, COMPACTION, TERMINAL, QUEUE_UPDATE, BACKGROUND_UPDATE] as const;
@@ -439,6 +440,15 @@ function exitOf(raw: unknown): TerminalExit | null {
   return { code: code as number | null, signal: signal as number | null };
 }
 
+/** Parses a `_riot/terminal_resize` result (the size set); throws on anything else. */
+export function parseTerminalResize(raw: unknown): TerminalSize {
+  const answer = record(raw);
+  const rows = count(answer?.rows);
+  const cols = count(answer?.cols);
+  if (rows === null || cols === null) throw new MalformedResultError(TERMINAL_RESIZE, raw);
+  return { rows, cols };
+}
+
 /** Parses `_riot/terminal` params; throws on anything else. */
 export function parseTerminal(raw: unknown): TerminalNotice {
   const params = record(raw);
@@ -462,6 +472,14 @@ export function parseTerminal(raw: unknown): TerminalNotice {
       const cursorCol = count(u.cursor_col);
       if (rows === null || cursorRow === null || cursorCol === null || typeof u.full_screen !== "boolean") throw bad();
       update = { type: "screen", name, rows, cursor_row: cursorRow, cursor_col: cursorCol, full_screen: u.full_screen };
+      break;
+    }
+    case "resized": {
+      const size = record(u.size);
+      const rows = count(size?.rows);
+      const cols = count(size?.cols);
+      if (rows === null || cols === null) throw bad();
+      update = { type: "resized", name, size: { rows, cols } };
       break;
     }
     case "exited": {

@@ -23,6 +23,11 @@ export type TerminalUpdate =
       full_screen: boolean;
     }
   | {
+      type: "resized";
+      name: string;
+      size: TerminalSize;
+    }
+  | {
       type: "exited";
       name: string;
       exit: TerminalExit;

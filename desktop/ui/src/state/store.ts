@@ -26,6 +26,7 @@ import {
   SESSION_DELETE,
   SESSION_RENAME,
   SET_MODEL,
+  TERMINAL_RESIZE,
   TERMINAL_WRITE,
   type BridgeEvents,
   type CompactionNotice,
@@ -146,6 +147,8 @@ export interface Features {
   images: boolean;
   /** The person can type into terminals (`_riot/terminal_write`). */
   terminals: boolean;
+  /** The person can resize terminals (`_riot/terminal_resize`). */
+  resizeTerminals: boolean;
   /** Riot keeps the queue (`_riot/queue`). */
   queue: boolean;
   /** Background agents can be listed and stopped (`_riot/background`, `_riot/background_stop`). */
@@ -163,6 +166,7 @@ const NO_FEATURES: Features = {
   rewind: false,
   images: false,
   terminals: false,
+  resizeTerminals: false,
   queue: false,
   background: false,
   deliver: false,
@@ -630,6 +634,7 @@ export class Store {
       rewind: connection.supports(CHECKPOINTS) && connection.supports(REWIND),
       images: connection.takesImages,
       terminals: connection.supports(TERMINAL_WRITE),
+      resizeTerminals: connection.supports(TERMINAL_RESIZE),
       queue: connection.supports(QUEUE),
       background: connection.supports(BACKGROUND) && connection.supports(BACKGROUND_STOP),
       deliver: connection.supports(DELIVER),
@@ -1123,6 +1128,14 @@ export class Store {
     } finally {
       this.typing.delete(key);
     }
+  }
+
+  /** Gives session `id`'s terminal `name` a new size (`_riot/terminal_resize`); a refusal is shown as the page's error. */
+  async resizeTerminal(id: string, name: string, rows: number, cols: number): Promise<void> {
+    await this.attempt(async () => {
+      await this.need().resizeTerminal(id, name, rows, cols);
+      return true;
+    });
   }
 
   /** Project files under `cwd` matching `query`, best first (for `@` mentions). */

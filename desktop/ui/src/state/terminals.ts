@@ -57,6 +57,8 @@ export function applyTerminalUpdate(
         cursor: { row: update.cursor_row, col: update.cursor_col },
         fullScreen: update.full_screen,
       });
+    case "resized":
+      return replace(terminals, at, { ...terminal, size: update.size });
     case "exited":
       return replace(terminals, at, { ...terminal, exit: update.exit });
     case "closed":

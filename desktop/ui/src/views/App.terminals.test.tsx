@@ -1,7 +1,8 @@
 // The page's terminal view against the strict fake riot serve: the
 // `_riot/terminal` updates reach the open session's view, keys typed into
-// the screen reach Riot as `_riot/terminal_write`, and Escape in the
-// screen goes to the program, not to the running turn.
+// the screen reach Riot as `_riot/terminal_write`, Escape in the screen
+// goes to the program, not to the running turn, and "Fit to panel" asks
+// Riot for a new size with `_riot/terminal_resize`.
 
 import { act, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
@@ -85,5 +86,20 @@ describe("the page's terminal view", () => {
 
     release();
     await act(() => sent);
+  });
+
+  it("fits the terminal to its panel through _riot/terminal_resize and shows the size Riot set", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    const { id } = await page(riot);
+    await act(() => riot.terminal(id, { type: "opened", name: "sh", command: "bash", size: { rows: 30, cols: 100 } }));
+    await screen.findByRole("textbox", { name: "Screen of terminal sh" });
+    expect(screen.getByTestId("terminal-size").textContent).toBe("100×30");
+    fireEvent.click(screen.getByRole("button", { name: "Fit to panel" }));
+    // jsdom lays nothing out: the fit is the smallest size, which Riot keeps.
+    await waitFor(() => expect(riot.resized).toEqual([{ sessionId: id, name: "sh", rows: 5, cols: 20 }]));
+    await waitFor(() => expect(screen.getByTestId("terminal-size").textContent).toBe("20×5"));
+    // An ended program cannot be resized.
+    await act(() => riot.terminal(id, { type: "exited", name: "sh", exit: { code: 0 } }));
+    expect(screen.queryByRole("button", { name: "Fit to panel" })).toBeNull();
   });
 });

@@ -276,6 +276,8 @@ export function App({
               terminals={view.terminals}
               canType={state.features.terminals && connected}
               onType={(name, input) => void store.writeTerminal(view.id, name, input)}
+              canResize={state.features.resizeTerminals && connected}
+              onResize={(name, rows, cols) => void store.resizeTerminal(view.id, name, rows, cols)}
             />
             <Composer
               key={view.id}

@@ -10,6 +10,34 @@ interface Props {
   canType: boolean;
   /** Types `input` (the bytes a terminal sends) into terminal `name`. */
   onType(name: string, input: string): void;
+  /** Riot resizes terminals (`_riot/terminal_resize`). */
+  canResize?: boolean;
+  /** Gives terminal `name` `rows` × `cols`. */
+  onResize?(name: string, rows: number, cols: number): void;
+}
+
+/**
+ * The rows and columns `screen` can show without scrolling, from the
+ * size of a character in its font (at least 5 × 20; Riot bounds it too).
+ */
+export function fittingSize(screen: HTMLElement): { rows: number; cols: number } {
+  const probe = document.createElement("span");
+  probe.textContent = "M".repeat(10);
+  probe.style.visibility = "hidden";
+  probe.style.position = "absolute";
+  screen.appendChild(probe);
+  const box = probe.getBoundingClientRect();
+  probe.remove();
+  const style = getComputedStyle(screen);
+  const pad = (a: string, b: string) => (parseFloat(a) || 0) + (parseFloat(b) || 0);
+  const width = screen.clientWidth - pad(style.paddingLeft, style.paddingRight);
+  const height =
+    (parseFloat(style.maxHeight) || screen.clientHeight) - pad(style.paddingTop, style.paddingBottom);
+  const charWidth = box.width / 10;
+  const lineHeight = box.height;
+  const cols = charWidth > 0 ? Math.floor(width / charWidth) : 0;
+  const rows = lineHeight > 0 ? Math.floor(height / lineHeight) : 0;
+  return { rows: Math.max(5, rows), cols: Math.max(20, cols) };
 }
 
 /** The rows worth showing: up to the last one with text or the cursor, whichever is lower. */
@@ -49,7 +77,7 @@ function Row({ text, cursor }: { text: string; cursor: number | null }) {
  * program (Enter, Backspace, Tab, the arrows, Ctrl+letter), and the agent
  * is told on its next read.
  */
-export function TerminalPanel({ terminals, canType, onType }: Props) {
+export function TerminalPanel({ terminals, canType, onType, canResize = false, onResize }: Props) {
   const [chosen, setChosen] = useState<string | null>(null);
   const [hidden, setHidden] = useState(false);
   const known = useRef<readonly string[]>(terminals.map((t) => t.name));
@@ -143,6 +171,23 @@ export function TerminalPanel({ terminals, canType, onType }: Props) {
             >
               {status}
             </span>
+            <span className="terminal-size" data-testid="terminal-size" title="Columns × rows">
+              {terminal.size.cols}×{terminal.size.rows}
+            </span>
+            {canResize && acceptsInput(terminal) && onResize !== undefined && (
+              <button
+                type="button"
+                className="terminal-fit"
+                title="Resize the terminal to fill this panel; its program is told"
+                onClick={() => {
+                  if (screen.current === null) return;
+                  const { rows: fitRows, cols } = fittingSize(screen.current);
+                  onResize(terminal.name, fitRows, cols);
+                }}
+              >
+                Fit to panel
+              </button>
+            )}
           </div>
           <pre
             ref={screen}

@@ -58,6 +58,7 @@ import {
   SET_MODEL,
   SHUTDOWN,
   TERMINAL,
+  TERMINAL_RESIZE,
   TERMINAL_WRITE,
   USAGE,
   type KeyStatus,
@@ -218,6 +219,7 @@ export const FAKE_REQUESTS = [
   CHECKPOINTS,
   REWIND,
   TERMINAL_WRITE,
+  TERMINAL_RESIZE,
   QUEUE,
   BACKGROUND,
   BACKGROUND_STOP,
@@ -364,6 +366,8 @@ export class FakeRiot {
   removeWorktree(name: string): void {
     for (const w of this.worktrees.values()) if (w.name === name) w.present = false;
   }
+  /** What `_riot/terminal_resize` asked for (after Riot's bounds), in order. */
+  readonly resized: { sessionId: string; name: string; rows: number; cols: number }[] = [];
   /** What `_riot/terminal_write` typed, in order. */
   readonly typed: { sessionId: string; name: string; input: string }[] = [];
   /** Each connection that asked for `_riot/terminal` updates. */
@@ -1038,6 +1042,23 @@ export class FakeRiot {
       if (open.get(name) === false) throw refuse("the terminal's program has ended; its input is closed (read it, then close it)");
       this.typed.push({ sessionId, name, input });
       return {};
+    });
+    extension(TERMINAL_RESIZE, async (raw) => {
+      const params = only(TERMINAL_RESIZE, raw, ["sessionId", "name", "rows", "cols"]);
+      const sessionId = text(TERMINAL_RESIZE, params, "sessionId");
+      const name = text(TERMINAL_RESIZE, params, "name");
+      session(sessionId);
+      const rows = params.rows;
+      const cols = params.cols;
+      if (typeof rows !== "number" || typeof cols !== "number") throw fail("`rows` and `cols` must be numbers");
+      if (!(this.terminals.get(sessionId)?.has(name) ?? false)) {
+        throw new acp.RequestError(INVALID_PARAMS, "Invalid params", { error: `no terminal named \`${name}\`` });
+      }
+      // Riot's bounds (crates/riot-protocol/src/terminal.rs, TerminalSize::clamped).
+      const size = { rows: Math.min(200, Math.max(5, rows)), cols: Math.min(500, Math.max(20, cols)) };
+      this.resized.push({ sessionId, name, ...size });
+      await this.terminal(sessionId, { type: "resized", name, size });
+      return size;
     });
     extension(QUEUE, async (raw) => {
       const params = only(QUEUE, raw, ["sessionId", "action", "id", "text"]);
