@@ -242,6 +242,7 @@ async function firstProcess() {
         "_riot/session_delete",
         "_riot/set_model",
         "_riot/terminal_write",
+        "_riot/terminal_resize",
         "_riot/checkpoints",
         "_riot/rewind",
         "_riot/queue",

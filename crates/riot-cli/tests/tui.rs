@@ -259,6 +259,47 @@ async fn a_prompt_streams_its_reply_and_the_conversation_stays_in_the_scrollback
     server.shutdown().await;
 }
 
+/// `/thinking high` in the terminal UI: the status line says so and the
+/// next request carries Anthropic's thinking budget; a model that cannot
+/// think refuses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_thinking_sets_the_level_shown_in_the_status_line_and_sent() {
+    if !have_tmux("tui: /thinking") {
+        return;
+    }
+    let world = World::new();
+    // The mock's model can think here, with room for the budget (settings
+    // overrides; at its default 8,192 output tokens the budget is cut).
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        serde_json::json!({"models": {"mock-model": {"thinking": true, "max_output_tokens": 32000}}})
+            .to_string(),
+    )
+    .unwrap();
+    let server = server(vec![Reply::Text("Thought about it.".into())]).await;
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("/thinking high");
+    tmux.wait_for("Thinking: high from the next request on.")
+        .await;
+    let screen = tmux.wait_for("mock-model · thinking high · ").await;
+    assert!(
+        screen.contains("mock-model · thinking high · ask before edits"),
+        "{screen}"
+    );
+    tmux.type_line("think hard");
+    tmux.wait_for("Thought about it.").await;
+    let body = &requests(&server)[0];
+    assert_eq!(
+        body["thinking"],
+        serde_json::json!({"type": "enabled", "budget_tokens": 16384})
+    );
+    tmux.type_line("/thinking max");
+    tmux.wait_for("/thinking takes off, low, medium or high, not `max`")
+        .await;
+    server.shutdown().await;
+}
+
 /// A highlighted code block is in the terminal's own palette (short SGR
 /// codes that follow its light or dark theme), by kind: keywords magenta,
 /// a defined name blue, strings green, numbers yellow, comments grey, and

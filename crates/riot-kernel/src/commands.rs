@@ -26,7 +26,7 @@ use crate::extension_files::{self, Layout, Origin};
 use crate::frontmatter;
 
 /// A built-in command: name, description, argument hint.
-pub const BUILTINS: [(&str, &str, Option<&str>); 8] = [
+pub const BUILTINS: [(&str, &str, Option<&str>); 9] = [
     (
         "compact",
         "Summarise the conversation so far to free context",
@@ -54,6 +54,11 @@ pub const BUILTINS: [(&str, &str, Option<&str>); 8] = [
         "undo",
         "Rewind the last turn: its file changes and its messages",
         None,
+    ),
+    (
+        "thinking",
+        "Show or set how hard the model thinks before it answers",
+        Some("[off|low|medium|high]"),
     ),
 ];
 

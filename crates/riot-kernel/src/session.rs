@@ -930,6 +930,44 @@ impl Session {
                     ]
                 }
             }
+            "thinking" => {
+                let model = self.state.model.clone();
+                let can_think = self.deps.provider.capabilities(&model).thinking;
+                if args.is_empty() {
+                    let level = self.thinking();
+                    let note = if can_think {
+                        String::new()
+                    } else {
+                        format!(" ({model} cannot think)")
+                    };
+                    return vec![
+                        info(self, format!("Thinking: {}{note}", level.as_str())),
+                        done,
+                    ];
+                }
+                match riot_protocol::ThinkingLevel::parse(args) {
+                    None => failed(
+                        ids,
+                        ErrorKind::Usage,
+                        format!("/thinking takes off, low, medium or high, not `{args}`"),
+                    ),
+                    Some(_) if !can_think => failed(
+                        ids,
+                        ErrorKind::Usage,
+                        format!("{model} cannot think; switch to a model that can first"),
+                    ),
+                    Some(level) => {
+                        self.set_thinking(level);
+                        vec![
+                            info(
+                                self,
+                                format!("Thinking: {} from the next request on.", level.as_str()),
+                            ),
+                            done,
+                        ]
+                    }
+                }
+            }
             "mode" => {
                 if args.is_empty() {
                     return vec![

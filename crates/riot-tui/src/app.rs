@@ -373,6 +373,8 @@ pub struct App {
     pub(crate) now: u64,
     pub(crate) model: String,
     pub(crate) mode: PermissionMode,
+    /// How hard the model thinks (shown when not off).
+    pub(crate) thinking_level: riot_protocol::ThinkingLevel,
     modes: Vec<PermissionMode>,
     pub(crate) usage: Usage,
     /// Tokens in the context at the last request.
@@ -456,6 +458,7 @@ impl App {
             now: 0,
             model: config.model,
             mode: config.mode,
+            thinking_level: riot_protocol::ThinkingLevel::Off,
             modes,
             usage: Usage::default(),
             context: 0,
@@ -743,6 +746,11 @@ impl App {
     pub fn status(&mut self, model: &str, mode: PermissionMode) {
         model.clone_into(&mut self.model);
         self.mode = mode;
+    }
+
+    /// How hard the model thinks now (`/thinking`, an editor's option).
+    pub fn thinking_level(&mut self, level: riot_protocol::ThinkingLevel) {
+        self.thinking_level = level;
     }
 
     /// The session's cost so far in US dollars; `None` when it is

@@ -1071,6 +1071,7 @@ async fn drive(
                 if changed.is_ok() {
                     let s = status.borrow_and_update().clone();
                     app.status(&s.model, s.mode);
+                    app.thinking_level(s.thinking);
                     dirty = true;
                 }
             }

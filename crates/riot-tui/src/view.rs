@@ -569,7 +569,11 @@ fn status_line(app: &App, width: usize) -> Line<'static> {
         spans.push(Span::raw(format!("{activity} {}s", app.elapsed_s())));
         spans.push(Span::styled(" · esc to stop · ", theme.dim()));
     }
-    let mut parts = vec![app.model.clone(), mode_label(app.mode).to_owned()];
+    let mut parts = vec![app.model.clone()];
+    if app.thinking_level != riot_protocol::ThinkingLevel::Off {
+        parts.push(format!("thinking {}", app.thinking_level.as_str()));
+    }
+    parts.push(mode_label(app.mode).to_owned());
     // What runs beside the conversation, before the figures: a narrow
     // terminal cuts the end of the line.
     let background = app
