@@ -336,7 +336,7 @@ pub fn tool_started(id: &str, describe: &str) -> SessionUpdate {
 }
 
 /// The fields of a finished call: status, the model's content (text and
-/// images), the UI payload as `rawOutput`, the file it touched as a
+/// images; a document as its text), the UI payload as `rawOutput`, the file it touched as a
 /// location.
 pub fn tool_finished(
     content: &[ToolResultContent],
@@ -360,6 +360,9 @@ pub fn tool_finished(
                     source.data.clone(),
                     source.media_type.clone(),
                 )),
+                // The pages of a PDF the tool read: their text, not
+                // megabytes of base64 for the editor to carry.
+                ToolResultContent::Document { text, .. } => text_block(text.as_str()),
             }))
         })
         .collect();

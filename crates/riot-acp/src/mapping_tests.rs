@@ -368,6 +368,30 @@ fn an_image_a_tool_read_is_shown_with_the_call() {
 }
 
 #[test]
+fn the_pages_of_a_pdf_a_tool_read_are_shown_as_their_text() {
+    let content = [
+        ToolResultContent::text("doc.pdf: page 2 of 5 (PDF text).\n"),
+        ToolResultContent::Document {
+            source: riot_protocol::ImageSource {
+                media_type: "application/pdf".into(),
+                data: "JVBERi0xLjU=".into(),
+            },
+            pages: 1,
+            text: "--- Page 2 ---\nIntroduction\n".into(),
+        },
+    ];
+    let fields = tool_finished(&content, false, None, Path::new("/p"));
+    let value = serde_json::to_value(&fields).unwrap();
+    assert_eq!(
+        value["content"],
+        json!([
+            {"type": "content", "content": {"type": "text", "text": "doc.pdf: page 2 of 5 (PDF text).\n"}},
+            {"type": "content", "content": {"type": "text", "text": "--- Page 2 ---\nIntroduction\n"}}
+        ])
+    );
+}
+
+#[test]
 fn a_replayed_prompt_shows_only_what_the_person_typed() {
     let mut calls = ToolCalls::new(PathBuf::from("/p"));
     let prompt = Message::User(UserMessage {

@@ -208,6 +208,19 @@ pub async fn call(
                     source.data.len()
                 );
             }
+            ToolResultContent::Document {
+                source,
+                pages,
+                text,
+            } => {
+                outln!(
+                    "[document {}: {pages} page{} ({} bytes of base64); as text:]",
+                    source.media_type,
+                    if *pages == 1 { "" } else { "s" },
+                    source.data.len()
+                );
+                outln!("{text}");
+            }
         }
     }
     i32::from(result.is_error)
@@ -260,7 +273,9 @@ pub async fn diagnostics(shared: &SharedOptions, paths: &[String], json_out: boo
             .content
             .iter()
             .find_map(|c| match c {
-                ToolResultContent::Text { text } => Some(text.as_str()),
+                ToolResultContent::Text { text } | ToolResultContent::Document { text, .. } => {
+                    Some(text.as_str())
+                }
                 ToolResultContent::Image { .. } => None,
             })
             .unwrap_or("no diagnostics were produced");

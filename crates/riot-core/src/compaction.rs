@@ -308,7 +308,8 @@ fn lean_transcript(messages: &[Message], budget_chars: usize) -> String {
                             let text: Vec<&str> = content
                                 .iter()
                                 .map(|c| match c {
-                                    ToolResultContent::Text { text } => text.as_str(),
+                                    ToolResultContent::Text { text }
+                                    | ToolResultContent::Document { text, .. } => text.as_str(),
                                     ToolResultContent::Image { .. } => "(an image)",
                                 })
                                 .collect();
@@ -441,6 +442,9 @@ fn clearable(messages: &[Message], keep: usize) -> (usize, u64) {
                     .map(|c| match c {
                         ToolResultContent::Text { text } => (text.len() as u64).div_ceil(4),
                         ToolResultContent::Image { .. } => context::IMAGE_TOKENS,
+                        ToolResultContent::Document { pages, text, .. } => {
+                            context::document_tokens(*pages, text)
+                        }
                     })
                     .sum(),
             ),

@@ -9,6 +9,13 @@ use riot_protocol::{
 
 /// Rough tokens of an image block.
 pub const IMAGE_TOKENS: u64 = 1_600;
+
+/// Rough tokens of a document block: its text, and each page as an image
+/// (a model that reads documents gets both; one that does not gets the
+/// text alone, so this errs high).
+pub fn document_tokens(pages: u32, text: &str) -> u64 {
+    text_tokens(text) + u64::from(pages) * IMAGE_TOKENS
+}
 /// Room kept free below the effective window (the compaction request
 /// itself needs room).
 pub const COMPACT_MARGIN: u64 = 13_000;
@@ -28,7 +35,7 @@ fn json_tokens(v: &serde_json::Value) -> u64 {
 }
 
 /// A rough token count of one message (≈4 bytes per token of text, 2 for
-/// JSON, a fixed amount per image).
+/// JSON, a fixed amount per image and per document page).
 pub fn rough_tokens(message: &Message) -> u64 {
     match message {
         Message::System(_) => 0,
@@ -44,6 +51,9 @@ pub fn rough_tokens(message: &Message) -> u64 {
                     .map(|c| match c {
                         ToolResultContent::Text { text } => text_tokens(text),
                         ToolResultContent::Image { .. } => IMAGE_TOKENS,
+                        ToolResultContent::Document { pages, text, .. } => {
+                            document_tokens(*pages, text)
+                        }
                     })
                     .sum(),
             })
@@ -174,6 +184,29 @@ mod tests {
         assert_eq!(request_max_tokens(&caps(200_000, 64_000)), 16_384);
         assert_eq!(output_ceiling(&caps(200_000, 64_000)), 50_000);
         assert_eq!(request_max_tokens(&caps(128_000, 4_096)), 4_096);
+    }
+
+    #[test]
+    fn a_document_counts_its_text_and_each_page_as_an_image() {
+        let text = "x".repeat(400);
+        let message = Message::User(UserMessage {
+            id: MessageId::new("r1"),
+            content: vec![UserBlock::ToolResult {
+                tool_use_id: ToolUseId::new("t1"),
+                content: vec![ToolResultContent::Document {
+                    source: ImageSource {
+                        media_type: "application/pdf".into(),
+                        data: "JVBERi0xLjU=".repeat(1_000),
+                    },
+                    pages: 3,
+                    text,
+                }],
+                is_error: false,
+                ui: None,
+            }],
+            origin: MessageOrigin::ToolResults,
+        });
+        assert_eq!(rough_tokens(&message), 100 + 3 * IMAGE_TOKENS);
     }
 
     #[test]

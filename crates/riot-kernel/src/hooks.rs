@@ -414,8 +414,10 @@ fn result_text(result: &ToolCallResult) -> String {
         .content
         .iter()
         .filter_map(|c| match c {
-            ToolResultContent::Text { text } => Some(text.as_str()),
-            _ => None,
+            ToolResultContent::Text { text } | ToolResultContent::Document { text, .. } => {
+                Some(text.as_str())
+            }
+            ToolResultContent::Image { .. } => None,
         })
         .collect::<Vec<_>>()
         .join("\n")

@@ -754,7 +754,10 @@ fn start_background(
                 model_content
                     .iter()
                     .filter_map(|c| match c {
-                        riot_protocol::ToolResultContent::Text { text } => Some(text.as_str()),
+                        riot_protocol::ToolResultContent::Text { text }
+                        | riot_protocol::ToolResultContent::Document { text, .. } => {
+                            Some(text.as_str())
+                        }
                         riot_protocol::ToolResultContent::Image { .. } => None,
                     })
                     .collect::<Vec<_>>()

@@ -95,7 +95,8 @@ fn results(messages: &[Message]) -> Vec<String> {
                     content
                         .iter()
                         .filter_map(|c| match c {
-                            ToolResultContent::Text { text } => Some(text.as_str()),
+                            ToolResultContent::Text { text }
+                            | ToolResultContent::Document { text, .. } => Some(text.as_str()),
                             ToolResultContent::Image { .. } => None,
                         })
                         .collect::<Vec<_>>()

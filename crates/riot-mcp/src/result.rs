@@ -139,7 +139,9 @@ fn joined_text(content: &[ToolResultContent]) -> String {
     content
         .iter()
         .filter_map(|c| match c {
-            ToolResultContent::Text { text } => Some(text.as_str()),
+            ToolResultContent::Text { text } | ToolResultContent::Document { text, .. } => {
+                Some(text.as_str())
+            }
             ToolResultContent::Image { .. } => None,
         })
         .collect::<Vec<_>>()

@@ -246,8 +246,21 @@ pub enum AssistantBlock {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToolResultContent {
-    Text { text: String },
-    Image { source: ImageSource },
+    Text {
+        text: String,
+    },
+    Image {
+        source: ImageSource,
+    },
+    /// A PDF holding the pages a Read returned (`application/pdf`). A model
+    /// that cannot take documents, or a request already at its document
+    /// limits, gets `text` in its place: the same pages as extracted text.
+    Document {
+        source: ImageSource,
+        /// How many pages the PDF holds.
+        pages: u32,
+        text: String,
+    },
 }
 
 impl ToolResultContent {
@@ -257,10 +270,10 @@ impl ToolResultContent {
     }
 }
 
-/// Inline image data.
+/// Inline file data: an image, or the PDF of a document block.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ImageSource {
-    /// e.g. `image/png`.
+    /// e.g. `image/png`, or `application/pdf` for a document.
     pub media_type: String,
     /// Base64 (standard alphabet, padded).
     pub data: String,

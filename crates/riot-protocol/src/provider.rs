@@ -186,6 +186,10 @@ pub struct ModelCapabilities {
     pub context_window: u64,
     pub max_output_tokens: u32,
     pub vision: bool,
+    /// Takes PDF pages as document blocks in tool results (Anthropic's own
+    /// models); otherwise a Read of a PDF reaches the model as text.
+    #[serde(default)]
+    pub documents: bool,
     pub thinking: bool,
     pub parallel_tools: bool,
     pub caching: CachingStyle,
@@ -202,6 +206,7 @@ impl Default for ModelCapabilities {
             context_window: 128_000,
             max_output_tokens: 8_192,
             vision: false,
+            documents: false,
             thinking: false,
             parallel_tools: true,
             caching: CachingStyle::None,

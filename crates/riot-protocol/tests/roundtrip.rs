@@ -145,6 +145,21 @@ fn image() -> ImageSource {
     }
 }
 
+fn pdf() -> ImageSource {
+    ImageSource {
+        media_type: "application/pdf".into(),
+        data: "JVBERi0xLjU=".into(),
+    }
+}
+
+fn document() -> ToolResultContent {
+    ToolResultContent::Document {
+        source: pdf(),
+        pages: 2,
+        text: "--- Page 2 ---\nIntroduction".into(),
+    }
+}
+
 fn user_blocks() -> Vec<UserBlock> {
     vec![
         UserBlock::Text {
@@ -156,6 +171,7 @@ fn user_blocks() -> Vec<UserBlock> {
             content: vec![
                 ToolResultContent::text("     1\tfn main() {}"),
                 ToolResultContent::Image { source: image() },
+                document(),
             ],
             is_error: false,
             ui: Some(tool_ui()),
@@ -598,6 +614,7 @@ fn every_message_and_block_round_trips() {
         &[
             ToolResultContent::text("x"),
             ToolResultContent::Image { source: image() },
+            document(),
         ],
     );
 }
@@ -660,6 +677,25 @@ fn stream_json_shapes_match_interfaces() {
         serde_json::to_string(&start).unwrap(),
         r#"{"type":"request_start","turn":1,"model":"m"}"#
     );
+}
+
+#[test]
+fn a_document_block_keeps_its_pdf_page_count_and_text() {
+    assert_eq!(
+        serde_json::to_value(document()).unwrap(),
+        json!({"type": "document",
+               "source": {"media_type": "application/pdf", "data": "JVBERi0xLjU="},
+               "pages": 2,
+               "text": "--- Page 2 ---\nIntroduction"})
+    );
+}
+
+#[test]
+fn capabilities_saved_before_documents_existed_read_as_no_documents() {
+    let mut saved = serde_json::to_value(riot_protocol::ModelCapabilities::default()).unwrap();
+    saved.as_object_mut().unwrap().remove("documents");
+    let back: riot_protocol::ModelCapabilities = serde_json::from_value(saved).unwrap();
+    assert!(!back.documents);
 }
 
 #[test]

@@ -59,16 +59,22 @@ pub fn prepare(messages: &[Message], model: &str) -> Vec<Message> {
     out
 }
 
-/// The text of tool-result content (images are carried separately).
+/// The text of tool-result content: a document counts as its extracted
+/// text (images are carried separately).
 pub fn result_text(content: &[ToolResultContent]) -> String {
     let mut text = String::new();
     for c in content {
-        if let ToolResultContent::Text { text: t } = c {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(t);
+        let t = match c {
+            ToolResultContent::Text { text } | ToolResultContent::Document { text, .. } => text,
+            ToolResultContent::Image { .. } => continue,
+        };
+        if t.is_empty() {
+            continue;
         }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(t);
     }
     text
 }

@@ -14,6 +14,9 @@ pub struct ModelOverride {
     pub max_output_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vision: Option<bool>,
+    /// PDF pages as document blocks (docs/interfaces.md: `models`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub documents: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,6 +55,9 @@ impl ModelOverride {
         if let Some(v) = self.vision {
             caps.vision = v;
         }
+        if let Some(v) = self.documents {
+            caps.documents = v;
+        }
         if let Some(v) = self.thinking {
             caps.thinking = v;
         }
@@ -82,6 +88,7 @@ fn caps(
         context_window,
         max_output_tokens,
         vision,
+        documents: false,
         thinking,
         parallel_tools: true,
         caching,
@@ -90,34 +97,34 @@ fn caps(
     }
 }
 
+/// An Anthropic model: it also reads PDF pages as document blocks.
+fn claude(context_window: u64, max_output_tokens: u32, thinking: bool) -> ModelCapabilities {
+    ModelCapabilities {
+        documents: true,
+        ..caps(
+            context_window,
+            max_output_tokens,
+            true,
+            thinking,
+            CachingStyle::Breakpoints,
+            ReasoningReplay::None,
+        )
+    }
+}
+
 /// The built-in table: first matching pattern wins.
 fn builtin(model: &str) -> ModelCapabilities {
-    use CachingStyle::{Automatic, Breakpoints, None as NoCache};
+    use CachingStyle::{Automatic, None as NoCache};
     use ReasoningReplay::{None as Never, ToolTurns};
     let m = model.to_ascii_lowercase();
     // Provider prefixes (OpenRouter `vendor/model`) do not change the model.
     let m = m.rsplit('/').next().unwrap_or(&m);
     let table: &[(&str, ModelCapabilities)] = &[
-        (
-            "claude-3-haiku*",
-            caps(200_000, 4_096, true, false, Breakpoints, Never),
-        ),
-        (
-            "claude-3-5-*",
-            caps(200_000, 8_192, true, false, Breakpoints, Never),
-        ),
-        (
-            "claude-haiku-4*",
-            caps(200_000, 64_000, true, true, Breakpoints, Never),
-        ),
-        (
-            "claude-opus-4*",
-            caps(200_000, 32_000, true, true, Breakpoints, Never),
-        ),
-        (
-            "claude-*",
-            caps(200_000, 64_000, true, true, Breakpoints, Never),
-        ),
+        ("claude-3-haiku*", claude(200_000, 4_096, false)),
+        ("claude-3-5-*", claude(200_000, 8_192, false)),
+        ("claude-haiku-4*", claude(200_000, 64_000, true)),
+        ("claude-opus-4*", claude(200_000, 32_000, true)),
+        ("claude-*", claude(200_000, 64_000, true)),
         (
             "gpt-4o*",
             caps(128_000, 16_384, true, false, Automatic, Never),
@@ -468,6 +475,33 @@ mod tests {
         assert!(!capabilities_for("claude-sonnet-4-5", &overrides).vision);
         assert!(capabilities_for("deepseek-v4-pro", &overrides).vision);
         assert!(capabilities_for("gpt-4o", &overrides).vision);
+    }
+
+    #[test]
+    fn documents_are_for_anthropic_models_unless_settings_say_otherwise() {
+        let none: &[(String, ModelOverride)] = &[];
+        for model in [
+            "claude-3-haiku-20240307",
+            "claude-3-5-haiku-latest",
+            "claude-haiku-4-5",
+            "claude-opus-4-1",
+            "claude-sonnet-4-5",
+            "anthropic/claude-sonnet-4-5",
+        ] {
+            assert!(capabilities_for(model, none).documents, "{model}");
+        }
+        for model in ["gpt-5", "gpt-4o", "deepseek-v4-pro", "my-local-llama"] {
+            assert!(!capabilities_for(model, none).documents, "{model}");
+        }
+        // The settings shape: `"models": {"my-*": {"documents": true}}`.
+        let overrides: Vec<(String, ModelOverride)> = serde_json::from_value(serde_json::json!([
+            ["claude-opus-*", {"documents": false}],
+            ["my-*", {"documents": true}],
+        ]))
+        .unwrap();
+        assert!(!capabilities_for("claude-opus-4-1", &overrides).documents);
+        assert!(capabilities_for("claude-sonnet-4-5", &overrides).documents);
+        assert!(capabilities_for("my-local-llama", &overrides).documents);
     }
 
     #[test]

@@ -256,6 +256,90 @@ async fn anthropic_requests_pass_the_strict_mock_with_signatures_breakpoints_and
     );
 }
 
+/// A conversation whose one Read returned a two-page PDF as a document.
+fn pdf_history(model: &str) -> (Vec<Message>, String) {
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(riot_testkit::pdf::pdf(2));
+    let document = ToolResultContent::Document {
+        source: ImageSource {
+            media_type: "application/pdf".into(),
+            data: data.clone(),
+        },
+        pages: 2,
+        text: "--- Page 1 ---\nOne\n\n--- Page 2 ---\nTwo\n".into(),
+    };
+    let messages = vec![
+        user("u1", vec![text("read doc.pdf")]),
+        assistant(
+            "a1",
+            model,
+            vec![tool_use("call_1", "Read", json!({"file_path": "doc.pdf"}))],
+        ),
+        user(
+            "u2",
+            vec![result(
+                "call_1",
+                vec![
+                    ToolResultContent::text("doc.pdf: pages 1-2 of 2 (PDF text).\n"),
+                    document,
+                ],
+                false,
+            )],
+        ),
+    ];
+    (messages, data)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_passes_the_strict_anthropic_mock_and_the_openai_wires_get_its_text() {
+    let model = "claude-sonnet-4-5";
+    let (messages, data) = pdf_history(model);
+    let (body, err) = send(
+        Wire::Anthropic,
+        ReasoningRule::Reject,
+        vec![],
+        request(model, messages),
+    )
+    .await;
+    assert_eq!(err, None, "the strict mock accepted it");
+    assert_eq!(
+        body["messages"][2]["content"][0]["content"][1],
+        json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}})
+    );
+    let joined =
+        "doc.pdf: pages 1-2 of 2 (PDF text).\n\n--- Page 1 ---\nOne\n\n--- Page 2 ---\nTwo\n";
+    let (messages, _) = pdf_history("gpt-4.1");
+    let (body, err) = send(
+        Wire::Openai,
+        ReasoningRule::Reject,
+        vec![],
+        request("gpt-4.1", messages),
+    )
+    .await;
+    assert_eq!(err, None);
+    assert_eq!(
+        body["messages"][3],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": joined})
+    );
+    let (messages, _) = pdf_history("gpt-5.1");
+    let (body, err) = send(
+        Wire::OpenaiResponses,
+        ReasoningRule::Reject,
+        vec![],
+        request("gpt-5.1", messages),
+    )
+    .await;
+    assert_eq!(err, None);
+    let output = body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].clone());
+    assert_eq!(output, Some(json!(joined)));
+    assert!(!body.to_string().contains("application/pdf"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn anthropic_thinking_is_off_when_the_tool_turn_in_progress_has_no_thinking_of_this_model() {
     let model = "claude-sonnet-4-5";

@@ -1,15 +1,16 @@
-//! Images live beside the transcript, not in it.
+//! Images, and the PDFs of document blocks, live beside the transcript,
+//! not in it.
 //!
-//! A screenshot is megabytes of base64; written into every record that
-//! carries it, it would make transcripts slow to list and resume. So the
-//! writer stores each image once, as the decoded file
+//! A screenshot or a PDF is megabytes of base64; written into every record
+//! that carries it, it would make transcripts slow to list and resume. So
+//! the writer stores each one once, as the decoded file
 //! `sessions-images/<id>/<sha256>.<ext>` (beside `sessions/<id>.jsonl`),
 //! and the record keeps
-//! only a reference in the image's `data`: [`STORED_PREFIX`] followed by
+//! only a reference in the source's `data`: [`STORED_PREFIX`] followed by
 //! the file name. Base64's alphabet has no `:`, so a reference can never be
 //! mistaken for image data. Loading puts the bytes back, so a resumed
-//! session sends the images again; an image whose file is gone becomes a
-//! short text saying so, never a failed load.
+//! session sends them again; an image whose file is gone becomes a short
+//! text saying so, and a document its pages' text, never a failed load.
 
 use std::path::{Path, PathBuf};
 
@@ -41,11 +42,12 @@ fn extension(media_type: &str) -> &'static str {
         "image/jpeg" => "jpg",
         "image/gif" => "gif",
         "image/webp" => "webp",
+        "application/pdf" => "pdf",
         _ => "bin",
     }
 }
 
-/// Every image source a record holds, mutably, in order.
+/// Every image and document source a record holds, mutably, in order.
 fn sources_mut(record: &mut Record) -> Vec<&mut ImageSource> {
     let messages: Vec<&mut Message> = match record {
         Record::Message { message, .. } => vec![message],
@@ -62,8 +64,10 @@ fn sources_mut(record: &mut Record) -> Vec<&mut ImageSource> {
                 UserBlock::Image { source } => out.push(source),
                 UserBlock::ToolResult { content, .. } => {
                     for part in content {
-                        if let ToolResultContent::Image { source } = part {
-                            out.push(source);
+                        match part {
+                            ToolResultContent::Image { source }
+                            | ToolResultContent::Document { source, .. } => out.push(source),
+                            ToolResultContent::Text { .. } => {}
                         }
                     }
                 }
@@ -74,8 +78,8 @@ fn sources_mut(record: &mut Record) -> Vec<&mut ImageSource> {
     out
 }
 
-/// Whether a record carries inline image data (the common case is not:
-/// then the record is written as it is, without a copy).
+/// Whether a record carries inline image or document data (the common
+/// case is not: then the record is written as it is, without a copy).
 pub fn has_inline(record: &Record) -> bool {
     let messages: Vec<&Message> = match record {
         Record::Message { message, .. } => vec![message],
@@ -86,9 +90,11 @@ pub fn has_inline(record: &Record) -> bool {
         m.as_user().is_some_and(|u| {
             u.content.iter().any(|b| match b {
                 UserBlock::Image { source } => !is_stored(source),
-                UserBlock::ToolResult { content, .. } => content.iter().any(
-                    |c| matches!(c, ToolResultContent::Image { source } if !is_stored(source)),
-                ),
+                UserBlock::ToolResult { content, .. } => content.iter().any(|c| match c {
+                    ToolResultContent::Image { source }
+                    | ToolResultContent::Document { source, .. } => !is_stored(source),
+                    ToolResultContent::Text { .. } => false,
+                }),
                 _ => false,
             })
         })
@@ -108,7 +114,9 @@ pub fn store(record: &mut Record, dir: &Path) -> std::io::Result<()> {
             continue;
         }
         let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(&source.data) else {
-            tracing::warn!("an image with invalid base64 data is kept inline in the transcript");
+            tracing::warn!(
+                "an image or document with invalid base64 data is kept inline in the transcript"
+            );
             continue;
         };
         let digest = Sha256::digest(&bytes);
@@ -133,7 +141,8 @@ fn missing_text(name: &str) -> String {
     format!("[an image was attached here, but its file {name} is missing from the session]")
 }
 
-/// Puts the bytes of each stored image of `record` back from `dir`.
+/// Puts the bytes of each stored image and document of `record` back from
+/// `dir`.
 pub fn load(record: &mut Record, dir: &Path) {
     let messages: Vec<&mut Message> = match record {
         Record::Message { message, .. } => vec![message],
@@ -155,10 +164,20 @@ pub fn load(record: &mut Record, dir: &Path) {
                 }
                 UserBlock::ToolResult { content, .. } => {
                     for part in content.iter_mut() {
-                        if let ToolResultContent::Image { source } = part
-                            && let Err(name) = restore(source, dir)
-                        {
-                            *part = ToolResultContent::text(missing_text(&name));
+                        match part {
+                            ToolResultContent::Image { source } => {
+                                if let Err(name) = restore(source, dir) {
+                                    *part = ToolResultContent::text(missing_text(&name));
+                                }
+                            }
+                            // The pages' text is all a model would get
+                            // without the PDF anyway.
+                            ToolResultContent::Document { source, text, .. } => {
+                                if restore(source, dir).is_err() {
+                                    *part = ToolResultContent::text(std::mem::take(text));
+                                }
+                            }
+                            ToolResultContent::Text { .. } => {}
                         }
                     }
                 }
@@ -168,7 +187,7 @@ pub fn load(record: &mut Record, dir: &Path) {
     }
 }
 
-/// Fills in a stored image's data; `Err(name)` when its file cannot be
+/// Fills in a stored file's data; `Err(name)` when its file cannot be
 /// read (or the reference names something other than a plain file name).
 fn restore(source: &mut ImageSource, dir: &Path) -> Result<(), String> {
     let Some(name) = source.data.strip_prefix(STORED_PREFIX) else {
@@ -187,7 +206,7 @@ fn restore(source: &mut ImageSource, dir: &Path) -> Result<(), String> {
             Ok(())
         }
         Err(e) => {
-            tracing::warn!(file = %name, error = %e, "a stored image cannot be read");
+            tracing::warn!(file = %name, error = %e, "a stored image or document cannot be read");
             Err(name)
         }
     }

@@ -866,6 +866,69 @@ fn a_missing_image_file_loads_as_a_note_not_an_error() {
     assert!(matches!(&content[1], ToolResultContent::Text { text } if note(text)));
 }
 
+fn pdf_result(data: &str) -> Message {
+    Message::User(UserMessage {
+        id: MessageId::new("r2"),
+        content: vec![UserBlock::ToolResult {
+            tool_use_id: ToolUseId::new("t2"),
+            content: vec![
+                ToolResultContent::text("doc.pdf: page 2 of 5 (PDF text).\n"),
+                ToolResultContent::Document {
+                    source: ImageSource {
+                        media_type: "application/pdf".into(),
+                        data: data.into(),
+                    },
+                    pages: 1,
+                    text: "--- Page 2 ---\nIntroduction\n".into(),
+                },
+            ],
+            is_error: false,
+            ui: None,
+        }],
+        origin: MessageOrigin::ToolResults,
+    })
+}
+
+#[test]
+fn a_documents_pdf_is_stored_beside_the_transcript_and_its_text_stands_in_when_gone() {
+    use base64::Engine as _;
+    let (dir, store) = store();
+    let bytes = b"%PDF-1.5\n% pages two\n%%EOF\n";
+    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+    let result = pdf_result(&data);
+    let mut w = store.create(&meta("ses_pdf", "/p", 1)).unwrap();
+    w.message(&result, 2).unwrap();
+
+    let text = std::fs::read_to_string(dir.path().join("sessions/ses_pdf.jsonl")).unwrap();
+    assert!(!text.contains(&data), "{text}");
+    assert_eq!(text.matches(STORED_IMAGE_PREFIX).count(), 1, "{text}");
+    let files: Vec<_> = std::fs::read_dir(dir.path().join("sessions-images/ses_pdf"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(files[0].extension().unwrap(), "pdf");
+    assert_eq!(std::fs::read(&files[0]).unwrap(), bytes);
+
+    let loaded = store.load(&SessionId::new("ses_pdf")).unwrap();
+    assert_eq!(loaded.messages, vec![result]);
+
+    // Without its file, the document loads as its pages' text.
+    std::fs::remove_file(&files[0]).unwrap();
+    let loaded = store.load(&SessionId::new("ses_pdf")).unwrap();
+    let tool = loaded.messages[0].as_user().unwrap();
+    let UserBlock::ToolResult { content, .. } = &tool.content[0] else {
+        panic!("{tool:?}")
+    };
+    assert_eq!(
+        content,
+        &vec![
+            ToolResultContent::text("doc.pdf: page 2 of 5 (PDF text).\n"),
+            ToolResultContent::text("--- Page 2 ---\nIntroduction\n"),
+        ]
+    );
+}
+
 #[test]
 fn a_reference_naming_another_path_is_not_followed() {
     let (dir, store) = store();

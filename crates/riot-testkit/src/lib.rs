@@ -4,7 +4,8 @@
 //! (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses), in
 //! process ([`MockServer`]) and as the `riot-mock-model` binary for tests
 //! written in other languages (docs/testing.md: "a strict mock model
-//! server"), plus [`TestClock`] for tests that go through real sockets.
+//! server"), plus [`TestClock`] for tests that go through real sockets,
+//! and test files built in memory ([`office`], [`pdf`]).
 //!
 //! ## What the server does with a request
 //!
@@ -17,7 +18,9 @@
 //!    unsigned thinking, a `ui` field in a tool result, more than 4
 //!    `cache_control` blocks (consecutive same-role turns are merged, not
 //!    rejected), a missing `anthropic-version` header, a `thinking`
-//!    budget under 1024 or not under `max_tokens`; for Chat
+//!    budget under 1024 or not under `max_tokens`, a `document` block
+//!    that is not a base64 `application/pdf` lopdf can read, more than 100
+//!    PDF pages in one request, a body over 32 MB (413); for Chat
 //!    Completions a `tool` message not preceded by matching `tool_calls`,
 //!    unanswered `tool_calls`, non-string `arguments`, an empty-string
 //!    content, and `reasoning_content` per [`ReasoningRule`] (rejected by
@@ -100,6 +103,7 @@
 pub mod clock;
 pub mod lsp;
 pub mod office;
+pub mod pdf;
 pub mod script;
 pub mod server;
 pub mod validate;

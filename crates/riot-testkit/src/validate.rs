@@ -232,8 +232,83 @@ fn anthropic_image(b: &Value, at: &str) -> Result<(), Rejection> {
     }
 }
 
+/// Anthropic's limit on PDF pages in one request, over all its documents.
+pub const MAX_DOCUMENT_PAGES: usize = 100;
+/// Anthropic's limit on a request body.
+pub const MAX_ANTHROPIC_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// An Anthropic document block at `at`: a base64 PDF that parses. Returns
+/// its page count.
+fn anthropic_document(b: &Value, at: &str) -> Result<usize, Rejection> {
+    use base64::Engine as _;
+    let w = Wire::Anthropic;
+    let source = b.get("source").unwrap_or(&Value::Null);
+    if source.get("type").and_then(Value::as_str) != Some("base64") {
+        reject(
+            w,
+            format!(
+                "{at}.document.source: Input tag does not match any of the expected tags: 'base64', 'text', 'content', 'url', 'file'"
+            ),
+        )?;
+    }
+    let media_type = source
+        .get("media_type")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if media_type != "application/pdf" {
+        reject(
+            w,
+            format!("{at}.document.source.base64.media_type: Input should be 'application/pdf'"),
+        )?;
+    }
+    let data = source.get("data").and_then(Value::as_str).unwrap_or("");
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(data) else {
+        reject(
+            w,
+            format!("{at}.document.source.base64.data: The PDF data is not valid base64."),
+        )?;
+        return Ok(0);
+    };
+    let pages = bytes
+        .starts_with(b"%PDF-")
+        .then(|| lopdf::Document::load_mem(&bytes).ok())
+        .flatten()
+        .filter(|doc| !doc.is_encrypted())
+        .map(|doc| doc.get_pages().len());
+    match pages {
+        Some(n) if n > 0 => Ok(n),
+        _ => {
+            reject(w, "The PDF specified was not valid.".to_owned())?;
+            Ok(0)
+        }
+    }
+}
+
+/// Counts the bytes of a serialized body without keeping them.
+#[derive(Default)]
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 fn anthropic(body: &Value) -> Result<(), Rejection> {
     let w = Wire::Anthropic;
+    let mut size = ByteCount::default();
+    if serde_json::to_writer(&mut size, body).is_ok() && size.0 > MAX_ANTHROPIC_BODY_BYTES {
+        return Err(Rejection {
+            status: 413,
+            body: json!({"type": "error", "error": {"type": "request_too_large",
+                "message": "Request exceeds the maximum allowed number of bytes."}}),
+        });
+    }
+    let mut document_pages = 0;
     if body
         .get("model")
         .and_then(Value::as_str)
@@ -368,15 +443,17 @@ fn anthropic(body: &Value) -> Result<(), Rejection> {
             if kind == "image" {
                 anthropic_image(b, &format!("messages.{i}.content.{j}"))?;
             }
+            if kind == "document" {
+                document_pages += anthropic_document(b, &format!("messages.{i}.content.{j}"))?;
+            }
             if kind == "tool_result" {
                 let inner = b.get("content").and_then(Value::as_array);
                 for (k, c) in inner.into_iter().flatten().enumerate() {
+                    let at = format!("messages.{i}.content.{j}.tool_result.content.{k}");
                     match c.get("type").and_then(Value::as_str).unwrap_or("") {
                         "text" => {}
-                        "image" => anthropic_image(
-                            c,
-                            &format!("messages.{i}.content.{j}.tool_result.content.{k}"),
-                        )?,
+                        "image" => anthropic_image(c, &at)?,
+                        "document" => document_pages += anthropic_document(c, &at)?,
                         other => {
                             return reject(
                                 w,
@@ -401,6 +478,12 @@ fn anthropic(body: &Value) -> Result<(), Rejection> {
             Some((r, acc, _)) if *r == role => acc.extend(blocks),
             _ => turns.push((role, blocks, i)),
         }
+    }
+    if document_pages > MAX_DOCUMENT_PAGES {
+        return reject(
+            w,
+            format!("A maximum of {MAX_DOCUMENT_PAGES} PDF pages may be provided."),
+        );
     }
     let mut pending: Vec<String> = Vec::new();
     for (role, blocks, i) in &turns {

@@ -478,3 +478,79 @@ fn the_binary_prints_its_port_first_and_serves_the_script() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn anthropic_document_rules() {
+    use base64::Engine as _;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let document = |media_type: &str, data: &str| json!({"type": "document", "source": {"type": "base64", "media_type": media_type, "data": data}});
+    let with = |documents: Vec<Value>| {
+        let mut calls = Vec::new();
+        let mut results = Vec::new();
+        for (i, d) in documents.into_iter().enumerate() {
+            let id = format!("t{i}");
+            calls.push(json!({"type": "tool_use", "id": id, "name": "Read", "input": {}}));
+            results.push(json!({"type": "tool_result", "tool_use_id": id, "content": [{"type": "text", "text": "doc.pdf"}, d]}));
+        }
+        anthropic(json!([
+            {"role": "user", "content": "read"},
+            {"role": "assistant", "content": calls},
+            {"role": "user", "content": results}
+        ]))
+    };
+    let pdf = b64(&riot_testkit::pdf::pdf(3));
+    assert_eq!(with(vec![document("application/pdf", &pdf)]), None);
+    assert_eq!(
+        with(vec![document("image/png", &pdf)]).unwrap(),
+        "messages.2.content.0.tool_result.content.1.document.source.base64.media_type: Input should be 'application/pdf'"
+    );
+    assert_eq!(
+        with(vec![document("application/pdf", "not base64!")]).unwrap(),
+        "messages.2.content.0.tool_result.content.1.document.source.base64.data: The PDF data is not valid base64."
+    );
+    assert_eq!(
+        with(vec![document("application/pdf", &b64(b"hello, not a PDF"))]).unwrap(),
+        "The PDF specified was not valid."
+    );
+    assert_eq!(
+        with(vec![document("application/pdf", &b64(b"%PDF-1.5\nbroken"))]).unwrap(),
+        "The PDF specified was not valid."
+    );
+    assert_eq!(
+        with(vec![json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}})]).unwrap(),
+        "messages.2.content.0.tool_result.content.1.document.source: Input tag does not match any of the expected tags: 'base64', 'text', 'content', 'url', 'file'"
+    );
+    // 100 pages over the request pass; 101 do not, however they are split.
+    let twenty = b64(&riot_testkit::pdf::pdf(20));
+    let one = b64(&riot_testkit::pdf::pdf(1));
+    let mut hundred: Vec<Value> = (0..5)
+        .map(|_| document("application/pdf", &twenty))
+        .collect();
+    assert_eq!(with(hundred.clone()), None);
+    hundred.push(document("application/pdf", &one));
+    assert_eq!(
+        with(hundred).unwrap(),
+        "A maximum of 100 PDF pages may be provided."
+    );
+}
+
+#[test]
+fn an_anthropic_body_over_32_mb_is_too_large() {
+    let big = "x".repeat(32 * 1024 * 1024);
+    let body =
+        json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": big}]});
+    let refused = validate(Wire::Anthropic, ReasoningRule::Reject, &body).unwrap_err();
+    assert_eq!(refused.status, 413);
+    assert_eq!(
+        refused.body,
+        json!({"type": "error", "error": {"type": "request_too_large",
+            "message": "Request exceeds the maximum allowed number of bytes."}})
+    );
+    let fits = "x".repeat(31 * 1024 * 1024);
+    let body =
+        json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": fits}]});
+    assert_eq!(
+        validate(Wire::Anthropic, ReasoningRule::Reject, &body),
+        Ok(())
+    );
+}

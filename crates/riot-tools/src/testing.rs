@@ -417,13 +417,15 @@ impl PermissionGate for ScriptedGate {
 }
 
 /// The text a model would read from an outcome: the joined text blocks of
-/// `Ok`, the error of `Failed`, `"<cancelled>"` for `Cancelled`.
+/// `Ok` (a document counted as its text), the error of `Failed`,
+/// `"<cancelled>"` for `Cancelled`.
 pub fn text_of(outcome: &riot_protocol::ToolOutcome) -> String {
     match outcome {
         riot_protocol::ToolOutcome::Ok { model_content, .. } => model_content
             .iter()
             .filter_map(|c| match c {
-                riot_protocol::ToolResultContent::Text { text } => Some(text.as_str()),
+                riot_protocol::ToolResultContent::Text { text }
+                | riot_protocol::ToolResultContent::Document { text, .. } => Some(text.as_str()),
                 riot_protocol::ToolResultContent::Image { .. } => None,
             })
             .collect::<Vec<_>>()

@@ -1076,7 +1076,9 @@ impl App {
             let text = content
                 .iter()
                 .find_map(|c| match c {
-                    ToolResultContent::Text { text } => Some(text.as_str()),
+                    ToolResultContent::Text { text } | ToolResultContent::Document { text, .. } => {
+                        Some(text.as_str())
+                    }
                     ToolResultContent::Image { .. } => None,
                 })
                 .unwrap_or("");

@@ -385,6 +385,9 @@ fn result_content(content: &[ToolResultContent]) -> Value {
                     "type": "image",
                     "source": {"type": "base64", "media_type": source.media_type, "data": source.data},
                 }),
+                // The pages' text: a program reading the stream gets what
+                // the pages say, not the PDF's base64.
+                ToolResultContent::Document { text, .. } => json!({"type": "text", "text": text}),
             })
             .collect(),
     )
@@ -545,6 +548,28 @@ mod tests {
         );
         assert_eq!(last["session_id"], "ses_1");
         assert_eq!(last["parent_tool_use_id"], Value::Null);
+    }
+
+    #[test]
+    fn a_documents_pdf_is_written_as_its_text_never_as_base64() {
+        let content = [
+            ToolResultContent::text("doc.pdf: page 2 of 5 (PDF text).\n"),
+            ToolResultContent::Document {
+                source: riot_protocol::ImageSource {
+                    media_type: "application/pdf".into(),
+                    data: "JVBERi0xLjU=".into(),
+                },
+                pages: 1,
+                text: "--- Page 2 ---\nIntroduction\n".into(),
+            },
+        ];
+        assert_eq!(
+            result_content(&content),
+            json!([
+                {"type": "text", "text": "doc.pdf: page 2 of 5 (PDF text).\n"},
+                {"type": "text", "text": "--- Page 2 ---\nIntroduction\n"}
+            ])
+        );
     }
 
     #[test]

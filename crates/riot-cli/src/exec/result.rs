@@ -105,7 +105,8 @@ impl Tally {
                         continue;
                     };
                     let text = content.iter().find_map(|c| match c {
-                        ToolResultContent::Text { text } => Some(text.as_str()),
+                        ToolResultContent::Text { text }
+                        | ToolResultContent::Document { text, .. } => Some(text.as_str()),
                         ToolResultContent::Image { .. } => None,
                     });
                     if text.and_then(classify).is_none() {

@@ -71,7 +71,9 @@ fn results_text(messages: &[Message]) -> Vec<String> {
         .flat_map(|u| u.content.iter())
         .filter_map(|b| match b {
             UserBlock::ToolResult { content, .. } => match &content[0] {
-                ToolResultContent::Text { text } => Some(text.clone()),
+                ToolResultContent::Text { text } | ToolResultContent::Document { text, .. } => {
+                    Some(text.clone())
+                }
                 ToolResultContent::Image { .. } => None,
             },
             _ => None,

@@ -383,6 +383,7 @@ fn content_text(content: &[ToolResultContent]) -> String {
         .map(|c| match c {
             ToolResultContent::Text { text } => text.as_str(),
             ToolResultContent::Image { .. } => "[image]",
+            ToolResultContent::Document { .. } => "[document]",
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -70,7 +70,8 @@ pub fn tool_result(messages: &[Message], id: &str) -> Option<(String, bool)> {
                 let text = content
                     .iter()
                     .filter_map(|c| match c {
-                        ToolResultContent::Text { text } => Some(text.as_str()),
+                        ToolResultContent::Text { text }
+                        | ToolResultContent::Document { text, .. } => Some(text.as_str()),
                         ToolResultContent::Image { .. } => None,
                     })
                     .collect::<Vec<_>>()

@@ -27,15 +27,115 @@ fn image(caps: &ModelCapabilities, media_type: &str, data: &str) -> Value {
     }
 }
 
-fn user_blocks(content: &[UserBlock], caps: &ModelCapabilities) -> Vec<Value> {
+/// Anthropic's limit on PDF pages in one request, over all its documents.
+pub const MAX_DOCUMENT_PAGES: u32 = 100;
+/// The request body size Riot keeps to when it adds documents: the API
+/// refuses bodies over 32 MB; this leaves room for what the estimate
+/// misses.
+pub const MAX_BODY_BYTES: usize = 31 * 1024 * 1024;
+/// Bytes a document block adds to a body beyond its base64 data.
+const DOCUMENT_BLOCK_BYTES: usize = 128;
+
+/// Which of a request's documents go as PDFs, numbered in the order they
+/// appear in the history; the others go as their text.
+#[derive(Debug, Default)]
+struct Documents {
+    sent: Vec<bool>,
+    /// The next document's number.
+    next: usize,
+}
+
+impl Documents {
+    /// Whether the next document goes as a PDF.
+    fn take(&mut self) -> bool {
+        let sent = self.sent.get(self.next).copied().unwrap_or(false);
+        self.next += 1;
+        sent
+    }
+}
+
+/// Which documents fit the API's limits, given each one's pages and base64
+/// size and the size of the body with every document as text. The oldest
+/// come first, so a document read later never displaces one read before it
+/// and the cached prefix holds; one that does not fit goes as text, and a
+/// later, smaller one may still fit.
+fn admit(documents: &[(u32, usize)], base_bytes: usize) -> Vec<bool> {
+    let mut pages = 0u32;
+    let mut bytes = base_bytes;
+    documents
+        .iter()
+        .map(|&(n, size)| {
+            let grown = bytes
+                .saturating_add(size)
+                .saturating_add(DOCUMENT_BLOCK_BYTES);
+            let fits = pages.saturating_add(n) <= MAX_DOCUMENT_PAGES && grown <= MAX_BODY_BYTES;
+            if fits {
+                pages += n;
+                bytes = grown;
+            }
+            fits
+        })
+        .collect()
+}
+
+/// Each document's pages and base64 size, in history order.
+fn documents_of(messages: &[Message]) -> Vec<(u32, usize)> {
+    let mut out = Vec::new();
+    for message in messages {
+        let Message::User(user) = message else {
+            continue;
+        };
+        for block in &user.content {
+            if let UserBlock::ToolResult { content, .. } = block {
+                for c in content {
+                    if let ToolResultContent::Document { source, pages, .. } = c {
+                        out.push((*pages, source.data.len()));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Counts the bytes of a serialized body without keeping them.
+#[derive(Default)]
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn body_bytes(body: &Value) -> usize {
+    let mut count = ByteCount::default();
+    match serde_json::to_writer(&mut count, body) {
+        Ok(()) => count.0,
+        // Serializing a `Value` does not fail; were it to, send no PDFs.
+        Err(_) => usize::MAX,
+    }
+}
+
+fn text_block(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+fn user_blocks(
+    content: &[UserBlock],
+    caps: &ModelCapabilities,
+    documents: &mut Documents,
+) -> Vec<Value> {
     content
         .iter()
         .map(|block| match block {
-            UserBlock::Text { text } => json!({"type": "text", "text": text}),
+            UserBlock::Text { text } => text_block(text),
             UserBlock::Image { source } => image(caps, &source.media_type, &source.data),
-            UserBlock::Attachment { title, text } => {
-                json!({"type": "text", "text": attachment_text(title, text)})
-            }
+            UserBlock::Attachment { title, text } => text_block(&attachment_text(title, text)),
             UserBlock::ToolResult {
                 tool_use_id,
                 content,
@@ -44,10 +144,22 @@ fn user_blocks(content: &[UserBlock], caps: &ModelCapabilities) -> Vec<Value> {
             } => {
                 let parts: Vec<Value> = content
                     .iter()
-                    .map(|c| match c {
-                        ToolResultContent::Text { text } => json!({"type": "text", "text": text}),
+                    .filter_map(|c| match c {
+                        ToolResultContent::Text { text } => Some(text_block(text)),
                         ToolResultContent::Image { source } => {
-                            image(caps, &source.media_type, &source.data)
+                            Some(image(caps, &source.media_type, &source.data))
+                        }
+                        ToolResultContent::Document { source, text, .. } => {
+                            if documents.take() {
+                                Some(json!({"type": "document", "source": {
+                                    "type": "base64",
+                                    "media_type": source.media_type,
+                                    "data": source.data,
+                                }}))
+                            } else {
+                                // The API refuses an empty text block.
+                                (!text.is_empty()).then(|| text_block(text))
+                            }
                         }
                     })
                     .collect();
@@ -115,9 +227,36 @@ fn thinking_allowed(messages: &[Message]) -> bool {
     true
 }
 
-/// Builds the Messages request body.
+/// Builds the Messages request body. Documents go as PDFs to a model
+/// that reads them (`documents` and `vision`) as far as the API's limits
+/// allow: at most [`MAX_DOCUMENT_PAGES`] pages and [`MAX_BODY_BYTES`] in
+/// all, the oldest first. The others, and every document for other models,
+/// go as their text.
 pub fn build(request: &ModelRequest, caps: &ModelCapabilities) -> Value {
     let messages = prepare(&request.messages, &request.model);
+    let found = if caps.documents && caps.vision {
+        documents_of(&messages)
+    } else {
+        Vec::new()
+    };
+    if found.is_empty() {
+        return body(request, caps, &messages, Documents::default());
+    }
+    let as_text = body(request, caps, &messages, Documents::default());
+    let documents = Documents {
+        sent: admit(&found, body_bytes(&as_text)),
+        next: 0,
+    };
+    body(request, caps, &messages, documents)
+}
+
+/// The body, with `documents` saying which documents go as PDFs.
+fn body(
+    request: &ModelRequest,
+    caps: &ModelCapabilities,
+    messages: &[Message],
+    mut documents: Documents,
+) -> Value {
     let cc = cache_control(request.cache.long_ttl);
     let mut breakpoints = 0;
 
@@ -136,9 +275,9 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities) -> Value {
     let mut wire: Vec<Value> = messages
         .iter()
         .filter_map(|m| match m {
-            Message::User(u) => {
-                Some(json!({"role": "user", "content": user_blocks(&u.content, caps)}))
-            }
+            Message::User(u) => Some(
+                json!({"role": "user", "content": user_blocks(&u.content, caps, &mut documents)}),
+            ),
             Message::Assistant(a) => {
                 let blocks = assistant_blocks(&a.content);
                 (!blocks.is_empty()).then(|| json!({"role": "assistant", "content": blocks}))
@@ -172,7 +311,7 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities) -> Value {
     // thinking is left off rather than sending a 400.
     let thinking = request
         .thinking
-        .filter(|_| caps.thinking && thinking_allowed(&messages))
+        .filter(|_| caps.thinking && thinking_allowed(messages))
         .and_then(|t| {
             let max_tokens = request
                 .max_tokens
@@ -245,5 +384,199 @@ mod tests {
                 .get("cache_control")
                 .is_none()
         );
+    }
+
+    fn read_result(id: &str, document: ToolResultContent) -> Message {
+        Message::User(riot_protocol::UserMessage {
+            id: MessageId::new(format!("r{id}")),
+            content: vec![UserBlock::ToolResult {
+                tool_use_id: riot_protocol::ToolUseId::new(id),
+                content: vec![
+                    ToolResultContent::text("doc.pdf: pages 1-2 of 9."),
+                    document,
+                ],
+                is_error: false,
+                ui: None,
+            }],
+            origin: riot_protocol::MessageOrigin::Person,
+        })
+    }
+
+    fn read_call(id: &str) -> Message {
+        Message::Assistant(riot_protocol::AssistantMessage {
+            id: MessageId::new(format!("a{id}")),
+            content: vec![AssistantBlock::ToolUse {
+                id: riot_protocol::ToolUseId::new(id),
+                name: "Read".into(),
+                input: json!({"file_path": "doc.pdf"}),
+            }],
+            model: "claude-sonnet-4-5".into(),
+            stop_reason: None,
+            interrupted: false,
+        })
+    }
+
+    fn document(pages: u32, data: &str, text: &str) -> ToolResultContent {
+        ToolResultContent::Document {
+            source: riot_protocol::ImageSource {
+                media_type: "application/pdf".into(),
+                data: data.into(),
+            },
+            pages,
+            text: text.into(),
+        }
+    }
+
+    /// A request reading one document per call, in order.
+    fn reading(documents: Vec<ToolResultContent>) -> ModelRequest {
+        let mut messages = vec![Message::user_text(MessageId::new("u1"), "read it")];
+        for (i, d) in documents.into_iter().enumerate() {
+            let id = format!("toolu_{i}");
+            messages.push(read_call(&id));
+            messages.push(read_result(&id, d));
+        }
+        ModelRequest {
+            model: "claude-sonnet-4-5".into(),
+            system: SystemPrompt::stable("stable"),
+            messages,
+            tools: vec![],
+            max_tokens: 100,
+            thinking: None,
+            cache: CacheHints::default(),
+            stream: true,
+        }
+    }
+
+    /// The content of each tool result of a body, in order.
+    fn result_contents(body: &Value) -> Vec<Value> {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().unwrap().iter())
+            .filter(|b| b["type"] == "tool_result")
+            .map(|b| b["content"].clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_document_goes_as_a_pdf_only_to_a_model_that_reads_documents_and_images() {
+        let request = reading(vec![document(2, "JVBERi0x", "--- Page 1 ---\nHello")]);
+        let header = json!({"type": "text", "text": "doc.pdf: pages 1-2 of 9."});
+        let claude = capabilities_for("claude-sonnet-4-5", &[]);
+        assert_eq!(
+            result_contents(&build(&request, &claude)),
+            [json!([header, {"type": "document", "source": {
+                "type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"}}])]
+        );
+        let as_text = json!([header, {"type": "text", "text": "--- Page 1 ---\nHello"}]);
+        for caps in [
+            ModelCapabilities {
+                documents: false,
+                ..claude.clone()
+            },
+            ModelCapabilities {
+                vision: false,
+                ..claude.clone()
+            },
+            capabilities_for("my-local-model", &[]),
+        ] {
+            assert_eq!(
+                result_contents(&build(&request, &caps)),
+                std::slice::from_ref(&as_text),
+                "{caps:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_document_with_no_text_sent_as_text_adds_no_empty_block() {
+        let request = reading(vec![document(1, "JVBERi0x", "")]);
+        let caps = ModelCapabilities {
+            documents: false,
+            ..capabilities_for("claude-sonnet-4-5", &[])
+        };
+        assert_eq!(
+            result_contents(&build(&request, &caps)),
+            [json!([{"type": "text", "text": "doc.pdf: pages 1-2 of 9."}])]
+        );
+    }
+
+    #[test]
+    fn documents_past_one_hundred_pages_in_a_request_go_as_text_oldest_kept() {
+        // Six reads of 20 pages: the first five fill the 100 pages.
+        let request = reading(
+            (0..6)
+                .map(|i| document(20, "JVBERi0x", &format!("text {i}")))
+                .collect(),
+        );
+        let contents = result_contents(&build(&request, &capabilities_for("claude-opus-4-1", &[])));
+        let kinds: Vec<&str> = contents
+            .iter()
+            .map(|c| c[1]["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "document", "document", "document", "document", "document", "text"
+            ]
+        );
+        assert_eq!(contents[5][1]["text"], "text 5");
+    }
+
+    #[test]
+    fn documents_that_would_take_the_body_past_its_limit_go_as_text() {
+        let big = "A".repeat(20 * 1024 * 1024);
+        let request = reading(vec![
+            document(1, &big, "first"),
+            document(1, &big, "second"),
+            document(1, "JVBERi0x", "third"),
+        ]);
+        let body = build(&request, &capabilities_for("claude-sonnet-4-5", &[]));
+        let contents = result_contents(&body);
+        let kinds: Vec<&str> = contents
+            .iter()
+            .map(|c| c[1]["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["document", "text", "document"]);
+        assert!(serde_json::to_vec(&body).unwrap().len() <= MAX_BODY_BYTES);
+    }
+
+    #[test]
+    fn admission_counts_pages_and_bytes_in_history_order() {
+        // Pages: 60 and 30 fit, 20 more would make 110, 10 more makes 100.
+        let small = 10;
+        assert_eq!(
+            admit(&[(60, small), (30, small), (20, small), (10, small)], 0),
+            [true, true, false, true]
+        );
+        // Bytes: what is already in the body counts, and each block's own
+        // wrapping with it.
+        let mb = 1024 * 1024;
+        let base = 2 * mb;
+        assert_eq!(
+            admit(
+                &[
+                    (1, 20 * mb),
+                    (1, 10 * mb),
+                    (1, mb - 2 * DOCUMENT_BLOCK_BYTES)
+                ],
+                base
+            ),
+            [true, false, true]
+        );
+        assert_eq!(
+            admit(&[(1, MAX_BODY_BYTES - base - DOCUMENT_BLOCK_BYTES)], base),
+            [true],
+            "a body exactly at the limit is allowed"
+        );
+        assert_eq!(
+            admit(
+                &[(1, MAX_BODY_BYTES - base - DOCUMENT_BLOCK_BYTES + 1)],
+                base
+            ),
+            [false]
+        );
+        assert_eq!(admit(&[(101, small)], 0), [false]);
     }
 }

@@ -15,16 +15,21 @@ fn text_chars(content: &[ToolResultContent]) -> usize {
     content
         .iter()
         .map(|c| match c {
-            ToolResultContent::Text { text } => text.chars().count(),
+            ToolResultContent::Text { text } | ToolResultContent::Document { text, .. } => {
+                text.chars().count()
+            }
             ToolResultContent::Image { .. } => 0,
         })
         .sum()
 }
 
-/// The text blocks, as they are joined (by `\n`) for the spill file.
+/// The text blocks (a document's text among them), as they are joined (by
+/// `\n`) for the spill file.
 fn texts(content: &[ToolResultContent]) -> impl DoubleEndedIterator<Item = &str> {
     content.iter().filter_map(|c| match c {
-        ToolResultContent::Text { text } => Some(text.as_str()),
+        ToolResultContent::Text { text } | ToolResultContent::Document { text, .. } => {
+            Some(text.as_str())
+        }
         ToolResultContent::Image { .. } => None,
     })
 }
@@ -128,6 +133,8 @@ pub async fn apply(
     let text = format!(
         "This result is {total} characters, over the {limit}-character budget, {where_}. Shown below: the first {head_chars} and the last {tail_chars} characters; {omitted} characters in between are not shown.\n\n--- first {head_chars} characters ---\n{head}\n[… {omitted} characters omitted …]\n--- last {tail_chars} characters ---\n{tail}",
     );
+    // Images stay; a document goes with its text, which the preview and
+    // the spill file now stand for.
     let mut out = vec![ToolResultContent::text(text)];
     out.extend(
         content
@@ -267,6 +274,43 @@ mod tests {
                 "This result is 60 characters, over the 40-character budget, so it was saved in full to {path}. To see the rest, Read {path} with offset/limit or Grep it. Shown below: the first 10 and the last 10 characters; 40 characters in between are not shown.\n\n--- first 10 characters ---\naaaaaaaaaa\n[… 40 characters omitted …]\n--- last 10 characters ---\nbbbbbbbbbb",
                 path = spill.display()
             )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_documents_text_counts_and_a_spill_keeps_the_text_not_the_pdf() {
+        let p = TempProject::new();
+        let document = ToolResultContent::Document {
+            source: riot_protocol::ImageSource {
+                media_type: "application/pdf".into(),
+                data: "JVBERi0xLjU=".into(),
+            },
+            pages: 1,
+            text: "d".repeat(30),
+        };
+        let content = vec![ToolResultContent::text("a".repeat(30)), document.clone()];
+        assert_eq!(text_chars(&content), 60);
+        let fits = apply(
+            &p.env,
+            &ToolUseId::new("t2"),
+            ResultBudget::Limit(60),
+            content.clone(),
+        )
+        .await;
+        assert_eq!(fits, content, "within the budget nothing changes");
+        let out = apply(
+            &p.env,
+            &ToolUseId::new("t2"),
+            ResultBudget::Limit(40),
+            content,
+        )
+        .await;
+        let saved = std::fs::read_to_string(p.path(".riot-spill/t2.txt")).unwrap();
+        assert_eq!(saved, format!("{}\n{}", "a".repeat(30), "d".repeat(30)));
+        assert!(
+            only_text(&out)
+                .starts_with("This result is 60 characters, over the 40-character budget"),
+            "{out:?}"
         );
     }
 }

@@ -236,6 +236,7 @@ impl Ran {
         match &self.results[i].content[0] {
             ToolResultContent::Text { text } => text.clone(),
             ToolResultContent::Image { .. } => "<image>".into(),
+            ToolResultContent::Document { .. } => "<document>".into(),
         }
     }
     fn started(&self) -> Vec<String> {
@@ -1036,6 +1037,7 @@ async fn hooks_run_before_permission_and_after_the_call_in_order() {
         .map(|c| match c {
             ToolResultContent::Text { text } => text.clone(),
             ToolResultContent::Image { .. } => "<image>".into(),
+            ToolResultContent::Document { .. } => "<document>".into(),
         })
         .collect();
     assert_eq!(texts, ["ok a", "pre context", "post context"]);

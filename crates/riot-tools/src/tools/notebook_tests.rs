@@ -411,7 +411,8 @@ async fn image_outputs_reach_the_model_as_images_after_the_cells() {
         .iter()
         .filter_map(|c| match c {
             riot_protocol::ToolResultContent::Text { text } => Some(text.as_str()),
-            riot_protocol::ToolResultContent::Image { .. } => None,
+            riot_protocol::ToolResultContent::Image { .. }
+            | riot_protocol::ToolResultContent::Document { .. } => None,
         })
         .collect();
     assert!(
@@ -435,7 +436,8 @@ async fn image_outputs_reach_the_model_as_images_after_the_cells() {
         .iter()
         .filter_map(|c| match c {
             riot_protocol::ToolResultContent::Image { source } => Some(source),
-            riot_protocol::ToolResultContent::Text { .. } => None,
+            riot_protocol::ToolResultContent::Text { .. }
+            | riot_protocol::ToolResultContent::Document { .. } => None,
         })
         .collect();
     assert_eq!(images.len(), 2);

@@ -58,7 +58,7 @@ pub struct Read;
 
 /// What a small window declares (docs/windows.md): the job, the fields
 /// and the rule models break most.
-const COMPACT_PROMPT: &str = "Reads a file with line numbers (`   12\\t` before each line; not part of the file). `file_path`: absolute or project-relative. Up to 2000 lines; `offset` (1-based) and `limit` read a range. Images come back as images, PDFs as text (`pages`: \"3\" or \"1-5\"), .docx/.xlsx/.pptx as text (`range` for a sheet's cells, `pages` for slides). Read a file before you Edit or Write it.\nNEVER use cat, head or tail in Bash to read a file.";
+const COMPACT_PROMPT: &str = "Reads a file with line numbers (`   12\\t` before each line; not part of the file). `file_path`: absolute or project-relative. Up to 2000 lines; `offset` (1-based) and `limit` read a range. Images come back as images, PDFs page by page (`pages`: \"3\" or \"1-5\"), .docx/.xlsx/.pptx as text (`range` for a sheet's cells, `pages` for slides). Read a file before you Edit or Write it.\nNEVER use cat, head or tail in Bash to read a file.";
 
 #[async_trait]
 impl Tool for Read {
@@ -83,7 +83,7 @@ impl Tool for Read {
              - One Read shows at most 100000 characters; a longer range is cut, and the result says which `offset` continues it.\n\
              - Output is `cat -n` style: the line number right-aligned in six columns, a tab, then the line. The number and the tab are NOT part of the file.\n\
              - Images (PNG, JPEG, GIF, WebP) are returned as images.\n\
-             - PDFs are returned as text, page by page. Give `pages` (\"3\" or \"1-5\", at most 20 pages a call) to choose the pages; a PDF of more than 10 pages needs it.\n\
+             - PDFs are returned page by page: as the PDF pages themselves to a model that reads documents, as their text otherwise. Give `pages` (\"3\" or \"1-5\", at most 20 pages a call) to choose the pages; a PDF of more than 10 pages needs it.\n\
              - Office documents are shown as text: .docx as Markdown (headings, lists, tables); .xlsx as one table per sheet with column letters and row numbers (`range`: \"Sheet2\", \"A1:F100\" or \"Sheet2!A1:F100\"; a big sheet is cut with the range that continues it); .pptx slide by slide with titles and speaker notes (`pages` chooses slides).\n\
              - Jupyter notebooks (.ipynb) are shown as their cells (id, type, source, text outputs); with `offset` or `limit` the raw JSON lines are shown instead. Change a cell with NotebookEdit.\n\
              - Binary files and files that are not valid UTF-8 are refused rather than shown garbled.\n\

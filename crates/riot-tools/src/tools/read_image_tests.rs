@@ -33,7 +33,7 @@ fn sent_image(out: &ToolOutcome) -> (String, Vec<u8>) {
         .iter()
         .filter_map(|c| match c {
             ToolResultContent::Image { source } => Some(source),
-            ToolResultContent::Text { .. } => None,
+            ToolResultContent::Text { .. } | ToolResultContent::Document { .. } => None,
         })
         .collect();
     assert_eq!(images.len(), 1, "one image block");

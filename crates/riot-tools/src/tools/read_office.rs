@@ -3,7 +3,7 @@
 //! a presentation's slides with their notes.
 //!
 //! Parsed on a blocking thread, as PDFs are. Every XML part is read
-//! through a size bound (a zip bomb stops at [`MAX_PART_BYTES`]) and
+//! through a size bound (a zip bomb stops at `MAX_PART_BYTES`) and
 //! parsed with roxmltree, which refuses DTDs, so no entity is expanded.
 //! Workbooks are read with calamine.
 

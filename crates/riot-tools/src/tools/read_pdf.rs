@@ -1,13 +1,18 @@
-//! Read on a PDF: the text of a range of pages (docs/design.md §6.4).
+//! Read on a PDF: a range of pages (docs/design.md §6.4).
 //!
-//! The text is extracted with `lopdf` on a blocking thread (parsing is CPU
+//! The file is parsed with `lopdf` on a blocking thread (parsing is CPU
 //! work, and a panic inside the parser of a malformed file becomes a clear
-//! error instead of taking the session down). Pages are sent as text only;
-//! no document block is sent to models that could take one.
+//! error instead of taking the session down). Each page's text is
+//! extracted, and a smaller PDF holding only the pages shown is built
+//! beside it. The result carries both as a document block: a model that
+//! reads documents gets the pages themselves, every other model gets the
+//! text. When that PDF cannot be built, or is too large, the result is the
+//! text alone.
 
 use std::path::Path;
 
-use riot_protocol::{ToolContext, ToolOutcome, UiPayload};
+use base64::Engine as _;
+use riot_protocol::{ImageSource, ToolContext, ToolOutcome, ToolResultContent, UiPayload};
 
 /// Pages one Read returns at most.
 pub const MAX_PAGES_PER_READ: u32 = 20;
@@ -20,6 +25,23 @@ const MAX_PAGE_CONTENT_BYTES: usize = 32 * 1024 * 1024;
 /// Characters of extracted text one Read returns at most (as for text
 /// files: [`crate::tools::read::MAX_OUTPUT_CHARS`]).
 const MAX_TEXT_CHARS: usize = crate::tools::read::MAX_OUTPUT_CHARS - 400;
+/// The PDF of the pages read is sent only up to this size. Its base64 form
+/// (a third larger) stays well under Anthropic's 32 MB request limit.
+pub const MAX_DOCUMENT_BYTES: usize = 20 * 1024 * 1024;
+/// Catalog entries that can point at pages or content outside the range
+/// kept; they are dropped from the smaller PDF, which needs none of them
+/// to show its pages.
+const CATALOG_ENTRIES_DROPPED: &[&[u8]] = &[
+    b"Outlines",
+    b"StructTreeRoot",
+    b"MarkInfo",
+    b"Names",
+    b"Dests",
+    b"OpenAction",
+    b"AA",
+    b"PageLabels",
+    b"Threads",
+];
 
 /// Whether Read treats `path` as a PDF (by its extension).
 pub(crate) fn is_pdf(path: &str) -> bool {
@@ -87,15 +109,18 @@ enum Extracted {
     Pages {
         total: u32,
         range: PageRange,
-        /// Each page's number and text.
-        texts: Vec<(u32, String)>,
+        /// The last page shown: the range's end unless the text was cut.
+        shown_last: u32,
+        text: Rendered,
+        /// A PDF of exactly the pages shown, when one could be made.
+        pdf: Option<Vec<u8>>,
     },
 }
 
-/// Page count and the text of the pages asked for (`None`: the whole
-/// document when it is short).
-fn extract(bytes: &[u8], pages: Option<PageRange>) -> Result<Extracted, String> {
-    let doc = lopdf::Document::load_mem(bytes).map_err(|e| e.to_string())?;
+/// Page count, the text of the pages asked for (`None`: the whole document
+/// when it is short) and a PDF of the pages shown.
+fn extract(bytes: &[u8], display: &str, pages: Option<PageRange>) -> Result<Extracted, String> {
+    let mut doc = lopdf::Document::load_mem(bytes).map_err(|e| e.to_string())?;
     if doc.is_encrypted() {
         return Err("it is encrypted".to_owned());
     }
@@ -120,11 +145,53 @@ fn extract(bytes: &[u8], pages: Option<PageRange>) -> Result<Extracted, String> 
             .map_err(|e| format!("page {page} could not be read ({e})"))?;
         texts.push((page, text));
     }
+    let (text, shown_last) = render(display, total, range, &texts);
+    let pdf = if range.first == 1 && shown_last == total {
+        (bytes.len() <= MAX_DOCUMENT_BYTES).then(|| bytes.to_vec())
+    } else {
+        // A panic in lopdf while cutting the file costs the document only:
+        // the text is already extracted.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            keep_pages(&mut doc, total, range.first, shown_last, MAX_DOCUMENT_BYTES)
+        }))
+        .ok()
+        .flatten()
+    };
     Ok(Extracted::Pages {
         total,
         range,
-        texts,
+        shown_last,
+        text,
+        pdf,
     })
+}
+
+/// `doc` cut down to pages `first..=last` and saved, or `None` when that
+/// fails, the result does not hold exactly those pages, or it is over
+/// `max_bytes`.
+fn keep_pages(
+    doc: &mut lopdf::Document,
+    total: u32,
+    first: u32,
+    last: u32,
+    max_bytes: usize,
+) -> Option<Vec<u8>> {
+    let others: Vec<u32> = (1..first).chain(last + 1..=total).collect();
+    doc.delete_pages(&others);
+    if let Ok(catalog) = doc.catalog_mut() {
+        for key in CATALOG_ENTRIES_DROPPED {
+            catalog.remove(key);
+        }
+    }
+    doc.prune_objects();
+    let mut out = Vec::new();
+    doc.save_to(&mut out).ok()?;
+    if out.len() > max_bytes {
+        return None;
+    }
+    let check = lopdf::Document::load_mem(&out).ok()?;
+    let kept = u32::try_from(check.get_pages().len()).ok()?;
+    (kept == last - first + 1).then_some(out)
 }
 
 /// Read's answer for a PDF at `path` (already known to be a file of
@@ -151,7 +218,9 @@ pub(crate) async fn read(
         Ok(b) => b,
         Err(e) => return ToolOutcome::failed(format!("{display} could not be read ({e}).")),
     };
-    let extracted = match tokio::task::spawn_blocking(move || extract(&bytes, range)).await {
+    let shown = display.clone();
+    let extracted = match tokio::task::spawn_blocking(move || extract(&bytes, &shown, range)).await
+    {
         Ok(Ok(x)) => x,
         Ok(Err(reason)) => {
             return ToolOutcome::failed(format!(
@@ -176,24 +245,69 @@ pub(crate) async fn read(
         Extracted::Pages {
             total,
             range,
-            texts,
+            shown_last,
+            text,
+            pdf,
         } => {
-            let (out, shown_last) = render(&display, total, range, &texts);
-            ToolOutcome::text(
-                out,
-                Some(UiPayload::PdfRead {
-                    path: display,
-                    first_page: range.first,
-                    last_page: shown_last,
-                    total_pages: total,
-                }),
-            )
+            let ui_payload = Some(UiPayload::PdfRead {
+                path: display,
+                first_page: range.first,
+                last_page: shown_last,
+                total_pages: total,
+            });
+            let Some(pdf) = pdf else {
+                return ToolOutcome::text(text.joined(), ui_payload);
+            };
+            let mut model_content = vec![
+                ToolResultContent::text(text.header),
+                ToolResultContent::Document {
+                    source: ImageSource {
+                        media_type: "application/pdf".to_owned(),
+                        data: base64::engine::general_purpose::STANDARD.encode(pdf),
+                    },
+                    pages: shown_last - range.first + 1,
+                    text: text.pages,
+                },
+            ];
+            if let Some(note) = text.note {
+                model_content.push(ToolResultContent::text(note));
+            }
+            ToolOutcome::Ok {
+                model_content,
+                ui_payload,
+                side_messages: Vec::new(),
+            }
         }
     }
 }
 
+/// The text the model reads, in three parts; joined by newlines they are
+/// the whole text result.
+#[derive(Debug)]
+struct Rendered {
+    /// Which pages these are, ending in a newline.
+    header: String,
+    /// Each page's text under its `--- Page N ---` line.
+    pages: String,
+    /// Where to continue, when pages are left.
+    note: Option<String>,
+}
+
+impl Rendered {
+    fn joined(self) -> String {
+        let mut out = self.header;
+        out.push('\n');
+        out.push_str(&self.pages);
+        if let Some(note) = self.note {
+            out.push('\n');
+            out.push_str(&note);
+        }
+        out
+    }
+}
+
 /// The text the model reads; returns it with the last page shown whole.
-fn render(display: &str, total: u32, range: PageRange, texts: &[(u32, String)]) -> (String, u32) {
+fn render(display: &str, total: u32, range: PageRange, texts: &[(u32, String)]) -> (Rendered, u32) {
     let mut body = String::new();
     let mut chars = 0usize;
     let mut shown_last = range.first;
@@ -206,6 +320,11 @@ fn render(display: &str, total: u32, range: PageRange, texts: &[(u32, String)]) 
             text
         };
         let block = format!("\n--- Page {page} ---\n{text}\n");
+        let block = if body.is_empty() {
+            block.trim_start_matches('\n').to_owned()
+        } else {
+            block
+        };
         let n = block.chars().count();
         if chars + n > MAX_TEXT_CHARS && *page > range.first {
             cut = Some(*page);
@@ -220,7 +339,7 @@ fn render(display: &str, total: u32, range: PageRange, texts: &[(u32, String)]) 
         chars += n;
         shown_last = *page;
     }
-    let mut out = if range.first == shown_last {
+    let header = if range.first == shown_last {
         format!("{display}: page {} of {total} (PDF text).\n", range.first)
     } else {
         format!(
@@ -228,20 +347,28 @@ fn render(display: &str, total: u32, range: PageRange, texts: &[(u32, String)]) 
             range.first
         )
     };
-    out.push_str(&body);
-    if let Some(next) = cut {
-        out.push_str(&format!(
-            "\n(One Read shows at most {MAX_TEXT_CHARS} characters. Continue with pages=\"{next}-{}\".)",
+    let note = if let Some(next) = cut {
+        Some(format!(
+            "(One Read shows at most {MAX_TEXT_CHARS} characters. Continue with pages=\"{next}-{}\".)",
             range.last
-        ));
+        ))
     } else if shown_last < total {
-        out.push_str(&format!(
-            "\n(Continue with pages=\"{}-{}\".)",
+        Some(format!(
+            "(Continue with pages=\"{}-{}\".)",
             shown_last + 1,
             (shown_last + MAX_PAGES_PER_READ).min(total)
-        ));
-    }
-    (out, shown_last)
+        ))
+    } else {
+        None
+    };
+    (
+        Rendered {
+            header,
+            pages: body,
+            note,
+        },
+        shown_last,
+    )
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
-use lopdf::content::{Content, Operation};
-use lopdf::{Document, Object, Stream, dictionary};
-use riot_protocol::{Tool, ToolOutcome, UiPayload, ValidationError};
+use lopdf::{Document, Object, dictionary};
+use riot_protocol::{Tool, ToolOutcome, ToolResultContent, UiPayload, ValidationError};
 
 use super::*;
 use crate::testing::{TempProject, text_of};
@@ -8,58 +7,7 @@ use crate::tools::read::{Read, ReadInput};
 
 /// A valid PDF of `n` pages; page `i` says "Page i of the test document".
 fn pdf(n: u32) -> Vec<u8> {
-    let mut doc = Document::with_version("1.5");
-    let pages_id = doc.new_object_id();
-    let font_id = doc.add_object(dictionary! {
-        "Type" => "Font",
-        "Subtype" => "Type1",
-        "BaseFont" => "Helvetica",
-    });
-    let resources_id = doc.add_object(dictionary! {
-        "Font" => dictionary! { "F1" => font_id },
-    });
-    let mut kids = Vec::new();
-    for i in 1..=n {
-        let content = Content {
-            operations: vec![
-                Operation::new("BT", vec![]),
-                Operation::new("Tf", vec!["F1".into(), 24.into()]),
-                Operation::new("Td", vec![72.into(), 700.into()]),
-                Operation::new(
-                    "Tj",
-                    vec![Object::string_literal(format!(
-                        "Page {i} of the test document"
-                    ))],
-                ),
-                Operation::new("ET", vec![]),
-            ],
-        };
-        let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
-        let page_id = doc.add_object(dictionary! {
-            "Type" => "Page",
-            "Parent" => pages_id,
-            "Contents" => content_id,
-        });
-        kids.push(page_id.into());
-    }
-    doc.objects.insert(
-        pages_id,
-        Object::Dictionary(dictionary! {
-            "Type" => "Pages",
-            "Kids" => kids,
-            "Count" => n as i64,
-            "Resources" => resources_id,
-            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
-        }),
-    );
-    let catalog_id = doc.add_object(dictionary! {
-        "Type" => "Catalog",
-        "Pages" => pages_id,
-    });
-    doc.trailer.set("Root", catalog_id);
-    let mut out = Vec::new();
-    doc.save_to(&mut out).unwrap();
-    out
+    riot_testkit::pdf::pdf(n)
 }
 
 fn input(path: &str, pages: Option<&str>) -> ReadInput {
@@ -263,4 +211,162 @@ fn pdf_is_known_by_its_extension() {
     assert!(is_pdf("x.pdf"));
     assert!(!is_pdf("pdf"));
     assert!(!is_pdf("x.pdf.txt"));
+}
+
+/// A document block's PDF bytes, page count and text.
+type Sent = (Vec<u8>, u32, String);
+
+/// The outcome's blocks: the text blocks, and the one document block.
+fn parts(out: &ToolOutcome) -> (Vec<String>, Option<Sent>) {
+    use base64::Engine as _;
+    let ToolOutcome::Ok { model_content, .. } = out else {
+        panic!("read failed: {}", text_of(out))
+    };
+    let mut texts = Vec::new();
+    let mut document = None;
+    for c in model_content {
+        match c {
+            ToolResultContent::Text { text } => texts.push(text.clone()),
+            ToolResultContent::Document {
+                source,
+                pages,
+                text,
+            } => {
+                assert_eq!(source.media_type, "application/pdf");
+                assert!(document.is_none(), "one document block");
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(&source.data)
+                    .unwrap();
+                document = Some((bytes, *pages, text.clone()));
+            }
+            ToolResultContent::Image { .. } => panic!("no image in a PDF read"),
+        }
+    }
+    (texts, document)
+}
+
+/// Each page's text of a PDF, in page order.
+fn page_texts(bytes: &[u8]) -> Vec<String> {
+    riot_testkit::pdf::page_texts(bytes).expect("a readable PDF")
+}
+
+#[tokio::test]
+async fn a_page_range_goes_as_a_pdf_of_just_those_pages_between_the_header_and_the_note() {
+    let p = TempProject::new();
+    let original = pdf(5);
+    p.write("doc.pdf", original.clone());
+    let out = Read.call(input("doc.pdf", Some("2-3")), &p.ctx()).await;
+    let (texts, document) = parts(&out);
+    let (bytes, pages, text) = document.expect("a document block");
+    assert_eq!(
+        texts,
+        [
+            "doc.pdf: pages 2-3 of 5 (PDF text).\n",
+            "(Continue with pages=\"4-5\".)"
+        ]
+    );
+    assert_eq!(pages, 2);
+    assert_eq!(
+        page_texts(&bytes),
+        ["Page 2 of the test document", "Page 3 of the test document"]
+    );
+    assert!(bytes.len() < original.len(), "the other pages are gone");
+    assert!(text.starts_with("--- Page 2 ---\nPage 2 of the test document"));
+    assert!(text.contains("\n--- Page 3 ---\nPage 3 of the test document"));
+    assert!(!text.contains("Page 4"), "{text}");
+    // Joined as a text-only model reads it, the blocks are the text result.
+    let joined = text_of(&out);
+    assert_eq!(
+        joined,
+        format!("doc.pdf: pages 2-3 of 5 (PDF text).\n\n{text}\n(Continue with pages=\"4-5\".)")
+    );
+}
+
+#[tokio::test]
+async fn a_whole_short_pdf_goes_as_the_file_itself() {
+    let p = TempProject::new();
+    let original = pdf(3);
+    p.write("doc.pdf", original.clone());
+    let out = Read.call(input("doc.pdf", None), &p.ctx()).await;
+    let (texts, document) = parts(&out);
+    let (bytes, pages, _) = document.expect("a document block");
+    assert_eq!(texts, ["doc.pdf: pages 1-3 of 3 (PDF text).\n"]);
+    assert_eq!(pages, 3);
+    assert_eq!(bytes, original);
+}
+
+#[tokio::test]
+async fn one_page_is_a_one_page_pdf() {
+    let p = TempProject::new();
+    p.write("doc.pdf", pdf(3));
+    let out = Read.call(input("doc.pdf", Some("3")), &p.ctx()).await;
+    let (_, document) = parts(&out);
+    let (bytes, pages, text) = document.expect("a document block");
+    assert_eq!(pages, 1);
+    assert_eq!(page_texts(&bytes), ["Page 3 of the test document"]);
+    assert_eq!(text.lines().next(), Some("--- Page 3 ---"));
+}
+
+/// `pdf(n)` with an outline whose one entry points at page `n`, page
+/// labels and an open action on page `n`.
+fn pdf_with_outline(n: u32) -> Vec<u8> {
+    let mut doc = Document::load_mem(&pdf(n)).unwrap();
+    let last = *doc.get_pages().get(&n).unwrap();
+    let outlines_id = doc.new_object_id();
+    let item_id = doc.add_object(dictionary! {
+        "Title" => Object::string_literal("The last page"),
+        "Parent" => outlines_id,
+        "Dest" => vec![last.into(), "Fit".into()],
+    });
+    doc.objects.insert(
+        outlines_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Outlines",
+            "First" => item_id,
+            "Last" => item_id,
+            "Count" => 1,
+        }),
+    );
+    let catalog = doc.catalog_mut().unwrap();
+    catalog.set("Outlines", outlines_id);
+    catalog.set("OpenAction", vec![last.into(), "Fit".into()]);
+    catalog.set(
+        "PageLabels",
+        dictionary! { "Nums" => vec![0.into(), dictionary! { "S" => "r" }.into()] },
+    );
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn the_cut_pdf_drops_what_points_at_other_pages_and_keeps_only_its_own() {
+    let original = pdf_with_outline(5);
+    let contains =
+        |hay: &[u8], needle: &str| hay.windows(needle.len()).any(|w| w == needle.as_bytes());
+    assert!(contains(&original, "Page 5 of the test document"));
+    let mut doc = Document::load_mem(&original).unwrap();
+    let cut = keep_pages(&mut doc, 5, 2, 3, MAX_DOCUMENT_BYTES).expect("a cut PDF");
+    assert_eq!(
+        page_texts(&cut),
+        ["Page 2 of the test document", "Page 3 of the test document"]
+    );
+    for page in [1, 4, 5] {
+        assert!(
+            !contains(&cut, &format!("Page {page} of the test document")),
+            "page {page}'s content is not in the cut PDF"
+        );
+    }
+    assert!(!contains(&cut, "The last page"), "the outline is gone");
+    let reloaded = Document::load_mem(&cut).unwrap();
+    let catalog = reloaded.catalog().unwrap();
+    for key in ["Outlines", "OpenAction", "PageLabels"] {
+        assert!(!catalog.has(key.as_bytes()), "{key} is dropped");
+    }
+}
+
+#[test]
+fn a_cut_pdf_over_the_size_limit_is_not_made() {
+    let mut doc = Document::load_mem(&pdf(5)).unwrap();
+    assert_eq!(keep_pages(&mut doc, 5, 2, 3, 200), None);
 }
