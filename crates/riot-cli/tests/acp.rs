@@ -2752,15 +2752,15 @@ async fn thinking_reaches_chat_completions_as_reasoning_effort() {
         "{model}"
     );
     assert_eq!(server.model_listings()[0].path, "/v1/models");
-    let low = client
+    let high = client
         .call(
             "session/set_config_option",
-            set_option(&session_id, "thinking", "low"),
+            set_option(&session_id, "thinking", "high"),
         )
         .await;
     assert_eq!(
-        config_option(low.result(), "thinking").unwrap()["currentValue"],
-        "low"
+        config_option(high.result(), "thinking").unwrap()["currentValue"],
+        "high"
     );
     let answer = client
         .call("session/prompt", prompt(&session_id, "Reason"))
@@ -2768,7 +2768,7 @@ async fn thinking_reaches_chat_completions_as_reasoning_effort() {
     assert_eq!(answer.result()["stopReason"], "end_turn");
     let bodies = support::bodies(&server);
     assert_eq!(bodies[0]["model"], "gpt-5");
-    assert_eq!(bodies[0]["reasoning_effort"], "low");
+    assert_eq!(bodies[0]["reasoning_effort"], "high");
     client.close().await;
     server.shutdown().await;
 }
