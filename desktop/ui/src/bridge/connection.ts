@@ -43,6 +43,7 @@ import {
   parseUsage,
   riotCapabilities,
   sessionModel,
+  sessionOptions,
   sessionSandbox,
   type CompactionNotice,
   type ModelConfig,
@@ -51,6 +52,7 @@ import {
   type RewindPoint,
   type RewindResult,
   type RiotCapabilities,
+  type SessionOptions,
   type TerminalNotice,
   type TurnUsage,
 } from "./riot-ext";
@@ -110,6 +112,8 @@ export interface OpenedSession {
   worktree: SessionWorktree | null;
   /** Its OS sandbox (`_meta.riot.sandbox`), when Riot says. */
   sandbox: string | null;
+  /** Its model choices and thinking level (`configOptions`), when Riot says. */
+  options: SessionOptions | null;
 }
 
 /** How `session/new` opens the session. */
@@ -291,6 +295,7 @@ export class RiotConnection {
       model: sessionModel(response._meta),
       worktree,
       sandbox: sessionSandbox(response._meta),
+      options: sessionOptions(response.configOptions),
     };
   }
 
@@ -313,6 +318,7 @@ export class RiotConnection {
       model: sessionModel(response?._meta),
       worktree: null,
       sandbox: sessionSandbox(response?._meta),
+      options: sessionOptions(response?.configOptions),
     };
   }
 
@@ -344,6 +350,17 @@ export class RiotConnection {
   /** `session/set_mode`: one of the ids in the session's `modes`. */
   async setMode(sessionId: string, modeId: string): Promise<void> {
     await asked(this.connection.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId }));
+  }
+
+  /**
+   * `session/set_config_option`: sets option `configId` (`model`,
+   * `thinking`, `mode`) to `value`; the options as they now stand.
+   */
+  async setConfigOption(sessionId: string, configId: string, value: string): Promise<SessionOptions | null> {
+    const response = await asked(
+      this.connection.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId, value }),
+    );
+    return sessionOptions(response?.configOptions);
   }
 
   /** Whether Riot listed the `_riot/...` request `method` in its capabilities. */

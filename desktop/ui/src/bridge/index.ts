@@ -34,6 +34,7 @@ export type {
   RewindResult,
   RewindScope,
   RiotCapabilities,
+  SessionOptions,
   TerminalNotice,
   TurnUsage,
 } from "./riot-ext";

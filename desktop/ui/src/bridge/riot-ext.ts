@@ -312,6 +312,28 @@ export function sessionSandbox(meta: unknown): string | null {
   return typeof sandbox === "string" && sandbox !== "" ? sandbox : null;
 }
 
+/** What a session's config options offer the page (`configOptions` of `session/new`, `session/load`, `config_option_update`). */
+export interface SessionOptions {
+  /** The `model` option's choices: id and name, in Riot's order (configured models, then what the endpoint lists). */
+  models: readonly { id: string; name: string }[];
+  /** The `thinking` option's current level (`off`, `low`, `medium`, `high`); `null` when it is not offered (the model cannot think). */
+  thinking: string | null;
+}
+
+/** The options the page shows from a `configOptions` list; `null` when there is none (an older Riot). */
+export function sessionOptions(configOptions: unknown): SessionOptions | null {
+  if (!Array.isArray(configOptions)) return null;
+  const option = (id: string) => configOptions.map(record).find((o) => o?.id === id) ?? null;
+  const model = option("model");
+  const models = (Array.isArray(model?.options) ? model.options : [])
+    .map(record)
+    .flatMap((o) =>
+      typeof o?.value === "string" ? [{ id: o.value, name: typeof o.name === "string" ? o.name : o.value }] : [],
+    );
+  const thinking = option("thinking")?.currentValue;
+  return { models, thinking: typeof thinking === "string" ? thinking : null };
+}
+
 /** One user message a rewind can go back to (`_riot/checkpoints`). */
 export interface RewindPoint {
   /** 1-based, as `_riot/rewind`'s `to` takes it. */

@@ -96,4 +96,46 @@ describe("applyUpdates", () => {
     expect(c.modes?.currentModeId).toBe("plan");
     expect(new Set(c.items.map((i) => i.key)).size).toBe(2);
   });
+
+  it("takes the model choices and thinking level from a config_option_update", () => {
+    const c = applyUpdates(emptyConversation(), [
+      {
+        sessionUpdate: "config_option_update",
+        configOptions: [
+          {
+            type: "select",
+            id: "model",
+            name: "Model",
+            currentValue: "m1",
+            options: [
+              { value: "m1", name: "m1" },
+              { value: "m2", name: "Model Two" },
+            ],
+          },
+          {
+            type: "select",
+            id: "thinking",
+            name: "Thinking",
+            currentValue: "medium",
+            options: [{ value: "off", name: "Off" }],
+          },
+        ],
+      },
+    ]);
+    expect(c.options).toEqual({
+      models: [
+        { id: "m1", name: "m1" },
+        { id: "m2", name: "Model Two" },
+      ],
+      thinking: "medium",
+    });
+    // A model that cannot think: the option is gone.
+    const after = applyUpdates(c, [
+      {
+        sessionUpdate: "config_option_update",
+        configOptions: [{ type: "select", id: "model", name: "Model", currentValue: "m3", options: [] }],
+      },
+    ]);
+    expect(after.options?.thinking).toBeNull();
+  });
 });

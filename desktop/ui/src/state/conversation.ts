@@ -4,10 +4,12 @@
 // reference. A batch (one frame's worth of updates) copies the item list
 // once, not once per delta.
 
+import { sessionOptions } from "../bridge/riot-ext";
 import type {
   AvailableCommand,
   PlanEntry,
   SessionModeState,
+  SessionOptions,
   SessionUpdate,
   ToolCallContent,
   ToolCallLocation,
@@ -55,12 +57,17 @@ export interface Conversation {
   plan: readonly PlanEntry[] | null;
   commands: readonly AvailableCommand[];
   modes: SessionModeState | null;
+  /** The model choices and thinking level Riot offers (config options); `null` from an older Riot. */
+  options: SessionOptions | null;
   /** Keys for new items; never reused within a conversation. */
   nextKey: number;
 }
 
-export function emptyConversation(modes: SessionModeState | null = null): Conversation {
-  return { items: [], tools: {}, plan: null, commands: [], modes, nextKey: 0 };
+export function emptyConversation(
+  modes: SessionModeState | null = null,
+  options: SessionOptions | null = null,
+): Conversation {
+  return { items: [], tools: {}, plan: null, commands: [], modes, options, nextKey: 0 };
 }
 
 /** Mutable copies for one batch. */
@@ -70,6 +77,7 @@ interface Draft {
   plan: readonly PlanEntry[] | null;
   commands: readonly AvailableCommand[];
   modes: SessionModeState | null;
+  options: SessionOptions | null;
   nextKey: number;
 }
 
@@ -193,8 +201,11 @@ function apply(draft: Draft, update: SessionUpdate): void {
         draft.modes = { ...draft.modes, currentModeId: update.currentModeId };
       }
       return;
+    case "config_option_update":
+      draft.options = sessionOptions(update.configOptions) ?? draft.options;
+      return;
     default:
-      // Updates Riot does not send yet (config options, session info) change nothing shown.
+      // Updates that change nothing shown here (session info).
       return;
   }
 }
@@ -208,6 +219,7 @@ export function applyUpdates(conversation: Conversation, updates: readonly Sessi
     plan: conversation.plan,
     commands: conversation.commands,
     modes: conversation.modes,
+    options: conversation.options,
     nextKey: conversation.nextKey,
   };
   for (const update of updates) apply(draft, update);

@@ -44,6 +44,7 @@ import {
   type TerminalNotice,
   type TurnUsage,
 } from "../bridge";
+import type { SessionOptions } from "../bridge/riot-ext";
 import { worktreeOf, type SessionWorktree } from "../bridge/worktree";
 import {
   BACKGROUND,
@@ -219,7 +220,14 @@ type Incoming =
   | { type: "permission"; pending: PendingPermission }
   | { type: "withdrawn"; key: string }
   | { type: "reloading"; sessionId: string }
-  | { type: "loaded"; sessionId: string; modes: SessionModeState | null; model: string | null; sandbox: string | null }
+  | {
+      type: "loaded";
+      sessionId: string;
+      modes: SessionModeState | null;
+      model: string | null;
+      sandbox: string | null;
+      options: SessionOptions | null;
+    }
   | { type: "ended"; sessionId: string; stopReason: StopReason | null; error: string | null }
   | { type: "closed"; error: string | null };
 
@@ -306,6 +314,7 @@ function newView(
   model: string | null,
   worktree: SessionWorktree | null = null,
   sandbox: string | null = null,
+  options: SessionOptions | null = null,
 ): SessionView {
   return {
     id,
@@ -316,7 +325,7 @@ function newView(
     models: withModel([], model),
     queue: [],
     queueHeld: false,
-    conversation: emptyConversation(modes),
+    conversation: emptyConversation(modes, options),
     running: false,
     startedAt: null,
     stopping: false,
@@ -527,7 +536,7 @@ export class Store {
           change(item.sessionId, (v) => ({
             ...v,
             loading: true,
-            conversation: emptyConversation(v.conversation.modes),
+            conversation: emptyConversation(v.conversation.modes, v.conversation.options),
           }));
           break;
         case "loaded":
@@ -537,8 +546,11 @@ export class Store {
             model: item.model ?? v.model,
             sandbox: item.sandbox ?? v.sandbox,
             models: withModel(v.models, item.model),
-            conversation:
-              item.modes === null ? v.conversation : { ...v.conversation, modes: item.modes },
+            conversation: {
+              ...v.conversation,
+              modes: item.modes ?? v.conversation.modes,
+              options: item.options ?? v.conversation.options,
+            },
           }));
           touched.add(item.sessionId);
           break;
@@ -720,7 +732,16 @@ export class Store {
       this.set({
         open: {
           ...this.state.open,
-          [opened.sessionId]: newView(opened.sessionId, opened.cwd, opened.modes, false, opened.model, opened.worktree, opened.sandbox),
+          [opened.sessionId]: newView(
+            opened.sessionId,
+            opened.cwd,
+            opened.modes,
+            false,
+            opened.model,
+            opened.worktree,
+            opened.sandbox,
+            opened.options,
+          ),
         },
         currentId: opened.sessionId,
         error: null,
@@ -746,7 +767,14 @@ export class Store {
     await this.attempt(async () => {
       try {
         const loaded = await this.need().loadSession(id, cwd);
-        this.batch.push({ type: "loaded", sessionId: id, modes: loaded.modes, model: loaded.model, sandbox: loaded.sandbox });
+        this.batch.push({
+          type: "loaded",
+          sessionId: id,
+          modes: loaded.modes,
+          model: loaded.model,
+          sandbox: loaded.sandbox,
+          options: loaded.options,
+        });
         await this.readParallel(id);
       } catch (e) {
         const { [id]: _, ...rest } = this.state.open;
@@ -1028,6 +1056,20 @@ export class Store {
     });
   }
 
+  /** Sets how hard the current session's model thinks (`session/set_config_option` `thinking`). */
+  async setThinking(level: string): Promise<void> {
+    const view = this.current();
+    if (view === null || view.conversation.options?.thinking === level) return;
+    const id = view.id;
+    await this.attempt(async () => {
+      const options = await this.need().setConfigOption(id, "thinking", level);
+      this.updateSession(id, (v) => ({
+        ...v,
+        conversation: { ...v.conversation, options: options ?? v.conversation.options },
+      }));
+    });
+  }
+
   /** Names session `id` `title` (blank or unchanged: nothing happens). */
   async renameSession(id: string, title: string): Promise<void> {
     const wanted = title.trim();
@@ -1091,9 +1133,16 @@ export class Store {
     this.batch.push({ type: "reloading", sessionId: id });
     try {
       const loaded = await this.need().loadSession(id, view.cwd);
-      this.batch.push({ type: "loaded", sessionId: id, modes: loaded.modes, model: loaded.model, sandbox: loaded.sandbox });
+      this.batch.push({
+          type: "loaded",
+          sessionId: id,
+          modes: loaded.modes,
+          model: loaded.model,
+          sandbox: loaded.sandbox,
+          options: loaded.options,
+        });
     } catch (e) {
-      this.batch.push({ type: "loaded", sessionId: id, modes: null, model: null, sandbox: null });
+      this.batch.push({ type: "loaded", sessionId: id, modes: null, model: null, sandbox: null, options: null });
       throw e;
     }
   }

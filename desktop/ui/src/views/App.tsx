@@ -8,7 +8,14 @@ import { PermissionDialog } from "./PermissionDialog";
 import { BackgroundPanel } from "./BackgroundPanel";
 import { QueuePanel } from "./QueuePanel";
 import { RewindDialog } from "./RewindDialog";
-import { CompactionIndicator, ModeSelector, ModelSelector, UsageFigures, WorkingIndicator } from "./SessionBar";
+import {
+  CompactionIndicator,
+  ModeSelector,
+  ModelSelector,
+  ThinkingSelector,
+  UsageFigures,
+  WorkingIndicator,
+} from "./SessionBar";
 import { SettingsDialog } from "./Settings";
 import { NotificationToggle } from "./NotificationToggle";
 import { SandboxBadge } from "./SandboxBadge";
@@ -220,10 +227,22 @@ export function App({
               <ModelSelector
                 key={`${view.id}:${view.model ?? ""}`}
                 model={view.model}
-                models={view.models}
+                models={[
+                  ...view.models,
+                  ...(view.conversation.options?.models ?? [])
+                    .map((m) => m.id)
+                    .filter((m) => !view.models.includes(m)),
+                ]}
                 editable={state.features.setModel && connected}
                 onChange={(model) => void store.setModel(model)}
               />
+              {view.conversation.options?.thinking != null && (
+                <ThinkingSelector
+                  level={view.conversation.options.thinking}
+                  disabled={!connected}
+                  onChange={(level) => void store.setThinking(level)}
+                />
+              )}
               {view.conversation.modes !== null && (
                 <ModeSelector modes={view.conversation.modes} onChange={(id) => void store.setMode(id)} />
               )}

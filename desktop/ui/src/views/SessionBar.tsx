@@ -80,6 +80,37 @@ export function ModelSelector({ model, models, editable, onChange }: ModelProps)
   );
 }
 
+/** The thinking levels Riot offers, in order. */
+const THINKING_LEVELS = ["off", "low", "medium", "high"] as const;
+
+/**
+ * How hard the session's model thinks before it answers (Riot's
+ * `thinking` config option: Anthropic's thinking budget, OpenAI's
+ * reasoning effort). Shown only while the model can think.
+ */
+export function ThinkingSelector({
+  level,
+  disabled,
+  onChange,
+}: {
+  level: string;
+  disabled: boolean;
+  onChange(level: string): void;
+}) {
+  return (
+    <label className="thinking-selector" title="From the next request; a turn running now keeps its level">
+      <span>Thinking</span>
+      <select aria-label="Thinking" value={level} disabled={disabled} onChange={(e) => onChange(e.target.value)}>
+        {THINKING_LEVELS.map((l) => (
+          <option key={l} value={l}>
+            {l[0]!.toUpperCase() + l.slice(1)}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 /**
  * US dollars for people, as Riot writes them: four decimals below a dollar
  * (a cheap session is not `$0.00`), two above; unknown is `—`.

@@ -146,6 +146,8 @@ interface FakeSession {
   title: string | null;
   model: string;
   mode: string;
+  /** Its thinking level (`off` until set). */
+  thinking: string;
   /** What `session/load` replays. */
   history: SessionUpdate[];
   running: AbortController | null;
@@ -266,6 +268,10 @@ export interface FakeRiotOptions {
   gitProjects?: string[];
   /** The `notifications` setting `_riot/config` reports (default: none, as an older Riot). */
   notifications?: { bell: boolean; title: boolean; desktop: boolean };
+  /** Models that can think: a session on one offers the `thinking` option (default: none). */
+  thinkingModels?: string[];
+  /** Models the endpoint lists, offered after the session's own in the `model` option (default: none). */
+  listedModels?: { id: string; name: string }[];
 }
 
 /** Riot's rule for a worktree's name (crates/riot-kernel/src/worktree.rs, `check_name`). */
@@ -366,6 +372,8 @@ export class FakeRiot {
   removeWorktree(name: string): void {
     for (const w of this.worktrees.values()) if (w.name === name) w.present = false;
   }
+  /** What `session/set_config_option` set, in order. */
+  readonly configSet: { sessionId: string; configId: string; value: string }[] = [];
   /** What `_riot/terminal_resize` asked for (after Riot's bounds), in order. */
   readonly resized: { sessionId: string; name: string; rows: number; cols: number }[] = [];
   /** What `_riot/terminal_write` typed, in order. */
@@ -448,6 +456,7 @@ export class FakeRiot {
       title: extra.title ?? null,
       model: extra.model ?? this.config.model ?? "mock-model",
       mode: "default",
+      thinking: "off",
       history,
       running: null,
       costUsd: 0,
@@ -467,6 +476,38 @@ export class FakeRiot {
     if (found === undefined) throw new Error(`no fake session ${id}`);
     found.changed = new Map(Object.entries(turns).map(([n, files]) => [Number(n), files]));
     found.edited = new Set(edited);
+  }
+
+  /** A session's config options as Riot builds them (crates/riot-acp/src/session_config.rs). */
+  private configOptions(found: FakeSession): acp.SessionConfigOption[] {
+    const models = [
+      { value: found.model, name: found.model },
+      ...(this.options.listedModels ?? [])
+        .filter((m) => m.id !== found.model)
+        .map((m) => ({ value: m.id, name: m.name })),
+    ];
+    const options: acp.SessionConfigOption[] = [
+      { type: "select", id: "model", name: "Model", category: "model", currentValue: found.model, options: models },
+    ];
+    if ((this.options.thinkingModels ?? []).includes(found.model)) {
+      options.push({
+        type: "select",
+        id: "thinking",
+        name: "Thinking",
+        category: "thought_level",
+        currentValue: found.thinking,
+        options: ["off", "low", "medium", "high"].map((l) => ({ value: l, name: l[0]!.toUpperCase() + l.slice(1) })),
+      });
+    }
+    options.push({
+      type: "select",
+      id: "mode",
+      name: "Permission mode",
+      category: "mode",
+      currentValue: found.mode,
+      options: OFFERED_MODES.map((m) => ({ value: m, name: m })),
+    });
+    return options;
   }
 
   /**
@@ -774,6 +815,7 @@ export class FakeRiot {
           title: null,
           model: config.model,
           mode: "default",
+          thinking: "off",
           history: [],
           running: null,
           costUsd: 0,
@@ -787,7 +829,12 @@ export class FakeRiot {
           worktree === undefined
             ? { model: config.model, sandbox: FAKE_SANDBOX }
             : { model: config.model, sandbox: FAKE_SANDBOX, worktree: { ...worktree, cwd: worktree.path } };
-        return { sessionId, modes: modeState("default"), _meta: { riot } };
+        return {
+          sessionId,
+          modes: modeState("default"),
+          configOptions: this.configOptions(this.sessions.get(sessionId)!),
+          _meta: { riot },
+        };
       })
       .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
         this.received.push("session/load");
@@ -807,7 +854,11 @@ export class FakeRiot {
             }),
           0,
         );
-        return { modes: modeState(found.mode), _meta: { riot: { model: found.model, sandbox: FAKE_SANDBOX } } };
+        return {
+          modes: modeState(found.mode),
+          configOptions: this.configOptions(found),
+          _meta: { riot: { model: found.model, sandbox: FAKE_SANDBOX } },
+        };
       })
       .onRequest(acp.methods.agent.session.list, ({ params }) => {
         this.received.push("session/list");
@@ -831,6 +882,30 @@ export class FakeRiot {
         }
         found.mode = params.modeId;
         return {};
+      })
+      .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
+        this.received.push("session/set_config_option");
+        const found = session(params.sessionId);
+        const value = "value" in params && typeof params.value === "string" ? params.value : null;
+        if (value === null) throw fail(`\`${params.configId}\` takes one of its listed values, not a boolean`);
+        // As Riot (crates/riot-acp/src/agent_editor.rs, set_config_option).
+        if (params.configId === "thinking") {
+          if (!(this.options.thinkingModels ?? []).includes(found.model)) {
+            throw fail(`\`${found.model}\` cannot think; \`thinking\` is not offered for it`);
+          }
+          if (!["off", "low", "medium", "high"].includes(value)) {
+            throw fail(`unknown thinking level \`${value}\`; use off, low, medium or high`);
+          }
+          found.thinking = value;
+        } else if (params.configId === "mode") {
+          found.mode = value;
+        } else if (params.configId === "model") {
+          found.model = value;
+        } else {
+          throw fail(`unknown config option \`${params.configId}\`; use \`model\`, \`thinking\` or \`mode\``);
+        }
+        this.configSet.push({ sessionId: params.sessionId, configId: params.configId, value });
+        return { configOptions: this.configOptions(found) };
       })
       .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
         this.received.push("session/cancel");
