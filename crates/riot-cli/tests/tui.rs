@@ -300,6 +300,54 @@ async fn slash_thinking_sets_the_level_shown_in_the_status_line_and_sent() {
     server.shutdown().await;
 }
 
+/// `/model` alone opens a picker of the models the endpoint lists; the
+/// one chosen with the arrow keys is sent as `/model ID` and reaches the
+/// next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_model_picks_from_the_endpoints_models() {
+    if !have_tmux("tui: /model picker") {
+        return;
+    }
+    let world = World::new();
+    let server = MockServer::start(
+        Script::new(Wire::Anthropic, vec![Reply::Text("From Haiku.".into())])
+            .models(&["claude-opus-4-1", "claude-haiku-4-5"]),
+    )
+    .await
+    .unwrap();
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    // The `/` menu may complete the command first (it takes an
+    // argument); Enter again then sends it as it is.
+    tmux.type_line("/model");
+    let question = "Which model should the next requests go to?";
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !tmux.capture().contains(question) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    if !tmux.capture().contains(question) {
+        tmux.keys(&["Enter"]);
+    }
+    let pane = tmux.wait_for(question).await;
+    for shown in [
+        "[mock-model]",
+        "Claude Opus 4 1 [claude-opus-4-1]",
+        "Claude Haiku 4 5 [claude-haiku-4-5]",
+    ] {
+        assert!(pane.contains(shown), "{shown:?} not offered:\n{pane}");
+    }
+    tmux.keys(&["Down"]);
+    tmux.keys(&["Down"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Model: claude-haiku-4-5 from the next request on.")
+        .await;
+    tmux.type_line("hello");
+    tmux.wait_for("From Haiku.").await;
+    assert_eq!(requests(&server)[0]["model"], "claude-haiku-4-5");
+    assert_eq!(server.model_listings().len(), 1);
+    server.shutdown().await;
+}
+
 /// A highlighted code block is in the terminal's own palette (short SGR
 /// codes that follow its light or dark theme), by kind: keywords magenta,
 /// a defined name blue, strings green, numbers yellow, comments grey, and

@@ -69,6 +69,9 @@ pub enum Effect {
     /// Fetch the messages `/rewind` can go back to, for its picker
     /// ([`App::rewind_points`]).
     RewindPoints,
+    /// Fetch the models the endpoint lists, for `/model`'s picker
+    /// ([`App::model_choices`]).
+    ModelChoices,
     /// Ring the terminal's bell (a turn ended, a question waits).
     Bell,
     /// Set the terminal's title to this.
@@ -103,6 +106,8 @@ pub const TASKS_COMMAND: &str = "tasks";
 
 /// The key of `/rewind`'s picker, a question the UI asks itself.
 const REWIND_KEY: u64 = u64::MAX;
+/// The key of `/model`'s picker, another.
+const MODEL_KEY: u64 = u64::MAX - 1;
 
 /// A message `/rewind` can go back to, as its picker shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1381,6 +1386,63 @@ impl App {
         );
     }
 
+    /// `/model`'s picker: the current model, then `models` (id and a
+    /// name for people) as the endpoint lists them. Choosing one sends
+    /// `/model ID`. Without a list, `/model` goes to the kernel, which
+    /// names the current model.
+    pub fn model_choices(&mut self, models: Vec<(String, Option<String>)>) {
+        let others: Vec<(String, Option<String>)> = models
+            .into_iter()
+            .filter(|(id, _)| *id != self.model)
+            .collect();
+        if others.is_empty() {
+            self.submit_text("/model");
+            return;
+        }
+        let label = |id: &str, name: Option<&str>| match name {
+            Some(name) if name != id => format!("{name} [{id}]"),
+            _ => format!("[{id}]"),
+        };
+        let mut options = vec![QuestionOption {
+            label: label(&self.model, None),
+            description: Some("the current model".to_owned()),
+        }];
+        options.extend(others.iter().map(|(id, name)| QuestionOption {
+            label: label(id, name.as_deref()),
+            description: None,
+        }));
+        self.questions(
+            MODEL_KEY,
+            QuestionRequest {
+                tool_use_id: ToolUseId::new("model"),
+                tool_name: "model".to_owned(),
+                context: None,
+                questions: vec![Question {
+                    question: "Which model should the next requests go to?".to_owned(),
+                    header: Some("model".to_owned()),
+                    options,
+                    multi_select: false,
+                }],
+            },
+        );
+    }
+
+    /// The model picker's answer: `/model ID` for the chosen model.
+    fn model_chosen(&mut self, outcome: &QuestionOutcome) {
+        let chosen = match outcome {
+            QuestionOutcome::Answered(answers) => answers
+                .first()
+                .and_then(|a| a.first())
+                .and_then(|label| label.rsplit_once('['))
+                .map(|(_, id)| id.trim_end_matches(']').to_owned()),
+            _ => None,
+        };
+        match chosen {
+            Some(id) if id != self.model => self.submit_text(&format!("/model {id}")),
+            _ => self.hint = Some(format!("Still {}.", self.model)),
+        }
+    }
+
     /// The picker's answer: `/rewind N` for the chosen message.
     fn rewind_chosen(&mut self, outcome: &QuestionOutcome) {
         let chosen = match outcome {
@@ -1427,6 +1489,14 @@ impl App {
             self.composer.clear();
             self.menu = None;
             self.tasks_open = Some(0);
+            return;
+        }
+        // `/model` alone: a picker of the endpoint's models (`/model NAME`
+        // goes straight to the kernel).
+        if self.composer.text().trim() == "/model" && !self.busy {
+            self.composer.clear();
+            self.menu = None;
+            self.effects.push(Effect::ModelChoices);
             return;
         }
         // `/rewind` alone: a picker of the messages (`/rewind N` goes
@@ -1773,6 +1843,9 @@ impl App {
             Asking::Questions { key, .. } if *key == REWIND_KEY => {
                 self.rewind_chosen(&QuestionOutcome::Declined);
             }
+            Asking::Questions { key, .. } if *key == MODEL_KEY => {
+                self.model_chosen(&QuestionOutcome::Declined);
+            }
             Asking::Questions { key, .. } => self.effects.push(Effect::Questions {
                 key: *key,
                 outcome: QuestionOutcome::Declined,
@@ -1993,6 +2066,8 @@ impl App {
             let outcome = QuestionOutcome::Answered(all);
             if id == REWIND_KEY {
                 self.rewind_chosen(&outcome);
+            } else if id == MODEL_KEY {
+                self.model_chosen(&outcome);
             } else {
                 self.effects.push(Effect::Questions { key: id, outcome });
             }

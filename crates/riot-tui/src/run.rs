@@ -936,6 +936,15 @@ async fn drive(
                     ),
                     Err(e) => app.note(SystemLevel::Warning, &format!("/rewind: {e}")),
                 },
+                Effect::ModelChoices => {
+                    let listed = handle.listed_models().await;
+                    app.model_choices(
+                        listed
+                            .iter()
+                            .map(|m| (m.id.clone(), m.display_name.clone()))
+                            .collect(),
+                    );
+                }
                 Effect::StopTask(id) => {
                     if let Some(tasks) = &background {
                         tasks.stop(&id);
