@@ -71,6 +71,8 @@ struct Shared {
     pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
     stderr: Mutex<VecDeque<String>>,
     was_ready: std::sync::atomic::AtomicBool,
+    /// The server takes incremental changes (`textDocumentSync` 2).
+    incremental: std::sync::atomic::AtomicBool,
     /// The server's configuration from the settings, for
     /// `workspace/configuration`.
     settings: Option<Value>,
@@ -129,17 +131,48 @@ pub(crate) struct Client {
 }
 
 /// What a server was last told of an open document.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Doc {
     version: i32,
-    hash: u64,
+    text: String,
 }
 
-fn text_hash(text: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    h.finish()
+/// The one-range change that turns `old` into `new` (what differs between
+/// their common start and common end), in LSP positions: line and UTF-16
+/// column, the protocol's default encoding.
+fn change_of(old: &str, new: &str) -> TextDocumentContentChangeEvent {
+    let prefix = old
+        .char_indices()
+        .zip(new.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or_else(|| old.len().min(new.len()), |((i, _), _)| i);
+    // The common end, not reaching back into the common start of either.
+    let suffix = old[prefix..]
+        .chars()
+        .rev()
+        .zip(new[prefix..].chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .sum::<usize>();
+    let start = position_at(old, prefix);
+    let end = position_at(old, old.len() - suffix);
+    TextDocumentContentChangeEvent {
+        range: Some(lsp_types::Range { start, end }),
+        range_length: None,
+        text: new[prefix..new.len() - suffix].to_owned(),
+    }
+}
+
+/// The LSP position of byte offset `at` (on a char boundary) in `text`.
+fn position_at(text: &str, at: usize) -> lsp_types::Position {
+    let before = &text[..at];
+    let line = before.matches('\n').count();
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let character: usize = before[line_start..].chars().map(char::len_utf16).sum();
+    lsp_types::Position {
+        line: u32::try_from(line).unwrap_or(u32::MAX),
+        character: u32::try_from(character).unwrap_or(u32::MAX),
+    }
 }
 
 impl Client {
@@ -183,6 +216,7 @@ impl Client {
             pending: Mutex::new(HashMap::new()),
             stderr: Mutex::new(VecDeque::new()),
             was_ready: std::sync::atomic::AtomicBool::new(false),
+            incremental: std::sync::atomic::AtomicBool::new(false),
             settings: config.settings.clone(),
         });
         let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
@@ -257,6 +291,10 @@ impl Client {
         tokio::spawn(async move {
             match init.await {
                 Some(reply) if reply.get("result").is_some() => {
+                    // `textDocumentSync`: a kind, or options with `change`.
+                    let sync = &reply["result"]["capabilities"]["textDocumentSync"];
+                    let kind = sync.as_u64().or_else(|| sync["change"].as_u64());
+                    shared.incremental.store(kind == Some(2), Ordering::SeqCst);
                     let _ = tx_init.send(notification(
                         Initialized::METHOD,
                         serde_json::to_value(InitializedParams {}).unwrap_or(Value::Null),
@@ -329,9 +367,9 @@ impl Client {
     pub(crate) fn sync(&self, path: &Path, language_id: &str, text: String) -> Option<(i32, u64)> {
         let uri = file_uri(path)?;
         let before = self.shared.publishes.load(Ordering::SeqCst);
-        let hash = text_hash(&text);
+        let incremental = self.shared.incremental.load(Ordering::SeqCst);
         let mut docs = lock(&self.docs);
-        let (method, params, version) = match docs.get(path).map(|d| d.version) {
+        let (method, params, version) = match docs.get(path).map(|d| (d.version, &d.text)) {
             None => (
                 DidOpenTextDocument::METHOD,
                 serde_json::to_value(DidOpenTextDocumentParams {
@@ -339,28 +377,34 @@ impl Client {
                         uri,
                         language_id: language_id.to_owned(),
                         version: 1,
-                        text,
+                        text: text.clone(),
                     },
                 }),
                 1,
             ),
-            Some(v) => (
+            Some((v, before)) => (
                 DidChangeTextDocument::METHOD,
                 serde_json::to_value(DidChangeTextDocumentParams {
                     text_document: VersionedTextDocumentIdentifier {
                         uri,
                         version: v + 1,
                     },
-                    content_changes: vec![TextDocumentContentChangeEvent {
-                        range: None,
-                        range_length: None,
-                        text,
+                    // Only what changed, to a server that takes that;
+                    // the whole text otherwise.
+                    content_changes: vec![if incremental {
+                        change_of(before, &text)
+                    } else {
+                        TextDocumentContentChangeEvent {
+                            range: None,
+                            range_length: None,
+                            text: text.clone(),
+                        }
                     }],
                 }),
                 v + 1,
             ),
         };
-        docs.insert(path.to_path_buf(), Doc { version, hash });
+        docs.insert(path.to_path_buf(), Doc { version, text });
         drop(docs);
         let _ = self.tx.send(notification(method, params.ok()?));
         // The edit is on disk already: servers that check on save (and
@@ -383,14 +427,14 @@ impl Client {
     /// text changed is sent again (`didChange`, `didSave`), one that is
     /// gone is closed. Before the server is ready nothing is open yet.
     pub(crate) async fn resync(&self) {
-        let open: Vec<(PathBuf, u64)> = lock(&self.docs)
+        let open: Vec<(PathBuf, String)> = lock(&self.docs)
             .iter()
-            .map(|(path, doc)| (path.clone(), doc.hash))
+            .map(|(path, doc)| (path.clone(), doc.text.clone()))
             .collect();
-        for (path, hash) in open {
+        for (path, sent) in open {
             match tokio::fs::read_to_string(&path).await {
                 // The language id only goes with `didOpen`: this is a change.
-                Ok(text) if text_hash(&text) != hash => {
+                Ok(text) if text != sent => {
                     let _ = self.sync(&path, "", text);
                 }
                 Ok(_) => {}
@@ -625,5 +669,57 @@ fn convert(shared: &Shared, path: &Path, d: &lsp_types::Diagnostic) -> Diagnosti
         }),
         message: d.message.clone(),
         source: d.source.clone().unwrap_or_else(|| shared.name.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `old` with `change` applied, positions read as LSP reads them.
+    fn apply(old: &str, change: &TextDocumentContentChangeEvent) -> String {
+        let offset = |p: lsp_types::Position| {
+            let line_start: usize = old
+                .split_inclusive('\n')
+                .take(p.line as usize)
+                .map(str::len)
+                .sum();
+            let mut units = 0;
+            let mut at = line_start;
+            for c in old[line_start..].chars() {
+                if units >= p.character as usize {
+                    break;
+                }
+                units += c.len_utf16();
+                at += c.len_utf8();
+            }
+            at
+        };
+        let range = change.range.expect("a ranged change");
+        let (start, end) = (offset(range.start), offset(range.end));
+        format!("{}{}{}", &old[..start], change.text, &old[end..])
+    }
+
+    #[test]
+    fn a_change_is_the_one_range_that_differs_in_utf16_positions() {
+        let cases = [
+            ("fn main() {}\n", "fn main() { run(); }\n"),
+            ("a\nb\nc\n", "a\nB\nB2\nc\n"),
+            ("let s = \"😀 x\";\n", "let s = \"😀 y\";\n"),
+            ("keep\ndrop this\nkeep\n", "keep\nkeep\n"),
+            ("aaaa", "aa"),
+            ("", "new\n"),
+            ("same\n", "same\n"),
+        ];
+        for (old, new) in cases {
+            let change = change_of(old, new);
+            assert_eq!(apply(old, &change), new, "{old:?} -> {new:?}: {change:?}");
+        }
+        // Only what changed is sent, at UTF-16 columns: the emoji counts 2.
+        let change = change_of("let s = \"😀 x\";\n", "let s = \"😀 y\";\n");
+        assert_eq!(change.text, "y");
+        let range = change.range.unwrap();
+        assert_eq!((range.start.line, range.start.character), (0, 12));
+        assert_eq!((range.end.line, range.end.character), (0, 13));
     }
 }

@@ -6,8 +6,9 @@
 //! pyright-langserver, typescript-language-server and gopls when found on
 //! `PATH`), each in its own process group (riot-runtime's `PipedChild`).
 //! After each edit the kernel calls [`LanguageServers::after_edit`]: the
-//! file's new text goes to its server (`didOpen`, then whole-document
-//! `didChange`, each followed by `didSave`) and the session waits, at most the configured `wait_ms`
+//! file's new text goes to its server (`didOpen`, then `didChange` —
+//! the one range that changed when the server takes incremental changes,
+//! else the whole document — each followed by `didSave`) and the session waits, at most the configured `wait_ms`
 //! in all, for the server to publish that file's diagnostics. After each
 //! Bash call ([`LanguageServers::after_command`]) the open documents are
 //! read again: a changed one is sent as an edit would be, a deleted one

@@ -373,3 +373,42 @@ async fn after_a_command_a_changed_document_is_sent_again_and_a_deleted_one_clos
         "{seen}"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_takes_incremental_changes_gets_only_what_changed() {
+    let (_dir, root) = project();
+    let file = root.join("a.fake");
+    std::fs::write(&file, "fn main() {\n    old();\n}\n").unwrap();
+    let marker = root.join("exited");
+    let lsp = session(
+        &root,
+        json!({
+            "wait_ms": 10_000,
+            "fake": {
+                "command": ["python3", "-c", riot_testkit::lsp::RECORDING_SERVER, marker.to_str().unwrap(), "2"],
+                "extensions": [".fake"],
+            },
+        }),
+    );
+    assert!(matches!(
+        lsp.after_edit(&file).await,
+        EditDiagnostics::Reported { .. }
+    ));
+    std::fs::write(&file, "fn main() {\n    new_call();\n}\n").unwrap();
+    assert!(matches!(
+        lsp.after_edit(&file).await,
+        EditDiagnostics::Reported { .. }
+    ));
+    lsp.shutdown().await;
+    let seen = std::fs::read_to_string(&marker).unwrap();
+    let changes: Vec<&str> = seen
+        .lines()
+        .filter(|l| l.starts_with("textDocument/didChange"))
+        .collect();
+    // `old` became `new_call` on line 1: only that part is sent.
+    assert_eq!(
+        changes,
+        [r#"textDocument/didChange 1:4-1:7 "new_call""#],
+        "{seen}"
+    );
+}

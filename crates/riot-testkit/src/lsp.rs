@@ -6,7 +6,9 @@
 /// what it received, one a line (with the initialization options, the
 /// settings, the configuration answer and each opened or changed
 /// document's text as JSON), into the file named by its argument and
-/// exits 0. Run it as `python3 -c RECORDING_SERVER OUT_FILE`.
+/// exits 0. Run it as `python3 -c RECORDING_SERVER OUT_FILE [SYNC]`:
+/// SYNC 2 asks for incremental changes, recorded as
+/// `textDocument/didChange LINE:COL-LINE:COL "TEXT"`.
 pub const RECORDING_SERVER: &str = r#"
 import json, sys
 out = sys.stdout.buffer
@@ -35,7 +37,13 @@ while True:
     elif method == "textDocument/didOpen":
         seen.append(method + " " + json.dumps(msg["params"]["textDocument"]["text"]))
     elif method == "textDocument/didChange":
-        seen.append(method + " " + json.dumps(msg["params"]["contentChanges"][-1]["text"]))
+        change = msg["params"]["contentChanges"][-1]
+        if "range" in change:
+            r = change["range"]
+            at = "%d:%d-%d:%d" % (r["start"]["line"], r["start"]["character"], r["end"]["line"], r["end"]["character"])
+            seen.append(method + " " + at + " " + json.dumps(change["text"]))
+        else:
+            seen.append(method + " " + json.dumps(change["text"]))
     elif method is None:
         seen.append("configuration " + json.dumps(msg.get("result")))
     else:
@@ -44,7 +52,8 @@ while True:
         send({"jsonrpc": "2.0", "id": 99, "method": "workspace/configuration",
               "params": {"items": [{"section": "fake.lint"}, {"section": "other"}, {}]}})
     if method == "initialize":
-        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
+        sync = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {"textDocumentSync": {"openClose": True, "change": sync}}}})
     elif method in ("textDocument/didOpen", "textDocument/didChange"):
         doc = msg["params"]["textDocument"]
         send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
