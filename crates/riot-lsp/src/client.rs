@@ -427,10 +427,12 @@ impl Client {
     /// text changed is sent again (`didChange`, `didSave`), one that is
     /// gone is closed. Before the server is ready nothing is open yet.
     pub(crate) async fn resync(&self) {
-        let open: Vec<(PathBuf, String)> = lock(&self.docs)
+        let mut open: Vec<(PathBuf, String)> = lock(&self.docs)
             .iter()
             .map(|(path, doc)| (path.clone(), doc.text.clone()))
             .collect();
+        // In path order: the server hears of them the same way each time.
+        open.sort();
         for (path, sent) in open {
             match tokio::fs::read_to_string(&path).await {
                 // The language id only goes with `didOpen`: this is a change.
