@@ -171,6 +171,10 @@ pub enum TerminalUpdate {
         cursor_row: u16,
         cursor_col: u16,
         full_screen: bool,
+        /// The rows that scrolled off the top of the (main) screen since
+        /// the last screen, oldest first: a face keeps them as scrollback.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        scrolled: Vec<String>,
     },
     /// The terminal has a new size (a face resized it); the next screen
     /// has its rows.

@@ -79,8 +79,41 @@ struct Core {
     tick: watch::Sender<u64>,
 }
 
+/// Collects the rows that scroll off the top of the main screen, for the
+/// faces' scrollback (taken with each screen update).
+#[derive(Debug, Default)]
+struct Scrolled {
+    rows: Vec<String>,
+}
+
+/// Rows kept between two screen updates at most (a flood of output keeps
+/// its latest rows).
+const SCROLLED_KEEP: usize = 2_000;
+
+impl vt100::Callbacks for Scrolled {
+    fn on_scroll(&mut self, contents: vt100::capture::RowContents<'_>, alternate_screen: bool) {
+        if alternate_screen {
+            return;
+        }
+        let mut formatted = String::new();
+        let mut state = vt100::capture::BasicFormattedCaptureState::new();
+        if contents
+            .write_formatted_basic(&mut formatted, &mut state)
+            .is_err()
+        {
+            return;
+        }
+        let row: String = vt100::capture::basic_formatted_to_plain(&formatted).collect();
+        self.rows.push(row.trim_end().to_owned());
+        if self.rows.len() > SCROLLED_KEEP {
+            let extra = self.rows.len() - SCROLLED_KEEP;
+            self.rows.drain(..extra);
+        }
+    }
+}
+
 struct State {
-    screen: vt100::Parser,
+    screen: vt100::Parser<Scrolled>,
     plain: vte::Parser,
     text: PlainText,
     typed: Vec<String>,
@@ -232,7 +265,7 @@ impl PtyTerminals {
         let core = Arc::new(Core {
             name: spec.name.clone(),
             state: Mutex::new(State {
-                screen: vt100::Parser::new(rows, cols, 0),
+                screen: vt100::Parser::new_with_callbacks(rows, cols, 0, Scrolled::default()),
                 plain: vte::Parser::new(),
                 text: PlainText::default(),
                 typed: Vec::new(),
@@ -320,8 +353,8 @@ impl PtyTerminals {
                 tokio::time::sleep(Duration::from_millis(SCREEN_EVERY_MS)).await;
                 rx.borrow_and_update();
                 let (update, exit) = {
-                    let state = lock(&core.state);
-                    (screen_update(&core.name, &state), state.exit)
+                    let mut state = lock(&core.state);
+                    (screen_update(&core.name, &mut state), state.exit)
                 };
                 Self::emit(&sinks, &update);
                 if let Some(exit) = exit {
@@ -380,7 +413,19 @@ fn screen_rows(screen: &vt100::Screen) -> Vec<String> {
         .collect()
 }
 
-fn screen_update(name: &str, state: &State) -> TerminalUpdate {
+/// The screen now, with the rows that scrolled off since the last one
+/// (which it takes: every face hears of them once).
+fn screen_update(name: &str, state: &mut State) -> TerminalUpdate {
+    let scrolled = std::mem::take(&mut state.screen.callbacks_mut().rows);
+    screen_with(name, state, scrolled)
+}
+
+/// The screen now, for a face that starts watching.
+fn screen_now(name: &str, state: &State) -> TerminalUpdate {
+    screen_with(name, state, Vec::new())
+}
+
+fn screen_with(name: &str, state: &State, scrolled: Vec<String>) -> TerminalUpdate {
     let screen = state.screen.screen();
     let (cursor_row, cursor_col) = screen.cursor_position();
     TerminalUpdate::Screen {
@@ -389,6 +434,7 @@ fn screen_update(name: &str, state: &State) -> TerminalUpdate {
         cursor_row,
         cursor_col,
         full_screen: screen.alternate_screen(),
+        scrolled,
     }
 }
 
@@ -710,7 +756,7 @@ impl Terminals for PtyTerminals {
                     }
                 },
             });
-            sink(&screen_update(&term.core.name, &lock(&term.core.state)));
+            sink(&screen_now(&term.core.name, &lock(&term.core.state)));
         }
         lock(&self.sinks).push(sink);
     }

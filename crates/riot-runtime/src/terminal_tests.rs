@@ -341,6 +341,57 @@ async fn watchers_get_the_screen_as_it_changes() {
     assert_eq!(last_screen.len(), 12);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_that_scroll_off_the_top_reach_the_watchers_once_and_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let terms = PtyTerminals::default();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    terms.subscribe(Arc::new(move |u: &TerminalUpdate| {
+        let _ = tx.send(u.clone());
+    }));
+    // 40 numbered lines on a 12-row screen: the first ones scroll off.
+    terms
+        .open(spec(
+            "seq",
+            "for i in $(seq 1 40); do echo line $i; done",
+            dir.path(),
+        ))
+        .await
+        .unwrap();
+    let mut scrolled: Vec<String> = Vec::new();
+    let mut last_rows = Vec::new();
+    loop {
+        let update = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("updates keep coming until the program ends")
+            .unwrap();
+        match update {
+            TerminalUpdate::Screen {
+                rows, scrolled: s, ..
+            } => {
+                scrolled.extend(s);
+                last_rows = rows;
+            }
+            TerminalUpdate::Exited { .. } => break,
+            _ => {}
+        }
+    }
+    // What scrolled off and what the screen shows last are the 40 lines,
+    // each once, in order.
+    let shown: Vec<String> = scrolled
+        .iter()
+        .chain(last_rows.iter())
+        .filter(|r| !r.is_empty())
+        .cloned()
+        .collect();
+    let expected: Vec<String> = (1..=40).map(|i| format!("line {i}")).collect();
+    assert_eq!(
+        shown, expected,
+        "scrolled {scrolled:?}, screen {last_rows:?}"
+    );
+    assert!(scrolled.len() >= 28, "{scrolled:?}");
+}
+
 #[test]
 fn input_is_described_with_key_names() {
     assert_eq!(describe_input(b"ls\r"), "ls<Enter>");

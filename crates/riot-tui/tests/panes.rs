@@ -96,6 +96,7 @@ fn screen(name: &str, rows: &[&str], cursor: (u16, u16)) -> TerminalUpdate {
         cursor_row: cursor.0,
         cursor_col: cursor.1,
         full_screen: false,
+        scrolled: Vec::new(),
     }
 }
 

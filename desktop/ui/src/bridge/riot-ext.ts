@@ -492,8 +492,25 @@ export function parseTerminal(raw: unknown): TerminalNotice {
       const rows = strings(u.rows);
       const cursorRow = count(u.cursor_row);
       const cursorCol = count(u.cursor_col);
-      if (rows === null || cursorRow === null || cursorCol === null || typeof u.full_screen !== "boolean") throw bad();
-      update = { type: "screen", name, rows, cursor_row: cursorRow, cursor_col: cursorCol, full_screen: u.full_screen };
+      const scrolled = u.scrolled === undefined ? [] : strings(u.scrolled);
+      if (
+        rows === null ||
+        scrolled === null ||
+        cursorRow === null ||
+        cursorCol === null ||
+        typeof u.full_screen !== "boolean"
+      ) {
+        throw bad();
+      }
+      update = {
+        type: "screen",
+        name,
+        rows,
+        cursor_row: cursorRow,
+        cursor_col: cursorCol,
+        full_screen: u.full_screen,
+        ...(scrolled.length > 0 ? { scrolled } : {}),
+      };
       break;
     }
     case "resized": {

@@ -21,6 +21,11 @@ export type TerminalUpdate =
       cursor_row: number;
       cursor_col: number;
       full_screen: boolean;
+      /**
+       * The rows that scrolled off the top of the (main) screen since
+       * the last screen, oldest first: a face keeps them as scrollback.
+       */
+      scrolled?: string[];
     }
   | {
       type: "resized";

@@ -37,6 +37,7 @@ describe("Store: a session's terminals", () => {
         command: "python3 -q",
         size: { rows: 30, cols: 100 },
         rows: [">>>", ""],
+        scrollback: [],
         cursor: { row: 0, col: 4 },
         fullScreen: false,
         exit: null,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { TerminalUpdate } from "../generated/terminal_update";
-import { acceptsInput, applyTerminalUpdate, terminalStatus, type TerminalState } from "./terminals";
+import { acceptsInput, applyTerminalUpdate, SCROLLBACK_ROWS, terminalStatus, type TerminalState } from "./terminals";
 
 const SIZE = { rows: 30, cols: 100 };
 
@@ -34,6 +34,7 @@ describe("applyTerminalUpdate", () => {
         command: "python3 -q",
         size: SIZE,
         rows: [">>> 6*7", "42", ">>>"],
+        scrollback: [],
         cursor: { row: 2, col: 4 },
         fullScreen: false,
         exit: null,
@@ -44,12 +45,38 @@ describe("applyTerminalUpdate", () => {
         command: "npm run dev",
         size: SIZE,
         rows: ["ready on :3000"],
+        scrollback: [],
         cursor: { row: 1, col: 0 },
         fullScreen: false,
         exit: null,
         closed: false,
       },
     ]);
+  });
+
+  it("keeps the rows that scrolled off as scrollback, oldest first, and at most SCROLLBACK_ROWS of them", () => {
+    const scrolled = (rows: string[], off: string[]): TerminalUpdate => ({
+      type: "screen",
+      name: "log",
+      rows,
+      cursor_row: rows.length - 1,
+      cursor_col: 0,
+      full_screen: false,
+      scrolled: off,
+    });
+    let terminals = fold([opened("log", "tail -f log"), scrolled(["c", "d"], ["a", "b"]), scrolled(["e", "f"], ["c", "d"])]);
+    expect(terminals[0]!.scrollback).toEqual(["a", "b", "c", "d"]);
+    expect(terminals[0]!.rows).toEqual(["e", "f"]);
+    // A screen with nothing scrolled keeps the scrollback as it is.
+    terminals = fold([screen("log", ["e", "f", "g"], 2, 0)], terminals);
+    expect(terminals[0]!.scrollback).toEqual(["a", "b", "c", "d"]);
+    const many = Array.from({ length: SCROLLBACK_ROWS + 10 }, (_, i) => `row ${i}`);
+    terminals = fold([scrolled(["x"], many)], terminals);
+    expect(terminals[0]!.scrollback).toHaveLength(SCROLLBACK_ROWS);
+    expect(terminals[0]!.scrollback[SCROLLBACK_ROWS - 1]).toBe(`row ${SCROLLBACK_ROWS + 9}`);
+    // Opened again afresh: no scrollback.
+    terminals = fold([{ type: "closed", name: "log" }, opened("log", "other")], terminals);
+    expect(terminals[0]!.scrollback).toEqual([]);
   });
 
   it("records how the program ended and that the terminal was closed, keeping its last screen", () => {
@@ -85,6 +112,7 @@ describe("applyTerminalUpdate", () => {
       command: "cat -n",
       size: SIZE,
       rows: [],
+      scrollback: [],
       cursor: { row: 0, col: 0 },
       fullScreen: false,
       exit: null,

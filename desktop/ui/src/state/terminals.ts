@@ -6,6 +6,9 @@
 
 import type { TerminalExit, TerminalSize, TerminalUpdate } from "../generated/terminal_update";
 
+/** Rows of scrollback kept per terminal. */
+export const SCROLLBACK_ROWS = 5000;
+
 export interface TerminalState {
   name: string;
   /** The command line it runs. */
@@ -13,6 +16,8 @@ export interface TerminalState {
   size: TerminalSize;
   /** Every row of the screen, trailing spaces removed (empty before the first screen). */
   rows: readonly string[];
+  /** The rows that scrolled off the top, oldest first (at most `SCROLLBACK_ROWS`). */
+  scrollback: readonly string[];
   /** Row and column of the cursor, from 0. */
   cursor: { row: number; col: number };
   /** A full-screen program (an editor, `less`) shows. */
@@ -36,6 +41,7 @@ export function applyTerminalUpdate(
       command: update.command,
       size: update.size,
       rows: [],
+      scrollback: [],
       cursor: { row: 0, col: 0 },
       fullScreen: false,
       exit: null,
@@ -53,6 +59,10 @@ export function applyTerminalUpdate(
     case "screen":
       return replace(terminals, at, {
         ...terminal,
+        scrollback:
+          update.scrolled === undefined || update.scrolled.length === 0
+            ? terminal.scrollback
+            : [...terminal.scrollback, ...update.scrolled].slice(-SCROLLBACK_ROWS),
         rows: update.rows,
         cursor: { row: update.cursor_row, col: update.cursor_col },
         fullScreen: update.full_screen,

@@ -102,4 +102,25 @@ describe("the page's terminal view", () => {
     await act(() => riot.terminal(id, { type: "exited", name: "sh", exit: { code: 0 } }));
     expect(screen.queryByRole("button", { name: "Fit to panel" })).toBeNull();
   });
+
+  it("keeps the rows that scrolled off the screen above it", async () => {
+    const riot = new FakeRiot({ token: "t", projects: [PROJECT] });
+    const { id } = await page(riot);
+    await act(() => riot.terminal(id, { type: "opened", name: "log", command: "seq 40", size: { rows: 30, cols: 100 } }));
+    await act(() =>
+      riot.terminal(id, {
+        type: "screen",
+        name: "log",
+        rows: ["3", "4"],
+        cursor_row: 1,
+        cursor_col: 1,
+        full_screen: false,
+        scrolled: ["1", "2"],
+      }),
+    );
+    const box = await screen.findByRole("textbox", { name: "Screen of terminal log" });
+    const kept = [...box.querySelectorAll(".terminal-scrollback-row")].map((r) => r.textContent);
+    expect(kept).toEqual(["1", "2"]);
+    expect(rows()).toEqual(["3", "4 "]);
+  });
 });

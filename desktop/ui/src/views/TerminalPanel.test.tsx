@@ -70,6 +70,7 @@ function terminal(over: Partial<TerminalState> = {}): TerminalState {
     command: "python3 -q",
     size: { rows: 30, cols: 100 },
     rows: [">>> 6*7", "42", ">>>", "", "", ""],
+    scrollback: [],
     cursor: { row: 2, col: 4 },
     fullScreen: false,
     exit: null,

@@ -101,7 +101,7 @@ export function TerminalPanel({ terminals, canType, onType, canResize = false, o
   useLayoutEffect(() => {
     const element = screen.current;
     if (element !== null) element.scrollTop = element.scrollHeight;
-  }, [rows.length, terminal?.name, hidden]);
+  }, [rows.length, terminal?.scrollback.length, terminal?.name, hidden]);
 
   if (terminal === null) return null;
   const typing = canType && acceptsInput(terminal);
@@ -206,6 +206,11 @@ export function TerminalPanel({ terminals, canType, onType, canResize = false, o
             onKeyDown={onKeyDown}
             onPaste={onPaste}
           >
+            {terminal.scrollback.map((text, i) => (
+              <div key={`s${i}`} className="terminal-scrollback-row">
+                {text === "" ? "\u00a0" : text}
+              </div>
+            ))}
             {rows.map((text, i) => (
               <Row key={i} text={text} cursor={typing && i === terminal.cursor.row ? terminal.cursor.col : null} />
             ))}
