@@ -348,6 +348,44 @@ async fn slash_model_picks_from_the_endpoints_models() {
     server.shutdown().await;
 }
 
+/// Ctrl+F in a terminal's pane gives the terminal the pane's size (the
+/// window's columns, its rows but the header and keys lines), and the
+/// program sees it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_f_fits_the_terminal_to_the_window_and_the_program_sees_it() {
+    if !have_tmux("tui: terminal fit") {
+        return;
+    }
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        json!({"permissions": {"allow": ["Terminal"]}}).to_string(),
+    )
+    .unwrap();
+    let server = server(vec![
+        tool_call(
+            "call_open",
+            "Terminal",
+            json!({"action": "open", "name": "py", "command": "python3 -q"}),
+        ),
+        Reply::Text("A Python REPL is open.".into()),
+    ])
+    .await;
+    let tmux = Tmux::riot_sized(&world, &server, &[], 90, 24);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("open a python repl");
+    tmux.wait_for("A Python REPL is open.").await;
+    tmux.keys(&["C-t"]);
+    tmux.wait_for("keys go to py · ctrl+f fit").await;
+    tmux.keys(&["C-f"]);
+    tmux.wait_for("py is now 90×22: its program was told.")
+        .await;
+    tmux.type_line("import os; os.get_terminal_size()");
+    tmux.wait_for("os.terminal_size(columns=90, lines=22)")
+        .await;
+    server.shutdown().await;
+}
+
 /// A highlighted code block is in the terminal's own palette (short SGR
 /// codes that follow its light or dark theme), by kind: keywords magenta,
 /// a defined name blue, strings green, numbers yellow, comments grey, and

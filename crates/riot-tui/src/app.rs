@@ -69,6 +69,8 @@ pub enum Effect {
     /// Fetch the messages `/rewind` can go back to, for its picker
     /// ([`App::rewind_points`]).
     RewindPoints,
+    /// Resize terminal `name` to fill the pane (Ctrl+F in it).
+    TerminalFit(String),
     /// Fetch the models the endpoint lists, for `/model`'s picker
     /// ([`App::model_choices`]).
     ModelChoices,
@@ -636,6 +638,11 @@ impl App {
             self.cycle_focus();
             return;
         }
+        // Ctrl+F: the terminal takes the pane's size (its program is told).
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('f') {
+            self.effects.push(Effect::TerminalFit(name));
+            return;
+        }
         if let Some(input) = key_bytes(key) {
             self.type_into(name, input);
         }
@@ -654,6 +661,11 @@ impl App {
             return;
         }
         self.effects.push(Effect::TerminalWrite { name, input });
+    }
+
+    /// A line under the pane or the composer until the next key.
+    pub fn hint(&mut self, text: String) {
+        self.hint = Some(text);
     }
 
     /// A key while the background agents' list is open.

@@ -936,6 +936,21 @@ async fn drive(
                     ),
                     Err(e) => app.note(SystemLevel::Warning, &format!("/rewind: {e}")),
                 },
+                Effect::TerminalFit(name) => {
+                    // The pane's rows but its header and its keys line.
+                    let (cols, rows) = terminal::size()?;
+                    let size = riot_protocol::TerminalSize {
+                        rows: rows.saturating_sub(2),
+                        cols,
+                    };
+                    match handle.terminals().resize(&name, size).await {
+                        Ok(set) => app.hint(format!(
+                            "{name} is now {}×{}: its program was told.",
+                            set.cols, set.rows
+                        )),
+                        Err(e) => app.hint(format!("{name} could not be resized: {e}")),
+                    }
+                }
                 Effect::ModelChoices => {
                     let listed = handle.listed_models().await;
                     app.model_choices(

@@ -148,7 +148,7 @@ fn terminal_pane(
         "the program has ended · ctrl+t next terminal / conversation".to_owned()
     } else {
         format!(
-            "keys go to {} · ctrl+t next terminal / conversation",
+            "keys go to {} · ctrl+f fit · ctrl+t next / conversation",
             term.name
         )
     };

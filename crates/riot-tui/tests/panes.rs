@@ -169,7 +169,7 @@ fn ctrl_t_shows_a_terminals_screen_and_the_keys_typed_go_to_it() {
          2\n\
          >>>\n\
          \n\
-         keys go to py · ctrl+t next terminal / conversation\n"
+         keys go to py · ctrl+f fit · ctrl+t next / conversation\n"
     );
     // Typed keys become the bytes a terminal sends; Ctrl+C and Esc too.
     type_text(&mut app, "40");
