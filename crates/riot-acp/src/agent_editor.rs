@@ -275,7 +275,7 @@ impl RiotAgent {
 
     /// The configured model, fallback and small model, and the
     /// provider's default model for a session in `cwd`.
-    pub(super) async fn configured_models(&self, cwd: &Path) -> Vec<String> {
+    async fn configured_models(&self, cwd: &Path) -> Vec<String> {
         let Ok(loaded) = self
             .config
             .kernel

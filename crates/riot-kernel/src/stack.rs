@@ -126,14 +126,6 @@ impl ToolStack {
         }
     }
 
-    /// Stops the language servers (the session ended; dropping the
-    /// stack does it too).
-    pub async fn shutdown_language_servers(&self) {
-        if let Some(servers) = &self.language_servers {
-            servers.shutdown().await;
-        }
-    }
-
     /// Stops the MCP servers (a one-shot command is done with them).
     pub async fn shutdown_mcp(&self) {
         for hub in &self.base.hubs {
