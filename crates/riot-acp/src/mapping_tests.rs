@@ -371,14 +371,7 @@ fn an_image_a_tool_read_is_shown_with_the_call() {
 fn the_pages_of_a_pdf_a_tool_read_are_shown_as_their_text() {
     let content = [
         ToolResultContent::text("doc.pdf: page 2 of 5 (PDF text).\n"),
-        ToolResultContent::Document {
-            source: riot_protocol::ImageSource {
-                media_type: "application/pdf".into(),
-                data: "JVBERi0xLjU=".into(),
-            },
-            pages: 1,
-            text: "--- Page 2 ---\nIntroduction\n".into(),
-        },
+        ToolResultContent::pdf("JVBERi0xLjU=", 1, "--- Page 2 ---\nIntroduction\n"),
     ];
     let fields = tool_finished(&content, false, None, Path::new("/p"));
     let value = serde_json::to_value(&fields).unwrap();

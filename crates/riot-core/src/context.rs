@@ -193,14 +193,11 @@ mod tests {
             id: MessageId::new("r1"),
             content: vec![UserBlock::ToolResult {
                 tool_use_id: ToolUseId::new("t1"),
-                content: vec![ToolResultContent::Document {
-                    source: ImageSource {
-                        media_type: "application/pdf".into(),
-                        data: "JVBERi0xLjU=".repeat(1_000),
-                    },
-                    pages: 3,
+                content: vec![ToolResultContent::pdf(
+                    "JVBERi0xLjU=".repeat(1_000),
+                    3,
                     text,
-                }],
+                )],
                 is_error: false,
                 ui: None,
             }],

@@ -268,6 +268,19 @@ impl ToolResultContent {
     pub fn text(text: impl Into<String>) -> Self {
         ToolResultContent::Text { text: text.into() }
     }
+
+    /// A document block: a PDF (base64 `data`) of `pages` pages, with the
+    /// same pages as `text` for models that cannot take it.
+    pub fn pdf(data: impl Into<String>, pages: u32, text: impl Into<String>) -> Self {
+        ToolResultContent::Document {
+            source: ImageSource {
+                media_type: "application/pdf".to_owned(),
+                data: data.into(),
+            },
+            pages,
+            text: text.into(),
+        }
+    }
 }
 
 /// Inline file data: an image, or the PDF of a document block.

@@ -655,6 +655,37 @@ fn every_payload_reason_and_outcome_round_trips() {
             PermissionResult::Passthrough,
         ],
     );
+    let size = TerminalSize { rows: 12, cols: 60 };
+    check_enum(
+        "type",
+        &[
+            TerminalUpdate::Opened {
+                name: "py".into(),
+                command: "python3 -q".into(),
+                size,
+            },
+            TerminalUpdate::Screen {
+                name: "py".into(),
+                rows: vec![">>>".into()],
+                cursor_row: 0,
+                cursor_col: 4,
+                full_screen: false,
+                scrolled: vec!["line 1".into()],
+            },
+            TerminalUpdate::Resized {
+                name: "py".into(),
+                size,
+            },
+            TerminalUpdate::Exited {
+                name: "py".into(),
+                exit: TerminalExit {
+                    code: Some(0),
+                    signal: None,
+                },
+            },
+            TerminalUpdate::Closed { name: "py".into() },
+        ],
+    );
 }
 
 #[test]

@@ -260,14 +260,11 @@ async fn anthropic_requests_pass_the_strict_mock_with_signatures_breakpoints_and
 fn pdf_history(model: &str) -> (Vec<Message>, String) {
     use base64::Engine as _;
     let data = base64::engine::general_purpose::STANDARD.encode(riot_testkit::pdf::pdf(2));
-    let document = ToolResultContent::Document {
-        source: ImageSource {
-            media_type: "application/pdf".into(),
-            data: data.clone(),
-        },
-        pages: 2,
-        text: "--- Page 1 ---\nOne\n\n--- Page 2 ---\nTwo\n".into(),
-    };
+    let document = ToolResultContent::pdf(
+        data.clone(),
+        2,
+        "--- Page 1 ---\nOne\n\n--- Page 2 ---\nTwo\n",
+    );
     let messages = vec![
         user("u1", vec![text("read doc.pdf")]),
         assistant(

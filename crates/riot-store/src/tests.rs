@@ -873,14 +873,7 @@ fn pdf_result(data: &str) -> Message {
             tool_use_id: ToolUseId::new("t2"),
             content: vec![
                 ToolResultContent::text("doc.pdf: page 2 of 5 (PDF text).\n"),
-                ToolResultContent::Document {
-                    source: ImageSource {
-                        media_type: "application/pdf".into(),
-                        data: data.into(),
-                    },
-                    pages: 1,
-                    text: "--- Page 2 ---\nIntroduction\n".into(),
-                },
+                ToolResultContent::pdf(data, 1, "--- Page 2 ---\nIntroduction\n"),
             ],
             is_error: false,
             ui: None,

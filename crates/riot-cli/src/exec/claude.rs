@@ -554,14 +554,7 @@ mod tests {
     fn a_documents_pdf_is_written_as_its_text_never_as_base64() {
         let content = [
             ToolResultContent::text("doc.pdf: page 2 of 5 (PDF text).\n"),
-            ToolResultContent::Document {
-                source: riot_protocol::ImageSource {
-                    media_type: "application/pdf".into(),
-                    data: "JVBERi0xLjU=".into(),
-                },
-                pages: 1,
-                text: "--- Page 2 ---\nIntroduction\n".into(),
-            },
+            ToolResultContent::pdf("JVBERi0xLjU=", 1, "--- Page 2 ---\nIntroduction\n"),
         ];
         assert_eq!(
             result_content(&content),

@@ -417,14 +417,7 @@ mod tests {
     }
 
     fn document(pages: u32, data: &str, text: &str) -> ToolResultContent {
-        ToolResultContent::Document {
-            source: riot_protocol::ImageSource {
-                media_type: "application/pdf".into(),
-                data: data.into(),
-            },
-            pages,
-            text: text.into(),
-        }
+        ToolResultContent::pdf(data, pages, text)
     }
 
     /// A request reading one document per call, in order.

@@ -280,14 +280,7 @@ mod tests {
     #[tokio::test]
     async fn a_documents_text_counts_and_a_spill_keeps_the_text_not_the_pdf() {
         let p = TempProject::new();
-        let document = ToolResultContent::Document {
-            source: riot_protocol::ImageSource {
-                media_type: "application/pdf".into(),
-                data: "JVBERi0xLjU=".into(),
-            },
-            pages: 1,
-            text: "d".repeat(30),
-        };
+        let document = ToolResultContent::pdf("JVBERi0xLjU=", 1, "d".repeat(30));
         let content = vec![ToolResultContent::text("a".repeat(30)), document.clone()];
         assert_eq!(text_chars(&content), 60);
         let fits = apply(

@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use base64::Engine as _;
-use riot_protocol::{ImageSource, ToolContext, ToolOutcome, ToolResultContent, UiPayload};
+use riot_protocol::{ToolContext, ToolOutcome, ToolResultContent, UiPayload};
 
 /// Pages one Read returns at most.
 pub const MAX_PAGES_PER_READ: u32 = 20;
@@ -260,14 +260,11 @@ pub(crate) async fn read(
             };
             let mut model_content = vec![
                 ToolResultContent::text(text.header),
-                ToolResultContent::Document {
-                    source: ImageSource {
-                        media_type: "application/pdf".to_owned(),
-                        data: base64::engine::general_purpose::STANDARD.encode(pdf),
-                    },
-                    pages: shown_last - range.first + 1,
-                    text: text.pages,
-                },
+                ToolResultContent::pdf(
+                    base64::engine::general_purpose::STANDARD.encode(pdf),
+                    shown_last - range.first + 1,
+                    text.pages,
+                ),
             ];
             if let Some(note) = text.note {
                 model_content.push(ToolResultContent::text(note));
