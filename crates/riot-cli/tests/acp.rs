@@ -236,16 +236,8 @@ impl AcpClient {
     }
 
     async fn new_session(&mut self, world: &World) -> String {
-        let exchange = self
-            .call(
-                "session/new",
-                json!({"cwd": world.project.path(), "mcpServers": []}),
-            )
-            .await;
-        let result = exchange.result();
+        let (id, result) = new_session_answer(self, world).await;
         assert_eq!(result["modes"]["currentModeId"], "default", "{result}");
-        let id = result["sessionId"].as_str().unwrap().to_owned();
-        self.expect_commands(&id).await;
         id
     }
 
@@ -2650,8 +2642,7 @@ async fn the_model_option_lists_the_endpoints_models_and_thinking_high_reaches_t
         assert!(offered.contains(&listed), "{listed:?} not in {offered:?}");
     }
     let ids: Vec<&str> = offered.iter().map(|(id, _)| *id).collect();
-    let mut unique = ids.clone();
-    unique.dedup();
+    let unique: std::collections::HashSet<&str> = ids.iter().copied().collect();
     assert_eq!(ids.len(), unique.len(), "repeated: {ids:?}");
     // Asked once, with Anthropic's headers.
     let listings = server.model_listings();

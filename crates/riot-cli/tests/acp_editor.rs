@@ -84,23 +84,6 @@ fn editor_replies(outside: &Path) -> Vec<Reply> {
     ]
 }
 
-/// The text of the `tool_result` answering `id` in a request body.
-fn tool_result_text(body: &Value, id: &str) -> String {
-    let result = support::tool_result(body, id);
-    match &result["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .map(|b| match b["type"].as_str() {
-                Some("text") => b["text"].as_str().unwrap_or("").to_owned(),
-                Some(other) => format!("[{other}]"),
-                None => String::new(),
-            })
-            .collect(),
-        other => panic!("unexpected tool_result content {other}"),
-    }
-}
-
 async fn drive(transport: &str) {
     let world = World::new();
     let auth_home = tempfile::tempdir().unwrap();
@@ -190,16 +173,16 @@ async fn drive(transport: &str) {
     let bodies = support::bodies(&server);
     // The Read saw the editor's unsaved buffer, not the disk.
     assert_eq!(
-        tool_result_text(&bodies[1], "call_read_1"),
+        support::tool_result_text(&bodies[1], "call_read_1"),
         "     1\tunsaved buffer"
     );
     // The binary file and the file outside the project: read by Riot.
     assert_eq!(
-        tool_result_text(&bodies[3], "call_read_2"),
+        support::tool_result_text(&bodies[3], "call_read_2"),
         "Image pixel.png (8x6 px).[image]"
     );
     assert_eq!(
-        tool_result_text(&bodies[3], "call_read_3"),
+        support::tool_result_text(&bodies[3], "call_read_3"),
         "     1\toutside the project"
     );
     // The model switch, in the next request; `/model` switched back.

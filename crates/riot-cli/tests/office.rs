@@ -18,18 +18,7 @@ use support::{World, bodies, run, tool_call};
 
 /// The text of the tool result answering `id` in the last request.
 fn result_text(server: &MockServer, id: &str) -> String {
-    let all = bodies(server);
-    let body: &Value = all.last().unwrap();
-    let result = support::tool_result(body, id);
-    match &result["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        other => panic!("unexpected content {other}"),
-    }
+    support::tool_result_text(bodies(server).last().unwrap(), id)
 }
 
 /// Each piece found in `text`, one after the other.

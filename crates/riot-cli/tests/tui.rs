@@ -317,17 +317,12 @@ async fn slash_model_picks_from_the_endpoints_models() {
     .unwrap();
     let tmux = Tmux::riot(&world, &server, &[]);
     tmux.wait_for("shift+tab mode").await;
-    // The `/` menu may complete the command first (it takes an
-    // argument); Enter again then sends it as it is.
+    // Enter on the open `/` menu completes the command (it takes an
+    // argument); the second Enter sends it as it is. Keys are handled in
+    // order, so the menu is open when the first one arrives.
     tmux.type_line("/model");
+    tmux.keys(&["Enter"]);
     let question = "Which model should the next requests go to?";
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !tmux.capture().contains(question) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    if !tmux.capture().contains(question) {
-        tmux.keys(&["Enter"]);
-    }
     let pane = tmux.wait_for(question).await;
     for shown in [
         "[mock-model]",

@@ -126,7 +126,7 @@ pub(crate) struct Client {
     child: tokio::sync::Mutex<Option<PipedChild>>,
     pid: Option<u32>,
     next_id: AtomicI64,
-    /// Open documents: the version and a hash of the text last sent.
+    /// Open documents: the version and the text last sent.
     docs: Mutex<HashMap<PathBuf, Doc>>,
 }
 

@@ -121,12 +121,13 @@ impl ThinkingLevel {
 
     /// The level a setting stands for.
     pub fn of(config: Option<ThinkingConfig>) -> Self {
-        match config.map(|c| c.budget_tokens) {
-            None => Self::Off,
-            Some(b) if b <= 2_048 => Self::Low,
-            Some(b) if b <= 8_192 => Self::Medium,
-            Some(_) => Self::High,
-        }
+        let Some(budget) = config.map(|c| c.budget_tokens) else {
+            return Self::Off;
+        };
+        [Self::Low, Self::Medium]
+            .into_iter()
+            .find(|l| l.config().is_some_and(|c| budget <= c.budget_tokens))
+            .unwrap_or(Self::High)
     }
 }
 
@@ -386,6 +387,21 @@ impl ProviderError {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_thinking_level_reads_back_from_its_budget_and_names_its_effort() {
+        for level in ThinkingLevel::ALL {
+            assert_eq!(ThinkingLevel::of(level.config()), level);
+            assert_eq!(ThinkingLevel::parse(level.as_str()), Some(level));
+        }
+        let effort = |budget_tokens| ThinkingConfig { budget_tokens }.effort();
+        assert_eq!(
+            [1_024, 2_048, 2_049, 8_192, 8_193, 32_000].map(effort),
+            ["low", "low", "medium", "medium", "high", "high"]
+        );
+        assert_eq!(ThinkingLevel::parse("max"), None);
+    }
+
     use super::*;
 
     #[test]

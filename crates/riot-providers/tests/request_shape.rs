@@ -11,8 +11,8 @@ use futures::StreamExt;
 use riot_protocol::{
     AssistantBlock, AssistantMessage, CacheHints, ImageSource, Message, MessageId, MessageOrigin,
     ModelRequest, Provider, ProviderError, ProviderErrorKind, ProviderEvent, ReasoningReplay,
-    SystemPrompt, ThinkingConfig, ToolResultContent, ToolResultUi, ToolSpec, ToolUseId, UserBlock,
-    UserMessage,
+    SystemPrompt, ThinkingConfig, ThinkingLevel, ToolResultContent, ToolResultUi, ToolSpec,
+    ToolUseId, UserBlock, UserMessage,
 };
 use riot_providers::{ApiKey, HttpProvider, Jitter, ModelOverride, ProviderConfig, ProviderKind};
 use riot_testkit::{MockServer, ReasoningRule, Reply, Script, TestClock, Wire};
@@ -572,4 +572,63 @@ async fn responses_requests_replay_reasoning_items_unchanged_and_pair_by_call_id
         json!({"type": "function_call_output", "call_id": "call_1", "output": "19"})
     );
     assert_eq!(body["prompt_cache_key"], "session-1");
+}
+
+/// Each thinking level as each wire sends it: Anthropic's budget with the
+/// budget added to `max_tokens` up to the model's output limit (cut when
+/// it cannot fit), OpenAI's effort — all accepted by the strict mock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_thinking_level_reaches_each_wire_as_its_own_setting() {
+    let prompt = || vec![user("u1", vec![text("think")])];
+    for (level, budget, effort) in [
+        (ThinkingLevel::Low, 2_048, "low"),
+        (ThinkingLevel::Medium, 8_192, "medium"),
+        (ThinkingLevel::High, 16_384, "high"),
+    ] {
+        // 4,096 of answer plus the budget, under claude-sonnet-4-5's 64,000.
+        let mut req = request("claude-sonnet-4-5", prompt());
+        req.thinking = level.config();
+        let (body, err) = send(Wire::Anthropic, ReasoningRule::Reject, vec![], req).await;
+        assert_eq!(err, None, "{level:?}");
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": budget})
+        );
+        assert_eq!(body["max_tokens"], 4_096 + budget);
+        for wire in [Wire::Openai, Wire::OpenaiResponses] {
+            let mut req = request("gpt-5", prompt());
+            req.thinking = level.config();
+            let (body, err) = send(wire, ReasoningRule::Reject, vec![], req).await;
+            assert_eq!(err, None, "{level:?} {wire:?}");
+            let sent = match wire {
+                Wire::Openai => &body["reasoning_effort"],
+                _ => &body["reasoning"]["effort"],
+            };
+            assert_eq!(sent, effort, "{wire:?}: {body}");
+        }
+    }
+    // A model whose output limit is 10,000: High's budget is cut to fit
+    // under it, one token left for the answer at least.
+    let limited = vec![(
+        "claude-sonnet-4-5".to_owned(),
+        ModelOverride {
+            max_output_tokens: Some(10_000),
+            ..ModelOverride::default()
+        },
+    )];
+    let mut req = request("claude-sonnet-4-5", prompt());
+    req.thinking = ThinkingLevel::High.config();
+    let (body, err) = send(Wire::Anthropic, ReasoningRule::Reject, limited, req).await;
+    assert_eq!(err, None);
+    assert_eq!(body["max_tokens"], 10_000);
+    assert_eq!(body["thinking"]["budget_tokens"], 9_999);
+    // Off sends nothing on any wire.
+    let (body, _) = send(
+        Wire::Openai,
+        ReasoningRule::Reject,
+        vec![],
+        request("gpt-5", prompt()),
+    )
+    .await;
+    assert!(body.get("reasoning_effort").is_none(), "{body}");
 }

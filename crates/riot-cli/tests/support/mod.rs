@@ -69,6 +69,26 @@ pub fn tool_result(body: &Value, id: &str) -> Value {
         .unwrap_or_else(|| panic!("no result for {id} in {body}"))
 }
 
+/// The text of the `tool_result` answering `id` in a request body: its
+/// string content, or its blocks' text with `[image]`-style marks for
+/// the others.
+#[allow(dead_code)] // not every test binary uses it
+pub fn tool_result_text(body: &Value, id: &str) -> String {
+    let result = tool_result(body, id);
+    match &result["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|b| match b["type"].as_str() {
+                Some("text") => b["text"].as_str().unwrap_or("").to_owned(),
+                Some(other) => format!("[{other}]"),
+                None => String::new(),
+            })
+            .collect(),
+        other => panic!("unexpected tool_result content {other}"),
+    }
+}
+
 /// A reply starting one subagent of type `agent` with `prompt`.
 #[allow(dead_code)] // not every test binary uses it
 pub fn task_call(id: &str, agent: &str, prompt: &str) -> Reply {

@@ -5,7 +5,9 @@
 //! Parsed on a blocking thread, as PDFs are. Every XML part is read
 //! through a size bound (a zip bomb stops at `MAX_PART_BYTES`) and
 //! parsed with roxmltree, which refuses DTDs, so no entity is expanded.
-//! Workbooks are read with calamine.
+//! Workbooks are read with calamine, after a check that no part of the
+//! zip is declared larger than that bound (the zip reader lets out no
+//! more than a part declares).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -690,8 +692,34 @@ fn plural(n: usize) -> &'static str {
 
 // ---------------------------------------------------------------- workbook
 
+/// Refuses a package with a part over `limit` bytes uncompressed, before
+/// a reader that takes the zip itself (calamine) inflates it: the sizes
+/// the zip declares are what its reader lets out.
+fn check_part_sizes(bytes: &[u8], limit: u64) -> Result<(), String> {
+    let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
+        .map_err(|e| format!("it is not an Office Open XML package ({e})"))?;
+    for i in 0..zip.len() {
+        let part = zip
+            .by_index_raw(i)
+            .map_err(|e| format!("its part {i} could not be read ({e})"))?;
+        if part.size() > limit {
+            let name = part
+                .name()
+                .map_or_else(|_| format!("#{i}"), |n| n.into_owned());
+            let bound = if limit >= 1024 * 1024 {
+                format!("{} MB", limit / (1024 * 1024))
+            } else {
+                format!("{} KB", limit / 1024)
+            };
+            return Err(format!("its part {name} is over {bound} uncompressed"));
+        }
+    }
+    Ok(())
+}
+
 fn workbook(bytes: Vec<u8>, display: &str, want: Option<&CellRange>) -> Result<Converted, String> {
     use calamine::Reader as _;
+    check_part_sizes(&bytes, MAX_PART_BYTES)?;
     let mut book = calamine::Xlsx::new(Cursor::new(bytes))
         .map_err(|e| format!("it could not be opened ({e})"))?;
     let names = book.sheet_names();

@@ -315,3 +315,14 @@ fn excel_serial_dates_are_iso_dates() {
     assert_eq!(excel_date(45_292.5), "2024-01-01 12:00:00");
     assert_eq!(excel_date(61.0), "1900-03-01");
 }
+
+#[test]
+fn a_workbook_part_over_the_bound_is_refused_before_it_is_inflated() {
+    let book = sales_book(50);
+    assert_eq!(check_part_sizes(&book, MAX_PART_BYTES), Ok(()));
+    // The sheet's XML is a few kilobytes: over a 1 KB bound it is refused.
+    assert_eq!(
+        check_part_sizes(&book, 1024),
+        Err("its part xl/worksheets/sheet1.xml is over 1 KB uncompressed".to_owned())
+    );
+}
