@@ -26,7 +26,7 @@ const MAX_PART_BYTES: u64 = 64 * 1024 * 1024;
 /// Characters one Read returns at most (as for text files).
 const MAX_TEXT_CHARS: usize = crate::tools::read::MAX_OUTPUT_CHARS - 400;
 /// Rows of a sheet one Read shows at most, however short they are.
-pub const MAX_ROWS_PER_READ: u32 = 2000;
+const MAX_ROWS_PER_READ: u32 = 2000;
 
 /// The kinds of office document Read understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,7 +149,7 @@ fn parse_cell(cell: &str) -> Option<(u32, u32)> {
 }
 
 /// Column letters for a 0-based column: 0 → `A`, 27 → `AB`.
-pub(crate) fn column_name(col: u32) -> String {
+fn column_name(col: u32) -> String {
     let mut n = col + 1;
     let mut name = Vec::new();
     while n > 0 {

@@ -4,36 +4,11 @@
 // goes to the program, not to the running turn, and "Fit to panel" asks
 // Riot for a new size with `_riot/terminal_resize`.
 
-import { act, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { act, fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
-import { connectToRiot, endpointFromPage } from "../bridge";
 import { FakeRiot } from "../bridge/testing/fake-riot";
-import type { FrameScheduler } from "../state/frame-batcher";
-import { Store } from "../state/store";
-import { App } from "./App";
-
-const PROJECT = "/home/me/project";
-
-const microtaskFrames: FrameScheduler = {
-  schedule(run) {
-    let live = true;
-    queueMicrotask(() => live && run());
-    return () => {
-      live = false;
-    };
-  },
-};
-
-async function page(riot: FakeRiot) {
-  const store = new Store(PROJECT, microtaskFrames);
-  render(<App store={store} />);
-  const connection = await connectToRiot(endpointFromPage("http://127.0.0.1:1/?token=t"), store.events, riot.connect);
-  await act(() => store.attach(connection));
-  fireEvent.click(screen.getByRole("button", { name: "New session" }));
-  await screen.findByRole("textbox", { name: "Message" });
-  return { store, id: store.getState().currentId! };
-}
+import { PROJECT, pageWithSession as page } from "./testing";
 
 function rows(): string[] {
   return [...screen.getByTestId("terminal-screen").querySelectorAll(".terminal-row")].map((r) => r.textContent ?? "");

@@ -4,36 +4,11 @@
 // only for a model that can think, and choosing a level sends
 // `session/set_config_option` and shows what Riot answered.
 
-import { act, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
-import { connectToRiot, endpointFromPage } from "../bridge";
 import { FakeRiot } from "../bridge/testing/fake-riot";
-import type { FrameScheduler } from "../state/frame-batcher";
-import { Store } from "../state/store";
-import { App } from "./App";
-
-const PROJECT = "/home/me/project";
-
-const microtaskFrames: FrameScheduler = {
-  schedule(run) {
-    let live = true;
-    queueMicrotask(() => live && run());
-    return () => {
-      live = false;
-    };
-  },
-};
-
-async function page(riot: FakeRiot) {
-  const store = new Store(PROJECT, microtaskFrames);
-  render(<App store={store} />);
-  const connection = await connectToRiot(endpointFromPage("http://127.0.0.1:1/?token=t"), store.events, riot.connect);
-  await act(() => store.attach(connection));
-  fireEvent.click(screen.getByRole("button", { name: "New session" }));
-  await screen.findByRole("textbox", { name: "Message" });
-  return { store, id: store.getState().currentId! };
-}
+import { PROJECT, pageWithSession as page } from "./testing";
 
 describe("the session bar's model choices and thinking level", () => {
   it("offers the listed models and sets the thinking level through session/set_config_option", async () => {
