@@ -108,25 +108,59 @@ fn call(id: &str, name: &str, input: Value) -> Reply {
 }
 
 /// The parent starts an `explore` agent in the background, then gives
-/// `after`; the agent sleeps a second in a shell call — so it ends after
-/// the parent's turn — and answers `CHILD-ANSWER the notes are in
-/// notes.txt`.
+/// `after`; the agent's one shell call reads `release.fifo` (see
+/// [`hold`]), so it ends only once the test lets it go with [`release`],
+/// and then answers `CHILD-ANSWER the notes are in notes.txt`.
 fn late_child(after: Vec<Reply>) -> Script {
     let mut replies = vec![background_task("explore", "CHILD-PROMPT find the notes")];
     replies.extend(after);
     Script::new(Wire::Anthropic, replies)
         .when_request_contains(
-            "call_child_sleep",
+            "call_child_read",
             Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
         )
         .when(
             "CHILD-PROMPT",
             call(
-                "call_child_sleep",
+                "call_child_read",
                 "Bash",
-                json!({"command": "sleep 1", "description": "wait"}),
+                json!({"command": "cat release.fifo", "description": "wait for the test"}),
             ),
         )
+}
+
+/// Makes the FIFO a [`late_child`] reads in the project: until something
+/// writes to it, the child's shell call cannot end.
+fn hold(fx: &Fixture) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(fx.project.path().join("release.fifo"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+}
+
+/// Waits until a [`late_child`]'s `cat` has opened its FIFO — the child
+/// has made its first request and now blocks — and returns the writing
+/// end; [`release`] lets the child end. The open runs on a thread of its
+/// own, which a child that never reads leaves behind without holding up
+/// the test's end.
+async fn child_waiting(fx: &Fixture) -> std::fs::File {
+    let fifo = fx.project.path().join("release.fifo");
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::fs::OpenOptions::new().write(true).open(fifo));
+    });
+    tokio::time::timeout(std::time::Duration::from_secs(30), rx)
+        .await
+        .expect("the background agent never read its FIFO")
+        .unwrap()
+        .unwrap()
+}
+
+/// Lets a waiting [`late_child`] end.
+fn release(mut writer: std::fs::File) {
+    use std::io::Write as _;
+    writer.write_all(b"go\n").unwrap();
 }
 
 fn background_task(agent: &str, prompt: &str) -> Reply {
@@ -189,9 +223,19 @@ fn flattened(body: &Value) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_task_answers_at_once_and_its_result_reaches_the_parent_exactly_once() {
-    // The parent polls with short shell calls until the result is in its
-    // conversation; then it answers.
-    let mut replies = vec![background_task("explore", "CHILD-PROMPT find the notes")];
+    // The child cannot end before the parent has run a tool of its own:
+    // its one shell call reads a FIFO that only the parent's first shell
+    // call writes. After that the parent polls with short shell calls
+    // until the result is in its conversation; then it answers.
+    let mut replies = vec![
+        background_task("explore", "CHILD-PROMPT find the notes"),
+        call(
+            "call_release",
+            "Bash",
+            json!({"command": "timeout 20 sh -c 'echo go > release.fifo'",
+                   "description": "let the child go on"}),
+        ),
+    ];
     for i in 0..60 {
         replies.push(call(
             &format!("call_wait_{i}"),
@@ -201,11 +245,20 @@ async fn a_background_task_answers_at_once_and_its_result_reaches_the_parent_exa
     }
     let script = Script::new(Wire::Anthropic, replies)
         .when_request_contains("CHILD-ANSWER", Reply::Text("PARENT-DONE".into()))
+        .when_request_contains(
+            "call_child_read",
+            Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
+        )
         .when(
             "CHILD-PROMPT",
-            Reply::Text("CHILD-ANSWER the notes are in notes.txt".into()),
+            call(
+                "call_child_read",
+                "Bash",
+                json!({"command": "cat release.fifo", "description": "wait for the parent"}),
+            ),
         );
     let fx = open(script).await;
+    hold(&fx);
     let events = run_turn(&fx.handle, "PARENT-PROMPT start the search").await;
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
 
@@ -228,7 +281,7 @@ async fn a_background_task_answers_at_once_and_its_result_reaches_the_parent_exa
     assert_eq!(
         last[delivered[0]],
         "<background-task id=\"bg_1\" agent=\"explore\" status=\"completed\">\nCHILD-ANSWER the notes are in notes.txt\n\n(subagent `explore`, session \
-         ses_PLACEHOLDER, 0 tool calls)\n</background-task>\nThe background task \"look around\" has ended; this is its result."
+         ses_PLACEHOLDER, 1 tool call)\n</background-task>\nThe background task \"look around\" has ended; this is its result."
             .replace(
                 "ses_PLACEHOLDER",
                 last[delivered[0]]
@@ -241,12 +294,14 @@ async fn a_background_task_answers_at_once_and_its_result_reaches_the_parent_exa
             ),
         "{last:#?}"
     );
-    let bash_between = last[started..delivered[0]]
+    // Between the Task's answer and the delivery, the parent ran its own
+    // tool (the one that let the child go on).
+    let results_between = last[started + 1..delivered[0]]
         .iter()
         .filter(|t| t.starts_with("result:"))
         .count();
     assert!(
-        bash_between >= 2,
+        results_between >= 1,
         "the parent ran tools meanwhile: {last:#?}"
     );
     // Only the last parent request answered PARENT-DONE; every earlier one
@@ -395,7 +450,7 @@ async fn closing_the_parent_stops_its_background_agent_and_its_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
-    // The child sleeps in a shell call, so it ends after the parent's turn.
+    // The child waits in a shell call until the parent's turn is over.
     let script = late_child(vec![
         Reply::Text("PARENT-IDLE".into()),
         // The first prompt after it is stopped before any answer.
@@ -403,8 +458,10 @@ async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
         Reply::Text("PARENT-SAW".into()),
     ]);
     let fx = open(script).await;
+    hold(&fx);
     let events = run_turn(&fx.handle, "PARENT-PROMPT start the search").await;
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+    release(child_waiting(&fx).await);
     // The turn is over; the result waits in the queue as Riot's message.
     let mut waiting = Vec::new();
     for _ in 0..400 {
@@ -478,12 +535,13 @@ async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_session_delivers_a_late_result_in_a_turn_of_its_own() {
-    // The child sleeps in a shell call, so it ends after the parent's turn.
+    // The child waits in a shell call until the parent's turn is over.
     let script = late_child(vec![
         Reply::Text("PARENT-IDLE".into()),
         Reply::Text("PARENT-SAW".into()),
     ]);
     let fx = open(script).await;
+    hold(&fx);
     // Nothing runs and nothing waits: no result can come, and there is
     // nothing to deliver.
     assert!(!fx.handle.background_result().await);
@@ -491,7 +549,9 @@ async fn an_idle_session_delivers_a_late_result_in_a_turn_of_its_own() {
 
     let events = run_turn(&fx.handle, "PARENT-PROMPT start the search").await;
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+    let writer = child_waiting(&fx).await;
     let requests = fx.server.requests().len();
+    release(writer);
     // The child still runs: the wait returns once its result is queued.
     assert!(fx.handle.background_result().await);
     assert_eq!(fx.handle.pending().list().len(), 1);
@@ -559,8 +619,10 @@ async fn a_withdrawn_delivery_turn_leaves_the_prompts_rewind_numbers_alone() {
         Reply::Text("PARENT-WROTE".into()),
     ]);
     let fx = open(script).await;
+    hold(&fx);
     let events = run_turn(&fx.handle, "PARENT-PROMPT start the search").await;
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
+    release(child_waiting(&fx).await);
     assert!(fx.handle.background_result().await);
     let before = fx.server.requests().len();
     let turn = fx.handle.deliver().unwrap().unwrap();
