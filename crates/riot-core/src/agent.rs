@@ -665,6 +665,10 @@ impl<'a> Machine<'a> {
 
         if !calls.is_empty() {
             Step::RunTools(calls)
+        } else if stop_reason == Some(StopReason::PauseTurn) {
+            // The provider paused its own long tool work (its web
+            // search): the reply goes back as it is and the model goes on.
+            self.next_iteration(Transition::NextTurn)
         } else if stop_reason == Some(StopReason::Refusal) {
             Step::Finish(TerminalReason::Refusal)
         } else {

@@ -207,6 +207,7 @@ impl ContextManager {
             system: request.system.clone(),
             messages,
             tools,
+            server_tools: Vec::new(),
             max_tokens,
             thinking: None,
             cache: CacheHints {

@@ -69,6 +69,9 @@ pub fn rough_tokens(message: &Message) -> u64 {
                 AssistantBlock::ToolUse { name, input, .. } => {
                     text_tokens(name) + json_tokens(input)
                 }
+                // What goes back: the provider's blocks (their encrypted
+                // pages are most of it), else nothing.
+                AssistantBlock::WebSearch { replay, .. } => replay.iter().map(json_tokens).sum(),
             })
             .sum(),
     }
@@ -237,6 +240,7 @@ mod tests {
             output_tokens: 50,
             cache_read_tokens: 100,
             cache_write_tokens: 0,
+            web_searches: 0,
         };
         let anchor = UsageAnchor::after_reply(2, &usage);
         let system = SystemPrompt::stable("s");

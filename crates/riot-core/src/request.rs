@@ -35,6 +35,7 @@ pub fn build_request(state: &AgentState, retry: &RetryContext) -> ModelRequest {
         system: state.system.clone(),
         messages,
         tools: state.tools.clone(),
+        server_tools: state.server_tools.clone(),
         max_tokens: retry.max_tokens.unwrap_or(state.max_tokens),
         thinking,
         cache: CacheHints {
@@ -121,7 +122,7 @@ fn own_thinking_only(assistant: &AssistantMessage, model: &str) -> Option<Messag
             AssistantBlock::Thinking { model: from, .. }
             | AssistantBlock::RedactedThinking { model: from, .. } => from == model,
             AssistantBlock::Text { text } => !text.is_empty(),
-            AssistantBlock::ToolUse { .. } => true,
+            AssistantBlock::ToolUse { .. } | AssistantBlock::WebSearch { .. } => true,
         })
         .cloned()
         .collect();

@@ -3,8 +3,8 @@
 
 use crate::context::UsageAnchor;
 use riot_protocol::{
-    Message, MessageId, PermissionMode, SessionId, SystemPrompt, ThinkingConfig, ToolSpec,
-    Transition, Usage,
+    Message, MessageId, PermissionMode, ServerTool, SessionId, SystemPrompt, ThinkingConfig,
+    ToolSpec, Transition, Usage,
 };
 
 /// The output-token limit of a normal request, capped by the model's own
@@ -26,6 +26,9 @@ pub struct AgentState {
     /// Tools as declared to the model, snapshotted when the session starts
     /// (byte-stable prompt prefix, docs/design.md §11).
     pub tools: Vec<ToolSpec>,
+    /// Tools the provider runs itself, declared after `tools` where the
+    /// model has them (docs/web.md: the provider's web search).
+    pub server_tools: Vec<ServerTool>,
     pub thinking: Option<ThinkingConfig>,
     /// Output-token limit of a normal request.
     pub max_tokens: u32,
@@ -63,6 +66,7 @@ impl AgentState {
             fallback_model: None,
             system,
             tools: Vec::new(),
+            server_tools: Vec::new(),
             thinking: None,
             max_tokens: 8_192,
             max_turns: 100,

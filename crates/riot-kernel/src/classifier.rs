@@ -190,6 +190,7 @@ impl ModelClassifier {
         let model = self.model.get();
         let capabilities = self.provider.capabilities(&model);
         ModelRequest {
+            server_tools: Vec::new(),
             model,
             system: SystemPrompt::stable(SYSTEM_PROMPT),
             messages: vec![Message::User(UserMessage {

@@ -309,11 +309,13 @@ mod tests {
             output_tokens: output,
             cache_read_tokens: read,
             cache_write_tokens: write,
+            web_searches: 0,
         }
     }
 
     fn request(model: &str) -> ModelRequest {
         ModelRequest {
+            server_tools: Vec::new(),
             model: model.into(),
             system: riot_protocol::SystemPrompt::default(),
             messages: Vec::new(),

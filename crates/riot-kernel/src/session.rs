@@ -390,6 +390,7 @@ fn first_state(
 ) -> AgentState {
     let mut state = AgentState::new(session_id.clone(), model, system);
     state.tools = riot_protocol::ToolRunner::specs(stack.runner.as_ref());
+    state.server_tools = stack.server_tools.clone();
     state.mode = config.mode();
     state.fallback_model = config.fallback_model.as_ref().map(|f| f.value.clone());
     state.cache_key = Some(session_id.to_string());

@@ -115,6 +115,8 @@ pub struct ToolStack {
     /// The session's language servers (docs/diagnostics.md); `None` when
     /// the face gave the kernel none or the settings turn them off.
     pub language_servers: Option<Arc<dyn riot_protocol::LanguageServers>>,
+    /// Tools the provider runs itself ([`crate::web::provider_search`]).
+    pub server_tools: Vec<riot_protocol::ServerTool>,
 }
 
 impl ToolStack {
@@ -377,6 +379,12 @@ impl Kernel {
             sandbox: sandbox_label,
             mcp_startup_timeout_ms,
             language_servers,
+            server_tools: crate::web::provider_search(
+                config,
+                &options.env,
+                caps.web.as_ref(),
+                declarations.small,
+            ),
         })
     }
 

@@ -45,6 +45,7 @@ impl Describer {
     pub fn request(&self, image: &ImageSource) -> ModelRequest {
         let capabilities = self.provider.capabilities(&self.model);
         ModelRequest {
+            server_tools: Vec::new(),
             model: self.model.clone(),
             system: SystemPrompt::stable(SYSTEM_PROMPT),
             messages: vec![Message::User(UserMessage {

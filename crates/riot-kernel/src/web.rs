@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use riot_protocol::{
-    CacheHints, DynTool, Message, MessageId, MessageOrigin, ModelRequest, Provider, SystemPrompt,
-    UserBlock, UserMessage,
+    CacheHints, DynTool, Message, MessageId, MessageOrigin, ModelRequest, Provider, ServerTool,
+    SystemPrompt, UserBlock, UserMessage,
 };
 use riot_tools::tools::{PageQuestion, SearchBackend, WebFetch, WebFetchLimits, WebSearch};
 use tokio_util::sync::CancellationToken;
@@ -57,6 +57,7 @@ impl SmallModel {
             "<web_content url=\"{url}\">\n{shown}{cut}\n</web_content>\n\nQuestion: {prompt}"
         );
         ModelRequest {
+            server_tools: Vec::new(),
             model,
             system: SystemPrompt::stable(SYSTEM_PROMPT),
             messages: vec![Message::User(UserMessage {
@@ -110,7 +111,7 @@ pub fn search_backend(
                 url: riot_tools::tools::web_search::BRAVE_URL.into(),
                 key: key.to_owned(),
             }),
-            None => Err("no search service is configured: set `web_search` in settings (SearXNG or Brave), $RIOT_SEARXNG_URL, or $BRAVE_API_KEY".into()),
+            None => Err("no search service is configured (`web_search` in settings, $RIOT_SEARXNG_URL or $BRAVE_API_KEY); the provider's own web search is declared where the model has it".into()),
         };
     };
     match setting.value.provider {
@@ -133,9 +134,46 @@ pub fn search_backend(
             )),
         },
         SearchProvider::Native => Err(format!(
-            "`web_search` from {} chooses the provider's own search, which Riot does not have yet; use \"searxng\" or \"brave\"",
+            "`web_search` from {} chooses the provider's own web search, declared where the model has it",
             setting.source
         )),
+    }
+}
+
+/// Searches one reply may make with the provider's web search.
+pub const PROVIDER_SEARCHES_PER_REPLY: u32 = 5;
+
+/// The provider's own web search, declared with the session's tools (and
+/// sent only where the model has it, [`ModelCapabilities::web_search`]):
+/// when `web_search` chooses `"native"`, or no search service is
+/// configured at all; never without a network, in a small window (a
+/// search's pages would crowd it out), or when a rule denies WebSearch.
+///
+/// [`ModelCapabilities::web_search`]: riot_protocol::ModelCapabilities::web_search
+pub fn provider_search(
+    config: &Config,
+    env: &std::collections::BTreeMap<String, String>,
+    web: &dyn riot_protocol::Web,
+    small_window: bool,
+) -> Vec<ServerTool> {
+    let chosen = match &config.web_search {
+        Some(setting) => setting.value.provider == SearchProvider::Native,
+        None => !env
+            .get("BRAVE_API_KEY")
+            .is_some_and(|k| !k.trim().is_empty()),
+    };
+    let denied = config.rules.iter().any(|r| {
+        r.behavior == riot_protocol::RuleBehavior::Deny
+            && riot_protocol::RulePattern::parse(&r.rule).is_ok_and(|p| {
+                p.content.is_none() && riot_permissions::rules::tool_matches(&p.tool, "WebSearch")
+            })
+    });
+    if chosen && web.available() && !small_window && !denied {
+        vec![ServerTool::WebSearch {
+            max_uses: PROVIDER_SEARCHES_PER_REPLY,
+        }]
+    } else {
+        Vec::new()
     }
 }
 

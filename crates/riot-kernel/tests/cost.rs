@@ -165,6 +165,7 @@ async fn an_anthropic_sessions_cost_counts_cache_reads_and_writes_and_its_compac
             output_tokens: 350,
             cache_read_tokens: 30_000,
             cache_write_tokens: 2_000,
+            web_searches: 0,
         }
     );
     assert_eq!(cost.side_usage, Usage::default());
@@ -194,6 +195,7 @@ async fn an_anthropic_sessions_cost_counts_cache_reads_and_writes_and_its_compac
             output_tokens: 120,
             cache_read_tokens: 31_000,
             cache_write_tokens: 0,
+            web_searches: 0,
         }
     );
     assert_eq!(f.server.requests().len(), 2);
@@ -257,6 +259,7 @@ async fn an_openai_sessions_cost_bills_cached_input_at_the_cached_rate() {
             output_tokens: 800,
             cache_read_tokens: 4_000,
             cache_write_tokens: 0,
+            web_searches: 0,
         }
     );
     assert_eq!(
@@ -383,6 +386,7 @@ async fn a_subagents_requests_are_the_sessions_side_requests() {
             output_tokens: 40,
             cache_read_tokens: 0,
             cache_write_tokens: 500,
+            web_searches: 0,
         }
     );
     assert_eq!(cost.usage.input_tokens, 310);

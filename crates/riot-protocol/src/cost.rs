@@ -24,6 +24,10 @@ pub struct Price {
     /// long-context pricing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub long_prompt: Option<LongPromptPrice>,
+    /// US dollars per 1,000 of the provider's own web searches; `None`
+    /// when unknown, which makes a request that searched unpriced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web_search: Option<f64>,
 }
 
 /// The rates of a request whose prompt — input, cache reads and cache
@@ -53,12 +57,19 @@ impl Price {
             cache_write,
             cache_read,
             long_prompt: None,
+            web_search: None,
         }
     }
 
     /// Adds a long-prompt tier.
     pub const fn with_long_prompt(mut self, tier: LongPromptPrice) -> Self {
         self.long_prompt = Some(tier);
+        self
+    }
+
+    /// Adds the price of the provider's web search, per 1,000 searches.
+    pub const fn with_web_search(mut self, per_thousand: f64) -> Self {
+        self.web_search = Some(per_thousand);
         self
     }
 
@@ -69,11 +80,23 @@ impl Price {
         if let Some(long) = &self.long_prompt {
             rates.extend([long.input, long.output, long.cache_write, long.cache_read]);
         }
+        rates.extend(self.web_search);
         rates.into_iter().all(|r| r.is_finite() && r >= 0.0)
     }
 
-    /// What one request with `usage` costs, in US dollars.
-    pub fn cost(&self, usage: &Usage) -> f64 {
+    /// What one request with `usage` costs, in US dollars; `None` when it
+    /// made web searches and their price is unknown.
+    pub fn cost(&self, usage: &Usage) -> Option<f64> {
+        let searches = match (usage.web_searches, self.web_search) {
+            (0, _) => 0.0,
+            (n, Some(per_thousand)) => n as f64 * per_thousand / 1_000.0,
+            (_, None) => return None,
+        };
+        Some(self.token_cost(usage) + searches)
+    }
+
+    /// What one request's tokens cost, in US dollars.
+    fn token_cost(&self, usage: &Usage) -> f64 {
         let (input, output, cache_write, cache_read) = match &self.long_prompt {
             Some(long) if usage.total_input() > long.above_tokens => {
                 (long.input, long.output, long.cache_write, long.cache_read)
@@ -137,7 +160,7 @@ impl SessionCost {
             self.usage.add(usage);
         }
         self.requests += 1;
-        let cost = price.map(|p| p.cost(usage));
+        let cost = price.and_then(|p| p.cost(usage));
         match cost {
             Some(c) => {
                 if let Some(total) = &mut self.usd {
@@ -183,6 +206,7 @@ mod tests {
             output_tokens: output,
             cache_read_tokens: read,
             cache_write_tokens: write,
+            web_searches: 0,
         }
     }
 
@@ -190,7 +214,7 @@ mod tests {
     fn each_kind_of_token_pays_its_own_rate() {
         let price = Price::new(3.0, 15.0, 3.75, 0.30);
         // 1,000 × 3 + 500 × 15 + 2,000 × 3.75 + 10,000 × 0.30 = 21,000 per million.
-        let cost = price.cost(&usage(1_000, 500, 10_000, 2_000));
+        let cost = price.cost(&usage(1_000, 500, 10_000, 2_000)).unwrap();
         assert!((cost - 0.021).abs() < 1e-12, "{cost}");
     }
 
@@ -204,11 +228,33 @@ mod tests {
             cache_read: 0.05,
         });
         // A prompt of exactly 100,000 tokens is not over the threshold.
-        let at = price.cost(&usage(20_000, 1_000, 80_000, 0));
+        let at = price.cost(&usage(20_000, 1_000, 80_000, 0)).unwrap();
         assert!((at - (2_000.0 + 500.0 + 800.0) / 1e6).abs() < 1e-12, "{at}");
-        let over = price.cost(&usage(20_001, 1_000, 80_000, 0));
+        let over = price.cost(&usage(20_001, 1_000, 80_000, 0)).unwrap();
         let expected = (20_001.0 * 0.50 + 1_000.0 * 2.50 + 80_000.0 * 0.05) / 1e6;
         assert!((over - expected).abs() < 1e-12, "{over}");
+    }
+
+    #[test]
+    fn web_searches_pay_their_rate_and_an_unknown_rate_makes_the_request_unpriced() {
+        let searched = Usage {
+            web_searches: 3,
+            ..usage(1_000, 0, 0, 0)
+        };
+        let price = Price::flat(3.0, 15.0).with_web_search(10.0);
+        // 1,000 × 3 per million, and 3 searches at $10 per 1,000.
+        let cost = price.cost(&searched).unwrap();
+        assert!((cost - (0.003 + 0.03)).abs() < 1e-12, "{cost}");
+        assert_eq!(Price::flat(3.0, 15.0).cost(&searched), None);
+        let mut total = SessionCost::default();
+        assert_eq!(
+            total.add("m", &searched, false, Some(&Price::flat(3.0, 15.0))),
+            None
+        );
+        assert_eq!(total.usd, None);
+        assert_eq!(total.unpriced, vec!["m".to_owned()]);
+        // A request that did not search needs no search rate.
+        assert!(Price::flat(3.0, 15.0).cost(&usage(1, 0, 0, 0)).is_some());
     }
 
     #[test]

@@ -229,6 +229,14 @@ pub struct Usage {
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
+    /// Web searches the provider ran for the request (its server-side
+    /// web search), priced per search.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub web_searches: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -245,6 +253,7 @@ impl Usage {
         keep(&mut self.output_tokens, later.output_tokens);
         keep(&mut self.cache_read_tokens, later.cache_read_tokens);
         keep(&mut self.cache_write_tokens, later.cache_write_tokens);
+        keep(&mut self.web_searches, later.web_searches);
     }
 
     /// Adds another request's usage (totals across requests).
@@ -253,6 +262,7 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
+        self.web_searches += other.web_searches;
     }
 
     /// All input tokens of the request, cached or not.
@@ -272,12 +282,14 @@ mod tests {
             output_tokens: 3,
             cache_read_tokens: 900,
             cache_write_tokens: 0,
+            web_searches: 0,
         };
         usage.merge_cumulative(&Usage {
             input_tokens: 0,
             output_tokens: 57,
             cache_read_tokens: 0,
             cache_write_tokens: 0,
+            web_searches: 0,
         });
         assert_eq!(
             usage,
@@ -285,7 +297,8 @@ mod tests {
                 input_tokens: 120,
                 output_tokens: 57,
                 cache_read_tokens: 900,
-                cache_write_tokens: 0
+                cache_write_tokens: 0,
+                web_searches: 0,
             }
         );
         assert_eq!(usage.total_input(), 1020);

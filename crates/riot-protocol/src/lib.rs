@@ -83,8 +83,8 @@ pub use process::{
 };
 pub use provider::{
     CacheHints, CachingStyle, MAX_RETRY_WAIT_MS, ModelCapabilities, ModelRequest, Provider,
-    ProviderError, ProviderErrorKind, ProviderEvent, ProviderStream, ReasoningReplay, SystemPrompt,
-    ThinkingConfig, ThinkingLevel, ToolSpec,
+    ProviderError, ProviderErrorKind, ProviderEvent, ProviderStream, ReasoningReplay, ServerTool,
+    SystemPrompt, ThinkingConfig, ThinkingLevel, ToolSpec,
 };
 pub use runner::{
     ExecuteOptions, HookDecisionKind, HookPermission, HookVerdict, NoToolHooks, PermissionGate,

@@ -240,6 +240,25 @@ pub enum AssistantBlock {
         name: String,
         input: Value,
     },
+    /// A web search the provider ran during the reply (a
+    /// [`crate::ServerTool::WebSearch`]): nothing for Riot to run, shown
+    /// like WebSearch's results.
+    WebSearch {
+        /// The provider's id for the search.
+        id: String,
+        query: String,
+        /// What it found; empty when it failed.
+        results: Vec<crate::WebResult>,
+        /// Why it failed, in the provider's words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// The provider's own blocks for the search, sent back as they
+        /// came on the wire that made them (Anthropic's `server_tool_use`
+        /// and `web_search_tool_result`, whose encrypted content lets the
+        /// model read the pages again); left out on any other wire.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        replay: Vec<Value>,
+    },
 }
 
 /// Content of a tool result as the model reads it.

@@ -32,6 +32,25 @@ pub struct ModelRequest {
     pub cache: CacheHints,
     /// Stream the reply (false only for the watchdog's fallback).
     pub stream: bool,
+    /// Tools the provider runs on its own servers, declared after
+    /// `tools` (docs/web.md: the provider's web search).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_tools: Vec<ServerTool>,
+}
+
+/// A tool the provider runs itself, during the reply: the model calls it
+/// and the server answers it, so Riot never sees a tool call to run. What
+/// it did arrives as an [`AssistantBlock::WebSearch`] in the reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerTool {
+    /// The provider's web search: Anthropic's `web_search` server tool,
+    /// the Responses API's `web_search`. Only offered where the model table
+    /// says the model has it ([`ModelCapabilities::web_search`]).
+    WebSearch {
+        /// Searches one reply may make at most.
+        max_uses: u32,
+    },
 }
 
 /// The system prompt split for caching: the stable section is byte-identical
@@ -192,6 +211,10 @@ pub struct ModelCapabilities {
     #[serde(default)]
     pub documents: bool,
     pub thinking: bool,
+    /// The provider can search the web for this model on its own servers
+    /// ([`ServerTool::WebSearch`]).
+    #[serde(default)]
+    pub web_search: bool,
     pub parallel_tools: bool,
     pub caching: CachingStyle,
     pub reasoning_replay: ReasoningReplay,
@@ -209,6 +232,7 @@ impl Default for ModelCapabilities {
             vision: false,
             documents: false,
             thinking: false,
+            web_search: false,
             parallel_tools: true,
             caching: CachingStyle::None,
             reasoning_replay: ReasoningReplay::None,

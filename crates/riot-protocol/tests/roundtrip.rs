@@ -575,6 +575,7 @@ fn events() -> Vec<AgentEvent> {
                 output_tokens: 20,
                 cache_read_tokens: 30,
                 cache_write_tokens: 40,
+                web_searches: 0,
             },
         },
     ];

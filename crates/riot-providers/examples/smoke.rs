@@ -115,6 +115,7 @@ async fn main() -> ExitCode {
         provider.endpoint()
     );
     let request = ModelRequest {
+        server_tools: Vec::new(),
         model,
         system: SystemPrompt::stable("Answer in one short sentence."),
         messages: vec![Message::user_text(

@@ -46,7 +46,7 @@ pub fn prepare(messages: &[Message], model: &str) -> Vec<Message> {
                     AssistantBlock::Text { text } => !text.is_empty(),
                     AssistantBlock::Thinking { model: from, .. }
                     | AssistantBlock::RedactedThinking { model: from, .. } => from == model,
-                    AssistantBlock::ToolUse { .. } => true,
+                    AssistantBlock::ToolUse { .. } | AssistantBlock::WebSearch { .. } => true,
                 });
                 if !assistant.content.is_empty() {
                     out.push(Message::Assistant(assistant));

@@ -25,6 +25,9 @@ pub struct ModelOverride {
     pub caching: Option<CachingStyle>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_replay: Option<ReasoningReplay>,
+    /// The provider's own web search (docs/web.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web_search: Option<bool>,
     /// US dollars per million tokens; replaces the table's price whole.
     #[serde(
         default,
@@ -70,6 +73,9 @@ impl ModelOverride {
         if let Some(v) = self.reasoning_replay {
             caps.reasoning_replay = v;
         }
+        if let Some(v) = self.web_search {
+            caps.web_search = v;
+        }
         if let Some(v) = self.price {
             caps.price = Some(v);
         }
@@ -90,6 +96,7 @@ fn caps(
         vision,
         documents: false,
         thinking,
+        web_search: false,
         parallel_tools: true,
         caching,
         reasoning_replay,
@@ -97,10 +104,12 @@ fn caps(
     }
 }
 
-/// An Anthropic model: it also reads PDF pages as document blocks.
+/// An Anthropic model: it also reads PDF pages as document blocks and
+/// has the API's web search (all but Claude 3 Haiku, see [`builtin`]).
 fn claude(context_window: u64, max_output_tokens: u32, thinking: bool) -> ModelCapabilities {
     ModelCapabilities {
         documents: true,
+        web_search: true,
         ..caps(
             context_window,
             max_output_tokens,
@@ -120,7 +129,13 @@ fn builtin(model: &str) -> ModelCapabilities {
     // Provider prefixes (OpenRouter `vendor/model`) do not change the model.
     let m = m.rsplit('/').next().unwrap_or(&m);
     let table: &[(&str, ModelCapabilities)] = &[
-        ("claude-3-haiku*", claude(200_000, 4_096, false)),
+        (
+            "claude-3-haiku*",
+            ModelCapabilities {
+                web_search: false,
+                ..claude(200_000, 4_096, false)
+            },
+        ),
         ("claude-3-5-*", claude(200_000, 8_192, false)),
         ("claude-haiku-4*", claude(200_000, 64_000, true)),
         ("claude-opus-4*", claude(200_000, 32_000, true)),
@@ -183,9 +198,29 @@ fn builtin(model: &str) -> ModelCapabilities {
         .find(|(pattern, _)| glob_match(pattern, m))
         .map(|(_, c)| c.clone())
         .unwrap_or_default();
-    caps.price = builtin_price(m);
+    // OpenAI's searching models: the Responses API's `web_search`.
+    if ["gpt-4o*", "gpt-4.1*", "gpt-5*", "o3*", "o4*"]
+        .iter()
+        .any(|p| glob_match(p, m))
+    {
+        caps.web_search = true;
+    }
+    // Both providers charge $10 per 1,000 searches on top of tokens.
+    caps.price = builtin_price(m).map(|p| {
+        if caps.web_search {
+            p.with_web_search(WEB_SEARCH_PER_THOUSAND)
+        } else {
+            p
+        }
+    });
     caps
 }
+
+/// What Anthropic's web search and OpenAI's `web_search` tool cost, in US
+/// dollars per 1,000 searches (both pricing pages named at
+/// [`builtin_price`]; OpenAI bills the pages a search reads as input
+/// tokens, which the usage already counts).
+const WEB_SEARCH_PER_THOUSAND: f64 = 10.0;
 
 /// Anthropic's rates: the 5-minute cache write (Riot never asks for the
 /// 1-hour one) and the cache hit.

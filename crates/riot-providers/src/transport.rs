@@ -466,7 +466,12 @@ impl Provider for HttpProvider {
     }
 
     fn capabilities(&self, model: &str) -> ModelCapabilities {
-        capabilities_for(model, &self.inner.config.model_overrides)
+        let mut caps = capabilities_for(model, &self.inner.config.model_overrides);
+        // Chat Completions has no server-side tools to declare.
+        if self.inner.config.kind == ProviderKind::OpenAiChat {
+            caps.web_search = false;
+        }
+        caps
     }
 }
 

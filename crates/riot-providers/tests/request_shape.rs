@@ -93,6 +93,7 @@ fn png() -> ImageSource {
 
 fn request(model: &str, messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
+        server_tools: Vec::new(),
         model: model.into(),
         system: SystemPrompt {
             stable: "You are Riot.".into(),

@@ -71,6 +71,7 @@ async fn ask(
 
 fn request(model: &str, text: &str) -> ModelRequest {
     ModelRequest {
+        server_tools: Vec::new(),
         model: model.into(),
         system: SystemPrompt::stable("You are a test."),
         messages: vec![riot_protocol::Message::user_text(

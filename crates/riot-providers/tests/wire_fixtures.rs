@@ -72,6 +72,7 @@ fn usage(input: u64, output: u64, read: u64, write: u64) -> Usage {
         output_tokens: output,
         cache_read_tokens: read,
         cache_write_tokens: write,
+        web_searches: 0,
     }
 }
 

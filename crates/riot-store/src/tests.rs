@@ -663,6 +663,7 @@ fn the_list_reads_a_sessions_cost_from_its_last_usage_record() {
         output_tokens: 100,
         cache_read_tokens: 5_000,
         cache_write_tokens: 200,
+        web_searches: 0,
     };
     let price = Price::new(3.0, 15.0, 3.75, 0.30);
     let mut total = SessionCost::default();

@@ -105,6 +105,7 @@ pub mod lsp;
 pub mod office;
 pub mod pdf;
 pub mod script;
+pub mod search;
 pub mod server;
 pub mod validate;
 pub mod web;

@@ -298,6 +298,76 @@ impl std::io::Write for ByteCount {
     }
 }
 
+/// The keys Anthropic's web search tool takes.
+const WEB_SEARCH_KEYS: &[&str] = &[
+    "type",
+    "name",
+    "max_uses",
+    "allowed_domains",
+    "blocked_domains",
+    "user_location",
+    "cache_control",
+];
+
+/// `tools`: client tools (`name`, `input_schema`) and the server tools the
+/// API knows, each with only its own keys.
+fn anthropic_tools(body: &Value) -> Result<(), Rejection> {
+    let w = Wire::Anthropic;
+    let Some(tools) = body.get("tools") else {
+        return Ok(());
+    };
+    let Some(tools) = tools.as_array() else {
+        return reject(w, "tools: Input should be a valid list".into());
+    };
+    for (i, tool) in tools.iter().enumerate() {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+        match tool.get("type").and_then(Value::as_str) {
+            None | Some("custom") => {
+                if name.is_empty() {
+                    return reject(w, format!("tools.{i}.custom.name: Field required"));
+                }
+                if !tool.get("input_schema").is_some_and(Value::is_object) {
+                    return reject(w, format!("tools.{i}.custom.input_schema: Field required"));
+                }
+            }
+            Some("web_search_20250305") => {
+                let at = format!("tools.{i}.web_search_20250305");
+                if name != "web_search" {
+                    return reject(w, format!("{at}.name: Input should be 'web_search'"));
+                }
+                if let Some(key) = tool
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|o| o.keys())
+                    .find(|k| !WEB_SEARCH_KEYS.contains(&k.as_str()))
+                {
+                    return reject(w, format!("{at}.{key}: Extra inputs are not permitted"));
+                }
+                if let Some(max) = tool.get("max_uses")
+                    && !max.as_u64().is_some_and(|n| n > 0)
+                {
+                    return reject(w, format!("{at}.max_uses: Input should be greater than 0"));
+                }
+                if tool.get("allowed_domains").is_some() && tool.get("blocked_domains").is_some() {
+                    return reject(
+                        w,
+                        format!("{at}: allowed_domains and blocked_domains cannot both be set"),
+                    );
+                }
+            }
+            Some(other) => {
+                return reject(
+                    w,
+                    format!(
+                        "tools.{i}: Input tag '{other}' found using 'type' does not match any of the expected tags: 'custom', 'web_search_20250305'"
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn anthropic(body: &Value) -> Result<(), Rejection> {
     let w = Wire::Anthropic;
     let mut size = ByteCount::default();
@@ -353,6 +423,7 @@ fn anthropic(body: &Value) -> Result<(), Rejection> {
     if messages.is_empty() {
         return reject(w, "messages: at least one message is required".into());
     }
+    anthropic_tools(body)?;
     let declares_tools = body
         .get("tools")
         .and_then(Value::as_array)
@@ -439,6 +510,29 @@ fn anthropic(body: &Value) -> Result<(), Rejection> {
                         "messages.{i}.content.{j}.tool_use.input: Input should be a valid dictionary"
                     ),
                 );
+            }
+            if matches!(kind, "server_tool_use" | "web_search_tool_result") && role != "assistant" {
+                return reject(
+                    w,
+                    format!(
+                        "messages.{i}.content.{j}: `{kind}` blocks may only appear in assistant messages"
+                    ),
+                );
+            }
+            if kind == "web_search_tool_result" {
+                let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+                let started = blocks[..j].iter().any(|s| {
+                    s.get("type").and_then(Value::as_str) == Some("server_tool_use")
+                        && s.get("id").and_then(Value::as_str) == Some(id)
+                });
+                if !started {
+                    return reject(
+                        w,
+                        format!(
+                            "messages.{i}.content.{j}: `web_search_tool_result` block with tool_use_id {id} has no corresponding `server_tool_use` block before it"
+                        ),
+                    );
+                }
             }
             if kind == "image" {
                 anthropic_image(b, &format!("messages.{i}.content.{j}"))?;
@@ -741,8 +835,92 @@ fn chat(body: &Value, rule: ReasoningRule) -> Result<(), Rejection> {
     Ok(())
 }
 
+/// What the Responses API's `include` takes.
+const RESPONSES_INCLUDES: &[&str] = &[
+    "reasoning.encrypted_content",
+    "web_search_call.action.sources",
+    "web_search_call.results",
+    "code_interpreter_call.outputs",
+    "computer_call_output.output.image_url",
+    "file_search_call.results",
+    "message.input_image.image_url",
+    "message.output_text.logprobs",
+];
+
+/// `tools`, `include` and `max_tool_calls` as the Responses API checks them.
+fn responses_tools(body: &Value) -> Result<(), Rejection> {
+    let w = Wire::OpenaiResponses;
+    for (i, tool) in body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        match tool.get("type").and_then(Value::as_str).unwrap_or("") {
+            "function" => {
+                if tool
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+                {
+                    return reject(w, format!("Missing required parameter: 'tools[{i}].name'."));
+                }
+            }
+            "web_search" | "web_search_2025_08_26" => {
+                if let Some(key) = tool
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|o| o.keys())
+                    .find(|k| {
+                        !matches!(
+                            k.as_str(),
+                            "type" | "filters" | "search_context_size" | "user_location"
+                        )
+                    })
+                {
+                    return reject(w, format!("Unknown parameter: 'tools[{i}].{key}'."));
+                }
+            }
+            other => {
+                return reject(
+                    w,
+                    format!(
+                        "Invalid value: '{other}'. Supported values are: 'function', 'web_search', 'web_search_2025_08_26', 'file_search', 'computer_use_preview', 'code_interpreter', 'image_generation', 'mcp' and 'local_shell'."
+                    ),
+                );
+            }
+        }
+    }
+    for (i, value) in body
+        .get("include")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let name = value.as_str().unwrap_or("");
+        if !RESPONSES_INCLUDES.contains(&name) {
+            return reject(
+                w,
+                format!("Invalid value: '{name}'. Supported values are listed for 'include[{i}]'."),
+            );
+        }
+    }
+    if let Some(max) = body.get("max_tool_calls")
+        && !max.as_u64().is_some_and(|n| n > 0)
+    {
+        return reject(
+            w,
+            "Invalid 'max_tool_calls': integer below minimum value. Expected a value >= 1.".into(),
+        );
+    }
+    Ok(())
+}
+
 fn responses(body: &Value) -> Result<(), Rejection> {
     let w = Wire::OpenaiResponses;
+    responses_tools(body)?;
     check_effort(
         w,
         "reasoning.effort",

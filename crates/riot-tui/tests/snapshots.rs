@@ -1086,6 +1086,7 @@ fn the_status_line_shows_model_mode_context_tokens_mcp_and_the_running_turn() {
             output_tokens: 345,
             cache_read_tokens: 8_000,
             cache_write_tokens: 0,
+            web_searches: 0,
         },
     });
     app.cost(Some(0.0421));

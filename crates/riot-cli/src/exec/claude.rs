@@ -85,12 +85,17 @@ pub fn init_line(info: &InitInfo, uuid: String) -> Value {
 
 /// A usage object in Anthropic's names.
 pub fn usage_json(usage: &Usage) -> Value {
-    json!({
+    let mut value = json!({
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "cache_creation_input_tokens": usage.cache_write_tokens,
         "cache_read_input_tokens": usage.cache_read_tokens,
-    })
+    });
+    // The provider's own web searches, where there were any.
+    if usage.web_searches > 0 {
+        value["server_tool_use"] = json!({"web_search_requests": usage.web_searches});
+    }
+    value
 }
 
 /// The kind of content block a run of deltas builds.
@@ -282,7 +287,7 @@ impl ClaudeLines {
 
     /// A whole reply.
     fn assistant(&mut self, reply: &AssistantMessage) -> Value {
-        let content: Vec<Value> = reply.content.iter().map(assistant_block).collect();
+        let content: Vec<Value> = reply.content.iter().flat_map(assistant_blocks).collect();
         let usage = self.usage.take().unwrap_or_default();
         json!({
             "type": "assistant",
@@ -350,9 +355,30 @@ fn stop_reason(reason: Option<StopReason>) -> Value {
     Value::from(word)
 }
 
-/// A content block of a reply in Anthropic's shape.
-fn assistant_block(block: &AssistantBlock) -> Value {
-    match block {
+/// A content block of a reply in Anthropic's shape; the provider's web
+/// search is two, its call and its result (the pages' titles and URLs,
+/// without the encrypted content a model reads).
+fn assistant_blocks(block: &AssistantBlock) -> Vec<Value> {
+    let one = match block {
+        AssistantBlock::WebSearch {
+            id,
+            query,
+            results,
+            error,
+            ..
+        } => {
+            let content = match error {
+                Some(why) => json!({"type": "web_search_tool_result_error", "error_code": why}),
+                None => results
+                    .iter()
+                    .map(|r| json!({"type": "web_search_result", "title": r.title, "url": r.url}))
+                    .collect(),
+            };
+            return vec![
+                json!({"type": "server_tool_use", "id": id, "name": "web_search", "input": {"query": query}}),
+                json!({"type": "web_search_tool_result", "tool_use_id": id, "content": content}),
+            ];
+        }
         AssistantBlock::Text { text } => json!({"type": "text", "text": text}),
         AssistantBlock::Thinking {
             text, signature, ..
@@ -367,7 +393,8 @@ fn assistant_block(block: &AssistantBlock) -> Value {
         AssistantBlock::ToolUse { id, name, input } => {
             json!({"type": "tool_use", "id": id, "name": name, "input": input})
         }
-    }
+    };
+    vec![one]
 }
 
 /// A tool result's content: the text itself when it is one text block (as
@@ -477,6 +504,7 @@ mod tests {
                     output_tokens: 3,
                     cache_read_tokens: 100,
                     cache_write_tokens: 20,
+                    web_searches: 0,
                 },
             },
             reply(

@@ -271,6 +271,7 @@ mod tests {
             output_tokens: 5,
             cache_read_tokens: 3,
             cache_write_tokens: 2,
+            web_searches: 0,
         };
         let denied = "Permission to run Bash (rm -rf x) was denied: it matches the deny rule Bash(rm *). Do not retry it.";
         let events = [

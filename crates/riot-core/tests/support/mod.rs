@@ -332,6 +332,7 @@ pub fn summarize(event: &AgentEvent) -> String {
                         AssistantBlock::Thinking { model, .. } => format!("thinking({model})"),
                         AssistantBlock::RedactedThinking { .. } => "redacted".into(),
                         AssistantBlock::ToolUse { id, name, .. } => format!("tool_use {id} {name}"),
+                        AssistantBlock::WebSearch { query, .. } => format!("web_search {query}"),
                     })
                     .collect();
                 format!(

@@ -2,8 +2,9 @@
 
 use riot_protocol::{
     AssistantBlock, ProviderError, ProviderEvent, StopReason, StreamDelta, ToolUseId, Usage,
+    WebResult,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::classify::classify_stream_error;
 use crate::decode::{
@@ -25,6 +26,12 @@ enum Open {
         name: String,
         json: String,
     },
+    /// A tool call the server runs itself (`server_tool_use`).
+    ServerTool {
+        id: String,
+        name: String,
+        json: String,
+    },
     /// A block type Riot does not replay (e.g. a model `fallback` marker).
     Other,
 }
@@ -42,6 +49,9 @@ pub struct AnthropicDecoder {
     usage: Usage,
     stop_reason: Option<StopReason>,
     done: bool,
+    /// A web search the server started and has not answered yet: its id,
+    /// query and `server_tool_use` block as it goes back.
+    searching: Option<(String, String, Value)>,
 }
 
 impl AnthropicDecoder {
@@ -61,9 +71,66 @@ impl AnthropicDecoder {
             output_tokens: u64_at(usage, &["output_tokens"]),
             cache_read_tokens: u64_at(usage, &["cache_read_input_tokens"]),
             cache_write_tokens: u64_at(usage, &["cache_creation_input_tokens"]),
+            web_searches: u64_at(usage, &["server_tool_use", "web_search_requests"]),
         };
         self.usage.merge_cumulative(&later);
         out.push(ProviderEvent::Usage(self.usage));
+    }
+
+    /// A `web_search_tool_result`: the search it answers, with what it
+    /// found or why it failed, as one block.
+    fn search_result(&mut self, block: &Value, out: &mut Vec<ProviderEvent>) {
+        let answered = str_at(block, "tool_use_id");
+        let (id, query, mut replay) = match self.searching.take() {
+            Some((id, query, call)) if id == answered => (id, query, vec![call]),
+            // A result for a search this reply did not start cannot go
+            // back alone; it is still shown.
+            _ => (answered.to_owned(), String::new(), Vec::new()),
+        };
+        let content = block.get("content").unwrap_or(&Value::Null);
+        let (results, error) = match content.as_array() {
+            Some(items) => (
+                items
+                    .iter()
+                    .filter(|r| str_at(r, "type") == "web_search_result")
+                    .map(|r| WebResult {
+                        title: str_at(r, "title").to_owned(),
+                        url: str_at(r, "url").to_owned(),
+                        snippet: String::new(),
+                    })
+                    .collect(),
+                None,
+            ),
+            None => {
+                let code = str_at(content, "error_code");
+                let code = if code.is_empty() { "unknown" } else { code };
+                (Vec::new(), Some(search_error(code)))
+            }
+        };
+        if !replay.is_empty() {
+            replay.push(block.clone());
+        }
+        out.push(ProviderEvent::Block(AssistantBlock::WebSearch {
+            id,
+            query,
+            results,
+            error,
+            replay,
+        }));
+    }
+
+    /// A search the reply ended before answering (a paused turn): it goes
+    /// back as it is, so the server can go on with it.
+    fn unanswered_search(&mut self, out: &mut Vec<ProviderEvent>) {
+        if let Some((id, query, call)) = self.searching.take() {
+            out.push(ProviderEvent::Block(AssistantBlock::WebSearch {
+                id,
+                query,
+                results: Vec::new(),
+                error: None,
+                replay: vec![call],
+            }));
+        }
     }
 
     fn close_block(&mut self, out: &mut Vec<ProviderEvent>) -> Result<(), ProviderError> {
@@ -88,10 +155,32 @@ impl AnthropicDecoder {
                     input,
                 }
             }
+            Some(Open::ServerTool { id, name, json }) => {
+                let input = parse_tool_input(&name, &json)?;
+                let query = str_at(&input, "query").to_owned();
+                let block =
+                    json!({"type": "server_tool_use", "id": id, "name": name, "input": input});
+                // Shown (and sent back) with its result, which follows.
+                self.searching = Some((id, query, block));
+                return Ok(());
+            }
         };
         out.push(ProviderEvent::Block(block));
         Ok(())
     }
+}
+
+/// A web search error code in words.
+fn search_error(code: &str) -> String {
+    let why = match code {
+        "too_many_requests" => "the search service is rate limited",
+        "invalid_input" => "the query was not valid",
+        "max_uses_exceeded" => "the reply used up its searches",
+        "query_too_long" => "the query was too long",
+        "unavailable" => "the search service is unavailable",
+        _ => "the search failed",
+    };
+    format!("{why} ({code})")
 }
 
 /// Anthropic's `stop_reason` values.
@@ -150,6 +239,15 @@ impl Decoder for AnthropicDecoder {
                         name: str_at(block, "name").to_owned(),
                         json: String::new(),
                     },
+                    "server_tool_use" => Open::ServerTool {
+                        id: str_at(block, "id").to_owned(),
+                        name: str_at(block, "name").to_owned(),
+                        json: String::new(),
+                    },
+                    "web_search_tool_result" => {
+                        self.search_result(block, out);
+                        Open::Other
+                    }
                     "fallback" => {
                         // The server switched models mid-reply; later
                         // thinking is signed by the new one.
@@ -181,6 +279,9 @@ impl Decoder for AnthropicDecoder {
                     (Some(Open::Thinking { signature, .. }), "signature_delta") => {
                         signature.push_str(str_at(delta, "signature"));
                     }
+                    (Some(Open::ServerTool { json, .. }), "input_json_delta") => {
+                        json.push_str(str_at(delta, "partial_json"));
+                    }
                     (Some(Open::Tool { id, name, json }), "input_json_delta") => {
                         let piece = str_at(delta, "partial_json");
                         if !piece.is_empty() {
@@ -206,6 +307,7 @@ impl Decoder for AnthropicDecoder {
             }
             "message_stop" => {
                 self.close_block(out)?;
+                self.unanswered_search(out);
                 self.done = true;
                 return finish(self.stop_reason.unwrap_or(StopReason::EndTurn), out);
             }
@@ -254,7 +356,7 @@ pub fn decode_complete(body: &Value, model: &str) -> Result<Vec<ProviderEvent>, 
     if let Some(Value::Array(blocks)) = content {
         for block in blocks {
             let mut start = block.clone();
-            let delta = (str_at(&block, "type") == "tool_use").then(|| {
+            let delta = matches!(str_at(&block, "type"), "tool_use" | "server_tool_use").then(|| {
                 serde_json::json!({
                     "type": "input_json_delta",
                     "partial_json": block.get("input").map(Value::to_string).unwrap_or_default(),
@@ -311,6 +413,7 @@ mod tests {
             output_tokens: 7,
             cache_read_tokens: 90,
             cache_write_tokens: 0,
+            web_searches: 0,
         };
         assert_eq!(
             events,

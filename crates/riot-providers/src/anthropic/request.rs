@@ -2,7 +2,8 @@
 
 use riot_protocol::invariants::{check_cache_breakpoints, enforce};
 use riot_protocol::{
-    AssistantBlock, Message, ModelCapabilities, ModelRequest, ToolResultContent, UserBlock,
+    AssistantBlock, Message, ModelCapabilities, ModelRequest, ServerTool, ToolResultContent,
+    UserBlock,
 };
 use serde_json::{Map, Value, json};
 
@@ -181,27 +182,49 @@ fn user_blocks(
 fn assistant_blocks(content: &[AssistantBlock]) -> Vec<Value> {
     content
         .iter()
-        .filter_map(|block| match block {
-            AssistantBlock::Text { text } => Some(json!({"type": "text", "text": text})),
-            // Sent back unchanged with its signature; unsigned thinking is
-            // rejected by the API and dropped.
-            AssistantBlock::Thinking {
-                text,
-                signature: Some(signature),
-                ..
-            } => Some(json!({"type": "thinking", "thinking": text, "signature": signature})),
-            AssistantBlock::Thinking {
-                signature: None, ..
-            } => None,
-            AssistantBlock::RedactedThinking { data, .. } => {
-                Some(json!({"type": "redacted_thinking", "data": data}))
-            }
-            AssistantBlock::ToolUse { id, name, input } => {
-                Some(json!({"type": "tool_use", "id": id.as_str(), "name": name, "input": input}))
-            }
+        .flat_map(|block| match block {
+            // The provider's own search blocks go back as they came (an
+            // empty replay: a search made on another wire, left out).
+            AssistantBlock::WebSearch { replay, .. } => replay.clone(),
+            other => assistant_block(other).into_iter().collect(),
         })
         .collect()
 }
+
+fn assistant_block(block: &AssistantBlock) -> Option<Value> {
+    match block {
+        AssistantBlock::WebSearch { .. } => None,
+        AssistantBlock::Text { text } => Some(json!({"type": "text", "text": text})),
+        // Sent back unchanged with its signature; unsigned thinking is
+        // rejected by the API and dropped.
+        AssistantBlock::Thinking {
+            text,
+            signature: Some(signature),
+            ..
+        } => Some(json!({"type": "thinking", "thinking": text, "signature": signature})),
+        AssistantBlock::Thinking {
+            signature: None, ..
+        } => None,
+        AssistantBlock::RedactedThinking { data, .. } => {
+            Some(json!({"type": "redacted_thinking", "data": data}))
+        }
+        AssistantBlock::ToolUse { id, name, input } => {
+            Some(json!({"type": "tool_use", "id": id.as_str(), "name": name, "input": input}))
+        }
+    }
+}
+
+/// A server tool as the Messages API declares it.
+fn server_tool(tool: &ServerTool) -> Value {
+    match tool {
+        ServerTool::WebSearch { max_uses } => {
+            json!({"type": WEB_SEARCH_TOOL_TYPE, "name": "web_search", "max_uses": max_uses})
+        }
+    }
+}
+
+/// The version of Anthropic's web search server tool Riot declares.
+pub const WEB_SEARCH_TOOL_TYPE: &str = "web_search_20250305";
 
 /// docs/design.md §11: thinking is turned off when the assistant turn in
 /// progress (tool use since the person's last message) has no thinking of
@@ -328,12 +351,13 @@ fn body(
         body.insert("system".into(), Value::Array(system));
     }
     body.insert("messages".into(), Value::Array(std::mem::take(&mut wire)));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-            .collect();
+    let tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+        .chain(request.server_tools.iter().filter(|_| caps.web_search).map(server_tool))
+        .collect();
+    if !tools.is_empty() {
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some((budget, _)) = thinking {
@@ -356,6 +380,7 @@ mod tests {
     #[test]
     fn long_ttl_marks_every_breakpoint_with_one_hour_and_no_hints_means_no_message_breakpoint() {
         let mut request = ModelRequest {
+            server_tools: Vec::new(),
             model: "claude-sonnet-4-5".into(),
             system: SystemPrompt::stable("stable"),
             messages: vec![Message::user_text(MessageId::new("u1"), "hi")],
@@ -429,6 +454,7 @@ mod tests {
             messages.push(read_result(&id, d));
         }
         ModelRequest {
+            server_tools: Vec::new(),
             model: "claude-sonnet-4-5".into(),
             system: SystemPrompt::stable("stable"),
             messages,

@@ -49,6 +49,7 @@ pub fn usage(u: &Value) -> Usage {
         output_tokens: u64_at(u, &["completion_tokens"]),
         cache_read_tokens: cached,
         cache_write_tokens: 0,
+        web_searches: 0,
     }
 }
 
@@ -315,7 +316,8 @@ mod tests {
                     input_tokens: 36,
                     output_tokens: 9,
                     cache_read_tokens: 64,
-                    cache_write_tokens: 0
+                    cache_write_tokens: 0,
+                    web_searches: 0,
                 }),
                 ProviderEvent::Stop {
                     reason: StopReason::ToolUse

@@ -62,7 +62,8 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities, openai: bool) -> 
                     match block {
                         AssistantBlock::Text { text: t } => text.push_str(t),
                         AssistantBlock::Thinking { text: t, .. } => reasoning.push_str(t),
-                        AssistantBlock::RedactedThinking { .. } => {}
+                        AssistantBlock::RedactedThinking { .. }
+                        | AssistantBlock::WebSearch { .. } => {}
                         AssistantBlock::ToolUse { id, name, input } => calls.push(json!({
                             "id": id.as_str(),
                             "type": "function",
@@ -141,6 +142,7 @@ mod tests {
 
     fn request() -> ModelRequest {
         ModelRequest {
+            server_tools: Vec::new(),
             model: "gpt-5.1".into(),
             system: SystemPrompt::default(),
             messages: vec![Message::user_text(MessageId::new("u1"), "hi")],

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use riot_protocol::{
     AssistantBlock, ProviderError, ProviderErrorKind, ProviderEvent, StopReason, StreamDelta,
-    ToolUseId, Usage,
+    ToolUseId, Usage, WebResult,
 };
 use serde_json::Value;
 
@@ -46,6 +46,9 @@ pub struct ResponsesDecoder {
     /// Open output items by `output_index`.
     items: BTreeMap<u64, Item>,
     made_calls: bool,
+    /// Web searches the reply ran (`web_search_call` items); the usage
+    /// the server reports leaves them out.
+    searches: u64,
     usage: Usage,
     done: bool,
 }
@@ -59,6 +62,38 @@ pub fn usage(u: &Value) -> Usage {
         output_tokens: u64_at(u, &["output_tokens"]),
         cache_read_tokens: cached,
         cache_write_tokens: u64_at(u, &["input_tokens_details", "cache_write_tokens"]),
+        web_searches: 0,
+    }
+}
+
+/// A finished `web_search_call` item: its query, and the pages it found
+/// when `web_search_call.action.sources` was asked for (URLs only: the
+/// titles are in the answer's citations).
+fn web_search_call(item: &Value) -> AssistantBlock {
+    let action = item.get("action").unwrap_or(&Value::Null);
+    let results = action
+        .get("sources")
+        .and_then(Value::as_array)
+        .map(|sources| {
+            sources
+                .iter()
+                .map(|s| str_at(s, "url"))
+                .filter(|url| !url.is_empty())
+                .map(|url| WebResult {
+                    title: String::new(),
+                    url: url.to_owned(),
+                    snippet: String::new(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let status = str_at(item, "status");
+    AssistantBlock::WebSearch {
+        id: str_at(item, "id").to_owned(),
+        query: str_at(action, "query").to_owned(),
+        results,
+        error: (status == "failed").then(|| "the search failed".to_owned()),
+        replay: Vec::new(),
     }
 }
 
@@ -151,6 +186,10 @@ impl ResponsesDecoder {
                     name,
                     input,
                 }
+            }
+            "web_search_call" => {
+                self.searches += 1;
+                web_search_call(item)
             }
             _ => return Ok(()),
         };
@@ -245,7 +284,10 @@ impl Decoder for ResponsesDecoder {
                 self.done = true;
                 let response = v.get("response").unwrap_or(&Value::Null);
                 if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
-                    self.usage.merge_cumulative(&usage(u));
+                    self.usage.merge_cumulative(&Usage {
+                        web_searches: self.searches,
+                        ..usage(u)
+                    });
                     out.push(ProviderEvent::Usage(self.usage));
                 }
                 if kind == "response.incomplete" {
@@ -376,7 +418,8 @@ mod tests {
                 input_tokens: 10,
                 output_tokens: 9,
                 cache_read_tokens: 40,
-                cache_write_tokens: 0
+                cache_write_tokens: 0,
+                web_searches: 0,
             })
         );
     }

@@ -2,7 +2,9 @@
 //! encrypted reasoning requested and replayed unchanged, tool calls and
 //! outputs paired by `call_id` (docs/design.md §11).
 
-use riot_protocol::{AssistantBlock, ImageSource, Message, ModelCapabilities, ModelRequest};
+use riot_protocol::{
+    AssistantBlock, ImageSource, Message, ModelCapabilities, ModelRequest, ServerTool,
+};
 use serde_json::{Map, Value, json};
 
 use crate::history::{IMAGE_OMITTED, UserPart, data_url, prepare, split_user, system_text};
@@ -65,10 +67,13 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities) -> Value {
                             item.insert("encrypted_content".into(), encrypted.clone().into());
                             input.push(Value::Object(item));
                         }
+                        // A search's findings live on in the text that
+                        // cites them; the call itself is not sent back.
                         AssistantBlock::Thinking {
                             signature: None, ..
                         }
-                        | AssistantBlock::RedactedThinking { .. } => {}
+                        | AssistantBlock::RedactedThinking { .. }
+                        | AssistantBlock::WebSearch { .. } => {}
                         AssistantBlock::Text { text } => input.push(json!({
                             "type": "message",
                             "role": "assistant",
@@ -98,12 +103,24 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities) -> Value {
         body.insert("instructions".into(), instructions.into());
     }
     body.insert("input".into(), Value::Array(input));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.input_schema}))
-            .collect();
+    let searches = request
+        .server_tools
+        .iter()
+        .filter(|_| caps.web_search)
+        .map(|tool| match tool {
+            ServerTool::WebSearch { max_uses } => (json!({"type": "web_search"}), *max_uses),
+        });
+    let mut max_searches = None;
+    let tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.input_schema}))
+        .chain(searches.map(|(tool, max_uses)| {
+            max_searches = Some(max_uses);
+            tool
+        }))
+        .collect();
+    if !tools.is_empty() {
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("max_output_tokens".into(), request.max_tokens.into());
@@ -116,7 +133,14 @@ pub fn build(request: &ModelRequest, caps: &ModelCapabilities) -> Value {
         );
     }
     body.insert("store".into(), false.into());
-    body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    let mut include = vec!["reasoning.encrypted_content"];
+    if let Some(max_uses) = max_searches {
+        // The pages each search found, and at most this many built-in
+        // tool calls (searches) in the reply.
+        include.push("web_search_call.action.sources");
+        body.insert("max_tool_calls".into(), max_uses.into());
+    }
+    body.insert("include".into(), json!(include));
     if let Some(key) = &request.cache.session_key {
         body.insert("prompt_cache_key".into(), key.clone().into());
     }
