@@ -18,7 +18,7 @@ use riot_protocol::{
     PermissionOutcome, PermissionRequestDetail, SystemLevel, TerminalReason, TodoStatus,
     ToolResultContent, ToolResultUi, UiPayload, UserBlock,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The ACP kind of a built-in tool, so editors pick the right icon and
 /// grouping; MCP and unknown tools are `other`.
@@ -582,6 +582,34 @@ impl ToolCalls {
         }
     }
 
+    /// A provider's web search as a WebSearch call that has finished.
+    fn searched(&mut self, block: &AssistantBlock) -> Option<Vec<SessionUpdate>> {
+        let shown = block.search_shown()?;
+        self.announce(&shown.id);
+        let query = match block {
+            AssistantBlock::WebSearch { query, .. } => json!({ "query": query }),
+            _ => Value::Null,
+        };
+        Some(vec![
+            tool_call(
+                &shown.id,
+                "WebSearch",
+                &shown.ui.describe,
+                Some(&query),
+                ToolCallStatus::InProgress,
+            ),
+            SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                shown.id.clone(),
+                tool_finished(
+                    &[ToolResultContent::text(shown.text)],
+                    shown.failed,
+                    Some(&shown.ui),
+                    &self.cwd,
+                ),
+            )),
+        ])
+    }
+
     /// The updates for a message: chunks are streamed as deltas, so only
     /// tool results (and, when `replay`, the whole conversation) map here.
     pub fn message_updates(&mut self, message: &Message, replay: bool) -> Vec<SessionUpdate> {
@@ -590,9 +618,16 @@ impl ToolCalls {
             Message::Assistant(a) => {
                 self.saw_calls(message);
                 if !replay {
+                    // The provider's searches ran inside the reply: they
+                    // show now, as finished WebSearch calls.
+                    out.extend(a.content.iter().filter_map(|b| self.searched(b)).flatten());
                     return out;
                 }
                 for block in &a.content {
+                    if let Some(updates) = self.searched(block) {
+                        out.extend(updates);
+                        continue;
+                    }
                     match block {
                         AssistantBlock::Text { text } if !text.is_empty() => {
                             out.push(message_chunk(text));

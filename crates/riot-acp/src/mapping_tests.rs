@@ -413,3 +413,57 @@ fn a_replayed_prompt_shows_only_what_the_person_typed() {
     assert_eq!(updates[0]["sessionUpdate"], "user_message_chunk");
     assert_eq!(updates[0]["content"]["text"], "what did it find?");
 }
+
+#[test]
+fn a_provider_search_shows_as_a_finished_web_search_call_live_and_replayed() {
+    let search = AssistantBlock::WebSearch {
+        id: "srvtoolu_1".into(),
+        query: "riot agent".into(),
+        results: vec![riot_protocol::WebResult {
+            title: "Riot".into(),
+            url: "https://riot.example/".into(),
+            snippet: String::new(),
+        }],
+        error: None,
+        replay: vec![json!({"type": "server_tool_use"})],
+    };
+    let message = assistant(vec![
+        search,
+        AssistantBlock::Text {
+            text: "Riot is an agent.".into(),
+        },
+    ]);
+    for replay in [false, true] {
+        let mut calls = ToolCalls::new(PathBuf::from("/p"));
+        let updates: Vec<Value> = calls
+            .message_updates(&message, replay)
+            .into_iter()
+            .map(|u| serde_json::to_value(u).unwrap())
+            .collect();
+        let kinds: Vec<&str> = updates
+            .iter()
+            .map(|u| u["sessionUpdate"].as_str().unwrap())
+            .collect();
+        // Live, the text streamed as deltas already; replayed, it follows.
+        let expected = if replay {
+            vec!["tool_call", "tool_call_update", "agent_message_chunk"]
+        } else {
+            vec!["tool_call", "tool_call_update"]
+        };
+        assert_eq!(kinds, expected, "{updates:#?}");
+        assert_eq!(updates[0]["toolCallId"], "srvtoolu_1");
+        assert_eq!(updates[0]["title"], "Search the web for \"riot agent\"");
+        assert_eq!(updates[0]["kind"], "search");
+        assert_eq!(updates[0]["rawInput"], json!({"query": "riot agent"}));
+        assert_eq!(updates[1]["status"], "completed");
+        assert_eq!(
+            updates[1]["content"][0]["content"]["text"],
+            "Web search results for \"riot agent\":\n\n1. Riot\n   https://riot.example/\n"
+        );
+        assert_eq!(
+            updates[1]["rawOutput"],
+            json!({"type": "web_results", "query": "riot agent",
+                   "results": [{"title": "Riot", "url": "https://riot.example/", "snippet": ""}]})
+        );
+    }
+}

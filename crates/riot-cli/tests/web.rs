@@ -197,7 +197,8 @@ fn deferred(body: &serde_json::Value) -> Vec<String> {
 }
 
 /// WebSearch is available (behind ToolSearch) only with a search service;
-/// `riot config show` says which, or why not.
+/// `riot config show` says which, or why not (the provider's own search is
+/// tests/provider_search.rs's).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn web_search_is_declared_with_a_service_and_config_show_says_why_not_without() {
     let world = World::new();
@@ -205,7 +206,7 @@ async fn web_search_is_declared_with_a_service_and_config_show_says_why_not_with
     assert_eq!(shown.code, Some(0), "{shown:?}");
     assert!(
         shown.stdout.lines().any(|l| l
-            == "web_search               WebSearch is not declared: no search service is configured: set `web_search` in settings (SearXNG or Brave), $RIOT_SEARXNG_URL, or $BRAVE_API_KEY"),
+            == "web_search               WebSearch is not declared: no search service is configured (`web_search` in settings, $RIOT_SEARXNG_URL or $BRAVE_API_KEY); the provider's own web search is declared where the model has it"),
         "{}",
         shown.stdout
     );
@@ -220,7 +221,7 @@ async fn web_search_is_declared_with_a_service_and_config_show_says_why_not_with
         .unwrap()
         .to_owned();
     assert!(
-        why.ends_with("chooses the provider's own search, which Riot does not have yet; use \"searxng\" or \"brave\""),
+        why.ends_with("chooses the provider's own web search, declared where the model has it"),
         "{why}"
     );
     let mut with_env = world.bare(&["config", "show"]);

@@ -934,6 +934,7 @@ fn compact_request(
         last_request_ms: state.last_request_ms,
         system: state.system.clone(),
         tools: state.tools.clone(),
+        server_tools: state.server_tools.clone(),
         session_key: state.cache_key.clone(),
         focus: None,
     }

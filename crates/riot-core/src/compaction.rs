@@ -169,7 +169,7 @@ impl ContextManager {
         // without the declarations and budgeted on its own.
         let shared_fits = window > context::SMALL_WINDOW
             && request.estimate + text_tokens(&instructions) + u64::from(max_tokens) <= window;
-        let (messages, tools) = if shared_fits {
+        let (messages, tools, server_tools) = if shared_fits {
             let history = strip_for_request(messages, &request.model);
             // The history usually ends with a user message (results or a
             // prompt): the instructions join it, so roles still alternate.
@@ -181,6 +181,7 @@ impl ContextManager {
             (
                 merge_user_runs(history.into_iter().chain([ask])),
                 request.tools.clone(),
+                request.server_tools.clone(),
             )
         } else {
             let fixed = text_tokens(&request.system.stable)
@@ -200,14 +201,14 @@ impl ContextManager {
                 content: vec![UserBlock::Text { text }],
                 origin: MessageOrigin::Context,
             });
-            (vec![ask], Vec::new())
+            (vec![ask], Vec::new(), Vec::new())
         };
         let model_request = ModelRequest {
             model: request.model.clone(),
             system: request.system.clone(),
             messages,
             tools,
-            server_tools: Vec::new(),
+            server_tools,
             max_tokens,
             thinking: None,
             cache: CacheHints {

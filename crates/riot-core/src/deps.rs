@@ -49,6 +49,7 @@ pub struct CompactRequest {
     /// the cached prefix of normal requests.
     pub system: SystemPrompt,
     pub tools: Vec<ToolSpec>,
+    pub server_tools: Vec<riot_protocol::ServerTool>,
     pub session_key: Option<String>,
     /// What a manual `/compact` should focus on.
     pub focus: Option<String>,

@@ -70,8 +70,8 @@ pub use file_state::{FileState, FileStateStore, FileView};
 pub use fs::{DirEntry, FileKind, FileMeta, FileSystem};
 pub use ids::{AgentId, IdGen, IdKind, MessageId, RequestId, SequentialIds, SessionId, ToolUseId};
 pub use message::{
-    AssistantBlock, AssistantMessage, ImageSource, Message, MessageOrigin, StopReason, SystemLevel,
-    SystemMessage, ToolResultContent, ToolResultUi, UserBlock, UserMessage,
+    AssistantBlock, AssistantMessage, ImageSource, Message, MessageOrigin, SearchShown, StopReason,
+    SystemLevel, SystemMessage, ToolResultContent, ToolResultUi, UserBlock, UserMessage,
 };
 pub use permission::{
     DecisionReason, PermissionAnswer, PermissionMode, PermissionOutcome, PermissionRequestDetail,

@@ -261,6 +261,60 @@ pub enum AssistantBlock {
     },
 }
 
+/// A provider's web search as faces show it: like a finished WebSearch
+/// call, with the same `WebResults` payload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchShown {
+    /// The provider's id for the search (the call's id in faces).
+    pub id: String,
+    /// What the result says: the pages, or why the search failed.
+    pub text: String,
+    pub failed: bool,
+    /// The call's line and the pages, as a tool result carries them.
+    pub ui: ToolResultUi,
+}
+
+impl AssistantBlock {
+    /// How faces show this block when it is a provider's web search.
+    pub fn search_shown(&self) -> Option<SearchShown> {
+        let AssistantBlock::WebSearch {
+            id,
+            query,
+            results,
+            error,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let text = match error {
+            Some(why) => format!("The web search failed: {why}."),
+            None if results.is_empty() => format!("Web search for \"{query}\": no results."),
+            None => {
+                let mut text = format!("Web search results for \"{query}\":\n");
+                for (i, r) in results.iter().enumerate() {
+                    let title = if r.title.is_empty() { &r.url } else { &r.title };
+                    text.push_str(&format!("\n{}. {title}\n   {}\n", i + 1, r.url));
+                }
+                text
+            }
+        };
+        Some(SearchShown {
+            id: id.clone(),
+            text,
+            failed: error.is_some(),
+            ui: ToolResultUi {
+                describe: format!("Search the web for \"{query}\""),
+                payload: Some(crate::UiPayload::WebResults {
+                    query: query.clone(),
+                    results: results.clone(),
+                }),
+                duration_ms: 0,
+            },
+        })
+    }
+}
+
 /// Content of a tool result as the model reads it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]

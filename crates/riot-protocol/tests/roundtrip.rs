@@ -203,6 +203,17 @@ fn assistant_blocks() -> Vec<AssistantBlock> {
             name: "Read".into(),
             input: json!({"file_path": "src/main.rs", "type": "not a tag"}),
         },
+        AssistantBlock::WebSearch {
+            id: "srvtoolu_1".into(),
+            query: "riot".into(),
+            results: vec![riot_protocol::WebResult {
+                title: "Riot".into(),
+                url: "https://riot.example/".into(),
+                snippet: String::new(),
+            }],
+            error: Some("the search service is unavailable (unavailable)".into()),
+            replay: vec![json!({"type": "server_tool_use", "id": "srvtoolu_1"})],
+        },
     ]
 }
 

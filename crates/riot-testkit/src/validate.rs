@@ -313,7 +313,7 @@ const WEB_SEARCH_KEYS: &[&str] = &[
 /// API knows, each with only its own keys.
 fn anthropic_tools(body: &Value) -> Result<(), Rejection> {
     let w = Wire::Anthropic;
-    let Some(tools) = body.get("tools") else {
+    let Some(tools) = body.get("tools").filter(|t| !t.is_null()) else {
         return Ok(());
     };
     let Some(tools) = tools.as_array() else {

@@ -868,11 +868,30 @@ impl App {
                     {
                         self.fold_thinking(&thinking_of(a));
                     }
+                    self.searches(a);
                     self.markdown_block(&a.text());
                     self.remember_calls(a);
                 }
                 Message::System(s) => self.note(s.level, &s.text),
             }
+        }
+    }
+
+    /// The provider's web searches in a reply, drawn like WebSearch calls.
+    fn searches(&mut self, a: &riot_protocol::AssistantMessage) {
+        for shown in a.content.iter().filter_map(AssistantBlock::search_shown) {
+            let rows = tools::finished(
+                tools::Finished {
+                    name: "WebSearch",
+                    describe: &shown.ui.describe,
+                    ui: Some(&shown.ui),
+                    is_error: shown.failed,
+                    text: &shown.text,
+                },
+                usize::from(self.width),
+                self.theme,
+            );
+            self.push_block(rows);
         }
     }
 
@@ -1144,6 +1163,7 @@ impl App {
                         self.fold_thinking(&thinking);
                     }
                     self.commit_all(Some(&a.text()));
+                    self.searches(a);
                     self.remember_calls(a);
                     if a.interrupted {
                         let dim = self.theme.dim();

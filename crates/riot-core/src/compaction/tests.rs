@@ -83,6 +83,7 @@ fn results_text(messages: &[Message]) -> Vec<String> {
 
 fn request(trigger: CompactTrigger, estimate: u64, idle_ms: u64) -> CompactRequest {
     CompactRequest {
+        server_tools: Vec::new(),
         trigger,
         model: "m".into(),
         capabilities: ModelCapabilities {

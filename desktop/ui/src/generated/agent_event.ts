@@ -589,6 +589,11 @@ export interface Usage {
   output_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  /**
+   * Web searches the provider ran for the request (its server-side
+   * web search), priced per search.
+   */
+  web_searches?: number;
 }
 /**
  * An error that ended a turn, already worded for people.
