@@ -158,9 +158,7 @@ pub fn provider_search(
 ) -> Vec<ServerTool> {
     let chosen = match &config.web_search {
         Some(setting) => setting.value.provider == SearchProvider::Native,
-        None => !env
-            .get("BRAVE_API_KEY")
-            .is_some_and(|k| !k.trim().is_empty()),
+        None => env.get("BRAVE_API_KEY").is_none_or(|k| k.trim().is_empty()),
     };
     let denied = config.rules.iter().any(|r| {
         r.behavior == riot_protocol::RuleBehavior::Deny

@@ -344,7 +344,7 @@ fn anthropic_tools(body: &Value) -> Result<(), Rejection> {
                     return reject(w, format!("{at}.{key}: Extra inputs are not permitted"));
                 }
                 if let Some(max) = tool.get("max_uses")
-                    && !max.as_u64().is_some_and(|n| n > 0)
+                    && max.as_u64().is_none_or(|n| n == 0)
                 {
                     return reject(w, format!("{at}.max_uses: Input should be greater than 0"));
                 }
@@ -908,7 +908,7 @@ fn responses_tools(body: &Value) -> Result<(), Rejection> {
         }
     }
     if let Some(max) = body.get("max_tool_calls")
-        && !max.as_u64().is_some_and(|n| n > 0)
+        && max.as_u64().is_none_or(|n| n == 0)
     {
         return reject(
             w,
