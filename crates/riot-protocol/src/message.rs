@@ -305,7 +305,8 @@ impl AssistantBlock {
             failed: error.is_some(),
             ui: ToolResultUi {
                 describe: format!("Search the web for \"{query}\""),
-                payload: Some(crate::UiPayload::WebResults {
+                // A failed search shows its reason, not an empty list.
+                payload: error.is_none().then(|| crate::UiPayload::WebResults {
                     query: query.clone(),
                     results: results.clone(),
                 }),

@@ -1437,3 +1437,32 @@ fn ctrl_d_mid_reply_keeps_what_streamed_in_the_scrollback() {
         assert!(kept.contains(text), "{text:?} missing:\n{kept}");
     }
 }
+
+#[test]
+fn a_provider_search_is_drawn_like_a_web_search_call_after_the_reply_it_was_part_of() {
+    let mut app = app(60);
+    app.event(&assistant(vec![
+        AssistantBlock::WebSearch {
+            id: "srvtoolu_1".into(),
+            query: "riot agent".into(),
+            results: vec![riot_protocol::WebResult {
+                title: "Riot".into(),
+                url: "https://riot.example/".into(),
+                snippet: String::new(),
+            }],
+            error: None,
+            replay: Vec::new(),
+        },
+        AssistantBlock::WebSearch {
+            id: "srvtoolu_2".into(),
+            query: "riot docs".into(),
+            results: Vec::new(),
+            error: Some("the search service is unavailable (unavailable)".into()),
+            replay: Vec::new(),
+        },
+        AssistantBlock::Text {
+            text: "Riot is an agent.".into(),
+        },
+    ]));
+    check("provider_search", &scrollback(&mut app));
+}
