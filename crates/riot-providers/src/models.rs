@@ -239,7 +239,10 @@ const fn cached(input: f64, cache_read: f64, output: f64) -> Price {
 /// US dollars per million tokens, from the providers' pricing pages as
 /// they read on 2026-12-01: <https://platform.claude.com/docs/en/about-claude/pricing>,
 /// <https://developers.openai.com/api/docs/pricing> and
-/// <https://api-docs.deepseek.com/quick_start/pricing>. Standard tier
+/// <https://api-docs.deepseek.com/quick_start/pricing>; GPT-5.4's and
+/// 5.5's long-prompt rule from OpenAI's model page
+/// (<https://developers.openai.com/api/docs/models/gpt-5.4>, read
+/// 2026-12-03, which also confirms GPT-5.4's rates). Standard tier
 /// only: batch, priority/fast and regional rates are not modelled.
 /// DeepSeek bills half its rates off-peak; the table holds the peak ones,
 /// so its figures are an upper bound. Settings override any of these
@@ -262,6 +265,18 @@ fn builtin_price(m: &str) -> Option<Price> {
         cache_write: 0.625,
         cache_read: 0.05,
     });
+    // GPT-5.4 and 5.5 (and their pro models), with their 1.05M windows:
+    // a prompt over 272K input tokens pays twice the input rates and 1.5
+    // times the output rate, on the whole request (OpenAI's model pages).
+    let openai_long = |price: Price| {
+        price.with_long_prompt(LongPromptPrice {
+            above_tokens: 272_000,
+            input: price.input * 2.0,
+            output: price.output * 1.5,
+            cache_write: price.cache_write * 2.0,
+            cache_read: price.cache_read * 2.0,
+        })
+    };
     let table: &[(&[&str], Price)] = &[
         // Anthropic.
         (&["claude-fable-5-2*"], anthropic(8.0, 10.0, 0.20, 40.0)),
@@ -329,10 +344,16 @@ fn builtin_price(m: &str) -> Option<Price> {
                 "gpt-5.4-pro",
                 "gpt-5.4-pro-20*",
             ],
-            Price::flat(30.0, 180.0),
+            openai_long(Price::flat(30.0, 180.0)),
         ),
-        (&["gpt-5.5", "gpt-5.5-20*"], cached(5.0, 0.50, 30.0)),
-        (&["gpt-5.4", "gpt-5.4-20*"], cached(2.50, 0.25, 15.0)),
+        (
+            &["gpt-5.5", "gpt-5.5-20*"],
+            openai_long(cached(5.0, 0.50, 30.0)),
+        ),
+        (
+            &["gpt-5.4", "gpt-5.4-20*"],
+            openai_long(cached(2.50, 0.25, 15.0)),
+        ),
         (
             &["gpt-5.4-mini", "gpt-5.4-mini-20*"],
             cached(0.75, 0.075, 4.50),
@@ -593,6 +614,25 @@ mod tests {
             (1.25, 10.0, 1.25, 0.125)
         );
         assert_eq!(price("openai/gpt-5-mini").map(|p| p.input), Some(0.25));
+        // GPT-5.4's long prompts: 2× input (cached too), 1.5× output.
+        let gpt54 = price("gpt-5.4").expect("a price");
+        assert_eq!(
+            gpt54.long_prompt,
+            Some(LongPromptPrice {
+                above_tokens: 272_000,
+                input: 5.0,
+                output: 22.5,
+                cache_write: 5.0,
+                cache_read: 0.5,
+            })
+        );
+        assert_eq!(
+            price("gpt-5.5-pro")
+                .and_then(|p| p.long_prompt)
+                .map(|l| (l.input, l.output)),
+            Some((60.0, 270.0))
+        );
+        assert_eq!(price("gpt-5.4-mini").and_then(|p| p.long_prompt), None);
         assert_eq!(price("deepseek-v4-pro").map(|p| p.output), Some(3.96));
         // Near misses are not guessed: a new model has no price until the
         // table or settings give it one.
