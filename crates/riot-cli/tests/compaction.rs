@@ -323,6 +323,12 @@ async fn a_forty_turn_session_compacts_in_a_small_window_and_finishes() {
     ))
     .await;
     assert_eq!(again.code, Some(0), "{again:?}");
+    // Side usage is this process's: the resumed run made no side request,
+    // though the session's cost goes on from the summaries before it.
+    let result: Value = serde_json::from_str(again.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(result["type"], "result", "{result}");
+    assert_eq!(result["side_usage"]["input_tokens"], 0, "{result}");
+    assert_eq!(result["side_usage"]["output_tokens"], 0, "{result}");
     let first = &resumed.requests()[0];
     assert_eq!(first.status, 200);
     let messages = first.body["messages"].as_array().unwrap();

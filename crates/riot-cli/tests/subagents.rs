@@ -118,6 +118,13 @@ async fn two_explore_subagents_read_in_parallel_and_answer_in_order_with_linked_
     assert_eq!(out.code, Some(0), "{out:?}");
     let parent_id = out.json()["session_id"].as_str().unwrap().to_owned();
     assert_eq!(out.json()["result"], "Both explored.");
+    // One meter for side requests: the children's four requests (10 input
+    // and 5 output tokens each, as the mock reports) are the run's side
+    // usage, the parent's two its usage.
+    let result = out.json();
+    assert_eq!(result["side_usage"]["input_tokens"], 40, "{result}");
+    assert_eq!(result["side_usage"]["output_tokens"], 20, "{result}");
+    assert_eq!(result["usage"]["input_tokens"], 20, "{result}");
 
     let bodies = bodies(&server);
     assert_eq!(bodies.len(), 6, "parent ×2, each child ×2");

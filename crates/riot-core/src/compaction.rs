@@ -15,12 +15,12 @@
 //! Compaction never breaks tool pairing: results are replaced, messages are
 //! not dropped from the middle, and the summary replaces the whole history.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use riot_protocol::{
     AssistantBlock, CacheHints, CompactionStrategy, Message, MessageId, MessageOrigin,
-    ModelRequest, Provider, ProviderErrorKind, ToolResultContent, Usage, UserBlock, UserMessage,
+    ModelRequest, Provider, ProviderErrorKind, ToolResultContent, UserBlock, UserMessage,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -92,7 +92,6 @@ impl WorkingSet for NoWorkingSet {
 pub struct ContextManager {
     provider: Arc<dyn Provider>,
     working_set: Arc<dyn WorkingSet>,
-    side_usage: Mutex<Usage>,
 }
 
 impl ContextManager {
@@ -101,13 +100,7 @@ impl ContextManager {
         Self {
             provider,
             working_set,
-            side_usage: Mutex::new(Usage::default()),
         }
-    }
-
-    /// Usage of the summary requests so far (reported as `side_usage`).
-    pub fn side_usage(&self) -> Usage {
-        *self.side_usage.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     async fn summarize(
@@ -224,7 +217,6 @@ impl ContextManager {
             CancellationToken::new(),
         )
         .await;
-        self.add_side_usage(&reply.usage);
         let text = reply.result.map_err(|e| (e.kind, e.message))?;
         let summary = extract_summary(&text);
         if summary.trim().is_empty() {
@@ -234,13 +226,6 @@ impl ContextManager {
             ));
         }
         Ok(summary)
-    }
-
-    fn add_side_usage(&self, usage: &Usage) {
-        self.side_usage
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .add(usage);
     }
 
     /// The history that replaces everything: one user message with the

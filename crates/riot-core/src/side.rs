@@ -1,9 +1,9 @@
 //! Side requests (a summary, an image description, a fetched page's
 //! answer, the auto-mode classifier's verdict): one request, its reply's
 //! text collected, and the usage it cost — also when it failed part way.
-//! Compaction and the classifier add it to their side-usage meters;
-//! vision and the web tools do not keep one (their requests are counted by
-//! the session's cost meter, which wraps every provider).
+//! No caller keeps a meter of its own: the session's cost meter wraps the
+//! provider every side request goes through, and is the one count of side
+//! usage (`riot exec`'s `side_usage` reads it).
 
 use futures::StreamExt;
 use riot_protocol::{AssistantBlock, ModelRequest, Provider, ProviderError, ProviderEvent, Usage};

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use riot_permissions::{Classifier, ClassifierRequest, ClassifierUnavailable, ClassifierVerdict};
 use riot_protocol::{
     CacheHints, Clock, ClockExt, Message, MessageId, MessageOrigin, ModelRequest, Provider,
-    SystemPrompt, Usage, UserBlock, UserMessage,
+    SystemPrompt, UserBlock, UserMessage,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -118,7 +118,6 @@ pub struct ModelClassifier {
     clock: Arc<dyn Clock>,
     timeout_ms: u64,
     max_tokens: u32,
-    side_usage: Mutex<Usage>,
 }
 
 impl ModelClassifier {
@@ -142,7 +141,6 @@ impl ModelClassifier {
             clock,
             timeout_ms: DEFAULT_TIMEOUT_MS,
             max_tokens: DEFAULT_MAX_TOKENS,
-            side_usage: Mutex::new(Usage::default()),
         }
     }
 
@@ -169,12 +167,6 @@ impl ModelClassifier {
     /// The model it asks.
     pub fn model(&self) -> String {
         self.model.get()
-    }
-
-    /// Usage of the classifier's requests so far (side usage, like
-    /// compaction summaries).
-    pub fn side_usage(&self) -> Usage {
-        *self.side_usage.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The request for one call: the fixed instructions, then one user
@@ -213,10 +205,6 @@ impl ModelClassifier {
         cancel: CancellationToken,
     ) -> Result<String, ClassifierUnavailable> {
         let reply = riot_core::side::side_text(self.provider.as_ref(), request, cancel).await;
-        self.side_usage
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .add(&reply.usage);
         reply.result.map_err(|e| {
             let kind = serde_json::to_value(e.kind)
                 .ok()

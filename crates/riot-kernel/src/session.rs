@@ -244,7 +244,7 @@ impl Kernel {
             .await,
             tools: stack.runner.clone(),
             compactor: Arc::new(crate::hooks::HookedCompactor {
-                inner: context.clone(),
+                inner: context,
                 hooks: stack.hooks.clone(),
             }),
             transcript: sink.clone(),
@@ -256,7 +256,6 @@ impl Kernel {
         Ok(Session {
             state,
             deps,
-            context,
             notices,
             sandbox: stack.sandbox,
             file_state: stack.file_state,
@@ -273,12 +272,12 @@ impl Kernel {
             cwd: options.cwd.clone(),
             mode_cell: stack.mode,
             recent_requests: stack.recent_requests,
-            classifier: stack.classifier,
             restore_model: None,
             next_images: Vec::new(),
             shared_model,
             endpoint: endpoint_provider,
             language_servers: stack.language_servers,
+            side_at_open: cost.total().side_usage,
             cost,
             terminals: Arc::clone(&stack.base.terminals),
             background,
@@ -409,7 +408,6 @@ fn first_state(
 pub struct Session {
     state: AgentState,
     deps: AgentDeps,
-    context: Arc<ContextManager>,
     notices: Vec<String>,
     /// The OS sandbox as faces show it.
     sandbox: String,
@@ -431,9 +429,6 @@ pub struct Session {
     mode_cell: crate::plan::ModeCell,
     /// What the person asked lately, for auto mode's classifier.
     recent_requests: crate::classifier::RecentRequests,
-    /// Auto mode's classifier (`None` only in a stack without a model,
-    /// which a session never is).
-    classifier: Option<Arc<crate::classifier::ModelClassifier>>,
     /// The session's model while a command's own model runs a turn.
     restore_model: Option<String>,
     /// Images sent with the next prompt (an ACP image block), attached
@@ -447,6 +442,9 @@ pub struct Session {
     language_servers: Option<Arc<dyn riot_protocol::LanguageServers>>,
     /// What the session has cost (every request, main and side).
     cost: Arc<crate::cost::CostMeter>,
+    /// The side usage a resumed session's meter started from: what
+    /// earlier processes spent.
+    side_at_open: riot_protocol::Usage,
     /// The session's terminals (the Terminal tool's; faces watch them).
     terminals: Arc<dyn riot_protocol::Terminals>,
     /// Stops the session's background tasks when it is dropped.
@@ -633,14 +631,11 @@ impl Session {
         Arc::clone(&self.cost)
     }
 
-    /// Usage of side requests (compaction summaries, auto mode's
-    /// classifier) in this process.
+    /// Usage of the side requests made in this process — every one the
+    /// cost meter counts: compaction summaries, auto mode's classifier,
+    /// subagents, image descriptions, WebFetch's answers.
     pub fn side_usage(&self) -> riot_protocol::Usage {
-        let mut usage = self.context.side_usage();
-        if let Some(classifier) = &self.classifier {
-            usage.add(&classifier.side_usage());
-        }
-        usage
+        self.cost.total().side_usage.since(&self.side_at_open)
     }
 
     /// Images to send with the next [`turn`](Self::turn)'s prompt,

@@ -469,10 +469,6 @@ async fn the_classifier_sees_the_requests_and_the_call_but_never_a_tool_output()
         "a tool output reached the classifier: {}",
         requests[0].body
     );
-    assert!(
-        classifier.side_usage().input_tokens > 0,
-        "side usage counted"
-    );
     server.shutdown().await;
 }
 

@@ -265,6 +265,21 @@ impl Usage {
         self.web_searches += other.web_searches;
     }
 
+    /// What was used after `earlier`, a reading of the same running total.
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            cache_read_tokens: self
+                .cache_read_tokens
+                .saturating_sub(earlier.cache_read_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_sub(earlier.cache_write_tokens),
+            web_searches: self.web_searches.saturating_sub(earlier.web_searches),
+        }
+    }
+
     /// All input tokens of the request, cached or not.
     pub fn total_input(&self) -> u64 {
         self.input_tokens + self.cache_read_tokens + self.cache_write_tokens

@@ -249,8 +249,6 @@ async fn a_summary_replaces_history_keeps_the_users_words_and_restores_the_worki
     };
     assert!(text.contains("Do not call any tools"));
     assert!(text.ends_with("focus on: the lexer"));
-    assert_eq!(cm.side_usage().input_tokens, 500);
-    assert_eq!(cm.side_usage().output_tokens, 120);
 }
 
 #[tokio::test]
@@ -463,7 +461,6 @@ async fn the_loop_compacts_proactively_at_the_threshold() {
     let after = &requests[2].messages;
     assert_eq!(after.len(), 1);
     assert!(matches!(&after[0], Message::User(u) if u.origin == MessageOrigin::Summary));
-    assert_eq!(cm.side_usage().input_tokens, 500);
     // Resume loads the compacted history, not the whole past.
     assert_eq!(transcript.replay(), state.messages);
     assert_eq!(state.messages[0], after[0]);

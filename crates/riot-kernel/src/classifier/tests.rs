@@ -175,7 +175,6 @@ async fn no_answer_in_time_is_unavailable_and_cancels_the_request() {
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     assert!(token.is_some_and(|t| t.is_cancelled()));
-    assert_eq!(c.side_usage(), Usage::default());
 }
 
 #[test]
