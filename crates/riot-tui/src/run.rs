@@ -845,8 +845,16 @@ async fn drive(
     // A background agent's result starts a turn by itself while idle,
     // until the session refuses one.
     let mut auto_deliver = true;
-    // Its background agents, read about twice a second.
+    // Its background agents, read again each time one starts, makes a
+    // tool call or ends.
     let background = handle.read(|s| s.background_tasks().clone()).await.ok();
+    let (tasks_tx, mut tasks_rx) = mpsc::unbounded_channel::<()>();
+    if let Some(tasks) = &background {
+        tasks.watch(Arc::new(move |_| {
+            let _ = tasks_tx.send(());
+        }));
+        app.background(tasks.list());
+    }
     if let Some(prompt) = options.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
         app.submit_text(prompt);
     }
@@ -1106,6 +1114,16 @@ async fn drive(
                     dirty = true;
                 }
             }
+            Some(()) = tasks_rx.recv() => {
+                // Changes come in bursts (a task's calls): one read for
+                // all that are waiting.
+                while tasks_rx.try_recv().is_ok() {}
+                if let Some(tasks) = &background
+                    && app.background(tasks.list())
+                {
+                    dirty = true;
+                }
+            }
             update = terminals_rx.recv() => {
                 if let Some(update) = update {
                     app.terminal(&update);
@@ -1129,12 +1147,6 @@ async fn drive(
                 // MCP servers' states about once a second.
                 if ticks % 30 == 1 {
                     app.mcp(host.mcp());
-                    dirty = true;
-                }
-                if ticks % 15 == 1
-                    && let Some(tasks) = &background
-                    && app.background(tasks.list())
-                {
                     dirty = true;
                 }
                 // The spinner and the elapsed time move while a turn runs.
