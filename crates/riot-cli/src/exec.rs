@@ -42,7 +42,6 @@ use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
 use crate::cli::{ExecArgs, ExecOptions, InputFormat, OutputFormat, SharedOptions};
-use crate::world;
 
 use self::claude::{ClaudeLines, InitInfo};
 use self::denials::{Probe, Widen};
@@ -333,26 +332,17 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         }
         Err(m) => return usage(&m),
     };
-    let env = world::environment();
+    let project = match crate::opening::project(shared) {
+        Ok(p) => p,
+        Err(e) => return usage(&e),
+    };
     // How long a prompt's run waits for background agents after its turn.
-    let background_wait_ms = match background_wait(&env) {
+    let background_wait_ms = match background_wait(&project.env) {
         Ok(ms) => ms,
         Err(m) => return usage(&m),
     };
-    let home = match world::riot_home(&env) {
-        Ok(h) => h,
-        Err(e) => return usage(&e),
-    };
-    let cwd = match world::project_dir(shared.cwd.as_ref()) {
-        Ok(d) => d,
-        Err(e) => return usage(&e),
-    };
-    let caps = world::capabilities();
-    let clock = Arc::clone(&caps.clock);
-    let ids = Arc::clone(&caps.ids);
-    let kernel = Kernel::new(caps, home)
-        .with_language_servers(Arc::new(riot_lsp::LspHost))
-        .with_browsers(world::browsers());
+    let clock = Arc::clone(&project.kernel.capabilities().clock);
+    let ids = Arc::clone(&project.kernel.capabilities().ids);
     let resume = match (&options.resume, options.r#continue) {
         (Some(id), _) if id.is_empty() => {
             return usage(
@@ -363,22 +353,15 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,
     };
-    // `--worktree`: the session works in a checkout of its own.
-    let worktree = match options.worktree.as_deref() {
-        Some(name) => match crate::worktree_cmd::enter(&kernel, &cwd, name).await {
-            Ok(w) => Some(w),
+    // `--worktree`, or a resumed session's own: a checkout of its own.
+    let (cwd, worktree) =
+        match crate::opening::workplace(&project, options.worktree.as_deref(), resume.as_ref())
+            .await
+        {
+            Ok(w) => w,
             Err(code) => return code,
-        },
-        // A resumed session goes on in the worktree it worked in.
-        None => match &resume {
-            Some(ResumeFrom::Id(id)) => match crate::worktree_cmd::resumed(&kernel, id).await {
-                Ok(w) => w,
-                Err(code) => return code,
-            },
-            _ => None,
-        },
-    };
-    let cwd = worktree.as_ref().map_or(cwd, |w| w.cwd.clone());
+        };
+    let crate::opening::Project { env, kernel, .. } = project;
     let max_turns = shared.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
     let open = OpenOptions {
         cwd: cwd.clone(),
@@ -390,15 +373,9 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         gate: Arc::new(NobodyAnswers),
         mcp_servers: Vec::new(),
     };
-    let session = match kernel.start(open).await {
+    let session = match crate::opening::start(&kernel, open, worktree.as_ref(), "riot exec").await {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("riot exec: {e}");
-            if let Some(w) = &worktree {
-                crate::worktree_cmd::leave(&kernel, w).await;
-            }
-            return e.exit_code();
-        }
+        Err(code) => return code,
     };
     for notice in session.notices() {
         eprintln!("riot: {notice}");

@@ -10,6 +10,7 @@ mod exec;
 mod inspect;
 mod logs;
 mod mcp_cmd;
+mod opening;
 mod out;
 mod rewind_cmd;
 mod sandbox_cmd;

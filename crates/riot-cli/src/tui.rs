@@ -15,7 +15,6 @@ use riot_tui::{Host, McpSummary, PastedImage, RunOptions, Theme, TuiGate};
 
 use crate::cli::{ExecOptions, SharedOptions};
 use crate::exec::{EXIT_USAGE, flag_layer};
-use crate::world;
 
 /// What `riot` says when it has no terminal to draw on.
 pub const NO_TERMINAL: &str = "riot: the terminal UI needs a terminal on stdin and stdout; to run a task without one, use `riot exec \"PROMPT\"` (or `riot -p`)";
@@ -167,50 +166,34 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         eprintln!("{NO_TERMINAL}");
         return EXIT_USAGE;
     }
-    let env = world::environment();
-    let home = match world::riot_home(&env) {
-        Ok(h) => h,
+    let project = match crate::opening::project(shared) {
+        Ok(p) => p,
         Err(e) => {
             eprintln!("riot: {e}");
             return EXIT_USAGE;
         }
     };
-    let cwd = match world::project_dir(shared.cwd.as_ref()) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("riot: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    let kernel = Kernel::new(world::capabilities(), home)
-        .with_language_servers(Arc::new(riot_lsp::LspHost))
-        .with_browsers(world::browsers());
-    let theme = Theme::from_no_color(env.get("NO_COLOR").map(String::as_str));
+    let theme = Theme::from_no_color(project.env.get("NO_COLOR").map(String::as_str));
     let resume = match (&options.resume, options.r#continue) {
-        (Some(id), _) if id.is_empty() => match choose_session(&kernel, &cwd, theme) {
-            Ok(Some(id)) => Some(ResumeFrom::Id(id)),
-            Ok(None) => return 0,
-            Err(code) => return code,
-        },
+        (Some(id), _) if id.is_empty() => {
+            match choose_session(&project.kernel, &project.cwd, theme) {
+                Ok(Some(id)) => Some(ResumeFrom::Id(id)),
+                Ok(None) => return 0,
+                Err(code) => return code,
+            }
+        }
         (Some(id), _) => Some(ResumeFrom::Id(SessionId::new(id.clone()))),
         (None, true) => Some(ResumeFrom::Latest),
         (None, false) => None,
     };
-    let worktree = match options.worktree.as_deref() {
-        Some(name) => match crate::worktree_cmd::enter(&kernel, &cwd, name).await {
-            Ok(w) => Some(w),
+    let (cwd, worktree) =
+        match crate::opening::workplace(&project, options.worktree.as_deref(), resume.as_ref())
+            .await
+        {
+            Ok(w) => w,
             Err(code) => return code,
-        },
-        // A resumed session goes on in the worktree it worked in.
-        None => match &resume {
-            Some(ResumeFrom::Id(id)) => match crate::worktree_cmd::resumed(&kernel, id).await {
-                Ok(w) => w,
-                Err(code) => return code,
-            },
-            _ => None,
-        },
-    };
-    let cwd = worktree.as_ref().map_or(cwd, |w| w.cwd.clone());
+        };
+    let crate::opening::Project { env, kernel, .. } = project;
     let show_history = resume.is_some();
     // How the UI gets the person's attention (`notifications`); a settings
     // problem is reported when the session opens, below.
@@ -230,15 +213,9 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         gate: Arc::new(gate),
         mcp_servers: Vec::new(),
     };
-    let handle = match kernel.start(open).await {
+    let handle = match crate::opening::start(&kernel, open, worktree.as_ref(), "riot").await {
         Ok(h) => h,
-        Err(e) => {
-            eprintln!("riot: {e}");
-            if let Some(w) = &worktree {
-                crate::worktree_cmd::leave(&kernel, w).await;
-            }
-            return e.exit_code();
-        }
+        Err(code) => return code,
     };
     let id = handle.id().to_string();
     // A resumed session's title as listed (a rename included), for the

@@ -12,7 +12,6 @@ use serde_json::json;
 use crate::cli::SharedOptions;
 use crate::exec::EXIT_USAGE;
 use crate::out::{errln, outln};
-use crate::world;
 
 /// Makes (or reopens) the worktree `name` (empty: a name is picked) of
 /// the project `cwd` is in and says so on stderr; `Err` is the exit code.
@@ -78,10 +77,8 @@ pub async fn leave(kernel: &Kernel, worktree: &Worktree) {
 }
 
 fn setup(shared: &SharedOptions) -> Result<(Kernel, std::path::PathBuf), String> {
-    let env = world::environment();
-    let home = world::riot_home(&env)?;
-    let cwd = world::project_dir(shared.cwd.as_ref())?;
-    Ok((Kernel::new(world::capabilities(), home), cwd))
+    let project = crate::opening::project(shared)?;
+    Ok((project.kernel, project.cwd))
 }
 
 /// `riot worktree list [--json]`.
