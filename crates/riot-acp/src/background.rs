@@ -49,7 +49,7 @@ pub struct BackgroundRequest {
     pub meta: Option<Meta>,
 }
 
-crate::ext::riot_request!(BackgroundRequest, BACKGROUND, BackgroundResponse);
+crate::rpc::riot_request!(BackgroundRequest, BACKGROUND, BackgroundResponse);
 
 /// `_riot/background_stop`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -62,7 +62,7 @@ pub struct BackgroundStopRequest {
     pub meta: Option<Meta>,
 }
 
-crate::ext::riot_request!(
+crate::rpc::riot_request!(
     BackgroundStopRequest,
     BACKGROUND_STOP,
     BackgroundStopResponse
@@ -77,7 +77,7 @@ pub struct DeliverRequest {
     pub meta: Option<Meta>,
 }
 
-crate::ext::riot_request!(DeliverRequest, DELIVER, DeliverResponse);
+crate::rpc::riot_request!(DeliverRequest, DELIVER, DeliverResponse);
 
 /// `_riot/deliver`'s reply: how the turn ended, or null when none ran.
 #[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]

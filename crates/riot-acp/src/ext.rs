@@ -70,6 +70,9 @@ use riot_protocol::{CompactionStrategy, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub use crate::rpc::DoneResponse;
+pub(crate) use crate::rpc::riot_request;
+
 pub const SHUTDOWN: &str = "_riot/shutdown";
 pub const USAGE: &str = "_riot/usage";
 pub const COMPACTION: &str = "_riot/compaction";
@@ -157,50 +160,6 @@ pub struct ShutdownResponse {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
 }
-
-/// Implements the JSON-RPC plumbing of a `_riot/...` request: its method
-/// name, and params parsed into the request type (left-out params parse
-/// as `{}`, so a request whose fields all have defaults may omit them); a
-/// parse failure is invalid-params with serde's reason. Used by every
-/// `_riot/...` request module of the crate.
-macro_rules! riot_request {
-    ($request:ty, $method:expr, $response:ty) => {
-        impl agent_client_protocol::JsonRpcMessage for $request {
-            fn matches_method(method: &str) -> bool {
-                method == $method
-            }
-            fn method(&self) -> &str {
-                $method
-            }
-            fn to_untyped_message(
-                &self,
-            ) -> Result<agent_client_protocol::UntypedMessage, agent_client_protocol::Error> {
-                agent_client_protocol::UntypedMessage::new($method, self)
-            }
-            fn parse_message(
-                method: &str,
-                params: &serde_json::Value,
-            ) -> Result<Self, agent_client_protocol::Error> {
-                if method != $method {
-                    return Err(agent_client_protocol::Error::method_not_found());
-                }
-                let params = if params.is_null() {
-                    serde_json::json!({})
-                } else {
-                    params.clone()
-                };
-                serde_json::from_value(params).map_err(|e| {
-                    agent_client_protocol::Error::invalid_params()
-                        .data(serde_json::json!({"error": e.to_string()}))
-                })
-            }
-        }
-        impl agent_client_protocol::JsonRpcRequest for $request {
-            type Response = $response;
-        }
-    };
-}
-pub(crate) use riot_request;
 
 riot_request!(ShutdownRequest, SHUTDOWN, ShutdownResponse);
 
@@ -408,13 +367,6 @@ pub struct SetModelRequest {
 }
 
 riot_request!(SetModelRequest, SET_MODEL, DoneResponse);
-
-/// The empty result of a request that only acts.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
-pub struct DoneResponse {
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
 
 /// The `_meta` of `session/new`, `session/load` and `session/resume`
 /// responses: the session's model, and its OS sandbox as every face shows

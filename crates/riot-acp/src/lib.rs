@@ -30,6 +30,7 @@ mod frames;
 mod gate;
 pub mod mapping;
 pub mod queue;
+mod rpc;
 mod session_config;
 mod stdio;
 pub mod terminals;

@@ -67,7 +67,7 @@ pub struct QueueRequest {
     pub meta: Option<Meta>,
 }
 
-crate::ext::riot_request!(QueueRequest, QUEUE, QueueResponse);
+crate::rpc::riot_request!(QueueRequest, QUEUE, QueueResponse);
 
 /// One waiting message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

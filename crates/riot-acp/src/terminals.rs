@@ -39,10 +39,10 @@ pub struct TerminalWriteRequest {
     pub meta: Option<Meta>,
 }
 
-crate::ext::riot_request!(
+crate::rpc::riot_request!(
     TerminalWriteRequest,
     TERMINAL_WRITE,
-    crate::ext::DoneResponse
+    crate::rpc::DoneResponse
 );
 
 /// `_riot/terminal_resize`: terminal `name` gets `rows` × `cols`
@@ -66,7 +66,7 @@ pub struct TerminalResizeResponse {
     pub cols: u16,
 }
 
-crate::ext::riot_request!(
+crate::rpc::riot_request!(
     TerminalResizeRequest,
     TERMINAL_RESIZE,
     TerminalResizeResponse
@@ -115,7 +115,7 @@ pub(crate) fn watch(cx: ConnectionTo<Client>, session_id: String, session: &Sess
 pub(crate) async fn write(
     session: &SessionHandle,
     request: &TerminalWriteRequest,
-) -> Result<crate::ext::DoneResponse, agent_client_protocol::Error> {
+) -> Result<crate::rpc::DoneResponse, agent_client_protocol::Error> {
     session
         .terminals()
         .write(&request.name, request.input.as_bytes(), Typist::Person)
@@ -123,5 +123,5 @@ pub(crate) async fn write(
         .map_err(|e| {
             agent_client_protocol::Error::invalid_params().data(json!({"error": e.to_string()}))
         })?;
-    Ok(crate::ext::DoneResponse::default())
+    Ok(crate::rpc::DoneResponse::default())
 }

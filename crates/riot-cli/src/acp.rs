@@ -11,8 +11,9 @@ use riot_kernel::Kernel;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cli::SharedOptions;
-use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::cli::flag_layer;
 use crate::world;
+use riot_kernel::error::EXIT_USAGE;
 
 /// Runs `riot acp` until the client closes stdin, asks `_riot/shutdown`,
 /// or SIGTERM arrives; returns the exit code.

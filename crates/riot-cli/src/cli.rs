@@ -498,6 +498,21 @@ pub enum ConfigCommand {
     },
 }
 
+/// The flags of the configuration layering.
+pub fn flag_layer(shared: &SharedOptions) -> riot_kernel::config::FlagLayer {
+    riot_kernel::config::FlagLayer {
+        provider: shared.provider.map(|p| p.name().to_owned()),
+        base_url: shared.base_url.clone(),
+        model: shared.model.clone(),
+        api_key_env: shared.api_key_env.clone(),
+        permission_mode: shared.permission_mode,
+        allow: shared.allow.clone(),
+        ask: shared.ask.clone(),
+        deny: shared.deny.clone(),
+        ..riot_kernel::config::FlagLayer::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,28 +51,13 @@ use self::status::{FRAME_MS, StatusLine};
 
 /// Exit code for usage and configuration errors (the kernel's, so a
 /// refusal means the same from every command).
-pub use riot_kernel::error::EXIT_USAGE;
+use riot_kernel::error::EXIT_USAGE;
 
 /// Exit code of a run stopped by SIGINT.
 const EXIT_INTERRUPTED: i32 = 130;
 
 /// `--max-turns` when none is given.
 const DEFAULT_MAX_TURNS: u32 = 100;
-
-/// The flags of the configuration layering.
-pub fn flag_layer(shared: &SharedOptions) -> FlagLayer {
-    FlagLayer {
-        provider: shared.provider.map(|p| p.name().to_owned()),
-        base_url: shared.base_url.clone(),
-        model: shared.model.clone(),
-        api_key_env: shared.api_key_env.clone(),
-        permission_mode: shared.permission_mode,
-        allow: shared.allow.clone(),
-        ask: shared.ask.clone(),
-        deny: shared.deny.clone(),
-        ..FlagLayer::default()
-    }
-}
 
 fn usage(message: &str) -> i32 {
     eprintln!("riot exec: {message}");
@@ -585,7 +570,7 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     // Saves what the session read, for a resumed session.
     session.close().await;
     if let Some(w) = &worktree {
-        crate::worktree_cmd::leave(&kernel, w).await;
+        crate::opening::leave(&kernel, w).await;
     }
     if format == OutputFormat::Text {
         let reason = last.reason();

@@ -5,9 +5,10 @@ use riot_protocol::{Message, SessionId, UserBlock};
 use serde_json::json;
 
 use crate::cli::SharedOptions;
-use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::cli::flag_layer;
 use crate::out::{errln, outln};
 use crate::world;
+use riot_kernel::error::EXIT_USAGE;
 
 fn kernel() -> Result<(Kernel, std::collections::BTreeMap<String, String>), String> {
     let env = world::environment();

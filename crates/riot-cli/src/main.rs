@@ -77,7 +77,7 @@ fn log_filter(spec: &str) -> tracing_subscriber::EnvFilter {
 
 fn usage(message: &str) -> i32 {
     eprintln!("riot: {message}");
-    exec::EXIT_USAGE
+    riot_kernel::error::EXIT_USAGE
 }
 
 fn main() -> ExitCode {

@@ -11,9 +11,10 @@ use riot_mcp::{HubOptions, McpHub, ServerConfig, ServerStatus, Transport};
 use serde_json::json;
 
 use crate::cli::SharedOptions;
-use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::cli::flag_layer;
 use crate::out::{errln, outln};
 use crate::world;
+use riot_kernel::error::EXIT_USAGE;
 
 fn fail(command: &str, message: &str, code: i32) -> i32 {
     errln!("riot mcp {command}: {message}");

@@ -7,13 +7,14 @@
 //! id is read (the terminal UI's picker; exec refuses it).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use riot_kernel::worktree::Worktree;
 use riot_kernel::{Kernel, OpenOptions, ResumeFrom, SessionHandle};
 
 use crate::cli::SharedOptions;
+use crate::out::errln;
 use crate::world;
 
 /// The project a session opens in, and the kernel that opens it.
@@ -47,9 +48,9 @@ pub async fn workplace(
 ) -> Result<(PathBuf, Option<Worktree>), i32> {
     let kernel = &project.kernel;
     let worktree = match worktree {
-        Some(name) => Some(crate::worktree_cmd::enter(kernel, &project.cwd, name).await?),
+        Some(name) => Some(enter(kernel, &project.cwd, name).await?),
         None => match resume {
-            Some(ResumeFrom::Id(id)) => crate::worktree_cmd::resumed(kernel, id).await?,
+            Some(ResumeFrom::Id(id)) => resumed(kernel, id).await?,
             _ => None,
         },
     };
@@ -73,9 +74,72 @@ pub async fn start(
         Err(e) => {
             eprintln!("{prefix}: {e}");
             if let Some(w) = worktree {
-                crate::worktree_cmd::leave(kernel, w).await;
+                leave(kernel, w).await;
             }
             Err(e.exit_code())
         }
+    }
+}
+
+/// Makes (or reopens) the worktree `name` (empty: a name is picked) of
+/// the project `cwd` is in and says so on stderr; `Err` is the exit code.
+pub async fn enter(kernel: &Kernel, cwd: &Path, name: &str) -> Result<Worktree, i32> {
+    let name = (!name.is_empty()).then_some(name);
+    match kernel.create_worktree(cwd, name).await {
+        Ok(worktree) => {
+            errln!(
+                "riot: working in worktree {} at {} (branch {})",
+                worktree.name,
+                worktree.path.display(),
+                worktree.branch
+            );
+            Ok(worktree)
+        }
+        Err(e) => {
+            errln!("riot: {e}");
+            Err(e.exit_code())
+        }
+    }
+}
+
+/// The worktree a resumed session (`--resume ID` without `--worktree`)
+/// worked in, reopened so it goes on working there: `None` when it worked
+/// in the project itself. A session whose worktree was removed is
+/// refused (`Err` is the exit code) rather than run in the main checkout.
+pub async fn resumed(
+    kernel: &Kernel,
+    id: &riot_protocol::SessionId,
+) -> Result<Option<Worktree>, i32> {
+    match kernel.session_worktree(id).await {
+        Ok(Some(worktree)) => {
+            errln!(
+                "riot: working in worktree {} at {} (branch {}), where this session worked",
+                worktree.name,
+                worktree.path.display(),
+                worktree.branch
+            );
+            Ok(Some(worktree))
+        }
+        Ok(None) => Ok(None),
+        Err(e) => {
+            errln!("riot: {e}");
+            Err(e.exit_code())
+        }
+    }
+}
+
+/// At the session's end: removes the worktree if nothing changed in it,
+/// else keeps it; says which on stderr.
+pub async fn leave(kernel: &Kernel, worktree: &Worktree) {
+    match kernel.finish_worktree(worktree).await {
+        Ok(end) => {
+            errln!("riot: {}", end.describe(worktree));
+        }
+        Err(e) => errln!(
+            "riot: worktree {} kept at {} (branch {}): {e}",
+            worktree.name,
+            worktree.path.display(),
+            worktree.branch
+        ),
     }
 }

@@ -6,9 +6,9 @@ use riot_kernel::Kernel;
 use riot_kernel::checkpoints::RewindWhat;
 use riot_protocol::SessionId;
 
-use crate::exec::EXIT_USAGE;
 use crate::out::{errln, outln};
 use crate::world;
+use riot_kernel::error::EXIT_USAGE;
 
 fn kernel() -> Result<Kernel, String> {
     let env = world::environment();

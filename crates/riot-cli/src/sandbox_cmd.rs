@@ -7,9 +7,10 @@ use riot_protocol::SandboxMechanism;
 use serde_json::json;
 
 use crate::cli::SharedOptions;
-use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::cli::flag_layer;
 use crate::out::{errln, outln};
 use crate::world;
+use riot_kernel::error::EXIT_USAGE;
 
 /// The sandbox a session in the chosen project would get.
 pub async fn session_sandbox(shared: &SharedOptions) -> Result<SessionSandbox, (String, i32)> {

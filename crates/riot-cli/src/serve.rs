@@ -19,9 +19,10 @@ use riot_acp::{AcpConfig, WebUi, WsServer};
 use riot_kernel::Kernel;
 use tokio::signal::unix::{SignalKind, signal};
 
+use crate::cli::flag_layer;
 use crate::cli::{ServeArgs, SharedOptions};
-use crate::exec::{EXIT_USAGE, flag_layer};
 use crate::world;
+use riot_kernel::error::EXIT_USAGE;
 
 /// Exit code after SIGINT (docs/interfaces.md: 130 interrupted).
 const EXIT_INTERRUPTED: i32 = 130;

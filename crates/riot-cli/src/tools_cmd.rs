@@ -16,9 +16,10 @@ use riot_protocol::{
 };
 
 use crate::cli::SharedOptions;
-use crate::exec::{EXIT_USAGE, flag_layer};
+use crate::cli::flag_layer;
 use crate::out::{errln, outln};
 use crate::world;
+use riot_kernel::error::EXIT_USAGE;
 
 /// Answers every question the same way, as `--yes` says.
 #[derive(Debug)]

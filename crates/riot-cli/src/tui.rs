@@ -13,8 +13,9 @@ use riot_protocol::SessionId;
 use riot_tools::tools::read_image;
 use riot_tui::{Host, McpSummary, PastedImage, RunOptions, Theme, TuiGate};
 
+use crate::cli::flag_layer;
 use crate::cli::{ExecOptions, SharedOptions};
-use crate::exec::{EXIT_USAGE, flag_layer};
+use riot_kernel::error::EXIT_USAGE;
 
 /// What `riot` says when it has no terminal to draw on.
 pub const NO_TERMINAL: &str = "riot: the terminal UI needs a terminal on stdin and stdout; to run a task without one, use `riot exec \"PROMPT\"` (or `riot -p`)";
@@ -260,7 +261,7 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         }
     };
     if let Some(w) = &worktree {
-        crate::worktree_cmd::leave(&kernel, w).await;
+        crate::opening::leave(&kernel, w).await;
     }
     code
 }

@@ -1,80 +1,13 @@
-//! `riot worktree list|remove`, and `--worktree` for `riot` and `riot
-//! exec`: a session in a git worktree of its own (riot-kernel's
-//! `worktree.rs` makes, checks and removes them through the injected
-//! process runner).
-
-use std::path::Path;
+//! `riot worktree list|remove` (riot-kernel's `worktree.rs` lists and
+//! removes them through the injected process runner). A session's own
+//! worktree, `--worktree`, is opening.rs's.
 
 use riot_kernel::Kernel;
-use riot_kernel::worktree::Worktree;
+use riot_kernel::error::EXIT_USAGE;
 use serde_json::json;
 
 use crate::cli::SharedOptions;
-use crate::exec::EXIT_USAGE;
 use crate::out::{errln, outln};
-
-/// Makes (or reopens) the worktree `name` (empty: a name is picked) of
-/// the project `cwd` is in and says so on stderr; `Err` is the exit code.
-pub async fn enter(kernel: &Kernel, cwd: &Path, name: &str) -> Result<Worktree, i32> {
-    let name = (!name.is_empty()).then_some(name);
-    match kernel.create_worktree(cwd, name).await {
-        Ok(worktree) => {
-            errln!(
-                "riot: working in worktree {} at {} (branch {})",
-                worktree.name,
-                worktree.path.display(),
-                worktree.branch
-            );
-            Ok(worktree)
-        }
-        Err(e) => {
-            errln!("riot: {e}");
-            Err(e.exit_code())
-        }
-    }
-}
-
-/// The worktree a resumed session (`--resume ID` without `--worktree`)
-/// worked in, reopened so it goes on working there: `None` when it worked
-/// in the project itself. A session whose worktree was removed is
-/// refused (`Err` is the exit code) rather than run in the main checkout.
-pub async fn resumed(
-    kernel: &Kernel,
-    id: &riot_protocol::SessionId,
-) -> Result<Option<Worktree>, i32> {
-    match kernel.session_worktree(id).await {
-        Ok(Some(worktree)) => {
-            errln!(
-                "riot: working in worktree {} at {} (branch {}), where this session worked",
-                worktree.name,
-                worktree.path.display(),
-                worktree.branch
-            );
-            Ok(Some(worktree))
-        }
-        Ok(None) => Ok(None),
-        Err(e) => {
-            errln!("riot: {e}");
-            Err(e.exit_code())
-        }
-    }
-}
-
-/// At the session's end: removes the worktree if nothing changed in it,
-/// else keeps it; says which on stderr.
-pub async fn leave(kernel: &Kernel, worktree: &Worktree) {
-    match kernel.finish_worktree(worktree).await {
-        Ok(end) => {
-            errln!("riot: {}", end.describe(worktree));
-        }
-        Err(e) => errln!(
-            "riot: worktree {} kept at {} (branch {}): {e}",
-            worktree.name,
-            worktree.path.display(),
-            worktree.branch
-        ),
-    }
-}
 
 fn setup(shared: &SharedOptions) -> Result<(Kernel, std::path::PathBuf), String> {
     let project = crate::opening::project(shared)?;

@@ -45,6 +45,7 @@
 mod digest;
 mod images;
 mod index;
+mod loaded;
 mod record;
 
 use std::fs::{File, OpenOptions};
@@ -52,11 +53,10 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 pub use images::STORED_PREFIX as STORED_IMAGE_PREFIX;
-pub use record::{
-    LoadedSession, Record, SessionMeta, SessionSummary, SessionWorktree, ShownMessage,
-};
+pub use loaded::{LoadedSession, ShownMessage};
 // Rewind's numbering of the person's prompts (docs/rewind.md).
-pub use record::{Prompt, is_prompt};
+pub use loaded::{Prompt, is_prompt};
+pub use record::{Record, SessionMeta, SessionSummary, SessionWorktree};
 use riot_protocol::{CompactionStrategy, Message, MessageId, PermissionMode, SessionId};
 
 /// A store operation failed; the message says which file and what to do.

@@ -1387,7 +1387,7 @@ impl App {
                     [one] => format!("changed {one}"),
                     [first, rest @ ..] => format!(
                         "changed {first} and {}",
-                        crate::tools::plural(rest.len() as u64, "other file", "other files")
+                        crate::wrap::plural(rest.len() as u64, "other file", "other files")
                     ),
                 };
                 let history = if p.in_history {

@@ -15,8 +15,8 @@ use riot_protocol::{DiffHunk, DiffLineKind, PermissionRequestDetail, UiPayload};
 use serde_json::Value;
 
 use crate::theme::Theme;
-use crate::tools::plural;
 use crate::wrap::hard_wrap;
+use crate::wrap::plural;
 
 /// The key that shows a whole preview (free among the question's keys).
 pub const VIEW_KEY: char = 'v';

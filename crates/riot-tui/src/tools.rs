@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use riot_protocol::{DiffHunk, DiffLineKind, TodoStatus, ToolResultUi, UiPayload};
 
 use crate::theme::Theme;
-use crate::wrap::{hard_wrap, truncate, wrap};
+use crate::wrap::{hard_wrap, plural, truncate, wrap};
 
 /// Rows of a diff shown before "… N more lines".
 pub const DIFF_ROWS: usize = 12;
@@ -116,15 +116,6 @@ impl Details {
             let dim = self.theme.dim();
             self.push(Line::from(Span::styled(format!("… {n} more {what}"), dim)));
         }
-    }
-}
-
-/// `1 call`, `3 calls`.
-pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
     }
 }
 

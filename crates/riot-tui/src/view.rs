@@ -233,7 +233,7 @@ fn tasks_rows(app: &App, selected: usize, width: usize) -> Vec<Line<'static>> {
             ratatui::style::Style::new()
         };
         let state = task.state.word();
-        let calls = crate::tools::plural(task.calls as u64, "call", "calls");
+        let calls = crate::wrap::plural(task.calls as u64, "call", "calls");
         let doing = task
             .last
             .as_deref()
@@ -588,7 +588,7 @@ fn status_line(app: &App, width: usize) -> Line<'static> {
         let n = app.terminals.len();
         parts.push(format!(
             "ctrl+t {}",
-            crate::tools::plural(n as u64, "terminal", "terminals")
+            crate::wrap::plural(n as u64, "terminal", "terminals")
         ));
     }
     if app.context > 0 {

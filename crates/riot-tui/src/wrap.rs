@@ -323,6 +323,15 @@ fn tokens(pieces: &[Piece]) -> Vec<Token> {
     out
 }
 
+/// `1 call`, `3 calls`.
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

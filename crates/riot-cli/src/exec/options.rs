@@ -41,7 +41,7 @@ pub fn split_rules(list: &str) -> Vec<String> {
 /// The configuration layer of this run's flags; the error is a usage
 /// error's one line.
 pub fn flag_layer(shared: &SharedOptions, options: &ExecOptions) -> Result<FlagLayer, String> {
-    let mut flags = crate::exec::flag_layer(shared);
+    let mut flags = crate::cli::flag_layer(shared);
     flags
         .allow
         .extend(options.allowed_tools.iter().flat_map(|l| split_rules(l)));
