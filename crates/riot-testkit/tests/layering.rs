@@ -1,0 +1,243 @@
+//! The layering the code map promises: within each crate, no module
+//! imports, directly or through others, a module that imports it back.
+//! A module is a top-level file or directory of a crate's `src/`; an
+//! import is any `crate::NAME` outside comments and test code. The one
+//! circle left is riot-kernel's, which the kernel split breaks; it is
+//! pinned here so it can only shrink.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+#![allow(clippy::disallowed_methods)] // reads the workspace's sources
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Circles known and being broken: the crate and its modules in the circle.
+const KNOWN: &[(&str, &[&str])] = &[(
+    "riot-kernel",
+    &[
+        "background",
+        "checkpoints",
+        "classifier",
+        "config",
+        "error",
+        "hooks",
+        "kernel",
+        "lsp",
+        "prompt",
+        "provider",
+        "queue",
+        "runner",
+        "session",
+        "stack",
+        "task",
+        "transcript",
+        "web",
+        "worktree",
+    ],
+)];
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Every `.rs` file under `dir`, with its path relative to `src`.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a source file belongs to; `None` for the crate
+/// root, binaries and test files.
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let stem = |s: &str| s.trim_end_matches(".rs").to_owned();
+    if parts
+        .iter()
+        .any(|p| p == "tests" || p == "tests.rs" || stem(p).ends_with("_tests"))
+    {
+        return None;
+    }
+    let top = stem(&parts[0]);
+    if matches!(top.as_str(), "lib" | "main" | "bin") {
+        return None;
+    }
+    Some(top)
+}
+
+/// The code of a file without comments and without its test module
+/// (`#[cfg(test)]` and everything after it).
+fn code(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Module → the modules of the same crate it names.
+fn imports(krate: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let src = krate.join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut modules: BTreeMap<String, String> = BTreeMap::new();
+    for file in &files {
+        if let Some(module) = module_of(&src, file) {
+            let text = code(&std::fs::read_to_string(file).unwrap());
+            modules.entry(module).or_default().push_str(&text);
+        }
+    }
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, text) in &modules {
+        let edges = graph.entry(module.clone()).or_default();
+        for piece in text.split("crate::").skip(1) {
+            let name: String = piece
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if name != *module && modules.contains_key(&name) {
+                edges.insert(name);
+            }
+        }
+    }
+    graph
+}
+
+/// The strongly connected components of more than one module (Tarjan).
+fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> {
+    struct Walk<'a> {
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        found: Vec<BTreeSet<String>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, v: &'a str) {
+            let i = self.index.len();
+            self.index.insert(v, i);
+            self.low.insert(v, i);
+            self.stack.push(v);
+            self.on_stack.insert(v);
+            for w in &self.graph[v] {
+                let w = w.as_str();
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let low = self.low[v].min(self.low[w]);
+                    self.low.insert(v, low);
+                } else if self.on_stack.contains(w) {
+                    let low = self.low[v].min(self.index[w]);
+                    self.low.insert(v, low);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut circle = BTreeSet::new();
+                loop {
+                    let w = self.stack.pop().unwrap();
+                    self.on_stack.remove(w);
+                    circle.insert(w.to_owned());
+                    if w == v {
+                        break;
+                    }
+                }
+                if circle.len() > 1 {
+                    self.found.push(circle);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !walk.index.contains_key(v.as_str()) {
+            walk.visit(v);
+        }
+    }
+    walk.found
+}
+
+#[test]
+fn no_crate_has_an_import_circle_but_the_kernel_whose_circle_only_shrinks() {
+    let crates = workspace();
+    let mut found = Vec::new();
+    let mut all: Vec<PathBuf> = std::fs::read_dir(&crates)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    // The desktop shell is a member of the workspace too.
+    all.push(crates.join("../desktop/src-tauri"));
+    for krate in all {
+        if !krate.join("src").is_dir() {
+            continue;
+        }
+        let name = krate.file_name().unwrap().to_string_lossy().into_owned();
+        let krate = krate.as_path();
+        for circle in circles(&imports(krate)) {
+            let known = KNOWN
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, modules)| modules.iter().map(|m| (*m).to_owned()).collect())
+                .unwrap_or_else(BTreeSet::new);
+            if !circle.is_subset(&known) {
+                found.push(format!("{name}: {circle:?}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "import circles (a module reaching itself through `crate::` imports):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_walk_finds_a_circle_and_ignores_comments_and_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("c")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod a; mod b; mod c;").unwrap();
+    std::fs::write(src.join("a.rs"), "use crate::b::B;\n// crate::c\n").unwrap();
+    std::fs::write(
+        src.join("b.rs"),
+        "use crate::c::C;\n#[cfg(test)]\nmod t { use crate::a; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("c/mod.rs"),
+        "pub struct C; fn f() { crate::a::g() }",
+    )
+    .unwrap();
+    std::fs::write(src.join("c/tests.rs"), "use crate::b;").unwrap();
+    let graph = imports(dir.path());
+    assert_eq!(
+        circles(&graph),
+        vec![BTreeSet::from([
+            "a".to_owned(),
+            "b".to_owned(),
+            "c".to_owned()
+        ])]
+    );
+    // Without c's call back to a, the comment and the test code make no
+    // circle.
+    std::fs::write(src.join("c/mod.rs"), "pub struct C;").unwrap();
+    assert!(circles(&imports(dir.path())).is_empty());
+}
