@@ -112,7 +112,7 @@ impl RecentRequests {
 #[derive(Debug)]
 pub struct ModelClassifier {
     provider: Arc<dyn Provider>,
-    model: crate::kernel::SessionModel,
+    model: crate::world::SessionModel,
     project: PathBuf,
     recent: RecentRequests,
     clock: Arc<dyn Clock>,
@@ -135,7 +135,7 @@ impl ModelClassifier {
     ) -> Self {
         Self {
             provider,
-            model: crate::kernel::SessionModel::new(model),
+            model: crate::world::SessionModel::new(model),
             project: project.into(),
             recent,
             clock,
@@ -146,7 +146,7 @@ impl ModelClassifier {
 
     /// Asks whatever model `model` holds at the time of each call (the
     /// session's, which `/model` switches).
-    pub fn following(mut self, model: crate::kernel::SessionModel) -> Self {
+    pub fn following(mut self, model: crate::world::SessionModel) -> Self {
         self.model = model;
         self
     }

@@ -27,6 +27,7 @@
 //! `$RIOT_PERMISSION_MODE` can choose those modes (unattended: only the
 //! user's settings, see [`layer`]).
 
+pub mod checkpoints;
 pub mod child_env;
 pub mod claude;
 pub mod notifications;
@@ -162,7 +163,7 @@ pub struct Config {
     pub web_search: Option<Sourced<WebSearchSetting>>,
     /// Checkpoints and their retention (`checkpoints`, docs/rewind.md):
     /// the person's own settings only.
-    pub checkpoints: crate::checkpoints::CheckpointSettings,
+    pub checkpoints: checkpoints::CheckpointSettings,
     /// How faces get the person's attention (`notifications`): the
     /// terminal UI's bell and title, the desktop's notifications.
     pub notifications: notifications::Notifications,
@@ -650,12 +651,7 @@ fn apply_file(
                 ));
             }
         }
-        crate::checkpoints::apply_settings(
-            &mut config.checkpoints,
-            file,
-            project,
-            &mut config.warnings,
-        )?;
+        checkpoints::apply_settings(&mut config.checkpoints, file, project, &mut config.warnings)?;
         match file.json.get("web_search") {
             None | Some(Value::Null) => {}
             Some(_) if untrusted => ignore("web_search", config),

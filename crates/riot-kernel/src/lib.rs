@@ -50,6 +50,7 @@ pub mod vision;
 pub mod web;
 pub mod working_set;
 pub mod worktree;
+pub mod world;
 
 pub use error::KernelError;
 pub use gate::NobodyAnswers;

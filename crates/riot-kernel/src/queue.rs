@@ -66,7 +66,7 @@ pub struct PendingMessages {
 #[derive(Debug, Clone)]
 pub struct ModelSwitch {
     wanted: Arc<Mutex<Option<String>>>,
-    shared: crate::session::SessionModel,
+    shared: crate::world::SessionModel,
 }
 
 impl ModelSwitch {
@@ -157,7 +157,7 @@ impl PendingMessages {
     }
 
     /// The switch a face uses to change the model of a running turn.
-    pub fn model_switch(&self, shared: crate::session::SessionModel) -> ModelSwitch {
+    pub fn model_switch(&self, shared: crate::world::SessionModel) -> ModelSwitch {
         ModelSwitch {
             wanted: Arc::clone(&self.model),
             shared,

@@ -26,9 +26,9 @@ use riot_protocol::{
 };
 use riot_tools::{Scheduler, SchedulerConfig};
 
-use crate::kernel::Capabilities;
 use crate::plan::ModeCell;
 use crate::toolsearch::{Deferred, ToolSearch};
+use crate::world::Capabilities;
 
 /// What every tool runner of one session is made from: the session's and
 /// its subagents' (which differ only in their tools, tool environment,

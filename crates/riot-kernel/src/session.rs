@@ -26,11 +26,12 @@ use crate::config::{Config, FlagLayer};
 // Where faces and older modules found these; they live lower down now.
 pub use crate::error::KernelError;
 use crate::kernel::OpenMark;
-pub use crate::kernel::{Capabilities, Kernel, McpServerInfo, SessionModel};
+pub use crate::kernel::{Kernel, McpServerInfo};
 use crate::memory;
 use crate::prompt::{self, SessionFacts};
 use crate::provider::Endpoint;
 use crate::stack::{ModelAccess, StackOptions, ToolStack};
+pub use crate::world::{Capabilities, SessionModel};
 
 mod rewind;
 

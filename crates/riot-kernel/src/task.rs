@@ -32,9 +32,9 @@ use serde_json::Value;
 
 use crate::extension_files::{self, Layout, Origin};
 use crate::frontmatter::{self, ToolList};
-use crate::kernel::SessionModel;
 use crate::plan::ModeCell;
 use crate::runner::{McpSelection, StackBase};
+use crate::world::SessionModel;
 
 /// Model requests a subagent may make before it is stopped.
 pub const SUBAGENT_MAX_TURNS: u32 = 40;

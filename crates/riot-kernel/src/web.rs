@@ -13,7 +13,7 @@ use riot_tools::tools::{PageQuestion, SearchBackend, WebFetch, WebFetchLimits, W
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, SearchProvider};
-use crate::kernel::SessionModel;
+use crate::world::SessionModel;
 
 /// Characters of a page the small model reads (about 25k tokens); the
 /// rest is left out, and it is told so.

@@ -21,6 +21,7 @@ mod notebook;
 pub mod notebook_edit;
 pub mod read;
 pub mod read_image;
+mod read_limits;
 pub mod read_office;
 pub mod read_pdf;
 mod read_scan;

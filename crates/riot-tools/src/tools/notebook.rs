@@ -413,7 +413,7 @@ pub(crate) async fn read(
         }
     };
     let (mut text, images) = render(&display, &nb);
-    let max = crate::tools::read::MAX_OUTPUT_CHARS - 200;
+    let max = crate::tools::read_limits::MAX_OUTPUT_CHARS - 200;
     if text.chars().count() > max {
         text = text.chars().take(max).collect();
         text.push_str("\n\n(Cut: one Read shows at most 100000 characters. Read a range of the notebook's JSON with `offset` and `limit` for the rest.)");

@@ -24,7 +24,7 @@ pub const MAX_OFFICE_BYTES: u64 = 64 * 1024 * 1024;
 /// One XML part, uncompressed, at most.
 const MAX_PART_BYTES: u64 = 64 * 1024 * 1024;
 /// Characters one Read returns at most (as for text files).
-const MAX_TEXT_CHARS: usize = crate::tools::read::MAX_OUTPUT_CHARS - 400;
+const MAX_TEXT_CHARS: usize = crate::tools::read_limits::MAX_OUTPUT_CHARS - 400;
 /// Rows of a sheet one Read shows at most, however short they are.
 const MAX_ROWS_PER_READ: u32 = 2000;
 

@@ -23,8 +23,8 @@ pub const MAX_PDF_BYTES: u64 = 64 * 1024 * 1024;
 /// Decompressed content of one page at most (a bound on a zip bomb).
 const MAX_PAGE_CONTENT_BYTES: usize = 32 * 1024 * 1024;
 /// Characters of extracted text one Read returns at most (as for text
-/// files: [`crate::tools::read::MAX_OUTPUT_CHARS`]).
-const MAX_TEXT_CHARS: usize = crate::tools::read::MAX_OUTPUT_CHARS - 400;
+/// files: [`crate::tools::read_limits::MAX_OUTPUT_CHARS`]).
+const MAX_TEXT_CHARS: usize = crate::tools::read_limits::MAX_OUTPUT_CHARS - 400;
 /// The PDF of the pages read is sent only up to this size. Its base64 form
 /// (a third larger) stays well under Anthropic's 32 MB request limit.
 pub const MAX_DOCUMENT_BYTES: usize = 20 * 1024 * 1024;

@@ -14,7 +14,7 @@ use riot_protocol::FileSystem;
 use tokio_util::sync::CancellationToken;
 
 use crate::encoding::{BOM, NotText};
-use crate::tools::read::MAX_LINE_CHARS;
+use crate::tools::read_limits::MAX_LINE_CHARS;
 
 /// Bytes asked of the file system at a time.
 pub(crate) const CHUNK_BYTES: usize = 256 * 1024;
