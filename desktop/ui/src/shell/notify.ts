@@ -9,7 +9,7 @@
 // a switch kept in this browser.
 
 import type { StoreHooks, TurnOutcome } from "../state/store";
-import type { Shell } from "./index";
+import type { Shell } from "./shell";
 import { questionNotice, turnEndedNotice, type Notice } from "./notices";
 
 /** What the page shows, right now. */
