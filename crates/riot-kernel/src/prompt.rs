@@ -80,19 +80,7 @@ pub fn with_instructions(
 
 /// `YYYY-MM-DD` (UTC) of a Unix-millisecond instant.
 pub fn date_of(ms: u64) -> String {
-    // Days to civil date (proleptic Gregorian), after Howard Hinnant's
-    // published algorithm.
-    let days = (ms / 86_400_000) as i64;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
+    let (y, m, d) = riot_protocol::civil_from_days((ms / 86_400_000) as i64);
     format!("{y:04}-{m:02}-{d:02}")
 }
 

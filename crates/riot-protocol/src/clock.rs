@@ -95,6 +95,37 @@ impl Clock for FixedClock {
     }
 }
 
+/// The proleptic Gregorian date `(year, month, day)` of a day counted
+/// from 1970-01-01 (Howard Hinnant's published algorithm: eras of 400
+/// years starting on 0000-03-01). The one date computation every crate
+/// uses; [`days_from_civil`] is its inverse.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    // A month and a day of the month are small and positive.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    (year, month as u32, day as u32)
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (`month` 1–12).
+pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let (month, day) = (i64::from(month), i64::from(day));
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,5 +149,26 @@ mod tests {
         let never = futures::future::pending::<()>();
         assert_eq!(clock.timeout(10, never).await, Err(Elapsed(10)));
         assert_eq!(clock.now_ms(), 10);
+    }
+}
+
+#[cfg(test)]
+mod date_tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates_round_trip_and_land_on_known_days() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(20_790), (2026, 12, 3));
+        // Spreadsheet serial 61 (its day 1 is 1900-01-01, counting a
+        // 1900-02-29 that never was), 25,569 days before 1970.
+        assert_eq!(civil_from_days(61 - 25_569), (1900, 3, 1));
+        assert_eq!(days_from_civil(2026, 12, 3), 20_790);
+        for days in (-800_000..800_000).step_by(997) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days, "{y}-{m}-{d}");
+        }
     }
 }

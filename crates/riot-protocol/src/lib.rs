@@ -52,7 +52,7 @@ pub mod ui;
 pub mod web;
 
 pub use cancel::{CancelReason, CancelScope};
-pub use clock::{Clock, ClockExt, Elapsed, FixedClock};
+pub use clock::{Clock, ClockExt, Elapsed, FixedClock, civil_from_days, days_from_civil};
 pub use cost::{LongPromptPrice, Price, SessionCost, format_usd};
 pub use devices::{
     Browser, BrowserAction, BrowserError, BrowserHost, BrowserOptions, BrowserResult,

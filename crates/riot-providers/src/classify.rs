@@ -156,14 +156,8 @@ fn http_date_ms(value: &str) -> Option<u64> {
     let [h, m, sec] = hms.as_slice() else {
         return None;
     };
-    // Days since 1970-01-01 of a proleptic Gregorian date.
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days =
+        riot_protocol::days_from_civil(year, u32::try_from(month).ok()?, u32::try_from(day).ok()?);
     let secs = days * 86_400 + h * 3_600 + m * 60 + sec;
     u64::try_from(secs).ok().map(|s| s * 1_000)
 }
@@ -173,17 +167,7 @@ fn http_date_ms(value: &str) -> Option<u64> {
 pub fn utc_timestamp(ms: u64) -> String {
     let secs = ms / 1_000;
     let (days, time) = (secs / 86_400, secs % 86_400);
-    // The inverse of the day count in `http_date_ms` (proleptic Gregorian,
-    // eras of 400 years starting on 0000-03-01).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = riot_protocol::civil_from_days(days as i64);
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
         time / 3_600,

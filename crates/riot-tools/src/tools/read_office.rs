@@ -906,16 +906,8 @@ fn excel_date(serial: f64) -> String {
     let days = serial.trunc() as i64;
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let seconds = ((serial - serial.trunc()) * 86_400.0).round() as u64;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days - 25_569 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    // Serial 25,569 is 1970-01-01.
+    let (y, m, d) = riot_protocol::civil_from_days(days - 25_569);
     let date = format!("{y:04}-{m:02}-{d:02}");
     if seconds == 0 || seconds >= 86_400 {
         date
