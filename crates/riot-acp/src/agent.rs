@@ -932,10 +932,60 @@ pub async fn serve_stdio(config: AcpConfig, stop: Shutdown) -> Result<(), Error>
     serve_on(config, crate::stdio::stdio_lines(), stop).await
 }
 
+/// One ACP request's handler, answering with what `$body` gives (a
+/// `Result` of the response): `now` in the handler itself, in order with
+/// the connection's other messages; `task` on a task of its own, so a slow
+/// request holds up nothing; `turn` on a task the agent tracks, which
+/// shutdown waits for (prompts, deliveries). `$agent` is cloned into the
+/// handler, and again into each task.
+macro_rules! answer {
+    (now, $agent:ident, $req:ty, |$a:ident, $r:ident, $cx:ident| $body:expr) => {{
+        let $a = Arc::clone(&$agent);
+        async move |$r: $req,
+                    responder: Responder<
+            <$req as agent_client_protocol::JsonRpcRequest>::Response,
+        >,
+                    $cx: ConnectionTo<Client>| {
+            reply(responder, $body);
+            Ok(())
+        }
+    }};
+    (task, $agent:ident, $req:ty, |$a:ident, $r:ident, $cx:ident| $body:expr) => {{
+        let agent = Arc::clone(&$agent);
+        async move |$r: $req,
+                    responder: Responder<
+            <$req as agent_client_protocol::JsonRpcRequest>::Response,
+        >,
+                    $cx: ConnectionTo<Client>| {
+            let $a = Arc::clone(&agent);
+            tokio::spawn(async move {
+                reply(responder, $body);
+            });
+            Ok(())
+        }
+    }};
+    (turn, $agent:ident, $req:ty, |$a:ident, $r:ident, $cx:ident| $body:expr) => {{
+        let agent = Arc::clone(&$agent);
+        async move |$r: $req,
+                    responder: Responder<
+            <$req as agent_client_protocol::JsonRpcRequest>::Response,
+        >,
+                    $cx: ConnectionTo<Client>| {
+            let $a = Arc::clone(&agent);
+            agent.turns.spawn(async move {
+                reply(responder, $body);
+            });
+            Ok(())
+        }
+    }};
+}
+
 /// Serves ACP on any transport (stdio, or one WebSocket connection of
 /// `riot serve`) until the client goes away or `stop` is triggered, then
 /// winds down: running turns are cancelled and end before this returns.
-/// One agent, with its own session table, per connection.
+/// One agent, with its own session table, per connection; the handlers
+/// below are the table from ACP's methods (and Riot's `_riot/...` ones)
+/// to what the agent does for each.
 pub(crate) async fn serve_on(
     config: AcpConfig,
     transport: impl ConnectTo<Agent> + 'static,
@@ -950,344 +1000,294 @@ pub(crate) async fn serve_on(
         editor_fs: Mutex::new(EditorFs::default()),
         editor_terminals: Mutex::new(false),
     });
-    let (a8, a9) = (Arc::clone(&agent), Arc::clone(&agent));
-    let e0 = Arc::clone(&agent);
-    // `_riot/checkpoints` and `_riot/rewind` (agent_rewind.rs).
-    let (rw0, rw1) = (Arc::clone(&agent), Arc::clone(&agent));
-    let t0 = Arc::clone(&agent);
-    let tr0 = Arc::clone(&agent);
-    // `_riot/queue`, `_riot/background`, `_riot/background_stop` (agent_parallel.rs),
-    // `_riot/deliver` (here).
-    let (pq0, pq1, pq2) = (Arc::clone(&agent), Arc::clone(&agent), Arc::clone(&agent));
-    let d0 = Arc::clone(&agent);
-    let (b0, b1, b2, b3, b4, b5) = (
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-    );
-    let (a0, a1, a2, a3, a4, a5, a6, a7) = (
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-        Arc::clone(&agent),
-    );
     Agent
         .v1()
         .name("riot")
         .on_receive_request(
-            async move |request: InitializeRequest,
-                        responder: Responder<InitializeResponse>,
-                        _cx: ConnectionTo<Client>| {
-                *lock(&a0.wanted) =
-                    ext::wanted_notifications(request.client_capabilities.meta.as_ref());
-                *lock(&a0.editor_fs) = EditorFs::from_capabilities(&request.client_capabilities);
-                *lock(&a0.editor_terminals) = request.client_capabilities.terminal;
-                responder.respond(initialize(&request, a0.config.default_cwd.as_deref()))
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: InitializeRequest,
+                            responder: Responder<InitializeResponse>,
+                            _cx: ConnectionTo<Client>| {
+                    *lock(&agent.wanted) =
+                        ext::wanted_notifications(request.client_capabilities.meta.as_ref());
+                    *lock(&agent.editor_fs) =
+                        EditorFs::from_capabilities(&request.client_capabilities);
+                    *lock(&agent.editor_terminals) = request.client_capabilities.terminal;
+                    responder.respond(initialize(&request, agent.config.default_cwd.as_deref()))
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: NewSessionRequest,
-                        responder: Responder<NewSessionResponse>,
-                        cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&a1);
-                tokio::spawn(async move {
-                    // A provider that needs a key it lacks: ACP's
-                    // auth-required error, before anything is opened.
-                    let result = match agent.require_key(&request.cwd).await {
-                        Ok(()) => agent.new_session(&cx, request).await,
-                        Err(e) => Err(e),
-                    };
-                    let id = result.as_ref().ok().map(|r| r.session_id.0.to_string());
-                    reply(responder, result);
-                    // After the response, so the client knows the session.
-                    if let Some(id) = id {
-                        agent.announce_commands(&cx, &id);
-                    }
-                });
-                Ok(())
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: NewSessionRequest,
+                            responder: Responder<NewSessionResponse>,
+                            cx: ConnectionTo<Client>| {
+                    let agent = Arc::clone(&agent);
+                    tokio::spawn(async move {
+                        // A provider that needs a key it lacks: ACP's
+                        // auth-required error, before anything is opened.
+                        let result = match agent.require_key(&request.cwd).await {
+                            Ok(()) => agent.new_session(&cx, request).await,
+                            Err(e) => Err(e),
+                        };
+                        let id = result.as_ref().ok().map(|r| r.session_id.0.to_string());
+                        reply(responder, result);
+                        // After the response, so the client knows the session.
+                        if let Some(id) = id {
+                            agent.announce_commands(&cx, &id);
+                        }
+                    });
+                    Ok(())
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: LoadSessionRequest,
-                        responder: Responder<LoadSessionResponse>,
-                        cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&a2);
-                tokio::spawn(async move {
-                    let id = request.session_id.0.to_string();
-                    let result = agent.load_session(&cx, request).await;
-                    let loaded = result.is_ok();
-                    reply(responder, result);
-                    if loaded {
-                        agent.announce_commands(&cx, &id);
-                    }
-                });
-                Ok(())
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: LoadSessionRequest,
+                            responder: Responder<LoadSessionResponse>,
+                            cx: ConnectionTo<Client>| {
+                    let agent = Arc::clone(&agent);
+                    tokio::spawn(async move {
+                        let id = request.session_id.0.to_string();
+                        let result = agent.load_session(&cx, request).await;
+                        let loaded = result.is_ok();
+                        reply(responder, result);
+                        if loaded {
+                            agent.announce_commands(&cx, &id);
+                        }
+                    });
+                    Ok(())
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: PromptRequest,
-                        responder: Responder<PromptResponse>,
-                        cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&a3);
-                a3.turns.spawn(async move {
-                    let result = agent.prompt(&cx, request).await;
-                    reply(responder, result);
-                });
-                Ok(())
-            },
+            answer!(turn, agent, PromptRequest, |agent, request, cx| agent
+                .prompt(&cx, request)
+                .await),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ListSessionsRequest,
-                        responder: Responder<ListSessionsResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&a6);
-                tokio::spawn(async move {
-                    reply(responder, agent.list_sessions(request).await);
-                });
-                Ok(())
-            },
+            answer!(task, agent, ListSessionsRequest, |agent, request, _cx| {
+                agent.list_sessions(request).await
+            }),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: SetSessionModeRequest,
-                        responder: Responder<SetSessionModeResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, a4.set_mode(&request).await);
-                Ok(())
-            },
+            answer!(now, agent, SetSessionModeRequest, |agent, request, _cx| {
+                agent.set_mode(&request).await
+            }),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_notification(
-            async move |notification: CancelNotification, _cx: ConnectionTo<Client>| {
-                a5.cancel(&notification);
-                Ok(())
+            {
+                let agent = Arc::clone(&agent);
+                async move |notification: CancelNotification, _cx: ConnectionTo<Client>| {
+                    agent.cancel(&notification);
+                    Ok(())
+                }
             },
             agent_client_protocol::on_receive_notification!(),
         )
         .on_receive_request(
-            async move |_request: ShutdownRequest,
-                        responder: Responder<ShutdownResponse>,
-                        _cx: ConnectionTo<Client>| {
-                tracing::info!("ACP: _riot/shutdown requested");
-                let cancelled_turns = a7.cancel_all();
-                // The reply is queued before the connection starts closing.
-                let sent = responder.respond(ShutdownResponse {
-                    cancelled_turns,
-                    meta: None,
-                });
-                a7.stop.trigger();
-                sent
+            {
+                let agent = Arc::clone(&agent);
+                async move |_request: ShutdownRequest,
+                            responder: Responder<ShutdownResponse>,
+                            _cx: ConnectionTo<Client>| {
+                    tracing::info!("ACP: _riot/shutdown requested");
+                    let cancelled_turns = agent.cancel_all();
+                    // The reply is queued before the connection starts closing.
+                    let sent = responder.respond(ShutdownResponse {
+                        cancelled_turns,
+                        meta: None,
+                    });
+                    agent.stop.trigger();
+                    sent
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |_request: ext::McpServersRequest,
-                        responder: Responder<ext::McpServersResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let servers = a8
-                    .config
-                    .kernel
-                    .mcp_servers()
-                    .into_iter()
-                    .map(ext::McpServerEntry::from)
-                    .collect();
-                responder.respond(ext::McpServersResponse {
-                    servers,
-                    meta: None,
-                })
-            },
+            answer!(
+                now,
+                agent,
+                ext::McpServersRequest,
+                |agent, _request, _cx| {
+                    let servers = agent
+                        .config
+                        .kernel
+                        .mcp_servers()
+                        .into_iter()
+                        .map(ext::McpServerEntry::from)
+                        .collect();
+                    Ok(ext::McpServersResponse {
+                        servers,
+                        meta: None,
+                    })
+                }
+            ),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ext::McpRestartRequest,
-                        responder: Responder<ext::McpRestartResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&a9);
-                tokio::spawn(async move {
+            answer!(
+                task,
+                agent,
+                ext::McpRestartRequest,
+                |agent, request, _cx| {
                     let project = request.project.as_deref().map(std::path::Path::new);
-                    let result = agent
+                    agent
                         .config
                         .kernel
                         .restart_mcp_server(project, &request.name)
                         .await
                         .map(|()| ext::McpRestartResponse { meta: None })
-                        .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()));
-                    reply(responder, result);
-                });
-                Ok(())
-            },
+                        .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()))
+                }
+            ),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ext::ConfigRequest,
-                        responder: Responder<ext::ConfigResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&b0);
-                tokio::spawn(async move {
-                    reply(responder, Ok(agent.model_config(&request).await));
-                });
-                Ok(())
-            },
+            answer!(task, agent, ext::ConfigRequest, |agent, request, _cx| Ok(
+                agent.model_config(&request).await
+            )),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ext::ConfigSetRequest,
-                        responder: Responder<ext::ConfigResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&b1);
-                tokio::spawn(async move {
-                    reply(responder, agent.set_model_config(request).await);
-                });
-                Ok(())
-            },
+            answer!(task, agent, ext::ConfigSetRequest, |agent, request, _cx| {
+                agent.set_model_config(request).await
+            }),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ext::FilesRequest,
-                        responder: Responder<ext::FilesResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&b2);
-                tokio::spawn(async move {
-                    reply(responder, agent.files(&request).await);
-                });
-                Ok(())
-            },
+            answer!(task, agent, ext::FilesRequest, |agent, request, _cx| agent
+                .files(&request)
+                .await),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ext::SessionRenameRequest,
-                        responder: Responder<ext::DoneResponse>,
-                        cx: ConnectionTo<Client>| {
-                reply(responder, b3.rename_session(&cx, &request));
-                Ok(())
-            },
+            answer!(
+                now,
+                agent,
+                ext::SessionRenameRequest,
+                |agent, request, cx| agent.rename_session(&cx, &request)
+            ),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ext::SessionDeleteRequest,
-                        responder: Responder<ext::DoneResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, b4.delete_session(&request).await);
-                Ok(())
-            },
+            answer!(
+                now,
+                agent,
+                ext::SessionDeleteRequest,
+                |agent, request, _cx| agent.delete_session(&request).await
+            ),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ext::SetModelRequest,
-                        responder: Responder<ext::DoneResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, b5.set_model(&request).await);
-                Ok(())
-            },
+            answer!(now, agent, ext::SetModelRequest, |agent, request, _cx| {
+                agent.set_model(&request).await
+            }),
+            agent_client_protocol::on_receive_request!(),
+        )
+        // `_riot/checkpoints` and `_riot/rewind` (agent_rewind.rs).
+        .on_receive_request(
+            answer!(
+                now,
+                agent,
+                ext::CheckpointsRequest,
+                |agent, request, _cx| agent.checkpoints(&request).await
+            ),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ext::CheckpointsRequest,
-                        responder: Responder<ext::CheckpointsResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, rw0.checkpoints(&request).await);
-                Ok(())
-            },
+            answer!(now, agent, ext::RewindRequest, |agent, request, _cx| agent
+                .rewind(&request)
+                .await),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ext::RewindRequest,
-                        responder: Responder<ext::RewindResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, rw1.rewind(&request).await);
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |request: crate::terminals::TerminalWriteRequest,
-                        responder: Responder<ext::DoneResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&t0);
-                tokio::spawn(async move {
-                    let result = match agent.slot(&request.session_id) {
+            answer!(
+                task,
+                agent,
+                crate::terminals::TerminalWriteRequest,
+                |agent, request, _cx| {
+                    match agent.slot(&request.session_id) {
                         Ok(slot) => crate::terminals::write(&slot.session, &request).await,
                         Err(e) => Err(e),
-                    };
-                    reply(responder, result);
-                });
-                Ok(())
-            },
+                    }
+                }
+            ),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: crate::terminals::TerminalResizeRequest,
-                        responder: Responder<crate::terminals::TerminalResizeResponse>,
-                        _cx: ConnectionTo<Client>| {
-                let result = match tr0.slot(&request.session_id) {
-                    Ok(slot) => crate::terminals::resize(&slot.session, &request).await,
-                    Err(e) => Err(e),
-                };
-                reply(responder, result);
-                Ok(())
-            },
+            answer!(
+                now,
+                agent,
+                crate::terminals::TerminalResizeRequest,
+                |agent, request, _cx| {
+                    match agent.slot(&request.session_id) {
+                        Ok(slot) => crate::terminals::resize(&slot.session, &request).await,
+                        Err(e) => Err(e),
+                    }
+                }
+            ),
+            agent_client_protocol::on_receive_request!(),
+        )
+        // `_riot/queue`, `_riot/background`, `_riot/background_stop`
+        // (agent_parallel.rs), `_riot/deliver` (here).
+        .on_receive_request(
+            answer!(
+                now,
+                agent,
+                crate::queue::QueueRequest,
+                |agent, request, _cx| agent.queue(&request)
+            ),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: crate::queue::QueueRequest,
-                        responder: Responder<crate::queue::QueueResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, pq0.queue(&request));
-                Ok(())
-            },
+            answer!(
+                now,
+                agent,
+                crate::background::BackgroundRequest,
+                |agent, request, _cx| agent.background(&request)
+            ),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: crate::background::BackgroundRequest,
-                        responder: Responder<crate::background::BackgroundResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, pq1.background(&request));
-                Ok(())
-            },
+            answer!(
+                turn,
+                agent,
+                crate::background::DeliverRequest,
+                |agent, request, cx| agent.deliver(&cx, &request).await
+            ),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: crate::background::DeliverRequest,
-                        responder: Responder<crate::background::DeliverResponse>,
-                        cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&d0);
-                d0.turns.spawn(async move {
-                    let result = agent.deliver(&cx, &request).await;
-                    reply(responder, result);
-                });
-                Ok(())
-            },
+            answer!(
+                now,
+                agent,
+                crate::background::BackgroundStopRequest,
+                |agent, request, _cx| agent.background_stop(&request)
+            ),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: crate::background::BackgroundStopRequest,
-                        responder: Responder<crate::background::BackgroundStopResponse>,
-                        _cx: ConnectionTo<Client>| {
-                reply(responder, pq2.background_stop(&request));
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |request: editor::EditorRequest,
-                        responder: Responder<serde_json::Value>,
-                        cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&e0);
-                tokio::spawn(async move {
-                    agent.editor_request(&cx, request, responder).await;
-                });
-                Ok(())
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: editor::EditorRequest,
+                            responder: Responder<serde_json::Value>,
+                            cx: ConnectionTo<Client>| {
+                    let agent = Arc::clone(&agent);
+                    tokio::spawn(async move {
+                        agent.editor_request(&cx, request, responder).await;
+                    });
+                    Ok(())
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
