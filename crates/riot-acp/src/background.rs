@@ -41,24 +41,26 @@ pub const DELIVER: &str = "_riot/deliver";
 use riot_kernel::error::JSONRPC_INVALID_PARAMS as INVALID_PARAMS;
 
 /// `_riot/background`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BackgroundRequest {
     pub session_id: String,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 crate::rpc::riot_request!(BackgroundRequest, BACKGROUND, BackgroundResponse);
 
 /// `_riot/background_stop`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BackgroundStopRequest {
     pub session_id: String,
     /// The task's id (`bg_1`, …).
     pub id: String,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
@@ -69,25 +71,36 @@ crate::rpc::riot_request!(
 );
 
 /// `_riot/deliver`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeliverRequest {
     pub session_id: String,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 crate::rpc::riot_request!(DeliverRequest, DELIVER, DeliverResponse);
 
 /// `_riot/deliver`'s reply: how the turn ended, or null when none ran.
-#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliverResponse {
+    /// ACP's stop reason (`end_turn`, `max_tokens`, `max_turn_requests`,
+    /// `refusal`, `cancelled`).
+    #[schemars(with = "Option<String>")]
     pub stop_reason: Option<agent_client_protocol::v1::schema::StopReason>,
 }
 
 /// One background task.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BackgroundTask {
     pub id: String,
     pub agent: String,
@@ -117,29 +130,54 @@ impl From<TaskSummary> for BackgroundTask {
 }
 
 /// `_riot/background`'s reply.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Default,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 pub struct BackgroundResponse {
     pub tasks: Vec<BackgroundTask>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 /// `_riot/background_stop`'s reply: the task as it stands.
-#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 pub struct BackgroundStopResponse {
     pub task: BackgroundTask,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 /// `_riot/background_update`: a task started, made a tool call or ended.
-#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcNotification)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcNotification,
+)]
 #[notification(method = "_riot/background_update")]
 #[serde(rename_all = "camelCase")]
 pub struct BackgroundNotification {
     pub session_id: String,
     pub task: BackgroundTask,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 

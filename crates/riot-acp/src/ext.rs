@@ -145,19 +145,29 @@ pub fn wanted_notifications(meta: Option<&Meta>) -> Vec<String> {
 
 /// `_riot/shutdown`'s params: nothing but an optional `_meta`. Params may
 /// also be left out.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ShutdownRequest {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 /// `_riot/shutdown`'s result: how many prompt turns were running and are
 /// being cancelled.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Default,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct ShutdownResponse {
     pub cancelled_turns: u32,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
@@ -165,17 +175,18 @@ riot_request!(ShutdownRequest, SHUTDOWN, ShutdownResponse);
 
 /// `_riot/mcp_servers`: the MCP servers of the projects this agent has
 /// sessions in, with their status (for a UI's MCP panel).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServersRequest {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 riot_request!(McpServersRequest, MCP_SERVERS, McpServersResponse);
 
 /// One server of `_riot/mcp_servers`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerEntry {
     pub project: String,
@@ -193,17 +204,26 @@ pub struct McpServerEntry {
 }
 
 /// `_riot/mcp_servers`'s result.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Default,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServersResponse {
     pub servers: Vec<McpServerEntry>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 /// `_riot/mcp_restart`: stop and start one server again (its status goes
 /// back to `connecting`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpRestartRequest {
     pub name: String,
@@ -211,27 +231,38 @@ pub struct McpRestartRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 riot_request!(McpRestartRequest, MCP_RESTART, McpRestartResponse);
 
 /// `_riot/mcp_restart`'s result.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Default,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct McpRestartResponse {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 /// `_riot/config`: the model endpoint of new sessions in `cwd` (default:
 /// the person's home directory).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConfigRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
@@ -239,7 +270,14 @@ riot_request!(ConfigRequest, CONFIG, ConfigResponse);
 
 /// `_riot/config`'s and `_riot/config_set`'s result. Never the key.
 #[derive(
-    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse,
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigResponse {
@@ -257,6 +295,7 @@ pub struct ConfigResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notifications: Option<riot_kernel::config::notifications::NotificationSettings>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
@@ -283,7 +322,7 @@ impl From<riot_kernel::model_settings::ModelStatus> for ConfigResponse {
 }
 
 /// An API key on the wire: never printed, not even in debug output.
-#[derive(Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct WireKey(pub String);
 
@@ -294,7 +333,7 @@ impl std::fmt::Debug for WireKey {
 }
 
 /// `_riot/config_set`: the endpoint a person chose.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConfigSetRequest {
     pub provider: String,
@@ -304,13 +343,14 @@ pub struct ConfigSetRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<WireKey>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 riot_request!(ConfigSetRequest, CONFIG_SET, ConfigResponse);
 
 /// `_riot/files`: project files matching what follows an `@`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FilesRequest {
     pub cwd: String,
@@ -319,50 +359,63 @@ pub struct FilesRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<usize>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 riot_request!(FilesRequest, FILES, FilesResponse);
 
 /// `_riot/files`' result: project-relative paths, best first.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Default,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct FilesResponse {
     pub files: Vec<String>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 /// `_riot/session_rename`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionRenameRequest {
     pub session_id: String,
     pub title: String,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 riot_request!(SessionRenameRequest, SESSION_RENAME, DoneResponse);
 
 /// `_riot/session_delete`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionDeleteRequest {
     pub session_id: String,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 riot_request!(SessionDeleteRequest, SESSION_DELETE, DoneResponse);
 
 /// `_riot/set_model`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetModelRequest {
     pub session_id: String,
     pub model: String,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
@@ -452,7 +505,9 @@ impl From<riot_kernel::session::McpServerInfo> for McpServerEntry {
 }
 
 /// Token counts in ACP's camelCase.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    schemars::JsonSchema, Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageFigures {
     /// Input tokens not read from or written to the cache.
@@ -474,7 +529,14 @@ impl From<Usage> for UsageFigures {
 }
 
 /// `_riot/usage`: one prompt turn's usage.
-#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcNotification)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcNotification,
+)]
 #[notification(method = "_riot/usage")]
 #[serde(rename_all = "camelCase")]
 pub struct UsageNotification {
@@ -489,11 +551,12 @@ pub struct UsageNotification {
     /// sent, `null` when unknown.
     pub cost_usd: Option<f64>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 /// `_riot/compaction`'s status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompactionStatus {
     Compacting,
@@ -501,7 +564,14 @@ pub enum CompactionStatus {
 }
 
 /// `_riot/compaction`: compaction started or finished.
-#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcNotification)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcNotification,
+)]
 #[notification(method = "_riot/compaction")]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionNotification {
@@ -515,6 +585,7 @@ pub struct CompactionNotification {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_after: Option<u64>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
@@ -528,11 +599,12 @@ pub const CHECKPOINTS: &str = "_riot/checkpoints";
 pub const REWIND: &str = "_riot/rewind";
 
 /// `_riot/checkpoints`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CheckpointsRequest {
     pub session_id: String,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
@@ -540,15 +612,24 @@ riot_request!(CheckpointsRequest, CHECKPOINTS, CheckpointsResponse);
 
 /// `_riot/checkpoints`' reply: `{number, text, at_ms, in_history, files,
 /// calls, unfinished}` per user message.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Default,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 pub struct CheckpointsResponse {
     pub points: Vec<Value>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 /// `_riot/rewind`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RewindRequest {
     pub session_id: String,
@@ -563,6 +644,7 @@ pub struct RewindRequest {
     #[serde(default)]
     pub undo: bool,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
@@ -571,11 +653,20 @@ riot_request!(RewindRequest, REWIND, RewindResponse);
 /// `_riot/rewind`'s reply: what happened (`{to, files: {restored,
 /// removed, conflicts, forced, notes} | null, conversation, prompt}`) and
 /// the same as one paragraph for a person.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Default,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 pub struct RewindResponse {
     pub outcome: Value,
     pub summary: String,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 

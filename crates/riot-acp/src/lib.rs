@@ -29,6 +29,7 @@ pub mod ext;
 mod frames;
 mod gate;
 pub mod mapping;
+pub mod methods;
 pub mod queue;
 mod rpc;
 mod session_config;

@@ -39,7 +39,9 @@ pub const QUEUE_UPDATE: &str = "_riot/queue_update";
 use riot_kernel::error::JSONRPC_INVALID_PARAMS as INVALID_PARAMS;
 
 /// What `_riot/queue` does.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    schemars::JsonSchema, Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum QueueAction {
     #[default]
@@ -51,7 +53,7 @@ pub enum QueueAction {
 }
 
 /// `_riot/queue`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct QueueRequest {
     pub session_id: String,
@@ -64,13 +66,14 @@ pub struct QueueRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 crate::rpc::riot_request!(QueueRequest, QUEUE, QueueResponse);
 
 /// One waiting message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueuedMessage {
     pub id: String,
     pub text: String,
@@ -130,7 +133,15 @@ fn waiting(queue: &riot_kernel::queue::PendingMessages) -> Vec<QueuedMessage> {
 }
 
 /// `_riot/queue`'s reply.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Default,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct QueueResponse {
     /// What waits after the action, in order.
@@ -142,11 +153,19 @@ pub struct QueueResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub taken: Option<Vec<QueuedMessage>>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 /// `_riot/queue_update`: the session's queue changed.
-#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcNotification)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcNotification,
+)]
 #[notification(method = "_riot/queue_update")]
 #[serde(rename_all = "camelCase")]
 pub struct QueueNotification {
@@ -156,6 +175,7 @@ pub struct QueueNotification {
     /// What the loop has just delivered into the conversation.
     pub delivered: Vec<QueuedMessage>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 

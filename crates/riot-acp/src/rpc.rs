@@ -53,8 +53,17 @@ macro_rules! riot_request {
 pub(crate) use riot_request;
 
 /// The empty result of a request that only acts.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Default,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 pub struct DoneResponse {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }

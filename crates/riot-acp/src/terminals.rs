@@ -17,25 +17,34 @@ pub const TERMINAL_WRITE: &str = "_riot/terminal_write";
 pub const TERMINAL_RESIZE: &str = "_riot/terminal_resize";
 
 /// `_riot/terminal`: something happened in one of the session's terminals.
-#[derive(Debug, Clone, Serialize, Deserialize, agent_client_protocol::JsonRpcNotification)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcNotification,
+)]
 #[notification(method = "_riot/terminal")]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalNotification {
     pub session_id: String,
     pub update: TerminalUpdate,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 /// `_riot/terminal_write`: the person types `input` (the bytes a terminal
 /// sends: `"\r"` for Enter, `"\u0003"` for Ctrl+C) into terminal `name`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TerminalWriteRequest {
     pub session_id: String,
     pub name: String,
     pub input: String,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
@@ -47,7 +56,7 @@ crate::rpc::riot_request!(
 
 /// `_riot/terminal_resize`: terminal `name` gets `rows` × `cols`
 /// (clamped to 5×20 … 200×500); the answer is the size set.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TerminalResizeRequest {
     pub session_id: String,
@@ -55,11 +64,20 @@ pub struct TerminalResizeRequest {
     pub rows: u16,
     pub cols: u16,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
 }
 
 /// The size a terminal was given.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, agent_client_protocol::JsonRpcResponse)]
+#[derive(
+    schemars::JsonSchema,
+    Debug,
+    Clone,
+    Default,
+    Serialize,
+    Deserialize,
+    agent_client_protocol::JsonRpcResponse,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalResizeResponse {
     pub rows: u16,

@@ -1,5 +1,7 @@
 // Generates src/generated/*.ts from the JSON Schemas in the repository's
-// schemas/ (written by `cargo run -p riot-protocol --bin gen-schema`).
+// schemas/ (written by `cargo run -p riot-protocol --bin gen-schema`, and
+// riot_methods.json, the `_riot/...` methods, by `cargo run -p riot-acp
+// --bin gen-riot-schema`).
 // The UI never hand-writes a type Riot defines (docs/design.md §6.2,
 // docs/testing.md L1); `npm run check:generated` fails when regenerating
 // changes anything.
@@ -15,11 +17,11 @@ const schemas = join(here, "../../../schemas");
 const out = join(here, "../src/generated");
 
 // The schemas whose types the UI uses, each to a file of the same name.
-const USED = ["ui_payload", "agent_event", "terminal_update"];
+const USED = ["ui_payload", "agent_event", "terminal_update", "riot_methods"];
 
 const BANNER = (name) =>
   `// Generated from schemas/${name}.json by scripts/generate-types.mjs; do not edit.\n` +
-  `// Regenerate with \`npm run generate\` after \`cargo run -p riot-protocol --bin gen-schema\`.\n`;
+  `// Regenerate with \`npm run generate\` once schemas/ is current (see the script's header).\n`;
 
 async function generate(name) {
   const schema = JSON.parse(await readFile(join(schemas, `${name}.json`), "utf8"));

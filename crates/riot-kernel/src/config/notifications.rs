@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::{ConfigError, ConfigSource};
 
 /// `{"bell": true, "title": true, "desktop": true}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NotificationSettings {
     /// The terminal UI rings the bell when a turn ends or a question waits.
     pub bell: bool,

@@ -1,5 +1,5 @@
 // Generated from schemas/agent_event.json by scripts/generate-types.mjs; do not edit.
-// Regenerate with `npm run generate` after `cargo run -p riot-protocol --bin gen-schema`.
+// Regenerate with `npm run generate` once schemas/ is current (see the script's header).
 
 /**
  * One event of a session's stream. Serialized internally tagged with a

@@ -1,5 +1,5 @@
 // Generated from schemas/terminal_update.json by scripts/generate-types.mjs; do not edit.
-// Regenerate with `npm run generate` after `cargo run -p riot-protocol --bin gen-schema`.
+// Regenerate with `npm run generate` once schemas/ is current (see the script's header).
 
 /**
  * What faces are told about terminals as it happens.
