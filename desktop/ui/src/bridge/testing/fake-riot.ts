@@ -77,6 +77,12 @@ import {
 } from "../parallel";
 import { parseFrame, socketStream, type SocketLike } from "../socket";
 import { refusedSocket, socketPair, type FakeSocket } from "./fake-socket";
+import type { RiotMethods } from "../../generated/riot_methods";
+
+/** What Riot answers `M` with, on the wire. */
+type WireResult<M extends keyof RiotMethods> = RiotMethods[M] extends { result: infer R } ? R : never;
+/** What Riot sends with `M`, on the wire. */
+type WireParams<M extends keyof RiotMethods> = RiotMethods[M]["params"];
 
 const INVALID_PARAMS = -32602;
 
@@ -336,7 +342,7 @@ export function rankFiles(files: readonly string[], query: string, limit: number
 }
 
 /** Queued messages as Riot sends them: `held` only when true (crates/riot-acp/src/queue.rs). */
-function onWire(messages: readonly QueuedMessage[]): Record<string, unknown>[] {
+function onWire(messages: readonly QueuedMessage[]): WireResult<typeof QUEUE>["messages"] {
   return messages.map(({ held, ...m }) => (held ? { ...m, held } : m));
 }
 
@@ -396,8 +402,8 @@ export class FakeRiot {
   /** Each session's background agents, as a test scripts them with `backgroundTask`. */
   readonly backgrounds = new Map<string, BackgroundTask[]>();
   /** Each connection that asked for `_riot/queue_update` and `_riot/background_update`. */
-  private readonly queueWatchers: ((params: Record<string, unknown>) => Promise<void>)[] = [];
-  private readonly backgroundWatchers: ((params: Record<string, unknown>) => Promise<void>)[] = [];
+  private readonly queueWatchers: ((params: WireParams<typeof QUEUE_UPDATE>) => Promise<void>)[] = [];
+  private readonly backgroundWatchers: ((params: WireParams<typeof BACKGROUND_UPDATE>) => Promise<void>)[] = [];
   private nextQueued = 1;
 
   constructor(private readonly options: FakeRiotOptions) {
@@ -438,7 +444,7 @@ export class FakeRiot {
   }
 
   /** `_riot/config`'s answer: the configuration and, when set, the `notifications` setting. */
-  private configAnswer(): Record<string, unknown> {
+  private configAnswer(): WireResult<typeof CONFIG> {
     const notifications = this.options.notifications;
     return notifications === undefined ? { ...this.effectiveConfig() } : { ...this.effectiveConfig(), notifications };
   }
@@ -935,7 +941,12 @@ export class FakeRiot {
         // As Riot: what Riot queued while no turn ran goes with this prompt (held or not).
         return runTurn(client, params.sessionId, found, { text, images });
       });
-    const extension = (method: string, handle: (params: unknown, client: acp.AgentContext) => unknown) => {
+    // Each answer is typed by the method's result in the generated
+    // schema of Riot's methods, so the fake cannot drift from Riot's wire.
+    const extension = <M extends keyof RiotMethods & string>(
+      method: M,
+      handle: (params: unknown, client: acp.AgentContext) => WireResult<M> | Promise<WireResult<M>>,
+    ) => {
       if (!advertised.includes(method)) return;
       app.onRequest(
         method,
