@@ -465,6 +465,9 @@ impl RiotAgent {
         }
         let mut reason = None;
         let mut usage = riot_protocol::Usage::default();
+        // Side requests (subagents, summaries, the classifier…) are what
+        // the session's cost meter counts beside the turn's own.
+        let side_before = slot.session.cost().side_usage;
         let mut requests = 0u32;
         let mut model = slot.session.status().model;
         // The client hears of a mode the session chose itself (a plan
@@ -584,7 +587,7 @@ impl RiotAgent {
         self.announce_title(cx, &id, slot);
         // Before the response, so the client has the figures of the turn
         // that just ended, and what the session has cost with it.
-        let cost_usd = slot.session.cost().usd;
+        let cost = slot.session.cost();
         self.notify(
             cx,
             UsageNotification {
@@ -592,7 +595,8 @@ impl RiotAgent {
                 model,
                 requests,
                 usage: usage.into(),
-                cost_usd,
+                side_usage: cost.side_usage.since(&side_before).into(),
+                cost_usd: cost.usd,
                 meta: None,
             },
         );

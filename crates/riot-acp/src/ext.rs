@@ -547,6 +547,10 @@ pub struct UsageNotification {
     pub requests: u32,
     /// Summed over those requests.
     pub usage: UsageFigures,
+    /// The side requests made while the turn ran (its subagents,
+    /// compaction summaries, the auto-mode classifier, image descriptions,
+    /// WebFetch's answers), as `riot exec`'s `side_usage` counts them.
+    pub side_usage: UsageFigures,
     /// The session's cost so far, in US dollars (`Session::cost`); always
     /// sent, `null` when unknown.
     pub cost_usd: Option<f64>,
@@ -718,6 +722,7 @@ mod tests {
             model: "local".into(),
             requests: 1,
             usage: UsageFigures::default(),
+            side_usage: UsageFigures::default(),
             cost_usd: None,
             meta: None,
         };

@@ -1012,6 +1012,68 @@ async fn riot_shutdown_without_params_stops_an_idle_agent() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagents_requests_are_the_turns_side_usage_and_in_the_sessions_cost() {
+    let world = World::new();
+    std::fs::write(
+        world.home.path().join("settings.json"),
+        r#"{"models": {"mock-model": {"price": {"input": 1, "output": 2, "cache_write": 1, "cache_read": 1}}}}"#,
+    )
+    .unwrap();
+    let script = Script::new(
+        WIRE,
+        vec![
+            tool_call(
+                "call_task",
+                "Task",
+                json!({"description": "look around", "prompt": "CHILD-PROMPT find the notes",
+                       "subagent_type": "explore"}),
+            ),
+            Reply::Text("Delegated.".into()),
+        ],
+    )
+    .when(
+        "CHILD-PROMPT",
+        Reply::Text("The notes are in notes.txt.".into()),
+    );
+    let server = MockServer::start(script).await.unwrap();
+    let mut client = AcpClient::start(&world, &server);
+    client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {
+                "_meta": {"riot": {"notifications": ["_riot/usage"]}}
+            }}),
+        )
+        .await;
+    let session_id = client.new_session(&world).await;
+    let id = client
+        .send_request("session/prompt", prompt(&session_id, "Find the notes"))
+        .await;
+    let (responses, _, extensions) = responses_to(&mut client, &[id]).await;
+    assert_eq!(responses[0]["result"]["stopReason"], "end_turn");
+    assert_eq!(server.requests().len(), 3, "parent, child, parent");
+    let params = &extensions[0]["params"];
+    // The parent's two requests are the turn's usage; the child's one,
+    // its side usage (10 input and 5 output tokens each, as the mock
+    // reports) — as `riot exec` counts them.
+    assert_eq!(params["requests"], 2);
+    assert_eq!(
+        params["usage"],
+        json!({"inputTokens": 20, "outputTokens": 10, "cacheReadTokens": 0, "cacheWriteTokens": 0})
+    );
+    assert_eq!(
+        params["sideUsage"],
+        json!({"inputTokens": 10, "outputTokens": 5, "cacheReadTokens": 0, "cacheWriteTokens": 0})
+    );
+    // And the cost counts all three: 30 input × $1 and 15 output × $2 per
+    // million tokens.
+    let cost = params["costUsd"].as_f64().expect("a known cost");
+    assert!((cost - 60.0 / 1e6).abs() < 1e-12, "{params}");
+    client.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usage_after_each_prompt_goes_to_a_client_that_asked_for_it() {
     let world = World::new();
     std::fs::write(world.project.path().join("notes.txt"), NOTES).unwrap();

@@ -639,6 +639,7 @@ export interface UsageNotification {
    */
   requests: number;
   usage: UsageFigures;
+  sideUsage: UsageFigures1;
   /**
    * The session's cost so far, in US dollars (`Session::cost`); always
    * sent, `null` when unknown.
@@ -652,6 +653,20 @@ export interface UsageNotification {
  * Summed over those requests.
  */
 export interface UsageFigures {
+  /**
+   * Input tokens not read from or written to the cache.
+   */
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+/**
+ * The side requests made while the turn ran (its subagents,
+ * compaction summaries, the auto-mode classifier, image descriptions,
+ * WebFetch's answers), as `riot exec`'s `side_usage` counts them.
+ */
+export interface UsageFigures1 {
   /**
    * Input tokens not read from or written to the cache.
    */
