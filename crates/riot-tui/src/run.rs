@@ -796,6 +796,164 @@ pub async fn run(
     result.map(|()| Summary { messages })
 }
 
+/// Images read from the paths a paste named, for the pasted text.
+type ReadImages = (String, Vec<(String, PastedImage)>);
+
+/// What the app's effects act on: the session, where their results come
+/// back to the loop, the running turn and the questions waiting for the
+/// person's answer.
+struct Wiring<'a> {
+    handle: &'a SessionHandle,
+    host: &'a Arc<dyn Host>,
+    images: &'a mpsc::UnboundedSender<ReadImages>,
+    files: &'a mpsc::UnboundedSender<(String, Vec<String>)>,
+    writes: &'a mpsc::UnboundedSender<(String, Vec<u8>)>,
+    background: Option<&'a riot_kernel::background::BackgroundTasks>,
+    turn: &'a mut Option<Turn>,
+    permissions: &'a mut HashMap<u64, oneshot::Sender<PermissionOutcome>>,
+    answers: &'a mut HashMap<u64, oneshot::Sender<QuestionOutcome>>,
+}
+
+impl Wiring<'_> {
+    /// Does what one effect of the app asks.
+    async fn apply(
+        self,
+        effect: Effect,
+        app: &mut App,
+        terminal: &mut Term,
+    ) -> std::io::Result<()> {
+        match effect {
+            Effect::Prompt(text) => *self.turn = start(self.handle, app, &text, Vec::new()),
+            Effect::PromptWithImages { text, images } => {
+                *self.turn = start(self.handle, app, &text, images);
+            }
+            Effect::ReadImages { pasted, paths } => {
+                let host = Arc::clone(self.host);
+                let tx = self.images.clone();
+                tokio::spawn(async move {
+                    let mut results = Vec::with_capacity(paths.len());
+                    for path in paths {
+                        let image = host.image(&path).await;
+                        results.push((path, image));
+                    }
+                    let _ = tx.send((pasted, results));
+                });
+            }
+            Effect::Queue(text) => {
+                self.handle.queue(&text);
+            }
+            Effect::SendQueued => {
+                let waiting: Vec<String> = self
+                    .handle
+                    .pending()
+                    .take_all()
+                    .iter()
+                    .filter_map(|m| match m {
+                        Message::User(u) => u.content.iter().find_map(|b| match b {
+                            UserBlock::Text { text } => Some(text.clone()),
+                            _ => None,
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                if waiting.is_empty() {
+                    app.event(&AgentEvent::Done {
+                        reason: TerminalReason::Completed,
+                    });
+                } else {
+                    *self.turn = start(self.handle, app, &waiting.join("\n\n"), Vec::new());
+                }
+            }
+            Effect::Cancel => {
+                self.handle.cancel(CancelReason::User);
+            }
+            Effect::SetMode(mode) => {
+                if let Err(e) = self.handle.set_mode(mode).await {
+                    app.note(SystemLevel::Error, &e.to_string());
+                }
+            }
+            Effect::Permission { key, outcome } => {
+                if let Some(reply) = self.permissions.remove(&key) {
+                    let _ = reply.send(outcome);
+                }
+            }
+            Effect::Questions { key, outcome } => {
+                if let Some(reply) = self.answers.remove(&key) {
+                    let _ = reply.send(outcome);
+                }
+            }
+            Effect::FindFiles(query) => {
+                let host = Arc::clone(self.host);
+                let tx = self.files.clone();
+                tokio::spawn(async move {
+                    let files = host.files(&query, FILES_SHOWN).await;
+                    let _ = tx.send((query, files));
+                });
+            }
+            Effect::TerminalWrite { name, input } => {
+                let _ = self.writes.send((name, input));
+            }
+            Effect::RewindPoints => match self.handle.rewind_points().await {
+                Ok(points) => app.rewind_points(
+                    points
+                        .into_iter()
+                        .map(|p| crate::app::RewindChoice {
+                            number: p.number,
+                            text: p.text,
+                            files: p.files,
+                            in_history: p.in_history,
+                        })
+                        .collect(),
+                ),
+                Err(e) => app.note(SystemLevel::Warning, &format!("/rewind: {e}")),
+            },
+            Effect::TerminalFit(name) => {
+                // The pane's rows but its header and its keys line.
+                let (cols, rows) = terminal::size()?;
+                let size = riot_protocol::TerminalSize {
+                    rows: rows.saturating_sub(2),
+                    cols,
+                };
+                match self.handle.terminals().resize(&name, size).await {
+                    Ok(set) => app.hint(format!(
+                        "{name} is now {}×{}: its program was told.",
+                        set.cols, set.rows
+                    )),
+                    Err(e) => app.hint(format!("{name} could not be resized: {e}")),
+                }
+            }
+            Effect::ModelChoices => {
+                let listed = self.handle.listed_models().await;
+                app.model_choices(
+                    listed
+                        .iter()
+                        .map(|m| (m.id.clone(), m.display_name.clone()))
+                        .collect(),
+                );
+            }
+            Effect::StopTask(id) => {
+                if let Some(tasks) = &self.background {
+                    tasks.stop(&id);
+                    app.background(tasks.list());
+                }
+            }
+            Effect::Bell => {
+                let out = &mut terminal.backend_mut().inner;
+                out.write_all(b"\x07")?;
+                Write::flush(out)?;
+            }
+            Effect::Title(title) => {
+                let out = &mut terminal.backend_mut().inner;
+                // OSC 0 (icon name and window title), ended by ST.
+                write!(out, "\x1b]0;{title}\x1b\\")?;
+                Write::flush(out)?;
+            }
+            Effect::Exit => {}
+        }
+        Ok(())
+    }
+}
+
 async fn drive(
     handle: &SessionHandle,
     questions: &mut mpsc::UnboundedReceiver<GateRequest>,
@@ -812,7 +970,6 @@ async fn drive(
     let mut answers: HashMap<u64, oneshot::Sender<QuestionOutcome>> = HashMap::new();
     let mut next_key = 0u64;
     let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
-    type ReadImages = (String, Vec<(String, PastedImage)>);
     let (images_tx, mut images_rx) = mpsc::unbounded_channel::<ReadImages>();
     let mut ticker = tokio::time::interval(FRAME);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -860,133 +1017,19 @@ async fn drive(
     }
     loop {
         for effect in app.take_effects() {
-            match effect {
-                Effect::Prompt(text) => turn = start(handle, app, &text, Vec::new()),
-                Effect::PromptWithImages { text, images } => {
-                    turn = start(handle, app, &text, images);
-                }
-                Effect::ReadImages { pasted, paths } => {
-                    let host = Arc::clone(&host);
-                    let tx = images_tx.clone();
-                    tokio::spawn(async move {
-                        let mut results = Vec::with_capacity(paths.len());
-                        for path in paths {
-                            let image = host.image(&path).await;
-                            results.push((path, image));
-                        }
-                        let _ = tx.send((pasted, results));
-                    });
-                }
-                Effect::Queue(text) => {
-                    handle.queue(&text);
-                }
-                Effect::SendQueued => {
-                    let waiting: Vec<String> = handle
-                        .pending()
-                        .take_all()
-                        .iter()
-                        .filter_map(|m| match m {
-                            Message::User(u) => u.content.iter().find_map(|b| match b {
-                                UserBlock::Text { text } => Some(text.clone()),
-                                _ => None,
-                            }),
-                            _ => None,
-                        })
-                        .collect();
-                    if waiting.is_empty() {
-                        app.event(&AgentEvent::Done {
-                            reason: TerminalReason::Completed,
-                        });
-                    } else {
-                        turn = start(handle, app, &waiting.join("\n\n"), Vec::new());
-                    }
-                }
-                Effect::Cancel => {
-                    handle.cancel(CancelReason::User);
-                }
-                Effect::SetMode(mode) => {
-                    if let Err(e) = handle.set_mode(mode).await {
-                        app.note(SystemLevel::Error, &e.to_string());
-                    }
-                }
-                Effect::Permission { key, outcome } => {
-                    if let Some(reply) = permissions.remove(&key) {
-                        let _ = reply.send(outcome);
-                    }
-                }
-                Effect::Questions { key, outcome } => {
-                    if let Some(reply) = answers.remove(&key) {
-                        let _ = reply.send(outcome);
-                    }
-                }
-                Effect::FindFiles(query) => {
-                    let host = Arc::clone(&host);
-                    let tx = files_tx.clone();
-                    tokio::spawn(async move {
-                        let files = host.files(&query, FILES_SHOWN).await;
-                        let _ = tx.send((query, files));
-                    });
-                }
-                Effect::TerminalWrite { name, input } => {
-                    let _ = writes_tx.send((name, input));
-                }
-                Effect::RewindPoints => match handle.rewind_points().await {
-                    Ok(points) => app.rewind_points(
-                        points
-                            .into_iter()
-                            .map(|p| crate::app::RewindChoice {
-                                number: p.number,
-                                text: p.text,
-                                files: p.files,
-                                in_history: p.in_history,
-                            })
-                            .collect(),
-                    ),
-                    Err(e) => app.note(SystemLevel::Warning, &format!("/rewind: {e}")),
-                },
-                Effect::TerminalFit(name) => {
-                    // The pane's rows but its header and its keys line.
-                    let (cols, rows) = terminal::size()?;
-                    let size = riot_protocol::TerminalSize {
-                        rows: rows.saturating_sub(2),
-                        cols,
-                    };
-                    match handle.terminals().resize(&name, size).await {
-                        Ok(set) => app.hint(format!(
-                            "{name} is now {}×{}: its program was told.",
-                            set.cols, set.rows
-                        )),
-                        Err(e) => app.hint(format!("{name} could not be resized: {e}")),
-                    }
-                }
-                Effect::ModelChoices => {
-                    let listed = handle.listed_models().await;
-                    app.model_choices(
-                        listed
-                            .iter()
-                            .map(|m| (m.id.clone(), m.display_name.clone()))
-                            .collect(),
-                    );
-                }
-                Effect::StopTask(id) => {
-                    if let Some(tasks) = &background {
-                        tasks.stop(&id);
-                        app.background(tasks.list());
-                    }
-                }
-                Effect::Bell => {
-                    let out = &mut terminal.backend_mut().inner;
-                    out.write_all(b"\x07")?;
-                    Write::flush(out)?;
-                }
-                Effect::Title(title) => {
-                    let out = &mut terminal.backend_mut().inner;
-                    // OSC 0 (icon name and window title), ended by ST.
-                    write!(out, "\x1b]0;{title}\x1b\\")?;
-                    Write::flush(out)?;
-                }
-                Effect::Exit => {}
+            Wiring {
+                handle,
+                host: &host,
+                images: &images_tx,
+                files: &files_tx,
+                writes: &writes_tx,
+                background: background.as_ref(),
+                turn: &mut turn,
+                permissions: &mut permissions,
+                answers: &mut answers,
             }
+            .apply(effect, app, terminal)
+            .await?;
         }
         let rows = app.take_scrollback();
         promote(terminal, &mut shown, rows, app)?;
