@@ -209,7 +209,8 @@ async fn a_paused_turn_goes_back_with_its_search_and_the_model_goes_on() {
         Wire::Anthropic,
         vec![
             search::anthropic_paused("srvtoolu_9", "long research"),
-            Reply::Text("Done researching.".into()),
+            search::anthropic_continued("srvtoolu_9", Outcome::Found(PAGES), "Done researching."),
+            Reply::Text("Still here.".into()),
         ],
     ))
     .await
@@ -236,6 +237,63 @@ async fn a_paused_turn_goes_back_with_its_search_and_the_model_goes_on() {
             {"type": "server_tool_use", "id": "srvtoolu_9", "name": "web_search",
              "input": {"query": "long research"}, "cache_control": {"type": "ephemeral"}}
         ]})
+    );
+
+    // The next prompt: the paused reply and the one that went on, side by
+    // side, so the API joins them into one turn whose search has its
+    // result (the strict mock refuses a call without one).
+    let session = std::fs::read_dir(world.home.path().join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap()
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let out = run(exec_model(
+        &world,
+        &server,
+        "anthropic",
+        "claude-opus-4-5",
+        &["--resume", &session, "Anything else?"],
+    ))
+    .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "Still here.\n");
+    let third = &bodies(&server)[2];
+    let messages = third["messages"].as_array().unwrap();
+    let kinds: Vec<(String, Vec<String>)> = messages
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_owned(),
+                m["content"]
+                    .as_array()
+                    .map(|c| {
+                        c.iter()
+                            .map(|b| b["type"].as_str().unwrap().to_owned())
+                            .collect()
+                    })
+                    .unwrap_or_else(|| vec!["text".to_owned()]),
+            )
+        })
+        .collect();
+    let owned = |role: &str, blocks: &[&str]| {
+        (
+            role.to_owned(),
+            blocks.iter().map(|b| (*b).to_owned()).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        kinds,
+        vec![
+            owned("user", &["text"]),
+            owned("assistant", &["server_tool_use"]),
+            owned("assistant", &["web_search_tool_result", "text"]),
+            owned("user", &["text"]),
+        ],
+        "{third}"
     );
 }
 

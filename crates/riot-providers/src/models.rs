@@ -28,7 +28,8 @@ pub struct ModelOverride {
     /// The provider's own web search (docs/web.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub web_search: Option<bool>,
-    /// US dollars per million tokens; replaces the table's price whole.
+    /// US dollars per million tokens; replaces the table's price whole but
+    /// for a `web_search` rate it does not name, which stays the table's.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -77,7 +78,9 @@ impl ModelOverride {
             caps.web_search = v;
         }
         if let Some(v) = self.price {
-            caps.price = Some(v);
+            // A settings price without a search rate keeps the table's.
+            let web_search = v.web_search.or(caps.price.and_then(|p| p.web_search));
+            caps.price = Some(Price { web_search, ..v });
         }
     }
 }
@@ -198,10 +201,13 @@ fn builtin(model: &str) -> ModelCapabilities {
         .find(|(pattern, _)| glob_match(pattern, m))
         .map(|(_, c)| c.clone())
         .unwrap_or_default();
-    // OpenAI's searching models: the Responses API's `web_search`.
+    // OpenAI's searching models: the Responses API's `web_search` (not
+    // the nano models, nor o3-mini).
     if ["gpt-4o*", "gpt-4.1*", "gpt-5*", "o3*", "o4*"]
         .iter()
         .any(|p| glob_match(p, m))
+        && !m.contains("nano")
+        && !glob_match("o3-mini*", m)
     {
         caps.web_search = true;
     }
@@ -633,6 +639,36 @@ mod tests {
             Some((60.0, 270.0))
         );
         assert_eq!(price("gpt-5.4-mini").and_then(|p| p.long_prompt), None);
+        // The provider's search, priced per 1,000, only where a model has it.
+        assert_eq!(
+            price("claude-sonnet-4-5").and_then(|p| p.web_search),
+            Some(10.0)
+        );
+        assert_eq!(price("gpt-5").and_then(|p| p.web_search), Some(10.0));
+        assert_eq!(price("deepseek-v4-pro").and_then(|p| p.web_search), None);
+        for model in [
+            "gpt-4.1-nano",
+            "gpt-5-nano",
+            "o3-mini",
+            "claude-3-haiku-20240307",
+        ] {
+            assert!(!capabilities_for(model, none).web_search, "{model}");
+        }
+        for model in ["gpt-4.1", "o3", "o4-mini", "gpt-5-mini", "claude-haiku-4-5"] {
+            assert!(capabilities_for(model, none).web_search, "{model}");
+        }
+        // A settings price without a search rate keeps the table's.
+        let overridden: Vec<(String, ModelOverride)> = vec![(
+            "claude-*".into(),
+            ModelOverride {
+                price: Some(Price::flat(1.0, 2.0)),
+                ..ModelOverride::default()
+            },
+        )];
+        let kept = capabilities_for("claude-sonnet-4-5", &overridden)
+            .price
+            .unwrap();
+        assert_eq!((kept.input, kept.web_search), (1.0, Some(10.0)));
         assert_eq!(price("deepseek-v4-pro").map(|p| p.output), Some(3.96));
         // Near misses are not guessed: a new model has no price until the
         // table or settings give it one.
@@ -691,9 +727,11 @@ mod tests {
             ["my-*", {"price": {"input": 0, "output": 0, "cache_write": 0, "cache_read": 0}}],
         ]))
         .unwrap();
+        // Its token rates replace the table's; the search rate it does not
+        // name stays the table's.
         assert_eq!(
             capabilities_for("claude-sonnet-4-5", &overrides).price,
-            Some(mine)
+            Some(mine.with_web_search(10.0))
         );
         assert_eq!(
             capabilities_for("my-local-llama", &overrides).price,

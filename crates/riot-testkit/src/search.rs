@@ -24,26 +24,43 @@ pub enum Outcome<'a> {
 /// with each page's encrypted content, then `text`; the usage counts one
 /// search, and the reply ends with `end_turn`.
 pub fn anthropic(id: &str, query: &str, outcome: Outcome<'_>, text: &str) -> Reply {
-    anthropic_reply(id, query, outcome, text, false)
+    anthropic_reply(id, Some(query), Some(outcome), text)
 }
 
-/// [`anthropic`], paused by the server right after the search started.
+/// [`anthropic`], paused by the server right after the search started
+/// (`stop_reason: "pause_turn"`): the call, and no result.
 pub fn anthropic_paused(id: &str, query: &str) -> Reply {
-    anthropic_reply(id, query, Outcome::Found(&[]), "", true)
+    anthropic_reply(id, Some(query), None, "")
 }
 
-fn anthropic_reply(id: &str, query: &str, outcome: Outcome<'_>, text: &str, paused: bool) -> Reply {
+/// The reply that goes on after [`anthropic_paused`]: the search's result,
+/// then `text` (the call was in the paused reply).
+pub fn anthropic_continued(id: &str, outcome: Outcome<'_>, text: &str) -> Reply {
+    anthropic_reply(id, None, Some(outcome), text)
+}
+
+fn anthropic_reply(
+    id: &str,
+    query: Option<&str>,
+    outcome: Option<Outcome<'_>>,
+    text: &str,
+) -> Reply {
     let mut events = vec![
         json!({"type": "message_start", "message": {"id": "msg_search", "type": "message", "role": "assistant",
             "model": "mock-model", "content": [], "stop_reason": null,
             "usage": {"input_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 1}}}),
-        json!({"type": "content_block_start", "index": 0, "content_block":
-            {"type": "server_tool_use", "id": id, "name": "web_search", "input": {}}}),
-        json!({"type": "content_block_delta", "index": 0, "delta":
-            {"type": "input_json_delta", "partial_json": json!({"query": query}).to_string()}}),
-        json!({"type": "content_block_stop", "index": 0}),
     ];
-    if !paused {
+    if let Some(query) = query {
+        events.push(
+            json!({"type": "content_block_start", "index": 0, "content_block":
+            {"type": "server_tool_use", "id": id, "name": "web_search", "input": {}}}),
+        );
+        events.push(json!({"type": "content_block_delta", "index": 0, "delta":
+            {"type": "input_json_delta", "partial_json": json!({"query": query}).to_string()}}));
+        events.push(json!({"type": "content_block_stop", "index": 0}));
+    }
+    let paused = outcome.is_none();
+    if let Some(outcome) = outcome {
         let content = match outcome {
             Outcome::Found(pages) => Value::Array(
                 pages

@@ -368,6 +368,49 @@ fn anthropic_tools(body: &Value) -> Result<(), Rejection> {
     Ok(())
 }
 
+/// The provider's searches in assistant turns (consecutive assistant
+/// messages joined, as the API joins them): a result follows its call in
+/// the same turn, and a call has its result in that turn unless the turn
+/// is the request's last (a paused reply sent back to go on).
+fn server_search_pairing(turns: &[(String, Vec<Value>, usize)]) -> Result<(), Rejection> {
+    let w = Wire::Anthropic;
+    let str_of = |b: &Value, key: &str| b.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    for (n, (role, blocks, i)) in turns.iter().enumerate() {
+        if role != "assistant" {
+            continue;
+        }
+        let mut open: Vec<String> = Vec::new();
+        for b in blocks {
+            match b.get("type").and_then(Value::as_str) {
+                Some("server_tool_use") => open.push(str_of(b, "id")),
+                Some("web_search_tool_result") => {
+                    let id = str_of(b, "tool_use_id");
+                    let Some(at) = open.iter().position(|o| *o == id) else {
+                        return reject(
+                            w,
+                            format!(
+                                "messages.{i}: `web_search_tool_result` block with tool_use_id {id} has no corresponding `server_tool_use` block before it"
+                            ),
+                        );
+                    };
+                    open.remove(at);
+                }
+                _ => {}
+            }
+        }
+        if !open.is_empty() && n + 1 != turns.len() {
+            return reject(
+                w,
+                format!(
+                    "messages.{i}: web_search tool use with id {} was found without a corresponding web_search_tool_result block",
+                    open.join(", ")
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 fn anthropic(body: &Value) -> Result<(), Rejection> {
     let w = Wire::Anthropic;
     let mut size = ByteCount::default();
@@ -519,21 +562,6 @@ fn anthropic(body: &Value) -> Result<(), Rejection> {
                     ),
                 );
             }
-            if kind == "web_search_tool_result" {
-                let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
-                let started = blocks[..j].iter().any(|s| {
-                    s.get("type").and_then(Value::as_str) == Some("server_tool_use")
-                        && s.get("id").and_then(Value::as_str) == Some(id)
-                });
-                if !started {
-                    return reject(
-                        w,
-                        format!(
-                            "messages.{i}.content.{j}: `web_search_tool_result` block with tool_use_id {id} has no corresponding `server_tool_use` block before it"
-                        ),
-                    );
-                }
-            }
             if kind == "image" {
                 anthropic_image(b, &format!("messages.{i}.content.{j}"))?;
             }
@@ -573,6 +601,7 @@ fn anthropic(body: &Value) -> Result<(), Rejection> {
             _ => turns.push((role, blocks, i)),
         }
     }
+    server_search_pairing(&turns)?;
     if document_pages > MAX_DOCUMENT_PAGES {
         return reject(
             w,

@@ -83,9 +83,15 @@ impl AnthropicDecoder {
         let answered = str_at(block, "tool_use_id");
         let (id, query, mut replay) = match self.searching.take() {
             Some((id, query, call)) if id == answered => (id, query, vec![call]),
-            // A result for a search this reply did not start cannot go
-            // back alone; it is still shown.
-            _ => (answered.to_owned(), String::new(), Vec::new()),
+            // The result of a search the previous reply started and the
+            // server paused (`pause_turn`): it goes back right after that
+            // reply, which the API joins to this one into one turn.
+            other => {
+                if let Some((id, query, call)) = other {
+                    self.searching = Some((id, query, call));
+                }
+                (answered.to_owned(), String::new(), Vec::new())
+            }
         };
         let content = block.get("content").unwrap_or(&Value::Null);
         let (results, error) = match content.as_array() {
@@ -107,9 +113,7 @@ impl AnthropicDecoder {
                 (Vec::new(), Some(search_error(code)))
             }
         };
-        if !replay.is_empty() {
-            replay.push(block.clone());
-        }
+        replay.push(block.clone());
         out.push(ProviderEvent::Block(AssistantBlock::WebSearch {
             id,
             query,

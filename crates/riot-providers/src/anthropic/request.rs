@@ -5,6 +5,8 @@ use riot_protocol::{
     AssistantBlock, Message, ModelCapabilities, ModelRequest, ServerTool, ToolResultContent,
     UserBlock,
 };
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 
 use crate::history::{IMAGE_OMITTED, attachment_text, prepare};
@@ -179,13 +181,76 @@ fn user_blocks(
         .collect()
 }
 
-fn assistant_blocks(content: &[AssistantBlock]) -> Vec<Value> {
+/// The ids of the provider's searches in a history: those started
+/// (`server_tool_use`) and those answered (`web_search_tool_result`).
+#[derive(Default)]
+struct Searches {
+    started: HashSet<String>,
+    answered: HashSet<String>,
+}
+
+impl Searches {
+    fn of(messages: &[Message]) -> Self {
+        let mut searches = Self::default();
+        for message in messages {
+            let Message::Assistant(a) = message else {
+                continue;
+            };
+            for block in &a.content {
+                let AssistantBlock::WebSearch { replay, .. } = block else {
+                    continue;
+                };
+                for raw in replay {
+                    match raw.get("type").and_then(Value::as_str) {
+                        Some("server_tool_use") => {
+                            searches.started.insert(str_of(raw, "id"));
+                        }
+                        Some("web_search_tool_result") => {
+                            searches.answered.insert(str_of(raw, "tool_use_id"));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        searches
+    }
+
+    /// Whether a replayed search block can go back: a call with its result
+    /// somewhere after it (the reply the server paused, then the one that
+    /// went on, which the API joins into one turn), or unanswered in the
+    /// last message (a paused reply, sent back so the server goes on); a
+    /// result only after its call.
+    fn keeps(&self, raw: &Value, last: bool) -> bool {
+        match raw.get("type").and_then(Value::as_str) {
+            Some("server_tool_use") => last || self.answered.contains(&str_of(raw, "id")),
+            Some("web_search_tool_result") => self.started.contains(&str_of(raw, "tool_use_id")),
+            _ => true,
+        }
+    }
+}
+
+fn str_of(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn assistant_blocks(content: &[AssistantBlock], searches: &Searches, last: bool) -> Vec<Value> {
     content
         .iter()
         .flat_map(|block| match block {
             // The provider's own search blocks go back as they came (an
-            // empty replay: a search made on another wire, left out).
-            AssistantBlock::WebSearch { replay, .. } => replay.clone(),
+            // empty replay: a search made on another wire, left out), but
+            // never a call without its result before the end, nor a
+            // result without its call: the API refuses both.
+            AssistantBlock::WebSearch { replay, .. } => replay
+                .iter()
+                .filter(|raw| searches.keeps(raw, last))
+                .cloned()
+                .collect::<Vec<Value>>(),
             other => assistant_block(other).into_iter().collect(),
         })
         .collect()
@@ -295,14 +360,16 @@ fn body(
         system.push(block);
     }
 
+    let searches = Searches::of(messages);
     let mut wire: Vec<Value> = messages
         .iter()
-        .filter_map(|m| match m {
+        .enumerate()
+        .filter_map(|(i, m)| match m {
             Message::User(u) => Some(
                 json!({"role": "user", "content": user_blocks(&u.content, caps, &mut documents)}),
             ),
             Message::Assistant(a) => {
-                let blocks = assistant_blocks(&a.content);
+                let blocks = assistant_blocks(&a.content, &searches, i + 1 == messages.len());
                 (!blocks.is_empty()).then(|| json!({"role": "assistant", "content": blocks}))
             }
             Message::System(_) => None,
@@ -464,6 +531,72 @@ mod tests {
             cache: CacheHints::default(),
             stream: true,
         }
+    }
+
+    fn searched(replay: Vec<Value>) -> Message {
+        Message::Assistant(riot_protocol::AssistantMessage {
+            id: MessageId::new("a_search"),
+            content: vec![AssistantBlock::WebSearch {
+                id: "srvtoolu_1".into(),
+                query: "q".into(),
+                results: Vec::new(),
+                error: None,
+                replay,
+            }],
+            model: "claude-sonnet-4-5".into(),
+            stop_reason: None,
+            interrupted: false,
+        })
+    }
+
+    #[test]
+    fn a_search_goes_back_only_whole_or_as_the_paused_end() {
+        let call = json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}});
+        let result =
+            json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []});
+        let body = |messages: Vec<Message>| {
+            let request = ModelRequest {
+                messages,
+                ..reading(Vec::new())
+            };
+            build(&request, &capabilities_for("claude-sonnet-4-5", &[]))
+        };
+        let types = |body: &Value| -> Vec<Vec<String>> {
+            body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| match &m["content"] {
+                    Value::Array(blocks) => blocks
+                        .iter()
+                        .map(|b| b["type"].as_str().unwrap().to_owned())
+                        .collect(),
+                    _ => vec!["text".to_owned()],
+                })
+                .collect()
+        };
+        let prompt = |id: &str| Message::user_text(MessageId::new(id), "go on");
+        // Paused, as the last message: the call goes back so the server
+        // goes on with it.
+        let paused = body(vec![prompt("u1"), searched(vec![call.clone()])]);
+        assert_eq!(types(&paused)[1], ["server_tool_use"]);
+        // Paused, then went on: call and result both go, the API joining
+        // the two replies.
+        let went_on = body(vec![
+            prompt("u1"),
+            searched(vec![call.clone()]),
+            searched(vec![result.clone()]),
+            prompt("u2"),
+        ]);
+        assert_eq!(types(&went_on)[1], ["server_tool_use"]);
+        assert_eq!(types(&went_on)[2], ["web_search_tool_result"]);
+        // Paused, then stopped (no result ever came) before the next
+        // prompt: the lone call is left out; the API refuses it there.
+        let stopped = body(vec![prompt("u1"), searched(vec![call]), prompt("u2")]);
+        assert_eq!(types(&stopped), [vec!["text"], vec!["text"]]);
+        // A result whose call is gone (compacted away) is left out too.
+        let orphan = body(vec![prompt("u1"), searched(vec![result]), prompt("u2")]);
+        assert_eq!(types(&orphan), [vec!["text"], vec!["text"]]);
     }
 
     /// The content of each tool result of a body, in order.
