@@ -300,7 +300,7 @@ impl RiotAgent {
             .as_ref()
             .and_then(|p| riot_providers::ProviderKind::from_name(&p.value))
         {
-            models.push(riot_providers::models::default_model(kind).to_owned());
+            models.push(kind.default_model().to_owned());
         }
         models
     }

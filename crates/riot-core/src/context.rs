@@ -7,6 +7,11 @@ use riot_protocol::{
     UserBlock,
 };
 
+/// The output-token limit of a normal request, capped by the model's own
+/// maximum: `min(model maximum, DEFAULT_MAX_TOKENS)`. Output-limit recovery
+/// raises it to the model's maximum for one retry.
+pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
+
 /// Rough tokens of an image block.
 pub const IMAGE_TOKENS: u64 = 1_600;
 
@@ -128,10 +133,10 @@ pub fn output_ceiling(caps: &ModelCapabilities) -> u32 {
 }
 
 /// `max_tokens` of a normal request: the output ceiling, at most
-/// [`DEFAULT_MAX_TOKENS`](crate::DEFAULT_MAX_TOKENS) (output-limit
+/// [`DEFAULT_MAX_TOKENS`](DEFAULT_MAX_TOKENS) (output-limit
 /// recovery may raise it to the ceiling).
 pub fn request_max_tokens(caps: &ModelCapabilities) -> u32 {
-    output_ceiling(caps).min(crate::DEFAULT_MAX_TOKENS)
+    output_ceiling(caps).min(DEFAULT_MAX_TOKENS)
 }
 
 /// Room kept free below the window for a request's output: the output

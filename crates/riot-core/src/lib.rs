@@ -57,6 +57,7 @@ pub mod testing;
 
 pub use agent::{compact_now, run_agent};
 pub use compaction::{ContextManager, NoWorkingSet, WorkingSet};
+pub use context::DEFAULT_MAX_TOKENS;
 pub use deps::{
     AgentDeps, CompactError, CompactRequest, CompactTrigger, Compaction, Compactor, MessageQueue,
     NoCompaction, NoQueue, NoStopHooks, NoTranscript, StopHooks, StopVerdict, TranscriptSink,
@@ -64,7 +65,7 @@ pub use deps::{
 pub use interrupted::INTERRUPTED_RESULT;
 pub use recovery::{RecoveryDecision, RecoveryLimits, RetryPlan, attempt_recovery};
 pub use request::{RetryContext, build_request};
-pub use state::{AgentState, DEFAULT_MAX_TOKENS, RecoveryState};
+pub use state::{AgentState, RecoveryState};
 
 #[doc(no_inline)]
 pub use riot_protocol::AgentEvent;

@@ -7,11 +7,6 @@ use riot_protocol::{
     ToolSpec, Transition, Usage,
 };
 
-/// The output-token limit of a normal request, capped by the model's own
-/// maximum: `min(model maximum, DEFAULT_MAX_TOKENS)`. Output-limit recovery
-/// raises it to the model's maximum for one retry.
-pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
-
 /// Everything the loop needs to build the next request and decide what to
 /// do. Owned by the kernel between turns; borrowed by `run_agent` during one.
 #[derive(Debug, Clone)]

@@ -66,9 +66,13 @@ impl ProviderKind {
     }
 
     /// The model table's default model for this provider: what a person
-    /// who only set this provider's key gets (docs/interfaces.md).
+    /// who only set this provider's key gets (docs/interfaces.md: "the
+    /// model table's default model").
     pub fn default_model(self) -> &'static str {
-        crate::models::default_model(self)
+        match self {
+            Self::Anthropic => "claude-sonnet-4-5",
+            Self::OpenAiChat | Self::OpenAiResponses => "gpt-5",
+        }
     }
 
     /// The base URL requests are joined to: a trailing `/` trimmed

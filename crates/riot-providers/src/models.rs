@@ -432,15 +432,6 @@ fn builtin_price(m: &str) -> Option<Price> {
         .map(|(_, price)| *price)
 }
 
-/// The model a provider gets when nothing names one but its key
-/// (docs/interfaces.md: "the model table's default model").
-pub fn default_model(kind: crate::ProviderKind) -> &'static str {
-    match kind {
-        crate::ProviderKind::Anthropic => "claude-sonnet-4-5",
-        crate::ProviderKind::OpenAiChat | crate::ProviderKind::OpenAiResponses => "gpt-5",
-    }
-}
-
 /// Capabilities of `model`: the built-in table, then each matching
 /// settings override in order (later ones win field by field).
 pub fn capabilities_for(model: &str, overrides: &[(String, ModelOverride)]) -> ModelCapabilities {

@@ -1,8 +1,10 @@
 //! The layering the code map promises: within each crate, no module
 //! imports, directly or through others, a module that imports it back.
-//! That holds for a crate's top-level modules (named as `crate::NAME`)
-//! and for the children of each module directory (named as `super::NAME`
-//! or by the module's path); comments and test code do not count.
+//! That holds for a crate's top-level modules (named as `crate::NAME`,
+//! in a group `crate::{a, b}`, or through an item the crate root
+//! re-exports; a `#[path]` file is its owner's) and for the children of
+//! each module directory (named as `super::NAME` or by the module's
+//! path); comments, string literals and test code do not count.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 #![allow(clippy::disallowed_methods)] // reads the workspace's sources
@@ -29,9 +31,14 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a source file belongs to; `None` for the crate
-/// root, binaries and test files.
-fn module_of(src: &Path, file: &Path) -> Option<String> {
+/// The top-level module a source file belongs to (a file a `#[path]`
+/// attribute names belongs to the module that names it); `None` for the
+/// crate root, binaries and test files.
+fn module_of(src: &Path, file: &Path, owners: &BTreeMap<PathBuf, PathBuf>) -> Option<String> {
+    let mut file = file.to_path_buf();
+    while let Some(owner) = owners.get(&file) {
+        file = owner.clone();
+    }
     let rel = file.strip_prefix(src).unwrap();
     let parts: Vec<String> = rel
         .iter()
@@ -51,38 +58,176 @@ fn module_of(src: &Path, file: &Path) -> Option<String> {
     Some(top)
 }
 
-/// The code of a file without comments and without its test module
-/// (`#[cfg(test)]` and everything after it).
+/// Files named by `#[path = "…"] mod x;` → the file that names them.
+fn path_owners(files: &[(PathBuf, String)]) -> BTreeMap<PathBuf, PathBuf> {
+    let mut owners = BTreeMap::new();
+    for (file, text) in files {
+        for piece in text.split("#[path").skip(1) {
+            let Some(name) = piece.split('"').nth(1) else {
+                continue;
+            };
+            let target = file.parent().unwrap().join(name);
+            owners.insert(normalize(&target), file.clone());
+        }
+    }
+    owners
+}
+
+/// `a/b/../c` as `a/c`.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The code of a file without comments, string literals and test code
+/// (a `#[cfg(test)] mod x;` line, or a `#[cfg(test)] mod x { … }` block).
 fn code(text: &str) -> String {
-    let text = text.split("#[cfg(test)]").next().unwrap_or("");
-    text.lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "#[cfg(test)]".len()..];
+        let item = after.trim_start();
+        let item = item.strip_prefix("pub(crate) ").unwrap_or(item);
+        if let Some(module) = item.strip_prefix("mod ") {
+            let name_end = module
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(module.len());
+            let tail = module[name_end..].trim_start();
+            if let Some(after_semicolon) = tail.strip_prefix(';') {
+                rest = after_semicolon;
+                continue;
+            }
+            if let Some(body) = tail.strip_prefix('{') {
+                let mut depth = 1;
+                let mut end = body.len();
+                for (i, c) in body.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = i + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                rest = &body[end..];
+                continue;
+            }
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out.lines()
+        .map(|l| {
+            let code = l.split("//").next().unwrap_or("");
+            // String literals' contents (a path in a message is no import).
+            code.split('"')
+                .enumerate()
+                .filter(|(i, _)| i % 2 == 0)
+                .map(|(_, p)| p)
+                .collect::<Vec<_>>()
+                .join("\"\"")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-/// Module → the modules of the same crate it names.
-fn imports(krate: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let src = krate.join("src");
-    let mut files = Vec::new();
-    sources(&src, &mut files);
-    let mut modules: BTreeMap<String, String> = BTreeMap::new();
-    for file in &files {
-        if let Some(module) = module_of(&src, file) {
-            let text = code(&std::fs::read_to_string(file).unwrap());
-            modules.entry(module).or_default().push_str(&text);
+/// The names `crate::` leads to in `text`: the first segment of each
+/// path, and of each path in a group (`crate::{a, b::C}`).
+fn crate_names(text: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut names = Vec::new();
+    for piece in text.split("crate::").skip(1) {
+        if let Some(group) = piece.strip_prefix('{') {
+            let group = group.split('}').next().unwrap_or("");
+            names.extend(group.split(',').map(ident).filter(|n| !n.is_empty()));
+        } else {
+            names.push(ident(piece));
         }
     }
+    names
+}
+
+/// Items the crate root re-exports (`pub use module::{A, B}`) → their module.
+fn reexports(src: &Path) -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    for root in ["lib.rs", "main.rs"] {
+        let Ok(text) = std::fs::read_to_string(src.join(root)) else {
+            continue;
+        };
+        let text = code(&text);
+        for piece in text.split("pub use ").skip(1) {
+            let statement = piece.split(';').next().unwrap_or("");
+            let Some((module, items)) = statement.split_once("::") else {
+                continue;
+            };
+            let items = items.trim().trim_start_matches('{').trim_end_matches('}');
+            for item in items.split(',') {
+                let name = item.rsplit(" as ").next().unwrap_or("").trim();
+                let name = name.rsplit("::").next().unwrap_or("").trim();
+                if !name.is_empty() && name != "self" {
+                    map.insert(name.to_owned(), module.trim().to_owned());
+                }
+            }
+        }
+    }
+    map
+}
+
+/// Module → the modules of the same crate it names (directly, or through
+/// an item the crate root re-exports).
+fn imports(krate: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let src = krate.join("src");
+    let mut paths = Vec::new();
+    sources(&src, &mut paths);
+    let files: Vec<(PathBuf, String)> = paths
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (normalize(&p), text)
+        })
+        .collect();
+    let owners = path_owners(&files);
+    let src = normalize(&src);
+    let mut modules: BTreeMap<String, String> = BTreeMap::new();
+    for (file, text) in &files {
+        if let Some(module) = module_of(&src, file, &owners) {
+            modules.entry(module).or_default().push_str(&code(text));
+        }
+    }
+    let reexported = reexports(&src);
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (module, text) in &modules {
         let edges = graph.entry(module.clone()).or_default();
-        for piece in text.split("crate::").skip(1) {
-            let name: String = piece
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if name != *module && modules.contains_key(&name) {
-                edges.insert(name);
+        for name in crate_names(text) {
+            let target = if modules.contains_key(&name) {
+                Some(&name)
+            } else {
+                reexported.get(&name)
+            };
+            if let Some(target) = target
+                && target != module
+                && modules.contains_key(target)
+            {
+                edges.insert(target.clone());
             }
         }
     }
@@ -278,6 +423,43 @@ fn the_walk_finds_a_circle_and_ignores_comments_and_tests() {
     // circle.
     std::fs::write(src.join("c/mod.rs"), "pub struct C;").unwrap();
     assert!(circles(&imports(dir.path())).is_empty());
+    // A grouped import, an item the root re-exports, a `#[path]` child
+    // and code after a one-line test module all count; a path in a string
+    // does not.
+    let more = tempfile::tempdir().unwrap();
+    let src2 = more.path().join("src");
+    std::fs::create_dir_all(&src2).unwrap();
+    std::fs::write(
+        src2.join("lib.rs"),
+        "mod p; mod q; mod r; pub use r::Thing;",
+    )
+    .unwrap();
+    std::fs::write(
+        src2.join("p.rs"),
+        "#[cfg(test)]\nmod p_tests;\nuse crate::{q, r};\n#[path = \"p_child.rs\"]\nmod child;\n",
+    )
+    .unwrap();
+    std::fs::write(src2.join("p_child.rs"), "fn f() {}").unwrap();
+    std::fs::write(src2.join("q.rs"), "const S: &str = \"crate::p\";").unwrap();
+    std::fs::write(
+        src2.join("r.rs"),
+        "pub struct Thing; fn g() { crate::p::child::f() }",
+    )
+    .unwrap();
+    let graph = imports(more.path());
+    assert_eq!(graph["p"], BTreeSet::from(["q".to_owned(), "r".to_owned()]));
+    assert!(graph["q"].is_empty(), "a string is no import: {graph:?}");
+    assert!(
+        !graph.contains_key("p_child"),
+        "a #[path] child is its owner's: {graph:?}"
+    );
+    assert_eq!(
+        circles(&graph),
+        vec![BTreeSet::from(["p".to_owned(), "r".to_owned()])]
+    );
+    // Through the root's re-export: q naming `crate::Thing` imports r.
+    std::fs::write(src2.join("q.rs"), "use crate::Thing;").unwrap();
+    assert_eq!(imports(more.path())["q"], BTreeSet::from(["r".to_owned()]));
     // Children of c that name each other, one through its parent's path.
     std::fs::write(src.join("c/x.rs"), "use super::y::Y;").unwrap();
     std::fs::write(src.join("c/y.rs"), "fn f() { crate::c::x::g() }").unwrap();
