@@ -5,32 +5,30 @@
 //! test fails when the Rust types and the committed schema differ
 //! (`cargo run -p riot-acp --bin gen-riot-schema` rewrites it).
 
+use agent_client_protocol::JsonRpcRequest;
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 
 use crate::background::{
-    BackgroundNotification, BackgroundRequest, BackgroundResponse, BackgroundStopRequest,
-    BackgroundStopResponse, DeliverRequest, DeliverResponse,
+    BackgroundNotification, BackgroundRequest, BackgroundStopRequest, DeliverRequest,
 };
 use crate::ext::{
-    CheckpointsRequest, CheckpointsResponse, CompactionNotification, ConfigRequest, ConfigResponse,
-    ConfigSetRequest, DoneResponse, FilesRequest, FilesResponse, McpRestartRequest,
-    McpRestartResponse, McpServersRequest, McpServersResponse, RewindRequest, RewindResponse,
-    SessionDeleteRequest, SessionRenameRequest, SetModelRequest, ShutdownRequest, ShutdownResponse,
-    UsageNotification,
+    CheckpointsRequest, CompactionNotification, ConfigRequest, ConfigSetRequest, FilesRequest,
+    McpRestartRequest, McpServersRequest, RewindRequest, SessionDeleteRequest,
+    SessionRenameRequest, SetModelRequest, ShutdownRequest, UsageNotification,
 };
-use crate::queue::{QueueNotification, QueueRequest, QueueResponse};
-use crate::terminals::{
-    TerminalNotification, TerminalResizeRequest, TerminalResizeResponse, TerminalWriteRequest,
-};
+use crate::queue::{QueueNotification, QueueRequest};
+use crate::terminals::{TerminalNotification, TerminalResizeRequest, TerminalWriteRequest};
 
 /// A request: what the client sends and what it gets back.
+// The result is the response type the request itself names
+// (`riot_request!`), so the two cannot be paired wrongly here.
 #[derive(JsonSchema)]
-#[schemars(inline)]
+#[schemars(inline, bound = "P: JsonSchema, P::Response: JsonSchema")]
 #[allow(dead_code)] // a schema, never a value
-struct Request<Params, Result> {
-    params: Params,
-    result: Result,
+struct Request<P: JsonRpcRequest> {
+    params: P,
+    result: P::Response,
 }
 
 /// A notification: what the agent sends.
@@ -46,39 +44,39 @@ struct Notification<Params> {
 #[allow(dead_code)] // a schema, never a value
 struct RiotMethods {
     #[serde(rename = "_riot/shutdown")]
-    shutdown: Request<ShutdownRequest, ShutdownResponse>,
+    shutdown: Request<ShutdownRequest>,
     #[serde(rename = "_riot/mcp_servers")]
-    mcp_servers: Request<McpServersRequest, McpServersResponse>,
+    mcp_servers: Request<McpServersRequest>,
     #[serde(rename = "_riot/mcp_restart")]
-    mcp_restart: Request<McpRestartRequest, McpRestartResponse>,
+    mcp_restart: Request<McpRestartRequest>,
     #[serde(rename = "_riot/config")]
-    config: Request<ConfigRequest, ConfigResponse>,
+    config: Request<ConfigRequest>,
     #[serde(rename = "_riot/config_set")]
-    config_set: Request<ConfigSetRequest, ConfigResponse>,
+    config_set: Request<ConfigSetRequest>,
     #[serde(rename = "_riot/files")]
-    files: Request<FilesRequest, FilesResponse>,
+    files: Request<FilesRequest>,
     #[serde(rename = "_riot/session_rename")]
-    session_rename: Request<SessionRenameRequest, DoneResponse>,
+    session_rename: Request<SessionRenameRequest>,
     #[serde(rename = "_riot/session_delete")]
-    session_delete: Request<SessionDeleteRequest, DoneResponse>,
+    session_delete: Request<SessionDeleteRequest>,
     #[serde(rename = "_riot/set_model")]
-    set_model: Request<SetModelRequest, DoneResponse>,
+    set_model: Request<SetModelRequest>,
     #[serde(rename = "_riot/checkpoints")]
-    checkpoints: Request<CheckpointsRequest, CheckpointsResponse>,
+    checkpoints: Request<CheckpointsRequest>,
     #[serde(rename = "_riot/rewind")]
-    rewind: Request<RewindRequest, RewindResponse>,
+    rewind: Request<RewindRequest>,
     #[serde(rename = "_riot/terminal_write")]
-    terminal_write: Request<TerminalWriteRequest, DoneResponse>,
+    terminal_write: Request<TerminalWriteRequest>,
     #[serde(rename = "_riot/terminal_resize")]
-    terminal_resize: Request<TerminalResizeRequest, TerminalResizeResponse>,
+    terminal_resize: Request<TerminalResizeRequest>,
     #[serde(rename = "_riot/queue")]
-    queue: Request<QueueRequest, QueueResponse>,
+    queue: Request<QueueRequest>,
     #[serde(rename = "_riot/background")]
-    background: Request<BackgroundRequest, BackgroundResponse>,
+    background: Request<BackgroundRequest>,
     #[serde(rename = "_riot/background_stop")]
-    background_stop: Request<BackgroundStopRequest, BackgroundStopResponse>,
+    background_stop: Request<BackgroundStopRequest>,
     #[serde(rename = "_riot/deliver")]
-    deliver: Request<DeliverRequest, DeliverResponse>,
+    deliver: Request<DeliverRequest>,
     #[serde(rename = "_riot/usage")]
     usage: Notification<UsageNotification>,
     #[serde(rename = "_riot/compaction")]
