@@ -133,7 +133,7 @@ pub fn output_ceiling(caps: &ModelCapabilities) -> u32 {
 }
 
 /// `max_tokens` of a normal request: the output ceiling, at most
-/// [`DEFAULT_MAX_TOKENS`](DEFAULT_MAX_TOKENS) (output-limit
+/// [`DEFAULT_MAX_TOKENS`] (output-limit
 /// recovery may raise it to the ceiling).
 pub fn request_max_tokens(caps: &ModelCapabilities) -> u32 {
     output_ceiling(caps).min(DEFAULT_MAX_TOKENS)
