@@ -263,6 +263,51 @@ async fn a_prompt_streams_its_reply_and_the_conversation_stays_in_the_scrollback
 /// next request carries Anthropic's thinking budget; a model that cannot
 /// think refuses it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_cost_counts_a_subagents_request_as_side_usage() {
+    if !have_tmux("tui: /cost with a subagent") {
+        return;
+    }
+    let world = World::new();
+    let script = Script::new(
+        Wire::Anthropic,
+        vec![
+            support::tool_call(
+                "call_task",
+                "Task",
+                json!({"description": "look around", "prompt": "CHILD-PROMPT find the notes",
+                       "subagent_type": "explore"}),
+            ),
+            Reply::Text("PARENT-DONE".into()),
+        ],
+    )
+    .when(
+        "CHILD-PROMPT",
+        Reply::Text("The notes are in notes.txt.".into()),
+    );
+    let server = MockServer::start(script).await.unwrap();
+    let tmux = Tmux::riot(&world, &server, &[]);
+    tmux.wait_for("shift+tab mode").await;
+    tmux.type_line("find the notes");
+    tmux.wait_for("PARENT-DONE").await;
+    tmux.type_line("/cost");
+    // The parent's two requests are the session's tokens, the child's one
+    // its side requests' (10 input and 5 output tokens each, as the mock
+    // reports): the same split as exec's `side_usage` and ACP's `sideUsage`.
+    let pane = tmux.wait_for("Side requests").await;
+    let flat = pane.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("Tokens: 20 input, 10 output, 0 read from the cache, 0 written to it."),
+        "{pane}"
+    );
+    assert!(
+        flat.contains(
+            "Side requests (compaction summaries, auto mode's classifier, subagents): 10 input, 5 output, 0 read from the cache, 0 written to it."
+        ),
+        "{pane}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slash_thinking_sets_the_level_shown_in_the_status_line_and_sent() {
     if !have_tmux("tui: /thinking") {
         return;
