@@ -234,7 +234,7 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
     let host = Arc::new(Project {
         kernel: kernel.clone(),
         cwd,
-        home: riot_kernel::kernel::user_home(&env),
+        home: riot_kernel::world::user_home(&env),
     });
     let options = RunOptions {
         theme,

@@ -16,7 +16,7 @@ use crate::config::{self, Config, EnvLayer, FlagLayer};
 use crate::error::KernelError;
 use crate::memory;
 use crate::trust::Trust;
-pub use crate::world::{Capabilities, SessionModel, user_home};
+use crate::world::{Capabilities, user_home};
 
 /// One MCP server of a kernel, for faces.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -55,5 +55,6 @@ pub mod world;
 pub use error::KernelError;
 pub use gate::NobodyAnswers;
 pub use handle::{SessionHandle, SessionStatus, Turn};
-pub use kernel::{Capabilities, Kernel, McpServerInfo};
+pub use kernel::{Kernel, McpServerInfo};
 pub use session::{OpenOptions, ResumeFrom, Session};
+pub use world::Capabilities;

@@ -14,7 +14,8 @@ use riot_protocol::{RuleBehavior, RulePattern, SandboxMechanism, SandboxPolicy, 
 use serde::Serialize;
 
 use crate::config::{Config, ConfigSource};
-use crate::kernel::{Kernel, user_home};
+use crate::kernel::Kernel;
+use crate::world::user_home;
 
 /// The sandbox of a session in one project.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

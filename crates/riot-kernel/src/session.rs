@@ -31,7 +31,7 @@ use crate::memory;
 use crate::prompt::{self, SessionFacts};
 use crate::provider::Endpoint;
 use crate::stack::{ModelAccess, StackOptions, ToolStack};
-pub use crate::world::{Capabilities, SessionModel};
+use crate::world::SessionModel;
 
 mod rewind;
 

@@ -23,12 +23,13 @@ use crate::classifier::{ModelClassifier, RecentRequests};
 use crate::config::child_env::SettingsEnv;
 use crate::error::KernelError;
 use crate::hooks::HookRunner;
-use crate::kernel::{Capabilities, Kernel, LoadedConfig, SessionModel, user_home};
+use crate::kernel::{Kernel, LoadedConfig};
 use crate::plan::ModeCell;
 use crate::runner::{McpSelection, SessionRunner, StackBase};
 use crate::skills::SkillCatalog;
 use crate::task::{AgentCatalog, SubagentModel, Subagents};
 use crate::todo::TodoList;
+use crate::world::{Capabilities, SessionModel, user_home};
 
 /// The model a stack's classifier and subagents ask.
 #[derive(Debug, Clone)]

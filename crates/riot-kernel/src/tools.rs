@@ -13,9 +13,10 @@ use riot_store::LoadedSession;
 
 use crate::config::{Config, FlagLayer};
 use crate::error::KernelError;
-use crate::kernel::{Kernel, SessionModel};
+use crate::kernel::Kernel;
 use crate::runner::SessionRunner;
 use crate::stack::{ModelAccess, StackOptions, ToolStack};
+use crate::world::SessionModel;
 
 pub use crate::file_state::{file_state_path, load_file_state, save_file_state};
 
