@@ -171,7 +171,7 @@ async fn anthropic_web_search_is_declared_shown_priced_and_sent_back_verbatim() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_search_is_shown_with_its_reason_in_text_output_and_the_turn_goes_on() {
+async fn a_failed_search_is_shown_with_its_reason_and_the_turn_goes_on() {
     let world = World::new();
     let server = MockServer::start(Script::new(
         Wire::Anthropic,
@@ -189,11 +189,29 @@ async fn a_failed_search_is_shown_with_its_reason_in_text_output_and_the_turn_go
         &server,
         "anthropic",
         "claude-haiku-4-5",
-        &["--output-format", "json", "What is Riot?"],
+        &[
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "What is Riot?",
+        ],
     ))
     .await;
     assert_eq!(out.code, Some(0), "{out:?}");
-    let result = out.json();
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The search's result says why it failed, in words, with the API's code.
+    let assistant = lines.iter().find(|l| l["type"] == "assistant").unwrap();
+    assert_eq!(
+        assistant["message"]["content"][1],
+        json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content":
+            {"type": "web_search_tool_result_error",
+             "error_code": "the search service is rate limited (too_many_requests)"}})
+    );
+    let result = lines.last().unwrap();
     assert_eq!(
         result["result"],
         "The search is busy; from memory, Riot is a coding agent."
