@@ -225,6 +225,19 @@ impl AcpClient {
         exchange
     }
 
+    /// `initialize` from a client that asks for Riot's `notifications`.
+    async fn initialize_for(&mut self, notifications: &[&str]) -> Value {
+        let exchange = self
+            .call(
+                "initialize",
+                json!({"protocolVersion": 1, "clientCapabilities": {
+                    "_meta": {"riot": {"notifications": notifications}}
+                }}),
+            )
+            .await;
+        exchange.result().clone()
+    }
+
     async fn initialize(&mut self) -> Value {
         let exchange = self
             .call(
@@ -1037,14 +1050,7 @@ async fn a_subagents_requests_are_the_turns_side_usage_and_in_the_sessions_cost(
     );
     let server = MockServer::start(script).await.unwrap();
     let mut client = AcpClient::start(&world, &server);
-    client
-        .call(
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {
-                "_meta": {"riot": {"notifications": ["_riot/usage"]}}
-            }}),
-        )
-        .await;
+    client.initialize_for(&["_riot/usage"]).await;
     let session_id = client.new_session(&world).await;
     let id = client
         .send_request("session/prompt", prompt(&session_id, "Find the notes"))
@@ -1351,15 +1357,7 @@ async fn compaction_is_reported_to_a_client_that_asked_for_it() {
         );
     let server = MockServer::start(script).await.unwrap();
     let mut client = AcpClient::start(&world, &server);
-    client
-        .call(
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {
-                "_meta": {"riot": {"notifications": ["_riot/compaction"]}}
-            }}),
-        )
-        .await
-        .result();
+    client.initialize_for(&["_riot/compaction"]).await;
     let session_id = client.new_session(&world).await;
     let id = client
         .send_request(
@@ -2376,14 +2374,7 @@ async fn a_client_watches_a_terminal_types_into_it_and_the_model_is_told() {
     ];
     let server = MockServer::start(Script::new(WIRE, replies)).await.unwrap();
     let mut client = AcpClient::start(&world, &server);
-    client
-        .call(
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {
-                "_meta": {"riot": {"notifications": ["_riot/terminal"]}}
-            }}),
-        )
-        .await;
+    client.initialize_for(&["_riot/terminal"]).await;
     let session_id = client.new_session(&world).await;
 
     let id = client
