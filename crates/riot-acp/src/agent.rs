@@ -20,7 +20,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 use futures::StreamExt;
-use riot_kernel::config::FlagLayer;
+use riot_config::FlagLayer;
 use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, SessionHandle};
 use riot_protocol::{AgentEvent, CancelReason, FileSystem, SessionId, StreamDelta, TerminalReason};
 
@@ -83,7 +83,7 @@ struct Slot {
     /// The git worktree it works in (`_meta.riot.worktree` on
     /// `session/new`, or the recorded one of a loaded session), finished
     /// when the session closes.
-    worktree: Option<riot_kernel::worktree::Worktree>,
+    worktree: Option<riot_worktree::Worktree>,
 }
 
 /// Tells every connection of a face to stop gracefully (`_riot/shutdown`,
@@ -187,7 +187,7 @@ impl RiotAgent {
         cwd: PathBuf,
         resume: Option<ResumeFrom>,
         mcp_servers: Vec<McpServer>,
-        worktree: Option<riot_kernel::worktree::Worktree>,
+        worktree: Option<riot_worktree::Worktree>,
     ) -> Result<(String, Arc<Slot>), Error> {
         if !cwd.is_absolute() {
             return Err(Error::new(
@@ -719,18 +719,19 @@ impl RiotAgent {
         &self,
         cwd: &std::path::Path,
         name: &str,
-    ) -> Result<riot_kernel::worktree::Worktree, Error> {
+    ) -> Result<riot_worktree::Worktree, Error> {
         let name = (!name.is_empty()).then_some(name);
         self.config
             .kernel
-            .create_worktree(cwd, name)
+            .worktrees()
+            .create(cwd, name)
             .await
-            .map_err(kernel_error)
+            .map_err(|e| kernel_error(e.into()))
     }
 
     /// A session's worktree at its end: removed if unchanged, else kept.
-    async fn finish_worktree(&self, worktree: &riot_kernel::worktree::Worktree) {
-        match self.config.kernel.finish_worktree(worktree).await {
+    async fn finish_worktree(&self, worktree: &riot_worktree::Worktree) {
+        match self.config.kernel.worktrees().finish(worktree).await {
             Ok(end) => tracing::info!("ACP: {}", end.describe(worktree)),
             Err(e) => tracing::warn!(worktree = %worktree.name, "ACP: worktree kept: {e}"),
         }
@@ -792,7 +793,7 @@ impl RiotAgent {
             base_url: request.base_url,
             api_key: request
                 .api_key
-                .map(|k| riot_kernel::credentials::Secret::new(k.0)),
+                .map(|k| riot_config::credentials::Secret::new(k.0)),
         };
         self.config
             .kernel

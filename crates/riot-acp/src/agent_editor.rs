@@ -18,8 +18,8 @@ use agent_client_protocol::v1::schema::{
     SetSessionConfigOptionResponse,
 };
 use agent_client_protocol::{Client, Error};
+use riot_config::credentials::Secret;
 use riot_kernel::ResumeFrom;
-use riot_kernel::credentials::Secret;
 use riot_kernel::model_settings::KeyState;
 use riot_protocol::{PermissionMode, SessionId};
 

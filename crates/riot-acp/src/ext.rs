@@ -293,7 +293,7 @@ pub struct ConfigResponse {
     /// The `notifications` setting in effect (the web UI follows
     /// `desktop`); absent when the settings could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notifications: Option<riot_kernel::config::notifications::NotificationSettings>,
+    pub notifications: Option<riot_config::notifications::NotificationSettings>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub meta: Option<Meta>,
@@ -455,7 +455,7 @@ pub fn worktree_asked(meta: Option<&Meta>) -> Result<Option<String>, String> {
 /// Adds the session's worktree to `_meta.riot` of `session/new`'s answer:
 /// `{name, branch, path, project, cwd}` — `cwd` is where the session
 /// works (the worktree's counterpart of the directory asked from).
-pub fn add_worktree(meta: &mut Meta, worktree: &riot_kernel::worktree::Worktree) {
+pub fn add_worktree(meta: &mut Meta, worktree: &riot_worktree::Worktree) {
     if let Some(serde_json::Value::Object(riot)) = meta.get_mut("riot") {
         riot.insert(
             "worktree".into(),

@@ -280,7 +280,7 @@ pub fn mcp_servers(servers: Vec<McpServer>) -> (Vec<riot_mcp::ServerConfig>, Vec
 
 /// The slash commands a person can type in this session
 /// (`available_commands_update`).
-pub fn available_commands(commands: &[riot_kernel::commands::Command]) -> SessionUpdate {
+pub fn available_commands(commands: &[riot_extensions::commands::Command]) -> SessionUpdate {
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
         commands
             .iter()

@@ -144,7 +144,7 @@ fn prompt_not_name(worktree: &mut Option<String>, prompt: &mut Option<String>) {
     if prompt.is_none()
         && let Some(value) = worktree.as_deref()
         && value.contains(char::is_whitespace)
-        && riot_kernel::worktree::check_name(value).is_err()
+        && riot_worktree::check_name(value).is_err()
     {
         *prompt = worktree.replace(String::new());
     }
@@ -499,8 +499,8 @@ pub enum ConfigCommand {
 }
 
 /// The flags of the configuration layering.
-pub fn flag_layer(shared: &SharedOptions) -> riot_kernel::config::FlagLayer {
-    riot_kernel::config::FlagLayer {
+pub fn flag_layer(shared: &SharedOptions) -> riot_config::FlagLayer {
+    riot_config::FlagLayer {
         provider: shared.provider.map(|p| p.name().to_owned()),
         base_url: shared.base_url.clone(),
         model: shared.model.clone(),
@@ -509,7 +509,7 @@ pub fn flag_layer(shared: &SharedOptions) -> riot_kernel::config::FlagLayer {
         allow: shared.allow.clone(),
         ask: shared.ask.clone(),
         deny: shared.deny.clone(),
-        ..riot_kernel::config::FlagLayer::default()
+        ..riot_config::FlagLayer::default()
     }
 }
 

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::{Stream, StreamExt};
-use riot_kernel::config::FlagLayer;
+use riot_config::FlagLayer;
 use riot_kernel::{Kernel, NobodyAnswers, OpenOptions, ResumeFrom, SessionHandle};
 use riot_protocol::{
     AgentEvent, CancelReason, CancelScope, Clock, IdKind, Message, PermissionResult, SessionId,

@@ -438,14 +438,12 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
 
 /// Which Chromium the Browser tool would drive and whether headless, or
 /// why the tool is not declared (docs/browser.md).
-fn browser_status(
-    config: &riot_kernel::config::Config,
-) -> Result<(std::path::PathBuf, bool), String> {
+fn browser_status(config: &riot_config::Config) -> Result<(std::path::PathBuf, bool), String> {
     if std::env::var("RIOT_BROWSER").is_ok_and(|v| v == "off") {
         return Err("RIOT_BROWSER=off".to_owned());
     }
     let options = match &config.browser {
-        Some(setting) => riot_kernel::config::browser_options(&setting.value)?,
+        Some(setting) => riot_config::browser_options(&setting.value)?,
         None => riot_protocol::BrowserOptions::default(),
     };
     match options.executable {

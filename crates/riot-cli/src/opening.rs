@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use riot_kernel::worktree::Worktree;
-use riot_kernel::{Kernel, OpenOptions, ResumeFrom, SessionHandle};
+use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, SessionHandle};
+use riot_worktree::Worktree;
 
 use crate::cli::SharedOptions;
 use crate::out::errln;
@@ -85,7 +85,12 @@ pub async fn start(
 /// the project `cwd` is in and says so on stderr; `Err` is the exit code.
 pub async fn enter(kernel: &Kernel, cwd: &Path, name: &str) -> Result<Worktree, i32> {
     let name = (!name.is_empty()).then_some(name);
-    match kernel.create_worktree(cwd, name).await {
+    match kernel
+        .worktrees()
+        .create(cwd, name)
+        .await
+        .map_err(KernelError::from)
+    {
         Ok(worktree) => {
             errln!(
                 "riot: working in worktree {} at {} (branch {})",
@@ -131,7 +136,12 @@ pub async fn resumed(
 /// At the session's end: removes the worktree if nothing changed in it,
 /// else keeps it; says which on stderr.
 pub async fn leave(kernel: &Kernel, worktree: &Worktree) {
-    match kernel.finish_worktree(worktree).await {
+    match kernel
+        .worktrees()
+        .finish(worktree)
+        .await
+        .map_err(KernelError::from)
+    {
         Ok(end) => {
             errln!("riot: {}", end.describe(worktree));
         }

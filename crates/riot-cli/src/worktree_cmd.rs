@@ -2,8 +2,8 @@
 //! removes them through the injected process runner). A session's own
 //! worktree, `--worktree`, is opening.rs's.
 
-use riot_kernel::Kernel;
 use riot_kernel::error::EXIT_USAGE;
+use riot_kernel::{Kernel, KernelError};
 use serde_json::json;
 
 use crate::cli::SharedOptions;
@@ -23,7 +23,12 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let worktrees = match kernel.worktrees(&cwd).await {
+    let worktrees = match kernel
+        .worktrees()
+        .list(&cwd)
+        .await
+        .map_err(KernelError::from)
+    {
         Ok(w) => w,
         Err(e) => {
             errln!("riot worktree list: {e}");
@@ -70,7 +75,12 @@ pub async fn remove(shared: &SharedOptions, name: &str, force: bool) -> i32 {
             return EXIT_USAGE;
         }
     };
-    match kernel.remove_worktree(&cwd, name, force).await {
+    match kernel
+        .worktrees()
+        .remove(&cwd, name, force)
+        .await
+        .map_err(KernelError::from)
+    {
         Ok(removed) => {
             if removed.branch_deleted {
                 outln!("Removed worktree {name} and its branch {}.", removed.branch);

@@ -469,11 +469,15 @@ async fn a_background_task_is_listed_and_stopped_and_the_parent_gets_its_end_onc
         )
         .await;
     assert_eq!(end["stopReason"], "end_turn");
+    // The processes found by the check that passed: a second look could
+    // miss one that was still starting (its command line not yet the
+    // command's).
+    let mut sleeping = Vec::new();
     support::wait_until("the background command to start", || {
-        !support::processes_with(&marker).is_empty()
+        sleeping = support::processes_with(&marker);
+        !sleeping.is_empty()
     })
     .await;
-    let sleeping = support::processes_with(&marker);
     let _guard = support::GroupGuard {
         pgid: support::pgid_of(sleeping[0]),
     };

@@ -138,7 +138,7 @@ pub struct RewindPoint {
     pub unfinished: usize,
 }
 
-pub use crate::config::checkpoints::CheckpointSettings;
+pub use riot_config::checkpoints::CheckpointSettings;
 
 /// The number of the latest user message of a session (1-based; 0 before
 /// the first), kept by its transcript sink as prompts are recorded.

@@ -7,7 +7,7 @@
 
 use riot_store::StoreError;
 
-use crate::config::ConfigError;
+use riot_config::ConfigError;
 
 /// The exit code of a usage or configuration error.
 pub const EXIT_USAGE: i32 = 2;
@@ -58,6 +58,9 @@ pub enum KernelError {
     /// Compacting the conversation failed (the model's summary request).
     #[error(transparent)]
     Compaction(#[from] riot_core::CompactError),
+    /// A git worktree could not be made, measured or removed.
+    #[error(transparent)]
+    Worktree(#[from] riot_worktree::WorktreeError),
     /// Something else failed at run time.
     #[error("{0}")]
     Failed(String),
@@ -92,6 +95,7 @@ impl KernelError {
                 riot_mcp::HubError::UnknownServer(_) | riot_mcp::HubError::Disabled(_) => true,
                 riot_mcp::HubError::NoRuntime => false,
             },
+            KernelError::Worktree(e) => matches!(e, riot_worktree::WorktreeError::Input(_)),
             KernelError::Io { .. } | KernelError::Compaction(_) | KernelError::Failed(_) => false,
         }
     }

@@ -101,8 +101,8 @@ struct Shared {
     cwd: PathBuf,
     notices: Vec<String>,
     sandbox: String,
-    commands: Vec<crate::commands::Command>,
-    skills: crate::skills::SkillCatalog,
+    commands: Vec<riot_extensions::commands::Command>,
+    skills: riot_extensions::skills::SkillCatalog,
     terminals: Arc<dyn riot_protocol::Terminals>,
     pending: crate::queue::PendingMessages,
     background: crate::background::BackgroundTasks,
@@ -233,12 +233,12 @@ impl SessionHandle {
     }
 
     /// The slash commands a person can type: built-ins, then files.
-    pub fn commands(&self) -> &[crate::commands::Command] {
+    pub fn commands(&self) -> &[riot_extensions::commands::Command] {
         &self.shared.commands
     }
 
     /// The skills the model can load.
-    pub fn skills(&self) -> &crate::skills::SkillCatalog {
+    pub fn skills(&self) -> &riot_extensions::skills::SkillCatalog {
         &self.shared.skills
     }
 

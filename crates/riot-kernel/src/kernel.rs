@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex};
 use riot_protocol::{FileSystem, PermissionRule, RulePattern, SessionId};
 use riot_store::SessionStore;
 
-use crate::config::{self, Config, EnvLayer, FlagLayer};
 use crate::error::KernelError;
-use crate::memory;
-use crate::trust::Trust;
 use crate::world::{Capabilities, user_home};
+use riot_config::trust::Trust;
+use riot_config::{self as config, Config, EnvLayer, FlagLayer};
+use riot_extensions::memory;
 
 /// One MCP server of a kernel, for faces.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub struct LoadedConfig {
     pub project_root: PathBuf,
     pub trusted: bool,
     /// Every layer's hooks (a project's only when trusted).
-    pub hooks: crate::hooks::HookConfig,
+    pub hooks: riot_extensions::hooks::HookConfig,
 }
 
 /// The kernel: one per process, shared by its sessions.
@@ -52,7 +52,7 @@ pub struct Kernel {
     open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
     /// Where each opening of a session works, by how many work there: a
     /// worktree is not removed while another session works in it.
-    open_cwds: Arc<Mutex<BTreeMap<PathBuf, usize>>>,
+    open_cwds: Arc<riot_worktree::WorkingDirs>,
     /// Each open session's queue of messages (`crate::queue`), shared by
     /// every opening of it and kept while messages wait, so a client that
     /// reconnects (a reloaded page) finds what it queued.
@@ -74,21 +74,13 @@ pub(crate) struct OpenMark {
     id: SessionId,
     open: Arc<Mutex<BTreeMap<SessionId, usize>>>,
     cwd: PathBuf,
-    open_cwds: Arc<Mutex<BTreeMap<PathBuf, usize>>>,
+    open_cwds: Arc<riot_worktree::WorkingDirs>,
     queues: Arc<Mutex<BTreeMap<SessionId, crate::queue::PendingMessages>>>,
 }
 
 impl Drop for OpenMark {
     fn drop(&mut self) {
-        {
-            let mut cwds = self.open_cwds.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(count) = cwds.get_mut(&self.cwd) {
-                *count -= 1;
-                if *count == 0 {
-                    cwds.remove(&self.cwd);
-                }
-            }
-        }
+        self.open_cwds.leave(&self.cwd);
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(count) = open.get_mut(&self.id) {
             *count -= 1;
@@ -157,17 +149,6 @@ impl Kernel {
             .contains_key(id)
     }
 
-    /// How many open sessions of this process work in `dir` or below it.
-    pub(crate) fn sessions_in(&self, dir: &Path) -> usize {
-        self.open_cwds
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter(|(cwd, _)| cwd.starts_with(dir))
-            .map(|(_, n)| n)
-            .sum()
-    }
-
     pub(crate) fn mark_open(&self, id: &SessionId, cwd: &Path) -> OpenMark {
         *self
             .open
@@ -175,12 +156,7 @@ impl Kernel {
             .unwrap_or_else(|e| e.into_inner())
             .entry(id.clone())
             .or_default() += 1;
-        *self
-            .open_cwds
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(cwd.to_path_buf())
-            .or_default() += 1;
+        self.open_cwds.enter(cwd);
         OpenMark {
             id: id.clone(),
             open: Arc::clone(&self.open),
@@ -229,6 +205,38 @@ impl Kernel {
     /// What runs Bash's foreground commands instead of Riot, if anything.
     pub fn command_host(&self) -> Option<&Arc<dyn riot_protocol::CommandHost>> {
         self.command_host.as_ref()
+    }
+
+    /// Riot's git worktrees (`riot --worktree`), made with this kernel's
+    /// capabilities.
+    pub fn worktrees(&self) -> riot_worktree::Worktrees {
+        riot_worktree::Worktrees::new(
+            self.caps.fs.clone(),
+            self.caps.proc.clone(),
+            self.caps.clock.clone(),
+            self.caps.ids.clone(),
+            self.home.clone(),
+            Arc::clone(&self.open_cwds),
+        )
+    }
+
+    /// The worktree a saved session worked in, to reopen it there: `None`
+    /// when it worked in no worktree (or is not saved); an error saying so
+    /// when its worktree was removed. Its `cwd` is where the session
+    /// worked.
+    pub async fn session_worktree(
+        &self,
+        id: &SessionId,
+    ) -> Result<Option<riot_worktree::Worktree>, KernelError> {
+        let Ok(loaded) = self.store().load(id) else {
+            return Ok(None);
+        };
+        let Some(recorded) = loaded.meta.worktree else {
+            return Ok(None);
+        };
+        Ok(Some(
+            self.worktrees().reopen(&recorded, &loaded.meta.cwd).await?,
+        ))
     }
 
     /// The injected capabilities.
@@ -289,7 +297,7 @@ impl Kernel {
         let files = config::read_settings(fs, &self.home, claude.as_deref(), &project_root).await?;
         let env_layer = EnvLayer { vars: env.clone() };
         let mut config = config::layer(&files, &env_layer, flags, trusted)?;
-        let hooks = crate::hooks::load(
+        let hooks = riot_extensions::hooks::load(
             fs,
             &self.home,
             &project_root,

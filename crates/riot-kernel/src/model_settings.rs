@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use riot_providers::ProviderKind;
 use serde_json::{Map, Value};
 
-use crate::config::FlagLayer;
-use crate::credentials::{self, KeyResolution, KeySource, Secret};
 use crate::error::KernelError;
 use crate::kernel::Kernel;
+use riot_config::FlagLayer;
+use riot_config::credentials::{self, KeyResolution, KeySource, Secret};
 
 /// Whether the endpoint has the key it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

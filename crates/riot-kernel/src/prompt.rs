@@ -9,7 +9,7 @@ use std::path::Path;
 use riot_protocol::{CaptureLimit, ProcessRunner, ProcessSpec, SystemPrompt};
 use tokio_util::sync::CancellationToken;
 
-use crate::memory::Memory;
+use riot_extensions::memory::Memory;
 
 /// The stable section.
 pub const STABLE: &str = "You are Riot, an AI coding agent working in the user's project on their machine. You read, search, edit and run code to complete the task you are given.
@@ -86,7 +86,7 @@ pub fn date_of(ms: u64) -> String {
 
 /// A short git summary (branch, changed files, recent commits), or a
 /// statement that this is not a git repository. Git runs with
-/// [`safe_config`](crate::worktree::safe_config), then `git_args` (in one
+/// [`safe_config`](riot_worktree::safe_config), then `git_args` (in one
 /// of Riot's worktrees, its git directory and work tree named explicitly:
 /// its `.git` file is the agent's to write).
 pub async fn git_summary(
@@ -95,7 +95,7 @@ pub async fn git_summary(
     git_args: &[String],
     scrub: &[String],
 ) -> String {
-    let safe = crate::worktree::safe_config(proc, cwd, git_args, scrub).await;
+    let safe = riot_worktree::safe_config(proc, cwd, git_args, scrub).await;
     let run = |args: &[&str]| ProcessSpec {
         program: "git".into(),
         args: safe

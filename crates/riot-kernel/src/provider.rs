@@ -17,10 +17,10 @@ use riot_providers::{
 };
 use riot_store::LoadedSession;
 
-use crate::config::{self, Config, ConfigSource, Sourced};
-use crate::credentials::{self, KeyError, KeyResolution, KeySource};
 use crate::error::KernelError;
 use crate::kernel::Kernel;
+use riot_config::credentials::{self, KeyError, KeyResolution, KeySource};
+use riot_config::{self as config, Config, ConfigSource, Sourced};
 
 /// The endpoint a session talks to, as requests use it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,8 +27,8 @@ use riot_protocol::{
 use riot_tools::{Scheduler, SchedulerConfig};
 
 use crate::plan::ModeCell;
-use crate::toolsearch::{Deferred, ToolSearch};
 use crate::world::Capabilities;
+use riot_tools::tools::tool_search::{Deferred, ToolSearch};
 
 /// What every tool runner of one session is made from: the session's and
 /// its subagents' (which differ only in their tools, tool environment,
@@ -100,7 +100,7 @@ impl StackBase {
         env: Arc<ToolEnv>,
         policy: Arc<dyn PermissionPolicy>,
         mode: ModeCell,
-        todos: Option<crate::todo::TodoList>,
+        todos: Option<riot_tools::tools::todo_write::TodoList>,
         mcp: McpSelection,
     ) -> SessionRunner {
         SessionRunner::new(
@@ -180,7 +180,7 @@ struct Inner {
     mode: ModeCell,
     current: RwLock<Current>,
     /// The session's todo list, for the reminder; `None`: no reminder.
-    todos: Option<crate::todo::TodoList>,
+    todos: Option<riot_tools::tools::todo_write::TodoList>,
     /// Tool calls since the todo list was last written (or non-empty).
     calls_since_todos: AtomicUsize,
     /// Tools held back behind ToolSearch, and the ones loaded.
@@ -383,7 +383,7 @@ impl SessionRunner {
         parts: SchedulerParts,
         hubs: Vec<Arc<McpHub>>,
         mode: ModeCell,
-        todos: Option<crate::todo::TodoList>,
+        todos: Option<riot_tools::tools::todo_write::TodoList>,
         declarations: Declarations,
         mcp: McpSelection,
     ) -> Self {

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use riot_protocol::{RuleBehavior, RulePattern, SandboxMechanism, SandboxPolicy, SandboxStatus};
 use serde::Serialize;
 
-use crate::config::{Config, ConfigSource};
 use crate::kernel::Kernel;
 use crate::world::user_home;
+use riot_config::{Config, ConfigSource};
 
 /// The sandbox of a session in one project.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -172,7 +172,7 @@ pub fn hidden_paths(config: &Config, project: &Path, home: Option<&Path>) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{ConfigSource, ConfiguredRule};
+    use riot_config::{ConfigSource, ConfiguredRule};
     use riot_protocol::RuleSource;
 
     fn deny(rule: &str) -> ConfiguredRule {

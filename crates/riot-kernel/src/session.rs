@@ -22,16 +22,16 @@ use riot_protocol::{
 };
 use riot_store::{LoadedSession, SessionMeta, SessionStore};
 
-use crate::config::{Config, FlagLayer};
+use riot_config::{Config, FlagLayer};
 // Where faces and older modules found these; they live lower down now.
 pub use crate::error::KernelError;
 use crate::kernel::OpenMark;
 pub use crate::kernel::{Kernel, McpServerInfo};
-use crate::memory;
 use crate::prompt::{self, SessionFacts};
 use crate::provider::Endpoint;
 use crate::stack::{ModelAccess, StackOptions, ToolStack};
 use crate::world::SessionModel;
+use riot_extensions::memory;
 
 mod rewind;
 
@@ -129,7 +129,7 @@ impl Kernel {
             )
             .await?;
         notices.append(&mut stack.notices);
-        let (commands, command_notices) = crate::commands::CommandCatalog::discover(
+        let (commands, command_notices) = riot_extensions::commands::CommandCatalog::discover(
             self.capabilities().fs.as_ref(),
             self.home(),
             &loaded.project_root,
@@ -152,7 +152,7 @@ impl Kernel {
         };
         let _ = stack.subagents.session_section.set(system.session.clone());
         let worktree = match &resumed {
-            None => self.worktree_of(&options.cwd).await,
+            None => self.worktrees().of(&options.cwd).await,
             Some(_) => None,
         };
         let sink = self.transcript_sink(
@@ -244,7 +244,7 @@ impl Kernel {
             )
             .await,
             tools: stack.runner.clone(),
-            compactor: Arc::new(crate::hooks::HookedCompactor {
+            compactor: Arc::new(riot_extensions::hooks::HookedCompactor {
                 inner: context,
                 hooks: stack.hooks.clone(),
             }),
@@ -306,7 +306,7 @@ impl Kernel {
             git: prompt::git_summary(
                 caps.proc.as_ref(),
                 cwd,
-                &self.worktree_git_args(cwd).await,
+                &self.worktrees().git_args(cwd).await,
                 scrubbed_env,
             )
             .await,
@@ -416,15 +416,15 @@ pub struct Session {
     state_path: PathBuf,
     fs: Arc<dyn FileSystem>,
     pending: crate::queue::PendingMessages,
-    hooks: Arc<crate::hooks::HookRunner>,
+    hooks: Arc<riot_extensions::hooks::HookRunner>,
     /// SessionStart hooks' context, sent with the next prompt.
     start_context: Vec<String>,
     sink: Arc<crate::transcript::StoreSink>,
     /// Checkpoints and the transcript store, for rewind.
     rewinds: crate::checkpoints::Rewinds,
-    todos: crate::todo::TodoList,
-    skills: crate::skills::SkillCatalog,
-    commands: crate::commands::CommandCatalog,
+    todos: riot_tools::tools::todo_write::TodoList,
+    skills: riot_extensions::skills::SkillCatalog,
+    commands: riot_extensions::commands::CommandCatalog,
     cwd: PathBuf,
     /// The mode tool batches run in; `ExitPlanMode` changes it mid-turn.
     mode_cell: crate::plan::ModeCell,
@@ -561,12 +561,12 @@ impl Session {
     }
 
     /// The slash commands a person can type: built-ins, then files.
-    pub fn commands(&self) -> &[crate::commands::Command] {
+    pub fn commands(&self) -> &[riot_extensions::commands::Command] {
         self.commands.commands()
     }
 
     /// The skills the model can load.
-    pub fn skills(&self) -> &crate::skills::SkillCatalog {
+    pub fn skills(&self) -> &riot_extensions::skills::SkillCatalog {
         &self.skills
     }
 
@@ -669,7 +669,7 @@ impl Session {
             }
             let mut text = prompt.clone();
             let mut model_for_turn = None;
-            if let Some(invocation) = crate::commands::parse_invocation(&prompt) {
+            if let Some(invocation) = riot_extensions::commands::parse_invocation(&prompt) {
                 let command = self.commands.get(invocation.name).cloned();
                 let args = invocation.args.to_owned();
                 match command {
@@ -684,7 +684,7 @@ impl Session {
                         }
                         return;
                     }
-                    Some(command) if command.origin == crate::extension_files::Origin::Builtin => {
+                    Some(command) if command.origin == riot_extensions::extension_files::Origin::Builtin => {
                         for event in self.builtin(&command.name, &args).await {
                             yield event;
                         }
@@ -706,7 +706,7 @@ impl Session {
             }
             let mut extra = std::mem::take(&mut self.start_context);
             match self.hooks.user_prompt_submit(&text).await {
-                crate::hooks::PromptVerdict::Block { reason } => {
+                riot_extensions::hooks::PromptVerdict::Block { reason } => {
                     self.start_context = extra;
                     yield AgentEvent::Message {
                         message: self.system_message(
@@ -717,7 +717,7 @@ impl Session {
                     yield AgentEvent::Done { reason: TerminalReason::StopHookPrevented };
                     return;
                 }
-                crate::hooks::PromptVerdict::Context(context) => {
+                riot_extensions::hooks::PromptVerdict::Context(context) => {
                     self.recent_requests.push(&text);
                     extra.extend(context);
                 }
@@ -730,10 +730,10 @@ impl Session {
                 ));
             }
             let mut attachments =
-                crate::commands::attach_mentions(self.fs.as_ref(), &self.cwd, &text).await;
+                riot_extensions::commands::attach_mentions(self.fs.as_ref(), &self.cwd, &text).await;
             for (n, image) in std::mem::take(&mut self.next_images).into_iter().enumerate() {
                 let name = format!("image {}", n + 1);
-                attachments.extend(crate::commands::attach_image_data(&name, image).await);
+                attachments.extend(riot_extensions::commands::attach_image_data(&name, image).await);
             }
             let mut message =
                 Message::user_text(MessageId::generate(self.deps.ids.as_ref()), text);
@@ -1006,7 +1006,7 @@ impl Session {
     /// without restarting.
     async fn command_prompt(
         &self,
-        command: &crate::commands::Command,
+        command: &riot_extensions::commands::Command,
         args: &str,
     ) -> Result<String, String> {
         let Some(file) = &command.file else {
@@ -1021,9 +1021,9 @@ impl Session {
         })?;
         let text = String::from_utf8(bytes)
             .map_err(|_| format!("/{}: {} is not UTF-8 text", command.name, file.display()))?;
-        let (_, body) = crate::frontmatter::parse::<serde_json::Value>(&text)
+        let (_, body) = riot_extensions::frontmatter::parse::<serde_json::Value>(&text)
             .map_err(|e| format!("/{}: {}: {e}", command.name, file.display()))?;
-        Ok(crate::commands::expand(body, args))
+        Ok(riot_extensions::commands::expand(body, args))
     }
 }
 

@@ -20,16 +20,16 @@ use riot_providers::HttpProvider;
 use riot_tools::SchedulerConfig;
 
 use crate::classifier::{ModelClassifier, RecentRequests};
-use crate::config::child_env::SettingsEnv;
 use crate::error::KernelError;
-use crate::hooks::HookRunner;
 use crate::kernel::{Kernel, LoadedConfig};
 use crate::plan::ModeCell;
 use crate::runner::{McpSelection, SessionRunner, StackBase};
-use crate::skills::SkillCatalog;
 use crate::task::{AgentCatalog, SubagentModel, Subagents};
-use crate::todo::TodoList;
 use crate::world::{Capabilities, SessionModel, user_home};
+use riot_config::child_env::SettingsEnv;
+use riot_extensions::hooks::HookRunner;
+use riot_extensions::skills::SkillCatalog;
+use riot_tools::tools::todo_write::TodoList;
 
 /// The model a stack's classifier and subagents ask.
 #[derive(Debug, Clone)]
@@ -154,10 +154,10 @@ pub fn session_tools(
     let mut tools = riot_tools::declared(env);
     let background = subagents.background.clone();
     tools.push(Arc::new(crate::task::Task { subagents }));
-    tools.push(Arc::new(crate::todo::TodoWrite {
+    tools.push(Arc::new(riot_tools::tools::todo_write::TodoWrite {
         list: todos.clone(),
     }));
-    tools.push(Arc::new(crate::skills::SkillTool {
+    tools.push(Arc::new(riot_extensions::skills::SkillTool {
         catalog: skills.clone(),
     }));
     tools.push(Arc::new(crate::ask::AskUser { gate: gate.clone() }));
@@ -391,11 +391,11 @@ impl Kernel {
 
     /// The session's browser (docs/browser.md): from the kernel's browser
     /// host with the `browser` setting, or none.
-    fn session_browser(&self, config: &crate::config::Config) -> Arc<dyn riot_protocol::Browser> {
+    fn session_browser(&self, config: &riot_config::Config) -> Arc<dyn riot_protocol::Browser> {
         let options = config
             .browser
             .as_ref()
-            .and_then(|s| crate::config::browser_options(&s.value).ok())
+            .and_then(|s| riot_config::browser_options(&s.value).ok())
             .unwrap_or_default();
         match self.browser_host() {
             Some(host) => host.session_browser(&options),

@@ -30,11 +30,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::extension_files::{self, Layout, Origin};
-use crate::frontmatter::{self, ToolList};
 use crate::plan::ModeCell;
 use crate::runner::{McpSelection, StackBase};
 use crate::world::SessionModel;
+use riot_extensions::extension_files::{self, Layout, Origin};
+use riot_extensions::frontmatter::{self, ToolList};
 
 /// Model requests a subagent may make before it is stopped.
 pub const SUBAGENT_MAX_TURNS: u32 = 40;
@@ -300,7 +300,7 @@ pub struct Subagents {
     pub stack: StackBase,
     /// Riot's home: children's transcripts go to its `sessions/`.
     pub home: PathBuf,
-    pub skills: crate::skills::SkillCatalog,
+    pub skills: riot_extensions::skills::SkillCatalog,
     pub parent: SessionId,
     /// The parent's environment and memory section, set once the parent's
     /// system prompt is known.
@@ -336,7 +336,7 @@ impl Subagents {
             .filter(|t| t.name() != "Terminal" || self.stack.terminals.available())
             .filter(|t| t.name() != "Browser" || self.stack.browser.available())
             .collect();
-        all.push(Arc::new(crate::skills::SkillTool {
+        all.push(Arc::new(riot_extensions::skills::SkillTool {
             catalog: self.skills.clone(),
         }));
         all.push(Arc::new(crate::ask::AskUser {

@@ -11,12 +11,12 @@ use std::sync::Arc;
 use riot_protocol::{FileSystem, PermissionGate, PermissionMode, SessionId};
 use riot_store::LoadedSession;
 
-use crate::config::{Config, FlagLayer};
 use crate::error::KernelError;
 use crate::kernel::Kernel;
 use crate::runner::SessionRunner;
 use crate::stack::{ModelAccess, StackOptions, ToolStack};
 use crate::world::SessionModel;
+use riot_config::{Config, FlagLayer};
 
 pub use crate::file_state::{file_state_path, load_file_state, save_file_state};
 

@@ -12,8 +12,8 @@ use riot_protocol::{
 use riot_tools::tools::{PageQuestion, SearchBackend, WebFetch, WebFetchLimits, WebSearch};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, SearchProvider};
 use crate::world::SessionModel;
+use riot_config::{Config, SearchProvider};
 
 /// Characters of a page the small model reads (about 25k tokens); the
 /// rest is left out, and it is told so.

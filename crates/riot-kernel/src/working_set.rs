@@ -25,7 +25,7 @@ pub struct RecentFiles {
     pub fs: Arc<dyn FileSystem>,
     pub files: Arc<FileStateStore>,
     /// The session's todo list, re-attached after the files.
-    pub todos: Option<crate::todo::TodoList>,
+    pub todos: Option<riot_tools::tools::todo_write::TodoList>,
 }
 
 #[async_trait]
@@ -88,7 +88,7 @@ impl WorkingSet for RecentFiles {
         if let Some(todo) = self
             .todos
             .as_ref()
-            .and_then(crate::todo::TodoList::attachment)
+            .and_then(riot_tools::tools::todo_write::TodoList::attachment)
         {
             out.push(todo);
         }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use riot_kernel::config::FlagLayer;
+use riot_config::FlagLayer;
 use riot_kernel::{Capabilities, Kernel, NobodyAnswers, OpenOptions, ResumeFrom, Session};
 use riot_protocol::{AgentEvent, CancelScope, Message, SessionCost, Usage};
 use riot_runtime::{RandomIds, RealFs, RealProcessRunner, SystemClock};

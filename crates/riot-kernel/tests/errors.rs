@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use riot_kernel::config::FlagLayer;
+use riot_config::FlagLayer;
 use riot_kernel::{
     Capabilities, Kernel, KernelError, NobodyAnswers, OpenOptions, ResumeFrom, Session,
 };

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
-use riot_kernel::config::FlagLayer;
+use riot_config::FlagLayer;
 use riot_kernel::{Capabilities, Kernel, KernelError, OpenOptions, SessionHandle};
 use riot_protocol::{
     AgentEvent, CancelReason, Message, PermissionGate, PermissionMode, PermissionOutcome,

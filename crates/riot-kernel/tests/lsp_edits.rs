@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use futures::StreamExt;
-use riot_kernel::config::FlagLayer;
+use riot_config::FlagLayer;
 use riot_kernel::{Capabilities, Kernel, OpenOptions};
 use riot_lsp::LspSession;
 use riot_protocol::{

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use riot_kernel::config::FlagLayer;
+use riot_config::FlagLayer;
 use riot_kernel::{Capabilities, Kernel, OpenOptions, ResumeFrom, SessionHandle};
 use riot_protocol::{AgentEvent, Message, SessionId, TerminalReason, UserBlock};
 use riot_runtime::{RandomIds, RealFs, RealProcessRunner, SystemClock};

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::text::{Line, Span};
+use riot_config::notifications::NotificationSettings;
 use riot_kernel::background::{TaskState, TaskSummary};
-use riot_kernel::config::notifications::NotificationSettings;
 use riot_protocol::{
     AgentEvent, AssistantBlock, Message, MessageOrigin, PermissionMode, PermissionOutcome,
     PermissionRequestDetail, ProgressPayload, Question, QuestionOption, QuestionOutcome,

@@ -79,7 +79,7 @@ pub struct RunOptions {
     pub context_window: Option<u64>,
     /// The `notifications` setting: whether the bell rings and the
     /// terminal's title follows the session.
-    pub notifications: riot_kernel::config::notifications::NotificationSettings,
+    pub notifications: riot_config::notifications::NotificationSettings,
     /// The session's title as listed (a resumed session), for the
     /// terminal's title; a new session's is its first prompt.
     pub title: Option<String>,

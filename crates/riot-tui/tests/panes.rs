@@ -7,8 +7,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::{Terminal, TerminalOptions, Viewport};
+use riot_config::notifications::NotificationSettings;
 use riot_kernel::background::{TaskState, TaskSummary};
-use riot_kernel::config::notifications::NotificationSettings;
 use riot_protocol::{
     DecisionReason, PermissionMode, PermissionOutcome, PermissionRequestDetail, RequestId,
     TerminalExit, TerminalReason, TerminalSize, TerminalUpdate, ToolUseId,

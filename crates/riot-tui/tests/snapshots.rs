@@ -55,7 +55,7 @@ fn config_with(width: u16, mode: PermissionMode, theme: Theme) -> Config {
         context_window: Some(200_000),
         sandbox: None,
         // No bell and title effects here: tests/panes.rs covers them.
-        notifications: riot_kernel::config::notifications::NotificationSettings {
+        notifications: riot_config::notifications::NotificationSettings {
             bell: false,
             title: false,
             desktop: false,

@@ -3,7 +3,7 @@
 //! `--dangerously-skip-permissions` into `--permission-mode bypass`), and
 //! the combinations that cannot work refused with the fix.
 
-use riot_kernel::config::FlagLayer;
+use riot_config::FlagLayer;
 use riot_protocol::PermissionMode;
 
 use crate::cli::{ExecOptions, InputFormat, OutputFormat, SharedOptions};

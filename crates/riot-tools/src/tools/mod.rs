@@ -26,6 +26,8 @@ pub mod read_office;
 pub mod read_pdf;
 mod read_scan;
 pub mod terminal;
+pub mod todo_write;
+pub mod tool_search;
 mod web_address;
 pub mod web_fetch;
 mod web_page;

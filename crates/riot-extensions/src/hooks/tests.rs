@@ -13,7 +13,7 @@ use riot_runtime::RealProcessRunner;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::config::{self, Layer};
+use riot_config::{self as config, Layer};
 
 fn groups(value: Value) -> Vec<HookGroup> {
     parse_hooks(Path::new("/p/.riot/hooks.json"), &value).unwrap()

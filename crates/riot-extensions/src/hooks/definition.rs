@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use riot_protocol::FileSystem;
 use serde_json::Value;
 
-use crate::config::{self, ConfigError, Layer, SettingsFile};
+use riot_config::{self as config, ConfigError, Layer, SettingsFile};
 
 /// Seconds a hook may run when its entry gives no `timeout`.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;

@@ -1,3 +1,11 @@
+//! # riot-config — what the person and the project asked for, as plain data
+//!
+//! Settings files, the environment and command-line flags layered into one
+//! [`Config`]; the credentials file ([`credentials`]); the list of trusted
+//! directories ([`trust`]). Every crate above reads these values; none of
+//! them is changed after a session opens, and nothing here runs a process
+//! or talks to a model.
+//!
 //! Configuration layering (docs/interfaces.md "Files", docs/design.md §13):
 //! defaults → user settings → project settings → local settings →
 //! environment → command-line flags. Every effective value remembers the
@@ -30,8 +38,10 @@
 pub mod checkpoints;
 pub mod child_env;
 pub mod claude;
+pub mod credentials;
 pub mod notifications;
 mod rules;
+pub mod trust;
 mod web_search;
 pub use web_search::{SearchProvider, WebSearchSetting};
 pub mod sandbox;
@@ -597,7 +607,7 @@ fn apply_file(
         apply_env_key(config, file, &from)?;
     }
     // Hooks run commands: a project's hooks wait for trust (they are read
-    // by `crate::hooks`, which applies the same rule).
+    // by the hooks loader in riot-extensions, which applies the same rule).
     if file.json.contains_key("hooks") && untrusted {
         ignore("hooks", config);
     }

@@ -107,9 +107,9 @@ mod tests {
 
     use serde_json::json;
 
-    use crate::config::{EnvLayer, FlagLayer, Layer, layer, parse_settings};
+    use crate::{EnvLayer, FlagLayer, Layer, layer, parse_settings};
 
-    fn config(files: &[(Layer, &str, serde_json::Value)]) -> super::super::Config {
+    fn config(files: &[(Layer, &str, serde_json::Value)]) -> crate::Config {
         let files: Vec<_> = files
             .iter()
             .map(|(l, p, j)| parse_settings(Path::new(p), *l, &j.to_string()).unwrap())

@@ -31,7 +31,7 @@ impl Default for CheckpointSettings {
 
 impl CheckpointSettings {
     /// The checkpoint store's own settings.
-    pub(crate) fn store(self) -> riot_checkpoint::Settings {
+    pub fn store(self) -> riot_checkpoint::Settings {
         riot_checkpoint::Settings {
             max_file_bytes: self.max_file_bytes,
             max_age_days: self.max_age_days,

@@ -6,7 +6,7 @@
 //! A worktree lives under Riot's home, never in the project:
 //! `<home>/worktrees/<project key>/<name>`, on the branch `riot/<name>`,
 //! made from the project's `HEAD`. Beside the worktrees, `.meta/<name>.json`
-//! records what it was made from (the base commit), so [`Kernel::finish_worktree`]
+//! records what it was made from (the base commit), so [`Worktrees::finish`]
 //! can tell a worktree that changed nothing — no uncommitted changes, the
 //! branch still at its base — and remove it with its branch, and keep one
 //! that did. Git runs through the injected [`ProcessRunner`], the files
@@ -24,16 +24,44 @@
 //! What a worktree holds is measured on its branch from the main
 //! checkout, so a branch with commits is never deleted, whether or not
 //! the directory is still there.
+//!
+//! [`Worktrees`] does the work; the kernel holds one and faces reach it
+//! through `Kernel::worktrees`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-use riot_protocol::{CaptureLimit, ProcessRunner, ProcessSpec};
+use riot_protocol::{CaptureLimit, Clock, FileSystem, IdGen, ProcessRunner, ProcessSpec};
 use riot_store::SessionWorktree;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::KernelError;
-use crate::kernel::Kernel;
+mod safe_git;
+
+use safe_git::GIT_TIMEOUT_MS;
+pub use safe_git::{SAFE_CONFIG, safe_config};
+
+/// Why a worktree could not be made, measured or removed. Its message is
+/// the one sentence a person sees.
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    /// What was asked cannot be done as asked: a bad name, a directory
+    /// outside a git checkout, a session whose worktree was removed.
+    #[error("{0}")]
+    Input(String),
+    /// Reading or writing a worktree's record failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done, or the path.
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Git failed, or could not run.
+    #[error("{0}")]
+    Failed(String),
+}
 
 /// The prefix of every worktree's branch.
 pub const BRANCH_PREFIX: &str = "riot/";
@@ -45,80 +73,6 @@ const META_DIR: &str = ".meta";
 /// The model keys Riot's own git never sees (a configured key variable
 /// is also removed where the session's configuration is at hand).
 const MODEL_KEYS: [&str; 3] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "BRAVE_API_KEY"];
-/// How long one git command may take.
-const GIT_TIMEOUT_MS: u64 = 60_000;
-/// What every git command Riot runs carries first: a repository's or a
-/// worktree's configuration cannot make it run a program (an fsmonitor
-/// hook, git hooks, an external diff) or trust a cache the agent could
-/// have written. Filter drivers and textconv programs are named per
-/// repository, so [`safe_config`] adds those found.
-pub const SAFE_CONFIG: [&str; 8] = [
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.untrackedCache=false",
-    "-c",
-    "diff.external=",
-];
-
-/// The keys of the programs git runs through `.gitattributes`: filter
-/// drivers (`clean`, `smudge`, `process`) and diff drivers (`textconv`,
-/// `command`).
-const DRIVER_KEYS: &str = r"^(filter|diff)\..+\.(clean|smudge|process|textconv|command)$";
-
-/// [`SAFE_CONFIG`] and, for every filter or diff driver the configuration
-/// in `cwd` names, its programs set to nothing (an empty command is no
-/// command to git) and its filter not required: Riot's own git runs no
-/// program the project could have chosen. Reading the configuration runs
-/// nothing. (A checkout Riot makes — a worktree — so gets files as they
-/// are stored: a Git LFS file is its pointer until `git lfs pull`.)
-pub async fn safe_config(
-    proc: &dyn ProcessRunner,
-    cwd: &Path,
-    git_args: &[String],
-    scrub: &[String],
-) -> Vec<String> {
-    let mut args: Vec<String> = SAFE_CONFIG.iter().map(|a| (*a).to_owned()).collect();
-    let spec = ProcessSpec {
-        program: "git".into(),
-        args: args
-            .iter()
-            .cloned()
-            .chain(git_args.iter().cloned())
-            .chain(["config", "--name-only", "--get-regexp", DRIVER_KEYS].map(str::to_owned))
-            .collect(),
-        cwd: cwd.to_path_buf(),
-        env_set: vec![("GIT_TERMINAL_PROMPT".into(), "0".into())],
-        env_remove: scrub.to_vec(),
-        timeout_ms: Some(GIT_TIMEOUT_MS),
-        capture: CaptureLimit {
-            head_bytes: 64 * 1024,
-            tail_bytes: 0,
-        },
-        stdin: None,
-        undoable_only: false,
-    };
-    let Ok(out) = proc.run(spec, CancellationToken::new(), None).await else {
-        return args;
-    };
-    let mut filters = Vec::new();
-    for key in out.stdout.head.lines().map(str::trim) {
-        args.extend(["-c".to_owned(), format!("{key}=")]);
-        if let Some(name) = key
-            .strip_prefix("filter.")
-            .and_then(|rest| rest.rsplit_once('.'))
-            .map(|(name, _)| name.to_owned())
-            && !filters.contains(&name)
-        {
-            args.extend(["-c".to_owned(), format!("filter.{name}.required=false")]);
-            filters.push(name);
-        }
-    }
-    args
-}
-
 /// A worktree made for a session, as recorded beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Worktree {
@@ -281,7 +235,7 @@ pub struct Removed {
 /// Checks a worktree name: it becomes a directory and a branch, so
 /// letters, digits, `.`, `_` and `-`, not starting with `.` or `-`, at
 /// most 64 characters.
-pub fn check_name(name: &str) -> Result<(), KernelError> {
+pub fn check_name(name: &str) -> Result<(), WorktreeError> {
     let fine = !name.is_empty()
         && name.len() <= 64
         && !name.starts_with(['.', '-'])
@@ -294,7 +248,7 @@ pub fn check_name(name: &str) -> Result<(), KernelError> {
     if fine {
         Ok(())
     } else {
-        Err(KernelError::Input(format!(
+        Err(WorktreeError::Input(format!(
             "`{name}` cannot name a worktree: use 1–64 letters, digits, `.`, `_` or `-`, not starting with `.` or `-` (e.g. --worktree fix-login)"
         )))
     }
@@ -334,14 +288,81 @@ struct GitOut {
     stderr: String,
 }
 
-impl Kernel {
-    /// The directory of a project's worktrees.
-    pub fn worktrees_dir(&self, project: &Path) -> PathBuf {
-        self.home().join(DIR).join(project_key(project))
+/// Where the open sessions of a process work, by how many work there: a
+/// worktree is not removed while a session works in it.
+#[derive(Debug, Default)]
+pub struct WorkingDirs(Mutex<BTreeMap<PathBuf, usize>>);
+
+impl WorkingDirs {
+    /// A session starts working in `dir`.
+    pub fn enter(&self, dir: &Path) {
+        *self.lock().entry(dir.to_path_buf()).or_default() += 1;
     }
 
-    async fn git(&self, cwd: &Path, args: &[&str]) -> Result<GitOut, KernelError> {
-        let proc: &dyn ProcessRunner = self.capabilities().proc.as_ref();
+    /// A session that entered `dir` ends.
+    pub fn leave(&self, dir: &Path) {
+        let mut dirs = self.lock();
+        if let Some(count) = dirs.get_mut(dir) {
+            *count -= 1;
+            if *count == 0 {
+                dirs.remove(dir);
+            }
+        }
+    }
+
+    /// How many sessions work in `dir` or below it.
+    pub fn count_in(&self, dir: &Path) -> usize {
+        self.lock()
+            .iter()
+            .filter(|(cwd, _)| cwd.starts_with(dir))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<PathBuf, usize>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Riot's worktrees under its home, and the world they are made in.
+#[derive(Debug, Clone)]
+pub struct Worktrees {
+    fs: Arc<dyn FileSystem>,
+    proc: Arc<dyn ProcessRunner>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdGen>,
+    home: PathBuf,
+    working: Arc<WorkingDirs>,
+}
+
+impl Worktrees {
+    /// The worktrees under Riot's home `home`, made with these
+    /// capabilities; `working` says where this process's sessions work.
+    pub fn new(
+        fs: Arc<dyn FileSystem>,
+        proc: Arc<dyn ProcessRunner>,
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn IdGen>,
+        home: PathBuf,
+        working: Arc<WorkingDirs>,
+    ) -> Self {
+        Self {
+            fs,
+            proc,
+            clock,
+            ids,
+            home,
+            working,
+        }
+    }
+
+    /// The directory of a project's worktrees.
+    pub fn dir(&self, project: &Path) -> PathBuf {
+        self.home.join(DIR).join(project_key(project))
+    }
+
+    async fn git(&self, cwd: &Path, args: &[&str]) -> Result<GitOut, WorktreeError> {
+        let proc: &dyn ProcessRunner = self.proc.as_ref();
         let spec = ProcessSpec {
             program: "git".into(),
             args: safe_config(proc, cwd, &[], MODEL_KEYS.map(str::to_owned).as_slice())
@@ -368,7 +389,7 @@ impl Kernel {
             .run(spec, CancellationToken::new(), None)
             .await
             .map_err(|e| {
-                KernelError::Failed(format!(
+                WorktreeError::Failed(format!(
                     "git could not run ({e}); worktrees need git on the PATH"
                 ))
             })?;
@@ -381,12 +402,17 @@ impl Kernel {
 
     /// Runs git and wants it to succeed; `doing` names the step for the
     /// error.
-    async fn git_ok(&self, cwd: &Path, args: &[&str], doing: &str) -> Result<String, KernelError> {
+    async fn git_ok(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        doing: &str,
+    ) -> Result<String, WorktreeError> {
         let out = self.git(cwd, args).await?;
         if out.ok {
             Ok(out.stdout)
         } else {
-            Err(KernelError::Failed(format!(
+            Err(WorktreeError::Failed(format!(
                 "{doing} failed: {}",
                 first_line(&out.stderr)
             )))
@@ -394,7 +420,7 @@ impl Kernel {
     }
 
     /// The main checkout's top directory of the repository `dir` is in.
-    pub async fn main_checkout(&self, dir: &Path) -> Result<PathBuf, KernelError> {
+    pub async fn main_checkout(&self, dir: &Path) -> Result<PathBuf, WorktreeError> {
         // In one of Riot's worktrees, its record says (its `.git` file is
         // the agent's to write).
         if let Some(worktree) = self.record_at(dir).await {
@@ -407,7 +433,7 @@ impl Kernel {
             )
             .await?;
         if !out.ok {
-            return Err(KernelError::Input(format!(
+            return Err(WorktreeError::Input(format!(
                 "{} is not in a git repository; worktrees need one (run `git init` and commit first, or drop --worktree)",
                 dir.display()
             )));
@@ -416,7 +442,7 @@ impl Kernel {
         // The common directory of a non-bare repository is `<top>/.git`.
         match common.parent() {
             Some(top) if common.file_name().is_some_and(|n| n == ".git") => Ok(top.to_path_buf()),
-            _ => Err(KernelError::Input(format!(
+            _ => Err(WorktreeError::Input(format!(
                 "{} is in a bare git repository or one with a separate git directory; worktrees need an ordinary checkout",
                 dir.display()
             ))),
@@ -424,36 +450,24 @@ impl Kernel {
     }
 
     fn meta_path(&self, project: &Path, name: &str) -> PathBuf {
-        self.worktrees_dir(project)
+        self.dir(project)
             .join(META_DIR)
             .join(format!("{name}.json"))
     }
 
     async fn read_record(&self, project: &Path, name: &str) -> Option<Worktree> {
-        let bytes = self
-            .capabilities()
-            .fs
-            .read(&self.meta_path(project, name))
-            .await
-            .ok()?;
+        let bytes = self.fs.read(&self.meta_path(project, name)).await.ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 
     /// Makes (or, when one of that name exists, reopens) the worktree
     /// `name` of the project `dir` is in; `None` picks a name. A session
     /// then opens in [`Worktree::cwd`].
-    pub async fn create_worktree(
-        &self,
-        dir: &Path,
-        name: Option<&str>,
-    ) -> Result<Worktree, KernelError> {
+    pub async fn create(&self, dir: &Path, name: Option<&str>) -> Result<Worktree, WorktreeError> {
         let name = match name {
             Some(n) => n.to_owned(),
             None => {
-                let id = self
-                    .capabilities()
-                    .ids
-                    .next_id(riot_protocol::IdKind::Session);
+                let id = self.ids.next_id(riot_protocol::IdKind::Session);
                 let tail: String = id
                     .chars()
                     .rev()
@@ -473,12 +487,7 @@ impl Kernel {
             .map(Path::to_path_buf)
             .unwrap_or_default();
         if let Some(mut existing) = self.read_record(&project, &name).await
-            && self
-                .capabilities()
-                .fs
-                .metadata(&existing.path)
-                .await
-                .is_ok()
+            && self.fs.metadata(&existing.path).await.is_ok()
         {
             existing.cwd = join(&existing.path, &relative);
             return Ok(existing);
@@ -488,7 +497,7 @@ impl Kernel {
             .git(&project, &["check-ref-format", "--branch", &branch])
             .await?;
         if !check.ok {
-            return Err(KernelError::Input(format!(
+            return Err(WorktreeError::Input(format!(
                 "`{name}` cannot name a git branch ({}); pick another worktree name",
                 first_line(&check.stderr)
             )));
@@ -500,7 +509,7 @@ impl Kernel {
             )
             .await?;
         if !base.ok {
-            return Err(KernelError::Input(format!(
+            return Err(WorktreeError::Input(format!(
                 "the repository at {} has no commit yet; commit once before using --worktree",
                 project.display()
             )));
@@ -518,13 +527,13 @@ impl Kernel {
             )
             .await?;
         if exists.ok {
-            return Err(KernelError::Input(format!(
+            return Err(WorktreeError::Input(format!(
                 "the branch {branch} already exists; pick another worktree name, or delete the branch (`git branch -D {branch}`)"
             )));
         }
-        let path = self.worktrees_dir(&project).join(&name);
-        if self.capabilities().fs.metadata(&path).await.is_ok() {
-            return Err(KernelError::Input(format!(
+        let path = self.dir(&project).join(&name);
+        if self.fs.metadata(&path).await.is_ok() {
+            return Err(WorktreeError::Input(format!(
                 "{} already exists; pick another worktree name",
                 path.display()
             )));
@@ -545,10 +554,10 @@ impl Kernel {
             path,
             project: project.clone(),
             base,
-            created_ms: self.capabilities().clock.now_ms(),
+            created_ms: self.clock.now_ms(),
         };
         let meta = self.meta_path(&project, &name);
-        let fs = &self.capabilities().fs;
+        let fs = &self.fs;
         let written = async {
             if let Some(parent) = meta.parent() {
                 fs.create_dir_all(parent).await?;
@@ -560,7 +569,7 @@ impl Kernel {
         if let Err(source) = written {
             // Without its record it could never be told apart: undo.
             let _ = self.remove_checkout(&worktree, true, true).await;
-            return Err(KernelError::Io {
+            return Err(WorktreeError::Io {
                 what: format!("writing {}", meta.display()),
                 source,
             });
@@ -571,15 +580,15 @@ impl Kernel {
     /// The worktree's own git directory, `<project>/.git/worktrees/<id>`:
     /// the one whose `gitdir` file names the worktree's path. Found from
     /// the main checkout, never from the worktree's `.git` file.
-    async fn admin_dir(&self, worktree: &Worktree) -> Result<PathBuf, KernelError> {
-        let fs = &self.capabilities().fs;
+    async fn admin_dir(&self, worktree: &Worktree) -> Result<PathBuf, WorktreeError> {
+        let fs = &self.fs;
         let admin = worktree.project.join(".git").join("worktrees");
         let mut wanted = vec![worktree.path.join(".git")];
         if let Ok(real) = fs.canonicalize(&worktree.path).await {
             wanted.push(real.join(".git"));
         }
         let gone = || {
-            KernelError::Failed(format!(
+            WorktreeError::Failed(format!(
                 "git no longer knows the worktree {} at {} (nothing in {} names it); delete that directory, then `riot worktree remove {}` forgets it",
                 worktree.name,
                 worktree.path.display(),
@@ -609,7 +618,7 @@ impl Kernel {
         worktree: &Worktree,
         admin: &Path,
         args: &[&str],
-    ) -> Result<GitOut, KernelError> {
+    ) -> Result<GitOut, WorktreeError> {
         let git_dir = format!("--git-dir={}", admin.display());
         let work_tree = format!("--work-tree={}", worktree.path.display());
         let mut all = vec![git_dir.as_str(), work_tree.as_str()];
@@ -618,7 +627,7 @@ impl Kernel {
     }
 
     /// A commit id, when `rev` names one in the main checkout.
-    async fn commit_of(&self, project: &Path, rev: &str) -> Result<Option<String>, KernelError> {
+    async fn commit_of(&self, project: &Path, rev: &str) -> Result<Option<String>, WorktreeError> {
         let spec = format!("{rev}^{{commit}}");
         let out = self
             .git(project, &["rev-parse", "--verify", "--quiet", &spec])
@@ -627,7 +636,7 @@ impl Kernel {
     }
 
     /// How many commits `to` has that `from` does not, in the main checkout.
-    async fn count(&self, project: &Path, from: &str, to: &str) -> Result<usize, KernelError> {
+    async fn count(&self, project: &Path, from: &str, to: &str) -> Result<usize, WorktreeError> {
         let range = format!("{from}..{to}");
         let out = self
             .git_ok(project, &["rev-list", "--count", &range], "git rev-list")
@@ -638,7 +647,7 @@ impl Kernel {
     /// What the worktree's branch holds beyond its base, measured in the
     /// main checkout: it does not matter where the worktree's `HEAD` is,
     /// nor whether its directory is still there.
-    async fn branch_changes(&self, worktree: &Worktree) -> Result<Changes, KernelError> {
+    async fn branch_changes(&self, worktree: &Worktree) -> Result<Changes, WorktreeError> {
         let project = &worktree.project;
         let mut changes = Changes::default();
         let branch = format!("refs/heads/{}", worktree.branch);
@@ -662,15 +671,9 @@ impl Kernel {
     /// What changed in a worktree since it was made: its branch (from
     /// the main checkout), and, when its directory is there, its files
     /// and its `HEAD`.
-    pub async fn worktree_changes(&self, worktree: &Worktree) -> Result<Changes, KernelError> {
+    pub async fn changes(&self, worktree: &Worktree) -> Result<Changes, WorktreeError> {
         let mut changes = self.branch_changes(worktree).await?;
-        if self
-            .capabilities()
-            .fs
-            .metadata(&worktree.path)
-            .await
-            .is_err()
-        {
+        if self.fs.metadata(&worktree.path).await.is_err() {
             return Ok(changes);
         }
         let admin = self.admin_dir(worktree).await?;
@@ -687,7 +690,7 @@ impl Kernel {
             )
             .await?;
         if !status.ok {
-            return Err(KernelError::Failed(format!(
+            return Err(WorktreeError::Failed(format!(
                 "git status failed: {}",
                 first_line(&status.stderr)
             )));
@@ -724,18 +727,18 @@ impl Kernel {
     /// At a session's end: removes the worktree and its branch when
     /// nothing changed in it and no other open session works in it,
     /// keeps it otherwise.
-    pub async fn finish_worktree(&self, worktree: &Worktree) -> Result<WorktreeEnd, KernelError> {
+    pub async fn finish(&self, worktree: &Worktree) -> Result<WorktreeEnd, WorktreeError> {
         // Sessions name their directory canonically or as given: count both.
-        let mut others = self.sessions_in(&worktree.path);
-        if let Ok(real) = self.capabilities().fs.canonicalize(&worktree.path).await
+        let mut others = self.working.count_in(&worktree.path);
+        if let Ok(real) = self.fs.canonicalize(&worktree.path).await
             && real != worktree.path
         {
-            others += self.sessions_in(&real);
+            others += self.working.count_in(&real);
         }
         if others > 0 {
             return Ok(WorktreeEnd::InUse(others));
         }
-        let changes = self.worktree_changes(worktree).await?;
+        let changes = self.changes(worktree).await?;
         if changes.any() {
             return Ok(WorktreeEnd::Kept(changes));
         }
@@ -750,29 +753,22 @@ impl Kernel {
         worktree: &Worktree,
         force: bool,
         delete_branch: bool,
-    ) -> Result<(), KernelError> {
+    ) -> Result<(), WorktreeError> {
         let path = worktree.path.to_string_lossy().into_owned();
         let mut args = vec!["worktree", "remove"];
         if force {
             args.push("--force");
         }
         args.push(&path);
-        if self
-            .capabilities()
-            .fs
-            .metadata(&worktree.path)
-            .await
-            .is_ok()
-        {
+        if self.fs.metadata(&worktree.path).await.is_ok() {
             // Its `.git` file back as git made it, whatever was written
             // there since, so git checks and removes the right worktree.
             let admin = self.admin_dir(worktree).await?;
             let link = format!("gitdir: {}\n", admin.display());
-            self.capabilities()
-                .fs
+            self.fs
                 .write_atomic(&worktree.path.join(".git"), link.as_bytes())
                 .await
-                .map_err(|source| KernelError::Io {
+                .map_err(|source| WorktreeError::Io {
                     what: format!("restoring {}", worktree.path.join(".git").display()),
                     source,
                 })?;
@@ -791,10 +787,10 @@ impl Kernel {
             .await?;
         }
         let meta = self.meta_path(&worktree.project, &worktree.name);
-        match self.capabilities().fs.remove_file(&meta).await {
+        match self.fs.remove_file(&meta).await {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(source) => Err(KernelError::Io {
+            Err(source) => Err(WorktreeError::Io {
                 what: format!("removing {}", meta.display()),
                 source,
             }),
@@ -802,15 +798,15 @@ impl Kernel {
     }
 
     /// The worktrees Riot made for the project `dir` is in, by name.
-    pub async fn worktrees(&self, dir: &Path) -> Result<Vec<WorktreeStatus>, KernelError> {
+    pub async fn list(&self, dir: &Path) -> Result<Vec<WorktreeStatus>, WorktreeError> {
         let project = self.main_checkout(dir).await?;
-        let meta_dir = self.worktrees_dir(&project).join(META_DIR);
-        let fs = &self.capabilities().fs;
+        let meta_dir = self.dir(&project).join(META_DIR);
+        let fs = &self.fs;
         let entries = match fs.read_dir(&meta_dir).await {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(source) => {
-                return Err(KernelError::Io {
+                return Err(WorktreeError::Io {
                     what: format!("reading {}", meta_dir.display()),
                     source,
                 });
@@ -833,7 +829,7 @@ impl Kernel {
                 continue;
             };
             let present = fs.metadata(&worktree.path).await.is_ok();
-            let changes = match self.worktree_changes(&worktree).await {
+            let changes = match self.changes(&worktree).await {
                 Ok(changes) => changes,
                 Err(_) => self.branch_changes(&worktree).await.unwrap_or_default(),
             };
@@ -853,37 +849,31 @@ impl Kernel {
     /// `riot worktree remove`: refuses uncommitted changes unless
     /// `force`; deletes the branch only when it has no commits of its
     /// own (else it stays, so the commits are not lost).
-    pub async fn remove_worktree(
+    pub async fn remove(
         &self,
         dir: &Path,
         name: &str,
         force: bool,
-    ) -> Result<Removed, KernelError> {
+    ) -> Result<Removed, WorktreeError> {
         check_name(name)?;
         let project = self.main_checkout(dir).await?;
         let Some(worktree) = self.read_record(&project, name).await else {
-            return Err(KernelError::Input(format!(
+            return Err(WorktreeError::Input(format!(
                 "there is no worktree `{name}` of {}; `riot worktree list` shows them",
                 project.display()
             )));
         };
         // A worktree git no longer knows: its error says what to do.
-        if self
-            .capabilities()
-            .fs
-            .metadata(&worktree.path)
-            .await
-            .is_ok()
-        {
+        if self.fs.metadata(&worktree.path).await.is_ok() {
             self.admin_dir(&worktree).await?;
         }
-        let changes = match self.worktree_changes(&worktree).await {
+        let changes = match self.changes(&worktree).await {
             Ok(changes) => changes,
             // A broken worktree (git cannot look into it): --force still
             // removes it; its branch is measured from the main checkout.
             Err(_) if force => self.branch_changes(&worktree).await?,
             Err(e) => {
-                return Err(KernelError::Failed(format!(
+                return Err(WorktreeError::Failed(format!(
                     "{e}; `riot worktree remove {name} --force` removes it anyway"
                 )));
             }
@@ -897,13 +887,13 @@ impl Kernel {
             if changes.ignored > 0 {
                 what.push(plural(changes.ignored, "new git-ignored file"));
             }
-            return Err(KernelError::Input(format!(
+            return Err(WorktreeError::Input(format!(
                 "worktree {name} has {}; commit or discard them, or remove it anyway with --force",
                 what.join(" and ")
             )));
         }
         if changes.elsewhere > 0 && !force {
-            return Err(KernelError::Input(format!(
+            return Err(WorktreeError::Input(format!(
                 "worktree {name} has {} on its HEAD that its branch {} does not have; put them on a branch (`git branch NAME` in the worktree), or remove it anyway with --force",
                 plural(changes.elsewhere, "commit"),
                 worktree.branch
@@ -923,14 +913,14 @@ impl Kernel {
 
     /// The worktree a session in `cwd` works in, when `cwd` is in one of
     /// Riot's: what its transcript records.
-    pub async fn worktree_of(&self, cwd: &Path) -> Option<SessionWorktree> {
+    pub async fn of(&self, cwd: &Path) -> Option<SessionWorktree> {
         Some(self.record_at(cwd).await?.session_record())
     }
 
     /// What git needs before its command to look into the Riot worktree
     /// `dir` is in without trusting its `.git` file: `--git-dir` and
     /// `--work-tree` from Riot's record; nothing outside Riot's worktrees.
-    pub(crate) async fn worktree_git_args(&self, dir: &Path) -> Vec<String> {
+    pub async fn git_args(&self, dir: &Path) -> Vec<String> {
         let Some(worktree) = self.record_at(dir).await else {
             return Vec::new();
         };
@@ -945,12 +935,12 @@ impl Kernel {
 
     /// The record of the Riot worktree `dir` is in (its top or below).
     async fn record_at(&self, dir: &Path) -> Option<Worktree> {
-        let root = self.home().join(DIR);
+        let root = self.home.join(DIR);
         let relative = match dir.strip_prefix(&root) {
             Ok(relative) => relative.to_path_buf(),
             // The home as given, `dir` canonical (or the other way round).
             Err(_) => {
-                let fs = &self.capabilities().fs;
+                let fs = &self.fs;
                 let real_root = fs.canonicalize(&root).await.ok()?;
                 let real_dir = fs
                     .canonicalize(dir)
@@ -963,41 +953,36 @@ impl Kernel {
         let key = parts.next()?.as_os_str().to_str()?.to_owned();
         let name = parts.next()?.as_os_str().to_str()?.to_owned();
         let meta = self
-            .home()
+            .home
             .join(DIR)
             .join(&key)
             .join(META_DIR)
             .join(format!("{name}.json"));
-        let bytes = self.capabilities().fs.read(&meta).await.ok()?;
+        let bytes = self.fs.read(&meta).await.ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 
-    /// The worktree a saved session worked in, to reopen it there: `None`
-    /// when it worked in no worktree; an error saying so when its
-    /// worktree was removed. Its `cwd` is where the session worked.
-    pub async fn session_worktree(
+    /// The worktree a saved session worked in (`recorded`, its transcript's
+    /// record), to reopen it there in `cwd`; an error saying so when the
+    /// worktree was removed.
+    pub async fn reopen(
         &self,
-        id: &riot_protocol::SessionId,
-    ) -> Result<Option<Worktree>, KernelError> {
-        let Ok(loaded) = self.store().load(id) else {
-            return Ok(None);
-        };
-        let Some(recorded) = loaded.meta.worktree else {
-            return Ok(None);
-        };
+        recorded: &SessionWorktree,
+        cwd: &Path,
+    ) -> Result<Worktree, WorktreeError> {
         let present = match self.read_record(&recorded.project, &recorded.name).await {
             Some(w) if w.path == recorded.path => {
-                let there = self.capabilities().fs.metadata(&w.path).await.is_ok();
+                let there = self.fs.metadata(&w.path).await.is_ok();
                 there.then_some(w)
             }
             _ => None,
         };
         match present {
             Some(mut worktree) => {
-                worktree.cwd = loaded.meta.cwd.clone();
-                Ok(Some(worktree))
+                worktree.cwd = cwd.to_path_buf();
+                Ok(worktree)
             }
-            None => Err(KernelError::Input(removed_sentence(
+            None => Err(WorktreeError::Input(removed_sentence(
                 &recorded.name,
                 &recorded.branch,
             ))),
@@ -1051,6 +1036,21 @@ mod tests {
             let err = check_name(bad).unwrap_err().to_string();
             assert!(err.contains("cannot name a worktree"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn a_directory_counts_the_sessions_in_it_and_below_until_they_leave() {
+        let dirs = WorkingDirs::default();
+        dirs.enter(Path::new("/w/a"));
+        dirs.enter(Path::new("/w/a/src"));
+        dirs.enter(Path::new("/w/ab"));
+        assert_eq!(dirs.count_in(Path::new("/w/a")), 2, "/w/ab is not below /w/a");
+        dirs.leave(Path::new("/w/a/src"));
+        assert_eq!(dirs.count_in(Path::new("/w/a")), 1);
+        dirs.leave(Path::new("/w/a"));
+        dirs.leave(Path::new("/w/a"));
+        assert_eq!(dirs.count_in(Path::new("/w/a")), 0, "a second leave is not counted");
+        assert_eq!(dirs.count_in(Path::new("/w")), 1);
     }
 
     #[test]

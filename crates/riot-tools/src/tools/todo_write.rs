@@ -28,7 +28,7 @@ impl TodoList {
     }
 
     /// Empties the list (`/clear`).
-    pub(crate) fn clear(&self) {
+    pub fn clear(&self) {
         self.set(Vec::new());
     }
 
