@@ -8,28 +8,19 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    AgentAuthCapabilities, AgentCapabilities, CancelNotification, Cost, CurrentModeUpdate,
-    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
-    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, LogoutCapabilities,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, PromptResponse, SessionCapabilities, SessionCloseCapabilities,
-    SessionDeleteCapabilities, SessionInfo, SessionListCapabilities, SessionNotification,
-    SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
-    UsageUpdate,
+    CancelNotification, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
+    LoadSessionResponse, McpServer, NewSessionRequest, NewSessionResponse, SessionInfo,
+    SessionNotification, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, ConnectTo, Error};
-use futures::StreamExt;
+use agent_client_protocol::{Client, Error};
 use riot_config::FlagLayer;
 use riot_kernel::{Kernel, KernelError, OpenOptions, ResumeFrom, SessionHandle};
-use riot_protocol::{AgentEvent, CancelReason, FileSystem, SessionId, StreamDelta, TerminalReason};
+use riot_protocol::{CancelReason, FileSystem, SessionId};
 
 use crate::client_fs::{ClientFs, EditorFs};
 use crate::client_terminal::EditorTerminals;
-use crate::ext::{
-    self, CompactionNotification, CompactionStatus, ShutdownRequest, ShutdownResponse,
-    UsageNotification,
-};
+use crate::ext;
 use crate::gate::ClientGate;
 use crate::mapping::{self, ToolCalls};
 use crate::session_config::Shown;
@@ -40,6 +31,13 @@ mod editor;
 mod parallel;
 #[path = "agent_rewind.rs"]
 mod rewind;
+#[path = "agent_serve.rs"]
+mod serve;
+#[path = "agent_turn.rs"]
+mod turn;
+
+pub(crate) use serve::serve_on;
+pub use serve::serve_stdio;
 
 use riot_kernel::error::{
     JSONRPC_INTERNAL_ERROR as INTERNAL_ERROR, JSONRPC_INVALID_PARAMS as INVALID_PARAMS,
@@ -84,6 +82,25 @@ struct Slot {
     /// `session/new`, or the recorded one of a loaded session), finished
     /// when the session closes.
     worktree: Option<riot_worktree::Worktree>,
+}
+
+/// What the editor lends a session it offered them for: its file system
+/// and its terminals.
+struct EditorHosts {
+    fs: Option<Arc<ClientFs>>,
+    terminals: Option<Arc<EditorTerminals>>,
+}
+
+impl EditorHosts {
+    /// Ties them to the session `id` once it has one.
+    fn bind(&self, id: &str) {
+        if let Some(fs) = &self.fs {
+            fs.bind(id);
+        }
+        if let Some(host) = &self.terminals {
+            host.bind(id);
+        }
+    }
 }
 
 /// Tells every connection of a face to stop gracefully (`_riot/shutdown`,
@@ -225,38 +242,7 @@ impl RiotAgent {
         let calls = Arc::new(Mutex::new(ToolCalls::new(cwd.clone())));
         let gate = Arc::new(ClientGate::new(cx.clone(), Arc::clone(&calls)));
         let options_cwd = cwd.clone();
-        // The editor's file system for this session's text files, when
-        // the client offers it.
-        let offered = *lock(&self.editor_fs);
-        let client_fs = offered.any().then(|| {
-            Arc::new(ClientFs::new(
-                Arc::clone(&self.config.kernel.capabilities().fs),
-                cx.clone(),
-                cwd.clone(),
-                offered,
-            ))
-        });
-        let kernel = match &client_fs {
-            Some(fs) => self
-                .config
-                .kernel
-                .with_file_system(Arc::clone(fs) as Arc<dyn FileSystem>),
-            None => self.config.kernel.clone(),
-        };
-        // The editor's terminals for Bash's foreground commands.
-        let terminals = (*lock(&self.editor_terminals)).then(|| {
-            Arc::new(EditorTerminals::new(
-                cx.clone(),
-                Arc::clone(&calls),
-                Arc::clone(&self.config.kernel.capabilities().clock),
-            ))
-        });
-        let kernel = match &terminals {
-            Some(host) => {
-                kernel.with_command_host(Arc::clone(host) as Arc<dyn riot_protocol::CommandHost>)
-            }
-            None => kernel,
-        };
+        let (kernel, hosts) = self.editor_kernel(cx, &cwd, &calls);
         let options = OpenOptions {
             cwd,
             env: self.config.env.clone(),
@@ -270,12 +256,7 @@ impl RiotAgent {
         let session = kernel.start(options).await.map_err(kernel_error)?;
         let id = session.id().to_string();
         gate.bind(&id);
-        if let Some(fs) = &client_fs {
-            fs.bind(&id);
-        }
-        if let Some(host) = &terminals {
-            host.bind(&id);
-        }
+        hosts.bind(&id);
         for notice in session.notices() {
             tracing::info!(session = %id, "{notice}");
         }
@@ -304,6 +285,55 @@ impl RiotAgent {
         self.watch_parallel(cx, &id, &slot);
         lock(&self.sessions).insert(id.clone(), Arc::clone(&slot));
         Ok((id, slot))
+    }
+
+    /// The kernel a session in `cwd` runs on: on the editor's file system
+    /// and terminals where the client offers them, which come with it.
+    fn editor_kernel(
+        &self,
+        cx: &ConnectionTo<Client>,
+        cwd: &std::path::Path,
+        calls: &Arc<Mutex<ToolCalls>>,
+    ) -> (Kernel, EditorHosts) {
+        // The editor's file system for this session's text files, when
+        // the client offers it.
+        let offered = *lock(&self.editor_fs);
+        let client_fs = offered.any().then(|| {
+            Arc::new(ClientFs::new(
+                Arc::clone(&self.config.kernel.capabilities().fs),
+                cx.clone(),
+                cwd.to_path_buf(),
+                offered,
+            ))
+        });
+        let kernel = match &client_fs {
+            Some(fs) => self
+                .config
+                .kernel
+                .with_file_system(Arc::clone(fs) as Arc<dyn FileSystem>),
+            None => self.config.kernel.clone(),
+        };
+        // The editor's terminals for Bash's foreground commands.
+        let terminals = (*lock(&self.editor_terminals)).then(|| {
+            Arc::new(EditorTerminals::new(
+                cx.clone(),
+                Arc::clone(calls),
+                Arc::clone(&self.config.kernel.capabilities().clock),
+            ))
+        });
+        let kernel = match &terminals {
+            Some(host) => {
+                kernel.with_command_host(Arc::clone(host) as Arc<dyn riot_protocol::CommandHost>)
+            }
+            None => kernel,
+        };
+        (
+            kernel,
+            EditorHosts {
+                fs: client_fs,
+                terminals,
+            },
+        )
     }
 
     /// Opens a saved session (`session/resume`).
@@ -388,248 +418,6 @@ impl RiotAgent {
             .modes(mapping::mode_state(status.mode))
             .config_options(slot.options())
             .meta(ext::session_meta(&status.model, slot.session.sandbox())))
-    }
-
-    async fn prompt(
-        &self,
-        cx: &ConnectionTo<Client>,
-        request: PromptRequest,
-    ) -> Result<PromptResponse, Error> {
-        let id = request.session_id.0.to_string();
-        if self.stop.is_triggered() {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                "Riot is shutting down; it takes no new prompts",
-            ));
-        }
-        let slot = self.slot(&id)?;
-        let (text, images) =
-            mapping::prompt_text(&request.prompt).map_err(|m| Error::new(INVALID_PARAMS, m))?;
-        if text.trim().is_empty() && images.is_empty() {
-            return Err(Error::new(INVALID_PARAMS, "the prompt is empty"));
-        }
-        let mode_before = slot.session.status().mode;
-        let events = slot
-            .session
-            .prompt_with_images(text, images)
-            .map_err(kernel_error)?;
-        self.run_turn(cx, &id, &slot, events, mode_before).await
-    }
-
-    /// `_riot/deliver`: a turn of Riot's for what it queued while no turn
-    /// ran (a background agent's result), streamed as a prompt's is;
-    /// `stopReason` null when nothing waited or a turn already runs (that
-    /// turn takes it).
-    async fn deliver(
-        &self,
-        cx: &ConnectionTo<Client>,
-        request: &crate::background::DeliverRequest,
-    ) -> Result<crate::background::DeliverResponse, Error> {
-        let id = request.session_id.clone();
-        if self.stop.is_triggered() {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                "Riot is shutting down; it starts no new turns",
-            ));
-        }
-        let slot = self.slot(&id)?;
-        let mode_before = slot.session.status().mode;
-        let events = match slot.session.deliver() {
-            Ok(Some(events)) => events,
-            Ok(None) | Err(KernelError::Busy) => {
-                return Ok(crate::background::DeliverResponse { stop_reason: None });
-            }
-            Err(e) => return Err(kernel_error(e)),
-        };
-        let response = self.run_turn(cx, &id, &slot, events, mode_before).await?;
-        Ok(crate::background::DeliverResponse {
-            stop_reason: Some(response.stop_reason),
-        })
-    }
-
-    /// Streams a started turn to the client as `session/update`s and
-    /// answers with its stop reason, or the error it ended in.
-    async fn run_turn(
-        &self,
-        cx: &ConnectionTo<Client>,
-        id: &str,
-        slot: &Arc<Slot>,
-        mut events: riot_kernel::Turn,
-        mode_before: riot_protocol::PermissionMode,
-    ) -> Result<PromptResponse, Error> {
-        let id = id.to_owned();
-        // A shutdown that came while this turn was being set up did not
-        // see it running: cancel it here.
-        if self.stop.is_triggered() {
-            slot.session.cancel(CancelReason::Shutdown);
-        }
-        let mut reason = None;
-        let mut usage = riot_protocol::Usage::default();
-        // Side requests (subagents, summaries, the classifier…) are what
-        // the session's cost meter counts beside the turn's own.
-        let side_before = slot.session.cost().side_usage;
-        let mut requests = 0u32;
-        let mut model = slot.session.status().model;
-        // The client hears of a mode the session chose itself (a plan
-        // approved during the turn) as soon as it holds.
-        let mut mode_now = mode_before;
-        // The gate and the editor's terminals wait for this loop to catch
-        // up before they announce a call (mapping::caught_up).
-        let (forwarder, mut flushes) = tokio::sync::mpsc::unbounded_channel();
-        lock(&slot.calls).set_forwarder(Some(forwarder));
-        {
-            loop {
-                let event = tokio::select! {
-                    biased;
-                    event = events.next() => event,
-                    Some(ack) = flushes.recv() => {
-                        // Every event produced so far has been sent.
-                        let _ = ack.send(());
-                        continue;
-                    }
-                };
-                let Some(event) = event else { break };
-                let mode = slot.session.status().mode;
-                if mode != mode_now {
-                    mode_now = mode;
-                    send(
-                        cx,
-                        &id,
-                        SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str())),
-                    );
-                }
-                let updates: Vec<SessionUpdate> = match &event {
-                    AgentEvent::Delta {
-                        delta: StreamDelta::Text { text },
-                    } if !text.is_empty() => vec![mapping::message_chunk(text)],
-                    AgentEvent::Delta {
-                        delta: StreamDelta::Thinking { text },
-                    } if !text.is_empty() => vec![mapping::thought_chunk(text)],
-                    AgentEvent::Message { message } => {
-                        lock(&slot.calls).message_updates(message, false)
-                    }
-                    AgentEvent::ToolStarted {
-                        tool_use_id,
-                        name,
-                        describe,
-                    } => vec![lock(&slot.calls).started(tool_use_id.as_str(), name, describe)],
-                    AgentEvent::Done { reason: r } => {
-                        reason = Some(r.clone());
-                        Vec::new()
-                    }
-                    AgentEvent::Usage { model: m, usage: u } => {
-                        usage.add(u);
-                        requests += 1;
-                        m.clone_into(&mut model);
-                        // The context as this request left it: what it
-                        // read and what it wrote.
-                        let used = u.input_tokens
-                            + u.cache_read_tokens
-                            + u.cache_write_tokens
-                            + u.output_tokens;
-                        let size = slot.session.status().context_window;
-                        let cost = slot.session.cost().usd.map(|usd| Cost::new(usd, "USD"));
-                        vec![SessionUpdate::UsageUpdate(
-                            UsageUpdate::new(used, size).cost(cost),
-                        )]
-                    }
-                    AgentEvent::Compacting { strategy } => {
-                        self.notify(
-                            cx,
-                            CompactionNotification {
-                                session_id: id.clone(),
-                                status: CompactionStatus::Compacting,
-                                strategy: *strategy,
-                                tokens_before: None,
-                                tokens_after: None,
-                                meta: None,
-                            },
-                        );
-                        Vec::new()
-                    }
-                    AgentEvent::Compacted {
-                        before,
-                        after,
-                        strategy,
-                    } => {
-                        self.notify(
-                            cx,
-                            CompactionNotification {
-                                session_id: id.clone(),
-                                status: CompactionStatus::Compacted,
-                                strategy: *strategy,
-                                tokens_before: Some(*before),
-                                tokens_after: Some(*after),
-                                meta: None,
-                            },
-                        );
-                        Vec::new()
-                    }
-                    _ => Vec::new(),
-                };
-                for update in updates {
-                    send(cx, &id, update);
-                }
-            }
-        }
-        lock(&slot.calls).set_forwarder(None);
-        drop(flushes);
-        drop(events);
-        let mode = slot.session.status().mode;
-        if mode != mode_now {
-            send(
-                cx,
-                &id,
-                SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str())),
-            );
-        }
-        // A first prompt names a new session.
-        self.announce_title(cx, &id, slot);
-        // Before the response, so the client has the figures of the turn
-        // that just ended, and what the session has cost with it.
-        let cost = slot.session.cost();
-        self.notify(
-            cx,
-            UsageNotification {
-                session_id: id.clone(),
-                model,
-                requests,
-                usage: usage.into(),
-                side_usage: cost.side_usage.since(&side_before).into(),
-                cost_usd: cost.usd,
-                meta: None,
-            },
-        );
-        let reason = reason.unwrap_or(TerminalReason::Error {
-            error: riot_protocol::AgentError {
-                kind: riot_protocol::ErrorKind::Internal,
-                message: "the turn ended without a terminal reason".into(),
-            },
-        });
-        match mapping::stop_reason(&reason) {
-            Some(stop) => Ok(PromptResponse::new(stop)),
-            None => {
-                // The client's mistake (an unknown slash command) is
-                // invalid params; anything else failed on Riot's side.
-                match &reason {
-                    TerminalReason::Error { error }
-                        if error.kind == riot_protocol::ErrorKind::Usage =>
-                    {
-                        Err(Error::new(INVALID_PARAMS, error.message.clone()))
-                    }
-                    // A refused key: the client can authenticate again.
-                    TerminalReason::Error { error }
-                        if error.kind == riot_protocol::ErrorKind::Auth =>
-                    {
-                        Err(Error::new(editor::AUTH_REQUIRED, error.message.clone()))
-                    }
-                    TerminalReason::Error { error } => {
-                        Err(Error::new(INTERNAL_ERROR, error.message.clone()))
-                    }
-                    other => Err(Error::new(INTERNAL_ERROR, other.name())),
-                }
-            }
-        }
     }
 
     /// ACP `session/list`: the transcripts in Riot's home, newest first,
@@ -900,409 +688,4 @@ impl RiotAgent {
         slot.session.set_model(model).await.map_err(kernel_error)?;
         Ok(ext::DoneResponse::default())
     }
-}
-
-fn initialize(
-    request: &InitializeRequest,
-    default_cwd: Option<&std::path::Path>,
-) -> InitializeResponse {
-    tracing::info!(client_version = ?request.protocol_version, "ACP initialize");
-    InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
-        .agent_capabilities(
-            AgentCapabilities::new()
-                .load_session(true)
-                .mcp_capabilities(McpCapabilities::new().http(true))
-                .session_capabilities(
-                    SessionCapabilities::new()
-                        .list(SessionListCapabilities::new())
-                        .resume(SessionResumeCapabilities::new())
-                        .close(SessionCloseCapabilities::new())
-                        .delete(SessionDeleteCapabilities::new()),
-                )
-                .auth(AgentAuthCapabilities::new().logout(LogoutCapabilities::new()))
-                // Text and resource links are the baseline every agent
-                // takes; images are prepared as Read prepares them.
-                .prompt_capabilities(PromptCapabilities::new().image(true))
-                .meta(ext::capabilities_meta()),
-        )
-        .auth_methods(editor::auth_methods())
-        .agent_info(Implementation::new("riot", env!("CARGO_PKG_VERSION")).title("Riot".to_owned()))
-        .meta(default_cwd.and_then(ext::initialize_meta))
-}
-
-/// Serves ACP on stdin/stdout until the client closes stdin or `stop` is
-/// triggered (`_riot/shutdown` triggers it too). Nothing but protocol
-/// messages is written to stdout.
-pub async fn serve_stdio(config: AcpConfig, stop: Shutdown) -> Result<(), Error> {
-    serve_on(config, crate::stdio::stdio_lines(), stop).await
-}
-
-/// One ACP request's handler, answering with what `$body` gives (a
-/// `Result` of the response): `now` in the handler itself, in order with
-/// the connection's other messages; `task` on a task of its own, so a slow
-/// request holds up nothing; `turn` on a task the agent tracks, which
-/// shutdown waits for (prompts, deliveries). `$agent` is cloned into the
-/// handler, and again into each task.
-macro_rules! answer {
-    (now, $agent:ident, $req:ty, |$a:ident, $r:ident, $cx:ident| $body:expr) => {{
-        let $a = Arc::clone(&$agent);
-        async move |$r: $req,
-                    responder: Responder<
-            <$req as agent_client_protocol::JsonRpcRequest>::Response,
-        >,
-                    $cx: ConnectionTo<Client>| {
-            reply(responder, $body);
-            Ok(())
-        }
-    }};
-    (task, $agent:ident, $req:ty, |$a:ident, $r:ident, $cx:ident| $body:expr) => {{
-        let agent = Arc::clone(&$agent);
-        async move |$r: $req,
-                    responder: Responder<
-            <$req as agent_client_protocol::JsonRpcRequest>::Response,
-        >,
-                    $cx: ConnectionTo<Client>| {
-            let $a = Arc::clone(&agent);
-            tokio::spawn(async move {
-                reply(responder, $body);
-            });
-            Ok(())
-        }
-    }};
-    (turn, $agent:ident, $req:ty, |$a:ident, $r:ident, $cx:ident| $body:expr) => {{
-        let agent = Arc::clone(&$agent);
-        async move |$r: $req,
-                    responder: Responder<
-            <$req as agent_client_protocol::JsonRpcRequest>::Response,
-        >,
-                    $cx: ConnectionTo<Client>| {
-            let $a = Arc::clone(&agent);
-            agent.turns.spawn(async move {
-                reply(responder, $body);
-            });
-            Ok(())
-        }
-    }};
-}
-
-/// Serves ACP on any transport (stdio, or one WebSocket connection of
-/// `riot serve`) until the client goes away or `stop` is triggered, then
-/// winds down: running turns are cancelled and end before this returns.
-/// One agent, with its own session table, per connection; the handlers
-/// below are the table from ACP's methods (and Riot's `_riot/...` ones)
-/// to what the agent does for each.
-pub(crate) async fn serve_on(
-    config: AcpConfig,
-    transport: impl ConnectTo<Agent> + 'static,
-    stop: Shutdown,
-) -> Result<(), Error> {
-    let agent = Arc::new(RiotAgent {
-        config,
-        sessions: Mutex::new(HashMap::new()),
-        stop,
-        turns: tokio_util::task::TaskTracker::new(),
-        wanted: Mutex::new(Vec::new()),
-        editor_fs: Mutex::new(EditorFs::default()),
-        editor_terminals: Mutex::new(false),
-    });
-    Agent
-        .v1()
-        .name("riot")
-        .on_receive_request(
-            {
-                let agent = Arc::clone(&agent);
-                async move |request: InitializeRequest,
-                            responder: Responder<InitializeResponse>,
-                            _cx: ConnectionTo<Client>| {
-                    *lock(&agent.wanted) =
-                        ext::wanted_notifications(request.client_capabilities.meta.as_ref());
-                    *lock(&agent.editor_fs) =
-                        EditorFs::from_capabilities(&request.client_capabilities);
-                    *lock(&agent.editor_terminals) = request.client_capabilities.terminal;
-                    responder.respond(initialize(&request, agent.config.default_cwd.as_deref()))
-                }
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            {
-                let agent = Arc::clone(&agent);
-                async move |request: NewSessionRequest,
-                            responder: Responder<NewSessionResponse>,
-                            cx: ConnectionTo<Client>| {
-                    let agent = Arc::clone(&agent);
-                    tokio::spawn(async move {
-                        // A provider that needs a key it lacks: ACP's
-                        // auth-required error, before anything is opened.
-                        let result = match agent.require_key(&request.cwd).await {
-                            Ok(()) => agent.new_session(&cx, request).await,
-                            Err(e) => Err(e),
-                        };
-                        let id = result.as_ref().ok().map(|r| r.session_id.0.to_string());
-                        reply(responder, result);
-                        // After the response, so the client knows the session.
-                        if let Some(id) = id {
-                            agent.announce_commands(&cx, &id);
-                        }
-                    });
-                    Ok(())
-                }
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            {
-                let agent = Arc::clone(&agent);
-                async move |request: LoadSessionRequest,
-                            responder: Responder<LoadSessionResponse>,
-                            cx: ConnectionTo<Client>| {
-                    let agent = Arc::clone(&agent);
-                    tokio::spawn(async move {
-                        let id = request.session_id.0.to_string();
-                        let result = agent.load_session(&cx, request).await;
-                        let loaded = result.is_ok();
-                        reply(responder, result);
-                        if loaded {
-                            agent.announce_commands(&cx, &id);
-                        }
-                    });
-                    Ok(())
-                }
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(turn, agent, PromptRequest, |agent, request, cx| agent
-                .prompt(&cx, request)
-                .await),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(task, agent, ListSessionsRequest, |agent, request, _cx| {
-                agent.list_sessions(request).await
-            }),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(now, agent, SetSessionModeRequest, |agent, request, _cx| {
-                agent.set_mode(&request).await
-            }),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_notification(
-            {
-                let agent = Arc::clone(&agent);
-                async move |notification: CancelNotification, _cx: ConnectionTo<Client>| {
-                    agent.cancel(&notification);
-                    Ok(())
-                }
-            },
-            agent_client_protocol::on_receive_notification!(),
-        )
-        .on_receive_request(
-            {
-                let agent = Arc::clone(&agent);
-                async move |_request: ShutdownRequest,
-                            responder: Responder<ShutdownResponse>,
-                            _cx: ConnectionTo<Client>| {
-                    tracing::info!("ACP: _riot/shutdown requested");
-                    let cancelled_turns = agent.cancel_all();
-                    // The reply is queued before the connection starts closing.
-                    let sent = responder.respond(ShutdownResponse {
-                        cancelled_turns,
-                        meta: None,
-                    });
-                    agent.stop.trigger();
-                    sent
-                }
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(
-                now,
-                agent,
-                ext::McpServersRequest,
-                |agent, _request, _cx| {
-                    let servers = agent
-                        .config
-                        .kernel
-                        .mcp_servers()
-                        .into_iter()
-                        .map(ext::McpServerEntry::from)
-                        .collect();
-                    Ok(ext::McpServersResponse {
-                        servers,
-                        meta: None,
-                    })
-                }
-            ),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(
-                task,
-                agent,
-                ext::McpRestartRequest,
-                |agent, request, _cx| {
-                    let project = request.project.as_deref().map(std::path::Path::new);
-                    agent
-                        .config
-                        .kernel
-                        .restart_mcp_server(project, &request.name)
-                        .await
-                        .map(|()| ext::McpRestartResponse { meta: None })
-                        .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()))
-                }
-            ),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(task, agent, ext::ConfigRequest, |agent, request, _cx| Ok(
-                agent.model_config(&request).await
-            )),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(task, agent, ext::ConfigSetRequest, |agent, request, _cx| {
-                agent.set_model_config(request).await
-            }),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(task, agent, ext::FilesRequest, |agent, request, _cx| agent
-                .files(&request)
-                .await),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(
-                now,
-                agent,
-                ext::SessionRenameRequest,
-                |agent, request, cx| agent.rename_session(&cx, &request)
-            ),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(
-                now,
-                agent,
-                ext::SessionDeleteRequest,
-                |agent, request, _cx| agent.delete_session(&request).await
-            ),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(now, agent, ext::SetModelRequest, |agent, request, _cx| {
-                agent.set_model(&request).await
-            }),
-            agent_client_protocol::on_receive_request!(),
-        )
-        // `_riot/checkpoints` and `_riot/rewind` (agent_rewind.rs).
-        .on_receive_request(
-            answer!(
-                now,
-                agent,
-                ext::CheckpointsRequest,
-                |agent, request, _cx| agent.checkpoints(&request).await
-            ),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(now, agent, ext::RewindRequest, |agent, request, _cx| agent
-                .rewind(&request)
-                .await),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(
-                task,
-                agent,
-                crate::terminals::TerminalWriteRequest,
-                |agent, request, _cx| {
-                    match agent.slot(&request.session_id) {
-                        Ok(slot) => crate::terminals::write(&slot.session, &request).await,
-                        Err(e) => Err(e),
-                    }
-                }
-            ),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(
-                now,
-                agent,
-                crate::terminals::TerminalResizeRequest,
-                |agent, request, _cx| {
-                    match agent.slot(&request.session_id) {
-                        Ok(slot) => crate::terminals::resize(&slot.session, &request).await,
-                        Err(e) => Err(e),
-                    }
-                }
-            ),
-            agent_client_protocol::on_receive_request!(),
-        )
-        // `_riot/queue`, `_riot/background`, `_riot/background_stop`
-        // (agent_parallel.rs), `_riot/deliver` (here).
-        .on_receive_request(
-            answer!(
-                now,
-                agent,
-                crate::queue::QueueRequest,
-                |agent, request, _cx| agent.queue(&request)
-            ),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(
-                now,
-                agent,
-                crate::background::BackgroundRequest,
-                |agent, request, _cx| agent.background(&request)
-            ),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(
-                turn,
-                agent,
-                crate::background::DeliverRequest,
-                |agent, request, cx| agent.deliver(&cx, &request).await
-            ),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            answer!(
-                now,
-                agent,
-                crate::background::BackgroundStopRequest,
-                |agent, request, _cx| agent.background_stop(&request)
-            ),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            {
-                let agent = Arc::clone(&agent);
-                async move |request: editor::EditorRequest,
-                            responder: Responder<serde_json::Value>,
-                            cx: ConnectionTo<Client>| {
-                    let agent = Arc::clone(&agent);
-                    tokio::spawn(async move {
-                        agent.editor_request(&cx, request, responder).await;
-                    });
-                    Ok(())
-                }
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .connect_with(transport, async move |cx: ConnectionTo<Client>| {
-            tokio::select! {
-                () = cx.incoming_closed() => {}
-                () = agent.stop.triggered() => {}
-            }
-            agent.wind_down().await;
-            Ok(())
-        })
-        .await
 }

@@ -33,11 +33,12 @@ use std::sync::{Arc, Mutex};
 
 use futures::{Stream, StreamExt};
 use riot_config::FlagLayer;
-use riot_kernel::{Kernel, NobodyAnswers, OpenOptions, ResumeFrom, SessionHandle};
+use riot_kernel::{Kernel, NobodyAnswers, OpenOptions, ResumeFrom, SessionHandle, Turn};
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, Clock, IdKind, Message, PermissionResult, SessionId,
-    SystemLevel, TerminalReason,
+    AgentEvent, CancelReason, CancelScope, Clock, IdGen, IdKind, Message, PermissionResult,
+    SessionId, SystemLevel, TerminalReason,
 };
+use riot_worktree::Worktree;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
@@ -289,283 +290,52 @@ async fn consume(events: impl Stream<Item = AgentEvent>, out: &mut Outputs, tall
 /// Runs `riot exec` (or `riot -p`); returns the exit code.
 pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     let options = &args.options;
-    if let Err(m) = options::check(options, args.prompt.as_deref()) {
-        return usage(&m);
-    }
-    let flags = match options::flag_layer(shared, options) {
-        Ok(f) => f,
-        Err(m) => return usage(&m),
-    };
-    let terminal = Terminal::detect();
-    let mut prompts = match options.input_format {
-        InputFormat::Text => match text_prompt(args.prompt.as_deref(), terminal) {
-            Ok(p) => Prompts::One(Some(p)),
-            Err(m) => return usage(&m),
-        },
-        InputFormat::StreamJson => {
-            Prompts::Lines(tokio::io::BufReader::new(tokio::io::stdin()).lines())
-        }
-    };
-    // The first prompt before anything else, so a bad first line is a
-    // usage error before any session exists.
-    let first = match prompts.next().await {
-        Ok(Some(p)) => p,
-        Ok(None) => {
-            return usage(
-                "no user message on stdin: send one JSON line per message, as {\"type\": \"user\", \"message\": {\"role\": \"user\", \"content\": \"…\"}}",
-            );
-        }
-        Err(m) => return usage(&m),
-    };
-    let project = match crate::opening::project(shared) {
-        Ok(p) => p,
-        Err(e) => return usage(&e),
-    };
-    // How long a prompt's run waits for background agents after its turn.
-    let background_wait_ms = match background_wait(&project.env) {
-        Ok(ms) => ms,
-        Err(m) => return usage(&m),
-    };
-    let clock = Arc::clone(&project.kernel.capabilities().clock);
-    let ids = Arc::clone(&project.kernel.capabilities().ids);
-    let resume = match (&options.resume, options.r#continue) {
-        (Some(id), _) if id.is_empty() => {
-            return usage(
-                "--resume needs a session id here (`riot sessions list` shows them); only the terminal UI, bare `riot --resume`, lets you choose one",
-            );
-        }
-        (Some(id), _) => Some(ResumeFrom::Id(SessionId::new(id.clone()))),
-        (None, true) => Some(ResumeFrom::Latest),
-        (None, false) => None,
-    };
-    // `--worktree`, or a resumed session's own: a checkout of its own.
-    let (cwd, worktree) =
-        match crate::opening::workplace(&project, options.worktree.as_deref(), resume.as_ref())
-            .await
-        {
-            Ok(w) => w,
-            Err(code) => return code,
-        };
-    let crate::opening::Project { env, kernel, .. } = project;
-    let max_turns = shared.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
-    let open = OpenOptions {
-        cwd: cwd.clone(),
-        env: env.clone(),
-        flags: flags.clone(),
-        trust_project: shared.trust_project,
-        max_turns: Some(max_turns),
-        resume,
-        gate: Arc::new(NobodyAnswers),
-        mcp_servers: Vec::new(),
-    };
-    let session = match crate::opening::start(&kernel, open, worktree.as_ref(), "riot exec").await {
-        Ok(s) => s,
+    let Input {
+        flags,
+        terminal,
+        mut prompts,
+        first,
+    } = match read_input(shared, args).await {
+        Ok(input) => input,
         Err(code) => return code,
     };
-    for notice in session.notices() {
-        eprintln!("riot: {notice}");
-    }
+    let Opened {
+        kernel,
+        env,
+        cwd,
+        worktree,
+        session,
+        background_wait_ms,
+        max_turns,
+    } = match open_session(shared, options, &flags).await {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
+    let clock = Arc::clone(&kernel.capabilities().clock);
+    let ids = Arc::clone(&kernel.capabilities().ids);
     let session_id = session.id().to_string();
 
     let format = options.output_format;
-    // Text for people; with --verbose, the same progress lines beside the
-    // other formats.
-    let report = (format == OutputFormat::Text || options.verbose).then(|| {
-        let status = StatusLine::new(
-            Box::new(std::io::stderr()),
-            terminal.stderr_is_tty,
-            terminal.width,
-            Arc::clone(&clock),
-        );
-        TextReport::new(status, options.verbose)
-    });
-    let live = report.as_ref().is_some_and(TextReport::is_live);
-    let claude = (format == OutputFormat::StreamJson).then(|| {
-        ClaudeLines::new(
-            session_id.clone(),
-            session.status().model,
-            options.include_partial_messages,
-            Arc::clone(&ids),
-        )
-    });
-    let mut out = Outputs {
-        format,
-        stdout: std::io::stdout().lock(),
-        claude,
-        report,
-        clock: Arc::clone(&clock),
-    };
+    let mut out = open_outputs(options, terminal, &session, &clock, &ids);
+    let live = out.report.as_ref().is_some_and(TextReport::is_live);
     if format == OutputFormat::StreamJson {
         let info = init_info(&kernel, &session, &cwd).await;
         out.line(&claude::init_line(&info, ids.next_id(IdKind::Message)));
     }
 
     let interrupt = Arc::new(Interrupt::default());
-    let signals = {
-        let interrupt = Arc::clone(&interrupt);
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                // On a terminal the status line is on this row: erase it first.
-                let erase = if live { status::ERASE } else { "" };
-                eprintln!("{erase}riot: stopping (press Ctrl-C again to quit at once)");
-                interrupt.fire();
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(EXIT_INTERRUPTED);
-                }
-            }
-        })
-    };
+    let signals = watch_interrupts(&interrupt, live);
 
-    let mut next = Some(first);
-    let mut code = 0;
-    let mut last = Tally::default();
-    while let Some(prompt) = next.take() {
-        let started = clock.now_ms();
-        let mut tally = Tally::default();
-        let mut turn = match session.prompt(prompt) {
-            Ok(turn) => turn,
-            Err(e) => {
-                eprintln!("riot exec: {e}");
-                code = e.exit_code();
-                break;
-            }
-        };
-        // The prompt's turn; then, when asked to wait
-        // (RIOT_EXEC_BACKGROUND_WAIT_MS), one more for each batch of
-        // background agents' results that arrives after it, until they
-        // have all ended or the wait runs out: then the agents still
-        // running are stopped and the model hears so in one last turn.
-        // One result line covers them all.
-        let mut waited_since: Option<u64> = None;
-        let mut ceiling_passed = false;
-        loop {
-            interrupt.set_running(Some(turn.cancel_scope().clone()));
-            if interrupt.seen() {
-                turn.cancel_scope().cancel(CancelReason::User);
-            }
-            consume(turn, &mut out, &mut tally).await;
-            interrupt.set_running(None);
-            if let Some(r) = out.report.as_mut() {
-                r.finish();
-            }
-            if tally.reason() != TerminalReason::Completed || interrupt.seen() || ceiling_passed {
-                break;
-            }
-            let running = session.background().list();
-            let running: Vec<_> = running
-                .iter()
-                .filter(|t| t.state == riot_kernel::background::TaskState::Running)
-                .collect();
-            let ids: Vec<&str> = running.iter().map(|t| t.id.as_str()).collect();
-            let plural = if running.len() == 1 { "" } else { "s" };
-            let them = if running.len() == 1 { "it" } else { "them" };
-            let Some(ceiling_ms) = background_wait_ms else {
-                // Not asked to wait: the agents stop with the run's
-                // session, and the person is told how to wait for them.
-                if out.report.is_some() && !running.is_empty() {
-                    eprintln!(
-                        "riot: stopping background agent{plural} {} as the run ends; set RIOT_EXEC_BACKGROUND_WAIT_MS to wait for {them}",
-                        ids.join(", "),
-                    );
-                }
-                break;
-            };
-            if out.report.is_some() && !running.is_empty() {
-                eprintln!(
-                    "riot: waiting for {} background agent{plural} ({}) to finish; Ctrl-C stops {them}",
-                    running.len(),
-                    ids.join(", "),
-                );
-            }
-            let since = *waited_since.get_or_insert_with(|| clock.now_ms());
-            let left = ceiling_ms.saturating_sub(clock.now_ms().saturating_sub(since));
-            let ceiling = clock.sleep_ms(left);
-            let arrived = tokio::select! {
-                arrived = session.background_result() => arrived,
-                () = interrupt.wake.notified() => {
-                    // Stopped while waiting: the result says so, not success.
-                    tally.reason = Some(TerminalReason::Aborted {
-                        by: riot_protocol::AbortSource::User,
-                    });
-                    false
-                }
-                () = ceiling => {
-                    ceiling_passed = true;
-                    let stopped: Vec<String> = session
-                        .background()
-                        .list()
-                        .into_iter()
-                        .filter(|t| t.state == riot_kernel::background::TaskState::Running)
-                        .map(|t| t.id)
-                        .collect();
-                    for id in &stopped {
-                        session.background().stop_for_riot(id);
-                    }
-                    let waited = ceiling_ms;
-                    let waited = if waited % 1000 == 0 {
-                        format!("{} s", waited / 1000)
-                    } else {
-                        format!("{waited} ms")
-                    };
-                    // (All may have ended just before: nothing to say then.)
-                    if !stopped.is_empty() {
-                        eprintln!(
-                            "riot: stopped background agent{} {} after waiting {waited} for {} (RIOT_EXEC_BACKGROUND_WAIT_MS)",
-                            if stopped.len() == 1 { "" } else { "s" },
-                            stopped.join(", "),
-                            if stopped.len() == 1 { "it" } else { "them" },
-                        );
-                    }
-                    // Their results (`stopped`) arrive at once.
-                    session.background_result().await
-                }
-            };
-            if !arrived {
-                break;
-            }
-            turn = match session.deliver() {
-                Ok(Some(turn)) => turn,
-                Ok(None) => break,
-                Err(e) => {
-                    eprintln!("riot exec: {e}");
-                    break;
-                }
-            };
-        }
-        let reason = tally.reason();
-        code = reason.exit_code();
-        if format != OutputFormat::Text {
-            let cx = ResultContext {
-                session_id: &session_id,
-                uuid: ids.next_id(IdKind::Message),
-                duration_ms: clock.now_ms().saturating_sub(started),
-                cost_usd: session.cost().usd,
-                side_usage: session.side_usage().await.unwrap_or_default(),
-                max_turns,
-            };
-            out.line(&tally.result(&cx));
-        }
-        last = tally;
-        if matches!(reason, TerminalReason::Aborted { .. }) || interrupt.seen() {
-            code = EXIT_INTERRUPTED;
-            break;
-        }
-        // The next message, unless SIGINT comes first.
-        let read = tokio::select! {
-            read = prompts.next() => read,
-            () = interrupt.wake.notified() => {
-                code = EXIT_INTERRUPTED;
-                break;
-            }
-        };
-        match read {
-            Ok(p) => next = p,
-            Err(m) => {
-                code = usage(&m);
-                break;
-            }
-        }
-    }
+    let cx = Run {
+        session: &session,
+        session_id: &session_id,
+        clock: &clock,
+        ids: &ids,
+        interrupt: &interrupt,
+        background_wait_ms,
+        max_turns,
+    };
+    let (code, last) = answer_prompts(&cx, first, &mut prompts, &mut out).await;
     signals.abort();
     // Saves what the session read, for a resumed session.
     session.close().await;
@@ -573,20 +343,7 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
         crate::opening::leave(&kernel, w).await;
     }
     if format == OutputFormat::Text {
-        let reason = last.reason();
-        if !last.final_text.is_empty() {
-            let _ = writeln!(out.stdout, "{}", last.final_text.trim_end());
-        }
-        let _ = out.stdout.flush();
-        match &reason {
-            TerminalReason::MaxTurns => {
-                eprintln!("riot: stopped after the maximum number of turns (--max-turns)");
-            }
-            TerminalReason::Aborted { .. } => {
-                eprintln!("riot: interrupted; session {session_id} saved");
-            }
-            _ => {}
-        }
+        print_answer(&mut out, &last, &session_id);
     }
     // Last, so a person sees it: what was denied and how to allow it. The
     // exit code stays that of the turn (see `denials`).
@@ -603,6 +360,395 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     }
     let _ = out.stdout.flush();
     code
+}
+
+/// What a run reads before any session exists: its permission flags, its
+/// terminal, and its prompts with the first one already read.
+struct Input {
+    flags: FlagLayer,
+    terminal: Terminal,
+    prompts: Prompts,
+    first: String,
+}
+
+/// Checks the options and reads the first prompt, so a bad option or
+/// first line is a usage error before any session exists. `Err` is the
+/// exit code, said on stderr.
+async fn read_input(shared: &SharedOptions, args: &ExecArgs) -> Result<Input, i32> {
+    let options = &args.options;
+    if let Err(m) = options::check(options, args.prompt.as_deref()) {
+        return Err(usage(&m));
+    }
+    let flags = options::flag_layer(shared, options).map_err(|m| usage(&m))?;
+    let terminal = Terminal::detect();
+    let mut prompts = match options.input_format {
+        InputFormat::Text => match text_prompt(args.prompt.as_deref(), terminal) {
+            Ok(p) => Prompts::One(Some(p)),
+            Err(m) => return Err(usage(&m)),
+        },
+        InputFormat::StreamJson => {
+            Prompts::Lines(tokio::io::BufReader::new(tokio::io::stdin()).lines())
+        }
+    };
+    // The first prompt before anything else, so a bad first line is a
+    // usage error before any session exists.
+    let first = match prompts.next().await {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            return Err(usage(
+                "no user message on stdin: send one JSON line per message, as {\"type\": \"user\", \"message\": {\"role\": \"user\", \"content\": \"…\"}}",
+            ));
+        }
+        Err(m) => return Err(usage(&m)),
+    };
+    Ok(Input {
+        flags,
+        terminal,
+        prompts,
+        first,
+    })
+}
+
+/// The run's session and what it was opened with.
+struct Opened {
+    kernel: Kernel,
+    env: BTreeMap<String, String>,
+    /// Where the session works: the project, or its worktree.
+    cwd: PathBuf,
+    worktree: Option<Worktree>,
+    session: SessionHandle,
+    /// How long a prompt's run waits for background agents after its turn.
+    background_wait_ms: Option<u64>,
+    max_turns: u32,
+}
+
+/// Opens the run's session in the project (or its worktree), resumed when
+/// asked, and says its notices on stderr. `Err` is the exit code, said on
+/// stderr.
+async fn open_session(
+    shared: &SharedOptions,
+    options: &ExecOptions,
+    flags: &FlagLayer,
+) -> Result<Opened, i32> {
+    let project = crate::opening::project(shared).map_err(|e| usage(&e))?;
+    // How long a prompt's run waits for background agents after its turn.
+    let background_wait_ms = background_wait(&project.env).map_err(|m| usage(&m))?;
+    let resume = resume_from(options).map_err(usage)?;
+    // `--worktree`, or a resumed session's own: a checkout of its own.
+    let (cwd, worktree) =
+        crate::opening::workplace(&project, options.worktree.as_deref(), resume.as_ref()).await?;
+    let crate::opening::Project { env, kernel, .. } = project;
+    let max_turns = shared.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
+    let open = OpenOptions {
+        cwd: cwd.clone(),
+        env: env.clone(),
+        flags: flags.clone(),
+        trust_project: shared.trust_project,
+        max_turns: Some(max_turns),
+        resume,
+        gate: Arc::new(NobodyAnswers),
+        mcp_servers: Vec::new(),
+    };
+    let session = crate::opening::start(&kernel, open, worktree.as_ref(), "riot exec").await?;
+    for notice in session.notices() {
+        eprintln!("riot: {notice}");
+    }
+    Ok(Opened {
+        kernel,
+        env,
+        cwd,
+        worktree,
+        session,
+        background_wait_ms,
+        max_turns,
+    })
+}
+
+/// The session `--resume ID` or `--continue` asks for; `Err` is a usage
+/// error's line.
+fn resume_from(options: &ExecOptions) -> Result<Option<ResumeFrom>, &'static str> {
+    match (&options.resume, options.r#continue) {
+        (Some(id), _) if id.is_empty() => Err(
+            "--resume needs a session id here (`riot sessions list` shows them); only the terminal UI, bare `riot --resume`, lets you choose one",
+        ),
+        (Some(id), _) => Ok(Some(ResumeFrom::Id(SessionId::new(id.clone())))),
+        (None, true) => Ok(Some(ResumeFrom::Latest)),
+        (None, false) => Ok(None),
+    }
+}
+
+/// Where the run's output goes for its `--output-format`: stdout, with
+/// Claude Code's lines for `stream-json`, and the progress lines on stderr
+/// for `text` or `--verbose`.
+fn open_outputs(
+    options: &ExecOptions,
+    terminal: Terminal,
+    session: &SessionHandle,
+    clock: &Arc<dyn Clock>,
+    ids: &Arc<dyn IdGen>,
+) -> Outputs {
+    let format = options.output_format;
+    // Text for people; with --verbose, the same progress lines beside the
+    // other formats.
+    let report = (format == OutputFormat::Text || options.verbose).then(|| {
+        let status = StatusLine::new(
+            Box::new(std::io::stderr()),
+            terminal.stderr_is_tty,
+            terminal.width,
+            Arc::clone(clock),
+        );
+        TextReport::new(status, options.verbose)
+    });
+    let claude = (format == OutputFormat::StreamJson).then(|| {
+        ClaudeLines::new(
+            session.id().to_string(),
+            session.status().model,
+            options.include_partial_messages,
+            Arc::clone(ids),
+        )
+    });
+    Outputs {
+        format,
+        stdout: std::io::stdout().lock(),
+        claude,
+        report,
+        clock: Arc::clone(clock),
+    }
+}
+
+/// Handles SIGINT for the run: the first stops it (and says so, erasing a
+/// `live` status line first), the second exits at once. The task ends
+/// when aborted.
+fn watch_interrupts(interrupt: &Arc<Interrupt>, live: bool) -> tokio::task::JoinHandle<()> {
+    let interrupt = Arc::clone(interrupt);
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            // On a terminal the status line is on this row: erase it first.
+            let erase = if live { status::ERASE } else { "" };
+            eprintln!("{erase}riot: stopping (press Ctrl-C again to quit at once)");
+            interrupt.fire();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+        }
+    })
+}
+
+/// What answering the run's prompts works with, once its session is open.
+struct Run<'a> {
+    session: &'a SessionHandle,
+    session_id: &'a str,
+    clock: &'a Arc<dyn Clock>,
+    ids: &'a Arc<dyn IdGen>,
+    interrupt: &'a Interrupt,
+    /// `RIOT_EXEC_BACKGROUND_WAIT_MS`, read by [`background_wait`].
+    background_wait_ms: Option<u64>,
+    max_turns: u32,
+}
+
+/// Answers `first` and then each prompt that follows, in turn, with a
+/// result line after each unless the format is `text`; stops at an
+/// interrupt or an error. Returns the exit code and the last prompt's
+/// tally.
+async fn answer_prompts(
+    run: &Run<'_>,
+    first: String,
+    prompts: &mut Prompts,
+    out: &mut Outputs,
+) -> (i32, Tally) {
+    let mut next = Some(first);
+    let mut code = 0;
+    let mut last = Tally::default();
+    while let Some(prompt) = next.take() {
+        let started = run.clock.now_ms();
+        let mut tally = Tally::default();
+        let turn = match run.session.prompt(prompt) {
+            Ok(turn) => turn,
+            Err(e) => {
+                eprintln!("riot exec: {e}");
+                code = e.exit_code();
+                break;
+            }
+        };
+        run_turns(run, turn, out, &mut tally).await;
+        let reason = tally.reason();
+        code = reason.exit_code();
+        if out.format != OutputFormat::Text {
+            out.line(&result_line(run, &tally, started).await);
+        }
+        last = tally;
+        if matches!(reason, TerminalReason::Aborted { .. }) || run.interrupt.seen() {
+            code = EXIT_INTERRUPTED;
+            break;
+        }
+        // The next message, unless SIGINT comes first.
+        let read = tokio::select! {
+            read = prompts.next() => read,
+            () = run.interrupt.wake.notified() => {
+                code = EXIT_INTERRUPTED;
+                break;
+            }
+        };
+        match read {
+            Ok(p) => next = p,
+            Err(m) => {
+                code = usage(&m);
+                break;
+            }
+        }
+    }
+    (code, last)
+}
+
+/// The prompt's turn; then, when asked to wait
+/// (RIOT_EXEC_BACKGROUND_WAIT_MS), one more for each batch of
+/// background agents' results that arrives after it, until they
+/// have all ended or the wait runs out: then the agents still
+/// running are stopped and the model hears so in one last turn.
+/// One result line covers them all: their events add up in `tally`.
+async fn run_turns(run: &Run<'_>, mut turn: Turn, out: &mut Outputs, tally: &mut Tally) {
+    let mut waited_since: Option<u64> = None;
+    let mut ceiling_passed = false;
+    loop {
+        run.interrupt.set_running(Some(turn.cancel_scope().clone()));
+        if run.interrupt.seen() {
+            turn.cancel_scope().cancel(CancelReason::User);
+        }
+        consume(turn, out, tally).await;
+        run.interrupt.set_running(None);
+        if let Some(r) = out.report.as_mut() {
+            r.finish();
+        }
+        if tally.reason() != TerminalReason::Completed || run.interrupt.seen() || ceiling_passed {
+            break;
+        }
+        let running = running_agents(run.session);
+        if out.report.is_some() && !running.is_empty() {
+            tell_running_agents(&running, run.background_wait_ms.is_some());
+        }
+        // Not asked to wait: the agents stop with the run's
+        // session, and the person is told how to wait for them.
+        let Some(ceiling_ms) = run.background_wait_ms else {
+            break;
+        };
+        let since = *waited_since.get_or_insert_with(|| run.clock.now_ms());
+        let left = ceiling_ms.saturating_sub(run.clock.now_ms().saturating_sub(since));
+        let ceiling = run.clock.sleep_ms(left);
+        let arrived = tokio::select! {
+            arrived = run.session.background_result() => arrived,
+            () = run.interrupt.wake.notified() => {
+                // Stopped while waiting: the result says so, not success.
+                tally.reason = Some(TerminalReason::Aborted {
+                    by: riot_protocol::AbortSource::User,
+                });
+                false
+            }
+            () = ceiling => {
+                ceiling_passed = true;
+                stop_running_agents(run.session, ceiling_ms);
+                // Their results (`stopped`) arrive at once.
+                run.session.background_result().await
+            }
+        };
+        if !arrived {
+            break;
+        }
+        turn = match run.session.deliver() {
+            Ok(Some(turn)) => turn,
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("riot exec: {e}");
+                break;
+            }
+        };
+    }
+}
+
+/// The ids of the session's background agents still running.
+fn running_agents(session: &SessionHandle) -> Vec<String> {
+    session
+        .background()
+        .list()
+        .into_iter()
+        .filter(|t| t.state == riot_kernel::background::TaskState::Running)
+        .map(|t| t.id)
+        .collect()
+}
+
+/// Tells the person about the background agents still `running` as a
+/// turn ends: that the run waits for them, or, not asked to wait, that
+/// they stop with the run's session and how to wait for them.
+fn tell_running_agents(running: &[String], waiting: bool) {
+    let plural = if running.len() == 1 { "" } else { "s" };
+    let them = if running.len() == 1 { "it" } else { "them" };
+    if waiting {
+        eprintln!(
+            "riot: waiting for {} background agent{plural} ({}) to finish; Ctrl-C stops {them}",
+            running.len(),
+            running.join(", "),
+        );
+    } else {
+        eprintln!(
+            "riot: stopping background agent{plural} {} as the run ends; set RIOT_EXEC_BACKGROUND_WAIT_MS to wait for {them}",
+            running.join(", "),
+        );
+    }
+}
+
+/// Stops the background agents still running once the wait of
+/// `ceiling_ms` has run out, and says so on stderr.
+fn stop_running_agents(session: &SessionHandle, ceiling_ms: u64) {
+    let stopped = running_agents(session);
+    for id in &stopped {
+        session.background().stop_for_riot(id);
+    }
+    let waited = ceiling_ms;
+    let waited = if waited.is_multiple_of(1000) {
+        format!("{} s", waited / 1000)
+    } else {
+        format!("{waited} ms")
+    };
+    // (All may have ended just before: nothing to say then.)
+    if !stopped.is_empty() {
+        eprintln!(
+            "riot: stopped background agent{} {} after waiting {waited} for {} (RIOT_EXEC_BACKGROUND_WAIT_MS)",
+            if stopped.len() == 1 { "" } else { "s" },
+            stopped.join(", "),
+            if stopped.len() == 1 { "it" } else { "them" },
+        );
+    }
+}
+
+/// The result object of one prompt's run, which began at `started`.
+async fn result_line(run: &Run<'_>, tally: &Tally, started: u64) -> Value {
+    let cx = ResultContext {
+        session_id: run.session_id,
+        uuid: run.ids.next_id(IdKind::Message),
+        duration_ms: run.clock.now_ms().saturating_sub(started),
+        cost_usd: run.session.cost().usd,
+        side_usage: run.session.side_usage().await.unwrap_or_default(),
+        max_turns: run.max_turns,
+    };
+    tally.result(&cx)
+}
+
+/// `--output-format text` at the end of the run: the last answer on
+/// stdout, and on stderr why the run stopped early, if it did.
+fn print_answer(out: &mut Outputs, last: &Tally, session_id: &str) {
+    let reason = last.reason();
+    if !last.final_text.is_empty() {
+        let _ = writeln!(out.stdout, "{}", last.final_text.trim_end());
+    }
+    let _ = out.stdout.flush();
+    match &reason {
+        TerminalReason::MaxTurns => {
+            eprintln!("riot: stopped after the maximum number of turns (--max-turns)");
+        }
+        TerminalReason::Aborted { .. } => {
+            eprintln!("riot: interrupted; session {session_id} saved");
+        }
+        _ => {}
+    }
 }
 
 /// How long a prompt's run waits for its background agents after the

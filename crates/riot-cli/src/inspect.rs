@@ -1,7 +1,11 @@
 //! `riot sessions …` and `riot config show`.
 
+use riot_config::{Config, Sourced};
 use riot_kernel::Kernel;
+use riot_kernel::kernel::LoadedConfig;
+use riot_kernel::sandbox::SessionSandbox;
 use riot_protocol::{Message, SessionId, UserBlock};
+use riot_tools::tools::SearchBackend;
 use serde_json::json;
 
 use crate::cli::SharedOptions;
@@ -208,7 +212,43 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         Err(e) => return fail("config show", &e.to_string(), e.exit_code()),
     };
     let config = &loaded.config;
-    let hooks: Vec<(String, String, String)> = loaded
+    let hooks = hook_rows(&loaded);
+    let shown = Shown {
+        loaded: &loaded,
+        hooks: &hooks,
+        // Which service WebSearch asks, or why it is not declared.
+        search: riot_kernel::web::search_backend(config, &env),
+        // What the OS sandbox enforces for this project (probed).
+        sandbox: kernel.session_sandbox(config, &cwd, &env),
+        browser: browser_status(config),
+    };
+    if json_out {
+        print_config_json(&shown);
+        return 0;
+    }
+    print_endpoint_rows(config, &shown.search);
+    print_sandbox_row(&shown.sandbox);
+    print_browser_row(config, &shown.browser);
+    print_permission_rows(config, &hooks);
+    print_project_rows(&loaded);
+    0
+}
+
+/// What `riot config show` shows beside the settings themselves.
+struct Shown<'a> {
+    loaded: &'a LoadedConfig,
+    /// Every hook as (event, command, source).
+    hooks: &'a [(String, String, String)],
+    search: Result<SearchBackend, String>,
+    sandbox: SessionSandbox,
+    /// Which Chromium the Browser tool would drive and whether headless,
+    /// or why it is not declared ([`browser_status`]).
+    browser: Result<(std::path::PathBuf, bool), String>,
+}
+
+/// Every configured hook as (event, command, the file it came from).
+fn hook_rows(loaded: &LoadedConfig) -> Vec<(String, String, String)> {
+    loaded
         .hooks
         .groups
         .iter()
@@ -221,72 +261,58 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
                 )
             })
         })
+        .collect()
+}
+
+/// `riot config show --json`: the settings as one JSON object, with what
+/// else is shown beside them.
+fn print_config_json(shown: &Shown<'_>) {
+    let loaded = shown.loaded;
+    let config = &loaded.config;
+    let mut value = serde_json::to_value(config).unwrap_or_default();
+    value["project_root"] = json!(loaded.project_root);
+    value["trusted"] = json!(loaded.trusted);
+    value["notes"] = json!(config.endpoint_notes());
+    value["hooks"] = shown
+        .hooks
+        .iter()
+        .map(|(event, command, source)| {
+            json!({"event": event, "command": command, "source": source})
+        })
         .collect();
-    // Which service WebSearch asks, or why it is not declared.
-    let search = riot_kernel::web::search_backend(config, &env);
-    // What the OS sandbox enforces for this project (probed).
-    let sandbox = kernel.session_sandbox(config, &cwd, &env);
-    let browser = browser_status(config);
-    if json_out {
-        let mut value = serde_json::to_value(config).unwrap_or_default();
-        value["project_root"] = json!(loaded.project_root);
-        value["trusted"] = json!(loaded.trusted);
-        value["notes"] = json!(config.endpoint_notes());
-        value["hooks"] = hooks
-            .iter()
-            .map(|(event, command, source)| {
-                json!({"event": event, "command": command, "source": source})
-            })
-            .collect();
-        value["hooks_skipped"] = json!(loaded.hooks.skipped);
-        value["web_search_unavailable"] = json!(search.as_ref().err());
-        value["sandbox_status"] = crate::sandbox_cmd::status_json(&sandbox);
-        value["browser_status"] = match &browser {
-            Ok((path, headless)) => json!({"executable": path, "headless": headless}),
-            Err(why) => json!({"unavailable": why}),
-        };
-        outln!("{value}");
-        return 0;
-    }
-    let notes = config.endpoint_notes();
-    let row = |key: &str, value: Option<String>, source: Option<String>| match (value, source) {
-        (Some(v), Some(s)) => outln!("{key:<24} {v:<40} ({s})"),
-        _ => outln!("{key:<24} (not set)"),
+    value["hooks_skipped"] = json!(loaded.hooks.skipped);
+    value["web_search_unavailable"] = json!(shown.search.as_ref().err());
+    value["sandbox_status"] = crate::sandbox_cmd::status_json(&shown.sandbox);
+    value["browser_status"] = match &shown.browser {
+        Ok((path, headless)) => json!({"executable": path, "headless": headless}),
+        Err(why) => json!({"unavailable": why}),
     };
-    row(
-        "provider",
-        config.provider.as_ref().map(|v| v.value.clone()),
-        config.provider.as_ref().map(|v| v.source.to_string()),
-    );
-    row(
-        "base_url",
-        config.base_url.as_ref().map(|v| v.value.clone()),
-        config.base_url.as_ref().map(|v| v.source.to_string()),
-    );
+    outln!("{value}");
+}
+
+/// One row of `riot config show` for a setting: its value and where the
+/// value came from, or that it is not set.
+fn setting_row<T: ToString>(key: &str, setting: Option<&Sourced<T>>) {
+    match setting.map(|v| (v.value.to_string(), v.source.to_string())) {
+        Some((v, s)) => outln!("{key:<24} {v:<40} ({s})"),
+        None => outln!("{key:<24} (not set)"),
+    }
+}
+
+/// The rows of the model endpoint and its limits, with WebSearch's
+/// backend (or why it is not declared).
+fn print_endpoint_rows(config: &Config, search: &Result<SearchBackend, String>) {
+    let notes = config.endpoint_notes();
+    setting_row("provider", config.provider.as_ref());
+    setting_row("base_url", config.base_url.as_ref());
     for note in &notes {
         outln!("{:<24} {note}", "");
     }
-    row(
-        "model",
-        config.model.as_ref().map(|v| v.value.clone()),
-        config.model.as_ref().map(|v| v.source.to_string()),
-    );
-    row(
-        "api_key_env",
-        config.api_key_env.as_ref().map(|v| v.value.clone()),
-        config.api_key_env.as_ref().map(|v| v.source.to_string()),
-    );
-    row(
-        "fallback_model",
-        config.fallback_model.as_ref().map(|v| v.value.clone()),
-        config.fallback_model.as_ref().map(|v| v.source.to_string()),
-    );
-    row(
-        "small_model",
-        config.small_model.as_ref().map(|v| v.value.clone()),
-        config.small_model.as_ref().map(|v| v.source.to_string()),
-    );
-    match &search {
+    setting_row("model", config.model.as_ref());
+    setting_row("api_key_env", config.api_key_env.as_ref());
+    setting_row("fallback_model", config.fallback_model.as_ref());
+    setting_row("small_model", config.small_model.as_ref());
+    match search {
         Ok(backend) => {
             let source = config
                 .web_search
@@ -296,33 +322,16 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         }
         Err(why) => outln!("{:<24} WebSearch is not declared: {why}", "web_search"),
     }
-    row(
-        "context_window",
-        config.context_window.as_ref().map(|v| v.value.to_string()),
-        config.context_window.as_ref().map(|v| v.source.to_string()),
-    );
-    row(
-        "max_output_tokens",
-        config
-            .max_output_tokens
-            .as_ref()
-            .map(|v| v.value.to_string()),
-        config
-            .max_output_tokens
-            .as_ref()
-            .map(|v| v.source.to_string()),
-    );
-    row(
+    setting_row("context_window", config.context_window.as_ref());
+    setting_row("max_output_tokens", config.max_output_tokens.as_ref());
+    setting_row(
         "stream_idle_timeout_ms",
-        config
-            .stream_idle_timeout_ms
-            .as_ref()
-            .map(|v| v.value.to_string()),
-        config
-            .stream_idle_timeout_ms
-            .as_ref()
-            .map(|v| v.source.to_string()),
+        config.stream_idle_timeout_ms.as_ref(),
     );
+}
+
+/// The row of what the OS sandbox enforces, or why it enforces nothing.
+fn print_sandbox_row(sandbox: &SessionSandbox) {
     let network = if sandbox.status.network {
         "allowed"
     } else {
@@ -347,11 +356,16 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
     } else {
         outln!("{:<24} not enforced: {why}", "sandbox");
     }
+}
+
+/// The row of the Chromium the Browser tool would drive, or why the tool
+/// is not declared.
+fn print_browser_row(config: &Config, browser: &Result<(std::path::PathBuf, bool), String>) {
     let browser_source = config.browser.as_ref().map_or_else(
         || "found on the system".to_owned(),
         |b| b.source.to_string(),
     );
-    match &browser {
+    match browser {
         Ok((path, headless)) => {
             let window = if *headless {
                 "headless"
@@ -366,6 +380,11 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         }
         Err(why) => outln!("{:<24} Browser is not declared: {why}", "browser"),
     }
+}
+
+/// The rows of notifications, the permission mode and rules, the
+/// additional directories, the `env` names and the hooks.
+fn print_permission_rows(config: &Config, hooks: &[(String, String, String)]) {
     outln!(
         "{:<24} {:<40} ({})",
         "notifications",
@@ -409,13 +428,19 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
     for (name, var) in &config.env {
         outln!("{:<24} {:<40} ({})", "env", name, var.source);
     }
-    for (event, command, source) in &hooks {
+    for (event, command, source) in hooks {
         outln!(
             "{:<24} {:<40} ({source})",
             format!("hook: {event}"),
             command
         );
     }
+}
+
+/// The project and its trust, then the warnings and notes about the
+/// settings read.
+fn print_project_rows(loaded: &LoadedConfig) {
+    let config = &loaded.config;
     outln!("{:<24} {}", "project", loaded.project_root.display());
     outln!("{:<24} {}", "trusted", loaded.trusted);
     if let Some(notice) = config.trust_notice() {
@@ -433,7 +458,6 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
     for key in &config.unused_keys {
         outln!("note: Claude Code setting Riot does not use: {key}");
     }
-    0
 }
 
 /// Which Chromium the Browser tool would drive and whether headless, or

@@ -15,9 +15,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::sync::Arc;
 
-use riot_acp::{AcpConfig, WebUi, WsServer};
+use riot_acp::{AcpConfig, Shutdown, WebUi, WsServer};
 use riot_kernel::Kernel;
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::cli::flag_layer;
 use crate::cli::{ServeArgs, SharedOptions};
@@ -188,42 +188,15 @@ enum Stop {
 /// Runs `riot serve` until it is told to stop; returns the exit code.
 pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
     let env = world::environment();
-    let home = match world::riot_home(&env) {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("riot serve: {e}");
-            return EXIT_USAGE;
-        }
+    let Setup {
+        home,
+        default_cwd,
+        ui,
+        remote,
+    } = match check_setup(shared, args, &env).await {
+        Ok(setup) => setup,
+        Err(code) => return code,
     };
-    // A project directory given is checked now, in words, not at the
-    // first session.
-    let default_cwd = match &shared.cwd {
-        None => None,
-        Some(dir) => match crate::world::existing_dir("--cwd", dir) {
-            Ok(dir) => Some(dir),
-            Err(e) => {
-                eprintln!("riot serve: {e}");
-                return EXIT_USAGE;
-            }
-        },
-    };
-    let ui = match web_ui(args.ui_dir.as_deref()) {
-        Ok(ui) => ui,
-        Err(e) => {
-            eprintln!("riot serve: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    // Beyond loopback the token crosses the network in plain HTTP; only
-    // on request, and with a warning.
-    let remote = !is_loopback(&args.host, args.port).await;
-    if remote && !args.allow_remote {
-        eprintln!(
-            "riot serve: --host {} is not a loopback address; pass --allow-remote to serve beyond this machine",
-            args.host
-        );
-        return EXIT_USAGE;
-    }
     let token = match random_token() {
         Ok(t) => t,
         Err(e) => {
@@ -232,7 +205,7 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
         }
     };
     // Handlers first, so a signal right after the line is printed counts.
-    let (mut interrupt, mut terminate) = match (
+    let (interrupt, terminate) = match (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
     ) {
@@ -270,48 +243,20 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
     };
     let addr = server.local_addr();
     let requested = server.shutdown();
-    tracing::info!(%addr, "riot serve: listening");
-    if remote {
-        tracing::warn!(%addr, "riot serve: serving beyond loopback (--allow-remote)");
-        eprintln!(
-            "riot serve: warning: listening on {addr}, beyond this machine (--allow-remote): the token travels in plain HTTP, and anyone on the network who sees it can drive the agent"
-        );
-    }
-    {
-        let mut out = std::io::stdout().lock();
-        let printed = writeln!(out, "Riot is serving at http://{addr}/?token={token}")
-            .and_then(|()| out.flush());
-        if let Err(e) = printed {
-            tracing::warn!(error = %e, "riot serve: cannot print the address");
-        }
-    }
+    announce(addr, &token, remote);
     if args.open {
-        // The page pre-fills its project directory from `&cwd=`.
-        let mut url = format!("http://{addr}/?token={token}");
-        if let Some(cwd) = default_cwd.as_deref().and_then(Path::to_str) {
-            url.push_str("&cwd=");
-            url.push_str(&query_value(cwd));
-        }
-        let opened = redirect_page(&home, &url).and_then(|page| {
-            open_browser(&format!("file://{}", page.display()), browser.as_deref())
-        });
-        if let Err(e) = opened {
-            eprintln!("riot serve: cannot open a browser ({e}); open the printed address yourself");
-        }
+        open_page(
+            &home,
+            addr,
+            &token,
+            default_cwd.as_deref(),
+            browser.as_deref(),
+        );
     }
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
     let shutdown = async move {
-        let why = tokio::select! {
-            _ = interrupt.recv() => Stop::Interrupt,
-            _ = terminate.recv() => Stop::Terminate,
-            _ = async {
-                match stdin {
-                    Some(rx) => { let _ = rx.await; }
-                    None => std::future::pending::<()>().await,
-                }
-            } => Stop::StdinClosed,
-        };
+        let why = wait_for_stop(interrupt, terminate, stdin).await;
         let _ = stop_tx.send(why);
     };
     if let Err(e) = server.run(shutdown).await {
@@ -319,20 +264,148 @@ pub async fn run(shared: &SharedOptions, args: &ServeArgs) -> i32 {
         eprintln!("riot serve: {e}");
         return 1;
     }
-    match stop_rx.await {
-        Ok(Stop::Interrupt) => {
+    stopped(stop_rx.await.ok(), &requested)
+}
+
+/// What `riot serve` checks before it binds.
+struct Setup {
+    /// Riot's home.
+    home: std::path::PathBuf,
+    /// `--cwd`, checked and canonical.
+    default_cwd: Option<std::path::PathBuf>,
+    ui: WebUi,
+    /// `--host` is beyond loopback (allowed by `--allow-remote`).
+    remote: bool,
+}
+
+/// Checks Riot's home, `--cwd`, `--ui-dir` and `--host`; `Err` is the
+/// exit code, said on stderr.
+async fn check_setup(
+    shared: &SharedOptions,
+    args: &ServeArgs,
+    env: &std::collections::BTreeMap<String, String>,
+) -> Result<Setup, i32> {
+    let home = match world::riot_home(env) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("riot serve: {e}");
+            return Err(EXIT_USAGE);
+        }
+    };
+    // A project directory given is checked now, in words, not at the
+    // first session.
+    let default_cwd = match &shared.cwd {
+        None => None,
+        Some(dir) => match crate::world::existing_dir("--cwd", dir) {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                eprintln!("riot serve: {e}");
+                return Err(EXIT_USAGE);
+            }
+        },
+    };
+    let ui = match web_ui(args.ui_dir.as_deref()) {
+        Ok(ui) => ui,
+        Err(e) => {
+            eprintln!("riot serve: {e}");
+            return Err(EXIT_USAGE);
+        }
+    };
+    // Beyond loopback the token crosses the network in plain HTTP; only
+    // on request, and with a warning.
+    let remote = !is_loopback(&args.host, args.port).await;
+    if remote && !args.allow_remote {
+        eprintln!(
+            "riot serve: --host {} is not a loopback address; pass --allow-remote to serve beyond this machine",
+            args.host
+        );
+        return Err(EXIT_USAGE);
+    }
+    Ok(Setup {
+        home,
+        default_cwd,
+        ui,
+        remote,
+    })
+}
+
+/// Logs that the server listens at `addr`, warns on stderr when that is
+/// beyond loopback, and prints the one line of stdout: the address with
+/// its token.
+fn announce(addr: SocketAddr, token: &str, remote: bool) {
+    tracing::info!(%addr, "riot serve: listening");
+    if remote {
+        tracing::warn!(%addr, "riot serve: serving beyond loopback (--allow-remote)");
+        eprintln!(
+            "riot serve: warning: listening on {addr}, beyond this machine (--allow-remote): the token travels in plain HTTP, and anyone on the network who sees it can drive the agent"
+        );
+    }
+    let mut out = std::io::stdout().lock();
+    let printed =
+        writeln!(out, "Riot is serving at http://{addr}/?token={token}").and_then(|()| out.flush());
+    if let Err(e) = printed {
+        tracing::warn!(error = %e, "riot serve: cannot print the address");
+    }
+}
+
+/// `--open`: opens the served page in a browser, through a redirect page
+/// in `home`; says on stderr when it cannot.
+fn open_page(
+    home: &Path,
+    addr: SocketAddr,
+    token: &str,
+    default_cwd: Option<&Path>,
+    browser: Option<&str>,
+) {
+    // The page pre-fills its project directory from `&cwd=`.
+    let mut url = format!("http://{addr}/?token={token}");
+    if let Some(cwd) = default_cwd.and_then(Path::to_str) {
+        url.push_str("&cwd=");
+        url.push_str(&query_value(cwd));
+    }
+    let opened = redirect_page(home, &url)
+        .and_then(|page| open_browser(&format!("file://{}", page.display()), browser));
+    if let Err(e) = opened {
+        eprintln!("riot serve: cannot open a browser ({e}); open the printed address yourself");
+    }
+}
+
+/// Resolves with the first of SIGINT, SIGTERM and — when watched — the end
+/// of stdin.
+async fn wait_for_stop(
+    mut interrupt: Signal,
+    mut terminate: Signal,
+    stdin: Option<tokio::sync::oneshot::Receiver<()>>,
+) -> Stop {
+    tokio::select! {
+        _ = interrupt.recv() => Stop::Interrupt,
+        _ = terminate.recv() => Stop::Terminate,
+        _ = async {
+            match stdin {
+                Some(rx) => { let _ = rx.await; }
+                None => std::future::pending::<()>().await,
+            }
+        } => Stop::StdinClosed,
+    }
+}
+
+/// Logs why the server stopped (`None`: not by a signal or stdin) and
+/// gives the exit code: 130 after SIGINT, else 0.
+fn stopped(why: Option<Stop>, requested: &Shutdown) -> i32 {
+    match why {
+        Some(Stop::Interrupt) => {
             tracing::info!("riot serve: stopped by SIGINT");
             EXIT_INTERRUPTED
         }
-        Ok(Stop::Terminate) => {
+        Some(Stop::Terminate) => {
             tracing::info!("riot serve: stopped by SIGTERM");
             0
         }
-        Ok(Stop::StdinClosed) => {
+        Some(Stop::StdinClosed) => {
             tracing::info!("riot serve: stdin closed; stopped");
             0
         }
-        Err(_) => {
+        None => {
             if requested.is_triggered() {
                 tracing::info!("riot serve: stopped by _riot/shutdown");
             }

@@ -39,6 +39,7 @@ pub mod checkpoints;
 pub mod child_env;
 pub mod claude;
 pub mod credentials;
+mod file_keys;
 pub mod notifications;
 mod rules;
 pub mod trust;
@@ -54,6 +55,8 @@ use riot_protocol::{FileSystem, PermissionMode, RuleBehavior, RulePattern, RuleS
 use riot_providers::ProviderKind;
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+use file_keys::apply_file;
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -399,21 +402,6 @@ pub struct FlagLayer {
     pub append_system_prompt: Option<String>,
 }
 
-/// Keys a project file may not set until the project is trusted.
-const TRUST_GATED: &[&str] = &[
-    "provider",
-    "base_url",
-    "api_key_env",
-    "model",
-    "fallback_model",
-    "small_model",
-    "web_search",
-    "env",
-    "diagnostics",
-    "lsp",
-    "browser",
-];
-
 /// Modes only the person's own settings, flags or environment may choose:
 /// they let calls through without asking. A project's files never can, even
 /// trusted — trusting a repository is not handing it the keys.
@@ -425,45 +413,6 @@ const PERSONAL_MODES: &[PermissionMode] = &[
 
 /// Where the person's own settings live, as warnings name it.
 const USER_SETTINGS: &str = "settings.json in Riot's home";
-
-const KNOWN_KEYS: &[&str] = &[
-    "provider",
-    "base_url",
-    "model",
-    "api_key_env",
-    "models",
-    "fallback_model",
-    "small_model",
-    "web_search",
-    "checkpoints",
-    "notifications",
-    "context_window",
-    "max_output_tokens",
-    "stream_idle_timeout_ms",
-    "permissions",
-    "unattended_confirmed",
-    "diagnostics",
-    "lsp",
-    "browser",
-    "env",
-    "hooks",
-    "sandbox",
-    "$schema",
-];
-
-fn check_diagnostics(value: &Value) -> Result<(), String> {
-    for check in riot_protocol::DiagnosticCheck::parse_setting(value)? {
-        if let riot_protocol::CheckFormat::Regex(pattern) = &check.format {
-            riot_tools::tools::diagnostics::check_pattern(pattern)
-                .map_err(|problem| format!("pattern for `{}` {problem}", check.display()))?;
-        }
-    }
-    Ok(())
-}
-
-fn check_lsp(value: &Value) -> Result<(), String> {
-    riot_protocol::LspSettings::parse_setting(value).map(|_| ())
-}
 
 /// The `browser` setting as the browser host takes it:
 /// `{"executable": "/path/to/chromium", "headless": false}`, both optional.
@@ -525,250 +474,6 @@ pub fn layer(
         }
     }
     Ok(config)
-}
-
-fn apply_file(
-    config: &mut Config,
-    file: &SettingsFile,
-    trusted: bool,
-    env: &EnvLayer,
-) -> Result<(), ConfigError> {
-    let from = file.layer.source(&file.path);
-    let project = file.layer != Layer::User;
-    let untrusted = project && !trusted;
-    let bad = |key: &str, problem: &str| ConfigError::BadValue {
-        path: file.path.clone(),
-        key: key.to_owned(),
-        problem: problem.to_owned(),
-    };
-    let ignore = |key: &str, config: &mut Config| {
-        config
-            .ignored_untrusted
-            .push(format!("{key} (from {})", file.path.display()));
-    };
-    let claude = file.format == Format::ClaudeCode;
-    for key in file.json.keys() {
-        if claude {
-            if !claude::KNOWN_KEYS.contains(&key.as_str()) {
-                config
-                    .unused_keys
-                    .push(format!("{key} (in {})", file.path.display()));
-            }
-        } else if !KNOWN_KEYS.contains(&key.as_str()) {
-            config
-                .unknown_keys
-                .push(format!("{key} (in {})", file.path.display()));
-        }
-    }
-    let string = |key: &str| -> Result<Option<String>, ConfigError> {
-        match file.json.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(bad(key, "must be a string")),
-        }
-    };
-    let number = |key: &str| -> Result<Option<u64>, ConfigError> {
-        match file.json.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| bad(key, "must be a non-negative integer")),
-        }
-    };
-    // Claude Code's other keys (its model, API key helper, status line, …)
-    // are its own: only `permissions`, `hooks` and `env` are read.
-    if !claude {
-        for (key, slot) in [
-            ("provider", &mut config.provider),
-            ("base_url", &mut config.base_url),
-            ("model", &mut config.model),
-            ("api_key_env", &mut config.api_key_env),
-            ("fallback_model", &mut config.fallback_model),
-            ("small_model", &mut config.small_model),
-        ] {
-            if let Some(value) = string(key)? {
-                if untrusted && TRUST_GATED.contains(&key) {
-                    config
-                        .ignored_untrusted
-                        .push(format!("{key} (from {})", file.path.display()));
-                    continue;
-                }
-                *slot = Some(Sourced {
-                    value,
-                    source: from.clone(),
-                });
-            }
-        }
-    }
-    if file.json.contains_key("env") && untrusted {
-        ignore("env", config);
-    } else {
-        apply_env_key(config, file, &from)?;
-    }
-    // Hooks run commands: a project's hooks wait for trust (they are read
-    // by the hooks loader in riot-extensions, which applies the same rule).
-    if file.json.contains_key("hooks") && untrusted {
-        ignore("hooks", config);
-    }
-    if !claude {
-        if let Some(n) = number("context_window")? {
-            config.context_window = Some(Sourced {
-                value: n,
-                source: from.clone(),
-            });
-        }
-        if let Some(n) = number("max_output_tokens")? {
-            let n = u32::try_from(n).map_err(|_| bad("max_output_tokens", "is too large"))?;
-            config.max_output_tokens = Some(Sourced {
-                value: n,
-                source: from.clone(),
-            });
-        }
-        if let Some(n) = number("stream_idle_timeout_ms")? {
-            config.stream_idle_timeout_ms = Some(Sourced {
-                value: n,
-                source: from.clone(),
-            });
-        }
-        if let Some(v) = file.json.get("unattended_confirmed") {
-            let Some(b) = v.as_bool() else {
-                return Err(bad("unattended_confirmed", "must be true or false"));
-            };
-            if !project {
-                config.unattended_confirmed = b;
-            } else if b {
-                config.warnings.push(format!(
-                    "{}: ignored \"unattended_confirmed\" — only your own settings ({USER_SETTINGS}) can confirm unattended mode, never a project's settings.",
-                    file.path.display()
-                ));
-            }
-        }
-        checkpoints::apply_settings(&mut config.checkpoints, file, project, &mut config.warnings)?;
-        match file.json.get("web_search") {
-            None | Some(Value::Null) => {}
-            Some(_) if untrusted => ignore("web_search", config),
-            Some(value) => {
-                config.web_search = Some(Sourced {
-                    value: web_search::web_search_setting(value)
-                        .map_err(|problem| bad("web_search", &problem))?,
-                    source: from.clone(),
-                });
-            }
-        }
-        if let Some(value) = file.json.get("notifications").filter(|v| !v.is_null()) {
-            notifications::apply(&mut config.notifications, value, &file.path, &from)?;
-        }
-        if let Some(value) = file.json.get("sandbox").filter(|v| !v.is_null()) {
-            sandbox::apply(
-                &mut config.sandbox,
-                value,
-                &file.path,
-                &from,
-                project,
-                &mut config.warnings,
-            )?;
-        }
-        match file.json.get("models") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(models)) => {
-                for (glob, value) in models {
-                    if !value.is_object() {
-                        return Err(bad(&format!("models.{glob}"), "must be an object"));
-                    }
-                    config.models.insert(
-                        glob.clone(),
-                        Sourced {
-                            value: value.clone(),
-                            source: from.clone(),
-                        },
-                    );
-                }
-            }
-            Some(_) => return Err(bad("models", "must be an object keyed by model-name glob")),
-        }
-        // These run programs: a project's wait for trust.
-        for (key, slot, check) in [
-            (
-                "diagnostics",
-                &mut config.diagnostics,
-                check_diagnostics as fn(&Value) -> Result<(), String>,
-            ),
-            ("lsp", &mut config.lsp, check_lsp),
-            ("browser", &mut config.browser, |v| {
-                browser_options(v).map(|_| ())
-            }),
-        ] {
-            match file.json.get(key) {
-                None | Some(Value::Null) => {}
-                Some(_) if untrusted => config
-                    .ignored_untrusted
-                    .push(format!("{key} (from {})", file.path.display())),
-                Some(value) => {
-                    check(value).map_err(|problem| bad(key, &problem))?;
-                    *slot = Some(Sourced {
-                        value: value.clone(),
-                        source: from.clone(),
-                    });
-                }
-            }
-        }
-    }
-    match file.json.get("permissions") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(perms)) => {
-            rules::apply_permissions(config, file, perms, trusted, env)?;
-        }
-        Some(_) => return Err(bad("permissions", "must be an object")),
-    }
-    Ok(())
-}
-
-/// The `env` key: variables for the commands Riot runs. A later file's
-/// value of a variable replaces an earlier one's.
-fn apply_env_key(
-    config: &mut Config,
-    file: &SettingsFile,
-    from: &ConfigSource,
-) -> Result<(), ConfigError> {
-    let bad = |key: String, problem: &str| ConfigError::BadValue {
-        path: file.path.clone(),
-        key,
-        problem: problem.to_owned(),
-    };
-    let vars = match file.json.get("env") {
-        None | Some(Value::Null) => return Ok(()),
-        Some(Value::Object(vars)) => vars,
-        Some(_) => {
-            return Err(bad(
-                "env".into(),
-                "must be an object of variable names and string values",
-            ));
-        }
-    };
-    for (name, value) in vars {
-        let key = format!("env.{name}");
-        if name.is_empty() || name.contains(['=', '\0']) {
-            return Err(bad(key, "is not a variable name"));
-        }
-        let value = match value {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            _ => return Err(bad(key, "must be a string")),
-        };
-        if value.contains('\0') {
-            return Err(bad(key, "must not contain a NUL character"));
-        }
-        config.env.insert(
-            name.clone(),
-            EnvVar {
-                value,
-                source: from.clone(),
-            },
-        );
-    }
-    Ok(())
 }
 
 fn apply_env(config: &mut Config, env: &EnvLayer) -> Result<(), ConfigError> {

@@ -180,33 +180,138 @@ impl Kernel {
         options: StackOptions,
     ) -> Result<ToolStack, KernelError> {
         let config = &loaded.config;
+        let caps = &self.stack_caps(config, &options);
+        let mut notices = Vec::new();
+        let scrubbed = self.scrubbed_env(config);
+
+        let recent_requests = RecentRequests::new();
+        let classifier = stack_classifier(&options, &recent_requests, caps);
+        let confinement =
+            self.confinement(config, &options, caps, classifier.as_ref(), &mut notices);
+        let (skills, agents) = self.stack_catalogs(loaded, &options, &mut notices).await;
+        let hooks = Arc::new(HookRunner::new(
+            loaded.hooks.clone(),
+            Arc::clone(&caps.proc),
+            options.cwd.clone(),
+            scrubbed.clone(),
+            options.owner.to_string(),
+        ));
+        let (hubs, mcp_startup_timeout_ms) =
+            self.stack_hubs(loaded, &options, &mut notices).await?;
+        // Language servers (docs/diagnostics.md): asked after each edit
+        // through the hooks every runner of the session shares.
+        let language_servers = self.language_servers(config, &options.cwd, &options.env, &scrubbed);
+        let tool_hooks = tool_hooks(&hooks, language_servers.as_ref(), &options);
+        let declarations = declarations(&options);
+        let base = StackBase {
+            caps: caps.clone(),
+            terminals: caps
+                .terminals
+                .session_terminals(confinement.sandboxed_terminal),
+            browser: self.session_browser(config),
+            spill_root: self.home().join("spill"),
+            cwd: options.cwd.clone(),
+            scrubbed_env: scrubbed,
+            user_home: user_home(&options.env),
+            policy: Arc::clone(&confinement.policy),
+            gate: Arc::clone(&options.gate),
+            hooks: tool_hooks,
+            hubs,
+            declarations,
+            config: SchedulerConfig {
+                compact_declarations: declarations.small,
+                ..SchedulerConfig::default()
+            },
+            diagnostic_checks: crate::lsp::diagnostic_checks(config),
+            sandboxed_proc: confinement.sandboxed_proc,
+            command_host: self.command_host().cloned(),
+        };
+
+        let tool_env = base.tool_env(&options.owner);
+        if let Some(path) = &options.file_state {
+            crate::file_state::load_file_state(caps.fs.as_ref(), path, &tool_env.file_state).await;
+        }
+        let file_state = Arc::clone(&tool_env.file_state);
+        // Checkpoints around calls that change files, subagents' included
+        // (docs/rewind.md).
+        let base = crate::checkpoints::wrap_hooks(base, options.checkpoints.clone());
+
+        // One set, shared with the subagents (and so its cache).
+        let web_tools = stack_web_tools(config, &options, caps);
+        let subagents = Arc::new(self.stack_subagents(
+            agents,
+            options.model,
+            &base,
+            &skills,
+            &options.owner,
+            web_tools.clone(),
+        ));
+
+        let mode = ModeCell::new(config.mode());
+        let todos = TodoList::default();
+        let runner = Arc::new(base.runner(
+            session_tools(
+                &tool_env,
+                &todos,
+                &skills,
+                &options.gate,
+                &mode,
+                Arc::clone(&subagents),
+                web_tools,
+            ),
+            Arc::new(tool_env),
+            confinement.policy,
+            mode.clone(),
+            Some(todos.clone()),
+            McpSelection::All,
+        ));
+        Ok(ToolStack {
+            runner,
+            base,
+            file_state,
+            mode,
+            todos,
+            skills,
+            hooks,
+            recent_requests,
+            classifier,
+            subagents,
+            notices,
+            sandbox: confinement.sandbox_label,
+            mcp_startup_timeout_ms,
+            language_servers,
+            server_tools: crate::web::provider_search(
+                config,
+                &options.env,
+                caps.web.as_ref(),
+                declarations.small,
+            ),
+        })
+    }
+
+    /// The kernel's capabilities with the settings' `env` on every
+    /// command the tools and hooks run.
+    fn stack_caps(&self, config: &riot_config::Config, options: &StackOptions) -> Capabilities {
         // The settings' `env` reaches every command the tools and hooks run.
-        let caps = &Capabilities {
+        Capabilities {
             proc: SettingsEnv::wrap(
                 Arc::clone(&self.capabilities().proc),
                 config.tool_env(&options.env),
             ),
             ..self.capabilities().clone()
-        };
-        let mut notices = Vec::new();
-        let scrubbed = self.scrubbed_env(config);
+        }
+    }
 
-        // Auto mode's classifier: a background request on the session's
-        // provider and model (docs/design.md §9.5); the chain calls it only
-        // in auto mode.
-        let recent_requests = RecentRequests::new();
-        let classifier = options.model.as_ref().ok().map(|access| {
-            Arc::new(
-                ModelClassifier::new(
-                    access.metered(Arc::new(access.provider.for_background())),
-                    access.model.get(),
-                    options.cwd.clone(),
-                    recent_requests.clone(),
-                    Arc::clone(&caps.clock),
-                )
-                .following(access.model.clone()),
-            )
-        });
+    /// The OS sandbox and the permission chain a stack's tools run under;
+    /// the sandbox's notice goes to `notices`.
+    fn confinement(
+        &self,
+        config: &riot_config::Config,
+        options: &StackOptions,
+        caps: &Capabilities,
+        classifier: Option<&Arc<ModelClassifier>>,
+        notices: &mut Vec<String>,
+    ) -> Confinement {
         // The OS sandbox around the tools' commands (not the hooks': they
         // are the person's own). Commands are allowed unasked only when
         // it really wraps them.
@@ -235,12 +340,26 @@ impl Kernel {
         if sandboxed_proc.is_some() && sandbox.allows_unasked() {
             policy = policy.with_enforced_sandbox(sandbox.status.mechanism.as_str());
         }
-        if let Some(classifier) = &classifier {
+        if let Some(classifier) = classifier {
             policy = policy.with_classifier(classifier.clone());
         }
-        let policy: Arc<dyn PermissionPolicy> = Arc::new(policy);
+        Confinement {
+            policy: Arc::new(policy),
+            sandbox_label,
+            sandboxed_proc,
+            sandboxed_terminal,
+        }
+    }
 
-        let fs = caps.fs.as_ref();
+    /// The skills and agent types of `loaded`'s project, Riot's home and
+    /// the person's; their notices go to `notices`.
+    async fn stack_catalogs(
+        &self,
+        loaded: &LoadedConfig,
+        options: &StackOptions,
+        notices: &mut Vec<String>,
+    ) -> (SkillCatalog, AgentCatalog) {
+        let fs = self.capabilities().fs.as_ref();
         let skills = SkillCatalog::discover(
             fs,
             self.home(),
@@ -250,143 +369,37 @@ impl Kernel {
         )
         .await;
         notices.extend(skills.notices);
-        let skills = skills.catalog;
         let (agents, agent_notices) =
             AgentCatalog::discover(fs, self.home(), &loaded.project_root, loaded.trusted).await;
         notices.extend(agent_notices);
-        let hooks = Arc::new(HookRunner::new(
-            loaded.hooks.clone(),
-            Arc::clone(&caps.proc),
-            options.cwd.clone(),
-            scrubbed.clone(),
-            options.owner.to_string(),
-        ));
-        let (hubs, mcp_startup_timeout_ms) =
-            self.stack_hubs(loaded, &options, &mut notices).await?;
-        // Language servers (docs/diagnostics.md): asked after each edit
-        // through the hooks every runner of the session shares.
-        let language_servers = self.language_servers(config, &options.cwd, &options.env, &scrubbed);
-        let tool_hooks: Arc<dyn riot_protocol::ToolHooks> = match &language_servers {
-            Some(servers) => Arc::new(crate::lsp::LspHooks::new(
-                hooks.clone(),
-                Arc::clone(servers),
-                options.cwd.clone(),
-                user_home(&options.env),
-            )),
-            None => hooks.clone(),
-        };
-        let mut declarations = crate::runner::Declarations::for_window(options.context_window);
-        if let Some(chars) = options
-            .env
-            .get("RIOT_TOOL_SEARCH_CHARS")
-            .and_then(|v| v.parse().ok())
-        {
-            declarations.defer_mcp_above_chars = chars;
-        }
-        let base = StackBase {
-            caps: caps.clone(),
-            terminals: caps.terminals.session_terminals(sandboxed_terminal),
-            browser: self.session_browser(config),
-            spill_root: self.home().join("spill"),
-            cwd: options.cwd.clone(),
-            scrubbed_env: scrubbed,
-            user_home: user_home(&options.env),
-            policy: Arc::clone(&policy),
-            gate: Arc::clone(&options.gate),
-            hooks: tool_hooks,
-            hubs,
-            declarations,
-            config: SchedulerConfig {
-                compact_declarations: declarations.small,
-                ..SchedulerConfig::default()
-            },
-            diagnostic_checks: crate::lsp::diagnostic_checks(config),
-            sandboxed_proc,
-            command_host: self.command_host().cloned(),
-        };
+        (skills.catalog, agents)
+    }
 
-        let tool_env = base.tool_env(&options.owner);
-        if let Some(path) = &options.file_state {
-            crate::file_state::load_file_state(caps.fs.as_ref(), path, &tool_env.file_state).await;
-        }
-        let file_state = Arc::clone(&tool_env.file_state);
-        // Checkpoints around calls that change files, subagents' included
-        // (docs/rewind.md).
-        let base = crate::checkpoints::wrap_hooks(base, options.checkpoints.clone());
-
-        // WebFetch's `prompt`: the `small_model` setting, else the
-        // session's model, on the session's provider for background
-        // requests, counted as side requests.
-        let small_model = options.model.as_ref().ok().map(|access| {
-            Arc::new(crate::web::SmallModel {
-                provider: access.metered(Arc::new(access.provider.for_background())),
-                model: match &config.small_model {
-                    Some(name) => crate::web::SmallModelName::Fixed(name.value.clone()),
-                    None => crate::web::SmallModelName::Session(access.model.clone()),
-                },
-            }) as Arc<dyn riot_tools::tools::PageQuestion>
-        });
-        // One set, shared with the subagents (and so its cache).
-        let web_tools = crate::web::web_tools(
-            &caps.web,
-            small_model,
-            crate::web::search_backend(config, &options.env).ok(),
-        );
-        let subagents = Arc::new(Subagents {
+    /// What the stack's Task tool runs subagents with: the agent types,
+    /// the session's model, its tools' base, skills and web tools.
+    fn stack_subagents(
+        &self,
+        agents: AgentCatalog,
+        model: Result<ModelAccess, String>,
+        base: &StackBase,
+        skills: &SkillCatalog,
+        owner: &SessionId,
+        web_tools: Vec<Arc<dyn DynTool>>,
+    ) -> Subagents {
+        Subagents {
             catalog: agents,
-            model: options.model.map(|access| SubagentModel {
+            model: model.map(|access| SubagentModel {
                 provider: access.metered(access.provider.clone()),
                 model: access.model,
             }),
             stack: base.clone(),
             home: self.home().to_path_buf(),
             skills: skills.clone(),
-            parent: options.owner.clone(),
+            parent: owner.clone(),
             session_section: OnceLock::new(),
-            web_tools: web_tools.clone(),
+            web_tools,
             background: crate::background::BackgroundTasks::default(),
-        });
-
-        let mode = ModeCell::new(config.mode());
-        let todos = TodoList::default();
-        let runner = Arc::new(base.runner(
-            session_tools(
-                &tool_env,
-                &todos,
-                &skills,
-                &options.gate,
-                &mode,
-                Arc::clone(&subagents),
-                web_tools,
-            ),
-            Arc::new(tool_env),
-            policy,
-            mode.clone(),
-            Some(todos.clone()),
-            McpSelection::All,
-        ));
-        Ok(ToolStack {
-            runner,
-            base,
-            file_state,
-            mode,
-            todos,
-            skills,
-            hooks,
-            recent_requests,
-            classifier,
-            subagents,
-            notices,
-            sandbox: sandbox_label,
-            mcp_startup_timeout_ms,
-            language_servers,
-            server_tools: crate::web::provider_search(
-                config,
-                &options.env,
-                caps.web.as_ref(),
-                declarations.small,
-            ),
-        })
+        }
     }
 
     /// The session's browser (docs/browser.md): from the kernel's browser
@@ -447,4 +460,95 @@ impl Kernel {
         }
         Ok((hubs, timeout))
     }
+}
+
+/// The OS sandbox and the permission chain a stack's tools run under.
+struct Confinement {
+    policy: Arc<dyn PermissionPolicy>,
+    /// The OS sandbox as faces show it.
+    sandbox_label: String,
+    /// Runs the tools' commands in the sandbox, when it is enforced.
+    sandboxed_proc: Option<Arc<dyn riot_protocol::ProcessRunner>>,
+    /// Puts the terminals' programs in the same sandbox.
+    sandboxed_terminal: Option<riot_protocol::SpecRewrite>,
+}
+
+/// Auto mode's classifier: a background request on the session's
+/// provider and model (docs/design.md §9.5); the chain calls it only in
+/// auto mode. `None` without a model.
+fn stack_classifier(
+    options: &StackOptions,
+    recent_requests: &RecentRequests,
+    caps: &Capabilities,
+) -> Option<Arc<ModelClassifier>> {
+    options.model.as_ref().ok().map(|access| {
+        Arc::new(
+            ModelClassifier::new(
+                access.metered(Arc::new(access.provider.for_background())),
+                access.model.get(),
+                options.cwd.clone(),
+                recent_requests.clone(),
+                Arc::clone(&caps.clock),
+            )
+            .following(access.model.clone()),
+        )
+    })
+}
+
+/// The hooks around every tool call: the person's, and with language
+/// servers their diagnostics after each edit.
+fn tool_hooks(
+    hooks: &Arc<HookRunner>,
+    language_servers: Option<&Arc<dyn riot_protocol::LanguageServers>>,
+    options: &StackOptions,
+) -> Arc<dyn riot_protocol::ToolHooks> {
+    match language_servers {
+        Some(servers) => Arc::new(crate::lsp::LspHooks::new(
+            hooks.clone(),
+            Arc::clone(servers),
+            options.cwd.clone(),
+            user_home(&options.env),
+        )),
+        None => hooks.clone(),
+    }
+}
+
+/// How the stack's tools are declared for the model's context window
+/// (`RIOT_TOOL_SEARCH_CHARS` sets when MCP declarations are deferred).
+fn declarations(options: &StackOptions) -> crate::runner::Declarations {
+    let mut declarations = crate::runner::Declarations::for_window(options.context_window);
+    if let Some(chars) = options
+        .env
+        .get("RIOT_TOOL_SEARCH_CHARS")
+        .and_then(|v| v.parse().ok())
+    {
+        declarations.defer_mcp_above_chars = chars;
+    }
+    declarations
+}
+
+/// The web tools of a stack (`crate::web::web_tools`), WebFetch's
+/// `prompt` answered by the small model.
+fn stack_web_tools(
+    config: &riot_config::Config,
+    options: &StackOptions,
+    caps: &Capabilities,
+) -> Vec<Arc<dyn DynTool>> {
+    // WebFetch's `prompt`: the `small_model` setting, else the
+    // session's model, on the session's provider for background
+    // requests, counted as side requests.
+    let small_model = options.model.as_ref().ok().map(|access| {
+        Arc::new(crate::web::SmallModel {
+            provider: access.metered(Arc::new(access.provider.for_background())),
+            model: match &config.small_model {
+                Some(name) => crate::web::SmallModelName::Fixed(name.value.clone()),
+                None => crate::web::SmallModelName::Session(access.model.clone()),
+            },
+        }) as Arc<dyn riot_tools::tools::PageQuestion>
+    });
+    crate::web::web_tools(
+        &caps.web,
+        small_model,
+        crate::web::search_backend(config, &options.env).ok(),
+    )
 }

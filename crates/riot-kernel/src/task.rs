@@ -386,14 +386,56 @@ impl Subagents {
                 ));
             }
         };
-        let provider = Arc::clone(&subagent_model.provider);
         let ids = Arc::clone(&self.stack.caps.ids);
-        let clock = Arc::clone(&self.stack.caps.clock);
         let child = SessionId::generate(ids.as_ref());
         let model = agent
             .model
             .clone()
             .unwrap_or_else(|| subagent_model.model.get());
+        // An agent's own mode applies only where the session lets the
+        // model act: it never moves a plan or dont-ask session.
+        let mode = match (ctx.mode, agent.mode) {
+            (PermissionMode::Plan | PermissionMode::DontAsk, _) | (_, None) => ctx.mode,
+            (_, Some(mode)) => mode,
+        };
+        let child_loop = ChildLoop {
+            agent,
+            child: &child,
+            model,
+            mode,
+            provider: &subagent_model.provider,
+            stack,
+        };
+        let (mut state, deps) = match self.child_loop(child_loop) {
+            Ok(parts) => parts,
+            Err(e) => {
+                return ToolOutcome::failed(format!(
+                    "The subagent could not start: its transcript could not be created ({e})."
+                ));
+            }
+        };
+        let message = Message::user_text(MessageId::generate(ids.as_ref()), prompt);
+        let ended = follow_child(agent, &mut state, message, &deps, ctx).await;
+        ended.outcome(agent, &child)
+    }
+
+    /// The child's loop state and dependencies: its tools on a runner
+    /// made from `stack` under the agent's policy and mode, and its
+    /// transcript, created now; `Err` when it could not be.
+    fn child_loop(
+        &self,
+        parts: ChildLoop<'_>,
+    ) -> Result<(AgentState, AgentDeps), riot_store::StoreError> {
+        let ChildLoop {
+            agent,
+            child,
+            model,
+            mode,
+            provider,
+            stack,
+        } = parts;
+        let ids = Arc::clone(&self.stack.caps.ids);
+        let clock = Arc::clone(&self.stack.caps.clock);
         let policy: Arc<dyn PermissionPolicy> = if agent.is_read_only() {
             Arc::new(ReadOnlyPolicy {
                 inner: Arc::clone(&self.stack.policy),
@@ -402,16 +444,10 @@ impl Subagents {
         } else {
             Arc::clone(&self.stack.policy)
         };
-        // An agent's own mode applies only where the session lets the
-        // model act: it never moves a plan or dont-ask session.
-        let mode = match (ctx.mode, agent.mode) {
-            (PermissionMode::Plan | PermissionMode::DontAsk, _) | (_, None) => ctx.mode,
-            (_, Some(mode)) => mode,
-        };
         let (tools, mcp) = self.tools_for(agent, stack);
         let runner: Arc<dyn ToolRunner> = Arc::new(stack.runner(
             tools,
-            Arc::new(self.stack.tool_env(&child)),
+            Arc::new(self.stack.tool_env(child)),
             policy,
             ModeCell::new(mode),
             None,
@@ -426,19 +462,12 @@ impl Subagents {
         );
         meta.parent = Some(self.parent.clone());
         meta.system = Some(system.clone());
-        let writer = match SessionStore::new(self.home.join("sessions")).create(&meta) {
-            Ok(w) => w,
-            Err(e) => {
-                return ToolOutcome::failed(format!(
-                    "The subagent could not start: its transcript could not be created ({e})."
-                ));
-            }
-        };
+        let writer = SessionStore::new(self.home.join("sessions")).create(&meta)?;
         let deps = AgentDeps {
-            provider: Arc::clone(&provider),
+            provider: Arc::clone(provider),
             tools: Arc::clone(&runner),
             compactor: Arc::new(ContextManager::new(
-                Arc::clone(&provider),
+                Arc::clone(provider),
                 Arc::new(NoWorkingSet),
             )),
             transcript: Arc::new(crate::transcript::StoreSink::open(
@@ -457,53 +486,92 @@ impl Subagents {
         state.max_turns = SUBAGENT_MAX_TURNS;
         state.cache_key = Some(child.to_string());
         state.max_tokens = riot_core::context::request_max_tokens(&capabilities);
+        Ok((state, deps))
+    }
+}
 
-        let scope = CancelScope::new();
-        let message = Message::user_text(MessageId::generate(ids.as_ref()), prompt);
-        let mut answer = String::new();
-        let mut calls = 0usize;
-        let mut end = None;
-        {
-            let run = riot_core::run_agent(&mut state, Some(message), &deps, scope.clone());
-            let mut run = std::pin::pin!(run);
-            let mut stop_sent = false;
-            loop {
-                let event = if stop_sent {
-                    run.next().await
-                } else {
-                    let next = run.next();
-                    let cancelled = std::pin::pin!(ctx.cancel.cancelled());
-                    match futures::future::select(next, cancelled).await {
-                        futures::future::Either::Left((event, _)) => event,
-                        futures::future::Either::Right(((), _)) => {
-                            // Stopped: the child winds down, its calls paired.
-                            scope.cancel(CancelReason::User);
-                            stop_sent = true;
-                            continue;
-                        }
+/// What a subagent's loop is made of, besides the session's [`Subagents`].
+struct ChildLoop<'a> {
+    agent: &'a AgentDefinition,
+    /// The child session's id.
+    child: &'a SessionId,
+    model: String,
+    mode: PermissionMode,
+    provider: &'a Arc<dyn Provider>,
+    /// Where its tools run.
+    stack: &'a StackBase,
+}
+
+/// How a subagent's loop went: its last answer, its tool calls, its end.
+struct ChildEnd {
+    answer: String,
+    calls: usize,
+    end: Option<TerminalReason>,
+}
+
+/// Runs the child's loop on `message` to its end, reporting its tool
+/// calls as the parent call's progress and stopping it when the parent
+/// call is cancelled.
+async fn follow_child(
+    agent: &AgentDefinition,
+    state: &mut AgentState,
+    message: Message,
+    deps: &AgentDeps,
+    ctx: &ToolContext,
+) -> ChildEnd {
+    let scope = CancelScope::new();
+    let mut answer = String::new();
+    let mut calls = 0usize;
+    let mut end = None;
+    {
+        let run = riot_core::run_agent(state, Some(message), deps, scope.clone());
+        let mut run = std::pin::pin!(run);
+        let mut stop_sent = false;
+        loop {
+            let event = if stop_sent {
+                run.next().await
+            } else {
+                let next = run.next();
+                let cancelled = std::pin::pin!(ctx.cancel.cancelled());
+                match futures::future::select(next, cancelled).await {
+                    futures::future::Either::Left((event, _)) => event,
+                    futures::future::Either::Right(((), _)) => {
+                        // Stopped: the child winds down, its calls paired.
+                        scope.cancel(CancelReason::User);
+                        stop_sent = true;
+                        continue;
                     }
-                };
-                let Some(event) = event else { break };
-                match event {
-                    AgentEvent::ToolStarted { describe, .. } => {
-                        calls += 1;
-                        ctx.report(ProgressPayload::Status {
-                            text: format!("{}: {describe}", agent.name),
-                        });
-                    }
-                    AgentEvent::Message {
-                        message: Message::Assistant(a),
-                    } => {
-                        let text = a.text();
-                        if !text.trim().is_empty() {
-                            answer = text;
-                        }
-                    }
-                    AgentEvent::Done { reason } => end = Some(reason),
-                    _ => {}
                 }
+            };
+            let Some(event) = event else { break };
+            match event {
+                AgentEvent::ToolStarted { describe, .. } => {
+                    calls += 1;
+                    ctx.report(ProgressPayload::Status {
+                        text: format!("{}: {describe}", agent.name),
+                    });
+                }
+                AgentEvent::Message {
+                    message: Message::Assistant(a),
+                } => {
+                    let text = a.text();
+                    if !text.trim().is_empty() {
+                        answer = text;
+                    }
+                }
+                AgentEvent::Done { reason } => end = Some(reason),
+                _ => {}
             }
         }
+    }
+    ChildEnd { answer, calls, end }
+}
+
+impl ChildEnd {
+    /// The Task call's result: the answer (capped) with a footer naming
+    /// the child session, or why there is none.
+    fn outcome(self, agent: &AgentDefinition, child: &SessionId) -> ToolOutcome {
+        let Self { answer, calls, end } = self;
         let footer = format!(
             "\n\n(subagent `{}`, session {child}, {calls} tool call{})",
             agent.name,

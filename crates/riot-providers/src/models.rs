@@ -254,6 +254,21 @@ const fn cached(input: f64, cache_read: f64, output: f64) -> Price {
 /// so its figures are an upper bound. Settings override any of these
 /// (`models` → `price`).
 fn builtin_price(m: &str) -> Option<Price> {
+    anthropic_price(m)
+        .or_else(|| openai_price(m))
+        .or_else(|| deepseek_price(m))
+}
+
+/// The price in the first row of `table` with a pattern matching `m`.
+fn first_match(table: &[(&[&str], Price)], m: &str) -> Option<Price> {
+    table
+        .iter()
+        .find(|(patterns, _)| patterns.iter().any(|p| glob_match(p, m)))
+        .map(|(_, price)| *price)
+}
+
+/// Anthropic's prices, by model name pattern.
+fn anthropic_price(m: &str) -> Option<Price> {
     // Sonnet 4 and 4.5: a prompt over 200k tokens (1M-context beta) pays
     // the long-context rates on the whole request.
     let sonnet_4_long = anthropic(3.0, 3.75, 0.30, 15.0).with_long_prompt(LongPromptPrice {
@@ -271,20 +286,7 @@ fn builtin_price(m: &str) -> Option<Price> {
         cache_write: 0.625,
         cache_read: 0.05,
     });
-    // GPT-5.4 and 5.5 (and their pro models), with their 1.05M windows:
-    // a prompt over 272K input tokens pays twice the input rates and 1.5
-    // times the output rate, on the whole request (OpenAI's model pages).
-    let openai_long = |price: Price| {
-        price.with_long_prompt(LongPromptPrice {
-            above_tokens: 272_000,
-            input: price.input * 2.0,
-            output: price.output * 1.5,
-            cache_write: price.cache_write * 2.0,
-            cache_read: price.cache_read * 2.0,
-        })
-    };
     let table: &[(&[&str], Price)] = &[
-        // Anthropic.
         (&["claude-fable-5-2*"], anthropic(8.0, 10.0, 0.20, 40.0)),
         (
             &["claude-fable-5-1*", "claude-mythos-5-1*"],
@@ -342,7 +344,26 @@ fn builtin_price(m: &str) -> Option<Price> {
         (&["claude-haiku-4-5*"], anthropic(1.0, 1.25, 0.10, 5.0)),
         (&["claude-3-5-haiku*"], anthropic(0.80, 1.0, 0.08, 4.0)),
         (&["claude-3-haiku*"], anthropic(0.25, 0.30, 0.03, 1.25)),
-        // OpenAI. The pro models take no cached input.
+    ];
+    first_match(table, m)
+}
+
+/// OpenAI's prices, by model name pattern. The pro models take no cached
+/// input.
+fn openai_price(m: &str) -> Option<Price> {
+    // GPT-5.4 and 5.5 (and their pro models), with their 1.05M windows:
+    // a prompt over 272K input tokens pays twice the input rates and 1.5
+    // times the output rate, on the whole request (OpenAI's model pages).
+    let openai_long = |price: Price| {
+        price.with_long_prompt(LongPromptPrice {
+            above_tokens: 272_000,
+            input: price.input * 2.0,
+            output: price.output * 1.5,
+            cache_write: price.cache_write * 2.0,
+            cache_read: price.cache_read * 2.0,
+        })
+    };
+    let table: &[(&[&str], Price)] = &[
         (
             &[
                 "gpt-5.5-pro",
@@ -413,6 +434,13 @@ fn builtin_price(m: &str) -> Option<Price> {
         (&["o3-mini", "o3-mini-20*"], cached(1.10, 0.55, 4.40)),
         (&["o4-mini", "o4-mini-20*"], cached(1.10, 0.275, 4.40)),
         (&["o1", "o1-20*"], cached(15.0, 7.50, 60.0)),
+    ];
+    first_match(table, m)
+}
+
+/// DeepSeek's prices (peak rates), by model name pattern.
+fn deepseek_price(m: &str) -> Option<Price> {
+    let table: &[(&[&str], Price)] = &[
         // DeepSeek (peak rates). The retired `deepseek-v4-flash` names are
         // served by the current Flash model at its price; `deepseek-chat`
         // and `deepseek-reasoner` no longer answer and have none.
@@ -426,10 +454,7 @@ fn builtin_price(m: &str) -> Option<Price> {
         ),
         (&["deepseek-v4-pro"], cached(1.32, 0.044, 3.96)),
     ];
-    table
-        .iter()
-        .find(|(patterns, _)| patterns.iter().any(|p| glob_match(p, m)))
-        .map(|(_, price)| *price)
+    first_match(table, m)
 }
 
 /// Capabilities of `model`: the built-in table, then each matching

@@ -39,12 +39,21 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::theme::Theme;
-use crate::wrap::{self, Piece, hard_wrap, wrap_pieces};
+use crate::wrap::{self, Piece, wrap_pieces};
+
+mod code;
+mod settling;
+mod table;
+
+use code::Code;
+pub use settling::{Settled, settle, stable_len};
+use settling::{from, trim_start, until};
+use table::Table;
 
 fn options() -> Options {
     Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
@@ -63,119 +72,6 @@ pub fn render_from(text: &str, width: usize, theme: Theme, skip: usize) -> Vec<L
         .into_iter()
         .map(|row| row.line)
         .collect()
-}
-
-/// The rows of a streaming text from an offset, and how many of them are
-/// settled.
-#[derive(Debug, Clone)]
-pub struct Settled {
-    /// [`render_from`] the text and the offset.
-    pub rows: Vec<Line<'static>>,
-    /// How many of `rows`, from the first, stay the same however the text
-    /// goes on.
-    pub settled: usize,
-    /// Where the rest begins: for any text that starts with this one,
-    /// `render_from(longer, width, theme, resume)` is its rows after the
-    /// settled ones.
-    pub resume: usize,
-}
-
-/// How many rows of `text` from `skip` on are settled (see the module
-/// docs), and where rendering resumes after them.
-pub fn settle(text: &str, width: usize, theme: Theme, skip: usize) -> Settled {
-    let rows = Renderer::run(text, width, theme, skip);
-    let n = rows.len();
-    // A blank row between blocks is as settled as the row after it: the
-    // block that asked for it may still turn into one that does not.
-    let mut fixed: Vec<bool> = rows.iter().map(|r| r.fixed).collect();
-    for i in (0..n).rev() {
-        if rows[i].gap {
-            fixed[i] = fixed.get(i + 1).copied().unwrap_or(false);
-        }
-    }
-    // The smallest offset of the rows from each one on.
-    let mut lowest = vec![usize::MAX; n + 1];
-    for i in (0..n).rev() {
-        lowest[i] = lowest[i + 1].min(rows[i].at);
-    }
-    let mut settled = 0;
-    let mut resume = skip;
-    let mut highest: Option<usize> = None;
-    for (i, row) in rows.iter().enumerate() {
-        // Rendering can resume at a row that starts a word or a line, after
-        // everything of the rows before it and before everything after.
-        if let Some(h) = highest.filter(|&h| row.fresh && row.at > h && row.at <= lowest[i]) {
-            settled = i;
-            // Right after the settled text: what lies between (spaces,
-            // delimiters) is rendered again, as the text then says.
-            resume = h + 1;
-        }
-        if !fixed[i] {
-            break;
-        }
-        highest = Some(highest.map_or(row.last, |h| h.max(row.last)));
-    }
-    Settled {
-        rows: rows.into_iter().map(|row| row.line).collect(),
-        settled,
-        resume,
-    }
-}
-
-/// The length of the longest prefix of a streaming `text` that consists of
-/// finished blocks: it ends after a blank line that is outside a code
-/// fence and is followed by a line starting a new top-level block (not
-/// indented, so not a list item's continuation). Rendering that prefix and
-/// the rest apart gives the same rows as rendering the whole.
-pub fn stable_len(text: &str) -> usize {
-    let mut fence: Option<(char, usize)> = None;
-    let mut stable = 0;
-    let mut after_blank = false;
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        if !line.ends_with('\n') {
-            // A line still being written decides nothing yet, except that
-            // a block after a blank line has begun.
-            if after_blank && fence.is_none() && starts_block(line) {
-                stable = start;
-            }
-            break;
-        }
-        let trimmed = line.trim_start_matches(' ');
-        let indent = line.len() - trimmed.len();
-        if let Some((ch, n)) = fence {
-            let run = trimmed.chars().take_while(|&c| c == ch).count();
-            if indent < 4 && run >= n && trimmed[run..].trim().is_empty() {
-                fence = None;
-            }
-            after_blank = false;
-            continue;
-        }
-        if line.trim().is_empty() {
-            after_blank = true;
-            continue;
-        }
-        if after_blank && starts_block(line) {
-            stable = start;
-        }
-        after_blank = false;
-        if indent < 4 {
-            for ch in ['`', '~'] {
-                let run = trimmed.chars().take_while(|&c| c == ch).count();
-                if run >= 3 {
-                    fence = Some((ch, run));
-                }
-            }
-        }
-    }
-    stable
-}
-
-/// A line that starts a top-level block: not indented, not blank.
-fn starts_block(line: &str) -> bool {
-    line.chars().next().is_some_and(|c| !c.is_whitespace())
 }
 
 /// One row as rendered, with what settling needs to know of it.
@@ -238,24 +134,10 @@ struct Leaf {
     html: bool,
 }
 
-struct Code {
-    lang: String,
-    pieces: Vec<Piece>,
-    /// Where the block starts in the source.
-    at: usize,
-}
-
 struct Heading {
     style: Style,
     /// Where a setext heading's underline starts.
     underline: Option<usize>,
-}
-
-struct Table {
-    rows: Vec<Vec<Vec<Span<'static>>>>,
-    head_rows: usize,
-    in_head: bool,
-    at: usize,
 }
 
 struct Renderer<'a> {
@@ -572,39 +454,6 @@ impl<'a> Renderer<'a> {
         }
     }
 
-    /// The offset before which the inline text of an unfinished block
-    /// renders the same however the text goes on.
-    fn settled_text(&self, leaf: &Leaf) -> usize {
-        let src = self.source;
-        let mut limit = usize::MAX;
-        // The last word may still grow, or end an entity or an escape.
-        if !src.is_empty() && !src.ends_with([' ', '\t', '\n', '\r']) {
-            limit = src.rfind([' ', '\t', '\n', '\r']).map_or(0, |i| i + 1);
-        }
-        // A line with a pipe may still become a table's header row, with a
-        // delimiter row on the line after it.
-        if src[self.last_line..self.open_line].contains('|') {
-            limit = limit.min(self.last_line);
-        } else if src[self.open_line..].contains('|') {
-            limit = limit.min(self.open_line);
-        }
-        for range in &leaf.texts {
-            if range.start >= limit {
-                break;
-            }
-            if let Some(at) = opener(src, range.clone()) {
-                limit = limit.min(at);
-                break;
-            }
-        }
-        // An emphasis or a link across the limit: its closing delimiter,
-        // after it, may still stop closing it (`**a**` then `b`).
-        while let Some(span) = leaf.spans.iter().find(|s| s.start < limit && s.end > limit) {
-            limit = span.start;
-        }
-        limit
-    }
-
     /// The number of rows the inline text waiting takes, its marker
     /// included.
     fn inline_rows(&self) -> usize {
@@ -716,26 +565,7 @@ impl<'a> Renderer<'a> {
                     self.gap = true;
                 }
             }
-            Tag::Heading { level, .. } => {
-                self.flush();
-                let hashes = level as usize;
-                let style = if hashes <= 2 {
-                    self.theme.heading().add_modifier(Modifier::UNDERLINED)
-                } else {
-                    self.theme.heading()
-                };
-                // A setext heading spans two lines or more: its text and
-                // the underline.
-                let source = self.source.get(self.at.clone()).unwrap_or("");
-                let underline = source
-                    .trim_end_matches(['\n', '\r'])
-                    .rfind('\n')
-                    .map(|i| self.at.start + i + 1);
-                self.heading = Some(Heading { style, underline });
-                // The heading's style is given to its text at its end,
-                // when it is known to be drawn as a heading.
-                self.push_style(Style::new());
-            }
+            Tag::Heading { level, .. } => self.start_heading(level),
             Tag::BlockQuote(_) => {
                 self.flush();
                 self.gap = self.gap || self.rendered;
@@ -825,6 +655,29 @@ impl<'a> Renderer<'a> {
             Tag::Link { .. } | Tag::Image { .. } => self.inline_style(self.theme.link()),
             _ => self.push_style(Style::new()),
         }
+    }
+
+    /// Opens a heading of `level`: its style waits for its end, where it
+    /// is known whether it is drawn as a heading.
+    fn start_heading(&mut self, level: HeadingLevel) {
+        self.flush();
+        let hashes = level as usize;
+        let style = if hashes <= 2 {
+            self.theme.heading().add_modifier(Modifier::UNDERLINED)
+        } else {
+            self.theme.heading()
+        };
+        // A setext heading spans two lines or more: its text and
+        // the underline.
+        let source = self.source.get(self.at.clone()).unwrap_or("");
+        let underline = source
+            .trim_end_matches(['\n', '\r'])
+            .rfind('\n')
+            .map(|i| self.at.start + i + 1);
+        self.heading = Some(Heading { style, underline });
+        // The heading's style is given to its text at its end,
+        // when it is known to be drawn as a heading.
+        self.push_style(Style::new());
     }
 
     /// The start of an inline span: its source is the block's too.
@@ -947,260 +800,6 @@ impl<'a> Renderer<'a> {
             _ => self.pop_style(),
         }
     }
-
-    fn code_block(&mut self, code: Code) {
-        let text: String = code.pieces.iter().map(|p| p.text.as_str()).collect();
-        // Where each line starts in the source.
-        let mut starts = Vec::new();
-        let mut line_start = true;
-        for piece in &code.pieces {
-            for (i, c) in piece.text.char_indices() {
-                if line_start {
-                    starts.push(piece.offset(i));
-                }
-                line_start = c == '\n';
-            }
-        }
-        let body = text.strip_suffix('\n').unwrap_or(&text);
-        // The lines with their newline: the one being written may still
-        // change.
-        let whole = text.matches('\n').count();
-        // Each line is highlighted with its newline, the last one too, so
-        // that it is coloured the same before and after more lines come.
-        // A highlighted block's plain runs are in the terminal's default
-        // colour: its kinds' colours already set it apart from prose, and
-        // a row that starts and ends in the default colour costs no
-        // sequence to enter or leave.
-        let highlighted = if self.theme.highlights() {
-            crate::highlight::highlight(&text, &code.lang, Style::default())
-        } else {
-            None
-        };
-        let lines = highlighted.unwrap_or_else(|| {
-            body.split('\n')
-                .map(|l| Line::from(Span::styled(l.to_owned(), self.theme.code_block())))
-                .collect()
-        });
-        self.gap(code.at);
-        let mut base = self.prefix();
-        if let Some(marker) = self.marker.take() {
-            base.push(Span::raw(" ".repeat(wrap::width(&marker))));
-        }
-        base.push(Span::raw("  "));
-        for (j, line) in lines.iter().enumerate() {
-            let at = starts.get(j).copied().unwrap_or(code.at).max(code.at);
-            for (k, row) in hard_wrap(line, self.width, &base, &base)
-                .into_iter()
-                .enumerate()
-            {
-                self.push(Out {
-                    line: row,
-                    at,
-                    last: at,
-                    fresh: k == 0,
-                    fixed: j < whole,
-                    gap: false,
-                });
-            }
-        }
-    }
-
-    fn table_rows(&mut self, table: Table, fixed: bool) {
-        self.gap(table.at);
-        let cols = table.rows.iter().map(Vec::len).max().unwrap_or(0);
-        if cols == 0 {
-            return;
-        }
-        let cell_text = |cell: &Vec<Span<'static>>| -> String {
-            cell.iter().map(|s| s.content.as_ref()).collect::<String>()
-        };
-        let mut widths = vec![1usize; cols];
-        for row in &table.rows {
-            for (i, cell) in row.iter().enumerate() {
-                widths[i] = widths[i].max(wrap::width(cell_text(cell).trim()));
-            }
-        }
-        // Shrink the widest columns until the table fits.
-        let base = self.prefix();
-        let base_width: usize = base.iter().map(Span::width).sum();
-        let avail = self
-            .width
-            .saturating_sub(base_width + 3 * cols + 1)
-            .max(cols);
-        while widths.iter().sum::<usize>() > avail {
-            let Some((i, _)) = widths.iter().enumerate().max_by_key(|(_, w)| **w) else {
-                break;
-            };
-            if widths[i] <= 3 {
-                break;
-            }
-            widths[i] -= 1;
-        }
-        let dim = self.theme.dim();
-        let rule = |left: &str, mid: &str, right: &str| {
-            let mut spans = base.clone();
-            let mut s = left.to_owned();
-            for (i, w) in widths.iter().enumerate() {
-                s.push_str(&"─".repeat(w + 2));
-                s.push_str(if i + 1 == cols { right } else { mid });
-            }
-            spans.push(Span::styled(s, dim));
-            Line::from(spans)
-        };
-        let mut lines = vec![rule("┌", "┬", "┐")];
-        for (r, row) in table.rows.iter().enumerate() {
-            let mut spans = base.clone();
-            spans.push(Span::styled("│", dim));
-            for (i, w) in widths.iter().enumerate() {
-                let text = row.get(i).map(cell_text).unwrap_or_default();
-                let text = wrap::truncate(text.trim(), *w);
-                let pad = w.saturating_sub(wrap::width(&text));
-                let style = row
-                    .get(i)
-                    .and_then(|c| c.first())
-                    .map(|s| s.style)
-                    .unwrap_or_default();
-                spans.push(Span::raw(" "));
-                spans.push(Span::styled(text, style));
-                spans.push(Span::raw(" ".repeat(pad + 1)));
-                spans.push(Span::styled("│", dim));
-            }
-            lines.push(Line::from(spans));
-            if r + 1 == table.head_rows {
-                lines.push(rule("├", "┼", "┤"));
-            }
-        }
-        lines.push(rule("└", "┴", "┘"));
-        // A table is drawn whole: rendering resumes only before it.
-        for line in lines {
-            self.push(Out {
-                line,
-                at: table.at,
-                last: table.at,
-                fresh: false,
-                fixed,
-                gap: false,
-            });
-        }
-    }
-}
-
-/// The part of `pieces` from source offset `skip` on.
-fn from(pieces: &[Piece], skip: usize) -> Vec<Piece> {
-    let mut out = Vec::new();
-    for piece in pieces {
-        if piece.at >= skip {
-            out.push(piece.clone());
-        } else if piece.linear
-            && let Some(text) = piece.text.get(skip - piece.at..)
-            && !text.is_empty()
-        {
-            out.push(Piece {
-                text: text.to_owned(),
-                style: piece.style,
-                at: skip,
-                end: piece.end,
-                linear: true,
-            });
-        }
-    }
-    out
-}
-
-/// `pieces` without the spaces they start with.
-fn trim_start(pieces: &mut Vec<Piece>) {
-    while let Some(first) = pieces.first_mut() {
-        let trimmed = first.text.trim_start_matches([' ', '\t']);
-        let cut = first.text.len() - trimmed.len();
-        if trimmed.is_empty() {
-            pieces.remove(0);
-            continue;
-        }
-        if cut > 0 {
-            first.text = trimmed.to_owned();
-            if first.linear {
-                first.at += cut;
-            }
-        }
-        break;
-    }
-}
-
-/// The part of `pieces` before source offset `limit`: a piece that is not
-/// its source's text byte for byte (a code span, an entity) only when all
-/// of its source is.
-fn until(pieces: &[Piece], limit: usize) -> Vec<Piece> {
-    let mut out = Vec::new();
-    for piece in pieces {
-        if piece.at >= limit {
-            break;
-        }
-        if piece.end > limit {
-            if piece.linear
-                && let Some(text) = piece.text.get(..limit - piece.at)
-            {
-                out.push(Piece {
-                    text: text.to_owned(),
-                    style: piece.style,
-                    at: piece.at,
-                    end: limit,
-                    linear: true,
-                });
-            }
-            break;
-        }
-        out.push(piece.clone());
-    }
-    out
-}
-
-/// The offset of the first delimiter in `range` of `src` (literal text)
-/// that a later one could still pair with: a backtick (a code span), `[`
-/// (a link), `<` before a letter or `/!?` (an autolink or a tag), a `*` or
-/// `~` run before a non-space (emphasis, strikethrough), a `_` run before a
-/// non-space and not inside a word. An escaped one cannot.
-fn opener(src: &str, range: Range<usize>) -> Option<usize> {
-    let bytes = src.as_bytes();
-    let mut i = range.start;
-    while i < range.end.min(bytes.len()) {
-        let b = bytes[i];
-        if !matches!(b, b'`' | b'[' | b'<' | b'*' | b'~' | b'_') || escaped(bytes, i) {
-            i += 1;
-            continue;
-        }
-        let mut first = i;
-        while first > 0 && bytes[first - 1] == b {
-            first -= 1;
-        }
-        let mut end = i;
-        while end < bytes.len() && bytes[end] == b {
-            end += 1;
-        }
-        let next = src[end..].chars().next();
-        let before = src[..first].chars().next_back();
-        let opens = match b {
-            b'`' | b'[' => true,
-            b'<' => src[i + 1..]
-                .chars()
-                .next()
-                .is_none_or(|c| c.is_ascii_alphabetic() || matches!(c, '/' | '!' | '?')),
-            b'*' | b'~' => next.is_none_or(|c| !c.is_whitespace()),
-            _ => {
-                next.is_none_or(|c| !c.is_whitespace())
-                    && !before.is_some_and(char::is_alphanumeric)
-            }
-        };
-        if opens {
-            return Some(i);
-        }
-        i = if b == b'<' { i + 1 } else { end.max(i + 1) };
-    }
-    None
-}
-
-/// Whether the byte at `i` is escaped by a backslash.
-fn escaped(bytes: &[u8], i: usize) -> bool {
-    bytes[..i].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
 }
 
 #[cfg(test)]

@@ -5,7 +5,10 @@
 
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use riot_protocol::{DiffHunk, DiffLineKind, TodoStatus, ToolResultUi, UiPayload};
+use riot_protocol::{
+    Diagnostic, DiffHunk, DiffLineKind, NotebookCell, SearchMatch, Todo, TodoStatus, ToolResultUi,
+    UiPayload, WebResult,
+};
 
 use crate::theme::Theme;
 use crate::wrap::{hard_wrap, plural, truncate, wrap};
@@ -129,6 +132,8 @@ fn diff_rows(hunks: &[DiffHunk], d: &mut Details, theme: Theme) {
     d.more(lines.len() - shown, "lines");
 }
 
+/// The rows of a call's structured payload, then the reason of an error
+/// (a command's failure shows in its status line instead).
 fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme: Theme) {
     let dim = theme.dim();
     match payload {
@@ -139,14 +144,7 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
             truncated,
             ..
         } => {
-            let end = start_line + lines.saturating_sub(1);
-            let mut text = format!(
-                "Read {} (lines {start_line}–{end} of {total_lines})",
-                plural(*lines, "line", "lines")
-            );
-            if *truncated {
-                text.push_str(", cut short");
-            }
+            let text = file_read_summary(*start_line, *lines, *total_lines, *truncated);
             d.push(Line::from(Span::styled(text, dim)));
         }
         UiPayload::ImageRead {
@@ -159,14 +157,7 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
             )));
         }
         UiPayload::NotebookRead { cells, .. } => {
-            let code = cells.iter().filter(|c| c.cell_type == "code").count() as u64;
-            d.push(Line::from(Span::styled(
-                format!(
-                    "Read {} ({code} code)",
-                    plural(cells.len() as u64, "cell", "cells")
-                ),
-                dim,
-            )));
+            d.push(Line::from(Span::styled(notebook_read_summary(cells), dim)));
         }
         UiPayload::PdfRead {
             first_page,
@@ -174,11 +165,7 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
             total_pages,
             ..
         } => {
-            let text = if first_page == last_page {
-                format!("Read page {first_page} of {total_pages} (PDF)")
-            } else {
-                format!("Read pages {first_page}–{last_page} of {total_pages} (PDF)")
-            };
+            let text = pdf_read_summary(*first_page, *last_page, *total_pages);
             d.push(Line::from(Span::styled(text, dim)));
         }
         UiPayload::DocumentRead { summary, .. } => {
@@ -188,23 +175,7 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
             path,
             created,
             hunks,
-        } => {
-            let count = |kind: DiffLineKind| {
-                hunks
-                    .iter()
-                    .flat_map(|h| &h.lines)
-                    .filter(|l| l.kind == kind)
-                    .count()
-            };
-            let (added, removed) = (count(DiffLineKind::Added), count(DiffLineKind::Removed));
-            let summary = if *created {
-                format!("Created {path} (+{added})")
-            } else {
-                format!("Updated {path}: +{added} −{removed}")
-            };
-            d.push(Line::from(vec![Span::styled(summary, dim)]));
-            diff_rows(hunks, d, theme);
-        }
+        } => file_diff_rows(path, *created, hunks, d, theme),
         UiPayload::NotebookCellDiff { cell_id, hunks, .. } => {
             // A question's preview; shown the same way should a tool
             // report one.
@@ -220,95 +191,25 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
             background_id,
             ..
         } => {
-            let status = match (background_id, timed_out, exit_code) {
-                (Some(id), _, _) => format!("running in the background ({id})"),
-                (None, true, _) => "timed out".to_owned(),
-                (None, false, Some(0)) => "exit code 0".to_owned(),
-                (None, false, Some(code)) => format!("exit code {code}"),
-                (None, false, None) => "ended by a signal".to_owned(),
-            };
+            let status = command_status(background_id.as_deref(), *timed_out, *exit_code);
             let failed = call.is_error || *timed_out || exit_code.is_some_and(|c| c != 0);
-            let output: Vec<&str> = stdout
-                .lines()
-                .chain(stderr.lines())
-                .map(str::trim_end)
-                .filter(|l| !l.is_empty())
-                .collect();
-            let tail = &output[output.len().saturating_sub(OUTPUT_ROWS)..];
-            let mut head = status;
-            if output.len() > tail.len() || *truncated {
-                head.push_str(&format!("; last {} of {} lines", tail.len(), output.len()));
-            } else if output.is_empty() {
-                head.push_str(", no output");
-            }
             let style = if failed { theme.error() } else { dim };
-            d.push(Line::from(Span::styled(head, style)));
-            for line in tail {
-                d.push_code(Line::from(Span::raw((*line).to_owned())));
-            }
+            output_rows(status, style, (stdout, stderr), *truncated, d);
         }
         UiPayload::FileList {
             paths,
             total,
             truncated,
             ..
-        } => {
-            let mut head = format!("Found {}", plural(*total, "file", "files"));
-            if *truncated {
-                head.push_str(" (list cut short)");
-            }
-            d.push(Line::from(Span::styled(head, dim)));
-            for path in paths.iter().take(LIST_ROWS) {
-                d.push_code(Line::from(Span::raw(path.clone())));
-            }
-            d.more(paths.len().saturating_sub(LIST_ROWS), "files");
-        }
+        } => file_list_rows(paths, *total, *truncated, d, dim),
         UiPayload::SearchResults {
             matches,
             total,
             truncated,
             ..
-        } => {
-            let mut head = format!("Found {}", plural(*total, "match", "matches"));
-            if *truncated {
-                head.push_str(" (list cut short)");
-            }
-            d.push(Line::from(Span::styled(head, dim)));
-            for m in matches.iter().take(LIST_ROWS) {
-                let mut spans = vec![Span::styled(m.path.clone(), theme.code())];
-                if let Some(line) = m.line {
-                    spans.push(Span::styled(format!(":{line}"), dim));
-                }
-                if let Some(text) = &m.text {
-                    spans.push(Span::raw(format!("  {}", text.trim())));
-                }
-                if let Some(count) = m.count {
-                    spans.push(Span::styled(format!("  ({count})"), dim));
-                }
-                d.push_code(Line::from(spans));
-            }
-            d.more(matches.len().saturating_sub(LIST_ROWS), "matches");
-        }
-        UiPayload::Todos { todos } => {
-            for todo in todos {
-                let (mark, style) = match todo.status {
-                    TodoStatus::Pending => ("☐ ", ratatui::style::Style::new()),
-                    TodoStatus::InProgress => ("◐ ", theme.question()),
-                    TodoStatus::Completed => ("☒ ", dim.add_modifier(Modifier::CROSSED_OUT)),
-                };
-                d.push(Line::from(vec![
-                    Span::styled(mark, style),
-                    Span::styled(todo.content.clone(), style),
-                ]));
-            }
-        }
-        UiPayload::Text { text } => {
-            let lines: Vec<&str> = text.lines().collect();
-            for line in lines.iter().take(LIST_ROWS) {
-                d.push_code(Line::from(Span::raw(truncate(line, 400))));
-            }
-            d.more(lines.len().saturating_sub(LIST_ROWS), "lines");
-        }
+        } => search_rows(matches, *total, *truncated, d, theme),
+        UiPayload::Todos { todos } => todo_rows(todos, d, theme),
+        UiPayload::Text { text } => text_rows(text, d),
         UiPayload::WebPage {
             status,
             bytes,
@@ -318,87 +219,278 @@ fn payload_rows(payload: &UiPayload, call: Finished<'_>, d: &mut Details, theme:
             cached,
             ..
         } => {
-            let mut head = match redirect {
-                Some(to) => format!("HTTP {status}: redirects to {to} (not followed)"),
-                None => format!("HTTP {status}, {}", plural(*bytes, "byte", "bytes")),
-            };
-            if *truncated {
-                head.push_str(" (cut at the download limit)");
-            }
-            if *cached {
-                head.push_str(" (cached)");
-            }
+            let head = web_page_head(*status, *bytes, redirect.as_deref(), *truncated, *cached);
             d.push(Line::from(Span::styled(head, dim)));
             if let Some(title) = title {
                 d.push(Line::from(Span::raw(title.clone())));
             }
         }
-        UiPayload::WebResults { results, .. } => {
-            d.push(Line::from(Span::styled(
-                format!(
-                    "Found {}",
-                    plural(results.len() as u64, "result", "results")
-                ),
-                dim,
-            )));
-            for r in results.iter().take(LIST_ROWS) {
-                d.push(Line::from(vec![
-                    Span::raw(truncate(&r.title, 200)),
-                    Span::styled(format!("  {}", r.url), dim),
-                ]));
-            }
-            d.more(results.len().saturating_sub(LIST_ROWS), "results");
-        }
+        UiPayload::WebResults { results, .. } => web_results_rows(results, d, dim),
         UiPayload::Diagnostics {
             diagnostics, total, ..
-        } => {
-            let errors = diagnostics
-                .iter()
-                .filter(|x| x.severity == riot_protocol::Severity::Error)
-                .count() as u64;
-            let warnings = diagnostics
-                .iter()
-                .filter(|x| x.severity == riot_protocol::Severity::Warning)
-                .count() as u64;
-            d.push(Line::from(Span::styled(
-                format!(
-                    "{}, {}",
-                    plural(errors, "error", "errors"),
-                    plural(warnings, "warning", "warnings")
-                ),
-                dim,
-            )));
-            for x in diagnostics.iter().take(LIST_ROWS) {
-                let style = match x.severity {
-                    riot_protocol::Severity::Error => theme.error(),
-                    riot_protocol::Severity::Warning => theme.warning(),
-                    _ => dim,
-                };
-                let place = match (x.line, x.column) {
-                    (0, _) => x.path.clone(),
-                    (l, 0) => format!("{}:{l}", x.path),
-                    (l, c) => format!("{}:{l}:{c}", x.path),
-                };
-                let code = x
-                    .code
-                    .as_ref()
-                    .map_or_else(String::new, |c| format!("[{c}]"));
-                d.push(Line::from(vec![
-                    Span::styled(place, theme.code()),
-                    Span::styled(format!(" {}{code}", x.severity.as_str()), style),
-                    Span::raw(format!(" {}", truncate(&x.message, 200))),
-                ]));
-            }
-            d.more(
-                (*total as usize).saturating_sub(LIST_ROWS.min(diagnostics.len())),
-                "diagnostics",
-            );
-        }
+        } => diagnostics_rows(diagnostics, *total, d, theme),
     }
     if call.is_error && !matches!(payload, UiPayload::Command { .. }) {
         let why = call.text.lines().next().unwrap_or("failed");
         d.push(Line::from(Span::styled(why.to_owned(), theme.error())));
     }
+}
+
+/// What a read of a file's lines showed: `Read 3 lines (lines 1–3 of 9)`.
+fn file_read_summary(start_line: u64, lines: u64, total_lines: u64, truncated: bool) -> String {
+    let end = start_line + lines.saturating_sub(1);
+    let mut text = format!(
+        "Read {} (lines {start_line}–{end} of {total_lines})",
+        plural(lines, "line", "lines")
+    );
+    if truncated {
+        text.push_str(", cut short");
+    }
+    text
+}
+
+/// What a read of a notebook showed: its cells, and how many of them are
+/// code.
+fn notebook_read_summary(cells: &[NotebookCell]) -> String {
+    let code = cells.iter().filter(|c| c.cell_type == "code").count() as u64;
+    format!(
+        "Read {} ({code} code)",
+        plural(cells.len() as u64, "cell", "cells")
+    )
+}
+
+/// What a read of a PDF showed: the page or pages, of how many.
+fn pdf_read_summary(first_page: u32, last_page: u32, total_pages: u32) -> String {
+    if first_page == last_page {
+        format!("Read page {first_page} of {total_pages} (PDF)")
+    } else {
+        format!("Read pages {first_page}–{last_page} of {total_pages} (PDF)")
+    }
+}
+
+/// A file's diff: how many lines were added and removed (or that the file
+/// was created), then its first lines.
+fn file_diff_rows(path: &str, created: bool, hunks: &[DiffHunk], d: &mut Details, theme: Theme) {
+    let dim = theme.dim();
+    let count = |kind: DiffLineKind| {
+        hunks
+            .iter()
+            .flat_map(|h| &h.lines)
+            .filter(|l| l.kind == kind)
+            .count()
+    };
+    let (added, removed) = (count(DiffLineKind::Added), count(DiffLineKind::Removed));
+    let summary = if created {
+        format!("Created {path} (+{added})")
+    } else {
+        format!("Updated {path}: +{added} −{removed}")
+    };
+    d.push(Line::from(vec![Span::styled(summary, dim)]));
+    diff_rows(hunks, d, theme);
+}
+
+/// How a command ended: its exit code, a timeout, a signal, or that it
+/// runs in the background.
+fn command_status(background_id: Option<&str>, timed_out: bool, exit_code: Option<i32>) -> String {
+    match (background_id, timed_out, exit_code) {
+        (Some(id), _, _) => format!("running in the background ({id})"),
+        (None, true, _) => "timed out".to_owned(),
+        (None, false, Some(0)) => "exit code 0".to_owned(),
+        (None, false, Some(code)) => format!("exit code {code}"),
+        (None, false, None) => "ended by a signal".to_owned(),
+    }
+}
+
+/// A command's `status` in `style` with how much of its output shows,
+/// then the last [`OUTPUT_ROWS`] non-blank lines of its stdout and
+/// stderr.
+fn output_rows(
+    status: String,
+    style: ratatui::style::Style,
+    (stdout, stderr): (&str, &str),
+    truncated: bool,
+    d: &mut Details,
+) {
+    let output: Vec<&str> = stdout
+        .lines()
+        .chain(stderr.lines())
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = &output[output.len().saturating_sub(OUTPUT_ROWS)..];
+    let mut head = status;
+    if output.len() > tail.len() || truncated {
+        head.push_str(&format!("; last {} of {} lines", tail.len(), output.len()));
+    } else if output.is_empty() {
+        head.push_str(", no output");
+    }
+    d.push(Line::from(Span::styled(head, style)));
+    for line in tail {
+        d.push_code(Line::from(Span::raw((*line).to_owned())));
+    }
+}
+
+/// The files a pattern found: how many, then the first [`LIST_ROWS`].
+fn file_list_rows(
+    paths: &[String],
+    total: u64,
+    truncated: bool,
+    d: &mut Details,
+    dim: ratatui::style::Style,
+) {
+    let mut head = format!("Found {}", plural(total, "file", "files"));
+    if truncated {
+        head.push_str(" (list cut short)");
+    }
+    d.push(Line::from(Span::styled(head, dim)));
+    for path in paths.iter().take(LIST_ROWS) {
+        d.push_code(Line::from(Span::raw(path.clone())));
+    }
+    d.more(paths.len().saturating_sub(LIST_ROWS), "files");
+}
+
+/// A content search's matches: how many, then the first [`LIST_ROWS`]
+/// with their line, text or count.
+fn search_rows(
+    matches: &[SearchMatch],
+    total: u64,
+    truncated: bool,
+    d: &mut Details,
+    theme: Theme,
+) {
+    let dim = theme.dim();
+    let mut head = format!("Found {}", plural(total, "match", "matches"));
+    if truncated {
+        head.push_str(" (list cut short)");
+    }
+    d.push(Line::from(Span::styled(head, dim)));
+    for m in matches.iter().take(LIST_ROWS) {
+        let mut spans = vec![Span::styled(m.path.clone(), theme.code())];
+        if let Some(line) = m.line {
+            spans.push(Span::styled(format!(":{line}"), dim));
+        }
+        if let Some(text) = &m.text {
+            spans.push(Span::raw(format!("  {}", text.trim())));
+        }
+        if let Some(count) = m.count {
+            spans.push(Span::styled(format!("  ({count})"), dim));
+        }
+        d.push_code(Line::from(spans));
+    }
+    d.more(matches.len().saturating_sub(LIST_ROWS), "matches");
+}
+
+/// The todo list, each item marked and styled by its status.
+fn todo_rows(todos: &[Todo], d: &mut Details, theme: Theme) {
+    let dim = theme.dim();
+    for todo in todos {
+        let (mark, style) = match todo.status {
+            TodoStatus::Pending => ("☐ ", ratatui::style::Style::new()),
+            TodoStatus::InProgress => ("◐ ", theme.question()),
+            TodoStatus::Completed => ("☒ ", dim.add_modifier(Modifier::CROSSED_OUT)),
+        };
+        d.push(Line::from(vec![
+            Span::styled(mark, style),
+            Span::styled(todo.content.clone(), style),
+        ]));
+    }
+}
+
+/// Plain text: its first [`LIST_ROWS`] lines, each cut to one row.
+fn text_rows(text: &str, d: &mut Details) {
+    let lines: Vec<&str> = text.lines().collect();
+    for line in lines.iter().take(LIST_ROWS) {
+        d.push_code(Line::from(Span::raw(truncate(line, 400))));
+    }
+    d.more(lines.len().saturating_sub(LIST_ROWS), "lines");
+}
+
+/// What fetching a page got: its HTTP status and size (or the redirect not
+/// followed), cut short or cached.
+fn web_page_head(
+    status: u16,
+    bytes: u64,
+    redirect: Option<&str>,
+    truncated: bool,
+    cached: bool,
+) -> String {
+    let mut head = match redirect {
+        Some(to) => format!("HTTP {status}: redirects to {to} (not followed)"),
+        None => format!("HTTP {status}, {}", plural(bytes, "byte", "bytes")),
+    };
+    if truncated {
+        head.push_str(" (cut at the download limit)");
+    }
+    if cached {
+        head.push_str(" (cached)");
+    }
+    head
+}
+
+/// A web search's results: how many, then the first [`LIST_ROWS`] titles
+/// with their addresses.
+fn web_results_rows(results: &[WebResult], d: &mut Details, dim: ratatui::style::Style) {
+    d.push(Line::from(Span::styled(
+        format!(
+            "Found {}",
+            plural(results.len() as u64, "result", "results")
+        ),
+        dim,
+    )));
+    for r in results.iter().take(LIST_ROWS) {
+        d.push(Line::from(vec![
+            Span::raw(truncate(&r.title, 200)),
+            Span::styled(format!("  {}", r.url), dim),
+        ]));
+    }
+    d.more(results.len().saturating_sub(LIST_ROWS), "results");
+}
+
+/// What the checkers found: errors and warnings counted, then the first
+/// [`LIST_ROWS`] findings coloured by severity.
+fn diagnostics_rows(diagnostics: &[Diagnostic], total: u64, d: &mut Details, theme: Theme) {
+    let dim = theme.dim();
+    let errors = diagnostics
+        .iter()
+        .filter(|x| x.severity == riot_protocol::Severity::Error)
+        .count() as u64;
+    let warnings = diagnostics
+        .iter()
+        .filter(|x| x.severity == riot_protocol::Severity::Warning)
+        .count() as u64;
+    d.push(Line::from(Span::styled(
+        format!(
+            "{}, {}",
+            plural(errors, "error", "errors"),
+            plural(warnings, "warning", "warnings")
+        ),
+        dim,
+    )));
+    for x in diagnostics.iter().take(LIST_ROWS) {
+        let style = match x.severity {
+            riot_protocol::Severity::Error => theme.error(),
+            riot_protocol::Severity::Warning => theme.warning(),
+            _ => dim,
+        };
+        let place = match (x.line, x.column) {
+            (0, _) => x.path.clone(),
+            (l, 0) => format!("{}:{l}", x.path),
+            (l, c) => format!("{}:{l}:{c}", x.path),
+        };
+        let code = x
+            .code
+            .as_ref()
+            .map_or_else(String::new, |c| format!("[{c}]"));
+        d.push(Line::from(vec![
+            Span::styled(place, theme.code()),
+            Span::styled(format!(" {}{code}", x.severity.as_str()), style),
+            Span::raw(format!(" {}", truncate(&x.message, 200))),
+        ]));
+    }
+    d.more(
+        (total as usize).saturating_sub(LIST_ROWS.min(diagnostics.len())),
+        "diagnostics",
+    );
 }
 
 #[cfg(test)]

@@ -1044,12 +1044,20 @@ mod tests {
         dirs.enter(Path::new("/w/a"));
         dirs.enter(Path::new("/w/a/src"));
         dirs.enter(Path::new("/w/ab"));
-        assert_eq!(dirs.count_in(Path::new("/w/a")), 2, "/w/ab is not below /w/a");
+        assert_eq!(
+            dirs.count_in(Path::new("/w/a")),
+            2,
+            "/w/ab is not below /w/a"
+        );
         dirs.leave(Path::new("/w/a/src"));
         assert_eq!(dirs.count_in(Path::new("/w/a")), 1);
         dirs.leave(Path::new("/w/a"));
         dirs.leave(Path::new("/w/a"));
-        assert_eq!(dirs.count_in(Path::new("/w/a")), 0, "a second leave is not counted");
+        assert_eq!(
+            dirs.count_in(Path::new("/w/a")),
+            0,
+            "a second leave is not counted"
+        );
         assert_eq!(dirs.count_in(Path::new("/w")), 1);
     }
 

@@ -101,31 +101,11 @@ fn judge_subcommand(
     ctx: &Context,
     depth: usize,
 ) {
-    for (name, _) in &sub.env {
-        if is_dangerous_var(name) {
-            analysis.note_dangerous(format!(
-                "`{name}=` changes what `{}` runs or loads",
-                sub.text
-            ));
-        }
-    }
     // Look through every command-running prefix (`sudo`, `command`,
     // `exec`, `xargs`, `env -i`...): `sudo eval x` is still eval.
     let runs = strip_runners(&sub.words);
-    for word in sub.words.iter().take(sub.words.len() - runs.len()) {
-        if let Some((name, _)) = word.text.split_once('=')
-            && is_dangerous_var(name)
-        {
-            analysis.note_dangerous(format!("`{name}=...` changes what the command loads"));
-        }
-    }
-    let mut runs = runs;
-    // `busybox rm` is `rm`.
-    while runs.len() > 1
-        && name_of(&runs[0]).is_some_and(|n| super::resolve::MULTICALL.contains(&n))
-    {
-        runs = strip_runners(&runs[1..]);
-    }
+    note_loader_variables(sub, runs.len(), analysis);
+    let runs = strip_multicall(runs);
     let Some(first) = runs.first() else {
         judge_redirects(sub, analysis, scope, ctx);
         return;
@@ -141,7 +121,62 @@ fn judge_subcommand(
     };
     let name = name.to_owned();
     let args = &runs[1..];
-    match name.as_str() {
+    judge_by_name(&name, args, analysis, ctx, depth);
+    judge_xargs(sub, analysis);
+    // `cd .git && echo x > config` writes into .git through a harmless-
+    // looking redirect: entering a protected directory is itself a finding.
+    if matches!(name.as_str(), "cd" | "pushd") {
+        change_directory(args, analysis, scope, ctx);
+    }
+    judge_arguments(sub, &name, args, analysis, scope, ctx);
+    recursive_reader(&name, args, &sub.text, analysis, scope, ctx);
+    judge_redirects(sub, analysis, scope, ctx);
+}
+
+/// Notes the variables set for the command (`NAME=value cmd`, or as a
+/// prefix's argument, `env NAME=value cmd`) that change what it runs or
+/// loads. `runs_len` is how many words are left after the prefixes.
+fn note_loader_variables(sub: &SimpleCommand, runs_len: usize, analysis: &mut CommandAnalysis) {
+    for (name, _) in &sub.env {
+        if is_dangerous_var(name) {
+            analysis.note_dangerous(format!(
+                "`{name}=` changes what `{}` runs or loads",
+                sub.text
+            ));
+        }
+    }
+    for word in sub.words.iter().take(sub.words.len() - runs_len) {
+        if let Some((name, _)) = word.text.split_once('=')
+            && is_dangerous_var(name)
+        {
+            analysis.note_dangerous(format!("`{name}=...` changes what the command loads"));
+        }
+    }
+}
+
+/// The words left once multi-call binaries and the prefixes after them
+/// are looked through.
+fn strip_multicall(mut runs: &[Word]) -> &[Word] {
+    // `busybox rm` is `rm`.
+    while runs.len() > 1
+        && name_of(&runs[0]).is_some_and(|n| super::resolve::MULTICALL.contains(&n))
+    {
+        runs = strip_runners(&runs[1..]);
+    }
+    runs
+}
+
+/// Notes what a command is dangerous for by its name alone (`eval`,
+/// `source`, a shell, `git`, `find`, `env`, `shopt`), judging the
+/// commands it runs.
+fn judge_by_name(
+    name: &str,
+    args: &[Word],
+    analysis: &mut CommandAnalysis,
+    ctx: &Context,
+    depth: usize,
+) {
+    match name {
         "eval" => {
             analysis.note_dangerous("`eval` runs a string as shell code");
             let script: Option<Vec<&str>> = args.iter().map(|w| w.resolved.as_deref()).collect();
@@ -156,7 +191,7 @@ fn judge_subcommand(
         "source" | "." => {
             analysis.note_dangerous(format!("`{name}` runs another file's code in this shell"))
         }
-        shell if SHELLS.contains(&shell) => nested_shell(&name, args, analysis, ctx, depth),
+        shell if SHELLS.contains(&shell) => nested_shell(name, args, analysis, ctx, depth),
         "git" => {
             if let Some(finding) = super::git::runs_code(args) {
                 analysis.note_dangerous(finding);
@@ -178,6 +213,11 @@ fn judge_subcommand(
         }
         _ => {}
     }
+}
+
+/// Adds the command an `xargs` prefix runs, with the items it reads as
+/// an unknown argument.
+fn judge_xargs(sub: &SimpleCommand, analysis: &mut CommandAnalysis) {
     // `xargs CMD` runs CMD with arguments read from its input.
     let prefixes = &sub.words[..sub.words.len() - strip_runners(&sub.words).len()];
     if let Some(pos) = prefixes.iter().position(|w| name_of(w) == Some("xargs"))
@@ -190,39 +230,57 @@ fn judge_subcommand(
             derive(analysis, &sub.text, words);
         }
     }
-    // `cd .git && echo x > config` writes into .git through a harmless-
-    // looking redirect: entering a protected directory is itself a finding.
-    if matches!(name.as_str(), "cd" | "pushd") {
-        let back = args.iter().any(|w| w.resolved.as_deref() == Some("-"));
-        let dir = args.iter().find(|w| !w.text.starts_with('-'));
-        let target = match dir {
-            _ if back => None,
-            None => scope.home().flatten(),
-            Some(w) if w.unquoted_glob => Some(w.text.clone()),
-            Some(w) => w.resolved.clone(),
-        };
-        // Later paths are judged from where it leads; entering a
-        // directory of secrets is a finding of its own.
-        if let Some(t) = &target
-            && let Some(s) = judge_path(t, scope, ctx)
-                .into_iter()
-                .flatten()
-                .find(paths::Sensitivity::applies_to_reads)
-        {
-            analysis.note_dangerous(format!(
-                "changes into a directory of secrets: {}",
-                s.detail()
-            ));
-        }
-        scope.enter(target.as_deref());
+}
+
+/// Follows a `cd`/`pushd` into its directory, noting a directory of
+/// secrets.
+fn change_directory(
+    args: &[Word],
+    analysis: &mut CommandAnalysis,
+    scope: &mut Scope,
+    ctx: &Context,
+) {
+    let back = args.iter().any(|w| w.resolved.as_deref() == Some("-"));
+    let dir = args.iter().find(|w| !w.text.starts_with('-'));
+    let target = match dir {
+        _ if back => None,
+        None => scope.home().flatten(),
+        Some(w) if w.unquoted_glob => Some(w.text.clone()),
+        Some(w) => w.resolved.clone(),
+    };
+    // Later paths are judged from where it leads; entering a
+    // directory of secrets is a finding of its own.
+    if let Some(t) = &target
+        && let Some(s) = judge_path(t, scope, ctx)
+            .into_iter()
+            .flatten()
+            .find(paths::Sensitivity::applies_to_reads)
+    {
+        analysis.note_dangerous(format!(
+            "changes into a directory of secrets: {}",
+            s.detail()
+        ));
     }
-    let command_name_only_reads = NO_FILE_COMMANDS.contains(&name.as_str());
+    scope.enter(target.as_deref());
+}
+
+/// Notes the arguments that name (or, only known when the command runs,
+/// could name) a credential file or a protected path it may change.
+fn judge_arguments(
+    sub: &SimpleCommand,
+    name: &str,
+    args: &[Word],
+    analysis: &mut CommandAnalysis,
+    scope: &Scope,
+    ctx: &Context,
+) {
+    let command_name_only_reads = NO_FILE_COMMANDS.contains(&name);
     let read_only = sub.command_only_reads() || command_name_only_reads;
     // A reader (`cat "$f"`) prints what a run-time word names: that could
     // be a credential, which no sandbox keeps from being read. Given to a
     // command that may write (`cp "$f" "$f.bak"`), the word could name a
     // protected path to change, which a protecting sandbox keeps as it was.
-    let prints_what_it_reads = reads_whatever_the_words(&name, args);
+    let prints_what_it_reads = reads_whatever_the_words(name, args);
     for word in sub.words.iter().skip(1) {
         let Some(value) = word.resolved.as_deref() else {
             if !command_name_only_reads {
@@ -271,8 +329,6 @@ fn judge_subcommand(
             ));
         }
     }
-    recursive_reader(&name, args, &sub.text, analysis, scope, ctx);
-    judge_redirects(sub, analysis, scope, ctx);
 }
 
 /// Whether the command only reads with its run-time words taken as plain

@@ -4,21 +4,22 @@
 //! result budget → PostToolUse hooks, with panics caught. Every path ends
 //! in exactly one `ToolCallResult`.
 
+mod admission;
+
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
 use futures::future::Either;
 use riot_protocol::{
-    AgentEvent, AllowedBy, CancelReason, CancelScope, DecisionReason, DynTool, HookDecisionKind,
-    InterruptBehavior, PermissionGate, PermissionMode, PermissionPolicy, PermissionQuery,
-    PermissionResult, PreparedCall, ToolCall, ToolCallResult, ToolContext, ToolEnv, ToolHooks,
-    ToolOutcome, ToolResultContent, ToolResultUi, ToolRunEvent, UiPayload,
+    AgentEvent, AllowedBy, CancelReason, CancelScope, DynTool, InterruptBehavior, PermissionGate,
+    PermissionMode, PermissionPolicy, PreparedCall, ToolCall, ToolCallResult, ToolContext, ToolEnv,
+    ToolHooks, ToolOutcome, ToolResultContent, ToolResultUi, ToolRunEvent, UiPayload,
 };
 
 use super::SchedulerConfig;
 use super::budget;
-use super::permission::{Asker, NotAllowed, denied_text};
+use super::permission::NotAllowed;
 use super::schema_hint::schema_hint;
 
 pub(crate) type Sender = futures::channel::mpsc::UnboundedSender<ToolRunEvent>;
@@ -47,6 +48,25 @@ pub(super) struct Ready {
     /// Who let the call run: the OS sandbox keeps what a rewind cannot
     /// restore out of reach of what Riot allowed on its own.
     allowed_by: AllowedBy,
+}
+
+/// What every stage of one call needs: the call, its tool, its cancel
+/// scope, its one-line description and where its events go.
+struct OneCall<'a> {
+    call: &'a ToolCall,
+    tool: &'a Arc<dyn DynTool>,
+    scope: &'a CancelScope,
+    describe: &'a str,
+    tx: &'a Sender,
+}
+
+/// How the stages up to the call's end left it: its ending, the call as
+/// it ran (a PreToolUse hook may have replaced the input) and a
+/// PreToolUse hook's extra context for the model.
+struct Ran {
+    ending: Ending,
+    effective: ToolCall,
+    hook_context: Option<String>,
 }
 
 /// The failed call that stopped the rest of its message.
@@ -126,17 +146,21 @@ fn is_empty(content: &[ToolResultContent]) -> bool {
         .all(|c| matches!(c, ToolResultContent::Text { text } if text.trim().is_empty()))
 }
 
-impl Run {
-    /// Step 6: what asking the person needs.
-    fn asker(&self) -> Asker<'_> {
-        Asker {
-            env: &self.env,
-            policy: self.policy.as_ref(),
-            gate: self.gate.as_ref(),
-            timeout_ms: self.config.permission_timeout_ms,
-        }
+/// Makes `one` the batch's cascade cause (the first failure wins) and
+/// cancels the rest of its batch.
+fn start_cascade(one: &OneCall<'_>, cascade: &Mutex<Option<Cascade>>, batch_scope: &CancelScope) {
+    let mut cause = cascade.lock().unwrap_or_else(|e| e.into_inner());
+    if cause.is_none() {
+        *cause = Some(Cascade {
+            tool: one.call.name.clone(),
+            describe: one.describe.to_owned(),
+        });
     }
+    drop(cause);
+    batch_scope.cancel(CancelReason::SiblingFailure);
+}
 
+impl Run {
     /// Lookup and structural validation (steps 1 and 3).
     pub(crate) fn prepare(&self, call: &ToolCall) -> Prepared {
         let Some(tool) = self.tools.iter().find(|t| t.name() == call.name) else {
@@ -242,6 +266,29 @@ impl Run {
         }
     }
 
+    /// The context a call runs in, allowed by Riot until permission says
+    /// otherwise, its progress sent on as events.
+    fn tool_context(&self, call: &ToolCall, scope: &CancelScope, tx: &Sender) -> ToolContext {
+        let progress_tx = tx.clone();
+        let progress_id = call.id.clone();
+        ToolContext {
+            env: Arc::clone(&self.env),
+            tool_use_id: call.id.clone(),
+            mode: self.mode,
+            allowed_by: AllowedBy::Riot,
+            cancel: scope.token().clone(),
+            progress: Some(Arc::new(move |payload| {
+                send(
+                    &progress_tx,
+                    ToolRunEvent::Event(AgentEvent::Progress {
+                        tool_use_id: progress_id.clone(),
+                        payload,
+                    }),
+                );
+            })),
+        }
+    }
+
     /// Runs one call through the whole pipeline.
     pub(crate) async fn run_one(
         self: Arc<Self>,
@@ -268,43 +315,56 @@ impl Run {
                 return text_result(&call, message, true, self.ui(&describe, None, 0));
             }
         };
-        let progress_tx = tx.clone();
-        let progress_id = call.id.clone();
-        let ctx = ToolContext {
-            env: Arc::clone(&self.env),
-            tool_use_id: call.id.clone(),
-            mode: self.mode,
-            allowed_by: AllowedBy::Riot,
-            cancel: tool_scope.token().clone(),
-            progress: Some(Arc::new(move |payload| {
-                send(
-                    &progress_tx,
-                    ToolRunEvent::Event(AgentEvent::Progress {
-                        tool_use_id: progress_id.clone(),
-                        payload,
-                    }),
-                );
-            })),
+        let one = OneCall {
+            call: &call,
+            tool: &tool,
+            scope: &tool_scope,
+            describe: &describe,
+            tx: &tx,
         };
+        let ctx = self.tool_context(&call, &tool_scope, &tx);
         let started_ms = self.env.clock.now_ms();
-        let before = AssertUnwindSafe(self.before_call(
-            &call,
-            &tool,
-            prepared,
-            &ctx,
-            &tool_scope,
-            &describe,
-            &tx,
-        ))
-        .catch_unwind()
-        .await;
+        let ran = self.admit_and_run(&one, prepared, &ctx).await;
+        let duration_ms = self.env.clock.now_ms().saturating_sub(started_ms);
+        let cascades = tool.cascades_on_failure();
+        let ran_to_an_outcome = matches!(
+            ran.ending,
+            Ending::Outcome(ToolOutcome::Ok { .. } | ToolOutcome::Failed { .. })
+        );
+        let (result, failed_for_cascade) = self
+            .result_of(&one, ran.ending, &cascade, duration_ms)
+            .await;
+        // Step 9: only a call that ran to an outcome has PostToolUse hooks.
+        let result = if ran_to_an_outcome {
+            self.after_call(&ran.effective, result, ran.hook_context, &tool_scope)
+                .await
+        } else {
+            result
+        };
+        if failed_for_cascade && cascades && !tool_scope.is_cancelled() {
+            start_cascade(&one, &cascade, &batch_scope);
+        }
+        result
+    }
+
+    /// Steps 4–8: clears the call (panics caught) and, when it may run,
+    /// runs it, announcing a call that may change files before and after.
+    async fn admit_and_run(
+        &self,
+        one: &OneCall<'_>,
+        prepared: Box<dyn PreparedCall>,
+        ctx: &ToolContext,
+    ) -> Ran {
+        let before = AssertUnwindSafe(self.before_call(one, prepared, ctx))
+            .catch_unwind()
+            .await;
         // The call as it runs: a PreToolUse hook may have replaced the input.
-        let mut effective = call.clone();
+        let mut effective = one.call.clone();
         let mut hook_context: Option<String> = None;
         let ending = match before {
             Err(panic) => Ending::Outcome(ToolOutcome::failed(format!(
                 "{} failed with an internal error before running ({}). This is a bug in Riot, not in your input; try another approach.",
-                call.name,
+                one.call.name,
                 panic_message(panic.as_ref())
             ))),
             Ok(Err(ending)) => ending,
@@ -322,28 +382,43 @@ impl Run {
                     let target = ready.call.permission_target(&ctx);
                     self.hooks.before_change(&effective, &target).await;
                 }
-                let ending = self
-                    .execute_call(&call, &tool, ready.call, &ctx, &tool_scope, &describe, &tx)
-                    .await;
+                let ending = self.execute_call(one, ready.call, &ctx).await;
                 if changes {
                     self.hooks.after_change(&effective).await;
                 }
                 ending
             }
         };
-        let duration_ms = self.env.clock.now_ms().saturating_sub(started_ms);
-        let cascades = tool.cascades_on_failure();
-        let ran_to_an_outcome = matches!(
+        Ran {
             ending,
-            Ending::Outcome(ToolOutcome::Ok { .. } | ToolOutcome::Failed { .. })
-        );
-        let (result, failed_for_cascade) = match ending {
+            effective,
+            hook_context,
+        }
+    }
+
+    /// The result an ending gives (empty and over-budget output handled),
+    /// and whether it is a failure that may cascade.
+    async fn result_of(
+        &self,
+        one: &OneCall<'_>,
+        ending: Ending,
+        cascade: &Mutex<Option<Cascade>>,
+        duration_ms: u64,
+    ) -> (ToolCallResult, bool) {
+        let OneCall {
+            call,
+            tool,
+            scope,
+            describe,
+            ..
+        } = *one;
+        match ending {
             Ending::CancelledBeforeStart => (
                 text_result(
-                    &call,
-                    self.cancelled_text(&tool_scope, &cascade, false),
+                    call,
+                    self.cancelled_text(scope, cascade, false),
                     true,
-                    self.ui(&describe, None, duration_ms),
+                    self.ui(describe, None, duration_ms),
                 ),
                 false,
             ),
@@ -351,15 +426,15 @@ impl Run {
                 message,
                 cascades: c,
             } => (
-                text_result(&call, message, true, self.ui(&describe, None, duration_ms)),
+                text_result(call, message, true, self.ui(describe, None, duration_ms)),
                 c,
             ),
             Ending::Cancelled | Ending::Outcome(ToolOutcome::Cancelled) => (
                 text_result(
-                    &call,
-                    self.cancelled_text(&tool_scope, &cascade, true),
+                    call,
+                    self.cancelled_text(scope, cascade, true),
                     true,
-                    self.ui(&describe, None, duration_ms),
+                    self.ui(describe, None, duration_ms),
                 ),
                 false,
             ),
@@ -368,13 +443,13 @@ impl Run {
                 ui_payload,
                 side_messages,
             }) => {
-                let content = self.finish_content(&call, &tool, model_content).await;
+                let content = self.finish_content(call, tool, model_content).await;
                 (
                     ToolCallResult {
                         tool_use_id: call.id.clone(),
                         content,
                         is_error: false,
-                        ui: self.ui(&describe, ui_payload, duration_ms),
+                        ui: self.ui(describe, ui_payload, duration_ms),
                         side_messages,
                     },
                     false,
@@ -385,39 +460,20 @@ impl Run {
                 ui_payload,
             }) => {
                 let content = self
-                    .finish_content(&call, &tool, vec![ToolResultContent::text(error_for_model)])
+                    .finish_content(call, tool, vec![ToolResultContent::text(error_for_model)])
                     .await;
                 (
                     ToolCallResult {
                         tool_use_id: call.id.clone(),
                         content,
                         is_error: true,
-                        ui: self.ui(&describe, ui_payload, duration_ms),
+                        ui: self.ui(describe, ui_payload, duration_ms),
                         side_messages: Vec::new(),
                     },
                     true,
                 )
             }
-        };
-        // Step 9: only a call that ran to an outcome has PostToolUse hooks.
-        let result = if ran_to_an_outcome {
-            self.after_call(&effective, result, hook_context, &tool_scope)
-                .await
-        } else {
-            result
-        };
-        if failed_for_cascade && cascades && !tool_scope.is_cancelled() {
-            let mut cause = cascade.lock().unwrap_or_else(|e| e.into_inner());
-            if cause.is_none() {
-                *cause = Some(Cascade {
-                    tool: call.name.clone(),
-                    describe: describe.clone(),
-                });
-            }
-            drop(cause);
-            batch_scope.cancel(CancelReason::SiblingFailure);
         }
-        result
     }
 
     /// Empty output becomes a statement; over-budget output is spilled.
@@ -434,177 +490,6 @@ impl Run {
             ))];
         }
         budget::apply(&self.env, &call.id, tool.result_budget(), content).await
-    }
-
-    /// Steps 4–6: semantic validation, PreToolUse hooks and permission.
-    /// `Ok` carries the call to run (possibly re-prepared with an input a
-    /// hook or the permission layer changed).
-    #[allow(clippy::too_many_arguments)]
-    async fn before_call(
-        &self,
-        call: &ToolCall,
-        tool: &Arc<dyn DynTool>,
-        prepared: Box<dyn PreparedCall>,
-        ctx: &ToolContext,
-        scope: &CancelScope,
-        describe: &str,
-        tx: &Sender,
-    ) -> Result<Ready, Ending> {
-        let cascades = tool.cascades_on_failure();
-        let refused = |message| Ending::Refused { message, cascades };
-        prepared
-            .validate_input(ctx)
-            .await
-            .map_err(|e| refused(e.message))?;
-        // Step 5: PreToolUse hooks. A replaced input is parsed and checked
-        // again, and the permission decision judges the new input.
-        // An interrupt does not wait for a slow hook (dropping it kills it).
-        let verdict = match futures::future::select(
-            Box::pin(self.hooks.pre_tool_use(call)),
-            Box::pin(scope.cancelled()),
-        )
-        .await
-        {
-            Either::Left((verdict, _)) => verdict,
-            Either::Right(((), _)) => return Err(Ending::CancelledBeforeStart),
-        };
-        let mut input = call.input.clone();
-        let prepared = match verdict.updated_input {
-            Some(updated) if updated != call.input => {
-                let re = Arc::clone(tool)
-                    .prepare(updated.clone())
-                    .map_err(|e| refused(schema_hint(&call.name, &e)))?;
-                re.validate_input(ctx)
-                    .await
-                    .map_err(|e| refused(e.message))?;
-                input = updated;
-                re
-            }
-            _ => prepared,
-        };
-        let hook = verdict.permission;
-        if let Some(h) = &hook
-            && h.decision == HookDecisionKind::Deny
-        {
-            // A hook's deny is final whatever the policy (§9.2).
-            let reason = DecisionReason::Hook {
-                detail: h.reason.clone(),
-                hook: h.hook.clone(),
-            };
-            return Err(Ending::Refused {
-                message: denied_text(
-                    &call.name,
-                    describe,
-                    &format!("a PreToolUse hook blocked it: {}", h.reason),
-                    &reason,
-                ),
-                cascades: false,
-            });
-        }
-        let tool_verdict = prepared.check_permissions(ctx).await;
-        let target = prepared.permission_target(ctx);
-        let query = PermissionQuery {
-            tool_name: call.name.clone(),
-            input: input.clone(),
-            is_read_only: prepared.is_read_only(),
-            target: target.clone(),
-            tool_verdict,
-            classifier_input: prepared.classifier_input(),
-            mode: self.mode,
-            hook: hook.clone(),
-        };
-        let mut decision = self.policy.decide(&query).await;
-        if let Some(h) = &hook
-            && h.decision == HookDecisionKind::Ask
-            && matches!(decision, PermissionResult::Allow { .. })
-        {
-            // A hook's ask is never waved through, whatever the policy.
-            decision = PermissionResult::Ask {
-                reason: DecisionReason::Hook {
-                    detail: h.reason.clone(),
-                    hook: h.hook.clone(),
-                },
-                message: format!("A PreToolUse hook asks before {describe}: {}", h.reason),
-            };
-        }
-        let emit = |event| send(tx, ToolRunEvent::Event(event));
-        let allowed_by = match &decision {
-            PermissionResult::Allow { reason, .. } => AllowedBy::of(reason),
-            _ => AllowedBy::Person,
-        };
-        let prepared = match decision {
-            PermissionResult::Allow {
-                updated_input: None,
-                ..
-            } => prepared,
-            PermissionResult::Allow {
-                updated_input: Some(updated),
-                ..
-            } => {
-                // The person changed the input: parse and check it again.
-                input = updated.clone();
-                let re = Arc::clone(tool)
-                    .prepare(updated)
-                    .map_err(|e| refused(schema_hint(&call.name, &e)))?;
-                re.validate_input(ctx)
-                    .await
-                    .map_err(|e| refused(e.message))?;
-                re
-            }
-            PermissionResult::Deny { reason, message } => {
-                return Err(Ending::Refused {
-                    message: denied_text(&call.name, describe, &message, &reason),
-                    cascades: false,
-                });
-            }
-            PermissionResult::Ask { reason, message } => {
-                // "Always" is offered only when the chain says a rule
-                // would stick.
-                let asked = PermissionResult::Ask {
-                    reason: reason.clone(),
-                    message: message.clone(),
-                };
-                let rule = self.policy.suggest_rule(&query, &asked);
-                let preview = prepared.preview(ctx).await;
-                self.asker()
-                    .ask(
-                        call, &target, reason, message, rule, preview, scope, describe, &emit,
-                    )
-                    .await?;
-                prepared
-            }
-            PermissionResult::Passthrough => {
-                // The chain must not answer Passthrough; fail closed by asking.
-                let reason = DecisionReason::Consent {
-                    detail: "the permission chain gave no verdict".into(),
-                };
-                let preview = prepared.preview(ctx).await;
-                self.asker()
-                    .ask(
-                        call,
-                        &target,
-                        reason,
-                        format!("Allow {describe}?"),
-                        None,
-                        preview,
-                        scope,
-                        describe,
-                        &emit,
-                    )
-                    .await?;
-                prepared
-            }
-        };
-        // Step 6, end: the question may have taken minutes.
-        if scope.is_cancelled() {
-            return Err(Ending::CancelledBeforeStart);
-        }
-        Ok(Ready {
-            call: prepared,
-            input,
-            context: verdict.additional_context,
-            allowed_by,
-        })
     }
 
     /// Step 9: PostToolUse hooks; what they say is appended to the result
@@ -636,30 +521,26 @@ impl Run {
 
     /// Step 7 and 10: emits ToolStarted, runs the call with panics caught,
     /// and lets an interrupt cancel it unless the tool blocks.
-    #[allow(clippy::too_many_arguments)]
     async fn execute_call(
         &self,
-        call: &ToolCall,
-        tool: &Arc<dyn DynTool>,
+        one: &OneCall<'_>,
         prepared: Box<dyn PreparedCall>,
         ctx: &ToolContext,
-        scope: &CancelScope,
-        describe: &str,
-        tx: &Sender,
     ) -> Ending {
         send(
-            tx,
+            one.tx,
             ToolRunEvent::Event(AgentEvent::ToolStarted {
-                tool_use_id: call.id.clone(),
-                name: call.name.clone(),
-                describe: describe.to_owned(),
+                tool_use_id: one.call.id.clone(),
+                name: one.call.name.clone(),
+                describe: one.describe.to_owned(),
             }),
         );
         let running = AssertUnwindSafe(prepared.call(ctx)).catch_unwind();
-        let caught = match tool.interrupt_behavior() {
+        let caught = match one.tool.interrupt_behavior() {
             InterruptBehavior::Block => running.await,
             InterruptBehavior::Cancel => {
-                match futures::future::select(Box::pin(running), Box::pin(scope.cancelled())).await
+                match futures::future::select(Box::pin(running), Box::pin(one.scope.cancelled()))
+                    .await
                 {
                     Either::Left((caught, _)) => caught,
                     Either::Right(((), _)) => return Ending::Cancelled,
@@ -670,7 +551,7 @@ impl Run {
             Ok(outcome) => Ending::Outcome(outcome),
             Err(panic) => Ending::Outcome(ToolOutcome::failed(format!(
                 "{} crashed with an internal error ({}). This is a bug in Riot, not in your input; try another approach or tell the person.",
-                call.name,
+                one.call.name,
                 panic_message(panic.as_ref())
             ))),
         }

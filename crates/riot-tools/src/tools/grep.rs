@@ -415,21 +415,21 @@ fn secrets_note(ctx: &ToolContext, secrets: &[PathBuf]) -> Option<String> {
     ))
 }
 
-fn render(input: &GrepInput, ctx: &ToolContext, base: &Path, search: Search) -> ToolOutcome {
-    let secrets = secrets_note(ctx, &search.secrets);
-    let mode = input.output_mode.unwrap_or_default();
-    // 0 means no limit, as Claude Code's Grep reads it; the result budget
-    // still spills what is too big to send.
-    let limit = match input.head_limit {
-        Some(0) => usize::MAX,
-        Some(n) => n,
-        None => DEFAULT_HEAD_LIMIT,
-    };
-    let skip = input.offset.unwrap_or(0);
-    let numbers = input.line_numbers.unwrap_or(true);
-    let mut entries: Vec<(String, SearchMatch)> = Vec::new();
+/// One listed entry: its line of text for the model, and its match for
+/// the UI.
+type Entry = (String, SearchMatch);
+
+/// The entries of a search's files in `mode` (paths, counts or lines),
+/// and the number of matching lines in all.
+fn entries(
+    ctx: &ToolContext,
+    files: &[FileHits],
+    mode: OutputMode,
+    numbers: bool,
+) -> (Vec<Entry>, u64) {
+    let mut entries: Vec<Entry> = Vec::new();
     let mut total_lines = 0u64;
-    for file in &search.files {
+    for file in files {
         let path = display_path(ctx, &file.path);
         total_lines += file.count;
         match mode {
@@ -451,71 +451,133 @@ fn render(input: &GrepInput, ctx: &ToolContext, base: &Path, search: Search) -> 
                     count: Some(file.count),
                 },
             )),
-            OutputMode::Content => {
-                let mut prev: Option<u64> = None;
-                for Line {
-                    number,
-                    text,
-                    is_match,
-                } in &file.lines
-                {
-                    if let Some(p) = prev
-                        && *number > p + 1
-                    {
-                        entries.push((
-                            "--".to_owned(),
-                            SearchMatch {
-                                path: path.clone(),
-                                line: None,
-                                text: None,
-                                count: None,
-                            },
-                        ));
-                    }
-                    prev = Some(*number);
-                    let sep = if *is_match { ':' } else { '-' };
-                    let shown = cut_line(text);
-                    let line = if numbers {
-                        format!("{path}{sep}{number}{sep}{shown}")
-                    } else {
-                        format!("{path}{sep}{shown}")
-                    };
-                    entries.push((
-                        line,
-                        SearchMatch {
-                            path: path.clone(),
-                            line: Some(*number),
-                            text: Some(shown),
-                            count: None,
-                        },
-                    ));
-                }
-            }
+            OutputMode::Content => push_lines(&mut entries, &path, file, numbers),
         }
     }
+    (entries, total_lines)
+}
+
+/// Adds a file's matching and context lines (`content` mode), with a
+/// `--` between groups of lines that are not adjacent.
+fn push_lines(entries: &mut Vec<Entry>, path: &str, file: &FileHits, numbers: bool) {
+    let mut prev: Option<u64> = None;
+    for Line {
+        number,
+        text,
+        is_match,
+    } in &file.lines
+    {
+        if let Some(p) = prev
+            && *number > p + 1
+        {
+            entries.push((
+                "--".to_owned(),
+                SearchMatch {
+                    path: path.to_owned(),
+                    line: None,
+                    text: None,
+                    count: None,
+                },
+            ));
+        }
+        prev = Some(*number);
+        let sep = if *is_match { ':' } else { '-' };
+        let shown = cut_line(text);
+        let line = if numbers {
+            format!("{path}{sep}{number}{sep}{shown}")
+        } else {
+            format!("{path}{sep}{shown}")
+        };
+        entries.push((
+            line,
+            SearchMatch {
+                path: path.to_owned(),
+                line: Some(*number),
+                text: Some(shown),
+                count: None,
+            },
+        ));
+    }
+}
+
+/// The result of a search that matched nothing, with the usual reason a
+/// file that exists was not found.
+fn no_matches(
+    input: &GrepInput,
+    ctx: &ToolContext,
+    base: &Path,
+    searched: u64,
+    secrets: Option<String>,
+) -> ToolOutcome {
+    let mut text = format!(
+        "No matches for `{}` in {} ({} files searched). Files ignored by .gitignore, hidden files and binary files are not searched, as with ripgrep; that is the usual reason a file that exists was not found.",
+        input.pattern,
+        display_path(ctx, base),
+        searched
+    );
+    if let Some(note) = secrets {
+        text.push_str("\n\n");
+        text.push_str(&note);
+    }
+    ToolOutcome::text(
+        text,
+        Some(UiPayload::SearchResults {
+            pattern: input.pattern.clone(),
+            matches: vec![],
+            total: 0,
+            truncated: false,
+        }),
+    )
+}
+
+/// Adds the closing lines: which entries are shown and how to get the
+/// next ones when not all are, then the note about skipped secret files.
+fn push_footer(
+    text: &mut String,
+    skip: usize,
+    shown: usize,
+    total: usize,
+    truncated: bool,
+    secrets: Option<&str>,
+) {
+    if truncated || skip > 0 {
+        let first = skip + 1;
+        let last = skip + shown;
+        text.push_str(&format!("\n\n(Showing entries {first}-{last} of {total}."));
+        if truncated {
+            text.push_str(&format!(" Use offset={last} for the next ones, or narrow the search with `glob`, `type` or `path`."));
+        }
+        text.push(')');
+        if let Some(note) = secrets {
+            text.push('\n');
+            text.push_str(note);
+        }
+    } else if let Some(note) = secrets {
+        text.push_str("\n\n");
+        text.push_str(note);
+    }
+}
+
+/// The result of a search: a header, the page of entries asked for and
+/// the closing lines, with the matches for the UI.
+fn render(input: &GrepInput, ctx: &ToolContext, base: &Path, search: Search) -> ToolOutcome {
+    let secrets = secrets_note(ctx, &search.secrets);
+    let mode = input.output_mode.unwrap_or_default();
+    // 0 means no limit, as Claude Code's Grep reads it; the result budget
+    // still spills what is too big to send.
+    let limit = match input.head_limit {
+        Some(0) => usize::MAX,
+        Some(n) => n,
+        None => DEFAULT_HEAD_LIMIT,
+    };
+    let skip = input.offset.unwrap_or(0);
+    let numbers = input.line_numbers.unwrap_or(true);
+    let (entries, total_lines) = entries(ctx, &search.files, mode, numbers);
     let total = entries.len();
-    let shown: Vec<(String, SearchMatch)> = entries.into_iter().skip(skip).take(limit).collect();
+    let shown: Vec<Entry> = entries.into_iter().skip(skip).take(limit).collect();
     let truncated = skip + shown.len() < total;
     if search.files.is_empty() {
-        let mut text = format!(
-            "No matches for `{}` in {} ({} files searched). Files ignored by .gitignore, hidden files and binary files are not searched, as with ripgrep; that is the usual reason a file that exists was not found.",
-            input.pattern,
-            display_path(ctx, base),
-            search.searched
-        );
-        if let Some(note) = secrets {
-            text.push_str("\n\n");
-            text.push_str(&note);
-        }
-        return ToolOutcome::text(
-            text,
-            Some(UiPayload::SearchResults {
-                pattern: input.pattern.clone(),
-                matches: vec![],
-                total: 0,
-                truncated: false,
-            }),
-        );
+        return no_matches(input, ctx, base, search.searched, secrets);
     }
     let files = plural(search.files.len() as u64, "file", "files");
     let header = match mode {
@@ -536,22 +598,14 @@ fn render(input: &GrepInput, ctx: &ToolContext, base: &Path, search: Search) -> 
             .collect::<Vec<_>>()
             .join("\n"),
     );
-    if truncated || skip > 0 {
-        let first = skip + 1;
-        let last = skip + shown.len();
-        text.push_str(&format!("\n\n(Showing entries {first}-{last} of {total}."));
-        if truncated {
-            text.push_str(&format!(" Use offset={last} for the next ones, or narrow the search with `glob`, `type` or `path`."));
-        }
-        text.push(')');
-        if let Some(note) = &secrets {
-            text.push('\n');
-            text.push_str(note);
-        }
-    } else if let Some(note) = &secrets {
-        text.push_str("\n\n");
-        text.push_str(note);
-    }
+    push_footer(
+        &mut text,
+        skip,
+        shown.len(),
+        total,
+        truncated,
+        secrets.as_deref(),
+    );
     let matches = shown
         .into_iter()
         .map(|(_, m)| m)
