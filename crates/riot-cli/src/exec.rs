@@ -17,37 +17,41 @@
 //! Every turn's events go through one function, [`consume`], whatever
 //! produced them.
 
+mod background;
 mod claude;
 mod denials;
 mod input;
 mod options;
+mod prompts;
 mod report;
 mod result;
+mod session;
 mod status;
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::{Stream, StreamExt};
 use riot_config::FlagLayer;
-use riot_kernel::{Kernel, NobodyAnswers, OpenOptions, ResumeFrom, SessionHandle, Turn};
+use riot_kernel::{Kernel, SessionHandle};
 use riot_protocol::{
     AgentEvent, CancelReason, CancelScope, Clock, IdGen, IdKind, Message, PermissionResult,
-    SessionId, SystemLevel, TerminalReason,
+    SystemLevel, TerminalReason,
 };
-use riot_worktree::Worktree;
 use serde_json::Value;
-use tokio::io::AsyncBufReadExt;
 
-use crate::cli::{ExecArgs, ExecOptions, InputFormat, OutputFormat, SharedOptions};
+use crate::cli::{ExecArgs, ExecOptions, OutputFormat, SharedOptions};
 
+use self::background::run_turns;
 use self::claude::{ClaudeLines, InitInfo};
 use self::denials::{Probe, Widen};
+use self::prompts::{Input, Prompts, read_input};
 use self::report::TextReport;
 use self::result::{ResultContext, Tally};
+use self::session::{Opened, open_session};
 use self::status::{FRAME_MS, StatusLine};
 
 /// Exit code for usage and configuration errors (the kernel's, so a
@@ -128,54 +132,6 @@ impl Probe for KernelProbe<'_> {
             .await
             .ok()
     }
-}
-
-/// Where the prompts come from: the argument or all of stdin, or JSON
-/// lines on stdin.
-enum Prompts {
-    One(Option<String>),
-    Lines(tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>),
-}
-
-impl Prompts {
-    /// The next prompt; `Ok(None)` at the end. The error is a usage
-    /// error's line.
-    async fn next(&mut self) -> Result<Option<String>, String> {
-        match self {
-            Prompts::One(prompt) => Ok(prompt.take()),
-            Prompts::Lines(lines) => loop {
-                let line = lines
-                    .next_line()
-                    .await
-                    .map_err(|e| format!("cannot read stdin: {e}"))?;
-                let Some(line) = line else { return Ok(None) };
-                if let Some(prompt) = input::user_message(&line)? {
-                    return Ok(Some(prompt));
-                }
-            },
-        }
-    }
-}
-
-/// The prompt of `--input-format text`: the argument, or all of stdin.
-fn text_prompt(prompt: Option<&str>, terminal: Terminal) -> Result<String, String> {
-    let prompt = match prompt {
-        Some(p) => p.to_owned(),
-        None => {
-            if terminal.stdin_is_tty {
-                eprintln!("{STDIN_HINT}");
-            }
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
-            text
-        }
-    };
-    if prompt.trim().is_empty() {
-        return Err("no prompt: pass it as an argument or on stdin".to_owned());
-    }
-    Ok(prompt)
 }
 
 /// SIGINT: the first stops the running turn (and the run), the second
@@ -362,121 +318,6 @@ pub async fn run(shared: &SharedOptions, args: &ExecArgs) -> i32 {
     code
 }
 
-/// What a run reads before any session exists: its permission flags, its
-/// terminal, and its prompts with the first one already read.
-struct Input {
-    flags: FlagLayer,
-    terminal: Terminal,
-    prompts: Prompts,
-    first: String,
-}
-
-/// Checks the options and reads the first prompt, so a bad option or
-/// first line is a usage error before any session exists. `Err` is the
-/// exit code, said on stderr.
-async fn read_input(shared: &SharedOptions, args: &ExecArgs) -> Result<Input, i32> {
-    let options = &args.options;
-    if let Err(m) = options::check(options, args.prompt.as_deref()) {
-        return Err(usage(&m));
-    }
-    let flags = options::flag_layer(shared, options).map_err(|m| usage(&m))?;
-    let terminal = Terminal::detect();
-    let mut prompts = match options.input_format {
-        InputFormat::Text => match text_prompt(args.prompt.as_deref(), terminal) {
-            Ok(p) => Prompts::One(Some(p)),
-            Err(m) => return Err(usage(&m)),
-        },
-        InputFormat::StreamJson => {
-            Prompts::Lines(tokio::io::BufReader::new(tokio::io::stdin()).lines())
-        }
-    };
-    // The first prompt before anything else, so a bad first line is a
-    // usage error before any session exists.
-    let first = match prompts.next().await {
-        Ok(Some(p)) => p,
-        Ok(None) => {
-            return Err(usage(
-                "no user message on stdin: send one JSON line per message, as {\"type\": \"user\", \"message\": {\"role\": \"user\", \"content\": \"…\"}}",
-            ));
-        }
-        Err(m) => return Err(usage(&m)),
-    };
-    Ok(Input {
-        flags,
-        terminal,
-        prompts,
-        first,
-    })
-}
-
-/// The run's session and what it was opened with.
-struct Opened {
-    kernel: Kernel,
-    env: BTreeMap<String, String>,
-    /// Where the session works: the project, or its worktree.
-    cwd: PathBuf,
-    worktree: Option<Worktree>,
-    session: SessionHandle,
-    /// How long a prompt's run waits for background agents after its turn.
-    background_wait_ms: Option<u64>,
-    max_turns: u32,
-}
-
-/// Opens the run's session in the project (or its worktree), resumed when
-/// asked, and says its notices on stderr. `Err` is the exit code, said on
-/// stderr.
-async fn open_session(
-    shared: &SharedOptions,
-    options: &ExecOptions,
-    flags: &FlagLayer,
-) -> Result<Opened, i32> {
-    let project = crate::opening::project(shared).map_err(|e| usage(&e))?;
-    // How long a prompt's run waits for background agents after its turn.
-    let background_wait_ms = background_wait(&project.env).map_err(|m| usage(&m))?;
-    let resume = resume_from(options).map_err(usage)?;
-    // `--worktree`, or a resumed session's own: a checkout of its own.
-    let (cwd, worktree) =
-        crate::opening::workplace(&project, options.worktree.as_deref(), resume.as_ref()).await?;
-    let crate::opening::Project { env, kernel, .. } = project;
-    let max_turns = shared.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
-    let open = OpenOptions {
-        cwd: cwd.clone(),
-        env: env.clone(),
-        flags: flags.clone(),
-        trust_project: shared.trust_project,
-        max_turns: Some(max_turns),
-        resume,
-        gate: Arc::new(NobodyAnswers),
-        mcp_servers: Vec::new(),
-    };
-    let session = crate::opening::start(&kernel, open, worktree.as_ref(), "riot exec").await?;
-    for notice in session.notices() {
-        eprintln!("riot: {notice}");
-    }
-    Ok(Opened {
-        kernel,
-        env,
-        cwd,
-        worktree,
-        session,
-        background_wait_ms,
-        max_turns,
-    })
-}
-
-/// The session `--resume ID` or `--continue` asks for; `Err` is a usage
-/// error's line.
-fn resume_from(options: &ExecOptions) -> Result<Option<ResumeFrom>, &'static str> {
-    match (&options.resume, options.r#continue) {
-        (Some(id), _) if id.is_empty() => Err(
-            "--resume needs a session id here (`riot sessions list` shows them); only the terminal UI, bare `riot --resume`, lets you choose one",
-        ),
-        (Some(id), _) => Ok(Some(ResumeFrom::Id(SessionId::new(id.clone())))),
-        (None, true) => Ok(Some(ResumeFrom::Latest)),
-        (None, false) => Ok(None),
-    }
-}
-
 /// Where the run's output goes for its `--output-format`: stdout, with
 /// Claude Code's lines for `stream-json`, and the progress lines on stderr
 /// for `text` or `--verbose`.
@@ -541,7 +382,7 @@ struct Run<'a> {
     clock: &'a Arc<dyn Clock>,
     ids: &'a Arc<dyn IdGen>,
     interrupt: &'a Interrupt,
-    /// `RIOT_EXEC_BACKGROUND_WAIT_MS`, read by [`background_wait`].
+    /// `RIOT_EXEC_BACKGROUND_WAIT_MS`, read by [`background::background_wait`].
     background_wait_ms: Option<u64>,
     max_turns: u32,
 }
@@ -600,125 +441,6 @@ async fn answer_prompts(
     (code, last)
 }
 
-/// The prompt's turn; then, when asked to wait
-/// (RIOT_EXEC_BACKGROUND_WAIT_MS), one more for each batch of
-/// background agents' results that arrives after it, until they
-/// have all ended or the wait runs out: then the agents still
-/// running are stopped and the model hears so in one last turn.
-/// One result line covers them all: their events add up in `tally`.
-async fn run_turns(run: &Run<'_>, mut turn: Turn, out: &mut Outputs, tally: &mut Tally) {
-    let mut waited_since: Option<u64> = None;
-    let mut ceiling_passed = false;
-    loop {
-        run.interrupt.set_running(Some(turn.cancel_scope().clone()));
-        if run.interrupt.seen() {
-            turn.cancel_scope().cancel(CancelReason::User);
-        }
-        consume(turn, out, tally).await;
-        run.interrupt.set_running(None);
-        if let Some(r) = out.report.as_mut() {
-            r.finish();
-        }
-        if tally.reason() != TerminalReason::Completed || run.interrupt.seen() || ceiling_passed {
-            break;
-        }
-        let running = running_agents(run.session);
-        if out.report.is_some() && !running.is_empty() {
-            tell_running_agents(&running, run.background_wait_ms.is_some());
-        }
-        // Not asked to wait: the agents stop with the run's
-        // session, and the person is told how to wait for them.
-        let Some(ceiling_ms) = run.background_wait_ms else {
-            break;
-        };
-        let since = *waited_since.get_or_insert_with(|| run.clock.now_ms());
-        let left = ceiling_ms.saturating_sub(run.clock.now_ms().saturating_sub(since));
-        let ceiling = run.clock.sleep_ms(left);
-        let arrived = tokio::select! {
-            arrived = run.session.background_result() => arrived,
-            () = run.interrupt.wake.notified() => {
-                // Stopped while waiting: the result says so, not success.
-                tally.reason = Some(TerminalReason::Aborted {
-                    by: riot_protocol::AbortSource::User,
-                });
-                false
-            }
-            () = ceiling => {
-                ceiling_passed = true;
-                stop_running_agents(run.session, ceiling_ms);
-                // Their results (`stopped`) arrive at once.
-                run.session.background_result().await
-            }
-        };
-        if !arrived {
-            break;
-        }
-        turn = match run.session.deliver() {
-            Ok(Some(turn)) => turn,
-            Ok(None) => break,
-            Err(e) => {
-                eprintln!("riot exec: {e}");
-                break;
-            }
-        };
-    }
-}
-
-/// The ids of the session's background agents still running.
-fn running_agents(session: &SessionHandle) -> Vec<String> {
-    session
-        .background()
-        .list()
-        .into_iter()
-        .filter(|t| t.state == riot_kernel::background::TaskState::Running)
-        .map(|t| t.id)
-        .collect()
-}
-
-/// Tells the person about the background agents still `running` as a
-/// turn ends: that the run waits for them, or, not asked to wait, that
-/// they stop with the run's session and how to wait for them.
-fn tell_running_agents(running: &[String], waiting: bool) {
-    let plural = if running.len() == 1 { "" } else { "s" };
-    let them = if running.len() == 1 { "it" } else { "them" };
-    if waiting {
-        eprintln!(
-            "riot: waiting for {} background agent{plural} ({}) to finish; Ctrl-C stops {them}",
-            running.len(),
-            running.join(", "),
-        );
-    } else {
-        eprintln!(
-            "riot: stopping background agent{plural} {} as the run ends; set RIOT_EXEC_BACKGROUND_WAIT_MS to wait for {them}",
-            running.join(", "),
-        );
-    }
-}
-
-/// Stops the background agents still running once the wait of
-/// `ceiling_ms` has run out, and says so on stderr.
-fn stop_running_agents(session: &SessionHandle, ceiling_ms: u64) {
-    let stopped = running_agents(session);
-    for id in &stopped {
-        session.background().stop_for_riot(id);
-    }
-    let waited = ceiling_ms;
-    let waited = if waited.is_multiple_of(1000) {
-        format!("{} s", waited / 1000)
-    } else {
-        format!("{waited} ms")
-    };
-    // (All may have ended just before: nothing to say then.)
-    if !stopped.is_empty() {
-        eprintln!(
-            "riot: stopped background agent{} {} after waiting {waited} for {} (RIOT_EXEC_BACKGROUND_WAIT_MS)",
-            if stopped.len() == 1 { "" } else { "s" },
-            stopped.join(", "),
-            if stopped.len() == 1 { "it" } else { "them" },
-        );
-    }
-}
-
 /// The result object of one prompt's run, which began at `started`.
 async fn result_line(run: &Run<'_>, tally: &Tally, started: u64) -> Value {
     let cx = ResultContext {
@@ -748,23 +470,6 @@ fn print_answer(out: &mut Outputs, last: &Tally, session_id: &str) {
             eprintln!("riot: interrupted; session {session_id} saved");
         }
         _ => {}
-    }
-}
-
-/// How long a prompt's run waits for its background agents after the
-/// turn, from `RIOT_EXEC_BACKGROUND_WAIT_MS`: `None` (unset or `0`) does
-/// not wait — they stop with the run's session, as the agents of any
-/// session do when it ends.
-fn background_wait(env: &BTreeMap<String, String>) -> Result<Option<u64>, String> {
-    match env.get("RIOT_EXEC_BACKGROUND_WAIT_MS").map(|v| v.trim()) {
-        None | Some("") => Ok(None),
-        Some(value) => match value.parse::<u64>() {
-            Ok(0) => Ok(None),
-            Ok(ms) => Ok(Some(ms)),
-            Err(_) => Err(format!(
-                "RIOT_EXEC_BACKGROUND_WAIT_MS must be a whole number of milliseconds (0: do not wait), not `{value}`"
-            )),
-        },
     }
 }
 

@@ -12,7 +12,11 @@
 //! sandbox rewrites before it starts ([`PtyTerminals::sandboxed`]), as it
 //! rewrites the process runner's commands.
 
-use std::io::{Read, Write};
+mod foreground;
+mod screen;
+mod spawn;
+
+use std::io::Write;
 use std::num::NonZeroU16;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -30,6 +34,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::group::GroupGuard;
 use crate::plain::PlainText;
+
+use self::foreground::group_programs;
+use self::screen::{Scrolled, screen_now, screen_rows, screen_update, take_view};
 
 /// New output kept between reads (the start is cut beyond it).
 pub const OUTPUT_KEEP_BYTES: usize = 64 * 1024;
@@ -77,39 +84,6 @@ struct Core {
     state: Mutex<State>,
     /// Bumped on every change (output, exit).
     tick: watch::Sender<u64>,
-}
-
-/// Collects the rows that scroll off the top of the main screen, for the
-/// faces' scrollback (taken with each screen update).
-#[derive(Debug, Default)]
-struct Scrolled {
-    rows: Vec<String>,
-}
-
-/// Rows kept between two screen updates at most (a flood of output keeps
-/// its latest rows).
-const SCROLLED_KEEP: usize = 2_000;
-
-impl vt100::Callbacks for Scrolled {
-    fn on_scroll(&mut self, contents: vt100::capture::RowContents<'_>, alternate_screen: bool) {
-        if alternate_screen {
-            return;
-        }
-        let mut formatted = String::new();
-        let mut state = vt100::capture::BasicFormattedCaptureState::new();
-        if contents
-            .write_formatted_basic(&mut formatted, &mut state)
-            .is_err()
-        {
-            return;
-        }
-        let row: String = vt100::capture::basic_formatted_to_plain(&formatted).collect();
-        self.rows.push(row.trim_end().to_owned());
-        if self.rows.len() > SCROLLED_KEEP {
-            let extra = self.rows.len() - SCROLLED_KEEP;
-            self.rows.drain(..extra);
-        }
-    }
 }
 
 struct State {
@@ -231,114 +205,6 @@ impl PtyTerminals {
         }
     }
 
-    fn spawn_term(&self, spec: &TerminalSpec) -> Result<Arc<Term>, TerminalError> {
-        let spawn_err = |e: &dyn std::fmt::Display| TerminalError::Spawn(e.to_string());
-        let rows =
-            std::num::NonZeroU16::new(spec.size.rows.max(2)).unwrap_or(std::num::NonZeroU16::MIN);
-        let cols =
-            std::num::NonZeroU16::new(spec.size.cols.max(10)).unwrap_or(std::num::NonZeroU16::MIN);
-        let size = PtySize {
-            rows: rows.get(),
-            cols: cols.get(),
-            pixel_width: 0,
-            pixel_height: 0,
-        };
-        let pair = portable_pty::native_pty_system()
-            .openpty(size)
-            .map_err(|e| spawn_err(&e))?;
-        let mut child = pair
-            .slave
-            .spawn_command(pty_command(&match &self.wrapper {
-                Some(wrap) if !spec.outside_sandbox => wrap(terminal_process(spec)),
-                _ => terminal_process(spec),
-            }))
-            .map_err(|e| spawn_err(&e))?;
-        drop(pair.slave);
-        let pid = child.process_id();
-        // setsid made the child a group leader: its group id is its pid.
-        let guard = GroupGuard::new(pid);
-        let killer = child.clone_killer();
-        let mut reader = pair.master.try_clone_reader().map_err(|e| spawn_err(&e))?;
-        let writer = pair.master.take_writer().map_err(|e| spawn_err(&e))?;
-
-        let (tick, _) = watch::channel(0u64);
-        let core = Arc::new(Core {
-            name: spec.name.clone(),
-            state: Mutex::new(State {
-                screen: vt100::Parser::new_with_callbacks(rows, cols, 0, Scrolled::default()),
-                plain: vte::Parser::new(),
-                text: PlainText::default(),
-                typed: Vec::new(),
-                exit: None,
-            }),
-            tick,
-        });
-
-        let reading = Arc::clone(&core);
-        std::thread::Builder::new()
-            .name(format!("riot-term-read-{}", spec.name))
-            .spawn(move || {
-                let mut buf = [0u8; 8192];
-                loop {
-                    match reader.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => {
-                            {
-                                let mut state = lock(&reading.state);
-                                let State {
-                                    screen,
-                                    plain,
-                                    text,
-                                    ..
-                                } = &mut *state;
-                                screen.process(&buf[..n]);
-                                plain.advance(text, &buf[..n]);
-                                text.cap(OUTPUT_KEEP_BYTES);
-                            }
-                            reading.tick.send_modify(|t| *t += 1);
-                        }
-                    }
-                }
-            })
-            .map_err(|e| spawn_err(&e))?;
-
-        let waiting = Arc::clone(&core);
-        std::thread::Builder::new()
-            .name(format!("riot-term-wait-{}", spec.name))
-            .spawn(move || {
-                let exit = match child.wait() {
-                    Ok(status) => match status.signal() {
-                        Some(signal) => TerminalExit {
-                            code: None,
-                            signal: signal_number(signal),
-                        },
-                        None => TerminalExit {
-                            code: i32::try_from(status.exit_code()).ok(),
-                            signal: None,
-                        },
-                    },
-                    Err(_) => TerminalExit {
-                        code: None,
-                        signal: None,
-                    },
-                };
-                lock(&waiting.state).exit = Some(exit);
-                waiting.tick.send_modify(|t| *t += 1);
-            })
-            .map_err(|e| spawn_err(&e))?;
-
-        Ok(Arc::new(Term {
-            core,
-            command: spec.command.clone(),
-            outside_sandbox: spec.outside_sandbox && self.wrapper.is_some(),
-            pid,
-            writer: Arc::new(Mutex::new(writer)),
-            master: Mutex::new(pair.master),
-            killer: Mutex::new(killer),
-            guard,
-        }))
-    }
-
     /// Sends the screen to the faces while it changes, throttled, until
     /// the program has ended.
     fn start_screens(&self, core: &Arc<Core>) {
@@ -387,135 +253,6 @@ async fn settle(core: &Core, first_ms: u64, max_ms: u64) {
         {}
     })
     .await;
-}
-
-fn signal_number(name: &str) -> Option<i32> {
-    // portable-pty reports the signal by its description.
-    [
-        ("Hangup", libc::SIGHUP),
-        ("Interrupt", libc::SIGINT),
-        ("Killed", libc::SIGKILL),
-        ("Terminated", libc::SIGTERM),
-        ("Quit", libc::SIGQUIT),
-        ("Aborted", libc::SIGABRT),
-        ("Segmentation fault", libc::SIGSEGV),
-    ]
-    .iter()
-    .find(|(n, _)| name.starts_with(n))
-    .map(|(_, s)| *s)
-}
-
-fn screen_rows(screen: &vt100::Screen) -> Vec<String> {
-    let (_, cols) = screen.size();
-    screen
-        .rows(0, cols.get())
-        .map(|r| r.trim_end().to_owned())
-        .collect()
-}
-
-/// The screen now, with the rows that scrolled off since the last one
-/// (which it takes: every face hears of them once).
-fn screen_update(name: &str, state: &mut State) -> TerminalUpdate {
-    let scrolled = std::mem::take(&mut state.screen.callbacks_mut().rows);
-    screen_with(name, state, scrolled)
-}
-
-/// The screen now, for a face that starts watching.
-fn screen_now(name: &str, state: &State) -> TerminalUpdate {
-    screen_with(name, state, Vec::new())
-}
-
-fn screen_with(name: &str, state: &State, scrolled: Vec<String>) -> TerminalUpdate {
-    let screen = state.screen.screen();
-    let (cursor_row, cursor_col) = screen.cursor_position();
-    TerminalUpdate::Screen {
-        name: name.to_owned(),
-        rows: screen_rows(screen),
-        cursor_row,
-        cursor_col,
-        full_screen: screen.alternate_screen(),
-        scrolled,
-    }
-}
-
-/// The view, consuming the new output and what the person typed.
-fn take_view(core: &Core, command: &str) -> TerminalView {
-    let mut state = lock(&core.state);
-    let screen = state.screen.screen();
-    let mut rows = screen_rows(screen);
-    while rows.last().is_some_and(String::is_empty) {
-        rows.pop();
-    }
-    let full_screen = screen.alternate_screen();
-    let cursor = screen.cursor_position();
-    let text = std::mem::take(&mut state.text);
-    TerminalView {
-        name: core.name.clone(),
-        command: command.to_owned(),
-        screen: rows.join("\n"),
-        cursor,
-        full_screen,
-        output: if full_screen {
-            String::new()
-        } else {
-            text.text
-        },
-        omitted_bytes: text.omitted,
-        person_typed: std::mem::take(&mut state.typed),
-        exit: state.exit,
-    }
-}
-
-/// The processes of process group `group` as `proc` (a `/proc`) shows
-/// them: each one's command name and its executable's file name, without
-/// repeats, in pid order. [`TerminalForeground::Unknown`] when none could
-/// be read.
-fn group_programs(proc: &Path, group: i32) -> TerminalForeground {
-    let Ok(entries) = std::fs::read_dir(proc) else {
-        return TerminalForeground::Unknown;
-    };
-    // In pid order: the group's leader, when alive, comes first.
-    let mut pids: Vec<u32> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse().ok())
-        .collect();
-    pids.sort_unstable();
-    let mut names: Vec<String> = Vec::new();
-    for pid in pids {
-        let dir = proc.join(pid.to_string());
-        let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid pgrp …`: the command name may hold spaces
-        // and parentheses, so the fields start after the last `)`.
-        let Some((head, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let Some((_, comm)) = head.split_once('(') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        // A zombie has ended; it reads nothing.
-        let in_group = fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(group);
-        if !in_group || fields.first() == Some(&"Z") {
-            continue;
-        }
-        let exe = std::fs::read_link(dir.join("exe")).ok().and_then(|p| {
-            let name = p.file_name()?.to_string_lossy().into_owned();
-            // A replaced executable reads `name (deleted)`.
-            Some(name.trim_end_matches(" (deleted)").to_owned())
-        });
-        for name in std::iter::once(comm.to_owned()).chain(exe) {
-            if !name.is_empty() && !names.contains(&name) {
-                names.push(name);
-            }
-        }
-    }
-    if names.is_empty() {
-        TerminalForeground::Unknown
-    } else {
-        TerminalForeground::Programs(names)
-    }
 }
 
 /// Input bytes written out for people: printable text as is, keys by name.

@@ -14,15 +14,20 @@
 
 use async_trait::async_trait;
 use riot_protocol::{
-    DecisionReason, PermissionResult, PermissionTarget, PromptContext, TerminalError,
-    TerminalForeground, TerminalSize, TerminalSpec, TerminalView, Terminals, Tool, ToolContext,
-    ToolOutcome, Typist, ValidationError, WaitEnd,
+    DecisionReason, PermissionResult, PermissionTarget, PromptContext, TerminalError, TerminalSize,
+    TerminalSpec, TerminalView, Tool, ToolContext, ToolOutcome, Typist, ValidationError, WaitEnd,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::tools::schema_of;
+
+mod keys;
+mod shell;
+
+pub use keys::{encode_keys, typed_as_command};
+use shell::types_into_a_shell;
 
 /// Default time a `wait` waits: 30 seconds.
 pub const DEFAULT_WAIT_MS: u64 = 30_000;
@@ -89,164 +94,6 @@ impl TerminalInput {
 /// The Terminal tool.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Terminal;
-
-/// `input` with its named keys turned into the bytes a terminal sends.
-/// A `<…>` that names no key is typed as it stands.
-pub fn encode_keys(input: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(input.len());
-    let mut rest = input;
-    while let Some(start) = rest.find('<') {
-        out.extend_from_slice(&rest.as_bytes()[..start]);
-        let after = &rest[start..];
-        match after
-            .find('>')
-            .and_then(|end| key_bytes(&after[1..end]).map(|k| (k, end)))
-        {
-            Some((bytes, end)) => {
-                out.extend_from_slice(&bytes);
-                rest = &after[end + 1..];
-            }
-            None => {
-                out.push(b'<');
-                rest = &after[1..];
-            }
-        }
-    }
-    out.extend_from_slice(rest.as_bytes());
-    out
-}
-
-fn key_bytes(name: &str) -> Option<Vec<u8>> {
-    let fixed: &[u8] = match name.to_ascii_lowercase().as_str() {
-        "enter" | "cr" | "return" => b"\r",
-        "tab" => b"\t",
-        "esc" | "escape" => b"\x1b",
-        "backspace" | "bs" => b"\x7f",
-        "space" => b" ",
-        "lt" => b"<",
-        "up" => b"\x1b[A",
-        "down" => b"\x1b[B",
-        "right" => b"\x1b[C",
-        "left" => b"\x1b[D",
-        "home" => b"\x1b[H",
-        "end" => b"\x1b[F",
-        "delete" | "del" => b"\x1b[3~",
-        "pageup" => b"\x1b[5~",
-        "pagedown" => b"\x1b[6~",
-        other => {
-            let letter = other.strip_prefix("c-")?;
-            let [c] = letter.as_bytes() else {
-                return None;
-            };
-            return c.is_ascii_lowercase().then(|| vec![c - b'a' + 1]);
-        }
-    };
-    Some(fixed.to_vec())
-}
-
-/// What the shell analysis judges for a write: the typed text as the
-/// command lines it would be at a shell prompt (Enter ends a line; other
-/// keys and control characters are dropped).
-pub fn typed_as_command(input: &str) -> String {
-    String::from_utf8_lossy(&encode_keys(input))
-        .chars()
-        .filter_map(|c| match c {
-            '\r' | '\n' => Some('\n'),
-            '\t' => Some(' '),
-            c if c.is_control() => None,
-            c => Some(c),
-        })
-        .collect()
-}
-
-/// Programs that read what is typed into them as shell command lines.
-const SHELLS: &[&str] = &[
-    "bash", "sh", "dash", "zsh", "fish", "ksh", "mksh", "ash", "busybox", "tcsh", "csh", "nu",
-    "elvish", "xonsh", "pwsh", "rbash", "oksh", "lksh", "posh", "yash",
-];
-
-/// Programs that hand what is typed on to a shell they run where the
-/// terminal does not see it: on a pseudo-terminal of their own, as another
-/// user, on another machine or in a container.
-const SHELL_RELAYS: &[&str] = &[
-    "tmux",
-    "screen",
-    "zellij",
-    "script",
-    "expect",
-    "unbuffer",
-    "su",
-    "sudo",
-    "doas",
-    "runuser",
-    "login",
-    "ssh",
-    "mosh-client",
-    "telnet",
-    "docker",
-    "podman",
-    "kubectl",
-    "nsenter",
-    "chroot",
-    "machinectl",
-    "distrobox",
-    "toolbox",
-];
-
-/// Programs that start the terminal's program and hold the terminal until
-/// it takes it: what is typed meanwhile waits for a program not known
-/// yet. The OS sandbox's `bwrap` and Riot's own helper (`riot
-/// __sandbox-exec`).
-const STARTERS: &[&str] = &["bwrap", "riot"];
-
-/// Whether a program by this name reads typed text as shell command
-/// lines: a shell, also by a versioned name (`ksh93`, `zsh-5.9`), a
-/// program that hands it to one (`tmux`, `ssh`), or one still starting
-/// the terminal's program (fail closed).
-fn reads_typed_commands(program: &str) -> bool {
-    let bare = program.trim_end_matches(|c: char| c.is_ascii_digit() || matches!(c, '.' | '-'));
-    SHELLS.contains(&program)
-        || SHELLS.contains(&bare)
-        || SHELL_RELAYS.contains(&program)
-        || STARTERS.contains(&program)
-}
-
-/// Whether text typed into terminal `name` now reaches a shell, so that
-/// it is judged as command lines: its foreground program reads typed
-/// commands, or cannot be told (fail closed). Where the system does not
-/// say which programs run, the command the terminal was opened with is
-/// judged instead.
-fn types_into_a_shell(terminals: &dyn Terminals, name: &str) -> bool {
-    match terminals.foreground(name) {
-        TerminalForeground::Programs(names) => names.iter().any(|n| reads_typed_commands(n)),
-        TerminalForeground::NotReported => terminals
-            .list()
-            .iter()
-            .find(|t| t.name == name)
-            .is_none_or(|t| opens_a_shell(&t.command)),
-        TerminalForeground::Unknown => true,
-    }
-}
-
-/// Whether an opening command line could leave a shell reading what is
-/// typed: anything but one plain command (`python3 -q`, `node`) whose
-/// program, past `sudo`, `env` and the like, is no shell.
-fn opens_a_shell(command: &str) -> bool {
-    let analysis = riot_permissions::analyze_command(command);
-    let [only] = analysis.subcommands.as_slice() else {
-        return true;
-    };
-    if !analysis.is_verified() || !only.is_literal() || !only.env.is_empty() {
-        return true;
-    }
-    match riot_permissions::bash::strip_runners(&only.words).first() {
-        Some(program) => {
-            let path = program.text.as_str();
-            reads_typed_commands(path.rsplit('/').next().unwrap_or(path))
-        }
-        None => true,
-    }
-}
 
 fn valid_name(name: &str) -> bool {
     !name.is_empty()

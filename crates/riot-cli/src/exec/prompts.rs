@@ -1,0 +1,106 @@
+//! Where a run's prompts come from: the argument or all of stdin, or
+//! JSON lines on stdin; and what a run reads before any session exists.
+
+use std::io::Read;
+
+use riot_config::FlagLayer;
+use tokio::io::AsyncBufReadExt;
+
+use crate::cli::{ExecArgs, InputFormat, SharedOptions};
+
+use super::{STDIN_HINT, Terminal, input, options, usage};
+
+/// Where the prompts come from: the argument or all of stdin, or JSON
+/// lines on stdin.
+pub(super) enum Prompts {
+    One(Option<String>),
+    Lines(tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>),
+}
+
+impl Prompts {
+    /// The next prompt; `Ok(None)` at the end. The error is a usage
+    /// error's line.
+    pub(super) async fn next(&mut self) -> Result<Option<String>, String> {
+        match self {
+            Prompts::One(prompt) => Ok(prompt.take()),
+            Prompts::Lines(lines) => loop {
+                let line = lines
+                    .next_line()
+                    .await
+                    .map_err(|e| format!("cannot read stdin: {e}"))?;
+                let Some(line) = line else { return Ok(None) };
+                if let Some(prompt) = input::user_message(&line)? {
+                    return Ok(Some(prompt));
+                }
+            },
+        }
+    }
+}
+
+/// The prompt of `--input-format text`: the argument, or all of stdin.
+fn text_prompt(prompt: Option<&str>, terminal: Terminal) -> Result<String, String> {
+    let prompt = match prompt {
+        Some(p) => p.to_owned(),
+        None => {
+            if terminal.stdin_is_tty {
+                eprintln!("{STDIN_HINT}");
+            }
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+            text
+        }
+    };
+    if prompt.trim().is_empty() {
+        return Err("no prompt: pass it as an argument or on stdin".to_owned());
+    }
+    Ok(prompt)
+}
+
+/// What a run reads before any session exists: its permission flags, its
+/// terminal, and its prompts with the first one already read.
+pub(super) struct Input {
+    pub(super) flags: FlagLayer,
+    pub(super) terminal: Terminal,
+    pub(super) prompts: Prompts,
+    pub(super) first: String,
+}
+
+/// Checks the options and reads the first prompt, so a bad option or
+/// first line is a usage error before any session exists. `Err` is the
+/// exit code, said on stderr.
+pub(super) async fn read_input(shared: &SharedOptions, args: &ExecArgs) -> Result<Input, i32> {
+    let options = &args.options;
+    if let Err(m) = options::check(options, args.prompt.as_deref()) {
+        return Err(usage(&m));
+    }
+    let flags = options::flag_layer(shared, options).map_err(|m| usage(&m))?;
+    let terminal = Terminal::detect();
+    let mut prompts = match options.input_format {
+        InputFormat::Text => match text_prompt(args.prompt.as_deref(), terminal) {
+            Ok(p) => Prompts::One(Some(p)),
+            Err(m) => return Err(usage(&m)),
+        },
+        InputFormat::StreamJson => {
+            Prompts::Lines(tokio::io::BufReader::new(tokio::io::stdin()).lines())
+        }
+    };
+    // The first prompt before anything else, so a bad first line is a
+    // usage error before any session exists.
+    let first = match prompts.next().await {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            return Err(usage(
+                "no user message on stdin: send one JSON line per message, as {\"type\": \"user\", \"message\": {\"role\": \"user\", \"content\": \"…\"}}",
+            ));
+        }
+        Err(m) => return Err(usage(&m)),
+    };
+    Ok(Input {
+        flags,
+        terminal,
+        prompts,
+        first,
+    })
+}
