@@ -13,8 +13,8 @@ use agent_client_protocol::v1::schema::{
     SessionCloseCapabilities, SessionDeleteCapabilities, SessionListCapabilities,
     SessionResumeCapabilities, SetSessionModeRequest,
 };
-use agent_client_protocol::v1::{Builder, ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, ConnectTo, Error, HandleDispatchFrom};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 
 use super::{AcpConfig, INVALID_PARAMS, RiotAgent, Shutdown, editor, lock, reply};
 use crate::client_fs::EditorFs;
@@ -125,30 +125,13 @@ pub(crate) async fn serve_on(
         editor_fs: Mutex::new(EditorFs::default()),
         editor_terminals: Mutex::new(false),
     });
-    let builder = Agent.v1().name("riot");
-    let builder = on_acp_methods(builder, &agent);
-    let builder = on_riot_methods(builder, &agent);
-    let builder = on_session_tool_methods(builder, &agent);
-    on_editor_methods(builder, &agent)
-        .connect_with(transport, async move |cx: ConnectionTo<Client>| {
-            tokio::select! {
-                () = cx.incoming_closed() => {}
-                () = agent.stop.triggered() => {}
-            }
-            agent.wind_down().await;
-            Ok(())
-        })
-        .await
-}
-
-/// Registers ACP's own methods: `initialize`, the conversation
-/// (`session/new`, `session/load`, `session/prompt`, `session/list`,
-/// `session/set_mode`) and `session/cancel`.
-fn on_acp_methods<H: HandleDispatchFrom<Client>>(
-    builder: Builder<Agent, H>,
-    agent: &Arc<RiotAgent>,
-) -> Builder<Agent, impl HandleDispatchFrom<Client> + use<H>> {
-    builder
+    let agent = &agent;
+    let builder = Agent
+        .v1()
+        .name("riot")
+        // Registers ACP's own methods: `initialize`, the conversation
+        // (`session/new`, `session/load`, `session/prompt`, `session/list`,
+        // `session/set_mode`) and `session/cancel`.
         .on_receive_request(
             {
                 let agent = Arc::clone(agent);
@@ -240,16 +223,9 @@ fn on_acp_methods<H: HandleDispatchFrom<Client>>(
             },
             agent_client_protocol::on_receive_notification!(),
         )
-}
-
-/// Registers Riot's `_riot/...` methods on the server and its saved
-/// sessions: shutdown, MCP servers, model configuration, project files,
-/// renaming, deleting and a session's model.
-fn on_riot_methods<H: HandleDispatchFrom<Client>>(
-    builder: Builder<Agent, H>,
-    agent: &Arc<RiotAgent>,
-) -> Builder<Agent, impl HandleDispatchFrom<Client> + use<H>> {
-    builder
+        // Registers Riot's `_riot/...` methods on the server and its saved
+        // sessions: shutdown, MCP servers, model configuration, project files,
+        // renaming, deleting and a session's model.
         .on_receive_request(
             {
                 let agent = Arc::clone(agent);
@@ -350,16 +326,9 @@ fn on_riot_methods<H: HandleDispatchFrom<Client>>(
             }),
             agent_client_protocol::on_receive_request!(),
         )
-}
-
-/// Registers the `_riot/...` methods on what an open session runs:
-/// checkpoints and rewind, its terminals, its queue, background agents and
-/// deliveries.
-fn on_session_tool_methods<H: HandleDispatchFrom<Client>>(
-    builder: Builder<Agent, H>,
-    agent: &Arc<RiotAgent>,
-) -> Builder<Agent, impl HandleDispatchFrom<Client> + use<H>> {
-    builder
+        // Registers the `_riot/...` methods on what an open session runs:
+        // checkpoints and rewind, its terminals, its queue, background agents and
+        // deliveries.
         // `_riot/checkpoints` and `_riot/rewind` (agent_rewind.rs).
         .on_receive_request(
             answer!(
@@ -442,27 +411,32 @@ fn on_session_tool_methods<H: HandleDispatchFrom<Client>>(
             ),
             agent_client_protocol::on_receive_request!(),
         )
-}
-
-/// Registers the methods an editor uses beyond a conversation
-/// (agent_editor.rs), each answered on a task of its own.
-fn on_editor_methods<H: HandleDispatchFrom<Client>>(
-    builder: Builder<Agent, H>,
-    agent: &Arc<RiotAgent>,
-) -> Builder<Agent, impl HandleDispatchFrom<Client> + use<H>> {
-    builder.on_receive_request(
-        {
-            let agent = Arc::clone(agent);
-            async move |request: editor::EditorRequest,
-                        responder: Responder<serde_json::Value>,
-                        cx: ConnectionTo<Client>| {
-                let agent = Arc::clone(&agent);
-                tokio::spawn(async move {
-                    agent.editor_request(&cx, request, responder).await;
-                });
-                Ok(())
+        // Registers the methods an editor uses beyond a conversation
+        // (agent_editor.rs), each answered on a task of its own.
+        .on_receive_request(
+            {
+                let agent = Arc::clone(agent);
+                async move |request: editor::EditorRequest,
+                            responder: Responder<serde_json::Value>,
+                            cx: ConnectionTo<Client>| {
+                    let agent = Arc::clone(&agent);
+                    tokio::spawn(async move {
+                        agent.editor_request(&cx, request, responder).await;
+                    });
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        );
+    let agent = Arc::clone(agent);
+    builder
+        .connect_with(transport, async move |cx: ConnectionTo<Client>| {
+            tokio::select! {
+                () = cx.incoming_closed() => {}
+                () = agent.stop.triggered() => {}
             }
-        },
-        agent_client_protocol::on_receive_request!(),
-    )
+            agent.wind_down().await;
+            Ok(())
+        })
+        .await
 }

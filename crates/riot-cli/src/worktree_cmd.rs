@@ -1,4 +1,4 @@
-//! `riot worktree list|remove` (riot-kernel's `worktree.rs` lists and
+//! `riot worktree list|remove` (riot-worktree's `Worktrees` lists and
 //! removes them through the injected process runner). A session's own
 //! worktree, `--worktree`, is opening.rs's.
 

@@ -153,7 +153,7 @@ pub fn classify_for(
             .then_some(home_comps.len())
     });
     // A session's git worktree (`<home>/worktrees/<project>/<name>/…`,
-    // riot-kernel's worktree.rs) is a checkout of the project, not
+    // riot-worktree) is a checkout of the project, not
     // configuration: only the rest of the home is.
     let in_worktree = |end: usize| {
         comps.get(end) == Some(&"worktrees")

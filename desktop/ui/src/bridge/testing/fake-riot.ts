@@ -280,7 +280,7 @@ export interface FakeRiotOptions {
   listedModels?: { id: string; name: string }[];
 }
 
-/** Riot's rule for a worktree's name (crates/riot-kernel/src/worktree.rs, `check_name`). */
+/** Riot's rule for a worktree's name (crates/riot-worktree/src/lib.rs, `check_name`). */
 function worktreeNameProblem(name: string): string | null {
   const fine =
     name.length > 0 &&
