@@ -2,7 +2,8 @@
 //! that read its output and wait for its exit.
 
 use std::io::Read;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use portable_pty::PtySize;
 use riot_protocol::{TerminalError, TerminalExit, TerminalSpec};
@@ -15,6 +16,11 @@ use super::screen::Scrolled;
 use super::{
     Core, OUTPUT_KEEP_BYTES, PtyTerminals, State, Term, lock, pty_command, terminal_process,
 };
+
+/// How long the exit waits, once the program has ended, for its last
+/// output to be read: a process it left behind that still holds the
+/// terminal keeps the output open, and must not keep the exit unreported.
+const DRAIN_WAIT: Duration = Duration::from_millis(500);
 
 impl PtyTerminals {
     /// Starts `spec`'s program in a new pseudo-terminal, with the threads
@@ -62,6 +68,10 @@ impl PtyTerminals {
             tick,
         });
 
+        // The reader says when it has read everything the terminal gave,
+        // so the exit is reported after the program's last output.
+        let drained = Arc::new((Mutex::new(false), Condvar::new()));
+        let reader_done = Arc::clone(&drained);
         let reading = Arc::clone(&core);
         std::thread::Builder::new()
             .name(format!("riot-term-read-{}", spec.name))
@@ -87,6 +97,9 @@ impl PtyTerminals {
                         }
                     }
                 }
+                let (done, read_all) = &*reader_done;
+                *lock(done) = true;
+                read_all.notify_all();
             })
             .map_err(|e| spawn_err(&e))?;
 
@@ -110,6 +123,8 @@ impl PtyTerminals {
                         signal: None,
                     },
                 };
+                let (done, read_all) = &*drained;
+                let _ = read_all.wait_timeout_while(lock(done), DRAIN_WAIT, |done| !*done);
                 lock(&waiting.state).exit = Some(exit);
                 waiting.tick.send_modify(|t| *t += 1);
             })
