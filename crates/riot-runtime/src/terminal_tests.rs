@@ -341,6 +341,57 @@ async fn watchers_get_the_screen_as_it_changes() {
     assert_eq!(last_screen.len(), 12);
 }
 
+/// A program that leaves a process behind holding the terminal still has
+/// its exit reported, with its last output on the screen: the exit waits
+/// for the output to be read to its end only for a moment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exit_is_reported_while_a_process_left_behind_holds_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let terms = PtyTerminals::default();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    terms.subscribe(Arc::new(move |u: &TerminalUpdate| {
+        let _ = tx.send(u.clone());
+    }));
+    terms
+        .open(spec(
+            "left",
+            "(trap '' HUP; exec sleep 305) & echo started",
+            dir.path(),
+        ))
+        .await
+        .unwrap();
+    let mut last_screen = Vec::new();
+    let exit = loop {
+        let update = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("the exit is reported although `sleep` still holds the terminal")
+            .unwrap();
+        match update {
+            TerminalUpdate::Screen { rows, .. } => last_screen = rows,
+            TerminalUpdate::Exited { exit, .. } => break exit,
+            _ => {}
+        }
+    };
+    assert_eq!(exit.code, Some(0));
+    assert_eq!(last_screen.first().map(String::as_str), Some("started"));
+    // The sleep is still there, in the terminal's group, until the
+    // terminals are dropped.
+    let group = pid_of(&terms, "left");
+    assert_eq!(
+        group_members(group).len(),
+        1,
+        "the sleep outlives its shell"
+    );
+    drop(terms);
+    for _ in 0..100 {
+        if group_members(group).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(group_members(group), Vec::<u32>::new());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rows_that_scroll_off_the_top_reach_the_watchers_once_and_in_order() {
     let dir = tempfile::tempdir().unwrap();
