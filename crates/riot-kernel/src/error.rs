@@ -191,6 +191,18 @@ mod tests {
                 (1, -32603),
             ),
             (
+                KernelError::from(riot_worktree::WorktreeError::Input(
+                    "/tmp is not in a git repository".into(),
+                )),
+                (2, -32602),
+            ),
+            (
+                KernelError::from(riot_worktree::WorktreeError::Failed(
+                    "git worktree add failed: locked".into(),
+                )),
+                (1, -32603),
+            ),
+            (
                 KernelError::Io {
                     what: "cannot write /h/settings.json".into(),
                     source: std::io::Error::other("read-only"),
