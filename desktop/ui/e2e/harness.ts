@@ -168,6 +168,8 @@ export function processesWithArgv(argv: string[]): number[] {
 export interface MockScript {
   wire: "anthropic" | "openai" | "openai-responses";
   chunk_size?: number;
+  /** Replies to requests whose last user message contains a text, out of turn (`when` rules). */
+  when?: { last_user_contains: string; reply: unknown }[];
   replies: unknown[];
 }
 

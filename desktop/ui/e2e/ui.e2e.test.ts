@@ -126,6 +126,45 @@ describe.skipIf(missing.length > 0)("the web UI against riot serve", () => {
     expect(requests.map((r) => r.status)).toEqual([200]);
   });
 
+  it("counts a subagent's request as the turn's side usage and in the session's cost", async () => {
+    // $1,000 per million input tokens and $2,000 per million output tokens.
+    const mock: MockScript = {
+      ...script([
+        toolCall("call_task", "Task", {
+          description: "look around",
+          prompt: "CHILD-PROMPT find the notes",
+          subagent_type: "explore",
+        }),
+        { text: "Delegated." },
+      ]),
+      when: [{ last_user_contains: "CHILD-PROMPT", reply: { text: "The notes are in notes.txt." } }],
+    };
+    world = await World.start(browser, mock, {}, {
+      settings: { models: { "mock-model": { price: { input: 1000, output: 2000, cache_write: 1000, cache_read: 1000 } } } },
+    });
+    await world.open();
+    const w = world;
+    await w.page.getByRole("button", { name: "New session" }).click();
+    await w.page.getByRole("textbox", { name: "Message" }).waitFor();
+    await prompt(w, "Find the notes");
+    await shows(w.page.getByTestId("agent-message"), "Delegated.");
+    // The parent's two requests are the turn's figures (10 input and 5
+    // output tokens each, as the mock reports); the child's one is apart.
+    await shows(w.page.getByTestId("usage-side"), "side 10 in / 5 out");
+    const usage = w.page.getByTestId("usage");
+    expect(await usage.textContent()).toContain("20 in");
+    expect(await usage.getAttribute("title")).toBe(
+      "Session: 20 in, 10 out, 0 cache read, 0 cache written, 2 requests; " +
+        "side requests: 10 in, 5 out, 0 cache read, 0 cache written",
+    );
+    // The cost counts all three requests, 30 input and 15 output tokens
+    // ($0.0400 would be the parent's alone).
+    expect(await w.page.getByTestId("usage-cost").textContent()).toBe("$0.0600");
+    const requests = await w.requests();
+    expect(requests.map((r) => r.status)).toEqual([200, 200, 200]);
+    await w.screenshot("subagent-side-usage");
+  });
+
   it("shows a Read as a tool card with its describe line and payload", async () => {
     const w = await begin(
       script([toolCall("call_read_1", "Read", { file_path: "notes.txt" }), { text: "The notes have three lines." }]),

@@ -136,6 +136,7 @@ describe("the bridge against a strict fake riot serve", () => {
       outputTokens: 5,
       cacheReadTokens: 3,
       cacheWriteTokens: 2,
+      side: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
       costUsd: 0.0005,
     });
   });

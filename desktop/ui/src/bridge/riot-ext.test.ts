@@ -51,11 +51,31 @@ describe("parseUsage", () => {
   };
   const figures = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 2 };
 
+  const none = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
   it("takes the session's cost, and an unknown one as null", () => {
-    expect(parseUsage(base)).toEqual({ sessionId: "s1", model: "claude-sonnet-4-5", requests: 2, ...figures, costUsd: 0.0123 });
+    expect(parseUsage(base)).toEqual({
+      sessionId: "s1",
+      model: "claude-sonnet-4-5",
+      requests: 2,
+      ...figures,
+      side: none,
+      costUsd: 0.0123,
+    });
     expect(parseUsage({ ...base, costUsd: null }).costUsd).toBeNull();
     const { costUsd: _, ...older } = base;
     expect(parseUsage(older).costUsd).toBeNull();
+  });
+
+  it("keeps the side requests' figures apart, none from a Riot that sends none", () => {
+    const side = { inputTokens: 40, outputTokens: 20, cacheReadTokens: 7, cacheWriteTokens: 0 };
+    const parsed = parseUsage({ ...base, sideUsage: side });
+    expect(parsed.side).toEqual(side);
+    expect(parsed.inputTokens).toBe(10);
+    expect(parseUsage(base).side).toEqual(none);
+    for (const sideUsage of [null, {}, { ...side, outputTokens: -1 }, { ...side, inputTokens: "40" }]) {
+      expect(() => parseUsage({ ...base, sideUsage })).toThrow(MalformedNotificationError);
+    }
   });
 
   it("refuses a cost that is not dollars", () => {

@@ -9,6 +9,7 @@
 // sees them.
 
 import type { CompactionStrategy, DecisionReason, PermissionRequestDetail } from "../generated/agent_event";
+import type { UsageFigures } from "../generated/riot_methods";
 import type { TerminalExit, TerminalSize, TerminalUpdate } from "../generated/terminal_update";
 import { BACKGROUND_UPDATE, QUEUE_UPDATE } from "./parallel";
 
@@ -44,6 +45,12 @@ export interface TurnUsage {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /**
+   * The side requests made while the turn ran: its subagents, compaction
+   * summaries, auto mode's classifier, image descriptions and WebFetch's
+   * answers. Not in the figures above, but in the cost below.
+   */
+  side: UsageFigures;
   /**
    * What the whole session has cost so far, in US dollars: every request,
    * main and side, also those made before it was loaded. `null` when it is
@@ -131,39 +138,50 @@ function dollars(value: unknown): number | null {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null;
 }
 
-/** Parses `_riot/usage` params; throws on anything else. */
-export function parseUsage(raw: unknown): TurnUsage {
-  const params = record(raw);
-  const usage = record(params?.usage);
+/** Token figures (`UsageFigures`), or `null` when any is not a count. */
+function tokenFigures(raw: unknown): UsageFigures | null {
+  const usage = record(raw);
   const figures = {
-    requests: count(params?.requests),
     inputTokens: count(usage?.inputTokens),
     outputTokens: count(usage?.outputTokens),
     cacheReadTokens: count(usage?.cacheReadTokens),
     cacheWriteTokens: count(usage?.cacheWriteTokens),
   };
+  return figures.inputTokens === null ||
+    figures.outputTokens === null ||
+    figures.cacheReadTokens === null ||
+    figures.cacheWriteTokens === null
+    ? null
+    : (figures as UsageFigures);
+}
+
+const NO_TOKENS: UsageFigures = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+/** Parses `_riot/usage` params; throws on anything else. */
+export function parseUsage(raw: unknown): TurnUsage {
+  const params = record(raw);
+  const requests = count(params?.requests);
+  const figures = tokenFigures(params?.usage);
+  // A Riot before side usage leaves it out: none; anything sent must be figures.
+  const side = params?.sideUsage === undefined ? NO_TOKENS : tokenFigures(params.sideUsage);
   // Unknown is null (or absent, from a Riot before costs); anything else must be dollars.
   const costUsd = params?.costUsd ?? null;
   if (
     typeof params?.sessionId !== "string" ||
     typeof params.model !== "string" ||
     (costUsd !== null && dollars(costUsd) === null) ||
-    figures.requests === null ||
-    figures.inputTokens === null ||
-    figures.outputTokens === null ||
-    figures.cacheReadTokens === null ||
-    figures.cacheWriteTokens === null
+    requests === null ||
+    figures === null ||
+    side === null
   ) {
     throw new MalformedNotificationError(USAGE, raw);
   }
   return {
     sessionId: params.sessionId,
     model: params.model,
-    requests: figures.requests,
-    inputTokens: figures.inputTokens,
-    outputTokens: figures.outputTokens,
-    cacheReadTokens: figures.cacheReadTokens,
-    cacheWriteTokens: figures.cacheWriteTokens,
+    requests,
+    ...figures,
+    side,
     costUsd: costUsd === null ? null : (costUsd as number),
   };
 }

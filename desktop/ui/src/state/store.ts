@@ -17,6 +17,7 @@
 // reports turn ends and questions through `StoreHooks`, which main.tsx
 // connects to it.
 
+import type { UsageFigures } from "../generated/riot_methods";
 import {
   CHECKPOINTS,
   CONFIG,
@@ -79,6 +80,8 @@ export interface UsageTotals {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** The session's side requests (subagents, summaries, the classifier…), apart. */
+  side: UsageFigures;
 }
 
 /** A message waiting in a session's queue, as Riot keeps it. */
@@ -237,6 +240,7 @@ const ZERO: UsageTotals = {
   outputTokens: 0,
   cacheReadTokens: 0,
   cacheWriteTokens: 0,
+  side: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
 };
 
 const STOP_NOTES: Partial<Record<StopReason, [tone: "info" | "warning", text: string]>> = {
@@ -472,6 +476,12 @@ export class Store {
               outputTokens: v.totals.outputTokens + item.usage.outputTokens,
               cacheReadTokens: v.totals.cacheReadTokens + item.usage.cacheReadTokens,
               cacheWriteTokens: v.totals.cacheWriteTokens + item.usage.cacheWriteTokens,
+              side: {
+                inputTokens: v.totals.side.inputTokens + item.usage.side.inputTokens,
+                outputTokens: v.totals.side.outputTokens + item.usage.side.outputTokens,
+                cacheReadTokens: v.totals.side.cacheReadTokens + item.usage.side.cacheReadTokens,
+                cacheWriteTokens: v.totals.side.cacheWriteTokens + item.usage.side.cacheWriteTokens,
+              },
             },
             // The session's running total: the latest report replaces the last.
             cost: { usd: item.usage.costUsd },

@@ -44,9 +44,17 @@ describe("UsageFigures", () => {
     outputTokens: 30,
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
+    side: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
     costUsd: 0.5,
   };
-  const totals = { requests: 1, inputTokens: 1_200, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  const totals = {
+    requests: 1,
+    inputTokens: 1_200,
+    outputTokens: 30,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    side: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+  };
 
   it("leads with the session's cost, a dash with the reason when it is unknown", () => {
     const { rerender } = render(<UsageFigures last={last} totals={totals} cost={{ usd: 0.5 }} />);
@@ -60,6 +68,26 @@ describe("UsageFigures", () => {
     expect(screen.getByTestId("usage").textContent).toBe("$0.0000");
     rerender(<UsageFigures last={null} totals={totals} cost={null} />);
     expect(screen.queryByTestId("usage")).toBeNull();
+  });
+
+  it("shows the turn's side requests apart, and the session's in the summary", () => {
+    const side = { inputTokens: 40, outputTokens: 20, cacheReadTokens: 5, cacheWriteTokens: 0 };
+    render(
+      <UsageFigures last={{ ...last, side }} totals={{ ...totals, side }} cost={{ usd: 0.5 }} />,
+    );
+    expect(screen.getByTestId("usage-side").textContent).toBe("side 40 in / 20 out");
+    expect(screen.getByTestId("usage").getAttribute("title")).toBe(
+      "Session: 1,200 in, 30 out, 0 cache read, 0 cache written, 1 requests; " +
+        "side requests: 40 in, 20 out, 5 cache read, 0 cache written",
+    );
+  });
+
+  it("has no side figure when the turn made no side request", () => {
+    render(<UsageFigures last={last} totals={totals} cost={{ usd: 0.5 }} />);
+    expect(screen.queryByTestId("usage-side")).toBeNull();
+    expect(screen.getByTestId("usage").getAttribute("title")).toBe(
+      "Session: 1,200 in, 30 out, 0 cache read, 0 cache written, 1 requests",
+    );
   });
 
   it("writes dollars as Riot does", () => {

@@ -1,6 +1,7 @@
 import { useEffect, useId, useState } from "react";
 
 import type { SessionModeState, TurnUsage } from "../bridge";
+import type { UsageFigures as TokenFigures } from "../generated/riot_methods";
 import type { UsageTotals } from "../state/store";
 
 function n(value: number): string {
@@ -133,6 +134,11 @@ export function CostFigure({ usd: value }: { usd: number | null }) {
   );
 }
 
+/** Whether any token was counted. */
+function hasTokens(figures: TokenFigures): boolean {
+  return figures.inputTokens + figures.outputTokens + figures.cacheReadTokens + figures.cacheWriteTokens > 0;
+}
+
 /** The last turn's token figures, the session's totals and its cost (`_riot/usage`). */
 export function UsageFigures({
   last,
@@ -154,7 +160,11 @@ export function UsageFigures({
   const summary =
     `Session: ${n(totals.inputTokens)} in, ${n(totals.outputTokens)} out, ` +
     `${n(totals.cacheReadTokens)} cache read, ${n(totals.cacheWriteTokens)} cache written, ` +
-    `${n(totals.requests)} requests`;
+    `${n(totals.requests)} requests` +
+    (hasTokens(totals.side)
+      ? `; side requests: ${n(totals.side.inputTokens)} in, ${n(totals.side.outputTokens)} out, ` +
+        `${n(totals.side.cacheReadTokens)} cache read, ${n(totals.side.cacheWriteTokens)} cache written`
+      : "");
   return (
     <div className="usage" data-testid="usage" title={summary}>
       {cost !== null && <CostFigure usd={cost.usd} />}
@@ -167,6 +177,16 @@ export function UsageFigures({
       <span>
         cache <b>{n(last.cacheReadTokens)}</b> read / <b>{n(last.cacheWriteTokens)}</b> written
       </span>
+      {hasTokens(last.side) && (
+        <span
+          className="usage-side"
+          data-testid="usage-side"
+          title="Side requests while this turn ran (subagents, compaction summaries, auto mode's classifier, image descriptions, WebFetch's answers): in the cost, not in the figures beside it"
+        >
+          side <b>{n(last.side.inputTokens)}</b> in /{" "}
+          <b>{n(last.side.outputTokens)}</b> out
+        </span>
+      )}
       <span className="usage-model">
         {last.model} · {last.requests === 1 ? "1 request" : `${n(last.requests)} requests`}
       </span>

@@ -747,6 +747,7 @@ export class FakeRiot {
             model: found.model,
             requests: 1,
             usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 2 },
+            sideUsage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
             costUsd: found.costUsd,
           });
         }
