@@ -28,6 +28,8 @@ mod editor;
 mod open;
 #[path = "agent_parallel.rs"]
 mod parallel;
+#[path = "agent_questions.rs"]
+mod questions;
 #[path = "agent_rewind.rs"]
 mod rewind;
 #[path = "agent_serve.rs"]

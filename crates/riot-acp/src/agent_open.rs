@@ -20,7 +20,6 @@ use super::{INTERNAL_ERROR, INVALID_PARAMS, RiotAgent, Slot, editor, kernel_erro
 use crate::client_fs::ClientFs;
 use crate::client_terminal::EditorTerminals;
 use crate::ext;
-use crate::gate::ClientGate;
 use crate::mapping::{self, ToolCalls};
 use crate::session_config::Shown;
 
@@ -86,7 +85,6 @@ impl RiotAgent {
             tracing::warn!("not starting an MCP server the client handed over: {why}");
         }
         let calls = Arc::new(Mutex::new(ToolCalls::new(cwd.clone())));
-        let gate = Arc::new(ClientGate::new(cx.clone(), Arc::clone(&calls)));
         let options_cwd = cwd.clone();
         let (kernel, hosts) = self.editor_kernel(cx, &cwd, &calls);
         let options = OpenOptions {
@@ -96,12 +94,11 @@ impl RiotAgent {
             trust_project: self.config.trust_project,
             max_turns: self.config.max_turns,
             resume,
-            gate: gate.clone(),
+            asker: riot_kernel::Asker::Person,
             mcp_servers,
         };
         let session = kernel.start(options).await.map_err(kernel_error)?;
         let id = session.id().to_string();
-        gate.bind(&id);
         hosts.bind(&id);
         for notice in session.notices() {
             tracing::info!(session = %id, "{notice}");
@@ -122,6 +119,7 @@ impl RiotAgent {
             worktree,
         });
         editor::watch_options(cx.clone(), id.clone(), Arc::clone(&slot));
+        super::questions::watch(cx.clone(), id.clone(), Arc::clone(&slot));
         if lock(&self.wanted)
             .iter()
             .any(|m| m == crate::terminals::TERMINAL)

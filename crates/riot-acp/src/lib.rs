@@ -8,7 +8,7 @@
 //! (stop reasons from [`riot_protocol::TerminalReason::acp_stop_reason`]),
 //! `session/cancel`, `session/set_mode` (Riot's permission modes),
 //! `session/update` for chunks, tool calls and plans, and
-//! `session/request_permission` as the sessions' permission gate.
+//! `session/request_permission` for the sessions' questions.
 //!
 //! It is a separate crate, not a module of `riot-kernel`, so the SDK and
 //! its schema types are compiled only by the faces that speak ACP and not
@@ -27,7 +27,6 @@ mod client_fs;
 mod client_terminal;
 pub mod ext;
 mod frames;
-mod gate;
 pub mod mapping;
 pub mod methods;
 pub mod queue;
@@ -38,5 +37,4 @@ pub mod terminals;
 mod ws;
 
 pub use agent::{AcpConfig, Shutdown, serve_stdio};
-pub use gate::ClientGate;
 pub use ws::{WebUi, WsServer};

@@ -512,7 +512,7 @@ pub type Forwarder = tokio::sync::mpsc::UnboundedSender<tokio::sync::oneshot::Se
 
 /// Until the forwarder of the running prompt has sent the client every
 /// event the turn produced before this call (its text included), so that
-/// an announcement made outside the event stream (the gate's question,
+/// an announcement made outside the event stream (a session's question,
 /// the editor's terminal) never overtakes what came before it. Returns at
 /// once when no prompt is forwarding.
 pub async fn caught_up(calls: &std::sync::Mutex<ToolCalls>) {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use riot_kernel::{Kernel, OpenOptions, ResumeFrom};
 use riot_protocol::SessionId;
 use riot_tools::tools::read_image;
-use riot_tui::{Host, McpSummary, PastedImage, RunOptions, Theme, TuiGate};
+use riot_tui::{Host, McpSummary, PastedImage, RunOptions, Theme};
 
 use crate::cli::flag_layer;
 use crate::cli::{ExecOptions, SharedOptions};
@@ -203,7 +203,6 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         .await
         .map(|loaded| loaded.config.notifications.settings)
         .unwrap_or_default();
-    let (gate, questions) = TuiGate::new();
     let open = OpenOptions {
         cwd: cwd.clone(),
         env: env.clone(),
@@ -211,7 +210,7 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         trust_project: shared.trust_project,
         max_turns: shared.max_turns,
         resume,
-        gate: Arc::new(gate),
+        asker: riot_kernel::Asker::Person,
         mcp_servers: Vec::new(),
     };
     let handle = match crate::opening::start(&kernel, open, worktree.as_ref(), "riot").await {
@@ -244,7 +243,7 @@ pub async fn run(shared: &SharedOptions, options: &ExecOptions, prompt: Option<S
         notifications,
         title,
     };
-    let code = match riot_tui::run(handle, questions, host, options).await {
+    let code = match riot_tui::run(handle, host, options).await {
         Ok(summary) => {
             if summary.messages > 0 {
                 let flag = worktree

@@ -104,6 +104,7 @@ struct Shared {
     commands: Vec<riot_extensions::commands::Command>,
     skills: riot_extensions::skills::SkillCatalog,
     terminals: Arc<dyn riot_protocol::Terminals>,
+    questions: Arc<crate::questions::Questions>,
     pending: crate::queue::PendingMessages,
     background: crate::background::BackgroundTasks,
     cost: Arc<crate::cost::CostMeter>,
@@ -183,6 +184,7 @@ impl SessionHandle {
             commands: session.commands().to_vec(),
             skills: session.skills().clone(),
             terminals: Arc::clone(session.terminals()),
+            questions: Arc::clone(session.questions()),
             pending: session.pending(),
             background: session.background_tasks().clone(),
             cost: session.cost_meter(),
@@ -247,6 +249,22 @@ impl SessionHandle {
     /// They are killed when the session ends.
     pub fn terminals(&self) -> &Arc<dyn riot_protocol::Terminals> {
         &self.shared.terminals
+    }
+
+    /// The session's questions for the person — permissions, AskUser's
+    /// questions, plans to approve — in the order they are asked, each
+    /// answered with [`answer`](Self::answer). Given once, to the face
+    /// that answers; `None` after that, and for a session opened with
+    /// [`Asker::Nobody`](crate::Asker::Nobody).
+    pub fn questions(&self) -> Option<mpsc::UnboundedReceiver<crate::QuestionAsked>> {
+        self.shared.questions.take_stream()
+    }
+
+    /// Answers the question `id`. Refused (a usage error) when no such
+    /// question waits — it was answered, timed out or its turn was
+    /// stopped — or when the answer is of the other kind.
+    pub fn answer(&self, id: crate::QuestionId, answer: crate::Answer) -> Result<(), KernelError> {
+        self.shared.questions.answer(id, answer)
     }
 
     /// Whether a turn runs, the mode and model that hold, and the main

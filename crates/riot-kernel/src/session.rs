@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use riot_core::{AgentDeps, AgentState};
 use riot_protocol::{
-    AgentError, AgentEvent, ErrorKind, FileSystem, IdGen, Message, MessageId, PermissionGate,
-    PermissionMode, SessionId, TerminalReason,
+    AgentError, AgentEvent, ErrorKind, FileSystem, IdGen, Message, MessageId, PermissionMode,
+    SessionId, TerminalReason,
 };
 
 use riot_config::FlagLayer;
@@ -53,8 +53,10 @@ pub struct OpenOptions {
     pub trust_project: bool,
     pub max_turns: Option<u32>,
     pub resume: Option<ResumeFrom>,
-    /// Who answers permission questions (`riot exec`: nobody).
-    pub gate: Arc<dyn PermissionGate>,
+    /// Who answers the session's questions: a person through the face
+    /// that takes [`SessionHandle::questions`](crate::SessionHandle::questions),
+    /// or nobody (`riot exec`).
+    pub asker: crate::questions::Asker,
     /// MCP servers for this session only (an ACP client's `mcpServers`).
     pub mcp_servers: Vec<riot_mcp::ServerConfig>,
 }
@@ -103,6 +105,8 @@ pub struct Session {
     side_at_open: riot_protocol::Usage,
     /// The session's terminals (the Terminal tool's; faces watch them).
     terminals: Arc<dyn riot_protocol::Terminals>,
+    /// Its questions for the person while they wait (the session's gate).
+    questions: Arc<crate::questions::Questions>,
     /// Stops the session's background tasks when it is dropped.
     background: crate::background::BackgroundGuard,
     /// Counts this session as open in the kernel until dropped.
@@ -119,6 +123,11 @@ impl Session {
     /// (docs/terminals.md).
     pub fn terminals(&self) -> &Arc<dyn riot_protocol::Terminals> {
         &self.terminals
+    }
+
+    /// Its questions for the person (the handle's stream and answers).
+    pub(crate) fn questions(&self) -> &Arc<crate::questions::Questions> {
+        &self.questions
     }
 
     /// The session id.

@@ -3,7 +3,7 @@
 //! parent keeps running tools, and the subagent's result reaches the
 //! parent's conversation exactly once; a background agent is never asked
 //! anything (its would-be questions are denials with the reason, though
-//! the session's own gate would say yes); closing the parent stops it.
+//! the session's person would say yes); closing the parent stops it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 #![allow(clippy::disallowed_methods)] // a black-box test: real files and processes
@@ -14,35 +14,20 @@ use std::sync::Arc;
 use futures::StreamExt;
 use riot_config::FlagLayer;
 use riot_kernel::{Capabilities, Kernel, OpenOptions, SessionHandle};
-use riot_protocol::{
-    AgentEvent, PermissionGate, PermissionOutcome, PermissionRequestDetail, RequestId,
-    TerminalReason,
-};
+use riot_protocol::{AgentEvent, PermissionOutcome, TerminalReason};
 use riot_runtime::{RandomIds, RealFs, RealProcessRunner, SystemClock};
 use riot_testkit::{MockServer, Reply, Script, Wire};
 use serde_json::{Value, json};
 
-/// A gate that says yes to everything: what a background agent is
-/// refused, it is refused although the person would have allowed it.
-#[derive(Debug)]
-struct SaysYes;
-
-#[async_trait::async_trait]
-impl PermissionGate for SaysYes {
-    fn can_answer(&self) -> bool {
-        true
-    }
-
-    async fn ask(&self, _id: RequestId, _detail: PermissionRequestDetail) -> PermissionOutcome {
-        PermissionOutcome::AllowOnce
-    }
-}
+mod support;
+use support::Person;
 
 struct Fixture {
     _home: tempfile::TempDir,
     project: tempfile::TempDir,
     server: MockServer,
     handle: SessionHandle,
+    _person: Person,
 }
 
 async fn open(script: Script) -> Fixture {
@@ -70,16 +55,20 @@ async fn open(script: Script) -> Fixture {
             trust_project: false,
             max_turns: None,
             resume: None,
-            gate: Arc::new(SaysYes),
+            asker: riot_kernel::Asker::Person,
             mcp_servers: Vec::new(),
         })
         .await
         .unwrap();
+    // A person who says yes to everything: what a background agent is
+    // refused, it is refused although the person would have allowed it.
+    let person = Person::answering(&handle, PermissionOutcome::AllowOnce, false);
     Fixture {
         _home: home,
         project,
         server,
         handle,
+        _person: person,
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use riot_config::FlagLayer;
-use riot_kernel::{Capabilities, Kernel, NobodyAnswers, OpenOptions, ResumeFrom, Session};
+use riot_kernel::{Capabilities, Kernel, OpenOptions, ResumeFrom, Session};
 use riot_protocol::{AgentEvent, CancelScope, Message, SessionCost, Usage};
 use riot_runtime::{RandomIds, RealFs, RealProcessRunner, SystemClock};
 use riot_testkit::script::generated_events;
@@ -63,7 +63,7 @@ async fn fixture_with(script: Script, provider: &str, model: &str) -> Fixture {
         trust_project: false,
         max_turns: None,
         resume: None,
-        gate: Arc::new(NobodyAnswers),
+        asker: riot_kernel::Asker::Nobody,
         mcp_servers: Vec::new(),
     };
     Fixture {

@@ -10,9 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use riot_config::FlagLayer;
-use riot_kernel::{
-    Capabilities, Kernel, KernelError, NobodyAnswers, OpenOptions, ResumeFrom, Session,
-};
+use riot_kernel::{Capabilities, Kernel, KernelError, OpenOptions, ResumeFrom, Session};
 use riot_protocol::SessionId;
 use riot_runtime::{RandomIds, RealFs, RealProcessRunner, SystemClock};
 
@@ -58,7 +56,7 @@ impl World {
                 trust_project: false,
                 max_turns: None,
                 resume: Some(resume),
-                gate: Arc::new(NobodyAnswers),
+                asker: riot_kernel::Asker::Nobody,
                 mcp_servers: Vec::new(),
             })
             .await

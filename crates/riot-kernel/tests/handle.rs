@@ -1,66 +1,28 @@
 //! The session actor (`SessionHandle`), driven the way every face drives
 //! it: a real kernel on the disk, the strict mock model server over HTTP,
-//! and a gate that holds a turn still at a known point (an AskUser
-//! question) so what happens "during a turn" is not left to timing.
+//! and a person answering its questions who holds a turn still at a known
+//! point (an AskUser question) so what happens "during a turn" is not left
+//! to timing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 #![allow(clippy::disallowed_methods)] // tests create and read real files
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use riot_config::FlagLayer;
-use riot_kernel::{Capabilities, Kernel, KernelError, OpenOptions, SessionHandle};
+use riot_kernel::{Asker, Capabilities, Kernel, KernelError, OpenOptions, SessionHandle};
 use riot_protocol::{
-    AgentEvent, CancelReason, Message, PermissionGate, PermissionMode, PermissionOutcome,
-    PermissionRequestDetail, QuestionOutcome, QuestionRequest, RequestId, StreamDelta,
+    AgentEvent, CancelReason, Message, PermissionMode, PermissionOutcome, StreamDelta,
     TerminalReason,
 };
 use riot_runtime::{RandomIds, RealFs, RealProcessRunner, SystemClock};
 use riot_testkit::{MockServer, RecordedRequest, Reply, Script, Wire};
 use serde_json::json;
-use tokio::sync::{Notify, oneshot};
 
-/// Answers permission questions "no"; holds AskUser questions until the
-/// test releases them, telling the test when one arrived.
-#[derive(Debug, Default)]
-struct HoldingGate {
-    asked: Notify,
-    release: Mutex<Option<oneshot::Receiver<()>>>,
-}
-
-#[async_trait::async_trait]
-impl PermissionGate for HoldingGate {
-    fn can_answer(&self) -> bool {
-        true
-    }
-
-    async fn ask(&self, _id: RequestId, _detail: PermissionRequestDetail) -> PermissionOutcome {
-        PermissionOutcome::RejectOnce {
-            feedback: Some("the test says no".into()),
-        }
-    }
-
-    async fn ask_user(&self, _request: QuestionRequest) -> QuestionOutcome {
-        let release = self.release.lock().unwrap().take();
-        self.asked.notify_one();
-        if let Some(release) = release {
-            let _ = release.await;
-        }
-        QuestionOutcome::Answered(vec![vec!["go on".into()]])
-    }
-}
-
-/// A gate that holds the first AskUser question until `release` fires.
-fn holding_gate() -> (Arc<HoldingGate>, oneshot::Sender<()>) {
-    let (release, held) = oneshot::channel();
-    let gate = Arc::new(HoldingGate {
-        asked: Notify::new(),
-        release: Mutex::new(Some(held)),
-    });
-    (gate, release)
-}
+mod support;
+use support::Person;
 
 struct Fixture {
     _home: tempfile::TempDir,
@@ -68,9 +30,12 @@ struct Fixture {
     server: MockServer,
     kernel: Kernel,
     handle: SessionHandle,
+    /// Says no to permissions; holds the first AskUser question when
+    /// opened with `hold`.
+    person: Person,
 }
 
-async fn open(replies: Vec<Reply>, gate: Arc<dyn PermissionGate>) -> Fixture {
+async fn open(replies: Vec<Reply>, hold: bool) -> Fixture {
     let server = MockServer::start(Script::new(Wire::Anthropic, replies))
         .await
         .unwrap();
@@ -107,17 +72,22 @@ async fn open(replies: Vec<Reply>, gate: Arc<dyn PermissionGate>) -> Fixture {
             trust_project: false,
             max_turns: None,
             resume: None,
-            gate,
+            asker: Asker::Person,
             mcp_servers: Vec::new(),
         })
         .await
         .unwrap();
+    let no = PermissionOutcome::RejectOnce {
+        feedback: Some("the test says no".into()),
+    };
+    let person = Person::answering(&handle, no, hold);
     Fixture {
         _home: home,
         project,
         server,
         kernel,
         handle,
+        person,
     }
 }
 
@@ -143,11 +113,7 @@ fn body_model(request: &RecordedRequest) -> String {
 
 #[tokio::test]
 async fn a_prompt_streams_its_turn_and_the_status_follows() {
-    let f = open(
-        vec![Reply::Text("Hello there.".into())],
-        Arc::new(HoldingGate::default()),
-    )
-    .await;
+    let f = open(vec![Reply::Text("Hello there.".into())], false).await;
     assert!(!f.handle.status().running);
     let events: Vec<AgentEvent> = f.handle.prompt("hi").unwrap().collect().await;
     assert_eq!(reason(&events), &TerminalReason::Completed);
@@ -185,7 +151,7 @@ async fn a_second_prompt_during_a_turn_is_refused_and_cancel_stops_the_first() {
             Reply::Stall(stall.into()),
             Reply::Text("Second answer.".into()),
         ],
-        Arc::new(HoldingGate::default()),
+        false,
     )
     .await;
     let mut turn = f.handle.prompt("a long task").unwrap();
@@ -221,7 +187,6 @@ async fn a_second_prompt_during_a_turn_is_refused_and_cancel_stops_the_first() {
 
 #[tokio::test]
 async fn a_mode_chosen_during_a_turn_applies_to_the_next_tool_batch() {
-    let (gate, release) = holding_gate();
     let write = Reply::ToolCall {
         id: "toolu_write".into(),
         name: "Write".into(),
@@ -234,23 +199,23 @@ async fn a_mode_chosen_during_a_turn_applies_to_the_next_tool_batch() {
             write,
             Reply::Text("Done.".into()),
         ],
-        gate.clone(),
+        true,
     )
     .await;
     assert_eq!(f.handle.status().mode, PermissionMode::Default);
     let turn = f.handle.prompt("write the notes").unwrap();
     let events = tokio::spawn(turn.collect::<Vec<AgentEvent>>());
     // The turn is held inside the AskUser call: switch the mode now.
-    gate.asked.notified().await;
+    f.person.asked.notified().await;
     f.handle
         .set_mode(PermissionMode::AcceptEdits)
         .await
         .unwrap();
     assert_eq!(f.handle.status().mode, PermissionMode::AcceptEdits);
-    release.send(()).unwrap();
+    f.person.release();
     let events = events.await.unwrap();
     assert_eq!(reason(&events), &TerminalReason::Completed);
-    // In default mode the gate would have said no; accept-edits let the
+    // In default mode the person would have said no; accept-edits let the
     // Write through in the same turn.
     let written = std::fs::read_to_string(f.project.path().join("notes.txt")).unwrap();
     assert_eq!(written, "written\n");
@@ -259,18 +224,17 @@ async fn a_mode_chosen_during_a_turn_applies_to_the_next_tool_batch() {
 
 #[tokio::test]
 async fn a_model_chosen_during_a_turn_applies_from_the_next_request() {
-    let (gate, release) = holding_gate();
     let f = open(
         vec![ask_user_call("toolu_ask"), Reply::Text("Done.".into())],
-        gate.clone(),
+        true,
     )
     .await;
     let turn = f.handle.prompt("ask me").unwrap();
     let events = tokio::spawn(turn.collect::<Vec<AgentEvent>>());
-    gate.asked.notified().await;
+    f.person.asked.notified().await;
     f.handle.set_model("second-model").await.unwrap();
     assert_eq!(f.handle.status().model, "second-model");
-    release.send(()).unwrap();
+    f.person.release();
     let events = events.await.unwrap();
     assert_eq!(reason(&events), &TerminalReason::Completed);
 
@@ -287,22 +251,21 @@ async fn a_model_chosen_during_a_turn_applies_from_the_next_request() {
 
 #[tokio::test]
 async fn operations_sent_during_a_turn_run_after_it_in_order() {
-    let (gate, release) = holding_gate();
     let f = open(
         vec![ask_user_call("toolu_ask"), Reply::Text("Done.".into())],
-        gate.clone(),
+        true,
     )
     .await;
     let turn = f.handle.prompt("ask me").unwrap();
     let events = tokio::spawn(turn.collect::<Vec<AgentEvent>>());
-    gate.asked.notified().await;
+    f.person.asked.notified().await;
     // A read sent now waits for the turn; so does a clear sent after it.
     let count = tokio::spawn({
         let handle = f.handle.clone();
         async move { handle.messages().await.unwrap().len() }
     });
     tokio::task::yield_now().await;
-    release.send(()).unwrap();
+    f.person.release();
     let events = events.await.unwrap();
     assert_eq!(reason(&events), &TerminalReason::Completed);
     // prompt, AskUser call, its result, the final reply.
@@ -314,11 +277,7 @@ async fn operations_sent_during_a_turn_run_after_it_in_order() {
 #[tokio::test]
 async fn close_stops_a_running_turn_and_refuses_what_comes_after() {
     let stall = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"first-model\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n";
-    let f = open(
-        vec![Reply::Stall(stall.into())],
-        Arc::new(HoldingGate::default()),
-    )
-    .await;
+    let f = open(vec![Reply::Stall(stall.into())], false).await;
     let mut turn = f.handle.prompt("a long task").unwrap();
     loop {
         if let AgentEvent::RequestStart { .. } = turn.next().await.unwrap() {
@@ -348,7 +307,7 @@ async fn a_face_that_saw_done_may_prompt_again_at_once() {
             Reply::Text("Two.".into()),
             Reply::Text("Three.".into()),
         ],
-        Arc::new(HoldingGate::default()),
+        false,
     )
     .await;
     for (prompt, answer) in [("one", "One."), ("two", "Two."), ("three", "Three.")] {

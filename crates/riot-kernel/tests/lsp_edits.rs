@@ -179,7 +179,7 @@ async fn an_edit_hears_the_error_it_made_and_nothing_once_fixed_and_the_server_d
             trust_project: false,
             max_turns: None,
             resume: None,
-            gate: Arc::new(riot_kernel::gate::NobodyAnswers),
+            asker: riot_kernel::Asker::Nobody,
             mcp_servers: Vec::new(),
         })
         .await

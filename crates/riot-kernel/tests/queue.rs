@@ -70,7 +70,7 @@ impl World {
                 trust_project: false,
                 max_turns: None,
                 resume: resume.map(|id| ResumeFrom::Id(id.clone())),
-                gate: Arc::new(riot_kernel::NobodyAnswers),
+                asker: riot_kernel::Asker::Nobody,
                 mcp_servers: Vec::new(),
             })
             .await

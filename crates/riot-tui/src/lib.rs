@@ -16,7 +16,6 @@
 pub mod app;
 pub mod attach;
 pub mod composer;
-pub mod gate;
 pub mod highlight;
 pub mod markdown;
 pub mod menu;
@@ -29,6 +28,5 @@ pub mod view;
 pub mod wrap;
 
 pub use attach::PastedImage;
-pub use gate::{GateRequest, TuiGate};
 pub use run::{Host, McpSummary, RunOptions, Summary, run};
 pub use theme::Theme;

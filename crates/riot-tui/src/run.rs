@@ -1,5 +1,5 @@
 //! The loop that ties [`App`] to a real terminal and a session: keys and
-//! pastes from crossterm, the running turn's events, the gate's questions
+//! pastes from crossterm, the running turn's events, the session's questions
 //! and the session's status go into the app; its effects go to the
 //! [`SessionHandle`]; finished rows go into the scrollback with
 //! `insert_before`, and the live area is redrawn at most once per frame.
@@ -19,7 +19,7 @@ use futures::StreamExt;
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Size;
 use ratatui::{Terminal, TerminalOptions, Viewport};
-use riot_kernel::{KernelError, SessionHandle, SessionStatus, Turn};
+use riot_kernel::{KernelError, QuestionAsked, SessionHandle, SessionStatus, Turn};
 use riot_protocol::{
     AgentError, AgentEvent, ErrorKind, Message, SystemLevel, TerminalReason, UserBlock,
 };
@@ -27,7 +27,6 @@ use tokio::sync::{mpsc, watch};
 
 use crate::app::{App, Config, Mcp};
 use crate::attach::PastedImage;
-use crate::gate::GateRequest;
 use crate::menu::Entry;
 use crate::theme::Theme;
 
@@ -41,7 +40,7 @@ use backend::{Pinned, Term};
 use frames::{Frames, draw_frame, terminal_event};
 use scrollback::promote;
 use terminals::{Writer, watch_terminals};
-use wiring::{ReadImages, Waiting, Wiring};
+use wiring::{ReadImages, Wiring};
 
 /// The shortest time between two frames of the live area.
 pub const FRAME: Duration = Duration::from_millis(33);
@@ -193,7 +192,6 @@ pub struct Summary {
 /// the row where the live area was.
 pub async fn run(
     handle: SessionHandle,
-    mut questions: mpsc::UnboundedReceiver<GateRequest>,
     host: Arc<dyn Host>,
     options: RunOptions,
 ) -> std::io::Result<Summary> {
@@ -243,6 +241,9 @@ pub async fn run(
     for notice in handle.notices() {
         app.note(SystemLevel::Warning, notice);
     }
+    // The UI answers the session's questions; a session whose questions
+    // another face took (or nobody answers) has none to show.
+    let mut questions = handle.questions();
     let result = drive(
         &handle,
         &mut questions,
@@ -274,11 +275,11 @@ pub async fn run(
 
 /// The loop: the app's effects go to the session, its finished rows into
 /// the scrollback and the live area is drawn when a frame is due; then
-/// whatever comes first — a key, the turn's event, the gate's question,
+/// whatever comes first — a key, the turn's event, the session's question,
 /// the session's status, a result of the host — goes into the app.
 async fn drive(
     handle: &SessionHandle,
-    questions: &mut mpsc::UnboundedReceiver<GateRequest>,
+    questions: &mut Option<mpsc::UnboundedReceiver<QuestionAsked>>,
     host: Arc<dyn Host>,
     options: RunOptions,
     app: &mut App,
@@ -288,7 +289,6 @@ async fn drive(
     let mut events = EventStream::new();
     let mut status = handle.watch();
     let mut turn: Option<Turn> = None;
-    let mut waiting = Waiting::default();
     let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
     let (images_tx, mut images_rx) = mpsc::unbounded_channel::<ReadImages>();
     let mut ticker = tokio::time::interval(FRAME);
@@ -321,7 +321,6 @@ async fn drive(
                 writes: &writer.writes,
                 background: background.as_ref(),
                 turn: &mut turn,
-                waiting: &mut waiting,
             }
             .apply(effect, app, terminal)
             .await?;
@@ -352,8 +351,11 @@ async fn drive(
                 turn_event(event, handle, app, &mut turn);
                 frames.dirty = true;
             }
-            question = questions.recv() => {
-                waiting.ask(question, app);
+            question = next_question(questions) => {
+                match question {
+                    Some(asked) => wiring::ask(asked, app),
+                    None => *questions = None,
+                }
                 frames.redraw_now();
             }
             changed = status.changed() => {
@@ -393,7 +395,16 @@ async fn drive(
             }
             _ = ticker.tick() => frames.tick(app, host.as_ref()),
         }
-        waiting.drop_abandoned();
+    }
+}
+
+/// The session's next question; never, once there are no more.
+async fn next_question(
+    questions: &mut Option<mpsc::UnboundedReceiver<QuestionAsked>>,
+) -> Option<QuestionAsked> {
+    match questions {
+        Some(stream) => stream.recv().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -3,10 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use riot_config::FlagLayer;
-use riot_kernel::{Kernel, NobodyAnswers, OpenOptions, ResumeFrom, SessionHandle};
+use riot_kernel::{Kernel, OpenOptions, ResumeFrom, SessionHandle};
 use riot_protocol::SessionId;
 use riot_worktree::Worktree;
 
@@ -52,7 +51,7 @@ pub(super) async fn open_session(
         trust_project: shared.trust_project,
         max_turns: Some(max_turns),
         resume,
-        gate: Arc::new(NobodyAnswers),
+        asker: riot_kernel::Asker::Nobody,
         mcp_servers: Vec::new(),
     };
     let session = crate::opening::start(&kernel, open, worktree.as_ref(), "riot exec").await?;

@@ -57,8 +57,11 @@ impl Kernel {
             .session_basics(&loaded, &options, resumed.as_ref())
             .await?;
 
+        // Every question of the session goes out on one stream, whose
+        // answers come back through the handle.
+        let questions = Arc::new(crate::questions::Questions::new(options.asker));
         let mut stack = self
-            .session_stack(&loaded, &options, &basics, resumed.is_some())
+            .session_stack(&loaded, &options, &basics, &questions, resumed.is_some())
             .await?;
         notices.append(&mut stack.notices);
         let commands = self.discover_commands(&loaded, &mut notices).await;
@@ -148,6 +151,7 @@ impl Kernel {
             side_at_open: basics.cost.total().side_usage,
             cost: basics.cost,
             terminals: Arc::clone(&stack.base.terminals),
+            questions,
             background,
             _open: open,
         })
@@ -207,6 +211,7 @@ impl Kernel {
         loaded: &LoadedConfig,
         options: &OpenOptions,
         basics: &Basics,
+        questions: &Arc<crate::questions::Questions>,
         resuming: bool,
     ) -> Result<ToolStack, KernelError> {
         self.tool_stack(
@@ -214,7 +219,7 @@ impl Kernel {
             StackOptions {
                 cwd: options.cwd.clone(),
                 env: options.env.clone(),
-                gate: Arc::clone(&options.gate),
+                gate: Arc::clone(questions) as Arc<dyn riot_protocol::PermissionGate>,
                 owner: basics.session_id.clone(),
                 file_state: resuming.then(|| basics.state_path.clone()),
                 model: Ok(ModelAccess {

@@ -90,3 +90,57 @@ pub fn done(events: &[AgentEvent]) -> &TerminalReason {
         other => panic!("not done: {other:?}"),
     }
 }
+
+/// A person answering a session's questions through its handle, as a face
+/// does: each permission question with `permission`, AskUser questions
+/// with "go on" — the first of them held until [`Person::release`] when
+/// the person was made with `hold`.
+pub struct Person {
+    /// Notified when an AskUser question arrives.
+    pub asked: std::sync::Arc<tokio::sync::Notify>,
+    release: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+}
+
+impl Person {
+    pub fn answering(
+        handle: &riot_kernel::SessionHandle,
+        permission: riot_protocol::PermissionOutcome,
+        hold: bool,
+    ) -> Self {
+        use riot_kernel::{Answer, Question};
+        let mut questions = handle.questions().expect("the session's questions");
+        let asked = std::sync::Arc::new(tokio::sync::Notify::new());
+        let (release, held) = tokio::sync::oneshot::channel::<()>();
+        let mut held = hold.then_some(held);
+        let handle = handle.clone();
+        let notify = std::sync::Arc::clone(&asked);
+        tokio::spawn(async move {
+            while let Some(q) = questions.recv().await {
+                let answer = match q.question {
+                    Question::Permission { .. } => Answer::Permission(permission.clone()),
+                    Question::Questions(_) => {
+                        notify.notify_one();
+                        if let Some(held) = held.take() {
+                            let _ = held.await;
+                        }
+                        Answer::Questions(riot_protocol::QuestionOutcome::Answered(vec![vec![
+                            "go on".into(),
+                        ]]))
+                    }
+                };
+                let _ = handle.answer(q.id, answer);
+            }
+        });
+        Self {
+            asked,
+            release: std::sync::Mutex::new(Some(release)),
+        }
+    }
+
+    /// Lets the held AskUser question be answered.
+    pub fn release(&self) {
+        if let Some(release) = self.release.lock().unwrap().take() {
+            let _ = release.send(());
+        }
+    }
+}

@@ -1,25 +1,23 @@
 //! What the loop does for the app's effects ([`Wiring`]): turns started
-//! or queued, the gate's questions answered ([`Waiting`]), files and
+//! or queued, the session's questions shown ([`ask`]) and answered, files and
 //! images looked up by the host, terminals written to and fitted, the
 //! bell and the terminal's title.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
 use crossterm::terminal;
-use riot_kernel::{KernelError, SessionHandle, Turn};
+use riot_kernel::{Answer, KernelError, Question, QuestionAsked, QuestionId, SessionHandle, Turn};
 use riot_protocol::{
-    AgentError, AgentEvent, CancelReason, ErrorKind, Message, PermissionOutcome, QuestionOutcome,
-    SystemLevel, TerminalReason, UserBlock,
+    AgentError, AgentEvent, CancelReason, ErrorKind, Message, SystemLevel, TerminalReason,
+    UserBlock,
 };
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::Host;
 use super::backend::Term;
 use crate::app::{App, Effect};
 use crate::attach::PastedImage;
-use crate::gate::GateRequest;
 
 /// Files offered for an `@` query.
 const FILES_SHOWN: usize = 20;
@@ -28,8 +26,7 @@ const FILES_SHOWN: usize = 20;
 pub(super) type ReadImages = (String, Vec<(String, PastedImage)>);
 
 /// What the app's effects act on: the session, where their results come
-/// back to the loop, the running turn and the questions waiting for the
-/// person's answer.
+/// back to the loop, and the running turn.
 pub(super) struct Wiring<'a> {
     pub(super) handle: &'a SessionHandle,
     pub(super) host: &'a Arc<dyn Host>,
@@ -38,7 +35,6 @@ pub(super) struct Wiring<'a> {
     pub(super) writes: &'a mpsc::UnboundedSender<(String, Vec<u8>)>,
     pub(super) background: Option<&'a riot_kernel::background::BackgroundTasks>,
     pub(super) turn: &'a mut Option<Turn>,
-    pub(super) waiting: &'a mut Waiting,
 }
 
 impl Wiring<'_> {
@@ -88,14 +84,10 @@ impl Wiring<'_> {
                 }
             }
             Effect::Permission { key, outcome } => {
-                if let Some(reply) = self.waiting.permissions.remove(&key) {
-                    let _ = reply.send(outcome);
-                }
+                answer(self.handle, key, Answer::Permission(outcome));
             }
             Effect::Questions { key, outcome } => {
-                if let Some(reply) = self.waiting.answers.remove(&key) {
-                    let _ = reply.send(outcome);
-                }
+                answer(self.handle, key, Answer::Questions(outcome));
             }
             Effect::FindFiles(query) => {
                 let host = Arc::clone(self.host);
@@ -155,42 +147,22 @@ impl Wiring<'_> {
     }
 }
 
-/// The gate's questions waiting for the person's answer, by the key the
-/// app knows them by.
-#[derive(Default)]
-pub(super) struct Waiting {
-    permissions: HashMap<u64, oneshot::Sender<PermissionOutcome>>,
-    answers: HashMap<u64, oneshot::Sender<QuestionOutcome>>,
-    next_key: u64,
+/// Puts one of the session's questions to the app, keyed by its id.
+pub(super) fn ask(asked: QuestionAsked, app: &mut App) {
+    match asked.question {
+        Question::Permission { request_id, detail } => {
+            app.permission(asked.id.0, request_id, detail)
+        }
+        Question::Questions(request) => app.questions(asked.id.0, request),
+    }
 }
 
-impl Waiting {
-    /// Puts a question of the gate to the app, keeping where its answer
-    /// goes.
-    pub(super) fn ask(&mut self, question: Option<GateRequest>, app: &mut App) {
-        match question {
-            Some(GateRequest::Permission {
-                request_id,
-                detail,
-                reply,
-            }) => {
-                self.next_key += 1;
-                self.permissions.insert(self.next_key, reply);
-                app.permission(self.next_key, request_id, detail);
-            }
-            Some(GateRequest::Questions { request, reply }) => {
-                self.next_key += 1;
-                self.answers.insert(self.next_key, reply);
-                app.questions(self.next_key, request);
-            }
-            None => {}
-        }
-    }
-
-    /// Drops the answer channels of questions the scheduler gave up on.
-    pub(super) fn drop_abandoned(&mut self) {
-        self.permissions.retain(|_, reply| !reply.is_closed());
-        self.answers.retain(|_, reply| !reply.is_closed());
+/// Gives the person's answer to the session's question `key`. One the
+/// session gave up on meanwhile (timed out, its turn stopped) is left:
+/// the turn already said so.
+fn answer(handle: &SessionHandle, key: u64, answer: Answer) {
+    if let Err(e) = handle.answer(QuestionId(key), answer) {
+        tracing::debug!(error = %e, "an answer came too late");
     }
 }
 

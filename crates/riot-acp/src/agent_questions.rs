@@ -1,8 +1,12 @@
-//! The permission gate of an ACP session: each question becomes a
+//! ACP's side of a session's questions: each question the session asks
+//! ([`riot_kernel::SessionHandle::questions`]) becomes a
 //! `session/request_permission` request to the client, and the option the
-//! person picked becomes the [`PermissionOutcome`] (docs/design.md §9.2).
+//! person picked goes back as the session's answer
+//! ([`riot_kernel::SessionHandle::answer`]). Questions are asked side by
+//! side, as the scheduler may ask for several calls at once; the scheduler
+//! keeps the timeout and the turn's cancellation.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
@@ -10,24 +14,59 @@ use agent_client_protocol::v1::schema::{
     Meta, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, ToolCallContent,
     ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
-use riot_protocol::{
-    PermissionGate, PermissionOutcome, PermissionRequestDetail, QuestionOutcome, QuestionRequest,
-    RequestId,
-};
+use riot_kernel::{Answer, Question, QuestionAsked};
+use riot_protocol::{PermissionOutcome, PermissionRequestDetail, QuestionOutcome, QuestionRequest};
 
+use super::Slot;
 use crate::mapping::{self, ToolCalls};
 
-/// Asks the ACP client. The caller (the scheduler) enforces the timeout and
-/// the turn's cancellation, both of which are denials.
-#[derive(Debug)]
-pub struct ClientGate {
+/// Puts the questions of the session in `slot` to the client until the
+/// slot is closed.
+pub(super) fn watch(cx: ConnectionTo<Client>, session_id: String, slot: Arc<Slot>) {
+    let Some(mut questions) = slot.session.questions() else {
+        return;
+    };
+    tokio::spawn(async move {
+        loop {
+            let asked = tokio::select! {
+                () = slot.closed.cancelled() => break,
+                asked = questions.recv() => match asked {
+                    Some(asked) => asked,
+                    None => break,
+                },
+            };
+            let asker = Asker {
+                connection: cx.clone(),
+                session_id: session_id.clone(),
+                calls: Arc::clone(&slot.calls),
+            };
+            let slot = Arc::clone(&slot);
+            tokio::spawn(async move {
+                let QuestionAsked { id, question } = asked;
+                let answer = match question {
+                    Question::Permission { detail, .. } => {
+                        Answer::Permission(asker.ask(*detail).await)
+                    }
+                    Question::Questions(request) => {
+                        Answer::Questions(asker.ask_user(request).await)
+                    }
+                };
+                if let Err(e) = slot.session.answer(id, answer) {
+                    tracing::debug!(error = %e, "the client answered too late");
+                }
+            });
+        }
+    });
+}
+
+/// Asks the client one question of a session.
+struct Asker {
     connection: ConnectionTo<Client>,
-    /// Set once the kernel has opened the session and knows its id.
-    session_id: OnceLock<String>,
+    session_id: String,
     calls: Arc<Mutex<ToolCalls>>,
 }
 
-impl ClientGate {
+impl Asker {
     /// Tells the client about a call the first time it is mentioned.
     fn announce(
         &self,
@@ -53,36 +92,9 @@ impl ClientGate {
         }
     }
 
-    /// A gate asking through `connection`, sharing the session's record of
-    /// which tool calls the client already knows.
-    pub fn new(connection: ConnectionTo<Client>, calls: Arc<Mutex<ToolCalls>>) -> Self {
-        Self {
-            connection,
-            session_id: OnceLock::new(),
-            calls,
-        }
-    }
-
-    /// Binds the gate to the session it asks for.
-    pub fn bind(&self, session_id: &str) {
-        let _ = self.session_id.set(session_id.to_owned());
-    }
-}
-
-#[async_trait::async_trait]
-impl PermissionGate for ClientGate {
-    fn can_answer(&self) -> bool {
-        true
-    }
-
-    async fn ask(
-        &self,
-        _request_id: RequestId,
-        detail: PermissionRequestDetail,
-    ) -> PermissionOutcome {
-        let Some(session_id) = self.session_id.get().cloned() else {
-            return PermissionOutcome::Cancelled;
-        };
+    /// A permission question, with what the call would change.
+    async fn ask(&self, detail: PermissionRequestDetail) -> PermissionOutcome {
+        let session_id = self.session_id.clone();
         let id = detail.tool_use_id.as_str().to_owned();
         // A question names a call the client must already know: announce it
         // first (the scheduler asks before the call starts), after what the
@@ -132,9 +144,7 @@ impl PermissionGate for ClientGate {
     /// options are the choices (ACP has no question request of its own).
     /// A free-text question cannot be shown and stays unanswered.
     async fn ask_user(&self, request: QuestionRequest) -> QuestionOutcome {
-        let Some(session_id) = self.session_id.get().cloned() else {
-            return QuestionOutcome::NoOneToAsk;
-        };
+        let session_id = self.session_id.clone();
         if request.questions.iter().all(|q| q.options.is_empty()) {
             // Someone is there, but ACP can only show choices.
             return QuestionOutcome::Answered(vec![Vec::new(); request.questions.len()]);
