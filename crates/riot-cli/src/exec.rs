@@ -38,8 +38,8 @@ use futures::{Stream, StreamExt};
 use riot_config::FlagLayer;
 use riot_kernel::{Kernel, SessionHandle};
 use riot_protocol::{
-    AgentEvent, CancelReason, CancelScope, Clock, IdGen, IdKind, Message, PermissionResult,
-    SystemLevel, TerminalReason,
+    AgentEvent, CancelReason, Clock, IdGen, IdKind, Message, PermissionResult, SystemLevel,
+    TerminalReason,
 };
 use serde_json::Value;
 
@@ -139,26 +139,26 @@ impl Probe for KernelProbe<'_> {
 #[derive(Debug, Default)]
 struct Interrupt {
     seen: AtomicBool,
-    /// The running turn's scope.
-    running: Mutex<Option<CancelScope>>,
+    /// The session while one of its turns runs.
+    running: Mutex<Option<SessionHandle>>,
     /// Wakes a run waiting for its next prompt.
     wake: tokio::sync::Notify,
 }
 
 impl Interrupt {
-    fn set_running(&self, scope: Option<CancelScope>) {
-        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = scope;
+    fn set_running(&self, session: Option<SessionHandle>) {
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = session;
     }
 
     fn fire(&self) {
         self.seen.store(true, Ordering::SeqCst);
-        if let Some(scope) = self
+        if let Some(session) = self
             .running
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
         {
-            scope.cancel(CancelReason::User);
+            session.cancel(CancelReason::User);
         }
         self.wake.notify_one();
     }
@@ -481,7 +481,7 @@ async fn init_info(kernel: &Kernel, session: &SessionHandle, cwd: &Path) -> Init
         cwd: cwd.display().to_string(),
         model: status.model,
         mode: status.mode,
-        tools: session.read(|s| s.tool_names()).await.unwrap_or_default(),
+        tools: session.tool_names().await.unwrap_or_default(),
         mcp_servers: kernel
             .mcp_servers()
             .iter()

@@ -17,7 +17,7 @@
 //!   from the next request (the loop takes the switch before it builds
 //!   one). Both are recorded in the transcript.
 //! - Reads of the session ([`messages`](SessionHandle::messages),
-//!   [`read`](SessionHandle::read)) and the other changes
+//!   [`tool_names`](SessionHandle::tool_names)) and the other changes
 //!   ([`clear`](SessionHandle::clear)) run between turns, in the order
 //!   they were sent.
 //! - [`SessionHandle::status`] / [`SessionHandle::watch`] say whether a
@@ -462,9 +462,15 @@ impl SessionHandle {
         riot_protocol::Provider::capabilities(self.shared.endpoint.as_ref(), model)
     }
 
+    /// The names of the tools the model is offered now, in the order sent
+    /// (between turns).
+    pub async fn tool_names(&self) -> Result<Vec<String>, KernelError> {
+        self.read(Session::tool_names).await
+    }
+
     /// Runs `f` on the session between turns (after the running turn, in
     /// the order operations were sent) and returns what it returns.
-    pub async fn read<R, F>(&self, f: F) -> Result<R, KernelError>
+    async fn read<R, F>(&self, f: F) -> Result<R, KernelError>
     where
         R: Send + 'static,
         F: FnOnce(&Session) -> R + Send + 'static,
@@ -577,13 +583,6 @@ pub struct Turn {
     events: mpsc::UnboundedReceiver<AgentEvent>,
     cancel: CancelScope,
     done: bool,
-}
-
-impl Turn {
-    /// The turn's cancellation scope.
-    pub fn cancel_scope(&self) -> &CancelScope {
-        &self.cancel
-    }
 }
 
 impl Stream for Turn {

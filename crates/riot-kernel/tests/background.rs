@@ -334,11 +334,7 @@ async fn a_background_write_that_would_be_asked_is_denied_with_the_reason() {
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
     // The parent's turn ended before the child's; wait for the child's
     // second request by asking TaskOutput's state through the session.
-    let tasks = fx
-        .handle
-        .read(|s| s.background_tasks().clone())
-        .await
-        .unwrap();
+    let tasks = fx.handle.background().clone();
     for _ in 0..600 {
         if tasks.get("bg_1").unwrap().state != riot_kernel::background::TaskState::Running {
             break;
@@ -412,11 +408,7 @@ async fn closing_the_parent_stops_its_background_agent_and_its_command() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert!(running(), "the background agent's command never started");
-    let tasks = fx
-        .handle
-        .read(|s| s.background_tasks().clone())
-        .await
-        .unwrap();
+    let tasks = fx.handle.background().clone();
     // …and closing the parent stops it and its command.
     fx.handle.close().await;
     for _ in 0..600 {

@@ -300,14 +300,12 @@ async fn drive(
     let mut auto_deliver = true;
     // Its background agents, read again each time one starts, makes a
     // tool call or ends.
-    let background = handle.read(|s| s.background_tasks().clone()).await.ok();
+    let background = handle.background().clone();
     let (tasks_tx, mut tasks_rx) = mpsc::unbounded_channel::<()>();
-    if let Some(tasks) = &background {
-        tasks.watch(Arc::new(move |_| {
-            let _ = tasks_tx.send(());
-        }));
-        app.background(tasks.list());
-    }
+    background.watch(Arc::new(move |_| {
+        let _ = tasks_tx.send(());
+    }));
+    app.background(background.list());
     if let Some(prompt) = options.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
         app.submit_text(prompt);
     }
@@ -319,7 +317,7 @@ async fn drive(
                 images: &images_tx,
                 files: &files_tx,
                 writes: &writer.writes,
-                background: background.as_ref(),
+                background: &background,
                 turn: &mut turn,
             }
             .apply(effect, app, terminal)
@@ -371,7 +369,7 @@ async fn drive(
                 }
             }
             Some(()) = tasks_rx.recv() => {
-                if tasks_changed(&mut tasks_rx, background.as_ref(), app) {
+                if tasks_changed(&mut tasks_rx, &background, app) {
                     frames.dirty = true;
                 }
             }
@@ -471,11 +469,11 @@ fn show_status(status: &mut watch::Receiver<SessionStatus>, app: &mut App) {
 /// whether the app's list of them changed.
 fn tasks_changed(
     changes: &mut mpsc::UnboundedReceiver<()>,
-    background: Option<&riot_kernel::background::BackgroundTasks>,
+    background: &riot_kernel::background::BackgroundTasks,
     app: &mut App,
 ) -> bool {
     // Changes come in bursts (a task's calls): one read for
     // all that are waiting.
     while changes.try_recv().is_ok() {}
-    background.is_some_and(|tasks| app.background(tasks.list()))
+    app.background(background.list())
 }

@@ -20,9 +20,9 @@ pub(super) async fn run_turns(run: &Run<'_>, mut turn: Turn, out: &mut Outputs, 
     let mut waited_since: Option<u64> = None;
     let mut ceiling_passed = false;
     loop {
-        run.interrupt.set_running(Some(turn.cancel_scope().clone()));
+        run.interrupt.set_running(Some(run.session.clone()));
         if run.interrupt.seen() {
-            turn.cancel_scope().cancel(CancelReason::User);
+            run.session.cancel(CancelReason::User);
         }
         consume(turn, out, tally).await;
         run.interrupt.set_running(None);

@@ -33,7 +33,7 @@ pub(super) struct Wiring<'a> {
     pub(super) images: &'a mpsc::UnboundedSender<ReadImages>,
     pub(super) files: &'a mpsc::UnboundedSender<(String, Vec<String>)>,
     pub(super) writes: &'a mpsc::UnboundedSender<(String, Vec<u8>)>,
-    pub(super) background: Option<&'a riot_kernel::background::BackgroundTasks>,
+    pub(super) background: &'a riot_kernel::background::BackgroundTasks,
     pub(super) turn: &'a mut Option<Turn>,
 }
 
@@ -125,10 +125,8 @@ impl Wiring<'_> {
                 );
             }
             Effect::StopTask(id) => {
-                if let Some(tasks) = &self.background {
-                    tasks.stop(&id);
-                    app.background(tasks.list());
-                }
+                self.background.stop(&id);
+                app.background(self.background.list());
             }
             Effect::Bell => {
                 let out = &mut terminal.backend_mut().inner;
