@@ -47,7 +47,41 @@ pub(crate) enum Life {
     /// Initialized: documents may be opened.
     Ready,
     /// Gone (or its initialization failed): why.
-    Exited(String),
+    Exited(Gone),
+}
+
+/// Why a server is gone, or will never be ready.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Gone {
+    /// Its output ended; the last lines it wrote on stderr, if any.
+    #[error("it exited{}", last_words(.0))]
+    Exited(Vec<String>),
+    /// It answered `initialize` with an error: the server's message.
+    #[error("it refused to initialize: {0}")]
+    RefusedInit(String),
+    /// Riot stopped it.
+    #[error("it was stopped")]
+    Stopped,
+}
+
+/// `; its last words: a | b` after "it exited", when it said anything.
+fn last_words(tail: &[String]) -> String {
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; its last words: {}", tail.join(" | "))
+    }
+}
+
+/// Why a server could not be started.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    /// Its process could not be spawned.
+    #[error(transparent)]
+    Spawn(#[from] riot_protocol::ProcessError),
+    /// It started without all three pipes.
+    #[error("its pipes could not be opened")]
+    NoPipes,
 }
 
 #[derive(Debug)]
@@ -97,13 +131,8 @@ impl Shared {
         self.poke();
     }
 
-    fn exited_detail(&self) -> String {
-        let tail: Vec<String> = lock(&self.stderr).iter().cloned().collect();
-        if tail.is_empty() {
-            "it exited".to_owned()
-        } else {
-            format!("it exited; its last words: {}", tail.join(" | "))
-        }
+    fn exited_detail(&self) -> Gone {
+        Gone::Exited(lock(&self.stderr).iter().cloned().collect())
     }
 }
 
@@ -186,7 +215,7 @@ impl Client {
         env_set: Vec<(String, String)>,
         env_remove: Vec<String>,
         config: ServerConfig,
-    ) -> Result<Arc<Client>, String> {
+    ) -> Result<Arc<Client>, StartError> {
         let spec = ProcessSpec {
             program: program.display().to_string(),
             args,
@@ -198,12 +227,12 @@ impl Client {
             stdin: None,
             undoable_only: false,
         };
-        let mut child = PipedChild::spawn(&spec).map_err(|e| e.to_string())?;
+        let mut child = PipedChild::spawn(&spec)?;
         let pid = child.pid();
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.take_stdin(), child.take_stdout(), child.take_stderr())
         else {
-            return Err("its pipes could not be opened".into());
+            return Err(StartError::NoPipes);
         };
         let (bump, _) = watch::channel(0);
         let shared = Arc::new(Shared {
@@ -313,7 +342,7 @@ impl Client {
                         .as_str()
                         .unwrap_or("no reason given")
                         .to_owned();
-                    shared.set_life(Life::Exited(format!("it refused to initialize: {why}")));
+                    shared.set_life(Life::Exited(Gone::RefusedInit(why)));
                 }
                 None => {}
             }
@@ -347,7 +376,7 @@ impl Client {
 
     /// Waits until the server is initialized; `Err` with why it never
     /// will be.
-    pub(crate) async fn ready(&self) -> Result<(), String> {
+    pub(crate) async fn ready(&self) -> Result<(), Gone> {
         let mut rx = self.shared.bump.subscribe();
         loop {
             match self.life() {
@@ -356,7 +385,7 @@ impl Client {
                 Life::Starting => {}
             }
             if rx.changed().await.is_err() {
-                return Err("it exited".into());
+                return Err(Gone::Exited(Vec::new()));
             }
         }
     }
@@ -469,7 +498,7 @@ impl Client {
         path: &Path,
         version: i32,
         after: u64,
-    ) -> Result<Vec<Diagnostic>, String> {
+    ) -> Result<Vec<Diagnostic>, Gone> {
         let mut rx = self.shared.bump.subscribe();
         loop {
             if let Some(p) = lock(&self.shared.published).get(path)
@@ -482,7 +511,7 @@ impl Client {
                 return Err(why);
             }
             if rx.changed().await.is_err() {
-                return Err("it exited".into());
+                return Err(Gone::Exited(Vec::new()));
             }
         }
     }
@@ -516,7 +545,7 @@ impl Client {
             }
             let _ = child.kill().await;
         }
-        self.shared.set_life(Life::Exited("it was stopped".into()));
+        self.shared.set_life(Life::Exited(Gone::Stopped));
     }
 }
 
@@ -700,6 +729,19 @@ mod tests {
         let range = change.range.expect("a ranged change");
         let (start, end) = (offset(range.start), offset(range.end));
         format!("{}{}{}", &old[..start], change.text, &old[end..])
+    }
+
+    #[test]
+    fn a_gone_server_says_its_last_words() {
+        assert_eq!(Gone::Exited(Vec::new()).to_string(), "it exited");
+        assert_eq!(
+            Gone::Exited(vec!["error: no toolchain".into(), "bye".into()]).to_string(),
+            "it exited; its last words: error: no toolchain | bye"
+        );
+        assert_eq!(
+            Gone::RefusedInit("no reason given".into()).to_string(),
+            "it refused to initialize: no reason given"
+        );
     }
 
     #[test]

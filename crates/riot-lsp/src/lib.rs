@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use riot_protocol::{EditDiagnostics, LanguageServerHost, LanguageServers, LspSettings};
 
-use crate::client::{Client, Life};
+use crate::client::{Client, Gone, Life};
 use crate::servers::{ServerSpec, extension_of, find_program, server_for};
 
 /// The longest wait before a crashed server is started again.
@@ -67,6 +67,17 @@ impl LanguageServerHost for LspHost {
     ) -> Arc<dyn LanguageServers> {
         Arc::new(LspSession::new(project, settings, env, env_remove))
     }
+}
+
+/// Why an edit's diagnostics did not come from a running server.
+#[derive(Debug, thiserror::Error)]
+enum Unanswered {
+    /// The server is gone, or never became ready.
+    #[error(transparent)]
+    Gone(#[from] Gone),
+    /// The edited path has no `file:` URI to send.
+    #[error("the path cannot be named as a file URI")]
+    NoUri,
 }
 
 #[derive(Debug)]
@@ -185,13 +196,13 @@ impl LspSession {
             .unwrap_or_else(|| self.start(spec, 0));
         let slot = match slot {
             Slot::Running { client, failures } => match client.life() {
-                Life::Exited(detail) => {
+                Life::Exited(gone) => {
                     // Ready once: this crash starts the count anew.
                     let failures = failures + 1;
                     Slot::Down {
                         retry_at: Instant::now() + Duration::from_millis(backoff_ms(failures)),
                         failures,
-                        detail,
+                        detail: gone.to_string(),
                     }
                 }
                 _ => Slot::Running { client, failures },
@@ -257,9 +268,9 @@ impl LanguageServers for LspSession {
         let exchange = async {
             client.ready().await?;
             let Some((version, after)) = client.sync(path, &language_id, text) else {
-                return Err("the path cannot be named as a file URI".to_owned());
+                return Err(Unanswered::NoUri);
             };
-            client.diagnostics(path, version, after).await
+            Ok(client.diagnostics(path, version, after).await?)
         };
         match tokio::time::timeout(self.wait, exchange).await {
             Ok(Ok(diagnostics)) => {
@@ -279,7 +290,10 @@ impl LanguageServers for LspSession {
                     .insert(spec.language.clone(), Slot::Missing);
                 EditDiagnostics::NoServer
             }
-            Ok(Err(detail)) => EditDiagnostics::NoAnswer { server, detail },
+            Ok(Err(why)) => EditDiagnostics::NoAnswer {
+                server,
+                detail: why.to_string(),
+            },
             Err(_) => EditDiagnostics::NoAnswer {
                 server,
                 detail: format!("it did not report diagnostics within {wait_ms} ms"),

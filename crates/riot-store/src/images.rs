@@ -156,9 +156,9 @@ pub fn load(record: &mut Record, dir: &Path) {
         for block in &mut user.content {
             match block {
                 UserBlock::Image { source } => {
-                    if let Err(name) = restore(source, dir) {
+                    if let Err(missing) = restore(source, dir) {
                         *block = UserBlock::Text {
-                            text: missing_text(&name),
+                            text: missing_text(missing.name()),
                         };
                     }
                 }
@@ -166,8 +166,8 @@ pub fn load(record: &mut Record, dir: &Path) {
                     for part in content.iter_mut() {
                         match part {
                             ToolResultContent::Image { source } => {
-                                if let Err(name) = restore(source, dir) {
-                                    *part = ToolResultContent::text(missing_text(&name));
+                                if let Err(missing) = restore(source, dir) {
+                                    *part = ToolResultContent::text(missing_text(missing.name()));
                                 }
                             }
                             // The pages' text is all a model would get
@@ -187,9 +187,33 @@ pub fn load(record: &mut Record, dir: &Path) {
     }
 }
 
-/// Fills in a stored file's data; `Err(name)` when its file cannot be
-/// read (or the reference names something other than a plain file name).
-fn restore(source: &mut ImageSource, dir: &Path) -> Result<(), String> {
+/// Why a stored image or document could not be put back.
+#[derive(Debug, thiserror::Error)]
+enum Missing {
+    /// The reference is not a plain file name in the images directory.
+    #[error("{name} is not a stored file's name")]
+    NotPlain { name: String },
+    /// The file could not be read.
+    #[error("{name} cannot be read: {source}")]
+    Unreadable {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Missing {
+    /// The file name the record refers to.
+    fn name(&self) -> &str {
+        match self {
+            Self::NotPlain { name } | Self::Unreadable { name, .. } => name,
+        }
+    }
+}
+
+/// Fills in a stored file's data; `Err` when its file cannot be read (or
+/// the reference names something other than a plain file name).
+fn restore(source: &mut ImageSource, dir: &Path) -> Result<(), Missing> {
     let Some(name) = source.data.strip_prefix(STORED_PREFIX) else {
         return Ok(());
     };
@@ -198,16 +222,16 @@ fn restore(source: &mut ImageSource, dir: &Path) -> Result<(), String> {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
         && !name.starts_with('.');
     if !plain {
-        return Err(name);
+        return Err(Missing::NotPlain { name });
     }
     match std::fs::read(dir.join(&name)) {
         Ok(bytes) => {
             source.data = base64::engine::general_purpose::STANDARD.encode(bytes);
             Ok(())
         }
-        Err(e) => {
-            tracing::warn!(file = %name, error = %e, "a stored image or document cannot be read");
-            Err(name)
+        Err(source) => {
+            tracing::warn!(file = %name, error = %source, "a stored image or document cannot be read");
+            Err(Missing::Unreadable { name, source })
         }
     }
 }

@@ -179,6 +179,74 @@ pub enum Stopped {
     NotRunning,
 }
 
+/// Why [`Supervisor::ready`] has no address to give.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    /// The supervisor gave up on the server; `reason` is the one in
+    /// [`Status::GaveUp`].
+    #[error("{reason}")]
+    GaveUp { crashes: u32, reason: String },
+    /// The server was shut down on request.
+    #[error("stopped")]
+    Stopped,
+    /// The supervision task ended without a word.
+    #[error("the supervisor ended")]
+    Ended,
+}
+
+/// Why a server did not get as far as printing its address.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    /// The program could not be spawned.
+    #[error("cannot start {}: {source}", program.display())]
+    Spawn {
+        program: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// It had no process id: it was already gone.
+    #[error("the server exited at once")]
+    ExitedAtOnce,
+    /// Its stdout was not piped.
+    #[error("no stdout")]
+    NoStdout,
+    /// Reading its stdout failed.
+    #[error(transparent)]
+    Read(std::io::Error),
+    /// Its stdout ended before the address line.
+    #[error("riot serve closed its output without printing its address")]
+    NoAddress,
+    /// Its first line was not the address line.
+    #[error("riot serve printed {line:?} instead of its address")]
+    NotAddress { line: String },
+    /// No line within [`Policy::ready_timeout`].
+    #[error("riot serve printed no address within {secs} s")]
+    Timeout { secs: u64 },
+}
+
+/// Why the polite `_riot/shutdown` request did not go through.
+#[derive(Debug, thiserror::Error)]
+enum ShutdownError {
+    /// The page address has no ACP socket behind it.
+    #[error("not a served address: {page}")]
+    NotServed { page: String },
+    /// The WebSocket could not connect, send or receive.
+    #[error(transparent)]
+    Socket(#[from] tokio_tungstenite::tungstenite::Error),
+    /// The server closed the connection before it replied.
+    #[error("the connection closed before the reply")]
+    Closed,
+    /// A reply was not JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// The server answered a request with an error.
+    #[error("{method}: {error}")]
+    Refused {
+        method: &'static str,
+        error: serde_json::Value,
+    },
+}
+
 /// A running supervision of one `riot serve`.
 #[derive(Debug)]
 pub struct Supervisor {
@@ -207,17 +275,22 @@ impl Supervisor {
 
     /// Waits until the server is ready (its address) or the supervisor
     /// gives up (the reason).
-    pub async fn ready(&self) -> Result<String, String> {
+    pub async fn ready(&self) -> Result<String, NotReady> {
         let mut rx = self.status.clone();
         loop {
             match &*rx.borrow_and_update() {
                 Status::Ready { url, .. } => return Ok(url.clone()),
-                Status::GaveUp { reason, .. } => return Err(reason.clone()),
-                Status::Stopped => return Err("stopped".into()),
+                Status::GaveUp { crashes, reason } => {
+                    return Err(NotReady::GaveUp {
+                        crashes: *crashes,
+                        reason: reason.clone(),
+                    });
+                }
+                Status::Stopped => return Err(NotReady::Stopped),
                 Status::Starting { .. } | Status::Restarting { .. } => {}
             }
             if rx.changed().await.is_err() {
-                return Err("the supervisor ended".into());
+                return Err(NotReady::Ended);
             }
         }
     }
@@ -239,12 +312,15 @@ struct Server {
 }
 
 impl Server {
-    fn spawn(command: &ServeCommand) -> Result<Self, String> {
+    fn spawn(command: &ServeCommand) -> Result<Self, StartError> {
         let mut child = command
             .command()
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", command.program.display()))?;
-        let pid = child.id().ok_or("the server exited at once")?;
+            .map_err(|source| StartError::Spawn {
+                program: command.program.clone(),
+                source,
+            })?;
+        let pid = child.id().ok_or(StartError::ExitedAtOnce)?;
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let stderr_reader = child
             .stderr
@@ -339,11 +415,11 @@ pub fn acp_socket_url(page: &str) -> Option<String> {
 
 /// Connects as an ACP client (ACP needs `initialize` first), sends
 /// `_riot/shutdown` and waits for its reply.
-async fn ask_shutdown(page: &str) -> Result<(), String> {
-    let socket = acp_socket_url(page).ok_or_else(|| format!("not a served address: {page}"))?;
-    let (mut ws, _) = tokio_tungstenite::connect_async(socket.as_str())
-        .await
-        .map_err(|e| e.to_string())?;
+async fn ask_shutdown(page: &str) -> Result<(), ShutdownError> {
+    let socket = acp_socket_url(page).ok_or_else(|| ShutdownError::NotServed {
+        page: page.to_owned(),
+    })?;
+    let (mut ws, _) = tokio_tungstenite::connect_async(socket.as_str()).await?;
     let requests = [
         (
             "initialize",
@@ -355,22 +431,19 @@ async fn ask_shutdown(page: &str) -> Result<(), String> {
         let request = serde_json::json!({
             "jsonrpc": "2.0", "id": id, "method": method, "params": params
         });
-        ws.send(Message::text(request.to_string()))
-            .await
-            .map_err(|e| e.to_string())?;
+        ws.send(Message::text(request.to_string())).await?;
         loop {
-            let message = ws
-                .next()
-                .await
-                .ok_or("the connection closed before the reply")?;
-            let Message::Text(text) = message.map_err(|e| e.to_string())? else {
+            let message = ws.next().await.ok_or(ShutdownError::Closed)?;
+            let Message::Text(text) = message? else {
                 continue;
             };
-            let reply: serde_json::Value =
-                serde_json::from_str(&text).map_err(|e| e.to_string())?;
+            let reply: serde_json::Value = serde_json::from_str(&text)?;
             if reply.get("id") == Some(&serde_json::json!(id)) && reply.get("method").is_none() {
                 if let Some(error) = reply.get("error") {
-                    return Err(format!("{method}: {error}"));
+                    return Err(ShutdownError::Refused {
+                        method,
+                        error: error.clone(),
+                    });
                 }
                 break;
             }
@@ -401,17 +474,17 @@ fn with_tail(reason: String, tail: &str) -> String {
 }
 
 /// Waits for the address line on `stdout`.
-async fn read_address(stdout: Option<tokio::process::ChildStdout>) -> Result<String, String> {
-    let stdout = stdout.ok_or("no stdout")?;
+async fn read_address(stdout: Option<tokio::process::ChildStdout>) -> Result<String, StartError> {
+    let stdout = stdout.ok_or(StartError::NoStdout)?;
     let mut lines = BufReader::new(stdout).lines();
     let line = lines
         .next_line()
         .await
-        .map_err(|e| e.to_string())?
-        .ok_or("riot serve closed its output without printing its address")?;
-    let url = line
-        .strip_prefix(READY_PREFIX)
-        .ok_or_else(|| format!("riot serve printed {line:?} instead of its address"))?;
+        .map_err(StartError::Read)?
+        .ok_or(StartError::NoAddress)?;
+    let Some(url) = line.strip_prefix(READY_PREFIX) else {
+        return Err(StartError::NotAddress { line });
+    };
     // Nothing else is ever printed; keep draining so the pipe never fills.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Ok(url.trim().to_owned())
@@ -433,7 +506,7 @@ async fn supervise(
             Err(reason) => {
                 status.send_replace(Status::GaveUp {
                     crashes,
-                    reason: reason.clone(),
+                    reason: reason.to_string(),
                 });
                 stop.cancelled().await;
                 status.send_replace(Status::Stopped);
@@ -452,9 +525,7 @@ async fn supervise(
             address = timeout(policy.ready_timeout, read_address(stdout)) => match address {
                 Ok(Ok(url)) => Ok(url),
                 Ok(Err(reason)) => Err(reason),
-                Err(_) => Err(format!(
-                    "riot serve printed no address within {} s", policy.ready_timeout.as_secs()
-                )),
+                Err(_) => Err(StartError::Timeout { secs: policy.ready_timeout.as_secs() }),
             },
         };
         let (reason, code, url) = match ready {
@@ -483,7 +554,7 @@ async fn supervise(
                 };
                 match exit {
                     Some((exited, code)) => (format!("{exited} before it was ready"), code, None),
-                    None => (reason, None, None),
+                    None => (reason.to_string(), None, None),
                 }
             }
         };
@@ -548,6 +619,37 @@ mod tests {
         );
         assert_eq!(acp_socket_url("http://127.0.0.1:1/"), None);
         assert_eq!(acp_socket_url("https://127.0.0.1:1/?token=a"), None);
+    }
+
+    #[test]
+    fn reasons_read_as_a_person_sees_them() {
+        assert_eq!(
+            StartError::NotAddress {
+                line: "Listening on 8080".into()
+            }
+            .to_string(),
+            "riot serve printed \"Listening on 8080\" instead of its address"
+        );
+        assert_eq!(
+            StartError::Timeout { secs: 30 }.to_string(),
+            "riot serve printed no address within 30 s"
+        );
+        assert_eq!(
+            ShutdownError::Refused {
+                method: "_riot/shutdown",
+                error: serde_json::json!({"code": -32601}),
+            }
+            .to_string(),
+            r#"_riot/shutdown: {"code":-32601}"#
+        );
+        let gave_up = NotReady::GaveUp {
+            crashes: 1,
+            reason: "riot serve exited with code 2 before it was ready".into(),
+        };
+        assert_eq!(
+            gave_up.to_string(),
+            "riot serve exited with code 2 before it was ready"
+        );
     }
 
     #[test]

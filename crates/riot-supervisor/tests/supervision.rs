@@ -11,7 +11,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use riot_supervisor::{Policy, ServeCommand, Status, Stopped, Supervisor};
+use riot_supervisor::{NotReady, Policy, ServeCommand, Status, Stopped, Supervisor};
 
 /// How long any one wait in these tests may take before it is a failure.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -130,7 +130,13 @@ async fn a_server_that_keeps_crashing_is_given_up_on_after_five_tries_with_its_l
         "{reason}"
     );
     assert!(reason.contains("panicked at kernel.rs:1"), "{reason}");
-    assert_eq!(supervisor.ready().await, Err(reason.clone()));
+    assert_eq!(
+        supervisor.ready().await,
+        Err(NotReady::GaveUp {
+            crashes: 5,
+            reason: reason.clone()
+        })
+    );
     assert_eq!(supervisor.shutdown().await, Stopped::NotRunning);
 }
 
@@ -267,7 +273,7 @@ async fn a_server_that_prints_something_else_is_not_taken_for_ready() {
 #[tokio::test]
 async fn a_missing_program_is_reported_not_retried() {
     let supervisor = Supervisor::start(ServeCommand::new("/nonexistent/riot"), quick());
-    let reason = supervisor.ready().await.unwrap_err();
+    let reason = supervisor.ready().await.unwrap_err().to_string();
     assert!(
         reason.starts_with("cannot start /nonexistent/riot: "),
         "{reason}"

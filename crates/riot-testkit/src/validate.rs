@@ -159,35 +159,58 @@ fn magic_type(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
+/// Why an inline image is refused; the message is the API's, without the
+/// field's path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum BadImage {
+    /// A media type none of the APIs take.
+    #[error(
+        "Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp' (got '{media_type}')"
+    )]
+    MediaType { media_type: String },
+    /// The data is not standard, padded base64.
+    #[error("The image data is not valid base64.")]
+    Base64(#[source] base64::DecodeError),
+    /// The bytes are not the kind of image the media type says.
+    #[error("Image does not match the provided media type {media_type}")]
+    Mismatch { media_type: String },
+    /// More than [`MAX_IMAGE_BYTES`].
+    #[error("image exceeds 5 MB maximum: {bytes} bytes > {max} bytes", max = MAX_IMAGE_BYTES)]
+    TooLarge { bytes: usize },
+    /// An image URL that is neither `data:…;base64,` nor `http(s):`.
+    #[error(
+        "Expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,...') or an https URL."
+    )]
+    NotDataUrl,
+}
+
 /// Checks an inline image as the APIs do: a known media type, valid
 /// base64 (standard alphabet, padded), bytes that are that kind of image,
-/// at most 5 MB. `Err` is the reason, without the field's path.
-fn check_image_data(media_type: &str, data: &str) -> Result<(), String> {
+/// at most 5 MB.
+fn check_image_data(media_type: &str, data: &str) -> Result<(), BadImage> {
     use base64::Engine as _;
     if !IMAGE_TYPES.contains(&media_type) {
-        return Err(format!(
-            "Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp' (got '{media_type}')"
-        ));
+        return Err(BadImage::MediaType {
+            media_type: media_type.to_owned(),
+        });
     }
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data)
-        .map_err(|_| "The image data is not valid base64.".to_owned())?;
+        .map_err(BadImage::Base64)?;
     if magic_type(&bytes) != Some(media_type) {
-        return Err(format!(
-            "Image does not match the provided media type {media_type}"
-        ));
+        return Err(BadImage::Mismatch {
+            media_type: media_type.to_owned(),
+        });
     }
     if bytes.len() > MAX_IMAGE_BYTES {
-        return Err(format!(
-            "image exceeds 5 MB maximum: {} bytes > {MAX_IMAGE_BYTES} bytes",
-            bytes.len()
-        ));
+        return Err(BadImage::TooLarge { bytes: bytes.len() });
     }
     Ok(())
 }
 
-/// An OpenAI `data:` image URL; `Err` is the reason.
-fn check_data_url(url: &str) -> Result<(), String> {
+/// Checks an OpenAI image URL: `http(s):`, or a `data:` URL holding an
+/// image [`check_image_data`] accepts.
+fn check_data_url(url: &str) -> Result<(), BadImage> {
     if url.starts_with("https://") || url.starts_with("http://") {
         return Ok(());
     }
@@ -195,9 +218,7 @@ fn check_data_url(url: &str) -> Result<(), String> {
         .strip_prefix("data:")
         .and_then(|rest| rest.split_once(";base64,"))
     else {
-        return Err(
-            "Expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,...') or an https URL.".to_owned(),
-        );
+        return Err(BadImage::NotDataUrl);
     };
     check_image_data(media_type, data)
 }
@@ -216,5 +237,33 @@ fn check_effort(w: Wire, field: &str, effort: Option<&Value>) -> Result<(), Reje
                 "Invalid value for '{field}': {other}. Supported values are: 'none', 'minimal', 'low', 'medium', and 'high'."
             ),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_refusals_read_as_the_apis_write_them() {
+        assert_eq!(
+            BadImage::TooLarge { bytes: 6_000_000 }.to_string(),
+            "image exceeds 5 MB maximum: 6000000 bytes > 5242880 bytes"
+        );
+        assert_eq!(
+            check_data_url("data:image/tiff;base64,AAAA")
+                .unwrap_err()
+                .to_string(),
+            "Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp' (got 'image/tiff')"
+        );
+        assert!(matches!(
+            check_image_data("image/png", "not base64!"),
+            Err(BadImage::Base64(_))
+        ));
+        assert_eq!(
+            check_data_url("ftp://example.com/a.png"),
+            Err(BadImage::NotDataUrl)
+        );
+        assert_eq!(check_data_url("https://example.com/a.png"), Ok(()));
     }
 }

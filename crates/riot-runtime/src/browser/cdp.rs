@@ -27,7 +27,27 @@ use crate::group::GroupGuard;
 /// How long one command may take.
 pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, CdpError>>>>>;
+
+/// Why a DevTools command got no result.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CdpError {
+    /// The command could not be written as JSON.
+    #[error(transparent)]
+    Encode(#[from] serde_json::Error),
+    /// The pipe to the browser would not take the command.
+    #[error("the browser stopped answering ({0})")]
+    Write(#[source] std::io::Error),
+    /// The browser ended before it answered.
+    #[error("the browser exited")]
+    Exited,
+    /// No answer in [`COMMAND_TIMEOUT`].
+    #[error("the browser did not answer {method} within {secs} s")]
+    Timeout { method: String, secs: u64 },
+    /// The browser answered with an error: its message.
+    #[error("{0}")]
+    Reply(String),
+}
 
 /// Events the browser keeps: console lines since the last read, and the
 /// requests the guard refused since the last action.
@@ -180,7 +200,7 @@ impl Cdp {
         session: Option<&str>,
         method: &str,
         params: Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, CdpError> {
         self.link.call(session, method, params).await
     }
 
@@ -202,7 +222,7 @@ impl Link {
         session: Option<&str>,
         method: &str,
         params: Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, CdpError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending
@@ -214,28 +234,24 @@ impl Link {
             method,
             params,
             session_id: session,
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
         line.push(0);
         {
             let mut writer = self.writer.lock().await;
-            writer
-                .write_all(&line)
-                .await
-                .map_err(|e| format!("the browser stopped answering ({e})"))?;
+            writer.write_all(&line).await.map_err(CdpError::Write)?;
         }
         match tokio::time::timeout(COMMAND_TIMEOUT, rx).await {
             Ok(Ok(result)) => result,
-            Ok(Err(_)) => Err("the browser exited".into()),
+            Ok(Err(_)) => Err(CdpError::Exited),
             Err(_) => {
                 self.pending
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .remove(&id);
-                Err(format!(
-                    "the browser did not answer {method} within {} s",
-                    COMMAND_TIMEOUT.as_secs()
-                ))
+                Err(CdpError::Timeout {
+                    method: method.to_owned(),
+                    secs: COMMAND_TIMEOUT.as_secs(),
+                })
             }
         }
     }
@@ -258,7 +274,11 @@ async fn prepare_target(link: Arc<Link>, events: Arc<Mutex<Events>>, session: St
         .map(|_| ());
     // A dedicated worker has no `Fetch` of its own: its requests go
     // through the frame that started it, which pauses them.
-    if kind == "worker" && guarded.as_ref().is_err_and(|e| e.contains("wasn't found")) {
+    if kind == "worker"
+        && guarded
+            .as_ref()
+            .is_err_and(|e| matches!(e, CdpError::Reply(m) if m.contains("wasn't found")))
+    {
         guarded = Ok(());
     }
     let nested = link
@@ -387,11 +407,13 @@ fn dispatch(value: Value, pending: &Pending, events: &Mutex<Events>) {
             .remove(&id);
         if let Some(sender) = sender {
             let result = match value.get("error") {
-                Some(error) => Err(error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown error")
-                    .to_owned()),
+                Some(error) => Err(CdpError::Reply(
+                    error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("unknown error")
+                        .to_owned(),
+                )),
                 None => Ok(value.get("result").cloned().unwrap_or(json!({}))),
             };
             let _ = sender.send(result);

@@ -45,22 +45,23 @@ impl RequestGuard {
 
     /// Whether the browser may make a request for `url`; the error is the
     /// reason it may not.
-    pub(crate) async fn judge(&self, url: &str) -> Result<(), String> {
-        let parsed = url::Url::parse(url).map_err(|_| "not a valid URL".to_owned())?;
+    pub(crate) async fn judge(&self, url: &str) -> Result<(), Refused> {
+        let parsed = url::Url::parse(url).map_err(Refused::BadUrl)?;
         match parsed.scheme() {
             "http" | "https" => {}
             // Made inside the page, not fetched from anywhere.
             "data" | "blob" | "about" => return Ok(()),
-            other => return Err(format!("the browser does not load {other}: URLs")),
+            other => {
+                return Err(Refused::Scheme {
+                    scheme: other.to_owned(),
+                });
+            }
         }
         let Some(host) = parsed.host_str() else {
-            return Err("the URL has no host".to_owned());
+            return Err(Refused::NoHost);
         };
         let port = parsed.port_or_known_default().unwrap_or(80);
-        self.connectable(host, port)
-            .await
-            .map(|_| ())
-            .map_err(Refused::into_reason)
+        self.connectable(host, port).await.map(|_| ())
     }
 
     /// The addresses the browser may connect to for `host` (a name, an
@@ -82,23 +83,24 @@ impl RequestGuard {
                 // A page cannot hold Riot's resolver threads for long.
                 tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((host, port)))
                     .await
-                    .map_err(|_| {
-                        Refused::Unresolved(format!(
-                            "{host} could not be resolved within {} s",
-                            RESOLVE_TIMEOUT.as_secs()
-                        ))
+                    .map_err(|_| Refused::ResolveTimeout {
+                        host: host.to_owned(),
+                        secs: RESOLVE_TIMEOUT.as_secs(),
                     })?
-                    .map_err(|e| {
-                        Refused::Unresolved(format!("{host} could not be resolved ({e})"))
+                    .map_err(|source| Refused::Resolve {
+                        host: host.to_owned(),
+                        source,
                     })?
                     .map(|a| a.ip())
                     .collect()
             }
         };
         if addresses.is_empty() {
-            return Err(Refused::Unresolved(format!("{host} has no address")));
+            return Err(Refused::NoAddress {
+                host: host.to_owned(),
+            });
         }
-        decide(host, &addresses, self.approved(host)).map_err(Refused::Address)?;
+        decide(host, &addresses, self.approved(host))?;
         Ok(addresses
             .into_iter()
             .map(|ip| SocketAddr::new(ip, port))
@@ -106,44 +108,86 @@ impl RequestGuard {
     }
 }
 
-/// Why a connection may not be made.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a request or connection may not be made; the message is the
+/// reason shown in the page's console.
+#[derive(Debug, thiserror::Error)]
 pub(crate) enum Refused {
-    /// The name has no address (or none in time): nothing to connect to.
-    Unresolved(String),
-    /// Its addresses are ones the browser may not reach.
-    Address(String),
+    /// The request's URL does not parse.
+    #[error("not a valid URL")]
+    BadUrl(#[source] url::ParseError),
+    /// A scheme the browser does not fetch (`file:`, `ftp:`, …).
+    #[error("the browser does not load {scheme}: URLs")]
+    Scheme { scheme: String },
+    /// An `http(s):` URL without a host.
+    #[error("the URL has no host")]
+    NoHost,
+    /// The name did not resolve in time.
+    #[error("{host} could not be resolved within {secs} s")]
+    ResolveTimeout { host: String, secs: u64 },
+    /// The name did not resolve.
+    #[error("{host} could not be resolved ({source})")]
+    Resolve {
+        host: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The name resolved to no address.
+    #[error("{host} has no address")]
+    NoAddress { host: String },
+    /// A private address of a host the model did not navigate to.
+    #[error(
+        "{host} ({}) is this machine or a private network, and the model did not navigate to it",
+        listed(.addresses)
+    )]
+    Private {
+        host: String,
+        addresses: Vec<IpAddr>,
+    },
+    /// A link-local or cloud-metadata address.
+    #[error(
+        "{host} ({}) is a link-local or cloud-metadata address, which is never loaded",
+        listed(.addresses)
+    )]
+    Forbidden {
+        host: String,
+        addresses: Vec<IpAddr>,
+    },
 }
 
 impl Refused {
-    pub(crate) fn into_reason(self) -> String {
-        match self {
-            Self::Unresolved(why) | Self::Address(why) => why,
-        }
+    /// Whether the host has no address (or none in time): nothing to
+    /// connect to, rather than an address the browser may not reach.
+    pub(crate) fn is_unresolved(&self) -> bool {
+        matches!(
+            self,
+            Self::ResolveTimeout { .. } | Self::Resolve { .. } | Self::NoAddress { .. }
+        )
     }
+}
+
+/// Addresses as a message lists them: `a, b`.
+fn listed(addresses: &[IpAddr]) -> String {
+    addresses
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The rule on a resolved host: forbidden addresses never, private ones
 /// only for a host the model navigated to, public ones always.
-fn decide(host: &str, addresses: &[IpAddr], approved: bool) -> Result<(), String> {
-    let listed = || {
-        addresses
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+fn decide(host: &str, addresses: &[IpAddr], approved: bool) -> Result<(), Refused> {
     match classify_all(addresses) {
         AddressClass::Public => Ok(()),
         AddressClass::Private if approved => Ok(()),
-        AddressClass::Private => Err(format!(
-            "{host} ({}) is this machine or a private network, and the model did not navigate to it",
-            listed()
-        )),
-        AddressClass::Forbidden => Err(format!(
-            "{host} ({}) is a link-local or cloud-metadata address, which is never loaded",
-            listed()
-        )),
+        AddressClass::Private => Err(Refused::Private {
+            host: host.to_owned(),
+            addresses: addresses.to_vec(),
+        }),
+        AddressClass::Forbidden => Err(Refused::Forbidden {
+            host: host.to_owned(),
+            addresses: addresses.to_vec(),
+        }),
     }
 }
 
@@ -151,37 +195,60 @@ fn decide(host: &str, addresses: &[IpAddr], approved: bool) -> Result<(), String
 mod tests {
     use super::*;
 
+    /// What `judge` says, as the console shows it.
+    async fn judged(guard: &RequestGuard, url: &str) -> Result<(), String> {
+        guard.judge(url).await.map_err(|e| e.to_string())
+    }
+
     #[tokio::test]
     async fn literal_addresses_and_schemes_are_judged_without_resolving() {
         let guard = RequestGuard::default();
         assert_eq!(
-            guard.judge("http://169.254.169.254/latest/meta-data/").await,
+            judged(&guard, "http://169.254.169.254/latest/meta-data/").await,
             Err("169.254.169.254 (169.254.169.254) is a link-local or cloud-metadata address, which is never loaded".to_owned())
         );
         assert_eq!(
-            guard.judge("http://127.0.0.1:3000/api").await,
+            judged(&guard, "http://127.0.0.1:3000/api").await,
             Err("127.0.0.1 (127.0.0.1) is this machine or a private network, and the model did not navigate to it".to_owned())
         );
         guard.approve("http://127.0.0.1:3000/");
         // Any port and path of a host the model navigated to.
-        assert_eq!(guard.judge("http://127.0.0.1:9/other").await, Ok(()));
+        assert_eq!(judged(&guard, "http://127.0.0.1:9/other").await, Ok(()));
         // Another name or address for the same machine is not that host.
         assert!(guard.judge("http://[::1]:3000/").await.is_err());
         assert!(guard.judge("http://10.0.0.1/").await.is_err());
         // Approving a metadata address does not make it loadable.
         guard.approve("http://169.254.169.254/");
         assert!(guard.judge("http://169.254.169.254/").await.is_err());
-        assert_eq!(guard.judge("https://93.184.215.14/").await, Ok(()));
-        assert_eq!(guard.judge("data:text/plain,hi").await, Ok(()));
+        assert_eq!(judged(&guard, "https://93.184.215.14/").await, Ok(()));
+        assert_eq!(judged(&guard, "data:text/plain,hi").await, Ok(()));
         assert_eq!(
-            guard.judge("file:///etc/passwd").await,
+            judged(&guard, "file:///etc/passwd").await,
             Err("the browser does not load file: URLs".to_owned())
+        );
+        assert_eq!(
+            judged(&guard, "http://").await,
+            Err("not a valid URL".to_owned())
         );
     }
 
     #[test]
     fn a_host_with_one_forbidden_address_is_forbidden() {
         let addrs: Vec<IpAddr> = vec!["93.184.215.14".parse().unwrap(), "fe80::1".parse().unwrap()];
-        assert!(decide("mixed.example", &addrs, true).is_err());
+        let refused = decide("mixed.example", &addrs, true).unwrap_err();
+        assert!(!refused.is_unresolved());
+        assert_eq!(
+            refused.to_string(),
+            "mixed.example (93.184.215.14, fe80::1) is a link-local or cloud-metadata address, which is never loaded"
+        );
+    }
+
+    #[test]
+    fn a_name_without_an_address_is_unresolved() {
+        let refused = Refused::NoAddress {
+            host: "nowhere.example".into(),
+        };
+        assert!(refused.is_unresolved());
+        assert_eq!(refused.to_string(), "nowhere.example has no address");
     }
 }

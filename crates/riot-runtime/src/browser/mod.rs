@@ -214,7 +214,7 @@ impl ChromiumBrowser {
                 json!({"targetId": target_id, "flatten": true}),
             )
             .await
-            .map_err(failed)?;
+            .map_err(|e| failed(e.to_string()))?;
         running.session = attached["sessionId"]
             .as_str()
             .unwrap_or_default()

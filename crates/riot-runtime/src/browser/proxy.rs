@@ -19,7 +19,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 use super::cdp::Events;
-use super::guard::{Refused, RequestGuard};
+use super::guard::RequestGuard;
 
 /// The most a request head may take.
 const MAX_HEAD: usize = 64 * 1024;
@@ -80,7 +80,7 @@ async fn carry(mut client: TcpStream, guard: Arc<RequestGuard>, events: Arc<Mute
         Ok(addresses) => addresses,
         // Chromium's own background requests to names that do not
         // resolve (no network) would only be noise in the page's console.
-        Err(Refused::Unresolved(_)) => {
+        Err(refused) if refused.is_unresolved() => {
             let _ = client
                 .write_all(
                     b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
@@ -88,7 +88,7 @@ async fn carry(mut client: TcpStream, guard: Arc<RequestGuard>, events: Arc<Mute
                 .await;
             return;
         }
-        Err(Refused::Address(why)) => {
+        Err(why) => {
             let line = format!(
                 "[blocked by Riot] a connection to {}:{}: {why}",
                 request.host, request.port

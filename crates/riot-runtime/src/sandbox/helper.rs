@@ -27,6 +27,26 @@ pub const SUBCOMMAND: &str = "__sandbox-exec";
 /// command did not run).
 pub const SETUP_FAILED: i32 = 125;
 
+/// Why the helper's arguments could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgsError {
+    /// `--write` was the last argument.
+    #[error("--write needs a path")]
+    WriteWithoutPath,
+    /// `--` ended the arguments with nothing after it.
+    #[error("no command after --")]
+    EmptyCommand,
+    /// A flag the helper does not know.
+    #[error("unknown argument {arg}")]
+    Unknown {
+        /// The argument as given (lossily decoded).
+        arg: String,
+    },
+    /// The arguments ended without `--`.
+    #[error("no command: give `-- PROGRAM ARGS…`")]
+    NoCommand,
+}
+
 /// What the helper applies before running the command.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HelperOptions {
@@ -94,7 +114,7 @@ impl HelperOptions {
 
     /// Parses the arguments after the subcommand: the options and the
     /// command.
-    pub fn parse(args: &[OsString]) -> Result<(Self, Vec<OsString>), String> {
+    pub fn parse(args: &[OsString]) -> Result<(Self, Vec<OsString>), ArgsError> {
         let mut options = HelperOptions {
             network: true,
             ..HelperOptions::default()
@@ -103,7 +123,7 @@ impl HelperOptions {
         while let Some(arg) = it.next() {
             match arg.to_str() {
                 Some("--write") => {
-                    let path = it.next().ok_or("--write needs a path")?;
+                    let path = it.next().ok_or(ArgsError::WriteWithoutPath)?;
                     options.write.push(PathBuf::from(path));
                 }
                 Some("--no-network") => options.network = false,
@@ -116,14 +136,18 @@ impl HelperOptions {
                 Some("--") => {
                     let command: Vec<OsString> = it.cloned().collect();
                     if command.is_empty() {
-                        return Err("no command after --".into());
+                        return Err(ArgsError::EmptyCommand);
                     }
                     return Ok((options, command));
                 }
-                _ => return Err(format!("unknown argument {}", arg.to_string_lossy())),
+                _ => {
+                    return Err(ArgsError::Unknown {
+                        arg: arg.to_string_lossy().into_owned(),
+                    });
+                }
             }
         }
-        Err("no command: give `-- PROGRAM ARGS…`".into())
+        Err(ArgsError::NoCommand)
     }
 }
 
@@ -164,11 +188,39 @@ mod linux {
         path_beneath_rules,
     };
     use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-        SeccompRule,
+        BackendError, BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
+        SeccompFilter, SeccompRule, TargetArch,
     };
 
     use super::{HelperOptions, SETUP_FAILED};
+
+    /// Why the command could not be detached or given its terminal.
+    #[derive(Debug, thiserror::Error)]
+    enum TerminalError {
+        /// `setsid` failed.
+        #[error("could not start a new session: {0}")]
+        NewSession(#[source] std::io::Error),
+        /// `setpgid` failed.
+        #[error("could not make a process group: {0}")]
+        ProcessGroup(#[source] std::io::Error),
+        /// `tcsetpgrp` failed.
+        #[error("could not take the terminal: {0}")]
+        TakeTerminal(#[source] std::io::Error),
+        /// `TIOCNOTTY` failed.
+        #[error("could not give up the controlling terminal: {0}")]
+        DropTerminal(#[source] std::io::Error),
+    }
+
+    /// Why the seccomp filter could not be built or installed.
+    #[derive(Debug, thiserror::Error)]
+    enum SeccompError {
+        /// A rule or the filter could not be compiled.
+        #[error(transparent)]
+        Build(#[from] seccompiler::BackendError),
+        /// The kernel did not take the filter.
+        #[error(transparent)]
+        Apply(#[from] seccompiler::Error),
+    }
 
     /// Devices every command may write (output thrown away, its own
     /// controlling terminal). Not `/dev/pts`: see [`readable`].
@@ -272,14 +324,11 @@ mod linux {
     }
 
     /// `--new-session` and `--foreground`.
-    fn detach(options: &HelperOptions) -> Result<(), String> {
+    fn detach(options: &HelperOptions) -> Result<(), TerminalError> {
         if options.new_session {
             // SAFETY: setsid has no memory effects.
             if unsafe { libc::setsid() } == -1 {
-                return Err(format!(
-                    "could not start a new session: {}",
-                    std::io::Error::last_os_error()
-                ));
+                return Err(TerminalError::NewSession(std::io::Error::last_os_error()));
             }
         }
         // Only when stdin is a terminal: otherwise there is no foreground
@@ -290,10 +339,7 @@ mod linux {
             // disposition is restored before the command starts.
             unsafe {
                 if libc::setpgid(0, 0) != 0 {
-                    return Err(format!(
-                        "could not make a process group: {}",
-                        std::io::Error::last_os_error()
-                    ));
+                    return Err(TerminalError::ProcessGroup(std::io::Error::last_os_error()));
                 }
                 // A background group that takes the terminal is sent
                 // SIGTTOU, which would stop it.
@@ -302,7 +348,7 @@ mod linux {
                 let error = std::io::Error::last_os_error();
                 libc::signal(libc::SIGTTOU, previous);
                 if taken != 0 {
-                    return Err(format!("could not take the terminal: {error}"));
+                    return Err(TerminalError::TakeTerminal(error));
                 }
             }
         }
@@ -313,7 +359,7 @@ mod linux {
     /// group kept. Without a controlling terminal there is nothing to give
     /// up; a session leader is left alone (`TIOCNOTTY` would hang up its
     /// whole session).
-    fn drop_tty(options: &HelperOptions) -> Result<(), String> {
+    fn drop_tty(options: &HelperOptions) -> Result<(), TerminalError> {
         if !options.drop_tty {
             return Ok(());
         }
@@ -333,10 +379,7 @@ mod linux {
         };
         // SAFETY: TIOCNOTTY takes no argument; the descriptor is open.
         if unsafe { libc::ioctl(tty.as_raw_fd(), libc::TIOCNOTTY) } != 0 {
-            return Err(format!(
-                "could not give up the controlling terminal: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(TerminalError::DropTerminal(std::io::Error::last_os_error()));
         }
         Ok(())
     }
@@ -360,13 +403,12 @@ mod linux {
         Ok(status.ruleset)
     }
 
-    fn seccomp(options: &HelperOptions) -> Result<(), String> {
+    fn seccomp(options: &HelperOptions) -> Result<(), SeccompError> {
         let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-        let rule = |arg: u8, value: u64| -> Result<SeccompRule, String> {
+        let rule = |arg: u8, value: u64| -> Result<SeccompRule, BackendError> {
             let condition =
-                SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)
-                    .map_err(|e| e.to_string())?;
-            SeccompRule::new(vec![condition]).map_err(|e| e.to_string())
+                SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)?;
+            SeccompRule::new(vec![condition])
         };
         // Typing into the person's terminal from inside (`TIOCLINUX` can
         // paste a console's selection).
@@ -395,20 +437,16 @@ mod linux {
             rules.insert(libc::SYS_setsid, Vec::new());
             rules.insert(libc::SYS_setpgid, Vec::new());
         }
-        let arch = std::env::consts::ARCH
-            .try_into()
-            .map_err(|e: seccompiler::BackendError| e.to_string())?;
+        let arch = TargetArch::try_from(std::env::consts::ARCH)?;
         let filter = SeccompFilter::new(
             rules,
             SeccompAction::Allow,
             SeccompAction::Errno(libc::EPERM as u32),
             arch,
-        )
-        .map_err(|e| e.to_string())?;
-        let program: BpfProgram = filter
-            .try_into()
-            .map_err(|e: seccompiler::BackendError| e.to_string())?;
-        seccompiler::apply_filter(&program).map_err(|e| e.to_string())
+        )?;
+        let program = BpfProgram::try_from(filter)?;
+        seccompiler::apply_filter(&program)?;
+        Ok(())
     }
 }
 
@@ -458,12 +496,24 @@ mod tests {
     #[test]
     fn a_missing_command_or_unknown_flag_is_refused() {
         assert_eq!(
-            HelperOptions::parse(&[OsString::from("--")]).unwrap_err(),
+            HelperOptions::parse(&[OsString::from("--")])
+                .unwrap_err()
+                .to_string(),
             "no command after --"
         );
         assert_eq!(
-            HelperOptions::parse(&[OsString::from("--wat")]).unwrap_err(),
+            HelperOptions::parse(&[OsString::from("--wat")])
+                .unwrap_err()
+                .to_string(),
             "unknown argument --wat"
+        );
+        assert_eq!(
+            HelperOptions::parse(&[OsString::from("--write")]).unwrap_err(),
+            ArgsError::WriteWithoutPath
+        );
+        assert_eq!(
+            HelperOptions::parse(&[]).unwrap_err().to_string(),
+            "no command: give `-- PROGRAM ARGS…`"
         );
     }
 }

@@ -36,13 +36,84 @@ pub struct RealSandbox {
 }
 
 /// What the one-time probe found.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Probe {
     /// `bwrap` with the helper inside ran a command: its path and
     /// whether Landlock was enforced in there.
-    bwrap: Result<(PathBuf, Landlock), String>,
+    bwrap: Result<(PathBuf, Landlock), Unavailable>,
     /// The helper alone ran a command with Landlock enforced.
-    landlock: Result<Landlock, String>,
+    landlock: Result<Landlock, Unavailable>,
+}
+
+/// Why one sandbox mechanism (bubblewrap, or Landlock alone) cannot be
+/// used on this machine.
+#[derive(Debug, thiserror::Error)]
+enum Unavailable {
+    /// The probe had nowhere to run.
+    #[error("no temporary directory could be made for the probe")]
+    NoProbeDir(#[source] Arc<std::io::Error>),
+    /// The helper (the `riot` binary) could not be started.
+    #[error("the sandbox helper {} could not run: {source}", helper.display())]
+    Helper {
+        helper: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The helper ran, but the kernel enforces no Landlock.
+    #[error(
+        "this kernel does not enforce Landlock (Linux 5.13 or later with Landlock enabled is needed)"
+    )]
+    NoLandlock,
+    /// The helper failed to apply Landlock.
+    #[error("Landlock could not be applied: {0}")]
+    Landlock(#[source] ProbeFailed),
+    /// No `bwrap` on `PATH`.
+    #[error("bubblewrap is not installed (no `bwrap` on PATH; install the bubblewrap package)")]
+    NoBwrap,
+    /// The probe's directories could not be made.
+    #[error("the probe could not prepare: {0}")]
+    Prepare(#[source] std::io::Error),
+    /// `bwrap` could not be started.
+    #[error("bubblewrap ({}) could not run: {source}", bwrap.display())]
+    BwrapSpawn {
+        bwrap: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `bwrap` said it could not make its namespaces.
+    #[error("bubblewrap cannot make its namespaces here (user namespaces may be off): {0}")]
+    Namespaces(#[source] ProbeFailed),
+    /// `bwrap` failed to run the probe for another reason.
+    #[error("bubblewrap could not run a command: {0}")]
+    Bwrap(#[source] ProbeFailed),
+}
+
+/// How the probe command failed under a mechanism.
+#[derive(Debug, thiserror::Error)]
+enum ProbeFailed {
+    /// It failed and printed nothing on stderr.
+    #[error("the probe exited with {0}")]
+    Exited(std::process::ExitStatus),
+    /// It failed; the last line it printed on stderr.
+    #[error("{0}")]
+    Said(String),
+    /// It succeeded but its report line was not one the probe knows.
+    #[error("the probe said {0:?}")]
+    Report(String),
+}
+
+/// Why commands cannot be sandboxed here at all.
+#[derive(Debug, thiserror::Error)]
+enum NoSandbox<'a> {
+    /// Not Linux.
+    #[error("the OS sandbox is built for Linux only so far")]
+    NotLinux,
+    /// Neither mechanism works; why not, each.
+    #[error("{bwrap}, and {landlock}")]
+    Neither {
+        bwrap: &'a Unavailable,
+        landlock: &'a Unavailable,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,12 +154,15 @@ impl RealSandbox {
 
     fn probe(&self) -> &Probe {
         self.probe.get_or_init(|| {
-            let Ok(dir) = PrivateDir::create("riot-sandbox-probe") else {
-                let why = "no temporary directory could be made for the probe".to_owned();
-                return Probe {
-                    bwrap: Err(why.clone()),
-                    landlock: Err(why),
-                };
+            let dir = match PrivateDir::create("riot-sandbox-probe") {
+                Ok(dir) => dir,
+                Err(e) => {
+                    let e = Arc::new(e);
+                    return Probe {
+                        bwrap: Err(Unavailable::NoProbeDir(Arc::clone(&e))),
+                        landlock: Err(Unavailable::NoProbeDir(e)),
+                    };
+                }
             };
             Probe {
                 bwrap: self.probe_bwrap(dir.path()),
@@ -97,7 +171,7 @@ impl RealSandbox {
         })
     }
 
-    fn probe_landlock(&self, dir: &Path) -> Result<Landlock, String> {
+    fn probe_landlock(&self, dir: &Path) -> Result<Landlock, Unavailable> {
         let options = HelperOptions {
             write: vec![dir.to_path_buf()],
             network: false,
@@ -110,30 +184,23 @@ impl RealSandbox {
             .args(options.to_args(PROBE_COMMAND.map(str::to_owned)))
             .stdin(std::process::Stdio::null())
             .output()
-            .map_err(|e| {
-                format!(
-                    "the sandbox helper {} could not run: {e}",
-                    self.helper.display()
-                )
+            .map_err(|source| Unavailable::Helper {
+                helper: self.helper.clone(),
+                source,
             })?;
         match report(&output) {
-            Ok(Landlock::None) => Err(
-                "this kernel does not enforce Landlock (Linux 5.13 or later with Landlock enabled is needed)"
-                    .into(),
-            ),
+            Ok(Landlock::None) => Err(Unavailable::NoLandlock),
             Ok(level) => Ok(level),
-            Err(why) => Err(format!("Landlock could not be applied: {why}")),
+            Err(why) => Err(Unavailable::Landlock(why)),
         }
     }
 
-    fn probe_bwrap(&self, dir: &Path) -> Result<(PathBuf, Landlock), String> {
-        let bwrap = bwrap::find_bwrap(self.path_var.as_deref()).ok_or(
-            "bubblewrap is not installed (no `bwrap` on PATH; install the bubblewrap package)",
-        )?;
+    fn probe_bwrap(&self, dir: &Path) -> Result<(PathBuf, Landlock), Unavailable> {
+        let bwrap = bwrap::find_bwrap(self.path_var.as_deref()).ok_or(Unavailable::NoBwrap)?;
         let project = dir.join("project");
         let tmp = dir.join("tmp");
         for d in [&project, &tmp] {
-            std::fs::create_dir_all(d).map_err(|e| format!("the probe could not prepare: {e}"))?;
+            std::fs::create_dir_all(d).map_err(Unavailable::Prepare)?;
         }
         let policy = SandboxPolicy::for_project(&project, None);
         let mut args = bwrap::bwrap_command(
@@ -155,14 +222,17 @@ impl RealSandbox {
             .current_dir(&project)
             .stdin(std::process::Stdio::null())
             .output()
-            .map_err(|e| format!("bubblewrap ({}) could not run: {e}", bwrap.display()))?;
-        let level = report(&output).map_err(|why| bwrap_failure(&why))?;
+            .map_err(|source| Unavailable::BwrapSpawn {
+                bwrap: bwrap.clone(),
+                source,
+            })?;
+        let level = report(&output).map_err(bwrap_failure)?;
         Ok((bwrap, level))
     }
 
-    fn mode(&self) -> Result<(Mode, SandboxMechanism, Vec<String>, Option<String>), String> {
+    fn mode(&self) -> Result<(Mode, SandboxMechanism, Vec<String>, Option<String>), NoSandbox<'_>> {
         if !cfg!(target_os = "linux") {
-            return Err("the OS sandbox is built for Linux only so far".into());
+            return Err(NoSandbox::NotLinux);
         }
         let probe = self.probe();
         match (&probe.bwrap, &probe.landlock) {
@@ -196,7 +266,7 @@ impl RealSandbox {
                     )),
                 ))
             }
-            (Err(no_bwrap), Err(no_landlock)) => Err(format!("{no_bwrap}, and {no_landlock}")),
+            (Err(bwrap), Err(landlock)) => Err(NoSandbox::Neither { bwrap, landlock }),
         }
     }
 }
@@ -206,35 +276,35 @@ const MISSING_PATHS: &str = "a protected path (`.riot`, `.claude`, `.mcp.json`, 
 
 /// Why bubblewrap's probe failed, from what it printed: user namespaces
 /// are blamed only when bubblewrap says it could not make them.
-fn bwrap_failure(why: &str) -> String {
-    let lower = why.to_ascii_lowercase();
+fn bwrap_failure(why: ProbeFailed) -> Unavailable {
+    let lower = why.to_string().to_ascii_lowercase();
     if ["namespace", "uid map", "uid_map", "setgroups"]
         .iter()
         .any(|w| lower.contains(w))
     {
-        format!("bubblewrap cannot make its namespaces here (user namespaces may be off): {why}")
+        Unavailable::Namespaces(why)
     } else {
-        format!("bubblewrap could not run a command: {why}")
+        Unavailable::Bwrap(why)
     }
 }
 
 /// The probe command's report line (`landlock=…`) and success.
-fn report(output: &std::process::Output) -> Result<Landlock, String> {
+fn report(output: &std::process::Output) -> Result<Landlock, ProbeFailed> {
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let why = stderr.trim();
         return Err(if why.is_empty() {
-            format!("the probe exited with {}", output.status)
+            ProbeFailed::Exited(output.status)
         } else {
-            why.lines().last().unwrap_or(why).to_owned()
+            ProbeFailed::Said(why.lines().last().unwrap_or(why).to_owned())
         });
     }
     match stdout.trim() {
         "landlock=full" => Ok(Landlock::Full),
         "landlock=partial" => Ok(Landlock::Partial),
         "landlock=none" => Ok(Landlock::None),
-        other => Err(format!("the probe said {other:?}")),
+        other => Err(ProbeFailed::Report(other.to_owned())),
     }
 }
 
@@ -253,7 +323,7 @@ impl Sandbox for RealSandbox {
                 reason,
                 limits,
             },
-            Err(why) => SandboxStatus::not_enforced(why),
+            Err(why) => SandboxStatus::not_enforced(why.to_string()),
         }
     }
 
@@ -505,5 +575,39 @@ impl ProcessRunner for SandboxedRunner {
     /// runner, sees it end.)
     fn prepare(&self, spec: ProcessSpec) -> ProcessSpec {
         self.inner.prepare(self.apply(spec))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_namespaces_are_blamed_only_when_bubblewrap_says_so() {
+        let namespaces = bwrap_failure(ProbeFailed::Said(
+            "bwrap: setting up uid map: Permission denied".into(),
+        ));
+        assert!(matches!(namespaces, Unavailable::Namespaces(_)));
+        assert_eq!(
+            namespaces.to_string(),
+            "bubblewrap cannot make its namespaces here (user namespaces may be off): bwrap: setting up uid map: Permission denied"
+        );
+        let other = bwrap_failure(ProbeFailed::Report("landlock=maybe".into()));
+        assert_eq!(
+            other.to_string(),
+            "bubblewrap could not run a command: the probe said \"landlock=maybe\""
+        );
+    }
+
+    #[test]
+    fn without_either_mechanism_both_reasons_are_given() {
+        let why = NoSandbox::Neither {
+            bwrap: &Unavailable::NoBwrap,
+            landlock: &Unavailable::Landlock(ProbeFailed::Said("no ruleset".into())),
+        };
+        assert_eq!(
+            why.to_string(),
+            "bubblewrap is not installed (no `bwrap` on PATH; install the bubblewrap package), and Landlock could not be applied: no ruleset"
+        );
     }
 }
