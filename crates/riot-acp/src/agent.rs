@@ -14,10 +14,11 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
 use riot_config::FlagLayer;
-use riot_kernel::{Kernel, KernelError, SessionHandle};
+use riot_kernel::{Kernel, SessionHandle};
 use riot_protocol::{CancelReason, FileSystem, SessionId};
 
 use crate::client_fs::EditorFs;
+use crate::error::kernel_error;
 use crate::ext;
 use crate::mapping::ToolCalls;
 use crate::session_config::Shown;
@@ -130,11 +131,6 @@ struct RiotAgent {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The kernel says which JSON-RPC code its error is (`KernelError::jsonrpc_code`).
-fn kernel_error(e: KernelError) -> Error {
-    Error::new(e.jsonrpc_code(), e.to_string())
 }
 
 fn send(cx: &ConnectionTo<Client>, session_id: &str, update: SessionUpdate) {

@@ -19,6 +19,7 @@ use riot_protocol::{FileSystem, SessionId};
 use super::{INTERNAL_ERROR, INVALID_PARAMS, RiotAgent, Slot, editor, kernel_error, lock, send};
 use crate::client_fs::ClientFs;
 use crate::client_terminal::EditorTerminals;
+use crate::error::RequestError;
 use crate::ext;
 use crate::mapping::{self, ToolCalls};
 use crate::session_config::Shown;
@@ -196,8 +197,7 @@ impl RiotAgent {
         cx: &ConnectionTo<Client>,
         request: NewSessionRequest,
     ) -> Result<NewSessionResponse, Error> {
-        let asked = ext::worktree_asked(request.meta.as_ref())
-            .map_err(|why| Error::new(INVALID_PARAMS, why))?;
+        let asked = ext::worktree_asked(request.meta.as_ref()).map_err(RequestError::from)?;
         let worktree = match asked {
             Some(name) => Some(self.worktree_for(&request.cwd, &name).await?),
             None => None,

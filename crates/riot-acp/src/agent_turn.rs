@@ -15,6 +15,7 @@ use riot_kernel::KernelError;
 use riot_protocol::{AgentEvent, CancelReason, PermissionMode, StreamDelta, TerminalReason};
 
 use super::{INTERNAL_ERROR, INVALID_PARAMS, RiotAgent, Slot, editor, kernel_error, lock, send};
+use crate::error::RequestError;
 use crate::ext::{CompactionNotification, CompactionStatus, UsageNotification};
 use crate::mapping;
 
@@ -64,8 +65,7 @@ impl RiotAgent {
             ));
         }
         let slot = self.slot(&id)?;
-        let (text, images) =
-            mapping::prompt_text(&request.prompt).map_err(|m| Error::new(INVALID_PARAMS, m))?;
+        let (text, images) = mapping::prompt_text(&request.prompt).map_err(RequestError::from)?;
         if text.trim().is_empty() && images.is_empty() {
             return Err(Error::new(INVALID_PARAMS, "the prompt is empty"));
         }

@@ -89,8 +89,8 @@ pub use rewind::{
     CHECKPOINTS, CheckpointsRequest, CheckpointsResponse, REWIND, RewindRequest, RewindResponse,
 };
 pub use session::{
-    FilesRequest, FilesResponse, SessionDeleteRequest, SessionRenameRequest, SetModelRequest,
-    add_worktree, listed_worktree, session_meta, worktree_asked,
+    BadWorktreeAsk, FilesRequest, FilesResponse, SessionDeleteRequest, SessionRenameRequest,
+    SetModelRequest, add_worktree, listed_worktree, session_meta, worktree_asked,
 };
 
 pub const SHUTDOWN: &str = "_riot/shutdown";

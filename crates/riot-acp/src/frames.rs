@@ -24,45 +24,76 @@ pub(crate) const EXCERPT_CHARS: usize = 100;
 /// much of a message it discards.
 pub(crate) const HEAD_BYTES: usize = EXCERPT_CHARS * 4;
 
-/// Why a message was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a message was refused: the reason its parse error gives.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum Refusal {
+    /// A stdin line or text frame that is not UTF-8.
+    #[error("the message is not valid UTF-8")]
     NotUtf8,
-    NotJson(String),
+    /// UTF-8 that is not JSON: serde's category of the mistake and where
+    /// it is (never serde's message, which can quote the input).
+    #[error("the message is not valid JSON ({category} at line {line}, column {column})")]
+    NotJson {
+        /// What kind of mistake (`syntax error`, `it ends early`, …).
+        category: &'static str,
+        /// Its line, from 1.
+        line: usize,
+        /// Its column, from 1.
+        column: usize,
+    },
+    /// Over [`MAX_MESSAGE_BYTES`].
+    #[error(
+        "the message is longer than the {} MiB limit and was discarded",
+        MAX_MESSAGE_BYTES / (1024 * 1024)
+    )]
     TooLong,
+    /// A binary WebSocket frame.
+    #[error("the message is a binary frame; ACP messages travel in text frames")]
     Binary,
 }
 
-impl Refusal {
-    fn reason(&self) -> String {
-        match self {
-            Self::NotUtf8 => "the message is not valid UTF-8".to_owned(),
-            Self::NotJson(why) => format!("the message is not valid JSON ({why})"),
-            Self::TooLong => format!(
-                "the message is longer than the {} MiB limit and was discarded",
-                MAX_MESSAGE_BYTES / (1024 * 1024)
-            ),
-            Self::Binary => {
-                "the message is a binary frame; ACP messages travel in text frames".to_owned()
-            }
+/// A message a transport refuses: why, with what of it the parse error
+/// quotes (its first bytes) and its whole length.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{refusal}")]
+pub(crate) struct Refused {
+    refusal: Refusal,
+    /// At most [`HEAD_BYTES`] of the message.
+    head: Vec<u8>,
+    /// The message's whole length in bytes.
+    length: usize,
+}
+
+impl Refused {
+    /// `refusal` of a message of `length` bytes that starts with `head`.
+    pub(crate) fn new(refusal: Refusal, head: &[u8], length: usize) -> Self {
+        Self {
+            refusal,
+            head: head[..head.len().min(HEAD_BYTES)].to_vec(),
+            length,
         }
+    }
+
+    /// The parse-error response to send back ([`parse_error`]).
+    pub(crate) fn response(&self) -> String {
+        parse_error(&self.refusal, Some((&self.head, self.length)))
     }
 }
 
-/// One message as a transport received it: its text for the SDK, or the
-/// parse-error response to send back instead.
-pub(crate) fn screen(bytes: Vec<u8>) -> Result<String, String> {
+/// One message as a transport received it: its text for the SDK, or why
+/// it is refused (whose [`Refused::response`] is sent back instead).
+pub(crate) fn screen(bytes: Vec<u8>) -> Result<String, Refused> {
     match String::from_utf8(bytes) {
         Ok(text) => screen_text(text),
         Err(e) => {
             let bytes = e.as_bytes();
-            Err(parse_error(&Refusal::NotUtf8, Some((bytes, bytes.len()))))
+            Err(Refused::new(Refusal::NotUtf8, bytes, bytes.len()))
         }
     }
 }
 
 /// [`screen`] for a message already known to be UTF-8.
-pub(crate) fn screen_text(text: String) -> Result<String, String> {
+pub(crate) fn screen_text(text: String) -> Result<String, Refused> {
     // Parsed as the SDK parses it, so whatever passes here is JSON to it.
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(_) => Ok(text),
@@ -75,11 +106,12 @@ pub(crate) fn screen_text(text: String) -> Result<String, String> {
                 serde_json::error::Category::Data => "invalid data",
                 serde_json::error::Category::Io => "read error",
             };
-            let why = format!("{category} at line {}, column {}", e.line(), e.column());
-            Err(parse_error(
-                &Refusal::NotJson(why),
-                Some((text.as_bytes(), text.len())),
-            ))
+            let refusal = Refusal::NotJson {
+                category,
+                line: e.line(),
+                column: e.column(),
+            };
+            Err(Refused::new(refusal, text.as_bytes(), text.len()))
         }
     }
 }
@@ -88,7 +120,7 @@ pub(crate) fn screen_text(text: String) -> Result<String, String> {
 /// its first bytes and its whole length when they are known (no bytes and
 /// a length: only the length is known).
 pub(crate) fn parse_error(refusal: &Refusal, seen: Option<(&[u8], usize)>) -> String {
-    let reason = refusal.reason();
+    let reason = refusal.to_string();
     tracing::warn!(
         reason = %reason,
         length = seen.map(|(_, length)| length),
@@ -150,14 +182,14 @@ mod tests {
         // Valid JSON that is not JSON-RPC is the SDK's to answer.
         assert_eq!(screen(b"17".to_vec()), Ok("17".to_owned()));
 
-        let refused = error(&screen(b"\xff\xfe".to_vec()).unwrap_err());
+        let refused = error(&screen(b"\xff\xfe".to_vec()).unwrap_err().response());
         assert_eq!(
             refused["message"],
             "Parse error: the message is not valid UTF-8; 2 bytes: \"\u{fffd}\u{fffd}\""
         );
         assert_eq!(refused["data"]["length"], 2);
 
-        let refused = error(&screen(b"{nope".to_vec()).unwrap_err());
+        let refused = error(&screen(b"{nope".to_vec()).unwrap_err().response());
         assert_eq!(
             refused["message"],
             "Parse error: the message is not valid JSON (syntax error at line 1, column 2); 5 bytes: \"{nope\""
@@ -168,7 +200,7 @@ mod tests {
     fn a_long_message_is_quoted_by_its_first_hundred_characters() {
         // Multi-byte characters: the cut falls on a character boundary.
         let junk = "é".repeat(3_000_000);
-        let response = screen(junk.clone().into_bytes()).unwrap_err();
+        let response = screen(junk.clone().into_bytes()).unwrap_err().response();
         assert!(response.len() < 1024, "{} bytes", response.len());
         let message = error(&response)["message"].as_str().unwrap().to_owned();
         let quoted = format!("6000000 bytes: \"{}…\"", "é".repeat(EXCERPT_CHARS));

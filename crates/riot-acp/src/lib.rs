@@ -25,6 +25,7 @@ mod agent;
 pub mod background;
 mod client_fs;
 mod client_terminal;
+mod error;
 pub mod ext;
 mod frames;
 pub mod mapping;

@@ -184,11 +184,30 @@ pub fn chosen_outcome(option_id: &str, suggested_rule: Option<&str>) -> Permissi
     }
 }
 
+/// Prompt content Riot does not take: the client's to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnsupportedContent {
+    /// An embedded resource (its text inline) rather than a link to it.
+    #[error("embedded resources are not supported; send a resource link")]
+    EmbeddedResource,
+    /// An image block without base64 `data` (only a `uri`).
+    #[error("an image block needs its base64 `data`; an image only by `uri` is not supported")]
+    ImageWithoutData,
+    /// An audio block.
+    #[error("audio is not supported in prompts")]
+    Audio,
+    /// A kind of block this version of the protocol does not name.
+    #[error("unsupported prompt content")]
+    UnknownKind,
+}
+
 /// The prompt's content as the text of one user message and the images
 /// sent after it. Resource links become a mention of their URI, which the
 /// model reads with its tools; image blocks (base64 data) are passed on,
 /// one image each.
-pub fn prompt_text(blocks: &[ContentBlock]) -> Result<(String, Vec<ImageSource>), String> {
+pub fn prompt_text(
+    blocks: &[ContentBlock],
+) -> Result<(String, Vec<ImageSource>), UnsupportedContent> {
     let mut parts: Vec<String> = Vec::new();
     let mut images = Vec::new();
     for block in blocks {
@@ -201,24 +220,18 @@ pub fn prompt_text(blocks: &[ContentBlock]) -> Result<(String, Vec<ImageSource>)
                     .map_or_else(|| link.uri.clone(), str::to_owned);
                 parts.push(format!("@{path}"));
             }
-            ContentBlock::Resource(_) => {
-                return Err("embedded resources are not supported; send a resource link".into());
-            }
+            ContentBlock::Resource(_) => return Err(UnsupportedContent::EmbeddedResource),
             ContentBlock::Image(image) => {
                 if image.data.is_empty() {
-                    return Err(
-                        "an image block needs its base64 `data`; an image only by `uri` is not supported".into(),
-                    );
+                    return Err(UnsupportedContent::ImageWithoutData);
                 }
                 images.push(ImageSource {
                     media_type: image.mime_type.clone(),
                     data: image.data.clone(),
                 });
             }
-            ContentBlock::Audio(_) => {
-                return Err("audio is not supported in prompts".into());
-            }
-            _ => return Err("unsupported prompt content".into()),
+            ContentBlock::Audio(_) => return Err(UnsupportedContent::Audio),
+            _ => return Err(UnsupportedContent::UnknownKind),
         }
     }
     Ok((parts.join("\n"), images))

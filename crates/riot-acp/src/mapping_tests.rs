@@ -151,7 +151,7 @@ fn prompt_text_joins_text_and_mentions_resource_links() {
     ]))
     .unwrap();
     assert_eq!(
-        prompt_text(&audio).unwrap_err(),
+        prompt_text(&audio).unwrap_err().to_string(),
         "audio is not supported in prompts"
     );
 }

@@ -18,7 +18,7 @@ use agent_client_protocol::Lines;
 use futures::channel::{mpsc, oneshot};
 use futures::{Sink, Stream};
 
-use crate::frames::{self, HEAD_BYTES, MAX_MESSAGE_BYTES, Refusal};
+use crate::frames::{self, HEAD_BYTES, MAX_MESSAGE_BYTES, Refusal, Refused};
 
 /// Told once a line has been written and flushed (or failed).
 type Written = Box<dyn FnOnce(io::Result<()>) + Send>;
@@ -113,10 +113,9 @@ fn pump(
         let screened = match read_line(input, max) {
             Ok(None) => return,
             Ok(Some(Line::Whole(bytes))) => frames::screen(bytes),
-            Ok(Some(Line::TooLong { length, head })) => Err(frames::parse_error(
-                &Refusal::TooLong,
-                Some((&head, length)),
-            )),
+            Ok(Some(Line::TooLong { length, head })) => {
+                Err(Refused::new(Refusal::TooLong, &head, length))
+            }
             Err(e) => {
                 let _ = lines.unbounded_send(Err(e));
                 return;
@@ -124,7 +123,7 @@ fn pump(
         };
         let going_on = match screened {
             Ok(line) => lines.unbounded_send(Ok(line)).is_ok(),
-            Err(answer) => reply(answer),
+            Err(refused) => reply(refused.response()),
         };
         if !going_on {
             return;

@@ -377,7 +377,7 @@ fn received(read: Option<Result<Message, axum::Error>>) -> Received {
     match message {
         Message::Text(text) => match frames::screen_text(text.as_str().to_owned()) {
             Ok(line) => Received::Message(line),
-            Err(answer) => Received::Refused(answer),
+            Err(refused) => Received::Refused(refused.response()),
         },
         Message::Binary(bytes) => Received::Refused(frames::parse_error(
             &Refusal::Binary,

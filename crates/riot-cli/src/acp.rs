@@ -13,7 +13,6 @@ use tokio::signal::unix::{SignalKind, signal};
 use crate::cli::SharedOptions;
 use crate::cli::flag_layer;
 use crate::world;
-use riot_kernel::error::EXIT_USAGE;
 
 /// Runs `riot acp` until the client closes stdin, asks `_riot/shutdown`,
 /// or SIGTERM arrives; returns the exit code.
@@ -23,7 +22,7 @@ pub async fn run(shared: &SharedOptions) -> i32 {
         Ok(h) => h,
         Err(e) => {
             eprintln!("riot acp: {e}");
-            return EXIT_USAGE;
+            return e.exit_code();
         }
     };
     let caps = world::capabilities();

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use riot_protocol::PermissionMode;
+use riot_protocol::permission::UnknownMode;
 
 /// Riot — a local AI coding agent.
 #[derive(Debug, Parser)]
@@ -152,15 +153,14 @@ fn prompt_not_name(worktree: &mut Option<String>, prompt: &mut Option<String>) {
 
 /// A `--permission-mode` value: Riot's names, or Claude Code's for the
 /// same modes.
-fn parse_mode(value: &str) -> Result<PermissionMode, String> {
+fn parse_mode(value: &str) -> Result<PermissionMode, UnknownMode> {
     let riot = match value {
         "acceptEdits" => "accept-edits",
         "bypassPermissions" => "bypass",
         "dontAsk" => "dont-ask",
         other => other,
     };
-    riot.parse()
-        .map_err(|_| riot_protocol::permission::UnknownMode(value.to_owned()).to_string())
+    riot.parse().map_err(|_| UnknownMode(value.to_owned()))
 }
 
 /// The wire formats of docs/interfaces.md.

@@ -64,7 +64,8 @@ const EXIT_INTERRUPTED: i32 = 130;
 /// `--max-turns` when none is given.
 const DEFAULT_MAX_TURNS: u32 = 100;
 
-fn usage(message: &str) -> i32 {
+/// Says a usage error on stderr; gives its exit code.
+fn usage(message: impl std::fmt::Display) -> i32 {
     eprintln!("riot exec: {message}");
     EXIT_USAGE
 }
@@ -432,8 +433,8 @@ async fn answer_prompts(
         };
         match read {
             Ok(p) => next = p,
-            Err(m) => {
-                code = usage(&m);
+            Err(e) => {
+                code = usage(e);
                 break;
             }
         }

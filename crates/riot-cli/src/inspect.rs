@@ -14,10 +14,10 @@ use crate::out::{errln, outln};
 use crate::world;
 use riot_kernel::error::EXIT_USAGE;
 
-fn kernel() -> Result<(Kernel, std::collections::BTreeMap<String, String>), String> {
-    let env = world::environment();
-    let home = world::riot_home(&env)?;
-    Ok((Kernel::new(world::capabilities(), home), env))
+/// A kernel in Riot's home as `env` names it.
+fn kernel(env: &std::collections::BTreeMap<String, String>) -> Result<Kernel, world::WorldError> {
+    let home = world::riot_home(env)?;
+    Ok(Kernel::new(world::capabilities(), home))
 }
 
 fn fail(command: &str, message: &str, code: i32) -> i32 {
@@ -27,9 +27,9 @@ fn fail(command: &str, message: &str, code: i32) -> i32 {
 
 /// `riot sessions list [--json]`.
 pub fn sessions_list(json_out: bool) -> i32 {
-    let (kernel, _) = match kernel() {
+    let kernel = match kernel(&world::environment()) {
         Ok(k) => k,
-        Err(e) => return fail("sessions list", &e, EXIT_USAGE),
+        Err(e) => return fail("sessions list", &e.to_string(), e.exit_code()),
     };
     let sessions = match kernel.store().list() {
         Ok(s) => s,
@@ -99,9 +99,9 @@ fn count(n: u64, what: &str) -> String {
 
 /// `riot sessions show ID [--json]`.
 pub fn sessions_show(id: &str, json_out: bool) -> i32 {
-    let (kernel, _) = match kernel() {
+    let kernel = match kernel(&world::environment()) {
         Ok(k) => k,
-        Err(e) => return fail("sessions show", &e, EXIT_USAGE),
+        Err(e) => return fail("sessions show", &e.to_string(), e.exit_code()),
     };
     let id = SessionId::new(id);
     if json_out {
@@ -177,9 +177,9 @@ pub fn sessions_show(id: &str, json_out: bool) -> i32 {
 
 /// `riot sessions delete ID`.
 pub fn sessions_delete(id: &str) -> i32 {
-    let (kernel, _) = match kernel() {
+    let kernel = match kernel(&world::environment()) {
         Ok(k) => k,
-        Err(e) => return fail("sessions delete", &e, EXIT_USAGE),
+        Err(e) => return fail("sessions delete", &e.to_string(), e.exit_code()),
     };
     let session = SessionId::new(id);
     match kernel.store().delete(&session) {
@@ -196,13 +196,14 @@ pub fn sessions_delete(id: &str) -> i32 {
 
 /// `riot config show [--json]`.
 pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
-    let (kernel, env) = match kernel() {
+    let env = world::environment();
+    let kernel = match kernel(&env) {
         Ok(k) => k,
-        Err(e) => return fail("config show", &e, EXIT_USAGE),
+        Err(e) => return fail("config show", &e.to_string(), e.exit_code()),
     };
     let cwd = match world::project_dir(shared.cwd.as_ref()) {
         Ok(d) => d,
-        Err(e) => return fail("config show", &e, EXIT_USAGE),
+        Err(e) => return fail("config show", &e.to_string(), e.exit_code()),
     };
     let loaded = match kernel
         .load_config(&cwd, &env, &flag_layer(shared), shared.trust_project)
@@ -217,7 +218,8 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         loaded: &loaded,
         hooks: &hooks,
         // Which service WebSearch asks, or why it is not declared.
-        search: riot_kernel::web::search_backend(config, &env),
+        search: riot_kernel::web::search_backend(config, &env)
+            .map_err(|why| Undeclared::WebSearch(why.to_string())),
         // What the OS sandbox enforces for this project (probed).
         sandbox: kernel.session_sandbox(config, &cwd, &env),
         browser: browser_status(config),
@@ -239,11 +241,11 @@ struct Shown<'a> {
     loaded: &'a LoadedConfig,
     /// Every hook as (event, command, source).
     hooks: &'a [(String, String, String)],
-    search: Result<SearchBackend, String>,
+    search: Result<SearchBackend, Undeclared>,
     sandbox: SessionSandbox,
     /// Which Chromium the Browser tool would drive and whether headless,
     /// or why it is not declared ([`browser_status`]).
-    browser: Result<(std::path::PathBuf, bool), String>,
+    browser: Result<(std::path::PathBuf, bool), Undeclared>,
 }
 
 /// Every configured hook as (event, command, the file it came from).
@@ -281,11 +283,11 @@ fn print_config_json(shown: &Shown<'_>) {
         })
         .collect();
     value["hooks_skipped"] = json!(loaded.hooks.skipped);
-    value["web_search_unavailable"] = json!(shown.search.as_ref().err());
+    value["web_search_unavailable"] = json!(shown.search.as_ref().err().map(ToString::to_string));
     value["sandbox_status"] = crate::sandbox_cmd::status_json(&shown.sandbox);
     value["browser_status"] = match &shown.browser {
         Ok((path, headless)) => json!({"executable": path, "headless": headless}),
-        Err(why) => json!({"unavailable": why}),
+        Err(why) => json!({"unavailable": why.to_string()}),
     };
     outln!("{value}");
 }
@@ -301,7 +303,7 @@ fn setting_row<T: ToString>(key: &str, setting: Option<&Sourced<T>>) {
 
 /// The rows of the model endpoint and its limits, with WebSearch's
 /// backend (or why it is not declared).
-fn print_endpoint_rows(config: &Config, search: &Result<SearchBackend, String>) {
+fn print_endpoint_rows(config: &Config, search: &Result<SearchBackend, Undeclared>) {
     let notes = config.endpoint_notes();
     setting_row("provider", config.provider.as_ref());
     setting_row("base_url", config.base_url.as_ref());
@@ -360,7 +362,7 @@ fn print_sandbox_row(sandbox: &SessionSandbox) {
 
 /// The row of the Chromium the Browser tool would drive, or why the tool
 /// is not declared.
-fn print_browser_row(config: &Config, browser: &Result<(std::path::PathBuf, bool), String>) {
+fn print_browser_row(config: &Config, browser: &Result<(std::path::PathBuf, bool), Undeclared>) {
     let browser_source = config.browser.as_ref().map_or_else(
         || "found on the system".to_owned(),
         |b| b.source.to_string(),
@@ -460,27 +462,46 @@ fn print_project_rows(loaded: &LoadedConfig) {
     }
 }
 
+/// Why `riot config show` finds WebSearch or Browser not declared.
+#[derive(Debug, thiserror::Error)]
+enum Undeclared {
+    /// WebSearch has no service: the kernel's reason.
+    #[error("{0}")]
+    WebSearch(String),
+    /// `RIOT_BROWSER=off` turns the browser off.
+    #[error("RIOT_BROWSER=off")]
+    BrowserOff,
+    /// The `browser` setting cannot be used: the reason riot-config gives.
+    #[error("{0}")]
+    BrowserSetting(String),
+    /// `browser.executable` names something that is not a file.
+    #[error("browser.executable {} is not a file", path.display())]
+    NotAFile {
+        /// The executable as set.
+        path: std::path::PathBuf,
+    },
+    /// No executable is set and no Chromium is installed.
+    #[error("no Chromium found (install chromium or set browser.executable)")]
+    NoChromium,
+}
+
 /// Which Chromium the Browser tool would drive and whether headless, or
 /// why the tool is not declared (docs/browser.md).
-fn browser_status(config: &riot_config::Config) -> Result<(std::path::PathBuf, bool), String> {
+fn browser_status(config: &riot_config::Config) -> Result<(std::path::PathBuf, bool), Undeclared> {
     if std::env::var("RIOT_BROWSER").is_ok_and(|v| v == "off") {
-        return Err("RIOT_BROWSER=off".to_owned());
+        return Err(Undeclared::BrowserOff);
     }
     let options = match &config.browser {
-        Some(setting) => riot_config::browser_options(&setting.value)?,
+        Some(setting) => riot_config::browser_options(&setting.value)
+            .map_err(|why| Undeclared::BrowserSetting(why.to_string()))?,
         None => riot_protocol::BrowserOptions::default(),
     };
     match options.executable {
         Some(path) if path.is_file() => Ok((path, options.headless)),
-        Some(path) => Err(format!(
-            "browser.executable {} is not a file",
-            path.display()
-        )),
+        Some(path) => Err(Undeclared::NotAFile { path }),
         None => riot_runtime::find_chromium()
             .map(|path| (path, options.headless))
-            .ok_or_else(|| {
-                "no Chromium found (install chromium or set browser.executable)".to_owned()
-            }),
+            .ok_or(Undeclared::NoChromium),
     }
 }
 
@@ -488,13 +509,14 @@ fn browser_status(config: &riot_config::Config) -> Result<(std::path::PathBuf, b
 /// as JSON; nothing is executed. An Ask stays an Ask here (a face with
 /// nobody to answer turns it into a Deny at the gate).
 pub async fn permissions_check(shared: &SharedOptions, tool: &str, input: &str) -> i32 {
-    let (kernel, env) = match kernel() {
+    let env = world::environment();
+    let kernel = match kernel(&env) {
         Ok(k) => k,
-        Err(e) => return fail("permissions check", &e, EXIT_USAGE),
+        Err(e) => return fail("permissions check", &e.to_string(), e.exit_code()),
     };
     let cwd = match world::project_dir(shared.cwd.as_ref()) {
         Ok(d) => d,
-        Err(e) => return fail("permissions check", &e, EXIT_USAGE),
+        Err(e) => return fail("permissions check", &e.to_string(), e.exit_code()),
     };
     let input: serde_json::Value = match serde_json::from_str(input) {
         Ok(v) => v,

@@ -46,11 +46,11 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
     let env = world::environment();
     let home = match world::riot_home(&env) {
         Ok(h) => h,
-        Err(e) => return fail("list", &e, EXIT_USAGE),
+        Err(e) => return fail("list", &e.to_string(), e.exit_code()),
     };
     let cwd = match world::project_dir(shared.cwd.as_ref()) {
         Ok(d) => d,
-        Err(e) => return fail("list", &e, EXIT_USAGE),
+        Err(e) => return fail("list", &e.to_string(), e.exit_code()),
     };
     let caps = world::capabilities();
     let kernel = Kernel::new(caps.clone(), home.clone());
@@ -163,7 +163,7 @@ pub async fn add(
     let env = world::environment();
     let home = match world::riot_home(&env) {
         Ok(h) => h,
-        Err(e) => return fail("add", &e, EXIT_USAGE),
+        Err(e) => return fail("add", &e.to_string(), e.exit_code()),
     };
     let Some((first, args)) = target.split_first() else {
         return fail("add", "give the command or URL after the name", EXIT_USAGE);
@@ -254,7 +254,7 @@ pub async fn remove(name: &str) -> i32 {
     let env = world::environment();
     let home = match world::riot_home(&env) {
         Ok(h) => h,
-        Err(e) => return fail("remove", &e, EXIT_USAGE),
+        Err(e) => return fail("remove", &e.to_string(), e.exit_code()),
     };
     let fs = world::capabilities().fs;
     match riot_mcp::config::remove_server(fs.as_ref(), &home, name).await {

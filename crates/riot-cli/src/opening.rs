@@ -27,7 +27,7 @@ pub struct Project {
 
 /// The environment, Riot's home, the project directory and a kernel
 /// for a face's session. `Err`: what is wrong, for a usage error.
-pub fn project(shared: &SharedOptions) -> Result<Project, String> {
+pub fn project(shared: &SharedOptions) -> Result<Project, world::WorldError> {
     let env = world::environment();
     let home = world::riot_home(&env)?;
     let cwd = world::project_dir(shared.cwd.as_ref())?;

@@ -10,7 +10,7 @@ use crate::out::{errln, outln};
 use crate::world;
 use riot_kernel::error::EXIT_USAGE;
 
-fn kernel() -> Result<Kernel, String> {
+fn kernel() -> Result<Kernel, world::WorldError> {
     let env = world::environment();
     let home = world::riot_home(&env)?;
     Ok(Kernel::new(world::capabilities(), home))
@@ -26,7 +26,7 @@ fn fail(command: &str, message: &str, code: i32) -> i32 {
 pub async fn checkpoints(id: &str, json_out: bool) -> i32 {
     let kernel = match kernel() {
         Ok(k) => k,
-        Err(e) => return fail("sessions checkpoints", &e, EXIT_USAGE),
+        Err(e) => return fail("sessions checkpoints", &e.to_string(), e.exit_code()),
     };
     let points = match kernel.rewind_points(&SessionId::new(id)).await {
         Ok(points) => points,
@@ -78,7 +78,7 @@ pub async fn rewind(
 ) -> i32 {
     let kernel = match kernel() {
         Ok(k) => k,
-        Err(e) => return fail("sessions rewind", &e, EXIT_USAGE),
+        Err(e) => return fail("sessions rewind", &e.to_string(), e.exit_code()),
     };
     let id = SessionId::new(id);
     let what = match (files_only, conversation_only) {

@@ -10,14 +10,14 @@ use crate::cli::SharedOptions;
 use crate::cli::flag_layer;
 use crate::out::{errln, outln};
 use crate::world;
-use riot_kernel::error::EXIT_USAGE;
 
 /// The sandbox a session in the chosen project would get.
 pub async fn session_sandbox(shared: &SharedOptions) -> Result<SessionSandbox, (String, i32)> {
     let env = world::environment();
-    let home = world::riot_home(&env).map_err(|e| (e, EXIT_USAGE))?;
+    let home = world::riot_home(&env).map_err(|e| (e.to_string(), e.exit_code()))?;
     let kernel = Kernel::new(world::capabilities(), home);
-    let cwd = world::project_dir(shared.cwd.as_ref()).map_err(|e| (e, EXIT_USAGE))?;
+    let cwd =
+        world::project_dir(shared.cwd.as_ref()).map_err(|e| (e.to_string(), e.exit_code()))?;
     let loaded = kernel
         .load_config(&cwd, &env, &flag_layer(shared), shared.trust_project)
         .await

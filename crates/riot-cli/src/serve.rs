@@ -39,9 +39,37 @@ fn embedded_file(path: &str) -> Option<&'static [u8]> {
     EMBEDDED_UI.get_file(path).map(include_dir::File::contents)
 }
 
+/// What a refused `--ui-dir` is told to pass instead.
+const UI_DIR_HINT: &str = "pass the directory of the built web UI (it holds index.html)";
+
+/// Why `--ui-dir` cannot be served; each says what to pass instead.
+#[derive(Debug, thiserror::Error)]
+enum UiDirError {
+    /// The directory cannot be used.
+    #[error("{0}; {hint}", hint = UI_DIR_HINT)]
+    Dir(#[source] world::WorldError),
+    /// The directory has no `index.html`.
+    #[error("--ui-dir {} has no index.html; {hint}", dir.display(), hint = UI_DIR_HINT)]
+    NoIndex {
+        /// The directory as given.
+        dir: std::path::PathBuf,
+    },
+}
+
+impl UiDirError {
+    /// The exit code: a usage error ([`EXIT_USAGE`]), the directory's own
+    /// when that is what is wrong.
+    fn exit_code(&self) -> i32 {
+        match self {
+            UiDirError::Dir(e) => e.exit_code(),
+            UiDirError::NoIndex { .. } => EXIT_USAGE,
+        }
+    }
+}
+
 /// The web UI to serve: `--ui-dir`, else the embedded copy, else a page
 /// saying why there is none.
-fn web_ui(ui_dir: Option<&Path>) -> Result<WebUi, String> {
+fn web_ui(ui_dir: Option<&Path>) -> Result<WebUi, UiDirError> {
     let Some(dir) = ui_dir else {
         return Ok(if EMBEDDED_UI_MISSING.is_empty() {
             WebUi::Embedded(embedded_file)
@@ -50,14 +78,11 @@ fn web_ui(ui_dir: Option<&Path>) -> Result<WebUi, String> {
             WebUi::Missing(EMBEDDED_UI_MISSING.to_owned())
         });
     };
-    let hint = "pass the directory of the built web UI (it holds index.html)";
-    let canonical =
-        crate::world::existing_dir("--ui-dir", dir).map_err(|e| format!("{e}; {hint}"))?;
+    let canonical = crate::world::existing_dir("--ui-dir", dir).map_err(UiDirError::Dir)?;
     if !canonical.join("index.html").is_file() {
-        return Err(format!(
-            "--ui-dir {} has no index.html; {hint}",
-            dir.display()
-        ));
+        return Err(UiDirError::NoIndex {
+            dir: dir.to_path_buf(),
+        });
     }
     Ok(WebUi::Dir(canonical))
 }
@@ -289,7 +314,7 @@ async fn check_setup(
         Ok(h) => h,
         Err(e) => {
             eprintln!("riot serve: {e}");
-            return Err(EXIT_USAGE);
+            return Err(e.exit_code());
         }
     };
     // A project directory given is checked now, in words, not at the
@@ -300,7 +325,7 @@ async fn check_setup(
             Ok(dir) => Some(dir),
             Err(e) => {
                 eprintln!("riot serve: {e}");
-                return Err(EXIT_USAGE);
+                return Err(e.exit_code());
             }
         },
     };
@@ -308,7 +333,7 @@ async fn check_setup(
         Ok(ui) => ui,
         Err(e) => {
             eprintln!("riot serve: {e}");
-            return Err(EXIT_USAGE);
+            return Err(e.exit_code());
         }
     };
     // Beyond loopback the token crosses the network in plain HTTP; only
@@ -411,5 +436,32 @@ fn stopped(why: Option<Stop>, requested: &Shutdown) -> i32 {
             }
             0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ui_dir_that_cannot_be_served_says_what_to_pass_and_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("dist");
+        let Err(e) = web_ui(Some(&missing)) else {
+            panic!("a missing --ui-dir was served");
+        };
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "--ui-dir {} does not exist; pass the directory of the built web UI (it holds index.html)",
+                missing.display()
+            )
+        );
+        assert_eq!(e.exit_code(), EXIT_USAGE);
+        let Err(e) = web_ui(Some(dir.path())) else {
+            panic!("a --ui-dir without index.html was served");
+        };
+        assert!(matches!(e, UiDirError::NoIndex { .. }), "{e}");
+        assert_eq!(e.exit_code(), EXIT_USAGE);
     }
 }

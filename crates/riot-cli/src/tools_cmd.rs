@@ -61,8 +61,9 @@ async fn harness(
     session: Option<&SessionId>,
 ) -> Result<(riot_kernel::tools::ToolHarness, Arc<dyn IdGen>), (String, i32)> {
     let env = world::environment();
-    let home = world::riot_home(&env).map_err(|e| (e, EXIT_USAGE))?;
-    let cwd = world::project_dir(shared.cwd.as_ref()).map_err(|e| (e, EXIT_USAGE))?;
+    let home = world::riot_home(&env).map_err(|e| (e.to_string(), e.exit_code()))?;
+    let cwd =
+        world::project_dir(shared.cwd.as_ref()).map_err(|e| (e.to_string(), e.exit_code()))?;
     let caps = world::capabilities();
     let ids = Arc::clone(&caps.ids);
     let kernel = riot_kernel::Kernel::new(caps, home)

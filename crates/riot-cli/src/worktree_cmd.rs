@@ -2,14 +2,14 @@
 //! removes them through the injected process runner). A session's own
 //! worktree, `--worktree`, is opening.rs's.
 
-use riot_kernel::error::EXIT_USAGE;
 use riot_kernel::{Kernel, KernelError};
 use serde_json::json;
 
 use crate::cli::SharedOptions;
 use crate::out::{errln, outln};
+use crate::world::WorldError;
 
-fn setup(shared: &SharedOptions) -> Result<(Kernel, std::path::PathBuf), String> {
+fn setup(shared: &SharedOptions) -> Result<(Kernel, std::path::PathBuf), WorldError> {
     let project = crate::opening::project(shared)?;
     Ok((project.kernel, project.cwd))
 }
@@ -20,7 +20,7 @@ pub async fn list(shared: &SharedOptions, json_out: bool) -> i32 {
         Ok(k) => k,
         Err(e) => {
             errln!("riot worktree list: {e}");
-            return EXIT_USAGE;
+            return e.exit_code();
         }
     };
     let worktrees = match kernel
@@ -72,7 +72,7 @@ pub async fn remove(shared: &SharedOptions, name: &str, force: bool) -> i32 {
         Ok(k) => k,
         Err(e) => {
             errln!("riot worktree remove: {e}");
-            return EXIT_USAGE;
+            return e.exit_code();
         }
     };
     match kernel

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use riot_kernel::Capabilities;
+use riot_kernel::error::EXIT_USAGE;
 use riot_runtime::{RandomIds, RealFs, RealProcessRunner, SystemClock};
 
 /// The process environment as a map.
@@ -16,11 +17,73 @@ pub fn environment() -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Why Riot's home or a directory the person named cannot be used. Each
+/// is said in words, never as a bare OS error, and is a usage error.
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    /// Neither `RIOT_HOME`, an absolute `XDG_CONFIG_HOME` nor `HOME` is set.
+    #[error("cannot find a home directory: set RIOT_HOME")]
+    NoHome,
+    /// A relative home that cannot be made absolute.
+    #[error("cannot make Riot's home {} absolute: {source}", home.display())]
+    RelativeHome {
+        /// The home as given.
+        home: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The current directory cannot be read.
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(#[source] std::io::Error),
+    /// The directory given with `flag`, or a part of its path, does not exist.
+    #[error("{flag} {} does not exist", dir.display())]
+    Missing {
+        /// The flag that named it (`--cwd`, `--ui-dir`).
+        flag: &'static str,
+        /// The directory as given.
+        dir: PathBuf,
+    },
+    /// The directory given with `flag` cannot be reached.
+    #[error("{flag} {} cannot be reached: permission denied", dir.display())]
+    Denied {
+        /// The flag that named it.
+        flag: &'static str,
+        /// The directory as given.
+        dir: PathBuf,
+    },
+    /// The directory given with `flag` cannot be opened for another reason.
+    #[error("{flag} {} cannot be opened: {}", dir.display(), source.kind())]
+    Unopenable {
+        /// The flag that named it.
+        flag: &'static str,
+        /// The directory as given.
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// What was given with `flag` is not a directory.
+    #[error("{flag} {} is not a directory", dir.display())]
+    NotADirectory {
+        /// The flag that named it.
+        flag: &'static str,
+        /// The path as given.
+        dir: PathBuf,
+    },
+}
+
+impl WorldError {
+    /// The exit code: every one is a usage error ([`EXIT_USAGE`]), as a
+    /// refusal of the kernel's is.
+    pub fn exit_code(&self) -> i32 {
+        EXIT_USAGE
+    }
+}
+
 /// `$RIOT_HOME`, else `$XDG_CONFIG_HOME/riot` (when absolute), else
 /// `~/.config/riot`; a relative one is taken from the current directory, so that what Riot
 /// keeps there (worktrees, which git makes from the project) never lands
 /// inside the project.
-pub fn riot_home(env: &BTreeMap<String, String>) -> Result<PathBuf, String> {
+pub fn riot_home(env: &BTreeMap<String, String>) -> Result<PathBuf, WorldError> {
     let home = if let Some(home) = env.get("RIOT_HOME").filter(|h| !h.is_empty()) {
         PathBuf::from(home)
     } else if let Some(xdg) = env
@@ -33,19 +96,17 @@ pub fn riot_home(env: &BTreeMap<String, String>) -> Result<PathBuf, String> {
         env.get("HOME")
             .filter(|h| !h.is_empty())
             .map(|h| PathBuf::from(h).join(".config/riot"))
-            .ok_or_else(|| "cannot find a home directory: set RIOT_HOME".to_owned())?
+            .ok_or(WorldError::NoHome)?
     };
     if home.is_absolute() {
         return Ok(home);
     }
-    std::path::absolute(&home)
-        .map_err(|e| format!("cannot make Riot's home {} absolute: {e}", home.display()))
+    std::path::absolute(&home).map_err(|source| WorldError::RelativeHome { home, source })
 }
 
 /// The project directory: `--cwd`, else the current directory, made absolute.
-pub fn project_dir(flag: Option<&PathBuf>) -> Result<PathBuf, String> {
-    let current =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+pub fn project_dir(flag: Option<&PathBuf>) -> Result<PathBuf, WorldError> {
+    let current = std::env::current_dir().map_err(WorldError::CurrentDir)?;
     let dir = match flag {
         Some(d) if d.is_absolute() => d.clone(),
         Some(d) => current.join(d),
@@ -58,23 +119,24 @@ pub fn project_dir(flag: Option<&PathBuf>) -> Result<PathBuf, String> {
 /// `dir` made absolute and canonical, or why not, in words: `FLAG DIR
 /// does not exist`, `… is not a directory`, never a bare OS error.
 #[allow(clippy::disallowed_methods)] // a face checks the person's own path
-pub fn existing_dir(flag: &str, dir: &Path) -> Result<PathBuf, String> {
-    let why = |e: std::io::Error| {
-        let why = match e.kind() {
+pub fn existing_dir(flag: &'static str, dir: &Path) -> Result<PathBuf, WorldError> {
+    let why = |source: std::io::Error| {
+        let dir = dir.to_path_buf();
+        match source.kind() {
             // `NotADirectory` here: a part of the path is a file.
             std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
-                "does not exist".to_owned()
+                WorldError::Missing { flag, dir }
             }
-            std::io::ErrorKind::PermissionDenied => {
-                "cannot be reached: permission denied".to_owned()
-            }
-            kind => format!("cannot be opened: {kind}"),
-        };
-        format!("{flag} {} {why}", dir.display())
+            std::io::ErrorKind::PermissionDenied => WorldError::Denied { flag, dir },
+            _ => WorldError::Unopenable { flag, dir, source },
+        }
     };
     let meta = std::fs::metadata(dir).map_err(why)?;
     if !meta.is_dir() {
-        return Err(format!("{flag} {} is not a directory", dir.display()));
+        return Err(WorldError::NotADirectory {
+            flag,
+            dir: dir.to_path_buf(),
+        });
     }
     std::fs::canonicalize(dir).map_err(why)
 }
@@ -152,8 +214,33 @@ mod tests {
             PathBuf::from("/h/.config/riot")
         );
         assert_eq!(
-            riot_home(&env(&[])).unwrap_err(),
+            riot_home(&env(&[])).unwrap_err().to_string(),
             "cannot find a home directory: set RIOT_HOME"
+        );
+    }
+
+    #[test]
+    fn a_directory_that_cannot_be_used_is_said_in_words_and_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope");
+        let e = existing_dir("--cwd", &missing).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("--cwd {} does not exist", missing.display())
+        );
+        assert_eq!(e.exit_code(), 2);
+        let file = dir.path().join("file");
+        std::fs::File::create(&file).unwrap();
+        let e = existing_dir("--ui-dir", &file).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("--ui-dir {} is not a directory", file.display())
+        );
+        // A part of the path that is a file: the directory does not exist.
+        let e = existing_dir("--cwd", &file.join("sub")).unwrap_err();
+        assert!(
+            matches!(e, WorldError::Missing { flag: "--cwd", .. }),
+            "{e}"
         );
     }
 }

@@ -92,11 +92,22 @@ pub fn session_meta(model: &str, sandbox: &str) -> Meta {
     meta
 }
 
+/// `_meta.riot.worktree` of a `session/new` that is neither a name nor
+/// `true`: refused rather than opening the session in the project's own
+/// checkout.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "_meta.riot.worktree must be a worktree name (a string; \"\" for one Riot picks) or true, not {asked}; leave it out to work in the project itself"
+)]
+pub struct BadWorktreeAsk {
+    /// The value the client sent.
+    pub asked: serde_json::Value,
+}
+
 /// The worktree a `session/new` asks for in `_meta.riot.worktree`: a
 /// name, or `""` / `true` for one Riot picks; `None` when not asked
-/// (absent or `null`). Anything else is refused (the reason), rather than
-/// opening the session in the project's own checkout.
-pub fn worktree_asked(meta: Option<&Meta>) -> Result<Option<String>, String> {
+/// (absent or `null`). Anything else is refused.
+pub fn worktree_asked(meta: Option<&Meta>) -> Result<Option<String>, BadWorktreeAsk> {
     let Some(asked) = meta
         .and_then(|m| m.get("riot"))
         .and_then(|riot| riot.get("worktree"))
@@ -107,9 +118,9 @@ pub fn worktree_asked(meta: Option<&Meta>) -> Result<Option<String>, String> {
         serde_json::Value::Null => Ok(None),
         serde_json::Value::String(name) => Ok(Some(name.clone())),
         serde_json::Value::Bool(true) => Ok(Some(String::new())),
-        other => Err(format!(
-            "_meta.riot.worktree must be a worktree name (a string; \"\" for one Riot picks) or true, not {other}; leave it out to work in the project itself"
-        )),
+        other => Err(BadWorktreeAsk {
+            asked: other.clone(),
+        }),
     }
 }
 
@@ -179,7 +190,7 @@ mod tests {
             (json!(["w1"]), r#"["w1"]"#),
         ] {
             assert_eq!(
-                worktree_asked(Some(&meta(bad))),
+                worktree_asked(Some(&meta(bad))).map_err(|e| e.to_string()),
                 Err(format!(
                     "_meta.riot.worktree must be a worktree name (a string; \"\" for one Riot picks) or true, not {shown}; leave it out to work in the project itself"
                 ))

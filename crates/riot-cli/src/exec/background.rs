@@ -133,15 +133,49 @@ fn stop_running_agents(session: &SessionHandle, ceiling_ms: u64) {
 /// turn, from `RIOT_EXEC_BACKGROUND_WAIT_MS`: `None` (unset or `0`) does
 /// not wait — they stop with the run's session, as the agents of any
 /// session do when it ends.
-pub(super) fn background_wait(env: &BTreeMap<String, String>) -> Result<Option<u64>, String> {
+pub(super) fn background_wait(
+    env: &BTreeMap<String, String>,
+) -> Result<Option<u64>, BadBackgroundWait> {
     match env.get("RIOT_EXEC_BACKGROUND_WAIT_MS").map(|v| v.trim()) {
         None | Some("") => Ok(None),
         Some(value) => match value.parse::<u64>() {
             Ok(0) => Ok(None),
             Ok(ms) => Ok(Some(ms)),
-            Err(_) => Err(format!(
-                "RIOT_EXEC_BACKGROUND_WAIT_MS must be a whole number of milliseconds (0: do not wait), not `{value}`"
-            )),
+            Err(source) => Err(BadBackgroundWait {
+                value: value.to_owned(),
+                source,
+            }),
         },
+    }
+}
+
+/// `RIOT_EXEC_BACKGROUND_WAIT_MS` is not a whole number of milliseconds:
+/// a usage error.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "RIOT_EXEC_BACKGROUND_WAIT_MS must be a whole number of milliseconds (0: do not wait), not `{value}`"
+)]
+pub(super) struct BadBackgroundWait {
+    /// The value as set, trimmed.
+    value: String,
+    #[source]
+    source: std::num::ParseIntError,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_background_wait_is_whole_milliseconds_and_zero_does_not_wait() {
+        let env =
+            |v: &str| BTreeMap::from([("RIOT_EXEC_BACKGROUND_WAIT_MS".to_owned(), v.to_owned())]);
+        assert_eq!(background_wait(&BTreeMap::new()).unwrap(), None);
+        assert_eq!(background_wait(&env(" 0 ")).unwrap(), None);
+        assert_eq!(background_wait(&env("1500")).unwrap(), Some(1500));
+        assert_eq!(
+            background_wait(&env("10m")).unwrap_err().to_string(),
+            "RIOT_EXEC_BACKGROUND_WAIT_MS must be a whole number of milliseconds (0: do not wait), not `10m`"
+        );
     }
 }

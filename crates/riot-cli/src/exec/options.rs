@@ -8,6 +8,41 @@ use riot_protocol::PermissionMode;
 
 use crate::cli::{ExecOptions, InputFormat, OutputFormat, SharedOptions};
 
+/// Options of `riot exec` that cannot work as given; each says the fix.
+/// A usage error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionsError {
+    /// `--dangerously-skip-permissions` with another `--permission-mode`.
+    #[error(
+        "--dangerously-skip-permissions means --permission-mode bypass, but --permission-mode {mode} was given too; drop one of them"
+    )]
+    SkipPermissionsWithMode {
+        /// The other mode given.
+        mode: PermissionMode,
+    },
+    /// `--system-prompt` or `--append-system-prompt` with blank text.
+    #[error("{flag} needs the text of the instructions")]
+    NoInstructions {
+        /// The flag given blank.
+        flag: &'static str,
+    },
+    /// `--input-format stream-json` without a streaming output format.
+    #[error(
+        "--input-format stream-json answers each message as it comes; add --output-format stream-json (or events)"
+    )]
+    StreamInputNeedsStreamOutput,
+    /// `--input-format stream-json` with a PROMPT argument.
+    #[error(
+        "with --input-format stream-json the prompts come on stdin as JSON lines; drop the PROMPT argument"
+    )]
+    StreamInputWithPrompt,
+    /// `--include-partial-messages` without `--output-format stream-json`.
+    #[error(
+        "--include-partial-messages adds stream_event lines to --output-format stream-json; add that, or drop it"
+    )]
+    PartialWithoutStream,
+}
+
 /// Splits a Claude Code tool list — `"Bash(git log:*),Read"` or `"Bash(git
 /// log:*) Read"` — into rules. Commas and spaces inside parentheses belong
 /// to the rule.
@@ -38,9 +73,11 @@ pub fn split_rules(list: &str) -> Vec<String> {
         .collect()
 }
 
-/// The configuration layer of this run's flags; the error is a usage
-/// error's one line.
-pub fn flag_layer(shared: &SharedOptions, options: &ExecOptions) -> Result<FlagLayer, String> {
+/// The configuration layer of this run's flags.
+pub fn flag_layer(
+    shared: &SharedOptions,
+    options: &ExecOptions,
+) -> Result<FlagLayer, OptionsError> {
     let mut flags = crate::cli::flag_layer(shared);
     flags
         .allow
@@ -53,11 +90,7 @@ pub fn flag_layer(shared: &SharedOptions, options: &ExecOptions) -> Result<FlagL
             None | Some(PermissionMode::Bypass) => {
                 flags.permission_mode = Some(PermissionMode::Bypass);
             }
-            Some(other) => {
-                return Err(format!(
-                    "--dangerously-skip-permissions means --permission-mode bypass, but --permission-mode {other} was given too; drop one of them"
-                ));
-            }
+            Some(mode) => return Err(OptionsError::SkipPermissionsWithMode { mode }),
         }
     }
     for (flag, text) in [
@@ -65,7 +98,7 @@ pub fn flag_layer(shared: &SharedOptions, options: &ExecOptions) -> Result<FlagL
         ("--append-system-prompt", &options.append_system_prompt),
     ] {
         if text.as_deref().is_some_and(|t| t.trim().is_empty()) {
-            return Err(format!("{flag} needs the text of the instructions"));
+            return Err(OptionsError::NoInstructions { flag });
         }
     }
     flags.system_prompt.clone_from(&options.system_prompt);
@@ -76,31 +109,22 @@ pub fn flag_layer(shared: &SharedOptions, options: &ExecOptions) -> Result<FlagL
 }
 
 /// Refuses combinations of formats that cannot work, with the fix.
-pub fn check(options: &ExecOptions, prompt: Option<&str>) -> Result<(), String> {
+pub fn check(options: &ExecOptions, prompt: Option<&str>) -> Result<(), OptionsError> {
     let streams = matches!(
         options.output_format,
         OutputFormat::StreamJson | OutputFormat::Events
     );
     if options.input_format == InputFormat::StreamJson {
         if !streams {
-            return Err(
-                "--input-format stream-json answers each message as it comes; add --output-format stream-json (or events)"
-                    .to_owned(),
-            );
+            return Err(OptionsError::StreamInputNeedsStreamOutput);
         }
         if prompt.is_some() {
-            return Err(
-                "with --input-format stream-json the prompts come on stdin as JSON lines; drop the PROMPT argument"
-                    .to_owned(),
-            );
+            return Err(OptionsError::StreamInputWithPrompt);
         }
     }
     // `events` has every delta already: the flag changes nothing there.
     if options.include_partial_messages && !streams {
-        return Err(
-            "--include-partial-messages adds stream_event lines to --output-format stream-json; add that, or drop it"
-                .to_owned(),
-        );
+        return Err(OptionsError::PartialWithoutStream);
     }
     Ok(())
 }
@@ -163,7 +187,9 @@ mod tests {
             Some("Use British spelling.")
         );
 
-        let clash = flag_layer(&shared(Some(PermissionMode::Plan)), &options).unwrap_err();
+        let clash = flag_layer(&shared(Some(PermissionMode::Plan)), &options)
+            .unwrap_err()
+            .to_string();
         assert!(clash.contains("--permission-mode plan"), "{clash}");
         assert!(flag_layer(&shared(Some(PermissionMode::Bypass)), &options).is_ok());
 
@@ -172,7 +198,7 @@ mod tests {
             ..ExecOptions::default()
         };
         assert_eq!(
-            flag_layer(&shared(None), &blank).unwrap_err(),
+            flag_layer(&shared(None), &blank).unwrap_err().to_string(),
             "--system-prompt needs the text of the instructions"
         );
     }
@@ -186,6 +212,7 @@ mod tests {
         assert!(
             check(&stream_in, None)
                 .unwrap_err()
+                .to_string()
                 .contains("--output-format stream-json")
         );
         let both = ExecOptions {
@@ -196,6 +223,7 @@ mod tests {
         assert!(
             check(&both, Some("hi"))
                 .unwrap_err()
+                .to_string()
                 .contains("drop the PROMPT")
         );
         let partial = ExecOptions {

@@ -10,6 +10,26 @@ use crate::cli::{ExecArgs, InputFormat, SharedOptions};
 
 use super::{STDIN_HINT, Terminal, input, options, usage};
 
+/// Why a run has no prompt to send: a usage error, said on stderr.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PromptError {
+    /// Reading the next JSON line of stdin failed.
+    #[error("cannot read stdin: {0}")]
+    ReadLine(#[source] std::io::Error),
+    /// An input line is not a user message.
+    #[error(transparent)]
+    Line(#[from] input::InputError),
+    /// The JSON lines ended before the first user message.
+    #[error("no user message on stdin: send one JSON line per message, as {shape}", shape = input::SHAPE)]
+    NoUserMessage,
+    /// Reading the prompt (all of stdin) failed.
+    #[error("cannot read the prompt from stdin: {0}")]
+    ReadAll(#[source] std::io::Error),
+    /// Neither the argument nor stdin holds a prompt.
+    #[error("no prompt: pass it as an argument or on stdin")]
+    NoPrompt,
+}
+
 /// Where the prompts come from: the argument or all of stdin, or JSON
 /// lines on stdin.
 pub(super) enum Prompts {
@@ -18,16 +38,12 @@ pub(super) enum Prompts {
 }
 
 impl Prompts {
-    /// The next prompt; `Ok(None)` at the end. The error is a usage
-    /// error's line.
-    pub(super) async fn next(&mut self) -> Result<Option<String>, String> {
+    /// The next prompt; `Ok(None)` at the end.
+    pub(super) async fn next(&mut self) -> Result<Option<String>, PromptError> {
         match self {
             Prompts::One(prompt) => Ok(prompt.take()),
             Prompts::Lines(lines) => loop {
-                let line = lines
-                    .next_line()
-                    .await
-                    .map_err(|e| format!("cannot read stdin: {e}"))?;
+                let line = lines.next_line().await.map_err(PromptError::ReadLine)?;
                 let Some(line) = line else { return Ok(None) };
                 if let Some(prompt) = input::user_message(&line)? {
                     return Ok(Some(prompt));
@@ -38,7 +54,7 @@ impl Prompts {
 }
 
 /// The prompt of `--input-format text`: the argument, or all of stdin.
-fn text_prompt(prompt: Option<&str>, terminal: Terminal) -> Result<String, String> {
+fn text_prompt(prompt: Option<&str>, terminal: Terminal) -> Result<String, PromptError> {
     let prompt = match prompt {
         Some(p) => p.to_owned(),
         None => {
@@ -48,12 +64,12 @@ fn text_prompt(prompt: Option<&str>, terminal: Terminal) -> Result<String, Strin
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)
-                .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+                .map_err(PromptError::ReadAll)?;
             text
         }
     };
     if prompt.trim().is_empty() {
-        return Err("no prompt: pass it as an argument or on stdin".to_owned());
+        return Err(PromptError::NoPrompt);
     }
     Ok(prompt)
 }
@@ -72,15 +88,15 @@ pub(super) struct Input {
 /// exit code, said on stderr.
 pub(super) async fn read_input(shared: &SharedOptions, args: &ExecArgs) -> Result<Input, i32> {
     let options = &args.options;
-    if let Err(m) = options::check(options, args.prompt.as_deref()) {
-        return Err(usage(&m));
+    if let Err(e) = options::check(options, args.prompt.as_deref()) {
+        return Err(usage(e));
     }
-    let flags = options::flag_layer(shared, options).map_err(|m| usage(&m))?;
+    let flags = options::flag_layer(shared, options).map_err(usage)?;
     let terminal = Terminal::detect();
     let mut prompts = match options.input_format {
         InputFormat::Text => match text_prompt(args.prompt.as_deref(), terminal) {
             Ok(p) => Prompts::One(Some(p)),
-            Err(m) => return Err(usage(&m)),
+            Err(e) => return Err(usage(e)),
         },
         InputFormat::StreamJson => {
             Prompts::Lines(tokio::io::BufReader::new(tokio::io::stdin()).lines())
@@ -90,12 +106,8 @@ pub(super) async fn read_input(shared: &SharedOptions, args: &ExecArgs) -> Resul
     // usage error before any session exists.
     let first = match prompts.next().await {
         Ok(Some(p)) => p,
-        Ok(None) => {
-            return Err(usage(
-                "no user message on stdin: send one JSON line per message, as {\"type\": \"user\", \"message\": {\"role\": \"user\", \"content\": \"…\"}}",
-            ));
-        }
-        Err(m) => return Err(usage(&m)),
+        Ok(None) => return Err(usage(PromptError::NoUserMessage)),
+        Err(e) => return Err(usage(e)),
     };
     Ok(Input {
         flags,

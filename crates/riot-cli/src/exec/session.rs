@@ -35,9 +35,9 @@ pub(super) async fn open_session(
     options: &ExecOptions,
     flags: &FlagLayer,
 ) -> Result<Opened, i32> {
-    let project = crate::opening::project(shared).map_err(|e| usage(&e))?;
+    let project = crate::opening::project(shared).map_err(usage)?;
     // How long a prompt's run waits for background agents after its turn.
-    let background_wait_ms = background_wait(&project.env).map_err(|m| usage(&m))?;
+    let background_wait_ms = background_wait(&project.env).map_err(usage)?;
     let resume = resume_from(options).map_err(usage)?;
     // `--worktree`, or a resumed session's own: a checkout of its own.
     let (cwd, worktree) =
