@@ -79,7 +79,7 @@ impl Host for Project {
                 .await;
         match prepared {
             Ok(Ok(p)) => PastedImage::Image(p.source()),
-            Ok(Err(reason)) => PastedImage::Refused(reason),
+            Ok(Err(reason)) => PastedImage::Refused(reason.to_string()),
             Err(_) => PastedImage::Refused("could not be decoded".to_owned()),
         }
     }

@@ -389,7 +389,7 @@ async fn attach_image(mention: &str, bytes: Vec<u8>, media_type: &'static str) -
 
 fn image_blocks(
     mention: &str,
-    prepared: Result<Result<read_image::Prepared, String>, tokio::task::JoinError>,
+    prepared: Result<Result<read_image::Prepared, read_image::ImageError>, tokio::task::JoinError>,
     limits: read_image::ImageLimits,
 ) -> Vec<UserBlock> {
     match prepared {

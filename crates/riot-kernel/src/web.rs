@@ -9,7 +9,9 @@ use riot_protocol::{
     CacheHints, DynTool, Message, MessageId, MessageOrigin, ModelRequest, Provider, ServerTool,
     SystemPrompt, UserBlock, UserMessage,
 };
-use riot_tools::tools::{PageQuestion, SearchBackend, WebFetch, WebFetchLimits, WebSearch};
+use riot_tools::tools::{
+    AnswerError, PageQuestion, SearchBackend, WebFetch, WebFetchLimits, WebSearch,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::world::SessionModel;
@@ -76,7 +78,7 @@ impl SmallModel {
 
 #[async_trait]
 impl PageQuestion for SmallModel {
-    async fn answer(&self, url: &str, page: &str, prompt: &str) -> Result<String, String> {
+    async fn answer(&self, url: &str, page: &str, prompt: &str) -> Result<String, AnswerError> {
         let cancel = CancellationToken::new();
         // Dropped with the call (the turn was cancelled): the request stops.
         let _guard = cancel.clone().drop_guard();
@@ -86,9 +88,9 @@ impl PageQuestion for SmallModel {
             cancel,
         )
         .await;
-        let text = reply.result.map_err(|e| e.message)?;
+        let text = reply.result?;
         if text.trim().is_empty() {
-            return Err("the model gave no answer".into());
+            return Err(AnswerError::Empty);
         }
         Ok(text)
     }

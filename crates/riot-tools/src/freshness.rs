@@ -112,19 +112,29 @@ pub(crate) fn check_region(
     }
 }
 
+/// A file could not be written; the message is the one the model reads.
+#[derive(Debug, thiserror::Error)]
+#[error("Could not write {display} ({source}). Check the path and its permissions.")]
+pub(crate) struct WriteError {
+    /// The path as the model sees it.
+    display: String,
+    source: io::Error,
+}
+
 /// Writes `bytes` atomically, then records them as what the session knows
-/// (`view`). The error is the message the model reads.
+/// (`view`).
 pub(crate) async fn write_and_record(
     ctx: &ToolContext,
     path: &Path,
     display: &str,
     bytes: &[u8],
     view: FileView,
-) -> Result<(), String> {
-    if let Err(e) = ctx.env.fs.write_atomic(path, bytes).await {
-        return Err(format!(
-            "Could not write {display} ({e}). Check the path and its permissions."
-        ));
+) -> Result<(), WriteError> {
+    if let Err(source) = ctx.env.fs.write_atomic(path, bytes).await {
+        return Err(WriteError {
+            display: display.to_owned(),
+            source,
+        });
     }
     record(ctx, path, bytes, view).await;
     Ok(())

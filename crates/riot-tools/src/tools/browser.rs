@@ -15,13 +15,14 @@ use async_trait::async_trait;
 use riot_protocol::{
     BrowserAction, BrowserError, BrowserResult, BrowserTarget, PermissionResult, PermissionTarget,
     PromptContext, Tool, ToolContext, ToolOutcome, ToolResultContent, UiPayload, ValidationError,
+    WebError,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::read_image::{ImageLimits, note, prepare_source};
 use super::schema_of;
-use super::web_address::{self, AddressGate, Loader};
+use super::web_address::{self, AddressError, AddressGate, Loader, UrlError};
 
 /// What the model asks the browser to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -78,8 +79,19 @@ const LOADER: Loader = Loader {
     never: "loads pages from",
 };
 
-fn parse_url(text: &str) -> Result<url::Url, String> {
+fn parse_url(text: &str) -> Result<url::Url, UrlError> {
     web_address::parse_url(text, LOADER)
+}
+
+/// Why a page is not loaded after all when the call runs.
+#[derive(Debug, thiserror::Error)]
+enum LoadError {
+    /// The host did not resolve.
+    #[error("{0}; check the URL's host name.")]
+    Unresolved(#[from] WebError),
+    /// The host's addresses are refused for this call.
+    #[error(transparent)]
+    Address(#[from] AddressError),
 }
 
 impl BrowserInput {
@@ -145,11 +157,9 @@ fn to_action(input: &BrowserInput) -> Option<BrowserAction> {
 impl Browser {
     /// The addresses of `url`'s host judged again when loading: refused
     /// when forbidden, or private without this call's approval.
-    async fn check_again(&self, url: &url::Url, ctx: &ToolContext) -> Result<(), String> {
+    async fn check_again(&self, url: &url::Url, ctx: &ToolContext) -> Result<(), LoadError> {
         self.gate
-            .check_again(url, ctx, LOADER, |e| {
-                format!("{e}; check the URL's host name.")
-            })
+            .check_again::<LoadError>(url, ctx, LOADER)
             .await
             .map(drop)
     }
@@ -233,7 +243,7 @@ impl Tool for Browser {
         match input.action {
             Action::Navigate => {
                 let url = input.url.as_deref().ok_or_else(|| input.needs("`url`"))?;
-                parse_url(url).map_err(ValidationError::rejected)?;
+                parse_url(url).map_err(|e| ValidationError::rejected(e.to_string()))?;
             }
             Action::Click | Action::Type | Action::Select if input.target().is_none() => {
                 return Err(input.needs("`ref` (from a snapshot) or `selector`"));
@@ -272,11 +282,11 @@ impl Tool for Browser {
         if input.action == Action::Navigate {
             let url = match input.url.as_deref().map(parse_url) {
                 Some(Ok(url)) => url,
-                Some(Err(e)) => return ToolOutcome::failed(e),
+                Some(Err(e)) => return ToolOutcome::failed(e.to_string()),
                 None => return ToolOutcome::failed("action \"navigate\" needs `url`."),
             };
             if let Err(e) = self.check_again(&url, ctx).await {
-                return ToolOutcome::failed(e);
+                return ToolOutcome::failed(e.to_string());
             }
         }
         let Some(action) = to_action(&input) else {

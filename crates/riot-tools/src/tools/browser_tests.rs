@@ -356,3 +356,16 @@ async fn reading_is_read_only_acting_is_not_and_the_tool_is_deferred() {
         "No browser is available in this session; install Chromium or set `browser.executable`."
     );
 }
+
+#[test]
+fn a_host_that_does_not_resolve_is_named_with_what_to_check() {
+    let e = LoadError::from(WebError::Unavailable);
+    assert_eq!(
+        e.to_string(),
+        "web access is not available in this session; check the URL's host name."
+    );
+    assert!(
+        std::error::Error::source(&e).is_some(),
+        "the web error is kept"
+    );
+}

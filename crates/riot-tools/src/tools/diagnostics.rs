@@ -24,6 +24,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::tools::bash::{MAX_TIMEOUT_MS, NON_INTERACTIVE_ENV};
+pub use crate::tools::diagnostics_parse::PatternError;
 use crate::tools::diagnostics_parse::{compile_regex, parse};
 use crate::tools::schema_of;
 
@@ -113,7 +114,7 @@ impl ProjectFacts {
 
 /// Whether a `{"regex": …}` format's pattern can be used (the settings
 /// check it when read): `Err` says what is wrong.
-pub fn check_pattern(pattern: &str) -> Result<(), String> {
+pub fn check_pattern(pattern: &str) -> Result<(), PatternError> {
     compile_regex(pattern).map(|_| ())
 }
 

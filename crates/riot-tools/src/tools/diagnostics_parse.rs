@@ -10,22 +10,34 @@ use serde_json::Value;
 /// are required.
 pub const REGEX_GROUPS: &[&str] = &["file", "line", "col", "severity", "code", "message"];
 
+/// What is wrong with a `{"regex": …}` format's pattern. The message
+/// follows the pattern's name ("the pattern for `x` has no named group …").
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    /// Not a regular expression.
+    #[error("is not a valid regular expression: {0}")]
+    Invalid(#[from] regex::Error),
+    /// A required group (`file`, `message`) is missing.
+    #[error(
+        "has no named group `{0}`: name the parts with (?P<file>…), (?P<line>…), (?P<col>…), (?P<severity>…), (?P<code>…), (?P<message>…)"
+    )]
+    MissingGroup(&'static str),
+    /// A group not in [`REGEX_GROUPS`].
+    #[error("has a group `{0}` that means nothing here: use only {groups}", groups = REGEX_GROUPS.join(", "))]
+    UnknownGroup(String),
+}
+
 /// Compiles a configured pattern, or says what is wrong with it.
-pub fn compile_regex(pattern: &str) -> Result<Regex, String> {
-    let re = Regex::new(pattern).map_err(|e| format!("is not a valid regular expression: {e}"))?;
+pub fn compile_regex(pattern: &str) -> Result<Regex, PatternError> {
+    let re = Regex::new(pattern)?;
     let names: Vec<&str> = re.capture_names().flatten().collect();
     for required in ["file", "message"] {
         if !names.contains(&required) {
-            return Err(format!(
-                "has no named group `{required}`: name the parts with (?P<file>…), (?P<line>…), (?P<col>…), (?P<severity>…), (?P<code>…), (?P<message>…)"
-            ));
+            return Err(PatternError::MissingGroup(required));
         }
     }
     if let Some(other) = names.iter().find(|n| !REGEX_GROUPS.contains(n)) {
-        return Err(format!(
-            "has a group `{other}` that means nothing here: use only {}",
-            REGEX_GROUPS.join(", ")
-        ));
+        return Err(PatternError::UnknownGroup((*other).to_owned()));
     }
     Ok(re)
 }
@@ -37,7 +49,7 @@ pub fn parse(
     source: &str,
     stdout: &str,
     stderr: &str,
-) -> Result<Vec<Diagnostic>, String> {
+) -> Result<Vec<Diagnostic>, PatternError> {
     let found = match format {
         CheckFormat::Cargo => cargo(stdout),
         CheckFormat::Tsc => lines_with(&tsc_regex(), source, &[stdout, stderr]),

@@ -283,7 +283,9 @@ fn tsc_ruff_eslint_and_go_vet_outputs_are_read() {
 
 #[test]
 fn a_configured_pattern_must_name_file_and_message_and_nothing_unknown() {
-    let bad = parse(&CheckFormat::Regex("^(?P<path>.*)$".into()), "x", "", "").unwrap_err();
+    let bad = parse(&CheckFormat::Regex("^(?P<path>.*)$".into()), "x", "", "")
+        .unwrap_err()
+        .to_string();
     assert!(bad.starts_with("has no named group `file`"), "{bad}");
     let bad = parse(
         &CheckFormat::Regex("^(?P<file>[^:]+):(?P<message>.*)(?P<extra>x)$".into()),
@@ -291,7 +293,8 @@ fn a_configured_pattern_must_name_file_and_message_and_nothing_unknown() {
         "",
         "",
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert_eq!(
         bad,
         "has a group `extra` that means nothing here: use only file, line, col, severity, code, message"

@@ -241,7 +241,7 @@ impl Tool for Edit {
                 if let Err(message) =
                     write_and_record(ctx, &path, &display, bytes, FileView::Full).await
                 {
-                    return ToolOutcome::failed(message);
+                    return ToolOutcome::failed(message.to_string());
                 }
                 ToolOutcome::text(format!("Created {display}."), Some(diff))
             }
@@ -259,7 +259,7 @@ impl Tool for Edit {
                     None => FileView::Full,
                 };
                 if let Err(message) = write_and_record(ctx, &path, &display, &bytes, view).await {
-                    return ToolOutcome::failed(message);
+                    return ToolOutcome::failed(message.to_string());
                 }
                 let occurrences = if plan.count == 1 {
                     "1 occurrence".to_owned()

@@ -48,7 +48,7 @@ pub use kill_shell::KillShell;
 pub use notebook_edit::NotebookEdit;
 pub use read::Read;
 pub use terminal::Terminal;
-pub use web_fetch::{PageQuestion, WebFetch, WebFetchInput, WebFetchLimits};
+pub use web_fetch::{AnswerError, PageQuestion, WebFetch, WebFetchInput, WebFetchLimits};
 pub use web_search::{SearchBackend, WebSearch, WebSearchInput};
 pub use write::Write;
 

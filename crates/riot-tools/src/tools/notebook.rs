@@ -37,26 +37,46 @@ pub(crate) struct Notebook {
     pub has_ids: bool,
 }
 
-/// Parses `bytes`; the error says what is wrong, for a sentence about the
-/// file.
-pub(crate) fn parse(bytes: &[u8]) -> Result<Notebook, String> {
-    let doc: Value = serde_json::from_slice(bytes).map_err(|e| format!("it is not JSON ({e})"))?;
+/// What is wrong with a notebook, for a sentence about the file ("… is
+/// not a valid Jupyter notebook: it is not JSON (…)").
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotebookError {
+    /// The file is not JSON.
+    #[error("it is not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    /// The JSON is not an object.
+    #[error("its top level is not a JSON object")]
+    NotAnObject,
+    /// The object has no `cells` array.
+    #[error("it has no `cells` list")]
+    NoCells,
+    /// A cell is not an object.
+    #[error("cell {0} is not a JSON object")]
+    BadCell(usize),
+    /// The scanner did not find the cells' byte spans.
+    #[error("its `cells` list could not be located")]
+    CellsNotLocated,
+}
+
+/// Parses `bytes`.
+pub(crate) fn parse(bytes: &[u8]) -> Result<Notebook, NotebookError> {
+    let doc: Value = serde_json::from_slice(bytes).map_err(NotebookError::NotJson)?;
     let Some(top) = doc.as_object() else {
-        return Err("its top level is not a JSON object".to_owned());
+        return Err(NotebookError::NotAnObject);
     };
     let Some(cells) = top.get("cells").and_then(Value::as_array) else {
-        return Err("it has no `cells` list".to_owned());
+        return Err(NotebookError::NoCells);
     };
     let mut objects = Vec::with_capacity(cells.len());
     for (i, cell) in cells.iter().enumerate() {
         match cell.as_object() {
             Some(o) => objects.push(o.clone()),
-            None => return Err(format!("cell {i} is not a JSON object")),
+            None => return Err(NotebookError::BadCell(i)),
         }
     }
-    let (array, spans) = cell_spans(bytes).ok_or("its `cells` list could not be located")?;
+    let (array, spans) = cell_spans(bytes).ok_or(NotebookError::CellsNotLocated)?;
     if spans.len() != objects.len() {
-        return Err("its `cells` list could not be located".to_owned());
+        return Err(NotebookError::CellsNotLocated);
     }
     let language = top
         .get("metadata")

@@ -405,7 +405,7 @@ impl Tool for NotebookEdit {
         )
         .await
         {
-            return ToolOutcome::failed(message);
+            return ToolOutcome::failed(message.to_string());
         }
         ToolOutcome::text(
             format!("Edited {}: {}.", planned.display, planned.summary),

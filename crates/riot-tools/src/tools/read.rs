@@ -156,7 +156,7 @@ impl Tool for Read {
                     "`pages` applies to PDF files and .pptx slides only. Use `offset` and `limit` for a text file.",
                 ));
             }
-            read_pdf::parse_pages(pages).map_err(ValidationError::rejected)?;
+            read_pdf::parse_pages(pages).map_err(|e| ValidationError::rejected(e.to_string()))?;
         }
         if let Some(range) = &input.range {
             if office != Some(Format::Workbook) {
@@ -164,7 +164,8 @@ impl Tool for Read {
                     "`range` applies to .xlsx workbooks only. Use `offset` and `limit` for a text file, `pages` for a PDF or .pptx.",
                 ));
             }
-            read_office::parse_range(range).map_err(ValidationError::rejected)?;
+            read_office::parse_range(range)
+                .map_err(|e| ValidationError::rejected(e.to_string()))?;
         }
         if matches!(office, Some(Format::Workbook | Format::Slides))
             && (input.offset.is_some() || input.limit.is_some())

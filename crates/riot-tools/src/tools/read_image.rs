@@ -65,6 +65,41 @@ pub struct Prepared {
     pub first_frame_only: bool,
 }
 
+/// Why an image cannot be sent. The message follows the image's name
+/// ("photo.png is not a valid …").
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// The bytes could not be read to guess the format.
+    #[error("could not be read ({0})")]
+    Unreadable(#[source] std::io::Error),
+    /// The bytes are not one of the four formats.
+    #[error("is not a PNG, JPEG, GIF or WebP image although its name says {media_type}")]
+    NotAnImage {
+        /// The type the file's name gave.
+        media_type: String,
+    },
+    /// The image did not decode.
+    #[error("is not a valid {media_type} image ({source}); the file may be corrupt or truncated")]
+    Corrupt {
+        /// The type found in the bytes.
+        media_type: String,
+        #[source]
+        source: image::ImageError,
+    },
+    /// The resized image could not be encoded.
+    #[error("could not be encoded again after resizing ({0})")]
+    Encode(#[source] image::ImageError),
+    /// Base64 data declared a type that is not one of the four formats.
+    #[error("is {media_type}, not a PNG, JPEG, GIF or WebP image")]
+    UnknownType {
+        /// The declared media type.
+        media_type: String,
+    },
+    /// Base64 data that does not decode.
+    #[error("is not valid base64 data")]
+    Base64(#[source] base64::DecodeError),
+}
+
 fn media_type_of(format: ImageFormat) -> Option<&'static str> {
     match format {
         ImageFormat::Png => Some("image/png"),
@@ -75,7 +110,7 @@ fn media_type_of(format: ImageFormat) -> Option<&'static str> {
     }
 }
 
-fn encode(img: &DynamicImage, jpeg: bool) -> Result<Vec<u8>, String> {
+fn encode(img: &DynamicImage, jpeg: bool) -> Result<Vec<u8>, ImageError> {
     let mut out = Vec::new();
     let result = if jpeg {
         let rgb = DynamicImage::ImageRgb8(img.to_rgb8());
@@ -83,7 +118,7 @@ fn encode(img: &DynamicImage, jpeg: bool) -> Result<Vec<u8>, String> {
     } else {
         img.write_to(&mut Cursor::new(&mut out), ImageFormat::Png)
     };
-    result.map_err(|e| format!("could not be encoded again after resizing ({e})"))?;
+    result.map_err(ImageError::Encode)?;
     Ok(out)
 }
 
@@ -92,25 +127,30 @@ fn encode(img: &DynamicImage, jpeg: bool) -> Result<Vec<u8>, String> {
 /// unchanged image is sent as the file's own bytes; a resized one or a first
 /// frame is encoded again (PNG, or JPEG for a JPEG or when PNG is too big).
 /// `Err` is the reason, to follow the file's name.
-pub fn prepare(bytes: &[u8], media_type: &str, limits: ImageLimits) -> Result<Prepared, String> {
+pub fn prepare(
+    bytes: &[u8],
+    media_type: &str,
+    limits: ImageLimits,
+) -> Result<Prepared, ImageError> {
     let mut reader = ImageReader::new(Cursor::new(bytes));
     reader = reader
         .with_guessed_format()
-        .map_err(|e| format!("could not be read ({e})"))?;
+        .map_err(ImageError::Unreadable)?;
     let format = match reader.format() {
         Some(f) if media_type_of(f).is_some() => f,
         _ => {
-            return Err(format!(
-                "is not a PNG, JPEG, GIF or WebP image although its name says {media_type}"
-            ));
+            return Err(ImageError::NotAnImage {
+                media_type: media_type.to_owned(),
+            });
         }
     };
     let actual_type = media_type_of(format).unwrap_or(media_type);
     let mut decoder_limits = image::Limits::default();
     decoder_limits.max_alloc = Some(MAX_PIXELS * 4);
     reader.limits(decoder_limits);
-    let img = reader.decode().map_err(|e| {
-        format!("is not a valid {actual_type} image ({e}); the file may be corrupt or truncated")
+    let img = reader.decode().map_err(|source| ImageError::Corrupt {
+        media_type: actual_type.to_owned(),
+        source,
     })?;
     let original = (img.width(), img.height());
     let first_frame_only = format == ImageFormat::Gif && gif_is_animated(bytes);
@@ -157,17 +197,16 @@ pub fn prepare(bytes: &[u8], media_type: &str, limits: ImageLimits) -> Result<Pr
 
 /// [`prepare`] for an image that came as base64 data (an image block in
 /// a prompt): `Err` is the reason, to follow the image's name.
-pub fn prepare_source(source: &ImageSource, limits: ImageLimits) -> Result<Prepared, String> {
+pub fn prepare_source(source: &ImageSource, limits: ImageLimits) -> Result<Prepared, ImageError> {
     let known = ["image/png", "image/jpeg", "image/gif", "image/webp"];
     if !known.contains(&source.media_type.as_str()) {
-        return Err(format!(
-            "is {}, not a PNG, JPEG, GIF or WebP image",
-            source.media_type
-        ));
+        return Err(ImageError::UnknownType {
+            media_type: source.media_type.clone(),
+        });
     }
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(source.data.as_bytes())
-        .map_err(|_| "is not valid base64 data".to_owned())?;
+        .map_err(ImageError::Base64)?;
     prepare(&bytes, &source.media_type, limits)
 }
 

@@ -88,13 +88,22 @@ pub(crate) struct CellRange {
     pub cells: Option<((u32, u32), (u32, u32))>,
 }
 
-/// Parses `range`; the error is the sentence the model reads.
-pub(crate) fn parse_range(range: &str) -> Result<CellRange, String> {
+/// A `range` that names no sheet or cells; the message is the sentence
+/// the model reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`range` must name a sheet and/or cells, e.g. \"Sheet2!A1:D50\", \"Sheet2\" or \"A1:D50\", not {range:?}."
+)]
+pub(crate) struct RangeError {
+    /// The range as given, trimmed.
+    range: String,
+}
+
+/// Parses `range`.
+pub(crate) fn parse_range(range: &str) -> Result<CellRange, RangeError> {
     let range = range.trim();
-    let bad = || {
-        format!(
-            "`range` must name a sheet and/or cells, e.g. \"Sheet2!A1:D50\", \"Sheet2\" or \"A1:D50\", not {range:?}."
-        )
+    let bad = || RangeError {
+        range: range.to_owned(),
     };
     if range.is_empty() {
         return Err(bad());
@@ -172,6 +181,88 @@ fn cell_name((row, col): (u32, u32)) -> String {
     format!("{}{}", column_name(col), row + 1)
 }
 
+/// Why an office document could not be converted; the message follows
+/// "could not be read as a Word document: ".
+#[derive(Debug, thiserror::Error)]
+enum OfficeError {
+    /// The file is not a zip package.
+    #[error("it is not an Office Open XML package ({0})")]
+    NotAPackage(#[source] zip::result::ZipError),
+    /// A part's entry in the zip could not be opened.
+    #[error("its part {name} could not be read ({source})")]
+    PartEntry {
+        name: String,
+        #[source]
+        source: zip::result::ZipError,
+    },
+    /// A part's bytes could not be read (or are not UTF-8).
+    #[error("its part {name} could not be read ({source})")]
+    PartRead {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A part is larger than `limit` bytes uncompressed.
+    #[error("its part {name} is over {} uncompressed", size_bound(*.limit))]
+    PartTooLarge { name: String, limit: u64 },
+    /// A part another part points at is not in the package.
+    #[error("its part {0} is missing")]
+    PartMissing(String),
+    /// A part is not well-formed XML.
+    #[error("its part {name} is not valid XML ({source})")]
+    Xml {
+        name: String,
+        #[source]
+        source: roxmltree::Error,
+    },
+    /// A Word document without its main part.
+    #[error("it has no document part ({0})")]
+    NoDocument(String),
+    /// A Word document's main part without a body.
+    #[error("its document part has no body")]
+    NoBody,
+    /// `offset` is past a Word document's last Markdown line.
+    #[error("`offset` {start} is past the end: as Markdown it has {total} lines")]
+    OffsetPastEnd { start: u64, total: u64 },
+    /// A presentation without its main part.
+    #[error("it has no presentation part ({0})")]
+    NoPresentation(String),
+    /// `pages` starts past a presentation's last slide.
+    #[error(
+        "`pages` starts past the end: it has {total} slide{}",
+        plural(usize::try_from(*.total).unwrap_or(0))
+    )]
+    SlidesPastEnd { total: u32 },
+    /// calamine could not open the workbook.
+    #[error("it could not be opened ({0})")]
+    Workbook(#[source] calamine::XlsxError),
+    /// A workbook without sheets.
+    #[error("it has no sheets")]
+    NoSheets,
+    /// No sheet of the name asked for.
+    #[error(
+        "it has no sheet named {sheet:?}; its sheets are {}",
+        .sheets.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
+    )]
+    NoSuchSheet { sheet: String, sheets: Vec<String> },
+    /// A sheet could not be read.
+    #[error("its sheet {name:?} could not be read ({source})")]
+    Sheet {
+        name: String,
+        #[source]
+        source: calamine::XlsxError,
+    },
+}
+
+/// A part size bound as the messages give it: MB, or KB under a megabyte.
+fn size_bound(limit: u64) -> String {
+    if limit >= 1024 * 1024 {
+        format!("{} MB", limit / (1024 * 1024))
+    } else {
+        format!("{} KB", limit / 1024)
+    }
+}
+
 /// What a conversion gives back: the text the model reads and a line for
 /// the faces.
 struct Converted {
@@ -233,35 +324,46 @@ struct Package {
 }
 
 impl Package {
-    fn open(bytes: Vec<u8>) -> Result<Self, String> {
+    fn open(bytes: Vec<u8>) -> Result<Self, OfficeError> {
         zip::ZipArchive::new(Cursor::new(bytes))
             .map(|zip| Self { zip })
-            .map_err(|e| format!("it is not an Office Open XML package ({e})"))
+            .map_err(OfficeError::NotAPackage)
     }
 
     /// The text of part `name`, `None` when the package has none.
-    fn part(&mut self, name: &str) -> Result<Option<String>, String> {
+    fn part(&mut self, name: &str) -> Result<Option<String>, OfficeError> {
         let file = match self.zip.by_name(name) {
             Ok(f) => f,
             Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-            Err(e) => return Err(format!("its part {name} could not be read ({e})")),
+            Err(source) => {
+                return Err(OfficeError::PartEntry {
+                    name: name.to_owned(),
+                    source,
+                });
+            }
         };
         let mut text = String::new();
         file.take(MAX_PART_BYTES + 1)
             .read_to_string(&mut text)
-            .map_err(|e| format!("its part {name} could not be read ({e})"))?;
+            .map_err(|source| OfficeError::PartRead {
+                name: name.to_owned(),
+                source,
+            })?;
         if u64::try_from(text.len()).unwrap_or(u64::MAX) > MAX_PART_BYTES {
-            return Err(format!(
-                "its part {name} is over {} MB uncompressed",
-                MAX_PART_BYTES / (1024 * 1024)
-            ));
+            return Err(OfficeError::PartTooLarge {
+                name: name.to_owned(),
+                limit: MAX_PART_BYTES,
+            });
         }
         Ok(Some(text))
     }
 
     /// The relationships of part `source` (`""` for the package's own),
     /// as id → (type, resolved target).
-    fn relationships(&mut self, source: &str) -> Result<HashMap<String, (String, String)>, String> {
+    fn relationships(
+        &mut self,
+        source: &str,
+    ) -> Result<HashMap<String, (String, String)>, OfficeError> {
         let (dir, file) = source.rsplit_once('/').unwrap_or(("", source));
         let rels = if dir.is_empty() {
             format!("_rels/{file}.rels")
@@ -290,7 +392,7 @@ impl Package {
 
     /// The package's main part (the target of its officeDocument
     /// relationship), or `fallback`.
-    fn main_part(&mut self, fallback: &str) -> Result<String, String> {
+    fn main_part(&mut self, fallback: &str) -> Result<String, OfficeError> {
         let rels = self.relationships("")?;
         Ok(rels
             .values()
@@ -324,8 +426,11 @@ fn normalize(parts: Vec<&str>) -> String {
     out.join("/")
 }
 
-fn parse<'a>(xml: &'a str, name: &str) -> Result<roxmltree::Document<'a>, String> {
-    roxmltree::Document::parse(xml).map_err(|e| format!("its part {name} is not valid XML ({e})"))
+fn parse<'a>(xml: &'a str, name: &str) -> Result<roxmltree::Document<'a>, OfficeError> {
+    roxmltree::Document::parse(xml).map_err(|source| OfficeError::Xml {
+        name: name.to_owned(),
+        source,
+    })
 }
 
 trait LocalName {

@@ -319,10 +319,31 @@ fn excel_serial_dates_are_iso_dates() {
 #[test]
 fn a_workbook_part_over_the_bound_is_refused_before_it_is_inflated() {
     let book = sales_book(50);
-    assert_eq!(check_part_sizes(&book, MAX_PART_BYTES), Ok(()));
+    let check = |limit| check_part_sizes(&book, limit).map_err(|e| e.to_string());
+    assert_eq!(check(MAX_PART_BYTES), Ok(()));
     // The sheet's XML is a few kilobytes: over a 1 KB bound it is refused.
     assert_eq!(
-        check_part_sizes(&book, 1024),
+        check(1024),
         Err("its part xl/worksheets/sheet1.xml is over 1 KB uncompressed".to_owned())
+    );
+}
+
+#[test]
+fn office_errors_word_their_bounds_and_counts() {
+    let too_large = OfficeError::PartTooLarge {
+        name: "word/document.xml".into(),
+        limit: MAX_PART_BYTES,
+    };
+    assert_eq!(
+        too_large.to_string(),
+        "its part word/document.xml is over 64 MB uncompressed"
+    );
+    assert_eq!(
+        OfficeError::SlidesPastEnd { total: 1 }.to_string(),
+        "`pages` starts past the end: it has 1 slide"
+    );
+    assert_eq!(
+        OfficeError::SlidesPastEnd { total: 3 }.to_string(),
+        "`pages` starts past the end: it has 3 slides"
     );
 }

@@ -56,14 +56,38 @@ pub(crate) struct PageRange {
     pub last: u32,
 }
 
-/// Parses `"3"` or `"1-5"`; the error is the sentence the model reads.
-pub(crate) fn parse_pages(pages: &str) -> Result<PageRange, String> {
-    let bad = || {
-        format!(
-            "`pages` must be one page (\"3\") or a range (\"1-5\"), not {pages:?}. Pages are numbered from 1."
-        )
+/// Why a `pages` value is refused; the message is the sentence the model
+/// reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PagesError {
+    /// Not a page number or a range of them.
+    #[error(
+        "`pages` must be one page (\"3\") or a range (\"1-5\"), not {pages:?}. Pages are numbered from 1."
+    )]
+    Malformed { pages: String },
+    /// The last page is before the first.
+    #[error(
+        "`pages` {pages:?} ends before it starts. Give the first page, then the last (\"{}-{}\").",
+        .range.last,
+        .range.first
+    )]
+    Backwards { pages: String, range: PageRange },
+    /// More pages than one Read returns.
+    #[error(
+        "`pages` {pages:?} asks for {} pages; one Read returns at most {MAX_PAGES_PER_READ}. Read \"{}-{}\" first, then continue.",
+        .range.last - .range.first + 1,
+        .range.first,
+        .range.first + MAX_PAGES_PER_READ - 1
+    )]
+    TooMany { pages: String, range: PageRange },
+}
+
+/// Parses `"3"` or `"1-5"`.
+pub(crate) fn parse_pages(pages: &str) -> Result<PageRange, PagesError> {
+    let bad = || PagesError::Malformed {
+        pages: pages.to_owned(),
     };
-    let number = |s: &str| -> Result<u32, String> {
+    let number = |s: &str| -> Result<u32, PagesError> {
         let s = s.trim();
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
@@ -84,18 +108,16 @@ pub(crate) fn parse_pages(pages: &str) -> Result<PageRange, String> {
         },
     };
     if range.last < range.first {
-        return Err(format!(
-            "`pages` {pages:?} ends before it starts. Give the first page, then the last (\"{}-{}\").",
-            range.last, range.first
-        ));
+        return Err(PagesError::Backwards {
+            pages: pages.to_owned(),
+            range,
+        });
     }
     if range.last - range.first + 1 > MAX_PAGES_PER_READ {
-        return Err(format!(
-            "`pages` {pages:?} asks for {} pages; one Read returns at most {MAX_PAGES_PER_READ}. Read \"{}-{}\" first, then continue.",
-            range.last - range.first + 1,
-            range.first,
-            range.first + MAX_PAGES_PER_READ - 1
-        ));
+        return Err(PagesError::TooMany {
+            pages: pages.to_owned(),
+            range,
+        });
     }
     Ok(range)
 }
@@ -117,12 +139,31 @@ enum Extracted {
     },
 }
 
+/// Why a PDF's pages could not be read; the message follows "could not be
+/// read as a PDF: ".
+#[derive(Debug, thiserror::Error)]
+enum PdfError {
+    /// The file does not parse as a PDF.
+    #[error(transparent)]
+    Load(lopdf::Error),
+    /// The file is encrypted.
+    #[error("it is encrypted")]
+    Encrypted,
+    /// One page's text could not be extracted.
+    #[error("page {page} could not be read ({source})")]
+    Page {
+        page: u32,
+        #[source]
+        source: lopdf::Error,
+    },
+}
+
 /// Page count, the text of the pages asked for (`None`: the whole document
 /// when it is short) and a PDF of the pages shown.
-fn extract(bytes: &[u8], display: &str, pages: Option<PageRange>) -> Result<Extracted, String> {
-    let mut doc = lopdf::Document::load_mem(bytes).map_err(|e| e.to_string())?;
+fn extract(bytes: &[u8], display: &str, pages: Option<PageRange>) -> Result<Extracted, PdfError> {
+    let mut doc = lopdf::Document::load_mem(bytes).map_err(PdfError::Load)?;
     if doc.is_encrypted() {
-        return Err("it is encrypted".to_owned());
+        return Err(PdfError::Encrypted);
     }
     let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
     let total = u32::try_from(numbers.len()).unwrap_or(u32::MAX);
@@ -142,7 +183,7 @@ fn extract(bytes: &[u8], display: &str, pages: Option<PageRange>) -> Result<Extr
     for page in range.first..=range.last {
         let text = doc
             .extract_text_with_limit(&[page], MAX_PAGE_CONTENT_BYTES)
-            .map_err(|e| format!("page {page} could not be read ({e})"))?;
+            .map_err(|source| PdfError::Page { page, source })?;
         texts.push((page, text));
     }
     let (text, shown_last) = render(display, total, range, &texts);
@@ -205,7 +246,7 @@ pub(crate) async fn read(
 ) -> ToolOutcome {
     let range = match pages.map(parse_pages).transpose() {
         Ok(r) => r,
-        Err(message) => return ToolOutcome::failed(message),
+        Err(message) => return ToolOutcome::failed(message.to_string()),
     };
     if len > MAX_PDF_BYTES {
         return ToolOutcome::failed(format!(

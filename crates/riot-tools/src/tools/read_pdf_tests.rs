@@ -161,7 +161,7 @@ fn pages_parse_one_page_or_a_range() {
 
 #[test]
 fn bad_page_ranges_say_what_to_send() {
-    let bad = |s: &str| parse_pages(s).unwrap_err();
+    let bad = |s: &str| parse_pages(s).unwrap_err().to_string();
     assert_eq!(
         bad("0"),
         "`pages` must be one page (\"3\") or a range (\"1-5\"), not \"0\". Pages are numbered from 1."

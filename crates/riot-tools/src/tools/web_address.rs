@@ -24,27 +24,49 @@ pub(crate) struct Loader {
     pub never: &'static str,
 }
 
+/// Why a URL is refused; the message is the sentence the model reads.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum UrlError {
+    /// The text does not parse as a URL.
+    #[error("`{text}` is not a valid URL ({source}); give a full http:// or https:// URL.")]
+    Invalid {
+        text: String,
+        #[source]
+        source: url::ParseError,
+    },
+    /// Neither http nor https.
+    #[error("{} {} only http:// and https:// URLs, not {scheme}:.", .loader.tool, .loader.does)]
+    Scheme { scheme: String, loader: Loader },
+    /// The URL carries a user name or password.
+    #[error(
+        "URLs with credentials (user:password@) are refused; {} the URL without them.",
+        .loader.verb
+    )]
+    Credentials { loader: Loader },
+    /// The URL names no host.
+    #[error("`{text}` has no host.")]
+    NoHost { text: String },
+}
+
 /// A URL the tool may take: http(s), a host, no credentials.
-pub(crate) fn parse_url(text: &str, loader: Loader) -> Result<url::Url, String> {
-    let url = url::Url::parse(text.trim()).map_err(|e| {
-        format!("`{text}` is not a valid URL ({e}); give a full http:// or https:// URL.")
+pub(crate) fn parse_url(text: &str, loader: Loader) -> Result<url::Url, UrlError> {
+    let url = url::Url::parse(text.trim()).map_err(|source| UrlError::Invalid {
+        text: text.to_owned(),
+        source,
     })?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
-            "{} {} only http:// and https:// URLs, not {}:.",
-            loader.tool,
-            loader.does,
-            url.scheme()
-        ));
+        return Err(UrlError::Scheme {
+            scheme: url.scheme().to_owned(),
+            loader,
+        });
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(format!(
-            "URLs with credentials (user:password@) are refused; {} the URL without them.",
-            loader.verb
-        ));
+        return Err(UrlError::Credentials { loader });
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("`{text}` has no host."));
+        return Err(UrlError::NoHost {
+            text: text.to_owned(),
+        });
     }
     Ok(url)
 }
@@ -83,6 +105,29 @@ pub(crate) fn private_text(url: &url::Url, addrs: &[IpAddr]) -> String {
         host_of(url),
         addresses(addrs)
     )
+}
+
+/// Why the addresses of a URL's host stop a call when it runs.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AddressError {
+    /// A link-local or cloud-metadata address.
+    #[error("{}", forbidden_text(.url, .addrs, *.loader))]
+    Forbidden {
+        url: url::Url,
+        addrs: Vec<IpAddr>,
+        loader: Loader,
+    },
+    /// A private address this call was not approved for.
+    #[error(
+        "{}, which was not approved for this call (the name may have changed since it was checked); call {} again to be asked.",
+        private_text(.url, .addrs),
+        .loader.tool
+    )]
+    NotApproved {
+        url: url::Url,
+        addrs: Vec<IpAddr>,
+        loader: Loader,
+    },
 }
 
 /// The calls whose private address a person or rule approved, by call id.
@@ -139,15 +184,19 @@ impl AddressGate {
         }
     }
 
-    /// The check when the call runs: the addresses to use, or why not.
-    /// The approval of a private address is used up by this call.
-    pub async fn check_again(
+    /// The check when the call runs: the addresses to use, or why not
+    /// (the host did not resolve, or an [`AddressError`]; each tool words
+    /// the first itself). The approval of a private address is used up by
+    /// this call.
+    pub async fn check_again<E>(
         &self,
         url: &url::Url,
         ctx: &ToolContext,
         loader: Loader,
-        unresolved: impl FnOnce(&WebError) -> String,
-    ) -> Result<Vec<IpAddr>, String> {
+    ) -> Result<Vec<IpAddr>, E>
+    where
+        E: From<WebError> + From<AddressError>,
+    {
         let approved = self
             .approved
             .lock()
@@ -157,15 +206,20 @@ impl AddressGate {
             .env
             .web
             .resolve(url.host_str().unwrap_or_default())
-            .await
-            .map_err(|e| unresolved(&e))?;
+            .await?;
         match classify_all(&addrs) {
-            AddressClass::Forbidden => Err(forbidden_text(url, &addrs, loader)),
-            AddressClass::Private if !approved => Err(format!(
-                "{}, which was not approved for this call (the name may have changed since it was checked); call {} again to be asked.",
-                private_text(url, &addrs),
-                loader.tool
-            )),
+            AddressClass::Forbidden => Err(AddressError::Forbidden {
+                url: url.clone(),
+                addrs,
+                loader,
+            }
+            .into()),
+            AddressClass::Private if !approved => Err(AddressError::NotApproved {
+                url: url.clone(),
+                addrs,
+                loader,
+            }
+            .into()),
             _ => Ok(addrs),
         }
     }

@@ -16,14 +16,14 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use riot_protocol::{
-    PermissionResult, PermissionTarget, PromptContext, Tool, ToolContext, ToolOutcome, UiPayload,
-    ValidationError, WebError, WebRequest,
+    PermissionResult, PermissionTarget, PromptContext, ProviderError, Tool, ToolContext,
+    ToolOutcome, UiPayload, ValidationError, WebError, WebRequest,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::schema_of;
-use super::web_address::{self, AddressGate, Loader, host_of};
+use super::web_address::{self, AddressError, AddressGate, Loader, UrlError, host_of};
 use super::web_page::{PageText, readable};
 
 /// Downloads stop here.
@@ -35,12 +35,23 @@ pub const MAX_REDIRECTS: usize = 5;
 /// The default time one request may take, body included.
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 
+/// Why the small model did not answer a question about a page.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    /// The request to the model failed.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// The model's reply had no text.
+    #[error("the model gave no answer")]
+    Empty,
+}
+
 /// Answers a question over a fetched page (a side request to the
 /// session's small model).
 #[async_trait]
 pub trait PageQuestion: Send + Sync + std::fmt::Debug {
     /// The answer to `prompt` about `page`, the content of `url`.
-    async fn answer(&self, url: &str, page: &str, prompt: &str) -> Result<String, String>;
+    async fn answer(&self, url: &str, page: &str, prompt: &str) -> Result<String, AnswerError>;
 }
 
 /// The model's input.
@@ -114,8 +125,33 @@ const LOADER: Loader = Loader {
     never: "fetches from",
 };
 
-fn parse_url(text: &str) -> Result<url::Url, String> {
+fn parse_url(text: &str) -> Result<url::Url, UrlError> {
     web_address::parse_url(text, LOADER)
+}
+
+/// Why a page could not be downloaded; the message is the one the model
+/// reads.
+#[derive(Debug, thiserror::Error)]
+enum FetchError {
+    /// The host did not resolve, or the request failed.
+    #[error("{}", web_failure(.0))]
+    Web(#[from] WebError),
+    /// The host's addresses are refused for this call.
+    #[error(transparent)]
+    Address(#[from] AddressError),
+    /// A redirect's location is not a URL.
+    #[error("{url} redirects to `{location}`, which is not a URL ({source}).")]
+    BadRedirect {
+        url: url::Url,
+        location: String,
+        #[source]
+        source: url::ParseError,
+    },
+    /// More same-host redirects than [`MAX_REDIRECTS`].
+    #[error(
+        "{url} redirected more than {MAX_REDIRECTS} times; fetch the final page directly if you know it."
+    )]
+    TooManyRedirects { url: url::Url },
 }
 
 fn web_failure(e: &WebError) -> String {
@@ -134,12 +170,12 @@ fn web_failure(e: &WebError) -> String {
 
 impl WebFetch {
     /// One page, following same-host redirects.
-    async fn download(&self, start: url::Url, ctx: &ToolContext) -> Result<Page, String> {
+    async fn download(&self, start: url::Url, ctx: &ToolContext) -> Result<Page, FetchError> {
         let web = &ctx.env.web;
         let mut url = start;
         let addrs = self
             .gate
-            .check_again(&url, ctx, LOADER, web_failure)
+            .check_again::<FetchError>(&url, ctx, LOADER)
             .await?;
         for _ in 0..=MAX_REDIRECTS {
             let response = web
@@ -150,14 +186,17 @@ impl WebFetch {
                     timeout_ms: self.limits.timeout_ms,
                     headers: Vec::new(),
                 })
-                .await
-                .map_err(|e| web_failure(&e))?;
+                .await?;
             let redirect = (300..400).contains(&response.status) && response.location.is_some();
             if redirect {
                 let location = response.location.as_deref().unwrap_or_default();
-                let next = url.join(location).map_err(|e| {
-                    format!("{url} redirects to `{location}`, which is not a URL ({e}).")
-                })?;
+                let next = url
+                    .join(location)
+                    .map_err(|source| FetchError::BadRedirect {
+                        url: url.clone(),
+                        location: location.to_owned(),
+                        source,
+                    })?;
                 if host_of(&next) == host_of(&url) && matches!(next.scheme(), "http" | "https") {
                     url = next;
                     continue;
@@ -187,9 +226,7 @@ impl WebFetch {
                 truncated: response.truncated,
             });
         }
-        Err(format!(
-            "{url} redirected more than {MAX_REDIRECTS} times; fetch the final page directly if you know it."
-        ))
+        Err(FetchError::TooManyRedirects { url })
     }
 
     fn cached(&self, key: &str, now: u64) -> Option<Page> {
@@ -270,7 +307,7 @@ impl Tool for WebFetch {
         input: &WebFetchInput,
         _ctx: &ToolContext,
     ) -> Result<(), ValidationError> {
-        parse_url(&input.url).map_err(ValidationError::rejected)?;
+        parse_url(&input.url).map_err(|e| ValidationError::rejected(e.to_string()))?;
         if input.prompt.is_some() && self.question.is_none() {
             return Err(ValidationError::rejected(
                 "No model is available to answer `prompt` in this session; fetch the page without `prompt`.",
@@ -302,7 +339,7 @@ impl Tool for WebFetch {
     async fn call(&self, input: WebFetchInput, ctx: &ToolContext) -> ToolOutcome {
         let url = match parse_url(&input.url) {
             Ok(url) => url,
-            Err(e) => return ToolOutcome::failed(e),
+            Err(e) => return ToolOutcome::failed(e.to_string()),
         };
         let key = url.to_string();
         let now = ctx.env.clock.now_ms();
@@ -321,7 +358,7 @@ impl Tool for WebFetch {
                             .insert(key, (now, page.clone()));
                         (page, false)
                     }
-                    Err(e) => return ToolOutcome::failed(e),
+                    Err(e) => return ToolOutcome::failed(e.to_string()),
                 }
             }
         };

@@ -493,7 +493,7 @@ struct Echo(std::sync::Mutex<Vec<(String, String)>>);
 
 #[async_trait]
 impl PageQuestion for Echo {
-    async fn answer(&self, _url: &str, page: &str, prompt: &str) -> Result<String, String> {
+    async fn answer(&self, _url: &str, page: &str, prompt: &str) -> Result<String, AnswerError> {
         self.0
             .lock()
             .unwrap()
@@ -528,4 +528,14 @@ async fn a_prompt_is_answered_over_the_markdown() {
     let seen = echo.0.lock().unwrap();
     assert_eq!(seen[0].1, "What is the title?");
     assert!(seen[0].0.starts_with("# Guide\n\nSee [the API](/api)."));
+}
+
+#[test]
+fn the_small_models_failure_reads_as_the_providers_message() {
+    let e = AnswerError::from(ProviderError::new(
+        riot_protocol::ProviderErrorKind::Overloaded,
+        "the server is overloaded",
+    ));
+    assert_eq!(e.to_string(), "the server is overloaded");
+    assert_eq!(AnswerError::Empty.to_string(), "the model gave no answer");
 }

@@ -5,8 +5,8 @@
 
 use riot_protocol::web::{AddressClass, classify_all};
 use riot_protocol::{
-    PromptContext, Tool, ToolContext, ToolOutcome, UiPayload, ValidationError, WebRequest,
-    WebResult,
+    PromptContext, Tool, ToolContext, ToolOutcome, UiPayload, ValidationError, WebError,
+    WebRequest, WebResult,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -42,6 +42,48 @@ impl std::fmt::Debug for SearchBackend {
     }
 }
 
+/// The `web_search` setting's URL does not parse; the message is the one
+/// the model reads.
+#[derive(Debug, thiserror::Error)]
+#[error("the search URL `{url}` is not valid ({source}); fix `web_search.url`.")]
+struct BadSearchUrl {
+    url: String,
+    #[source]
+    source: url::ParseError,
+}
+
+/// Why a search gave no results; the message follows "The search failed: ".
+#[derive(Debug, thiserror::Error)]
+enum SearchError {
+    /// The service's host did not resolve, or the request failed.
+    #[error(transparent)]
+    Web(#[from] WebError),
+    /// The service's host is a link-local or metadata address.
+    #[error("{host} resolves to a link-local or metadata address, which Riot never contacts")]
+    Forbidden { host: String },
+    /// The service answered with another status than 200; `hint` says
+    /// what that usually means.
+    #[error("{service} answered HTTP {status}{hint}")]
+    Status {
+        service: &'static str,
+        status: u16,
+        hint: &'static str,
+    },
+    /// The reply is not JSON.
+    #[error("{service} did not answer with JSON ({source})")]
+    NotJson {
+        service: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The reply has no results list.
+    #[error("the {service} reply has no results list")]
+    NoResults { service: &'static str },
+    /// The reply's results are not a list.
+    #[error("the {service} results are not a list")]
+    NotAList { service: &'static str },
+}
+
 impl SearchBackend {
     /// The service's name for people and the model.
     pub fn label(&self) -> &'static str {
@@ -60,9 +102,10 @@ impl SearchBackend {
     }
 
     /// The request URL and headers of a search for `query`.
-    fn request(&self, query: &str) -> Result<(url::Url, Vec<(String, String)>), String> {
-        let bad = |url: &str, e: url::ParseError| {
-            format!("the search URL `{url}` is not valid ({e}); fix `web_search.url`.")
+    fn request(&self, query: &str) -> Result<(url::Url, Vec<(String, String)>), BadSearchUrl> {
+        let bad = |url: &str, source: url::ParseError| BadSearchUrl {
+            url: url.to_owned(),
+            source,
         };
         match self {
             SearchBackend::Searxng { url } => {
@@ -97,7 +140,7 @@ impl SearchBackend {
 
     /// The results in a reply: SearXNG's `results[]` (`title`, `url`,
     /// `content`), Brave's `web.results[]` (`title`, `url`, `description`).
-    fn parse(&self, body: &Value) -> Result<Vec<WebResult>, String> {
+    fn parse(&self, body: &Value) -> Result<Vec<WebResult>, SearchError> {
         let (list, snippet_key) = match self {
             SearchBackend::Searxng { .. } => (body.get("results"), "content"),
             SearchBackend::Brave { .. } => (
@@ -109,11 +152,15 @@ impl SearchBackend {
             // Brave leaves `web` out when nothing was found.
             return match self {
                 SearchBackend::Brave { .. } if body.get("type").is_some() => Ok(Vec::new()),
-                _ => Err(format!("the {} reply has no results list", self.label())),
+                _ => Err(SearchError::NoResults {
+                    service: self.label(),
+                }),
             };
         };
         let Some(items) = list.as_array() else {
-            return Err(format!("the {} results are not a list", self.label()));
+            return Err(SearchError::NotAList {
+                service: self.label(),
+            });
         };
         let text = |item: &Value, key: &str| {
             item.get(key)
@@ -277,30 +324,24 @@ impl Tool for WebSearch {
         let query = input.query.trim().to_owned();
         let (url, headers) = match self.backend.request(&query) {
             Ok(r) => r,
-            Err(e) => return ToolOutcome::failed(e),
+            Err(e) => return ToolOutcome::failed(e.to_string()),
         };
         let label = self.backend.label();
-        let fail = |why: String| {
+        let fail = |why: SearchError| {
             ToolOutcome::failed(format!(
                 "The search failed: {why}. Try again later, or fetch a known page with WebFetch."
             ))
         };
         let host = url.host_str().unwrap_or_default().to_owned();
         let search = async {
-            let addrs = ctx
-                .env
-                .web
-                .resolve(&host)
-                .await
-                .map_err(|e| e.to_string())?;
+            let addrs = ctx.env.web.resolve(&host).await?;
             // The service is the person's own setting: local is fine,
             // metadata never.
             if classify_all(&addrs) == AddressClass::Forbidden {
-                return Err(format!(
-                    "{host} resolves to a link-local or metadata address, which Riot never contacts"
-                ));
+                return Err(SearchError::Forbidden { host: host.clone() });
             }
-            ctx.env
+            let response = ctx
+                .env
                 .web
                 .fetch(WebRequest {
                     url: url.to_string(),
@@ -309,8 +350,8 @@ impl Tool for WebSearch {
                     timeout_ms: self.timeout_ms,
                     headers,
                 })
-                .await
-                .map_err(|e| e.to_string())
+                .await?;
+            Ok::<_, SearchError>(response)
         };
         let response = tokio::select! {
             r = search => r,
@@ -331,11 +372,20 @@ impl Tool for WebSearch {
                 429 => " (rate limited)",
                 _ => "",
             };
-            return fail(format!("{label} answered HTTP {}{hint}", response.status));
+            return fail(SearchError::Status {
+                service: label,
+                status: response.status,
+                hint,
+            });
         }
         let body: Value = match serde_json::from_slice(&response.body) {
             Ok(v) => v,
-            Err(e) => return fail(format!("{label} did not answer with JSON ({e})")),
+            Err(source) => {
+                return fail(SearchError::NotJson {
+                    service: label,
+                    source,
+                });
+            }
         };
         let results = match self.backend.parse(&body) {
             Ok(r) => r,

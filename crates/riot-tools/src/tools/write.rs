@@ -204,7 +204,7 @@ impl Tool for Write {
             );
         }
         if let Err(message) = write_and_record(ctx, &path, &display, &bytes, FileView::Full).await {
-            return ToolOutcome::failed(message);
+            return ToolOutcome::failed(message.to_string());
         }
         let lines = text.lines().count();
         let verb = if existing.is_some() {

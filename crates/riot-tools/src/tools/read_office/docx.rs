@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use roxmltree::Node;
 
 use super::{
-    Converted, LocalName as _, MAX_TEXT_CHARS, Package, attr, child, children, markdown_table,
-    parse, plural,
+    Converted, LocalName as _, MAX_TEXT_CHARS, OfficeError, Package, attr, child, children,
+    markdown_table, parse, plural,
 };
 
 /// How a paragraph style reads: a heading level, or none.
@@ -239,12 +239,12 @@ pub(super) fn word(
     bytes: Vec<u8>,
     display: &str,
     lines: Option<(u64, u64)>,
-) -> Result<Converted, String> {
+) -> Result<Converted, OfficeError> {
     let mut pkg = Package::open(bytes)?;
     let main = pkg.main_part("word/document.xml")?;
     let xml = pkg
         .part(&main)?
-        .ok_or_else(|| format!("it has no document part ({main})"))?;
+        .ok_or_else(|| OfficeError::NoDocument(main.clone()))?;
     let dir = main.rsplit_once('/').map_or("", |(d, _)| d);
     let join = |f: &str| {
         if dir.is_empty() {
@@ -259,7 +259,7 @@ pub(super) fn word(
     let body = doc
         .descendants()
         .find(|n| n.has_tag_name_local("body"))
-        .ok_or("its document part has no body")?;
+        .ok_or(OfficeError::NoBody)?;
     let mut writer = WordWriter {
         styles: &styles,
         numbering: &numbering,
@@ -288,9 +288,7 @@ pub(super) fn word(
     }
     let (start, limit) = lines.unwrap_or((1, u64::MAX));
     if start > total {
-        return Err(format!(
-            "`offset` {start} is past the end: as Markdown it has {total} lines"
-        ));
+        return Err(OfficeError::OffsetPastEnd { start, total });
     }
     let mut body = String::new();
     let mut end = start - 1;

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use roxmltree::Node;
 
 use super::{
-    Converted, LocalName as _, MAX_TEXT_CHARS, Package, attr, child, children, markdown_table,
-    parse, plural,
+    Converted, LocalName as _, MAX_TEXT_CHARS, OfficeError, Package, attr, child, children,
+    markdown_table, parse,
 };
 use crate::tools::read_pdf::PageRange;
 
@@ -103,9 +103,14 @@ fn shapes(tree: Node<'_, '_>, slide: &mut Slide, notes: bool) {
     }
 }
 
-fn slide_part(pkg: &mut Package, part: &str, slide: &mut Slide, notes: bool) -> Result<(), String> {
+fn slide_part(
+    pkg: &mut Package,
+    part: &str,
+    slide: &mut Slide,
+    notes: bool,
+) -> Result<(), OfficeError> {
     let Some(xml) = pkg.part(part)? else {
-        return Err(format!("its part {part} is missing"));
+        return Err(OfficeError::PartMissing(part.to_owned()));
     };
     let doc = parse(&xml, part)?;
     if let Some(tree) = doc.descendants().find(|n| n.has_tag_name_local("spTree")) {
@@ -118,12 +123,12 @@ pub(super) fn slides(
     bytes: Vec<u8>,
     display: &str,
     want: Option<PageRange>,
-) -> Result<Converted, String> {
+) -> Result<Converted, OfficeError> {
     let mut pkg = Package::open(bytes)?;
     let main = pkg.main_part("ppt/presentation.xml")?;
     let xml = pkg
         .part(&main)?
-        .ok_or_else(|| format!("it has no presentation part ({main})"))?;
+        .ok_or_else(|| OfficeError::NoPresentation(main.clone()))?;
     let rels = pkg.relationships(&main)?;
     let order: Vec<String> = {
         let doc = parse(&xml, &main)?;
@@ -148,10 +153,7 @@ pub(super) fn slides(
     }
     let range = match want {
         Some(r) if r.first > total => {
-            return Err(format!(
-                "`pages` starts past the end: it has {total} slide{}",
-                plural(usize::try_from(total).unwrap_or(0))
-            ));
+            return Err(OfficeError::SlidesPastEnd { total });
         }
         Some(r) => PageRange {
             first: r.first,

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::io::Cursor;
 
 use super::{
-    CellRange, Converted, MAX_PART_BYTES, MAX_TEXT_CHARS, cell_name, column_name, plural,
-    table_cell,
+    CellRange, Converted, MAX_PART_BYTES, MAX_TEXT_CHARS, OfficeError, cell_name, column_name,
+    plural, table_cell,
 };
 
 /// Rows of a sheet one Read shows at most, however short they are.
@@ -15,23 +15,20 @@ const MAX_ROWS_PER_READ: u32 = 2000;
 /// Refuses a package with a part over `limit` bytes uncompressed, before
 /// a reader that takes the zip itself (calamine) inflates it: the sizes
 /// the zip declares are what its reader lets out.
-pub(super) fn check_part_sizes(bytes: &[u8], limit: u64) -> Result<(), String> {
-    let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
-        .map_err(|e| format!("it is not an Office Open XML package ({e})"))?;
+pub(super) fn check_part_sizes(bytes: &[u8], limit: u64) -> Result<(), OfficeError> {
+    let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(OfficeError::NotAPackage)?;
     for i in 0..zip.len() {
         let part = zip
             .by_index_raw(i)
-            .map_err(|e| format!("its part {i} could not be read ({e})"))?;
+            .map_err(|source| OfficeError::PartEntry {
+                name: i.to_string(),
+                source,
+            })?;
         if part.size() > limit {
             let name = part
                 .name()
                 .map_or_else(|_| format!("#{i}"), |n| n.into_owned());
-            let bound = if limit >= 1024 * 1024 {
-                format!("{} MB", limit / (1024 * 1024))
-            } else {
-                format!("{} KB", limit / 1024)
-            };
-            return Err(format!("its part {name} is over {bound} uncompressed"));
+            return Err(OfficeError::PartTooLarge { name, limit });
         }
     }
     Ok(())
@@ -41,26 +38,21 @@ pub(super) fn workbook(
     bytes: Vec<u8>,
     display: &str,
     want: Option<&CellRange>,
-) -> Result<Converted, String> {
+) -> Result<Converted, OfficeError> {
     use calamine::Reader as _;
     check_part_sizes(&bytes, MAX_PART_BYTES)?;
-    let mut book = calamine::Xlsx::new(Cursor::new(bytes))
-        .map_err(|e| format!("it could not be opened ({e})"))?;
+    let mut book = calamine::Xlsx::new(Cursor::new(bytes)).map_err(OfficeError::Workbook)?;
     let names = book.sheet_names();
     if names.is_empty() {
-        return Err("it has no sheets".to_owned());
+        return Err(OfficeError::NoSheets);
     }
     let chosen: Vec<String> = match want.and_then(|w| w.sheet.as_ref()) {
         Some(sheet) => {
             let Some(found) = names.iter().find(|n| n.eq_ignore_ascii_case(sheet)) else {
-                return Err(format!(
-                    "it has no sheet named {sheet:?}; its sheets are {}",
-                    names
-                        .iter()
-                        .map(|n| format!("{n:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
+                return Err(OfficeError::NoSuchSheet {
+                    sheet: sheet.clone(),
+                    sheets: names,
+                });
             };
             vec![found.clone()]
         }
@@ -88,7 +80,10 @@ pub(super) fn workbook(
         }
         let range = book
             .worksheet_range(name)
-            .map_err(|e| format!("its sheet {name:?} could not be read ({e})"))?;
+            .map_err(|source| OfficeError::Sheet {
+                name: name.clone(),
+                source,
+            })?;
         let room = MAX_TEXT_CHARS - text.len();
         let (sheet_text, summary, cut) = sheet(name, &range, cells, room);
         text.push('\n');
