@@ -219,7 +219,7 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         hooks: &hooks,
         // Which service WebSearch asks, or why it is not declared.
         search: riot_kernel::web::search_backend(config, &env)
-            .map_err(|why| Undeclared::WebSearch(why.to_string())),
+            .map_err(Undeclared::WebSearch),
         // What the OS sandbox enforces for this project (probed).
         sandbox: kernel.session_sandbox(config, &cwd, &env),
         browser: browser_status(config),
@@ -466,14 +466,14 @@ fn print_project_rows(loaded: &LoadedConfig) {
 #[derive(Debug, thiserror::Error)]
 enum Undeclared {
     /// WebSearch has no service: the kernel's reason.
-    #[error("{0}")]
-    WebSearch(String),
+    #[error(transparent)]
+    WebSearch(#[from] riot_kernel::web::NoSearch),
     /// `RIOT_BROWSER=off` turns the browser off.
     #[error("RIOT_BROWSER=off")]
     BrowserOff,
     /// The `browser` setting cannot be used: the reason riot-config gives.
-    #[error("{0}")]
-    BrowserSetting(String),
+    #[error(transparent)]
+    BrowserSetting(#[from] riot_config::BrowserSettingError),
     /// `browser.executable` names something that is not a file.
     #[error("browser.executable {} is not a file", path.display())]
     NotAFile {
@@ -493,7 +493,7 @@ fn browser_status(config: &riot_config::Config) -> Result<(std::path::PathBuf, b
     }
     let options = match &config.browser {
         Some(setting) => riot_config::browser_options(&setting.value)
-            .map_err(|why| Undeclared::BrowserSetting(why.to_string()))?,
+            .map_err(Undeclared::BrowserSetting)?,
         None => riot_protocol::BrowserOptions::default(),
     };
     match options.executable {

@@ -79,21 +79,29 @@ pub fn read_rule(text: &str) -> RuleReading {
         Ok(paths) => {
             RuleReading::Rules(paths.into_iter().map(|p| format!("{tool}({p})")).collect())
         }
-        Err(why) => RuleReading::NotUnderstood(why),
+        Err(why) => RuleReading::NotUnderstood(why.to_string()),
     }
 }
 
+/// Why a Claude Code path pattern has no Riot equivalent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum PathPatternError {
+    /// Nothing but blanks in the parentheses.
+    #[error("the path pattern is empty")]
+    Empty,
+    /// `!`, `[…]` or a backslash, which Riot's patterns lack.
+    #[error("it uses `.gitignore` syntax Riot's path patterns do not have (`!`, `[…]` or `\\`)")]
+    GitignoreSyntax,
+}
+
 /// A `.gitignore`-style path pattern as Riot path patterns.
-fn path_patterns(pattern: &str) -> Result<Vec<String>, String> {
+fn path_patterns(pattern: &str) -> Result<Vec<String>, PathPatternError> {
     let pattern = pattern.trim();
     if pattern.is_empty() {
-        return Err("the path pattern is empty".into());
+        return Err(PathPatternError::Empty);
     }
     if pattern.starts_with('!') || pattern.contains(['[', ']', '\\']) {
-        return Err(
-            "it uses `.gitignore` syntax Riot's path patterns do not have (`!`, `[…]` or `\\`)"
-                .into(),
-        );
+        return Err(PathPatternError::GitignoreSyntax);
     }
     // A trailing `/` names a directory: its contents are covered below.
     let trimmed = pattern.trim_end_matches('/');

@@ -5,9 +5,32 @@
 use serde_json::Value;
 
 use super::{
-    Config, ConfigError, ConfigSource, EnvLayer, EnvVar, Format, Layer, SettingsFile, Sourced,
-    USER_SETTINGS, browser_options, checkpoints, claude, notifications, rules, sandbox, web_search,
+    BrowserSettingError, Config, ConfigError, ConfigSource, EnvLayer, EnvVar, Format, Layer,
+    SettingsFile, Sourced, USER_SETTINGS, WebSearchError, browser_options, checkpoints, claude,
+    notifications, rules, sandbox, web_search,
 };
+
+/// Why the value of one setting cannot be used (in
+/// [`ConfigError::BadSetting`], after the key).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingError {
+    /// `web_search`.
+    #[error(transparent)]
+    WebSearch(#[from] WebSearchError),
+    /// `browser`.
+    #[error(transparent)]
+    Browser(#[from] BrowserSettingError),
+    /// `diagnostics`, as written.
+    #[error(transparent)]
+    Checks(#[from] riot_protocol::ChecksSettingError),
+    /// A `diagnostics` check whose regular expression the Diagnostics
+    /// tool refuses: `problem` is the tool's reason.
+    #[error("pattern for `{check}` {problem}")]
+    Pattern { check: String, problem: String },
+    /// `lsp`.
+    #[error(transparent)]
+    Lsp(#[from] riot_protocol::LspSettingError),
+}
 
 /// Keys a project file may not set until the project is trusted.
 const TRUST_GATED: &[&str] = &[
@@ -69,6 +92,15 @@ impl FileLayer<'_> {
             path: self.file.path.clone(),
             key: key.to_owned(),
             problem: problem.to_owned(),
+        }
+    }
+
+    /// The error for a setting of this file whose value is wrong.
+    fn bad_setting(&self, key: &str, source: impl Into<SettingError>) -> ConfigError {
+        ConfigError::BadSetting {
+            path: self.file.path.clone(),
+            key: key.to_owned(),
+            source: source.into(),
         }
     }
 
@@ -253,7 +285,7 @@ fn apply_service_keys(config: &mut Config, layer: &FileLayer<'_>) -> Result<(), 
         Some(value) => {
             config.web_search = Some(Sourced {
                 value: web_search::web_search_setting(value)
-                    .map_err(|problem| layer.bad("web_search", &problem))?,
+                    .map_err(|problem| layer.bad_setting("web_search", problem))?,
                 source: layer.from.clone(),
             });
         }
@@ -307,11 +339,11 @@ fn apply_program_keys(config: &mut Config, layer: &FileLayer<'_>) -> Result<(), 
         (
             "diagnostics",
             &mut config.diagnostics,
-            check_diagnostics as fn(&Value) -> Result<(), String>,
+            check_diagnostics as fn(&Value) -> Result<(), SettingError>,
         ),
         ("lsp", &mut config.lsp, check_lsp),
         ("browser", &mut config.browser, |v| {
-            browser_options(v).map(|_| ())
+            browser_options(v).map(|_| ()).map_err(SettingError::from)
         }),
     ] {
         match layer.file.json.get(key) {
@@ -320,7 +352,7 @@ fn apply_program_keys(config: &mut Config, layer: &FileLayer<'_>) -> Result<(), 
                 .ignored_untrusted
                 .push(format!("{key} (from {})", layer.file.path.display())),
             Some(value) => {
-                check(value).map_err(|problem| layer.bad(key, &problem))?;
+                check(value).map_err(|problem| layer.bad_setting(key, problem))?;
                 *slot = Some(Sourced {
                     value: value.clone(),
                     source: layer.from.clone(),
@@ -331,18 +363,24 @@ fn apply_program_keys(config: &mut Config, layer: &FileLayer<'_>) -> Result<(), 
     Ok(())
 }
 
-fn check_diagnostics(value: &Value) -> Result<(), String> {
+fn check_diagnostics(value: &Value) -> Result<(), SettingError> {
     for check in riot_protocol::DiagnosticCheck::parse_setting(value)? {
         if let riot_protocol::CheckFormat::Regex(pattern) = &check.format {
-            riot_tools::tools::diagnostics::check_pattern(pattern)
-                .map_err(|problem| format!("pattern for `{}` {problem}", check.display()))?;
+            riot_tools::tools::diagnostics::check_pattern(pattern).map_err(|problem| {
+                SettingError::Pattern {
+                    check: check.display(),
+                    problem: problem.to_string(),
+                }
+            })?;
         }
     }
     Ok(())
 }
 
-fn check_lsp(value: &Value) -> Result<(), String> {
-    riot_protocol::LspSettings::parse_setting(value).map(|_| ())
+fn check_lsp(value: &Value) -> Result<(), SettingError> {
+    riot_protocol::LspSettings::parse_setting(value)
+        .map(|_| ())
+        .map_err(SettingError::from)
 }
 
 /// The `env` key: variables for the commands Riot runs. A later file's

@@ -44,7 +44,8 @@ pub mod notifications;
 mod rules;
 pub mod trust;
 mod web_search;
-pub use web_search::{SearchProvider, WebSearchSetting};
+pub use file_keys::SettingError;
+pub use web_search::{SearchProvider, WebSearchError, WebSearchSetting};
 pub mod sandbox;
 mod settings_files;
 pub use settings_files::{
@@ -212,6 +213,15 @@ pub enum ConfigError {
         key: String,
         problem: String,
     },
+    /// A key whose value cannot be used, with why (the `web_search`,
+    /// `browser`, `diagnostics` and `lsp` settings).
+    #[error("{path}: `{key}` {source}")]
+    BadSetting {
+        path: PathBuf,
+        key: String,
+        #[source]
+        source: SettingError,
+    },
     #[error("{path}: cannot read: {reason}")]
     Unreadable { path: PathBuf, reason: String },
     #[error("${var}: {problem}")]
@@ -258,9 +268,11 @@ const USER_SETTINGS: &str = "settings.json in Riot's home";
 
 /// The `browser` setting as the browser host takes it:
 /// `{"executable": "/path/to/chromium", "headless": false}`, both optional.
-pub fn browser_options(value: &Value) -> Result<riot_protocol::BrowserOptions, String> {
+pub fn browser_options(
+    value: &Value,
+) -> Result<riot_protocol::BrowserOptions, BrowserSettingError> {
     let Value::Object(map) = value else {
-        return Err("must be an object such as {\"headless\": false}".into());
+        return Err(BrowserSettingError::NotObject);
     };
     let mut options = riot_protocol::BrowserOptions::default();
     for (key, v) in map {
@@ -268,19 +280,35 @@ pub fn browser_options(value: &Value) -> Result<riot_protocol::BrowserOptions, S
             ("executable", Value::String(path)) if std::path::Path::new(path).is_absolute() => {
                 options.executable = Some(path.into());
             }
-            ("executable", _) => {
-                return Err("`executable` must be the absolute path of a Chromium".into());
-            }
+            ("executable", _) => return Err(BrowserSettingError::BadExecutable),
             ("headless", Value::Bool(b)) => options.headless = *b,
-            ("headless", _) => return Err("`headless` must be true or false".into()),
+            ("headless", _) => return Err(BrowserSettingError::BadHeadless),
             (other, _) => {
-                return Err(format!(
-                    "has no key `{other}` (known: executable, headless)"
-                ));
+                return Err(BrowserSettingError::UnknownKey {
+                    key: other.to_owned(),
+                });
             }
         }
     }
     Ok(options)
+}
+
+/// Why the `browser` setting cannot be used. The message completes a
+/// sentence that starts with the key (`browser …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BrowserSettingError {
+    /// The setting is not a JSON object.
+    #[error("must be an object such as {{\"headless\": false}}")]
+    NotObject,
+    /// `executable` is not an absolute path.
+    #[error("`executable` must be the absolute path of a Chromium")]
+    BadExecutable,
+    /// `headless` is not a boolean.
+    #[error("`headless` must be true or false")]
+    BadHeadless,
+    /// A key other than `executable` and `headless`.
+    #[error("has no key `{key}` (known: executable, headless)")]
+    UnknownKey { key: String },
 }
 
 /// Layers the files (in order user, project, local), then environment and
@@ -372,7 +400,11 @@ fn apply_env(config: &mut Config, env: &EnvLayer) -> Result<(), ConfigError> {
             )
             .map_err(|problem| ConfigError::BadEnv {
                 var: "RIOT_SEARXNG_URL".into(),
-                problem: format!("`{v}` {}", problem.trim_start_matches("has a `url` that ")),
+                problem: match problem {
+                    // The setting's words, said of the variable's value.
+                    WebSearchError::BadUrl => format!("`{v}` is not an http:// or https:// URL"),
+                    other => format!("`{v}` {other}"),
+                },
             })?,
             source: src("RIOT_SEARXNG_URL"),
         });

@@ -1044,3 +1044,45 @@ fn a_bad_web_search_setting_names_the_fix() {
         "$RIOT_SEARXNG_URL: `localhost:8888` is not an http:// or https:// URL"
     );
 }
+
+#[test]
+fn a_bad_program_setting_names_the_key_and_keeps_the_reason() {
+    let bad = |json: serde_json::Value| {
+        layer(
+            &[file(Layer::User, "/h/settings.json", json)],
+            &env(&[]),
+            &FlagLayer::default(),
+            true,
+        )
+        .unwrap_err()
+    };
+    let err = bad(json!({"browser": {"headless": "no"}}));
+    assert_eq!(
+        err.to_string(),
+        "/h/settings.json: `browser` `headless` must be true or false"
+    );
+    assert_eq!(
+        err,
+        ConfigError::BadSetting {
+            path: PathBuf::from("/h/settings.json"),
+            key: "browser".into(),
+            source: SettingError::Browser(BrowserSettingError::BadHeadless),
+        }
+    );
+    let err = bad(json!({"lsp": {"wait_ms": -1}}));
+    assert_eq!(
+        err.to_string(),
+        "/h/settings.json: `lsp` `wait_ms` must be a non-negative integer"
+    );
+    assert!(matches!(
+        std::error::Error::source(&err).and_then(|s| s.downcast_ref::<SettingError>()),
+        Some(SettingError::Lsp(riot_protocol::LspSettingError::BadWait))
+    ));
+    let err = bad(json!({"diagnostics": {"checks": [{"command": "x", "format": "mypy"}]}}));
+    assert!(
+        err.to_string().starts_with(
+            "/h/settings.json: `diagnostics` checks[0] has an unknown `format` `mypy`"
+        ),
+        "{err}"
+    );
+}

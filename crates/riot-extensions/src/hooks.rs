@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 mod definition;
 
 pub use definition::{
-    CommandHook, DEFAULT_TIMEOUT_SECS, HookConfig, HookEvent, HookGroup, Matcher, load,
+    BadMatcher, CommandHook, DEFAULT_TIMEOUT_SECS, HookConfig, HookEvent, HookGroup, Matcher, load,
     parse_hooks, parse_hooks_file,
 };
 

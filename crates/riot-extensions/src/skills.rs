@@ -32,7 +32,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::extension_files::{self, Origin};
-use crate::frontmatter::{self, ToolList};
+use crate::frontmatter::{self, FrontMatterError, ToolList};
 
 /// Longest skill name (the common SKILL.md convention).
 pub const MAX_NAME_CHARS: usize = 64;
@@ -70,15 +70,37 @@ const BUILTIN: [(&str, &str); 4] = [
     ("office", include_str!("../skills/office/SKILL.md")),
 ];
 
-/// Checks a SKILL.md and makes its catalog entry. `Err` is the reason,
-/// prefixed with the file line.
+/// Why a SKILL.md cannot be used; the message starts with the file line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkillError {
+    /// The front matter does not parse.
+    #[error(transparent)]
+    FrontMatter(#[from] FrontMatterError),
+    /// The name is empty, too long or has other characters.
+    #[error(
+        "line {line}: the name `{name}` must be 1–{MAX_NAME_CHARS} lowercase letters, digits or hyphens"
+    )]
+    BadName { line: usize, name: String },
+    /// No description.
+    #[error(
+        "line {line}: a `description` is required: it is how the model knows when to use the skill"
+    )]
+    NoDescription { line: usize },
+    /// The description is longer than [`MAX_DESCRIPTION_CHARS`].
+    #[error(
+        "line {line}: the description has {chars} characters; at most {MAX_DESCRIPTION_CHARS} are allowed"
+    )]
+    LongDescription { line: usize, chars: usize },
+}
+
+/// Checks a SKILL.md and makes its catalog entry.
 fn parse_skill(
     text: &str,
     dir_name: &str,
     origin: Origin,
     dir: Option<PathBuf>,
-) -> Result<Skill, String> {
-    let (front, _body) = frontmatter::parse::<SkillFront>(text).map_err(|e| e.to_string())?;
+) -> Result<Skill, SkillError> {
+    let (front, _body) = frontmatter::parse::<SkillFront>(text)?;
     let name = front.name.unwrap_or_else(|| dir_name.to_owned());
     let name = name.trim().to_owned();
     let bad_name = name.is_empty()
@@ -87,24 +109,23 @@ fn parse_skill(
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if bad_name {
-        return Err(format!(
-            "line {}: the name `{name}` must be 1–{MAX_NAME_CHARS} lowercase letters, digits or hyphens",
-            frontmatter::line_of(text, "name")
-        ));
+        return Err(SkillError::BadName {
+            line: frontmatter::line_of(text, "name"),
+            name,
+        });
     }
     let description = front.description.unwrap_or_default().trim().to_owned();
     if description.is_empty() {
-        return Err(format!(
-            "line {}: a `description` is required: it is how the model knows when to use the skill",
-            frontmatter::line_of(text, "description")
-        ));
+        return Err(SkillError::NoDescription {
+            line: frontmatter::line_of(text, "description"),
+        });
     }
-    if description.chars().count() > MAX_DESCRIPTION_CHARS {
-        return Err(format!(
-            "line {}: the description has {} characters; at most {MAX_DESCRIPTION_CHARS} are allowed",
-            frontmatter::line_of(text, "description"),
-            description.chars().count()
-        ));
+    let chars = description.chars().count();
+    if chars > MAX_DESCRIPTION_CHARS {
+        return Err(SkillError::LongDescription {
+            line: frontmatter::line_of(text, "description"),
+            chars,
+        });
     }
     Ok(Skill {
         name,
@@ -412,7 +433,9 @@ mod tests {
     fn names_and_descriptions_are_checked_with_the_line() {
         let long = "x".repeat(65);
         let text = format!("---\ndescription: d\nname: {long}\n---\n");
-        let err = parse_skill(&text, "dir", Origin::User, None).unwrap_err();
+        let err = parse_skill(&text, "dir", Origin::User, None)
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("line 3: the name"), "{err}");
 
         let err = parse_skill(
@@ -421,10 +444,13 @@ mod tests {
             Origin::User,
             None,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("`Bad_Name` must be"), "{err}");
 
-        let err = parse_skill("---\nname: ok\n---\nbody", "d", Origin::User, None).unwrap_err();
+        let err = parse_skill("---\nname: ok\n---\nbody", "d", Origin::User, None)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("line 2: a `description` is required"),
             "{err}"
@@ -432,7 +458,17 @@ mod tests {
 
         let text = format!("---\nname: ok\ndescription: {}\n---\n", "d".repeat(1025));
         let err = parse_skill(&text, "d", Origin::User, None).unwrap_err();
-        assert!(err.contains("1025 characters"), "{err}");
+        assert_eq!(
+            err,
+            SkillError::LongDescription {
+                line: 3,
+                chars: 1025
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "line 3: the description has 1025 characters; at most 1024 are allowed"
+        );
 
         // The folder name stands in for a missing name.
         let skill = parse_skill(

@@ -31,6 +31,19 @@ use riot_extensions::hooks::HookRunner;
 use riot_extensions::skills::SkillCatalog;
 use riot_tools::tools::todo_write::TodoList;
 
+/// Why a stack has no model (an inspection command): there is no
+/// classifier, and a Task call fails saying why.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NoModel {
+    /// `riot permissions check` asks no model.
+    #[error("a permission check asks no model")]
+    PermissionCheck,
+    /// No endpoint could be made from the configuration (shared by the
+    /// stack's copies, so behind an `Arc`).
+    #[error(transparent)]
+    Unconfigured(Arc<KernelError>),
+}
+
 /// The model a stack's classifier and subagents ask.
 #[derive(Debug, Clone)]
 pub struct ModelAccess {
@@ -74,7 +87,7 @@ pub struct StackOptions {
     pub file_state: Option<PathBuf>,
     /// `Err`: why there is no model (an inspection command without a
     /// configured endpoint): no classifier, and Task calls fail saying so.
-    pub model: Result<ModelAccess, String>,
+    pub model: Result<ModelAccess, NoModel>,
     /// The model's context window: MCP declarations over a tenth of it
     /// are deferred behind ToolSearch.
     pub context_window: u64,
@@ -380,7 +393,7 @@ impl Kernel {
     fn stack_subagents(
         &self,
         agents: AgentCatalog,
-        model: Result<ModelAccess, String>,
+        model: Result<ModelAccess, NoModel>,
         base: &StackBase,
         skills: &SkillCatalog,
         owner: &SessionId,

@@ -14,7 +14,7 @@ use riot_store::LoadedSession;
 use crate::error::KernelError;
 use crate::kernel::Kernel;
 use crate::runner::SessionRunner;
-use crate::stack::{ModelAccess, StackOptions, ToolStack};
+use crate::stack::{ModelAccess, NoModel, StackOptions, ToolStack};
 use crate::world::SessionModel;
 use riot_config::{Config, FlagLayer};
 
@@ -145,7 +145,7 @@ impl Kernel {
                     gate: Arc::new(crate::gate::NobodyAnswers),
                     owner: SessionId::new("permissions-check"),
                     file_state: None,
-                    model: Err("a permission check asks no model".into()),
+                    model: Err(NoModel::PermissionCheck),
                     context_window: unconfigured_window(&loaded.config),
                     start_mcp: mcp,
                     session_mcp: Vec::new(),
@@ -171,7 +171,7 @@ impl Kernel {
         config: &Config,
         at: Inspect<'_>,
         resumed: Option<&LoadedSession>,
-    ) -> (Result<ModelAccess, String>, u64) {
+    ) -> (Result<ModelAccess, NoModel>, u64) {
         match self.provider(config, at.env, resumed).await {
             Ok((provider, endpoint)) => {
                 let window =
@@ -185,7 +185,10 @@ impl Kernel {
                 };
                 (Ok(access), window)
             }
-            Err(e) => (Err(e.to_string()), unconfigured_window(config)),
+            Err(e) => (
+                Err(NoModel::Unconfigured(Arc::new(e))),
+                unconfigured_window(config),
+            ),
         }
     }
 }

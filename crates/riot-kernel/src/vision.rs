@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use riot_protocol::{
     CacheHints, FileSystem, ImageSource, Message, MessageId, MessageOrigin, ModelCapabilities,
-    ModelRequest, Provider, ProviderStream, SystemPrompt, ToolResultContent, UserBlock,
-    UserMessage,
+    ModelRequest, Provider, ProviderError, ProviderStream, SystemPrompt, ToolResultContent,
+    UserBlock, UserMessage,
 };
 use sha2::{Digest as _, Sha256};
 use tokio_util::sync::CancellationToken;
@@ -75,16 +75,27 @@ impl Describer {
         &self,
         image: &ImageSource,
         cancel: CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, DescribeError> {
         let reply =
             riot_core::side::side_text(self.provider.as_ref(), self.request(image), cancel).await;
-        let text = reply.result.map_err(|e| e.message)?;
+        let text = reply.result?;
         let text = text.trim();
         if text.is_empty() {
-            return Err("the model gave no description".into());
+            return Err(DescribeError::Empty);
         }
         Ok(text.to_owned())
     }
+}
+
+/// Why an image has no description.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DescribeError {
+    /// The describing model's request failed.
+    #[error(transparent)]
+    Model(#[from] ProviderError),
+    /// The model answered with nothing.
+    #[error("the model gave no description")]
+    Empty,
 }
 
 /// Where a session keeps its images' descriptions: `descriptions.json`

@@ -15,7 +15,7 @@ use riot_tools::tools::{
 use tokio_util::sync::CancellationToken;
 
 use crate::world::SessionModel;
-use riot_config::{Config, SearchProvider};
+use riot_config::{Config, ConfigSource, SearchProvider};
 
 /// Characters of a page the small model reads (about 25k tokens); the
 /// rest is left out, and it is told so.
@@ -96,13 +96,33 @@ impl PageQuestion for SmallModel {
     }
 }
 
+/// Why WebSearch is not declared (`riot config show` says it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoSearch {
+    /// No `web_search` setting, `$RIOT_SEARXNG_URL` or `$BRAVE_API_KEY`.
+    #[error(
+        "no search service is configured (`web_search` in settings, $RIOT_SEARXNG_URL or $BRAVE_API_KEY); the provider's own web search is declared where the model has it"
+    )]
+    NotConfigured,
+    /// SearXNG chosen without an instance's URL.
+    #[error("`web_search` from {from} has no url")]
+    SearxngWithoutUrl { from: ConfigSource },
+    /// Brave Search chosen without `$BRAVE_API_KEY`.
+    #[error("`web_search` from {from} chooses Brave Search, but $BRAVE_API_KEY is not set")]
+    BraveWithoutKey { from: ConfigSource },
+    /// The provider's own search chosen: no WebSearch tool.
+    #[error(
+        "`web_search` from {from} chooses the provider's own web search, declared where the model has it"
+    )]
+    Native { from: ConfigSource },
+}
+
 /// WebSearch's service: the `web_search` setting (or `$RIOT_SEARXNG_URL`),
-/// else Brave Search when `$BRAVE_API_KEY` is set. `Err`: why WebSearch is
-/// not declared, for `riot config show`.
+/// else Brave Search when `$BRAVE_API_KEY` is set.
 pub fn search_backend(
     config: &Config,
     env: &std::collections::BTreeMap<String, String>,
-) -> Result<SearchBackend, String> {
+) -> Result<SearchBackend, NoSearch> {
     let brave_key = env
         .get("BRAVE_API_KEY")
         .map(|k| k.trim())
@@ -113,13 +133,15 @@ pub fn search_backend(
                 url: riot_tools::tools::web_search::BRAVE_URL.into(),
                 key: key.to_owned(),
             }),
-            None => Err("no search service is configured (`web_search` in settings, $RIOT_SEARXNG_URL or $BRAVE_API_KEY); the provider's own web search is declared where the model has it".into()),
+            None => Err(NoSearch::NotConfigured),
         };
     };
     match setting.value.provider {
         SearchProvider::Searxng => match &setting.value.url {
             Some(url) => Ok(SearchBackend::Searxng { url: url.clone() }),
-            None => Err(format!("`web_search` from {} has no url", setting.source)),
+            None => Err(NoSearch::SearxngWithoutUrl {
+                from: setting.source.clone(),
+            }),
         },
         SearchProvider::Brave => match brave_key {
             Some(key) => Ok(SearchBackend::Brave {
@@ -130,15 +152,13 @@ pub fn search_backend(
                     .unwrap_or_else(|| riot_tools::tools::web_search::BRAVE_URL.into()),
                 key: key.to_owned(),
             }),
-            None => Err(format!(
-                "`web_search` from {} chooses Brave Search, but $BRAVE_API_KEY is not set",
-                setting.source
-            )),
+            None => Err(NoSearch::BraveWithoutKey {
+                from: setting.source.clone(),
+            }),
         },
-        SearchProvider::Native => Err(format!(
-            "`web_search` from {} chooses the provider's own web search, declared where the model has it",
-            setting.source
-        )),
+        SearchProvider::Native => Err(NoSearch::Native {
+            from: setting.source.clone(),
+        }),
     }
 }
 
@@ -194,4 +214,49 @@ pub fn web_tools(
         tools.push(Arc::new(WebSearch::new(backend)));
     }
     tools
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use riot_config::{Sourced, WebSearchSetting};
+
+    use super::*;
+
+    fn with_search(provider: SearchProvider) -> Config {
+        Config {
+            web_search: Some(Sourced {
+                value: WebSearchSetting {
+                    provider,
+                    url: None,
+                },
+                source: ConfigSource::User {
+                    path: "/h/settings.json".into(),
+                },
+            }),
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn why_web_search_is_not_declared_names_the_setting() {
+        let none = BTreeMap::new();
+        assert_eq!(
+            search_backend(&Config::default(), &none).unwrap_err(),
+            NoSearch::NotConfigured
+        );
+        assert_eq!(
+            search_backend(&with_search(SearchProvider::Brave), &none)
+                .unwrap_err()
+                .to_string(),
+            "`web_search` from /h/settings.json chooses Brave Search, but $BRAVE_API_KEY is not set"
+        );
+        assert_eq!(
+            search_backend(&with_search(SearchProvider::Searxng), &none)
+                .unwrap_err()
+                .to_string(),
+            "`web_search` from /h/settings.json has no url"
+        );
+    }
 }

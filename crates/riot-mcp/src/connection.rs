@@ -40,8 +40,14 @@ const STDERR_SETTLE_MS: u64 = 500;
 /// What every connection task of a hub shares.
 pub(crate) struct Shared {
     pub options: HubOptions,
-    http: OnceLock<Result<reqwest::Client, String>>,
+    http: OnceLock<Result<reqwest::Client, NoHttpClient>>,
 }
+
+/// The HTTP client for HTTP servers could not be built (shared, so the
+/// cause is behind an `Arc`).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("no HTTP client could be built ({0})")]
+pub(crate) struct NoHttpClient(#[source] Arc<reqwest::Error>);
 
 impl Shared {
     pub fn new(options: HubOptions) -> Self {
@@ -52,7 +58,7 @@ impl Shared {
     }
 
     /// One HTTP client (and connection pool) for all HTTP servers.
-    fn http(&self) -> Result<reqwest::Client, String> {
+    fn http(&self) -> Result<reqwest::Client, NoHttpClient> {
         self.http
             .get_or_init(|| {
                 // ring, never aws-lc; an already installed provider will do.
@@ -61,7 +67,7 @@ impl Shared {
                     // A redirect would replay custom headers (tokens) elsewhere.
                     .redirect(reqwest::redirect::Policy::none())
                     .build()
-                    .map_err(|e| format!("no HTTP client could be built ({e})"))
+                    .map_err(|e| NoHttpClient(Arc::new(e)))
             })
             .clone()
     }
@@ -151,7 +157,7 @@ pub(crate) async fn run(
             let http = match shared.http() {
                 Ok(http) => http,
                 Err(reason) => {
-                    server.fail(generation, reason);
+                    server.fail(generation, reason.to_string());
                     return;
                 }
             };

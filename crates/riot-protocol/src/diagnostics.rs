@@ -150,35 +150,37 @@ impl DiagnosticCheck {
     /// The `diagnostics` setting: `{"checks": [{"command": "…" | ["…"],
     /// "format": "cargo" | … | {"regex": "…"}}]}`. The regular
     /// expression is checked by the Diagnostics tool, which compiles it.
-    pub fn parse_setting(value: &Value) -> Result<Vec<DiagnosticCheck>, String> {
+    pub fn parse_setting(value: &Value) -> Result<Vec<DiagnosticCheck>, ChecksSettingError> {
         let Some(obj) = value.as_object() else {
-            return Err("must be an object like {\"checks\": [...]}".into());
+            return Err(ChecksSettingError::NotObject);
         };
         if let Some(key) = obj.keys().find(|k| k.as_str() != "checks") {
-            return Err(format!("has an unknown key `{key}` (only `checks`)"));
+            return Err(ChecksSettingError::UnknownKey { key: key.clone() });
         }
         let Some(checks) = obj.get("checks") else {
             return Ok(Vec::new());
         };
         let Some(checks) = checks.as_array() else {
-            return Err("`checks` must be a list of {\"command\", \"format\"}".into());
+            return Err(ChecksSettingError::NotList);
         };
         checks
             .iter()
             .enumerate()
-            .map(|(i, c)| Self::parse_one(c).map_err(|e| format!("checks[{i}] {e}")))
+            .map(|(index, c)| {
+                Self::parse_one(c).map_err(|source| ChecksSettingError::Check { index, source })
+            })
             .collect()
     }
 
-    fn parse_one(value: &Value) -> Result<DiagnosticCheck, String> {
+    fn parse_one(value: &Value) -> Result<DiagnosticCheck, CheckError> {
         let Some(obj) = value.as_object() else {
-            return Err("must be an object with `command` and `format`".into());
+            return Err(CheckError::NotObject);
         };
         if let Some(key) = obj
             .keys()
             .find(|k| !["command", "format"].contains(&k.as_str()))
         {
-            return Err(format!("has an unknown key `{key}`"));
+            return Err(CheckError::UnknownKey { key: key.clone() });
         }
         let argv = match obj.get("command") {
             Some(Value::String(s)) if !s.trim().is_empty() => {
@@ -188,29 +190,75 @@ impl DiagnosticCheck {
                 .iter()
                 .map(|v| v.as_str().map(str::to_owned))
                 .collect::<Option<Vec<_>>>()
-                .ok_or("`command` must be a string or a list of strings")?,
-            _ => return Err("needs a `command`: a string or a list of strings".into()),
+                .ok_or(CheckError::CommandNotStrings)?,
+            _ => return Err(CheckError::NoCommand),
         };
         let format = match obj.get("format") {
-            Some(Value::String(name)) => CheckFormat::named(name).ok_or_else(|| {
-                format!(
-                    "has an unknown `format` `{name}`: use one of {} or {{\"regex\": \"…\"}}",
-                    CheckFormat::NAMES.join(", ")
-                )
-            })?,
+            Some(Value::String(name)) => CheckFormat::named(name)
+                .ok_or_else(|| CheckError::UnknownFormat { name: name.clone() })?,
             Some(Value::Object(o)) => match (o.get("regex"), o.len()) {
                 (Some(Value::String(re)), 1) => CheckFormat::Regex(re.clone()),
-                _ => return Err("`format` object must be {\"regex\": \"…\"}".into()),
+                _ => return Err(CheckError::BadFormatObject),
             },
-            _ => {
-                return Err(format!(
-                    "needs a `format`: one of {} or {{\"regex\": \"…\"}}",
-                    CheckFormat::NAMES.join(", ")
-                ));
-            }
+            _ => return Err(CheckError::NoFormat),
         };
         Ok(DiagnosticCheck { argv, format })
     }
+}
+
+/// Why the `diagnostics` setting cannot be used. The message completes
+/// a sentence that starts with the key (`diagnostics …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChecksSettingError {
+    /// The setting is not a JSON object.
+    #[error("must be an object like {{\"checks\": [...]}}")]
+    NotObject,
+    /// A key other than `checks`.
+    #[error("has an unknown key `{key}` (only `checks`)")]
+    UnknownKey { key: String },
+    /// `checks` is not a list.
+    #[error("`checks` must be a list of {{\"command\", \"format\"}}")]
+    NotList,
+    /// One entry of `checks` is wrong.
+    #[error("checks[{index}] {source}")]
+    Check {
+        /// Its place in the list, from 0.
+        index: usize,
+        #[source]
+        source: CheckError,
+    },
+}
+
+/// What is wrong with one entry of `diagnostics.checks`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// The entry is not a JSON object.
+    #[error("must be an object with `command` and `format`")]
+    NotObject,
+    /// A key other than `command` and `format`.
+    #[error("has an unknown key `{key}`")]
+    UnknownKey { key: String },
+    /// `command` is a list holding something other than strings.
+    #[error("`command` must be a string or a list of strings")]
+    CommandNotStrings,
+    /// No usable `command`.
+    #[error("needs a `command`: a string or a list of strings")]
+    NoCommand,
+    /// A `format` name Riot does not know.
+    #[error(
+        "has an unknown `format` `{name}`: use one of {names} or {{\"regex\": \"…\"}}",
+        names = CheckFormat::NAMES.join(", ")
+    )]
+    UnknownFormat { name: String },
+    /// A `format` object other than `{"regex": "…"}`.
+    #[error("`format` object must be {{\"regex\": \"…\"}}")]
+    BadFormatObject,
+    /// No usable `format`.
+    #[error(
+        "needs a `format`: one of {names} or {{\"regex\": \"…\"}}",
+        names = CheckFormat::NAMES.join(", ")
+    )]
+    NoFormat,
 }
 
 /// How long an edit waits for its file's diagnostics by default.
@@ -251,30 +299,25 @@ impl LspSettings {
 
     /// Reads the `lsp` setting: `{"wait_ms": 1500, "enabled": true,
     /// "python": {"command": [...], "extensions": [".py"]}, "rust": false}`.
-    pub fn parse_setting(value: &Value) -> Result<LspSettings, String> {
+    pub fn parse_setting(value: &Value) -> Result<LspSettings, LspSettingError> {
         let Some(obj) = value.as_object() else {
-            return Err("must be an object keyed by language".into());
+            return Err(LspSettingError::NotObject);
         };
         let mut out = LspSettings::default();
         for (key, v) in obj {
             match key.as_str() {
                 "wait_ms" => {
-                    out.wait_ms = Some(
-                        v.as_u64()
-                            .ok_or("`wait_ms` must be a non-negative integer")?,
-                    );
+                    out.wait_ms = Some(v.as_u64().ok_or(LspSettingError::BadWait)?);
                 }
-                "enabled" => {
-                    out.disabled = !v.as_bool().ok_or("`enabled` must be true or false")?
-                }
+                "enabled" => out.disabled = !v.as_bool().ok_or(LspSettingError::BadEnabled)?,
                 lang => {
                     let server = match v {
                         Value::Bool(false) | Value::Null => None,
                         Value::Object(o) => Some(Self::parse_server(lang, o)?),
                         _ => {
-                            return Err(format!(
-                                "`{lang}` must be {{\"command\": [...], \"extensions\": [...]}} or false"
-                            ));
+                            return Err(LspSettingError::BadServer {
+                                lang: lang.to_owned(),
+                            });
                         }
                     };
                     out.servers.insert(lang.to_owned(), server);
@@ -287,7 +330,7 @@ impl LspSettings {
     fn parse_server(
         lang: &str,
         o: &serde_json::Map<String, Value>,
-    ) -> Result<LspServerSetting, String> {
+    ) -> Result<LspServerSetting, LspSettingError> {
         let strings = |key: &str| -> Option<Vec<String>> {
             let items = o.get(key)?.as_array()?;
             let list: Option<Vec<String>> = items
@@ -305,12 +348,18 @@ impl LspSettings {
             ]
             .contains(&k.as_str())
         }) {
-            return Err(format!("`{lang}` has an unknown key `{key}`"));
+            return Err(LspSettingError::UnknownServerKey {
+                lang: lang.to_owned(),
+                key: key.clone(),
+            });
         }
-        let command = strings("command")
-            .ok_or_else(|| format!("`{lang}.command` must be a non-empty list of strings"))?;
+        let command = strings("command").ok_or_else(|| LspSettingError::BadCommand {
+            lang: lang.to_owned(),
+        })?;
         let extensions = strings("extensions")
-            .ok_or_else(|| format!("`{lang}.extensions` must be a non-empty list like [\".py\"]"))?
+            .ok_or_else(|| LspSettingError::BadExtensions {
+                lang: lang.to_owned(),
+            })?
             .into_iter()
             .map(|e| {
                 if e.starts_with('.') {
@@ -327,6 +376,33 @@ impl LspSettings {
             settings: o.get("settings").cloned(),
         })
     }
+}
+
+/// Why the `lsp` setting cannot be used. The message completes a
+/// sentence that starts with the key (`lsp …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LspSettingError {
+    /// The setting is not a JSON object.
+    #[error("must be an object keyed by language")]
+    NotObject,
+    /// `wait_ms` is not a whole number of milliseconds.
+    #[error("`wait_ms` must be a non-negative integer")]
+    BadWait,
+    /// `enabled` is not a boolean.
+    #[error("`enabled` must be true or false")]
+    BadEnabled,
+    /// A language's entry is neither a server object nor `false`.
+    #[error("`{lang}` must be {{\"command\": [...], \"extensions\": [...]}} or false")]
+    BadServer { lang: String },
+    /// A server object has a key Riot does not know.
+    #[error("`{lang}` has an unknown key `{key}`")]
+    UnknownServerKey { lang: String, key: String },
+    /// A server's `command` is missing, empty or not all strings.
+    #[error("`{lang}.command` must be a non-empty list of strings")]
+    BadCommand { lang: String },
+    /// A server's `extensions` is missing, empty or not all strings.
+    #[error("`{lang}.extensions` must be a non-empty list like [\".py\"]")]
+    BadExtensions { lang: String },
 }
 
 /// What a language server said about a file after an edit.
@@ -404,17 +480,60 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(
-            err,
+            err.to_string(),
             "checks[0] has an unknown `format` `mypy`: use one of cargo, tsc, pyright, ruff, eslint, go_vet or {\"regex\": \"…\"}"
         );
         let err =
             DiagnosticCheck::parse_setting(&json!({"checks": [{"format": "cargo"}]})).unwrap_err();
         assert_eq!(
-            err,
+            err.to_string(),
             "checks[0] needs a `command`: a string or a list of strings"
         );
         let err = DiagnosticCheck::parse_setting(&json!({"check": []})).unwrap_err();
-        assert_eq!(err, "has an unknown key `check` (only `checks`)");
+        assert_eq!(
+            err,
+            ChecksSettingError::UnknownKey {
+                key: "check".into()
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "has an unknown key `check` (only `checks`)"
+        );
+    }
+
+    #[test]
+    fn setting_errors_read_as_before_and_keep_the_entry_error() {
+        let message = |v: Value| DiagnosticCheck::parse_setting(&v).unwrap_err().to_string();
+        assert_eq!(
+            message(json!([])),
+            "must be an object like {\"checks\": [...]}"
+        );
+        assert_eq!(
+            message(json!({"checks": 1})),
+            "`checks` must be a list of {\"command\", \"format\"}"
+        );
+        assert_eq!(
+            message(json!({"checks": [{"command": "x", "format": {"re": "."}}]})),
+            "checks[0] `format` object must be {\"regex\": \"…\"}"
+        );
+        assert_eq!(
+            message(json!({"checks": [{"command": "x"}, {"command": "y"}]})),
+            "checks[0] needs a `format`: one of cargo, tsc, pyright, ruff, eslint, go_vet or {\"regex\": \"…\"}"
+        );
+        let err =
+            DiagnosticCheck::parse_setting(&json!({"checks": [{"command": [1], "format": "tsc"}]}))
+                .unwrap_err();
+        assert_eq!(
+            std::error::Error::source(&err).map(ToString::to_string),
+            Some("`command` must be a string or a list of strings".to_owned())
+        );
+        assert_eq!(
+            LspSettings::parse_setting(&json!({"go": 1}))
+                .unwrap_err()
+                .to_string(),
+            "`go` must be {\"command\": [...], \"extensions\": [...]} or false"
+        );
     }
 
     #[test]
@@ -439,7 +558,10 @@ mod tests {
         assert_eq!(s.servers["rust"], None);
         assert_eq!(LspSettings::default().wait_ms(), DEFAULT_LSP_WAIT_MS);
         let err = LspSettings::parse_setting(&json!({"go": {"command": []}})).unwrap_err();
-        assert_eq!(err, "`go.command` must be a non-empty list of strings");
+        assert_eq!(
+            err.to_string(),
+            "`go.command` must be a non-empty list of strings"
+        );
     }
 
     #[test]

@@ -59,8 +59,8 @@ pub use devices::{
     BrowserTarget, NoBrowser, NoBrowserHost, NoVision, Unavailable, Vision,
 };
 pub use diagnostics::{
-    CheckFormat, Diagnostic, DiagnosticCheck, EditDiagnostics, LanguageServerHost, LanguageServers,
-    LspServerSetting, LspSettings, Severity,
+    CheckError, CheckFormat, ChecksSettingError, Diagnostic, DiagnosticCheck, EditDiagnostics,
+    LanguageServerHost, LanguageServers, LspServerSetting, LspSettingError, LspSettings, Severity,
 };
 pub use event::{
     AbortSource, AgentError, AgentEvent, CompactionStrategy, ErrorKind, StreamDelta,

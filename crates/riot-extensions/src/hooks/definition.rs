@@ -75,7 +75,7 @@ pub enum Matcher {
 
 impl Matcher {
     /// Parses a matcher; a bad regular expression is an error.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, BadMatcher> {
         let text = text.trim();
         if text.is_empty() || text == "*" {
             return Ok(Matcher::All);
@@ -90,7 +90,7 @@ impl Matcher {
         }
         regex::Regex::new(&format!("^(?:{text})$"))
             .map(Matcher::Regex)
-            .map_err(|e| format!("is not a tool name, `A|B` or a valid regular expression: {e}"))
+            .map_err(BadMatcher)
     }
 
     /// Whether `subject` is matched.
@@ -102,6 +102,12 @@ impl Matcher {
         }
     }
 }
+
+/// A matcher that is neither a tool name, `A|B` nor a regular expression
+/// that compiles. The message follows the key (`….matcher is not …`).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("is not a tool name, `A|B` or a valid regular expression: {0}")]
+pub struct BadMatcher(#[source] pub regex::Error);
 
 /// One command hook.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,9 +231,8 @@ fn parse_hooks_noting(
             };
             let matcher = match entry.get("matcher") {
                 None | Some(Value::Null) => Matcher::All,
-                Some(Value::String(m)) => {
-                    Matcher::parse(m).map_err(|p| bad(path, format!("{key}.matcher"), p))?
-                }
+                Some(Value::String(m)) => Matcher::parse(m)
+                    .map_err(|p| bad(path, format!("{key}.matcher"), p.to_string()))?,
                 Some(_) => return Err(bad(path, format!("{key}.matcher"), "must be a string")),
             };
             let Some(Value::Array(list)) = entry.get("hooks") else {

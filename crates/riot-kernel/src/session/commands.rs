@@ -2,6 +2,7 @@
 //! `/model`, `/thinking`, `/mode`, `/rewind`, `/undo`) and the prompt of
 //! a command file.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use riot_protocol::{AgentEvent, ErrorKind, PermissionMode, TerminalReason};
@@ -146,21 +147,59 @@ impl Session {
         &self,
         command: &riot_extensions::commands::Command,
         args: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, CommandFileError> {
+        let name = || command.name.clone();
         let Some(file) = &command.file else {
-            return Err(format!("/{} has no file", command.name));
+            return Err(CommandFileError::NoFile { command: name() });
         };
-        let bytes = self.fs.read(file).await.map_err(|e| {
-            format!(
-                "/{} could not be read from {}: {e}",
-                command.name,
-                file.display()
-            )
+        let bytes = self
+            .fs
+            .read(file)
+            .await
+            .map_err(|source| CommandFileError::Read {
+                command: name(),
+                path: file.clone(),
+                source,
+            })?;
+        let text = String::from_utf8(bytes).map_err(|_| CommandFileError::NotUtf8 {
+            command: name(),
+            path: file.clone(),
         })?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| format!("/{}: {} is not UTF-8 text", command.name, file.display()))?;
-        let (_, body) = riot_extensions::frontmatter::parse::<serde_json::Value>(&text)
-            .map_err(|e| format!("/{}: {}: {e}", command.name, file.display()))?;
+        let (_, body) =
+            riot_extensions::frontmatter::parse::<serde_json::Value>(&text).map_err(|source| {
+                CommandFileError::FrontMatter {
+                    command: name(),
+                    path: file.clone(),
+                    source,
+                }
+            })?;
         Ok(riot_extensions::commands::expand(body, args))
     }
+}
+
+/// Why a command file's prompt cannot be had (a usage error of the turn).
+#[derive(Debug, thiserror::Error)]
+pub enum CommandFileError {
+    /// The command has no file behind it.
+    #[error("/{command} has no file")]
+    NoFile { command: String },
+    /// The file could not be read.
+    #[error("/{command} could not be read from {path}: {source}")]
+    Read {
+        command: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not UTF-8.
+    #[error("/{command}: {path} is not UTF-8 text")]
+    NotUtf8 { command: String, path: PathBuf },
+    /// Its front matter does not parse.
+    #[error("/{command}: {path}: {source}")]
+    FrontMatter {
+        command: String,
+        path: PathBuf,
+        #[source]
+        source: riot_extensions::frontmatter::FrontMatterError,
+    },
 }

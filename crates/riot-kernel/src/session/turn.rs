@@ -62,7 +62,8 @@ impl Session {
                             text = expanded;
                             model_for_turn = command.model.clone();
                         }
-                        Err(message) => {
+                        Err(problem) => {
+                            let message = problem.to_string();
                             for event in failed(self.deps.ids.as_ref(), ErrorKind::Usage, message) {
                                 yield event;
                             }

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use riot_extensions::extension_files::{self, Layout, Origin};
-use riot_extensions::frontmatter::{self, ToolList};
+use riot_extensions::frontmatter::{self, FrontMatterError, ToolList};
+use riot_protocol::permission::UnknownMode;
 use riot_protocol::{FileSystem, PermissionMode};
 use serde::Deserialize;
 
@@ -156,8 +157,33 @@ impl AgentCatalog {
     }
 }
 
-fn parse_agent(text: &str, file: &Path, origin: Origin) -> Result<AgentDefinition, String> {
-    let (front, body) = frontmatter::parse::<AgentFront>(text).map_err(|e| e.to_string())?;
+/// Why an agent file cannot be used; the message starts with the file
+/// line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentFileError {
+    /// The front matter does not parse.
+    #[error(transparent)]
+    FrontMatter(#[from] FrontMatterError),
+    /// The name is empty, too long or has other characters.
+    #[error("line {line}: the name `{name}` must be 1–64 lowercase letters, digits or hyphens")]
+    BadName { line: usize, name: String },
+    /// No description.
+    #[error("line {line}: a `description` is required: it is how the model picks the agent")]
+    NoDescription { line: usize },
+    /// A mode only the person may choose (bypass, unattended).
+    #[error("line {line}: `permission-mode: {mode}` cannot be set by an agent file")]
+    PersonalMode { line: usize, mode: String },
+    /// A mode Riot does not know.
+    #[error("line {line}: {source}")]
+    UnknownMode {
+        line: usize,
+        #[source]
+        source: UnknownMode,
+    },
+}
+
+fn parse_agent(text: &str, file: &Path, origin: Origin) -> Result<AgentDefinition, AgentFileError> {
+    let (front, body) = frontmatter::parse::<AgentFront>(text)?;
     let stem = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -169,17 +195,16 @@ fn parse_agent(text: &str, file: &Path, origin: Origin) -> Result<AgentDefinitio
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     {
-        return Err(format!(
-            "line {}: the name `{name}` must be 1–64 lowercase letters, digits or hyphens",
-            frontmatter::line_of(text, "name")
-        ));
+        return Err(AgentFileError::BadName {
+            line: frontmatter::line_of(text, "name"),
+            name,
+        });
     }
     let description = front.description.unwrap_or_default().trim().to_owned();
     if description.is_empty() {
-        return Err(format!(
-            "line {}: a `description` is required: it is how the model picks the agent",
-            frontmatter::line_of(text, "description")
-        ));
+        return Err(AgentFileError::NoDescription {
+            line: frontmatter::line_of(text, "description"),
+        });
     }
     let mode = match front.permission_mode.as_deref().map(str::trim) {
         None | Some("") => None,
@@ -187,17 +212,17 @@ fn parse_agent(text: &str, file: &Path, origin: Origin) -> Result<AgentDefinitio
             // A file may narrow what its agent does, never widen it past
             // asking: bypass and unattended are the person's to choose.
             Ok(PermissionMode::Bypass | PermissionMode::Unattended) => {
-                return Err(format!(
-                    "line {}: `permission-mode: {m}` cannot be set by an agent file",
-                    frontmatter::line_of(text, "permission-mode")
-                ));
+                return Err(AgentFileError::PersonalMode {
+                    line: frontmatter::line_of(text, "permission-mode"),
+                    mode: m.to_owned(),
+                });
             }
             Ok(mode) => Some(mode),
-            Err(e) => {
-                return Err(format!(
-                    "line {}: {e}",
-                    frontmatter::line_of(text, "permission-mode")
-                ));
+            Err(source) => {
+                return Err(AgentFileError::UnknownMode {
+                    line: frontmatter::line_of(text, "permission-mode"),
+                    source,
+                });
             }
         },
     };
@@ -241,12 +266,34 @@ mod tests {
             Origin::Project,
         )
         .unwrap_err();
+        assert_eq!(
+            err,
+            AgentFileError::PersonalMode {
+                line: 3,
+                mode: "bypass".into()
+            }
+        );
         assert!(
-            err.starts_with("line 3: `permission-mode: bypass` cannot be set"),
+            err.to_string()
+                .starts_with("line 3: `permission-mode: bypass` cannot be set"),
             "{err}"
         );
         let err = parse_agent("---\nname: x\n---\n", file, Origin::User).unwrap_err();
-        assert!(err.contains("a `description` is required"), "{err}");
+        assert!(
+            err.to_string().contains("a `description` is required"),
+            "{err}"
+        );
+        let err = parse_agent(
+            "---\ndescription: d\npermission-mode: sideways\n---\n",
+            file,
+            Origin::User,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, AgentFileError::UnknownMode { line: 3, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with("line 3: "), "{err}");
         let writer = parse_agent(
             "---\ndescription: d\ntools: [Read, Write]\n---\n",
             file,

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{ServerConfig, Transport, check_header, has_http_scheme};
+use super::{HeaderError, ServerConfig, Transport, check_header, has_http_scheme};
 
 /// A setting that could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -17,6 +17,13 @@ pub enum ExpandError {
     Unterminated { field: String },
     #[error("`{field}`: {message}")]
     Invalid { field: String, message: String },
+    /// A header that HTTP refuses once expanded.
+    #[error("`{field}`: {source}")]
+    Header {
+        field: String,
+        #[source]
+        source: HeaderError,
+    },
 }
 
 impl ServerConfig {
@@ -53,9 +60,9 @@ impl ServerConfig {
                     .map(|(k, v)| {
                         let field = format!("headers.{k}");
                         let value = expand(v, env, &field)?;
-                        check_header(k, &value).map_err(|message| ExpandError::Invalid {
+                        check_header(k, &value).map_err(|source| ExpandError::Header {
                             field: field.clone(),
-                            message,
+                            source,
                         })?;
                         Ok((k.clone(), value))
                     })
@@ -205,6 +212,22 @@ mod tests {
                 url: "https://example.com/mcp".into(),
                 headers: [("Authorization".to_owned(), "Bearer t0k".to_owned())].into(),
             }
+        );
+        let broken = ServerConfig::session(
+            "h",
+            Transport::Http {
+                url: "https://example.com/mcp".into(),
+                headers: [("X-A".to_owned(), "a\nb".to_owned())].into(),
+            },
+        );
+        let err = broken.expanded(&env()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`headers.X-A`: `headers`: the value of `X-A` contains characters HTTP does not allow (e.g. a newline)"
+        );
+        assert!(
+            matches!(err, ExpandError::Header { source: HeaderError::BadValue { ref name }, .. } if name == "X-A"),
+            "{err}"
         );
     }
 }

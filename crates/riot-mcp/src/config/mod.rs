@@ -199,45 +199,113 @@ pub fn parse(path: &Path, text: &str, scope: ConfigScope) -> ParsedServers {
                     path: Some(path.to_path_buf()),
                 });
             }
-            Err(message) => out.errors.push(error(message)),
+            Err(problem) => out.errors.push(error(problem.to_string())),
         }
     }
     out
 }
 
+/// What is wrong with one server's entry. The message follows the
+/// server's name (`…: MCP server `docs`: …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum EntryError {
+    /// The name cannot be a server name; says why.
+    #[error("{0}")]
+    BadName(String),
+    /// The entry is not a JSON object.
+    #[error("must be an object with `command` (stdio) or `url` (HTTP)")]
+    NotObject,
+    /// `disabled` is not a boolean.
+    #[error("`disabled` must be true or false")]
+    BadDisabled,
+    /// Neither `command`, `url` nor `type`.
+    #[error("needs `command` (a stdio server) or `url` (an HTTP server)")]
+    NoTransport,
+    /// `"type": "sse"`.
+    #[error(
+        "the deprecated SSE transport is not supported; use the server's streamable HTTP endpoint with \"type\": \"http\""
+    )]
+    Sse,
+    /// A `type` Riot does not know.
+    #[error("unknown `type` `{kind}`; use \"stdio\" or \"http\"")]
+    UnknownType { kind: String },
+    /// `type` is not a string.
+    #[error("`type` must be a string: \"stdio\" or \"http\"")]
+    TypeNotString,
+    /// `command` is empty or not a string.
+    #[error("`command` must be a non-empty string")]
+    BadCommand,
+    /// A stdio server without `command`.
+    #[error("a stdio server needs `command`")]
+    NoCommand,
+    /// `args` is not a list of strings.
+    #[error("`args` must be an array of strings")]
+    BadArgs,
+    /// `cwd` is not a string.
+    #[error("`cwd` must be a string")]
+    BadCwd,
+    /// `url` is not a string.
+    #[error("`url` must be a string")]
+    UrlNotString,
+    /// An HTTP server without `url`.
+    #[error("an HTTP server needs `url`")]
+    NoUrl,
+    /// A `url` that is not http(s) (and not a `${VAR}` either).
+    #[error("`url` must start with http:// or https:// (got `{url}`)")]
+    BadScheme { url: String },
+    /// A header HTTP would refuse.
+    #[error(transparent)]
+    Header(#[from] HeaderError),
+    /// A value of `env` or `headers` that is not a string.
+    #[error("`{key}`: the value of `{name}` must be a string")]
+    NotString { key: String, name: String },
+    /// `env` or `headers` is not an object.
+    #[error("`{key}` must be an object of strings")]
+    NotStringMap { key: String },
+}
+
+/// A header name or value HTTP does not accept.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    /// The name is not a valid header name.
+    #[error("`headers`: `{name}` is not a valid HTTP header name")]
+    BadName { name: String },
+    /// The value holds characters HTTP does not allow.
+    #[error(
+        "`headers`: the value of `{name}` contains characters HTTP does not allow (e.g. a newline)"
+    )]
+    BadValue { name: String },
+}
+
 type Entry = (Transport, bool, Vec<String>);
 
-fn parse_entry(name: &str, entry: &Value) -> Result<Entry, String> {
+fn parse_entry(name: &str, entry: &Value) -> Result<Entry, EntryError> {
     if let Some(why) = valid_server_name(name) {
-        return Err(why);
+        return Err(EntryError::BadName(why));
     }
     let Some(obj) = entry.as_object() else {
-        return Err("must be an object with `command` (stdio) or `url` (HTTP)".into());
+        return Err(EntryError::NotObject);
     };
     let disabled = match obj.get("disabled") {
         None => false,
         Some(Value::Bool(b)) => *b,
-        Some(_) => return Err("`disabled` must be true or false".into()),
+        Some(_) => return Err(EntryError::BadDisabled),
     };
     let kind = match obj.get("type") {
         None if obj.contains_key("command") => "stdio",
         None if obj.contains_key("url") => "http",
-        None => return Err("needs `command` (a stdio server) or `url` (an HTTP server)".into()),
+        None => return Err(EntryError::NoTransport),
         Some(Value::String(t)) => match t.as_str() {
             "stdio" => "stdio",
             "http" | "streamable-http" | "streamableHttp" => "http",
-            "sse" => {
-                return Err(
-                    "the deprecated SSE transport is not supported; use the server's streamable HTTP endpoint with \"type\": \"http\"".into(),
-                );
-            }
+            "sse" => return Err(EntryError::Sse),
             other => {
-                return Err(format!(
-                    "unknown `type` `{other}`; use \"stdio\" or \"http\""
-                ));
+                return Err(EntryError::UnknownType {
+                    kind: other.to_owned(),
+                });
             }
         },
-        Some(_) => return Err("`type` must be a string: \"stdio\" or \"http\"".into()),
+        Some(_) => return Err(EntryError::TypeNotString),
     };
     let (transport, known) = if kind == "stdio" {
         (parse_stdio(obj)?, STDIO_KEYS)
@@ -252,11 +320,11 @@ fn parse_entry(name: &str, entry: &Value) -> Result<Entry, String> {
     Ok((transport, disabled, unknown))
 }
 
-fn parse_stdio(obj: &Map<String, Value>) -> Result<Transport, String> {
+fn parse_stdio(obj: &Map<String, Value>) -> Result<Transport, EntryError> {
     let command = match obj.get("command") {
         Some(Value::String(c)) if !c.trim().is_empty() => c.clone(),
-        Some(_) => return Err("`command` must be a non-empty string".into()),
-        None => return Err("a stdio server needs `command`".into()),
+        Some(_) => return Err(EntryError::BadCommand),
+        None => return Err(EntryError::NoCommand),
     };
     let args = match obj.get("args") {
         None => Vec::new(),
@@ -264,14 +332,14 @@ fn parse_stdio(obj: &Map<String, Value>) -> Result<Transport, String> {
             .iter()
             .map(|a| a.as_str().map(str::to_owned))
             .collect::<Option<Vec<_>>>()
-            .ok_or("`args` must be an array of strings")?,
-        Some(_) => return Err("`args` must be an array of strings".into()),
+            .ok_or(EntryError::BadArgs)?,
+        Some(_) => return Err(EntryError::BadArgs),
     };
     let env = string_map(obj, "env")?;
     let cwd = match obj.get("cwd") {
         None => None,
         Some(Value::String(c)) => Some(c.clone()),
-        Some(_) => return Err("`cwd` must be a string".into()),
+        Some(_) => return Err(EntryError::BadCwd),
     };
     Ok(Transport::Stdio {
         command,
@@ -281,18 +349,16 @@ fn parse_stdio(obj: &Map<String, Value>) -> Result<Transport, String> {
     })
 }
 
-fn parse_http(obj: &Map<String, Value>) -> Result<Transport, String> {
+fn parse_http(obj: &Map<String, Value>) -> Result<Transport, EntryError> {
     let url = match obj.get("url") {
         Some(Value::String(u)) => u.clone(),
-        Some(_) => return Err("`url` must be a string".into()),
-        None => return Err("an HTTP server needs `url`".into()),
+        Some(_) => return Err(EntryError::UrlNotString),
+        None => return Err(EntryError::NoUrl),
     };
     // `${VAR}` may stand for the whole URL; the scheme is checked again
     // after expansion.
     if !url.starts_with("${") && !has_http_scheme(&url) {
-        return Err(format!(
-            "`url` must start with http:// or https:// (got `{url}`)"
-        ));
+        return Err(EntryError::BadScheme { url });
     }
     let headers = string_map(obj, "headers")?;
     for (key, value) in &headers {
@@ -307,31 +373,36 @@ pub(crate) fn has_http_scheme(url: &str) -> bool {
 }
 
 /// A header name and (unexpanded) value that HTTP accepts.
-pub(crate) fn check_header(name: &str, value: &str) -> Result<(), String> {
+pub(crate) fn check_header(name: &str, value: &str) -> Result<(), HeaderError> {
     if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-        return Err(format!(
-            "`headers`: `{name}` is not a valid HTTP header name"
-        ));
+        return Err(HeaderError::BadName {
+            name: name.to_owned(),
+        });
     }
     if http::HeaderValue::from_str(value).is_err() {
-        return Err(format!(
-            "`headers`: the value of `{name}` contains characters HTTP does not allow (e.g. a newline)"
-        ));
+        return Err(HeaderError::BadValue {
+            name: name.to_owned(),
+        });
     }
     Ok(())
 }
 
-fn string_map(obj: &Map<String, Value>, key: &str) -> Result<BTreeMap<String, String>, String> {
+fn string_map(obj: &Map<String, Value>, key: &str) -> Result<BTreeMap<String, String>, EntryError> {
     match obj.get(key) {
         None => Ok(BTreeMap::new()),
         Some(Value::Object(map)) => map
             .iter()
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k.clone(), s.clone())),
-                _ => Err(format!("`{key}`: the value of `{k}` must be a string")),
+                _ => Err(EntryError::NotString {
+                    key: key.to_owned(),
+                    name: k.clone(),
+                }),
             })
             .collect(),
-        Some(_) => Err(format!("`{key}` must be an object of strings")),
+        Some(_) => Err(EntryError::NotStringMap {
+            key: key.to_owned(),
+        }),
     }
 }
 
