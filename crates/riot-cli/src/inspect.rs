@@ -218,8 +218,7 @@ pub async fn config_show(shared: &SharedOptions, json_out: bool) -> i32 {
         loaded: &loaded,
         hooks: &hooks,
         // Which service WebSearch asks, or why it is not declared.
-        search: riot_kernel::web::search_backend(config, &env)
-            .map_err(Undeclared::WebSearch),
+        search: riot_kernel::web::search_backend(config, &env).map_err(Undeclared::WebSearch),
         // What the OS sandbox enforces for this project (probed).
         sandbox: kernel.session_sandbox(config, &cwd, &env),
         browser: browser_status(config),
@@ -492,8 +491,9 @@ fn browser_status(config: &riot_config::Config) -> Result<(std::path::PathBuf, b
         return Err(Undeclared::BrowserOff);
     }
     let options = match &config.browser {
-        Some(setting) => riot_config::browser_options(&setting.value)
-            .map_err(Undeclared::BrowserSetting)?,
+        Some(setting) => {
+            riot_config::browser_options(&setting.value).map_err(Undeclared::BrowserSetting)?
+        }
         None => riot_protocol::BrowserOptions::default(),
     };
     match options.executable {

@@ -127,6 +127,19 @@ impl KernelError {
     }
 }
 
+/// Why a tool stack has no model (an inspection command): there is no
+/// classifier, and a Task call fails saying why.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NoModel {
+    /// `riot permissions check` asks no model.
+    #[error("a permission check asks no model")]
+    PermissionCheck,
+    /// No endpoint could be made from the configuration (shared by the
+    /// stack's copies, so behind an `Arc`).
+    #[error(transparent)]
+    Unconfigured(std::sync::Arc<KernelError>),
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;

@@ -107,7 +107,7 @@ struct Shared {
     questions: Arc<crate::questions::Questions>,
     pending: crate::queue::PendingMessages,
     background: crate::background::BackgroundTasks,
-    cost: Arc<crate::cost::CostMeter>,
+    cost: Arc<riot_providers::meter::CostMeter>,
     /// Set by `prompt` before the operation is sent, cleared by the actor
     /// when the turn has ended and the session is settled.
     busy: AtomicBool,

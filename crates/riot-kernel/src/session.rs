@@ -99,7 +99,7 @@ pub struct Session {
     /// The session's language servers, asked to shut down when it ends.
     language_servers: Option<Arc<dyn riot_protocol::LanguageServers>>,
     /// What the session has cost (every request, main and side).
-    cost: Arc<crate::cost::CostMeter>,
+    cost: Arc<riot_providers::meter::CostMeter>,
     /// The side usage a resumed session's meter started from: what
     /// earlier processes spent.
     side_at_open: riot_protocol::Usage,
@@ -292,7 +292,7 @@ impl Session {
 
     /// The session's cost meter, to read the cost without the session (a
     /// handle, during a turn).
-    pub fn cost_meter(&self) -> Arc<crate::cost::CostMeter> {
+    pub fn cost_meter(&self) -> Arc<riot_providers::meter::CostMeter> {
         Arc::clone(&self.cost)
     }
 

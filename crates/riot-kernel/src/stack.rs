@@ -31,19 +31,6 @@ use riot_extensions::hooks::HookRunner;
 use riot_extensions::skills::SkillCatalog;
 use riot_tools::tools::todo_write::TodoList;
 
-/// Why a stack has no model (an inspection command): there is no
-/// classifier, and a Task call fails saying why.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum NoModel {
-    /// `riot permissions check` asks no model.
-    #[error("a permission check asks no model")]
-    PermissionCheck,
-    /// No endpoint could be made from the configuration (shared by the
-    /// stack's copies, so behind an `Arc`).
-    #[error(transparent)]
-    Unconfigured(Arc<KernelError>),
-}
-
 /// The model a stack's classifier and subagents ask.
 #[derive(Debug, Clone)]
 pub struct ModelAccess {
@@ -52,7 +39,7 @@ pub struct ModelAccess {
     pub model: SessionModel,
     /// Counts the classifier's and subagents' requests as the session's
     /// side requests (`None` for the inspection commands).
-    pub cost: Option<Arc<crate::cost::CostMeter>>,
+    pub cost: Option<Arc<riot_providers::meter::CostMeter>>,
 }
 
 impl ModelAccess {
@@ -62,7 +49,7 @@ impl ModelAccess {
         provider: Arc<dyn riot_protocol::Provider>,
     ) -> Arc<dyn riot_protocol::Provider> {
         match &self.cost {
-            Some(meter) => Arc::new(crate::cost::MeteredProvider::new(
+            Some(meter) => Arc::new(riot_providers::meter::MeteredProvider::new(
                 provider,
                 Arc::clone(meter),
             )),
@@ -87,7 +74,7 @@ pub struct StackOptions {
     pub file_state: Option<PathBuf>,
     /// `Err`: why there is no model (an inspection command without a
     /// configured endpoint): no classifier, and Task calls fail saying so.
-    pub model: Result<ModelAccess, NoModel>,
+    pub model: Result<ModelAccess, crate::error::NoModel>,
     /// The model's context window: MCP declarations over a tenth of it
     /// are deferred behind ToolSearch.
     pub context_window: u64,
@@ -393,7 +380,7 @@ impl Kernel {
     fn stack_subagents(
         &self,
         agents: AgentCatalog,
-        model: Result<ModelAccess, NoModel>,
+        model: Result<ModelAccess, crate::error::NoModel>,
         base: &StackBase,
         skills: &SkillCatalog,
         owner: &SessionId,

@@ -56,7 +56,7 @@ pub struct Subagents {
     pub catalog: AgentCatalog,
     /// `Err`: why there is no model to run one (the inspection commands
     /// without a configured endpoint); a Task call then fails saying so.
-    pub model: Result<SubagentModel, crate::stack::NoModel>,
+    pub model: Result<SubagentModel, crate::error::NoModel>,
     pub stack: StackBase,
     /// Riot's home: children's transcripts go to its `sessions/`.
     pub home: PathBuf,

@@ -12,9 +12,10 @@ use riot_protocol::{FileSystem, PermissionGate, PermissionMode, SessionId};
 use riot_store::LoadedSession;
 
 use crate::error::KernelError;
+use crate::error::NoModel;
 use crate::kernel::Kernel;
 use crate::runner::SessionRunner;
-use crate::stack::{ModelAccess, NoModel, StackOptions, ToolStack};
+use crate::stack::{ModelAccess, StackOptions, ToolStack};
 use crate::world::SessionModel;
 use riot_config::{Config, FlagLayer};
 

@@ -139,9 +139,9 @@ fn write_to(target: &mut Target, record: Record, creates: bool) -> Result<(), St
     }
 }
 
-impl crate::cost::CostLog for StoreSink {
+impl riot_providers::meter::CostLog for StoreSink {
     /// A model request's usage and cost, with the session's total so far.
-    fn request(&self, request: crate::cost::PricedRequest<'_>) {
+    fn request(&self, request: riot_providers::meter::PricedRequest<'_>) {
         let record = Record::Usage {
             at_ms: self.now(),
             model: request.model.to_owned(),
@@ -241,7 +241,7 @@ mod tests {
 
     #[test]
     fn each_priced_request_is_recorded_with_the_running_total() {
-        use crate::cost::{CostLog, PricedRequest};
+        use riot_providers::meter::{CostLog, PricedRequest};
         use riot_protocol::{SessionCost, Usage};
 
         let dir = tempfile::tempdir().unwrap();

@@ -46,6 +46,7 @@ pub mod config;
 pub mod decode;
 pub mod history;
 pub mod listing;
+pub mod meter;
 pub mod models;
 pub mod redact;
 pub mod relay;

@@ -28,7 +28,7 @@ struct Basics {
     provider: Arc<riot_providers::HttpProvider>,
     endpoint: Endpoint,
     capabilities: ModelCapabilities,
-    cost: Arc<crate::cost::CostMeter>,
+    cost: Arc<riot_providers::meter::CostMeter>,
     session_id: SessionId,
     shared_model: SessionModel,
     /// Where the session's file state is persisted.
@@ -171,7 +171,7 @@ impl Kernel {
         let capabilities =
             riot_protocol::Provider::capabilities(provider.as_ref(), &endpoint.model);
         // What the session costs: a resumed one goes on from its transcript.
-        let cost = Arc::new(crate::cost::CostMeter::new(
+        let cost = Arc::new(riot_providers::meter::CostMeter::new(
             provider.clone(),
             crate::cost::starting_cost(resumed),
         ));
@@ -355,7 +355,7 @@ impl Kernel {
         let provider = &basics.provider;
         let context = Arc::new(ContextManager::new(
             // Summaries are side requests.
-            Arc::new(crate::cost::MeteredProvider::new(
+            Arc::new(riot_providers::meter::MeteredProvider::new(
                 provider.clone(),
                 Arc::clone(&basics.cost),
             )),
@@ -371,7 +371,7 @@ impl Kernel {
             .small_model
             .as_ref()
             .map(|name| crate::vision::Describer {
-                provider: Arc::new(crate::cost::MeteredProvider::new(
+                provider: Arc::new(riot_providers::meter::MeteredProvider::new(
                     Arc::new(provider.for_background()),
                     Arc::clone(&basics.cost),
                 )),

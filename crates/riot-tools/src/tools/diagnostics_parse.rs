@@ -22,7 +22,7 @@ pub enum PatternError {
         "has no named group `{0}`: name the parts with (?P<file>…), (?P<line>…), (?P<col>…), (?P<severity>…), (?P<code>…), (?P<message>…)"
     )]
     MissingGroup(&'static str),
-    /// A group not in [`REGEX_GROUPS`].
+    /// A group other than `file`, `line`, `col`, `severity`, `code` and `message`.
     #[error("has a group `{0}` that means nothing here: use only {groups}", groups = REGEX_GROUPS.join(", "))]
     UnknownGroup(String),
 }
