@@ -18,7 +18,7 @@ use riot_kernel::{Kernel, SessionHandle};
 use riot_protocol::{CancelReason, FileSystem, SessionId};
 
 use crate::client_fs::EditorFs;
-use crate::error::kernel_error;
+use crate::error::{RequestError, SessionError, kernel_error};
 use crate::ext;
 use crate::mapping::ToolCalls;
 use crate::session_config::Shown;
@@ -40,10 +40,6 @@ mod turn;
 
 pub(crate) use serve::serve_on;
 pub use serve::serve_stdio;
-
-use riot_kernel::error::{
-    JSONRPC_INTERNAL_ERROR as INTERNAL_ERROR, JSONRPC_INVALID_PARAMS as INVALID_PARAMS,
-};
 
 /// What `riot acp` was started with: the kernel and the defaults every
 /// new session gets (docs/interfaces.md: provider options apply as defaults).
@@ -173,7 +169,7 @@ impl RiotAgent {
         lock(&self.sessions)
             .get(id)
             .cloned()
-            .ok_or_else(|| Error::new(INVALID_PARAMS, format!("unknown session `{id}`")))
+            .ok_or_else(|| SessionError::Unknown { id: id.to_owned() }.into())
     }
 
     fn cancel(&self, notification: &CancelNotification) {
@@ -295,17 +291,17 @@ impl RiotAgent {
     async fn files(&self, request: &ext::FilesRequest) -> Result<ext::FilesResponse, Error> {
         let cwd = PathBuf::from(&request.cwd);
         if !cwd.is_absolute() {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                format!("cwd {} is not an absolute path", cwd.display()),
-            ));
+            return Err(RequestError::RelativeCwd { cwd }.into());
         }
         let root = self
             .config
             .fs
             .canonicalize(&cwd)
             .await
-            .map_err(|e| Error::new(INVALID_PARAMS, format!("cwd {}: {e}", cwd.display())))?;
+            .map_err(|source| RequestError::Cwd {
+                cwd: cwd.clone(),
+                source,
+            })?;
         let limit = request.limit.unwrap_or(50).clamp(1, 500);
         let files = self
             .config
@@ -348,10 +344,7 @@ impl RiotAgent {
         let open = lock(&self.sessions).get(id).cloned();
         if let Some(slot) = open {
             if slot.session.is_running() {
-                return Err(Error::new(
-                    INVALID_PARAMS,
-                    format!("session `{id}` is running a prompt; stop it before deleting it"),
-                ));
+                return Err(SessionError::RunningOnDelete { id: id.clone() }.into());
             }
             lock(&self.sessions).remove(id);
             // Closed before the check below, which counts open sessions.
@@ -363,16 +356,13 @@ impl RiotAgent {
         let session_id = SessionId::new(id.clone());
         // Open by another client of this server (another window or tab).
         if self.config.kernel.is_open(&session_id) {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                format!("session `{id}` is open in another window; close it there first"),
-            ));
+            return Err(SessionError::OpenElsewhere { id: id.clone() }.into());
         }
         self.config
             .kernel
             .store()
             .delete(&session_id)
-            .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()))?;
+            .map_err(SessionError::Delete)?;
         tracing::info!(session = %id, "ACP: session deleted");
         Ok(())
     }
@@ -381,7 +371,7 @@ impl RiotAgent {
     async fn set_model(&self, request: &ext::SetModelRequest) -> Result<ext::DoneResponse, Error> {
         let model = request.model.trim();
         if model.is_empty() {
-            return Err(Error::new(INVALID_PARAMS, "the model name is empty"));
+            return Err(RequestError::EmptyModelName.into());
         }
         let slot = self.slot(&request.session_id)?;
         slot.session.set_model(model).await.map_err(kernel_error)?;

@@ -27,7 +27,8 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::{JsonRpcMessage, JsonRpcRequest, UntypedMessage};
 use serde_json::{Value, json};
 
-use super::{INTERNAL_ERROR, INVALID_PARAMS, RiotAgent, Slot, kernel_error, lock, reply, send};
+use super::{RiotAgent, Slot, kernel_error, lock, reply, send};
+use crate::error::{AuthError, InternalError, RequestError, SessionError};
 use crate::ext;
 use crate::mapping;
 use crate::session_config::{self, Shown};
@@ -117,13 +118,8 @@ impl JsonRpcRequest for EditorRequest {
 
 /// A typed result as the JSON the responder sends.
 fn as_json<T: serde::Serialize>(result: Result<T, Error>) -> Result<Value, Error> {
-    result.and_then(|r| {
-        serde_json::to_value(r).map_err(|e| Error::new(INTERNAL_ERROR, e.to_string()))
-    })
+    result.and_then(|r| serde_json::to_value(r).map_err(|e| InternalError::from(e).into()))
 }
-
-/// ACP's "authentication required" error code.
-pub(super) const AUTH_REQUIRED: i32 = -32000;
 
 /// The authentication method of a loopback endpoint: nothing to do.
 pub(super) const NO_KEY_METHOD: &str = "none";
@@ -162,11 +158,14 @@ pub(super) fn auth_methods() -> Vec<AuthMethod> {
 /// The permission mode a client asked for, if it is offered.
 pub(super) fn offered(wanted: &str) -> Result<PermissionMode, Error> {
     mapping::offered_mode(wanted).ok_or_else(|| {
-        let offered: Vec<&str> = mapping::OFFERED_MODES.iter().map(|m| m.as_str()).collect();
-        Error::new(
-            INVALID_PARAMS,
-            format!("unknown mode `{wanted}`; use one of {}", offered.join(", ")),
-        )
+        RequestError::UnknownMode {
+            wanted: wanted.to_owned(),
+            offered: mapping::OFFERED_MODES
+                .iter()
+                .map(|m| m.as_str().to_owned())
+                .collect(),
+        }
+        .into()
     })
 }
 
@@ -368,7 +367,7 @@ impl RiotAgent {
         let id = request.session_id.0.to_string();
         let slot = lock(&self.sessions)
             .remove(&id)
-            .ok_or_else(|| Error::new(INVALID_PARAMS, format!("session `{id}` is not open")))?;
+            .ok_or_else(|| SessionError::NotOpen { id: id.clone() })?;
         slot.shut().await;
         if let Some(worktree) = &slot.worktree {
             self.finish_worktree(worktree).await;
@@ -394,10 +393,7 @@ impl RiotAgent {
         let slot = self.slot(&request.session_id.0)?;
         let config_id = request.config_id.0.to_string();
         let SessionConfigOptionValue::ValueId { value } = &request.value else {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                format!("`{config_id}` takes one of its listed values, not a boolean"),
-            ));
+            return Err(RequestError::BooleanConfigValue { config_id }.into());
         };
         let value = value.0.to_string();
         match config_id.as_str() {
@@ -405,11 +401,11 @@ impl RiotAgent {
                 let current = slot.session.status().model;
                 let choices = session_config::model_choices(&slot.models, &current);
                 if !choices.iter().any(|c| c.id == value) {
-                    let ids: Vec<&str> = choices.iter().map(|c| c.id.as_str()).collect();
-                    return Err(Error::new(
-                        INVALID_PARAMS,
-                        format!("unknown model `{value}`; use one of {}", ids.join(", ")),
-                    ));
+                    return Err(RequestError::UnknownModel {
+                        model: value,
+                        offered: choices.iter().map(|c| c.id.clone()).collect(),
+                    }
+                    .into());
                 }
                 lock(&slot.shown).model.clone_from(&value);
                 slot.session.set_model(&value).await.map_err(kernel_error)?;
@@ -417,16 +413,10 @@ impl RiotAgent {
             session_config::THINKING => {
                 let model = slot.session.status().model;
                 if !slot.session.capabilities(&model).thinking {
-                    return Err(Error::new(
-                        INVALID_PARAMS,
-                        format!("`{model}` cannot think; `thinking` is not offered for it"),
-                    ));
+                    return Err(RequestError::NoThinking { model }.into());
                 }
                 let Some(level) = riot_protocol::ThinkingLevel::parse(&value) else {
-                    return Err(Error::new(
-                        INVALID_PARAMS,
-                        format!("unknown thinking level `{value}`; use off, low, medium or high"),
-                    ));
+                    return Err(RequestError::UnknownThinkingLevel { level: value }.into());
                 };
                 lock(&slot.shown).thinking = level;
                 slot.session
@@ -440,15 +430,10 @@ impl RiotAgent {
                 slot.session.set_mode(mode).await.map_err(kernel_error)?;
             }
             other => {
-                return Err(Error::new(
-                    INVALID_PARAMS,
-                    format!(
-                        "unknown config option `{other}`; use `{}`, `{}` or `{}`",
-                        session_config::MODEL,
-                        session_config::THINKING,
-                        session_config::MODE
-                    ),
-                ));
+                return Err(RequestError::UnknownConfigOption {
+                    option: other.to_owned(),
+                }
+                .into());
             }
         }
         Ok(SetSessionConfigOptionResponse::new(slot.options()))
@@ -498,10 +483,7 @@ impl RiotAgent {
             .iter()
             .find(|(p, _)| provider.starts_with(p))
             .map_or_else(|| key_method("anthropic"), |(p, _)| key_method(p));
-        Err(Error::new(
-            AUTH_REQUIRED,
-            format!("Riot has {problem}; authenticate with `{method}` to store one"),
-        ))
+        Err(AuthError::KeyMissing { problem, method }.into())
     }
 
     /// ACP `authenticate`: `<provider>-api-key` stores the key in
@@ -515,27 +497,21 @@ impl RiotAgent {
         let status = self.model_status(&self.home_cwd()).await;
         if method == NO_KEY_METHOD {
             return if status.key == KeyState::Missing {
-                Err(Error::new(
-                    AUTH_REQUIRED,
-                    "this endpoint needs an API key: authenticate with the provider's API-key method",
-                ))
+                Err(AuthError::KeyNeeded.into())
             } else {
                 Ok(AuthenticateResponse::new())
             };
         }
         let Some((provider, _)) = KEY_PROVIDERS.iter().find(|(p, _)| key_method(p) == method)
         else {
-            let known: Vec<String> = auth_methods()
-                .iter()
-                .map(|m| m.id().0.to_string())
-                .collect();
-            return Err(Error::new(
-                INVALID_PARAMS,
-                format!(
-                    "unknown authentication method `{method}`; use one of {}",
-                    known.join(", ")
-                ),
-            ));
+            return Err(AuthError::UnknownMethod {
+                method,
+                known: auth_methods()
+                    .iter()
+                    .map(|m| m.id().0.to_string())
+                    .collect(),
+            }
+            .into());
         };
         let key = request
             .meta
@@ -545,11 +521,8 @@ impl RiotAgent {
             .and_then(serde_json::Value::as_str)
             .map(str::trim)
             .filter(|k| !k.is_empty())
-            .ok_or_else(|| {
-                Error::new(
-                    INVALID_PARAMS,
-                    format!("`{method}` needs the key: send it as _meta.riot.apiKey"),
-                )
+            .ok_or_else(|| AuthError::KeyNotSent {
+                method: method.clone(),
             })?;
         // The configured endpoint when it is this provider's, else the
         // provider's default one.

@@ -16,10 +16,10 @@ use agent_client_protocol::{Client, Error};
 use riot_kernel::{Kernel, OpenOptions, ResumeFrom};
 use riot_protocol::{FileSystem, SessionId};
 
-use super::{INTERNAL_ERROR, INVALID_PARAMS, RiotAgent, Slot, editor, kernel_error, lock, send};
+use super::{RiotAgent, Slot, editor, kernel_error, lock, send};
 use crate::client_fs::ClientFs;
 use crate::client_terminal::EditorTerminals;
-use crate::error::RequestError;
+use crate::error::{InternalError, RequestError, SessionError};
 use crate::ext;
 use crate::mapping::{self, ToolCalls};
 use crate::session_config::Shown;
@@ -53,10 +53,7 @@ impl RiotAgent {
         worktree: Option<riot_worktree::Worktree>,
     ) -> Result<(String, Arc<Slot>), Error> {
         if !cwd.is_absolute() {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                format!("cwd {} is not an absolute path", cwd.display()),
-            ));
+            return Err(RequestError::RelativeCwd { cwd }.into());
         }
         // A saved session whose worktree was removed cannot open where it
         // worked: say so rather than that its directory is missing. One
@@ -69,7 +66,7 @@ impl RiotAgent {
                 .kernel
                 .session_worktree(id)
                 .await
-                .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()))?;
+                .map_err(SessionError::Worktree)?;
             if worktree.is_none() {
                 worktree = recorded;
             }
@@ -80,7 +77,10 @@ impl RiotAgent {
             .fs
             .canonicalize(&cwd)
             .await
-            .map_err(|e| Error::new(INVALID_PARAMS, format!("cwd {}: {e}", cwd.display())))?;
+            .map_err(|source| RequestError::Cwd {
+                cwd: cwd.clone(),
+                source,
+            })?;
         let (mcp_servers, refused) = mapping::mcp_servers(mcp_servers);
         for why in &refused {
             tracing::warn!("not starting an MCP server the client handed over: {why}");
@@ -245,10 +245,7 @@ impl RiotAgent {
             }
         };
         if slot.session.is_running() {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                format!("session `{id}` is running a prompt; load it when the turn ends"),
-            ));
+            return Err(SessionError::RunningOnLoad { id }.into());
         }
         let messages = slot.session.messages().await.map_err(kernel_error)?;
         let mut replay = ToolCalls::new(slot.cwd.clone());
@@ -280,7 +277,7 @@ impl RiotAgent {
             .kernel
             .store()
             .list()
-            .map_err(|e| Error::new(INTERNAL_ERROR, e.to_string()))?;
+            .map_err(InternalError::SessionList)?;
         let mut sessions = Vec::new();
         for s in summaries
             .into_iter()

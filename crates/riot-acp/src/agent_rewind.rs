@@ -5,7 +5,8 @@
 use agent_client_protocol::Error;
 use riot_kernel::checkpoints::RewindWhat;
 
-use super::{INVALID_PARAMS, RiotAgent, kernel_error};
+use super::{RiotAgent, kernel_error};
+use crate::error::{RequestError, SessionError};
 use crate::ext;
 
 impl RiotAgent {
@@ -16,10 +17,7 @@ impl RiotAgent {
     ) -> Result<ext::CheckpointsResponse, Error> {
         let slot = self.slot(&request.session_id)?;
         if slot.session.is_running() {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                "a turn is running in this session; ask for its checkpoints after the turn",
-            ));
+            return Err(SessionError::RunningOnCheckpoints.into());
         }
         let points = slot.session.rewind_points().await.map_err(kernel_error)?;
         Ok(ext::CheckpointsResponse {
@@ -40,17 +38,11 @@ impl RiotAgent {
         // Between turns only: a rewind waiting for a turn's end would hold
         // this request, and the turn may be waiting for this client.
         if slot.session.is_running() {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                "a turn is running in this session; cancel it or wait for its end, then rewind",
-            ));
+            return Err(SessionError::RunningOnRewind.into());
         }
         let what = match (request.files_only, request.conversation_only) {
             (true, true) => {
-                return Err(Error::new(
-                    INVALID_PARAMS,
-                    "filesOnly and conversationOnly exclude each other",
-                ));
+                return Err(RequestError::RewindBothOnly.into());
             }
             (true, false) => RewindWhat::FilesOnly,
             (false, true) => RewindWhat::ConversationOnly,
@@ -60,10 +52,7 @@ impl RiotAgent {
             (None, true) => slot.session.undo_rewind(request.force).await,
             (Some(to), false) => slot.session.rewind(to, what, request.force).await,
             _ => {
-                return Err(Error::new(
-                    INVALID_PARAMS,
-                    "give either `to` (the user message to rewind to, from _riot/checkpoints) or `undo: true`",
-                ));
+                return Err(RequestError::RewindTarget.into());
             }
         }
         .map_err(kernel_error)?;

@@ -16,8 +16,9 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 
-use super::{AcpConfig, INVALID_PARAMS, RiotAgent, Shutdown, editor, lock, reply};
+use super::{AcpConfig, RiotAgent, Shutdown, editor, lock, reply};
 use crate::client_fs::EditorFs;
+use crate::error::RequestError;
 use crate::ext::{self, ShutdownRequest, ShutdownResponse};
 
 /// The `initialize` response: Riot's capabilities, auth methods and
@@ -279,7 +280,7 @@ pub(crate) async fn serve_on(
                         .restart_mcp_server(project, &request.name)
                         .await
                         .map(|()| ext::McpRestartResponse { meta: None })
-                        .map_err(|e| Error::new(INVALID_PARAMS, e.to_string()))
+                        .map_err(|e| Error::from(RequestError::McpRestart(e)))
                 }
             ),
             agent_client_protocol::on_receive_request!(),

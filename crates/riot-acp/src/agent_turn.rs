@@ -14,8 +14,8 @@ use futures::StreamExt;
 use riot_kernel::KernelError;
 use riot_protocol::{AgentEvent, CancelReason, PermissionMode, StreamDelta, TerminalReason};
 
-use super::{INTERNAL_ERROR, INVALID_PARAMS, RiotAgent, Slot, editor, kernel_error, lock, send};
-use crate::error::RequestError;
+use super::{RiotAgent, Slot, kernel_error, lock, send};
+use crate::error::{RequestError, SessionError, TurnError};
 use crate::ext::{CompactionNotification, CompactionStatus, UsageNotification};
 use crate::mapping;
 
@@ -59,15 +59,12 @@ impl RiotAgent {
     ) -> Result<PromptResponse, Error> {
         let id = request.session_id.0.to_string();
         if self.stop.is_triggered() {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                "Riot is shutting down; it takes no new prompts",
-            ));
+            return Err(SessionError::ShuttingDownOnPrompt.into());
         }
         let slot = self.slot(&id)?;
         let (text, images) = mapping::prompt_text(&request.prompt).map_err(RequestError::from)?;
         if text.trim().is_empty() && images.is_empty() {
-            return Err(Error::new(INVALID_PARAMS, "the prompt is empty"));
+            return Err(RequestError::EmptyPrompt.into());
         }
         let mode_before = slot.session.status().mode;
         let events = slot
@@ -88,10 +85,7 @@ impl RiotAgent {
     ) -> Result<crate::background::DeliverResponse, Error> {
         let id = request.session_id.clone();
         if self.stop.is_triggered() {
-            return Err(Error::new(
-                INVALID_PARAMS,
-                "Riot is shutting down; it starts no new turns",
-            ));
+            return Err(SessionError::ShuttingDownOnDeliver.into());
         }
         let slot = self.slot(&id)?;
         let mode_before = slot.session.status().mode;
@@ -277,21 +271,28 @@ fn turn_response(reason: Option<TerminalReason>) -> Result<PromptResponse, Error
         None => {
             // The client's mistake (an unknown slash command) is
             // invalid params; anything else failed on Riot's side.
-            match &reason {
+            let failed = match reason {
                 TerminalReason::Error { error }
                     if error.kind == riot_protocol::ErrorKind::Usage =>
                 {
-                    Err(Error::new(INVALID_PARAMS, error.message.clone()))
+                    TurnError::Usage {
+                        message: error.message,
+                    }
                 }
                 // A refused key: the client can authenticate again.
                 TerminalReason::Error { error } if error.kind == riot_protocol::ErrorKind::Auth => {
-                    Err(Error::new(editor::AUTH_REQUIRED, error.message.clone()))
+                    TurnError::KeyRefused {
+                        message: error.message,
+                    }
                 }
-                TerminalReason::Error { error } => {
-                    Err(Error::new(INTERNAL_ERROR, error.message.clone()))
-                }
-                other => Err(Error::new(INTERNAL_ERROR, other.name())),
-            }
+                TerminalReason::Error { error } => TurnError::Failed {
+                    message: error.message,
+                },
+                other => TurnError::Ended {
+                    reason: other.name(),
+                },
+            };
+            Err(failed.into())
         }
     }
 }

@@ -38,7 +38,7 @@ pub const BACKGROUND_STOP: &str = "_riot/background_stop";
 pub const BACKGROUND_UPDATE: &str = "_riot/background_update";
 pub const DELIVER: &str = "_riot/deliver";
 
-use riot_kernel::error::JSONRPC_INVALID_PARAMS as INVALID_PARAMS;
+use crate::error::RequestError;
 
 /// `_riot/background`.
 #[derive(schemars::JsonSchema, Debug, Clone, Default, Serialize, Deserialize)]
@@ -228,27 +228,21 @@ pub(crate) fn stop(
     let id = request.id.as_str();
     let Some(task) = tasks.get(id) else {
         let known: Vec<String> = tasks.list().into_iter().map(|t| t.id).collect();
-        return Err(Error::new(
-            INVALID_PARAMS,
-            if known.is_empty() {
-                format!("there is no background task `{id}`: none was started in this session")
-            } else {
-                format!(
-                    "there is no background task `{id}` in this session; its tasks are {}",
-                    known.join(", ")
-                )
-            },
-        ));
+        let id = id.to_owned();
+        return Err(if known.is_empty() {
+            RequestError::NoBackgroundTasks { id }
+        } else {
+            RequestError::UnknownBackgroundTask { id, known }
+        }
+        .into());
     };
     if task.state != TaskState::Running || !tasks.stop(id) {
         let state = tasks.get(id).map_or(task.state, |t| t.state);
-        return Err(Error::new(
-            INVALID_PARAMS,
-            format!(
-                "background task `{id}` has already ended ({}); there is nothing to stop",
-                state.word()
-            ),
-        ));
+        return Err(RequestError::BackgroundTaskEnded {
+            id: id.to_owned(),
+            state: state.word(),
+        }
+        .into());
     }
     let task = tasks.get(id).unwrap_or(task);
     Ok(BackgroundStopResponse {

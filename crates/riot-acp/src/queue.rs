@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 pub const QUEUE: &str = "_riot/queue";
 pub const QUEUE_UPDATE: &str = "_riot/queue_update";
 
-use riot_kernel::error::JSONRPC_INVALID_PARAMS as INVALID_PARAMS;
+use crate::error::RequestError;
 
 /// What `_riot/queue` does.
 #[derive(
@@ -207,50 +207,45 @@ pub(crate) fn watch(
         }));
 }
 
-fn refused(message: String) -> Error {
-    Error::new(INVALID_PARAMS, message)
-}
-
 /// The waiting person's message `id`, or why it cannot be changed.
 fn changeable(session: &SessionHandle, id: Option<&str>, action: &str) -> Result<MessageId, Error> {
     let Some(id) = id else {
-        return Err(refused(format!(
-            "{action} needs the `id` of a queued message (from `_riot/queue`'s list)"
-        )));
+        return Err(RequestError::QueueNeedsId {
+            action: action.to_owned(),
+        }
+        .into());
     };
     let waiting = waiting(session.pending());
     match waiting.iter().find(|m| m.id == id) {
-        Some(m) if m.origin != "person" => Err(refused(format!(
-            "queued message `{id}` is a background task's result Riot queued for the agent; it cannot be edited or removed"
-        ))),
+        Some(m) if m.origin != "person" => {
+            Err(RequestError::QueuedByRiot { id: id.to_owned() }.into())
+        }
         Some(_) => Ok(MessageId::new(id)),
         None => Err(gone(id, &waiting)),
     }
 }
 
+/// Why the queued message `id` cannot be found: delivered or removed.
 fn gone(id: &str, waiting: &[QueuedMessage]) -> Error {
-    refused(if waiting.is_empty() {
-        format!(
-            "there is no queued message `{id}` in this session: it was delivered or removed, and nothing is queued now"
-        )
+    let id = id.to_owned();
+    if waiting.is_empty() {
+        RequestError::NothingQueued { id }
     } else {
-        format!(
-            "there is no queued message `{id}` in this session: it was delivered or removed; the queued ones are {}",
-            waiting
-                .iter()
-                .map(|m| format!("`{}`", m.id))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
+        RequestError::NotQueued {
+            id,
+            queued: waiting.iter().map(|m| m.id.clone()).collect(),
+        }
+    }
+    .into()
 }
 
 fn text_of(request: &QueueRequest, action: &str) -> Result<String, Error> {
     match request.text.as_deref() {
         Some(text) if !text.trim().is_empty() => Ok(text.to_owned()),
-        _ => Err(refused(format!(
-            "{action} needs the message's `text`, not empty"
-        ))),
+        _ => Err(RequestError::QueueNeedsText {
+            action: action.to_owned(),
+        }
+        .into()),
     }
 }
 

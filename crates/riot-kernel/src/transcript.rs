@@ -241,8 +241,8 @@ mod tests {
 
     #[test]
     fn each_priced_request_is_recorded_with_the_running_total() {
-        use riot_providers::meter::{CostLog, PricedRequest};
         use riot_protocol::{SessionCost, Usage};
+        use riot_providers::meter::{CostLog, PricedRequest};
 
         let dir = tempfile::tempdir().unwrap();
         let store = SessionStore::new(dir.path().join("sessions"));
