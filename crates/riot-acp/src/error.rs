@@ -12,7 +12,6 @@ use riot_kernel::KernelError;
 use riot_kernel::error::{JSONRPC_INTERNAL_ERROR, JSONRPC_INVALID_PARAMS};
 use riot_store::StoreError;
 
-use crate::ext::BadWorktreeAsk;
 use crate::mapping::UnsupportedContent;
 use crate::session_config;
 
@@ -432,6 +431,18 @@ impl From<InternalError> for Error {
 /// The kernel says which JSON-RPC code its error is (`KernelError::jsonrpc_code`).
 pub(crate) fn kernel_error(e: KernelError) -> Error {
     coded(e.jsonrpc_code(), &e)
+}
+
+/// `_meta.riot.worktree` of a `session/new` that is neither a name nor
+/// `true`: refused rather than opening the session in the project's own
+/// checkout.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "_meta.riot.worktree must be a worktree name (a string; \"\" for one Riot picks) or true, not {asked}; leave it out to work in the project itself"
+)]
+pub struct BadWorktreeAsk {
+    /// The value the client sent.
+    pub asked: serde_json::Value,
 }
 
 #[cfg(test)]

@@ -78,6 +78,7 @@ mod notifications;
 mod rewind;
 mod session;
 
+pub use crate::error::BadWorktreeAsk;
 pub use config::{ConfigRequest, ConfigResponse, ConfigSetRequest, WireKey};
 pub use mcp::{
     McpRestartRequest, McpRestartResponse, McpServerEntry, McpServersRequest, McpServersResponse,
@@ -89,8 +90,8 @@ pub use rewind::{
     CHECKPOINTS, CheckpointsRequest, CheckpointsResponse, REWIND, RewindRequest, RewindResponse,
 };
 pub use session::{
-    BadWorktreeAsk, FilesRequest, FilesResponse, SessionDeleteRequest, SessionRenameRequest,
-    SetModelRequest, add_worktree, listed_worktree, session_meta, worktree_asked,
+    FilesRequest, FilesResponse, SessionDeleteRequest, SessionRenameRequest, SetModelRequest,
+    add_worktree, listed_worktree, session_meta, worktree_asked,
 };
 
 pub const SHUTDOWN: &str = "_riot/shutdown";

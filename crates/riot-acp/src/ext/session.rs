@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{FILES, SESSION_DELETE, SESSION_RENAME, SET_MODEL};
+use crate::error::BadWorktreeAsk;
 use crate::rpc::{DoneResponse, riot_request};
 
 /// `_riot/files`: project files matching what follows an `@`.
@@ -90,18 +91,6 @@ pub fn session_meta(model: &str, sandbox: &str) -> Meta {
     let mut meta = Meta::new();
     meta.insert("riot".into(), json!({ "model": model, "sandbox": sandbox }));
     meta
-}
-
-/// `_meta.riot.worktree` of a `session/new` that is neither a name nor
-/// `true`: refused rather than opening the session in the project's own
-/// checkout.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error(
-    "_meta.riot.worktree must be a worktree name (a string; \"\" for one Riot picks) or true, not {asked}; leave it out to work in the project itself"
-)]
-pub struct BadWorktreeAsk {
-    /// The value the client sent.
-    pub asked: serde_json::Value,
 }
 
 /// The worktree a `session/new` asks for in `_meta.riot.worktree`: a
