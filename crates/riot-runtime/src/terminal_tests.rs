@@ -352,10 +352,13 @@ async fn an_exit_is_reported_while_a_process_left_behind_holds_the_terminal() {
     terms.subscribe(Arc::new(move |u: &TerminalUpdate| {
         let _ = tx.send(u.clone());
     }));
+    // The shell waits, through a fifo, until the child ignores SIGHUP:
+    // otherwise the hang-up the shell's exit sends the terminal's group
+    // could reach the child first, and nothing would be left behind.
     terms
         .open(spec(
             "left",
-            "(trap '' HUP; exec sleep 305) & echo started",
+            "mkfifo armed; (trap '' HUP; echo > armed; exec sleep 305) & read x < armed; echo started",
             dir.path(),
         ))
         .await

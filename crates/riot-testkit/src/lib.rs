@@ -41,7 +41,10 @@
 //!    using up a scripted reply, as often as it matches — and otherwise with
 //!    the next scripted [`Reply`]. A script that has run out answers 400 —
 //!    never a retryable status (docs/testing.md L4). The recorded request
-//!    names the rule that answered it ([`RecordedRequest::rule`]).
+//!    names the rule that answered it ([`RecordedRequest::rule`]). A rule
+//!    with `hold_until` answers only once a request whose body contains
+//!    that text has arrived, so two requests a test expects in flight
+//!    together are known to have been.
 //!
 //! ## Script format (JSON, also the `--script` file of the binary)
 //!
@@ -56,7 +59,8 @@
 //!   "context_window": 8192,
 //!   "models": ["claude-opus-4-1", "claude-haiku-4-5"],
 //!   "when": [
-//!     {"last_user_contains": "Do not call any tools", "reply": {"text": "<summary>…</summary>"}}
+//!     {"last_user_contains": "Do not call any tools", "reply": {"text": "<summary>…</summary>"}},
+//!     {"last_user_contains": "Explore alpha", "hold_until": "Explore beta", "reply": {"text": "…"}}
 //!   ],
 //!   "replies": [
 //!     {"text": "Hello"},

@@ -123,6 +123,13 @@ pub struct When {
     /// second request, whose last user message is that result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_contains: Option<String>,
+    /// When set, a matching request is answered only once some request
+    /// whose body (as JSON text) contains this has arrived — a meeting
+    /// point that makes "these two requests were in flight together"
+    /// something a test can rely on rather than a race it usually wins.
+    /// Until then (or until the server stops) the request waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_until: Option<String>,
     pub reply: Reply,
 }
 
@@ -276,6 +283,7 @@ impl Script {
         self.when.push(When {
             last_user_contains: text.into(),
             request_contains: None,
+            hold_until: None,
             reply,
         });
         self
@@ -287,6 +295,25 @@ impl Script {
         self.when.push(When {
             last_user_contains: String::new(),
             request_contains: Some(text.into()),
+            hold_until: None,
+            reply,
+        });
+        self
+    }
+
+    /// Like [`Script::when`], but a matching request is answered only
+    /// once a request whose body contains `until` has arrived (see
+    /// [`When::hold_until`]).
+    pub fn when_held(
+        mut self,
+        text: impl Into<String>,
+        until: impl Into<String>,
+        reply: Reply,
+    ) -> Self {
+        self.when.push(When {
+            last_user_contains: text.into(),
+            request_contains: None,
+            hold_until: Some(until.into()),
             reply,
         });
         self

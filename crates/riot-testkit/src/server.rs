@@ -56,12 +56,17 @@ struct Shared {
     requests: Vec<RecordedRequest>,
     /// Model listings asked for, kept apart from the model requests.
     listings: Vec<RecordedRequest>,
+    /// Every request body (as JSON text) as it arrived, before any answer:
+    /// what a held rule ([`crate::When::hold_until`]) waits to see.
+    arrived: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
 struct AppState {
     shared: Arc<Mutex<Shared>>,
     shutdown: watch::Receiver<bool>,
+    /// Bumped on every arrival, waking held requests to look again.
+    arrivals: Arc<watch::Sender<u64>>,
 }
 
 fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
@@ -91,11 +96,13 @@ impl MockServer {
             script,
             requests: Vec::new(),
             listings: Vec::new(),
+            arrived: Vec::new(),
         }));
         let (stop, shutdown) = watch::channel(false);
         let state = AppState {
             shared: Arc::clone(&shared),
             shutdown: shutdown.clone(),
+            arrivals: Arc::new(watch::channel(0).0),
         };
         let app = Router::new().fallback(handle).with_state(state);
         let mut signal = shutdown;
@@ -294,6 +301,7 @@ async fn handle(
         });
         return json_response(status, &answer);
     }
+    hold(&state, &parsed).await;
     {
         let mut shared = lock(&state.shared);
         let script = shared.script.clone();
@@ -319,6 +327,37 @@ async fn handle(
             peer,
         });
         response
+    }
+}
+
+/// Notes the request's arrival, then, when the rule that will answer it is
+/// held, waits until a request it waits for has arrived (or the server
+/// stops).
+async fn hold(state: &AppState, body: &Value) {
+    let until = {
+        let mut shared = lock(&state.shared);
+        shared.arrived.push(body.to_string());
+        let wire = shared.script.wire;
+        shared
+            .script
+            .when
+            .iter()
+            .find(|w| w.matches(wire, body))
+            .and_then(|w| w.hold_until.clone())
+    };
+    state.arrivals.send_modify(|n| *n += 1);
+    let Some(until) = until else { return };
+    let mut arrivals = state.arrivals.subscribe();
+    let mut shutdown = state.shutdown.clone();
+    let seen = |_: &u64| {
+        lock(&state.shared)
+            .arrived
+            .iter()
+            .any(|b| b.contains(until.as_str()))
+    };
+    tokio::select! {
+        _ = arrivals.wait_for(seen) => {}
+        _ = shutdown.wait_for(|stopped| *stopped) => {}
     }
 }
 

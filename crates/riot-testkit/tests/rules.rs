@@ -205,12 +205,14 @@ fn a_request_rule_matches_the_whole_body_and_both_conditions_must_hold() {
     let by_body = riot_testkit::When {
         last_user_contains: String::new(),
         request_contains: Some("ALPHA-CONTENT".into()),
+        hold_until: None,
         reply: Reply::Text("x".into()),
     };
     assert!(by_body.matches(Wire::Anthropic, &body));
     let both = riot_testkit::When {
         last_user_contains: "Explore alpha".into(),
         request_contains: Some("ALPHA-CONTENT".into()),
+        hold_until: None,
         reply: Reply::Text("x".into()),
     };
     assert!(
@@ -220,6 +222,7 @@ fn a_request_rule_matches_the_whole_body_and_both_conditions_must_hold() {
     let other = riot_testkit::When {
         last_user_contains: String::new(),
         request_contains: Some("BETA-CONTENT".into()),
+        hold_until: None,
         reply: Reply::Text("x".into()),
     };
     assert!(!other.matches(Wire::Anthropic, &body));
@@ -269,4 +272,50 @@ async fn the_alternate_role_rule_rejects_two_user_messages_in_a_row_without_usin
     assert_eq!(strict.remaining(), 1, "a rejection uses up no reply");
     let (status, reply) = post(&strict, "/v1/messages", &merged).await;
     assert_eq!((status, text_of(&reply)), (200, "merged is fine"));
+}
+
+#[tokio::test]
+async fn a_held_rule_answers_only_once_the_request_it_waits_for_has_arrived() {
+    let script = Script::new(Wire::Anthropic, vec![Reply::Text("in turn".into())])
+        .when_held("first", "second", Reply::Text("first answered".into()))
+        .when("second", Reply::Text("second answered".into()));
+    let server = std::sync::Arc::new(MockServer::start(script).await.unwrap());
+    let first = {
+        let server = std::sync::Arc::clone(&server);
+        tokio::spawn(async move {
+            post(
+                &server,
+                "/v1/messages",
+                &anthropic(json!([{"role": "user", "content": "first"}])),
+            )
+            .await
+        })
+    };
+    // Another request is answered meanwhile: the held one holds only itself.
+    let (status, other) = post(
+        &server,
+        "/v1/messages",
+        &anthropic(json!([{"role": "user", "content": "unrelated"}])),
+    )
+    .await;
+    assert_eq!((status, text_of(&other)), (200, "in turn"));
+    let mut first = first;
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(200), &mut first)
+            .await
+            .is_err(),
+        "no answer before `second` arrives"
+    );
+    let (status, second) = post(
+        &server,
+        "/v1/messages",
+        &anthropic(json!([{"role": "user", "content": "second"}])),
+    )
+    .await;
+    assert_eq!((status, text_of(&second)), (200, "second answered"));
+    let (status, answered) = first.await.unwrap();
+    assert_eq!((status, text_of(&answered)), (200, "first answered"));
+    let rules: Vec<Option<usize>> = server.requests().iter().map(|r| r.rule).collect();
+    assert_eq!(rules.len(), 3);
+    assert!(rules.contains(&Some(0)) && rules.contains(&Some(1)) && rules.contains(&None));
 }
