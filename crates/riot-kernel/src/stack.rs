@@ -503,7 +503,7 @@ fn tool_hooks(
     options: &StackOptions,
 ) -> Arc<dyn riot_protocol::ToolHooks> {
     match language_servers {
-        Some(servers) => Arc::new(crate::lsp::LspHooks::new(
+        Some(servers) => Arc::new(riot_tools::edit_feedback::LspHooks::new(
             hooks.clone(),
             Arc::clone(servers),
             options.cwd.clone(),

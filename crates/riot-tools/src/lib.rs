@@ -24,6 +24,7 @@
 //! ```
 
 mod diff;
+pub mod edit_feedback;
 mod encoding;
 mod freshness;
 pub mod project_files;
