@@ -121,13 +121,7 @@ impl RiotAgent {
         });
         editor::watch_options(cx.clone(), id.clone(), Arc::clone(&slot));
         super::questions::watch(cx.clone(), id.clone(), Arc::clone(&slot));
-        if lock(&self.wanted)
-            .iter()
-            .any(|m| m == crate::terminals::TERMINAL)
-        {
-            crate::terminals::watch(cx.clone(), id.clone(), &slot.session);
-        }
-        self.watch_parallel(cx, &id, &slot);
+        self.watch_updates(cx, &id, &slot);
         lock(&self.sessions).insert(id.clone(), Arc::clone(&slot));
         Ok((id, slot))
     }

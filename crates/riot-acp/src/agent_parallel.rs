@@ -1,6 +1,7 @@
 //! `_riot/queue`, `_riot/background` and `_riot/background_stop` on the
-//! open sessions, and their notifications for a client that asked for
-//! them (`crate::queue`, `crate::background`). A child module of
+//! open sessions, and the queue, background and terminal notifications
+//! for a client that asked for them (`crate::queue`, `crate::background`,
+//! `crate::terminals`). A child module of
 //! `agent.rs`, sharing its session table.
 
 use std::sync::Arc;
@@ -8,30 +9,49 @@ use std::sync::Arc;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error};
 
+use riot_kernel::SessionUpdate;
+
 use super::{RiotAgent, Slot, lock};
 use crate::{background, queue};
 
 impl RiotAgent {
-    /// Watches the new session's queue and background tasks for a client
-    /// that asked for their notifications.
-    pub(super) fn watch_parallel(&self, cx: &ConnectionTo<Client>, id: &str, slot: &Arc<Slot>) {
+    /// Sends the new session's queue, background task and terminal
+    /// changes as the notifications the client asked for, until the
+    /// session is closed on this connection (it may live on for another
+    /// opening of it, which watches anew).
+    pub(super) fn watch_updates(&self, cx: &ConnectionTo<Client>, id: &str, slot: &Arc<Slot>) {
         let wanted = lock(&self.wanted).clone();
-        if wanted.iter().any(|m| m == queue::QUEUE_UPDATE) {
-            queue::watch(
-                cx.clone(),
-                id.to_owned(),
-                &slot.session,
-                slot.closed.clone(),
-            );
+        let wants = |method: &str| wanted.iter().any(|m| m == method);
+        let (queued, tasks, terminals) = (
+            wants(queue::QUEUE_UPDATE),
+            wants(background::BACKGROUND_UPDATE),
+            wants(crate::terminals::TERMINAL),
+        );
+        if !(queued || tasks || terminals) {
+            return;
         }
-        if wanted.iter().any(|m| m == background::BACKGROUND_UPDATE) {
-            background::watch(
-                cx.clone(),
-                id.to_owned(),
-                &slot.session,
-                slot.closed.clone(),
-            );
-        }
+        let (cx, id, closed) = (cx.clone(), id.to_owned(), slot.closed.clone());
+        slot.session.watch_updates(Arc::new(move |update| {
+            if closed.is_cancelled() {
+                return false;
+            }
+            let sent = match update {
+                SessionUpdate::Queue(change) if queued => {
+                    cx.send_notification(queue::notification(&id, change))
+                }
+                SessionUpdate::Task(task) if tasks => {
+                    cx.send_notification(background::notification(&id, task))
+                }
+                SessionUpdate::Terminal(update) if terminals => {
+                    cx.send_notification(crate::terminals::notification(&id, update))
+                }
+                _ => Ok(()),
+            };
+            if let Err(e) = sent {
+                tracing::debug!(error = %e, "could not send a _riot notification");
+            }
+            true
+        }));
     }
 
     /// `_riot/queue`.

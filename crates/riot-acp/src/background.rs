@@ -26,11 +26,10 @@
 //! latest tool call it made; `result` its answer (or why it failed) once
 //! it ended.
 
-use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::Meta;
-use agent_client_protocol::{Client, Error};
-use riot_kernel::SessionHandle;
 use riot_kernel::background::{TaskState, TaskSummary};
+use riot_kernel::{SessionHandle, Stopper};
 use serde::{Deserialize, Serialize};
 
 pub const BACKGROUND: &str = "_riot/background";
@@ -181,37 +180,21 @@ pub struct BackgroundNotification {
     pub meta: Option<Meta>,
 }
 
-/// Sends the session's background task changes to the client until
-/// `closed`.
-pub(crate) fn watch(
-    cx: ConnectionTo<Client>,
-    session_id: String,
-    session: &SessionHandle,
-    closed: tokio_util::sync::CancellationToken,
-) {
-    session
-        .background()
-        .watch(std::sync::Arc::new(move |task: &TaskSummary| {
-            if closed.is_cancelled() {
-                return;
-            }
-            let notification = BackgroundNotification {
-                session_id: session_id.clone(),
-                task: task.clone().into(),
-                meta: None,
-            };
-            if let Err(e) = cx.send_notification(notification) {
-                tracing::debug!(error = %e, "could not send a _riot/background_update notification");
-            }
-        }));
+/// The `_riot/background_update` notification of `task` in session
+/// `session_id`.
+pub(crate) fn notification(session_id: &str, task: &TaskSummary) -> BackgroundNotification {
+    BackgroundNotification {
+        session_id: session_id.to_owned(),
+        task: task.clone().into(),
+        meta: None,
+    }
 }
 
 /// `_riot/background`.
 pub(crate) fn list(session: &SessionHandle) -> BackgroundResponse {
     BackgroundResponse {
         tasks: session
-            .background()
-            .list()
+            .tasks()
             .into_iter()
             .map(BackgroundTask::from)
             .collect(),
@@ -224,10 +207,9 @@ pub(crate) fn stop(
     session: &SessionHandle,
     request: &BackgroundStopRequest,
 ) -> Result<BackgroundStopResponse, Error> {
-    let tasks = session.background();
     let id = request.id.as_str();
-    let Some(task) = tasks.get(id) else {
-        let known: Vec<String> = tasks.list().into_iter().map(|t| t.id).collect();
+    let Some(task) = session.task(id) else {
+        let known: Vec<String> = session.tasks().into_iter().map(|t| t.id).collect();
         let id = id.to_owned();
         return Err(if known.is_empty() {
             RequestError::NoBackgroundTasks { id }
@@ -236,15 +218,15 @@ pub(crate) fn stop(
         }
         .into());
     };
-    if task.state != TaskState::Running || !tasks.stop(id) {
-        let state = tasks.get(id).map_or(task.state, |t| t.state);
+    if task.state != TaskState::Running || !session.stop_task(id, Stopper::Person) {
+        let state = session.task(id).map_or(task.state, |t| t.state);
         return Err(RequestError::BackgroundTaskEnded {
             id: id.to_owned(),
             state: state.word(),
         }
         .into());
     }
-    let task = tasks.get(id).unwrap_or(task);
+    let task = session.task(id).unwrap_or(task);
     Ok(BackgroundStopResponse {
         task: task.into(),
         meta: None,

@@ -25,9 +25,8 @@
 //! delivery turn for another result), and a client does not ask for a
 //! turn for it on its own.
 
-use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::Meta;
-use agent_client_protocol::{Client, Error};
 use riot_kernel::SessionHandle;
 use riot_kernel::queue::QueueChange;
 use riot_protocol::{Message, MessageId, MessageOrigin, UserBlock};
@@ -120,16 +119,10 @@ fn listed(messages: &[Message], held: &[MessageId]) -> Vec<QueuedMessage> {
         .collect()
 }
 
-/// What waits in `queue` now, held marks included.
-fn waiting(queue: &riot_kernel::queue::PendingMessages) -> Vec<QueuedMessage> {
-    let messages = queue.list();
-    let held: Vec<MessageId> = messages
-        .iter()
-        .map(Message::id)
-        .filter(|id| queue.is_held(id))
-        .cloned()
-        .collect();
-    listed(&messages, &held)
+/// What waits in `session`'s queue now, held marks included.
+fn waiting(session: &SessionHandle) -> Vec<QueuedMessage> {
+    let now = session.queued();
+    listed(&now.waiting, &now.held)
 }
 
 /// `_riot/queue`'s reply.
@@ -179,32 +172,14 @@ pub struct QueueNotification {
     pub meta: Option<Meta>,
 }
 
-/// Sends the session's queue changes to the client until `closed`.
-pub(crate) fn watch(
-    cx: ConnectionTo<Client>,
-    session_id: String,
-    session: &SessionHandle,
-    closed: tokio_util::sync::CancellationToken,
-) {
-    session
-        .pending()
-        .watch(std::sync::Arc::new(move |change: &QueueChange| {
-            // The session was closed on this connection; the queue may
-            // live on for another opening of it.
-            if closed.is_cancelled() {
-                return false;
-            }
-            let notification = QueueNotification {
-                session_id: session_id.clone(),
-                messages: listed(&change.waiting, &change.held),
-                delivered: listed(&change.delivered, &[]),
-                meta: None,
-            };
-            if let Err(e) = cx.send_notification(notification) {
-                tracing::debug!(error = %e, "could not send a _riot/queue_update notification");
-            }
-            true
-        }));
+/// The `_riot/queue_update` notification of `change` in session `session_id`.
+pub(crate) fn notification(session_id: &str, change: &QueueChange) -> QueueNotification {
+    QueueNotification {
+        session_id: session_id.to_owned(),
+        messages: listed(&change.waiting, &change.held),
+        delivered: listed(&change.delivered, &[]),
+        meta: None,
+    }
 }
 
 /// The waiting person's message `id`, or why it cannot be changed.
@@ -215,7 +190,7 @@ fn changeable(session: &SessionHandle, id: Option<&str>, action: &str) -> Result
         }
         .into());
     };
-    let waiting = waiting(session.pending());
+    let waiting = waiting(session);
     match waiting.iter().find(|m| m.id == id) {
         Some(m) if m.origin != "person" => {
             Err(RequestError::QueuedByRiot { id: id.to_owned() }.into())
@@ -254,31 +229,30 @@ pub(crate) fn handle(
     session: &SessionHandle,
     request: &QueueRequest,
 ) -> Result<QueueResponse, Error> {
-    let queue = session.pending();
     let mut response = QueueResponse::default();
     match request.action {
         QueueAction::List => {}
         QueueAction::Push => {
             let text = text_of(request, "push")?;
-            response.id = Some(queue.push(&text).to_string());
+            response.id = Some(session.queue(&text).to_string());
         }
         QueueAction::Edit => {
             let text = text_of(request, "edit")?;
             let id = changeable(session, request.id.as_deref(), "edit")?;
-            if !queue.edit(&id, &text) {
-                return Err(gone(id.as_str(), &waiting(queue)));
+            if !session.edit_queued(&id, &text) {
+                return Err(gone(id.as_str(), &waiting(session)));
             }
         }
         QueueAction::Remove => {
             let id = changeable(session, request.id.as_deref(), "remove")?;
-            if !queue.remove(&id) {
-                return Err(gone(id.as_str(), &waiting(queue)));
+            if !session.withdraw_queued(&id) {
+                return Err(gone(id.as_str(), &waiting(session)));
             }
         }
         QueueAction::Take => {
-            response.taken = Some(listed(&queue.take_all(), &[]));
+            response.taken = Some(listed(&session.take_queued(), &[]));
         }
     }
-    response.messages = waiting(queue);
+    response.messages = waiting(session);
     Ok(response)
 }

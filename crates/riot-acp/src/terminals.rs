@@ -4,11 +4,9 @@
 //! person's keys into a terminal (the agent's next read says so), and
 //! `_riot/terminal_resize` gives a terminal a new size.
 
-use agent_client_protocol::Client;
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::Meta;
 use riot_kernel::SessionHandle;
-use riot_protocol::{TerminalUpdate, Typist};
+use riot_protocol::TerminalUpdate;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -100,8 +98,7 @@ pub(crate) async fn resize(
         cols: request.cols,
     };
     let size = session
-        .terminals()
-        .resize(&request.name, size)
+        .resize_terminal(&request.name, size)
         .await
         .map_err(|e| {
             agent_client_protocol::Error::invalid_params().data(json!({"error": e.to_string()}))
@@ -112,21 +109,13 @@ pub(crate) async fn resize(
     })
 }
 
-/// Sends the session's terminal updates to the client from now on (the
-/// ones already open first).
-pub(crate) fn watch(cx: ConnectionTo<Client>, session_id: String, session: &SessionHandle) {
-    session
-        .terminals()
-        .subscribe(std::sync::Arc::new(move |update: &TerminalUpdate| {
-            let notification = TerminalNotification {
-                session_id: session_id.clone(),
-                update: update.clone(),
-                meta: None,
-            };
-            if let Err(e) = cx.send_notification(notification) {
-                tracing::debug!(error = %e, "could not send a _riot/terminal notification");
-            }
-        }));
+/// The `_riot/terminal` notification of `update` in session `session_id`.
+pub(crate) fn notification(session_id: &str, update: &TerminalUpdate) -> TerminalNotification {
+    TerminalNotification {
+        session_id: session_id.to_owned(),
+        update: update.clone(),
+        meta: None,
+    }
 }
 
 /// Types the person's input.
@@ -135,8 +124,7 @@ pub(crate) async fn write(
     request: &TerminalWriteRequest,
 ) -> Result<crate::rpc::DoneResponse, agent_client_protocol::Error> {
     session
-        .terminals()
-        .write(&request.name, request.input.as_bytes(), Typist::Person)
+        .write_terminal(&request.name, request.input.as_bytes())
         .await
         .map_err(|e| {
             agent_client_protocol::Error::invalid_params().data(json!({"error": e.to_string()}))

@@ -46,6 +46,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::session::{KernelError, Session};
 
+mod updates;
+pub use updates::{SessionUpdate, Stopper, UpdateSink};
+
 /// What a face sees of a session without asking the actor.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionStatus {
@@ -244,13 +247,6 @@ impl SessionHandle {
         &self.shared.skills
     }
 
-    /// The session's terminals: a face subscribes to watch them and
-    /// writes as [`riot_protocol::Typist::Person`] (docs/terminals.md).
-    /// They are killed when the session ends.
-    pub fn terminals(&self) -> &Arc<dyn riot_protocol::Terminals> {
-        &self.shared.terminals
-    }
-
     /// The session's questions for the person — permissions, AskUser's
     /// questions, plans to approve — in the order they are asked, each
     /// answered with [`answer`](Self::answer). Given once, to the face
@@ -386,22 +382,10 @@ impl SessionHandle {
     }
 
     /// Queues a message sent during a turn: the loop delivers it after
-    /// the pending tool results. Returns its id (to edit or withdraw it
-    /// through [`pending`](Self::pending)).
+    /// the pending tool results. Returns its id (to edit or withdraw it:
+    /// [`edit_queued`](Self::edit_queued)).
     pub fn queue(&self, text: &str) -> MessageId {
         self.shared.pending.push(text)
-    }
-
-    /// The queue of messages waiting for the running turn.
-    pub fn pending(&self) -> &crate::queue::PendingMessages {
-        &self.shared.pending
-    }
-
-    /// The session's background tasks (docs/parallel.md): a face lists
-    /// them, watches them and stops one, during a turn or between turns.
-    /// They stop when the session ends.
-    pub fn background(&self) -> &crate::background::BackgroundTasks {
-        &self.shared.background
     }
 
     /// Switches the permission mode: at once between turns, from the next

@@ -43,7 +43,7 @@ pub mod world;
 
 pub use error::KernelError;
 pub use gate::NobodyAnswers;
-pub use handle::{SessionHandle, SessionStatus, Turn};
+pub use handle::{SessionHandle, SessionStatus, SessionUpdate, Stopper, Turn, UpdateSink};
 pub use kernel::{Kernel, McpServerInfo};
 pub use questions::{Answer, Asker, Question, QuestionAsked, QuestionId};
 pub use session::{OpenOptions, ResumeFrom, Session};

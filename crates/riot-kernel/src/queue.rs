@@ -118,20 +118,33 @@ impl PendingMessages {
             .push(watcher);
     }
 
+    /// What waits now, held ones marked (nothing delivered).
+    pub fn now(&self) -> QueueChange {
+        let _order = self.watchers.in_order();
+        let waiting = self.list();
+        QueueChange {
+            held: self.held_of(&waiting),
+            waiting,
+            delivered: Vec::new(),
+        }
+    }
+
+    /// Which of `waiting` are held; what no longer waits is held no more.
+    fn held_of(&self, waiting: &[Message]) -> Vec<MessageId> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|id| waiting.iter().any(|m| m.id() == id));
+        waiting
+            .iter()
+            .map(Message::id)
+            .filter(|id| held.contains(*id))
+            .cloned()
+            .collect()
+    }
+
     /// Tells the watchers; `waiting` was read under the lock that made
     /// the change.
     fn changed(&self, waiting: Vec<Message>, delivered: Vec<Message>) {
-        let held = {
-            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-            // What no longer waits is held no more.
-            held.retain(|id| waiting.iter().any(|m| m.id() == id));
-            waiting
-                .iter()
-                .map(Message::id)
-                .filter(|id| held.contains(*id))
-                .cloned()
-                .collect()
-        };
+        let held = self.held_of(&waiting);
         let watchers = self
             .watchers
             .0

@@ -334,14 +334,14 @@ async fn a_background_write_that_would_be_asked_is_denied_with_the_reason() {
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
     // The parent's turn ended before the child's; wait for the child's
     // second request by asking TaskOutput's state through the session.
-    let tasks = fx.handle.background().clone();
+    let tasks = fx.handle.clone();
     for _ in 0..600 {
-        if tasks.get("bg_1").unwrap().state != riot_kernel::background::TaskState::Running {
+        if tasks.task("bg_1").unwrap().state != riot_kernel::background::TaskState::Running {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    let task = tasks.get("bg_1").unwrap();
+    let task = tasks.task("bg_1").unwrap();
     assert_eq!(
         task.state,
         riot_kernel::background::TaskState::Completed,
@@ -408,12 +408,12 @@ async fn closing_the_parent_stops_its_background_agent_and_its_command() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert!(running(), "the background agent's command never started");
-    let tasks = fx.handle.background().clone();
+    let tasks = fx.handle.clone();
     // …and closing the parent stops it and its command.
     fx.handle.close().await;
     for _ in 0..600 {
         if !running()
-            && tasks.get("bg_1").unwrap().state != riot_kernel::background::TaskState::Running
+            && tasks.task("bg_1").unwrap().state != riot_kernel::background::TaskState::Running
         {
             break;
         }
@@ -424,7 +424,7 @@ async fn closing_the_parent_stops_its_background_agent_and_its_command() {
         "the background agent's command outlived its session"
     );
     assert_eq!(
-        tasks.get("bg_1").unwrap().state,
+        tasks.task("bg_1").unwrap().state,
         riot_kernel::background::TaskState::Stopped
     );
 }
@@ -446,7 +446,7 @@ async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
     // The turn is over; the result waits in the queue as Riot's message.
     let mut waiting = Vec::new();
     for _ in 0..400 {
-        waiting = fx.handle.pending().list();
+        waiting = fx.handle.queued().waiting;
         if !waiting.is_empty() {
             break;
         }
@@ -454,8 +454,8 @@ async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
     }
     assert_eq!(waiting.len(), 1, "the background result was queued");
     // A face taking the person's queued messages never takes Riot's.
-    assert!(fx.handle.pending().take_all().is_empty());
-    assert_eq!(fx.handle.pending().list().len(), 1);
+    assert!(fx.handle.take_queued().is_empty());
+    assert_eq!(fx.handle.queued().waiting.len(), 1);
 
     // A prompt withdrawn by a stop before any answer gives it back.
     let before = fx.server.requests().len();
@@ -476,7 +476,7 @@ async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
         "the prompt to be stopped never reached the model"
     );
     assert!(
-        fx.handle.pending().list().is_empty(),
+        fx.handle.queued().waiting.is_empty(),
         "it went with the prompt"
     );
     assert!(fx.handle.cancel(riot_protocol::CancelReason::User));
@@ -485,11 +485,11 @@ async fn a_result_that_ends_after_the_turn_goes_with_the_next_prompt_once() {
         matches!(reason(&events), TerminalReason::Aborted { .. }),
         "{events:#?}"
     );
-    assert_eq!(fx.handle.pending().list().len(), 1, "it waits again");
+    assert_eq!(fx.handle.queued().waiting.len(), 1, "it waits again");
 
     let events = run_turn(&fx.handle, "SECOND-PROMPT what did it find?").await;
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
-    assert!(fx.handle.pending().list().is_empty());
+    assert!(fx.handle.queued().waiting.is_empty());
     let parents = parent_bodies(&fx.server, "PARENT-PROMPT");
     let last = parents.last().unwrap();
     let flat = flattened(last);
@@ -535,10 +535,10 @@ async fn an_idle_session_delivers_a_late_result_in_a_turn_of_its_own() {
     release(writer);
     // The child still runs: the wait returns once its result is queued.
     assert!(fx.handle.background_result().await);
-    assert_eq!(fx.handle.pending().list().len(), 1);
+    assert_eq!(fx.handle.queued().waiting.len(), 1);
     let events: Vec<AgentEvent> = fx.handle.deliver().unwrap().unwrap().collect().await;
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
-    assert!(fx.handle.pending().list().is_empty());
+    assert!(fx.handle.queued().waiting.is_empty());
     // Settled: nothing more will come.
     assert!(!fx.handle.background_result().await);
     assert!(fx.handle.deliver().unwrap().is_none());
@@ -633,15 +633,14 @@ async fn a_withdrawn_delivery_turn_leaves_the_prompts_rewind_numbers_alone() {
     // The result waits again, held: the person stopped the turn that
     // carried it, so it wakes nobody (the child has ended: nothing more
     // can come)…
-    let waiting = fx.handle.pending().list();
+    let waiting = fx.handle.queued().waiting;
     assert_eq!(waiting.len(), 1);
-    assert!(fx.handle.pending().is_held(waiting[0].id()));
-    assert!(!fx.handle.pending().riots_waking());
+    assert_eq!(fx.handle.queued().held, [waiting[0].id().clone()]);
     assert!(!fx.handle.background_result().await);
     // …and goes with the next prompt.
     let events = run_turn(&fx.handle, "SECOND-PROMPT write it").await;
     assert_eq!(reason(&events), TerminalReason::Completed, "{events:#?}");
-    assert!(fx.handle.pending().list().is_empty());
+    assert!(fx.handle.queued().waiting.is_empty());
     let second = fx.server.requests().last().unwrap().body.to_string();
     assert!(second.contains("SECOND-PROMPT write it") && second.contains("CHILD-ANSWER"));
     // The second prompt is still the second: its change is its own.

@@ -80,8 +80,8 @@ impl World {
 
 fn texts(handle: &SessionHandle) -> Vec<String> {
     handle
-        .pending()
-        .list()
+        .queued()
+        .waiting
         .iter()
         .map(|m| match m {
             Message::User(u) => match &u.content[..] {
@@ -114,7 +114,7 @@ async fn the_queue_is_shared_by_openings_and_outlives_the_last_one_while_message
     // Two openings, one queue.
     let kept = first.queue("check b too");
     assert_eq!(texts(&second), ["check b too"]);
-    assert!(second.pending().edit(&kept, "check b and d"));
+    assert!(second.edit_queued(&kept, "check b and d"));
     assert_eq!(texts(&first), ["check b and d"]);
 
     // The last opening closes with a message waiting: it is there when the
@@ -129,9 +129,56 @@ async fn the_queue_is_shared_by_openings_and_outlives_the_last_one_while_message
     other.close().await;
 
     // Taken, and closed with nothing waiting: the next opening starts empty.
-    assert_eq!(reopened.pending().take_all().len(), 1);
+    assert_eq!(reopened.take_queued().len(), 1);
     reopened.close().await;
     let last = world.open(Some(&id)).await;
     assert!(texts(&last).is_empty());
     last.close().await;
+}
+
+/// What a face watching the session sees of its queue: every change, in
+/// order, as one stream of updates, until it stops watching.
+#[tokio::test]
+async fn queue_changes_reach_a_watching_face_in_order_until_it_stops_watching() {
+    let world = World::new(vec![]).await;
+    let handle = world.open(None).await;
+    let seen: Arc<std::sync::Mutex<Vec<Vec<String>>>> = Arc::default();
+    let watching = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    {
+        let (seen, watching) = (Arc::clone(&seen), Arc::clone(&watching));
+        handle.watch_updates(Arc::new(move |update| {
+            if let riot_kernel::SessionUpdate::Queue(change) = update {
+                let texts = change
+                    .waiting
+                    .iter()
+                    .map(|m| match m {
+                        Message::User(u) => match &u.content[..] {
+                            [UserBlock::Text { text }] => text.clone(),
+                            other => panic!("{other:?}"),
+                        },
+                        other => panic!("{other:?}"),
+                    })
+                    .collect();
+                seen.lock().unwrap().push(texts);
+            }
+            watching.load(std::sync::atomic::Ordering::SeqCst)
+        }));
+    }
+    let a = handle.queue("a");
+    let b = handle.queue("b");
+    assert!(handle.edit_queued(&a, "a2"));
+    assert!(handle.withdraw_queued(&b));
+    assert!(!handle.withdraw_queued(&b), "b no longer waits");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [vec!["a"], vec!["a", "b"], vec!["a2", "b"], vec!["a2"]]
+    );
+    // The face stops watching: the change it is told last is the last.
+    watching.store(false, std::sync::atomic::Ordering::SeqCst);
+    handle.queue("c");
+    handle.queue("d");
+    assert_eq!(seen.lock().unwrap().len(), 5);
+    assert_eq!(handle.take_queued().len(), 3, "a2, c and d");
+    assert!(handle.queued().waiting.is_empty());
+    handle.close().await;
 }

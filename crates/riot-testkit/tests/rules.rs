@@ -275,6 +275,7 @@ async fn the_alternate_role_rule_rejects_two_user_messages_in_a_row_without_usin
 }
 
 #[tokio::test]
+#[allow(clippy::disallowed_methods)] // a real moment in which no answer may come
 async fn a_held_rule_answers_only_once_the_request_it_waits_for_has_arrived() {
     let script = Script::new(Wire::Anthropic, vec![Reply::Text("in turn".into())])
         .when_held("first", "second", Reply::Text("first answered".into()))

@@ -19,7 +19,7 @@ use futures::StreamExt;
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Size;
 use ratatui::{Terminal, TerminalOptions, Viewport};
-use riot_kernel::{KernelError, QuestionAsked, SessionHandle, SessionStatus, Turn};
+use riot_kernel::{KernelError, QuestionAsked, SessionHandle, SessionStatus, SessionUpdate, Turn};
 use riot_protocol::{
     AgentError, AgentEvent, ErrorKind, Message, SystemLevel, TerminalReason, UserBlock,
 };
@@ -39,7 +39,7 @@ mod wiring;
 use backend::{Pinned, Term};
 use frames::{Frames, draw_frame, terminal_event};
 use scrollback::promote;
-use terminals::{Writer, watch_terminals};
+use terminals::{Writer, watch_updates};
 use wiring::{ReadImages, Wiring};
 
 /// The shortest time between two frames of the live area.
@@ -293,19 +293,12 @@ async fn drive(
     let (images_tx, mut images_rx) = mpsc::unbounded_channel::<ReadImages>();
     let mut ticker = tokio::time::interval(FRAME);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut terminals_rx = watch_terminals(handle);
+    let mut updates_rx = watch_updates(handle);
     let mut writer = Writer::spawn(handle);
     // A background agent's result starts a turn by itself while idle,
     // until the session refuses one.
     let mut auto_deliver = true;
-    // Its background agents, read again each time one starts, makes a
-    // tool call or ends.
-    let background = handle.background().clone();
-    let (tasks_tx, mut tasks_rx) = mpsc::unbounded_channel::<()>();
-    background.watch(Arc::new(move |_| {
-        let _ = tasks_tx.send(());
-    }));
-    app.background(background.list());
+    app.background(handle.tasks());
     if let Some(prompt) = options.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
         app.submit_text(prompt);
     }
@@ -317,7 +310,6 @@ async fn drive(
                 images: &images_tx,
                 files: &files_tx,
                 writes: &writer.writes,
-                background: &background,
                 turn: &mut turn,
             }
             .apply(effect, app, terminal)
@@ -368,15 +360,19 @@ async fn drive(
                     frames.redraw_now();
                 }
             }
-            Some(()) = tasks_rx.recv() => {
-                if tasks_changed(&mut tasks_rx, &background, app) {
-                    frames.dirty = true;
-                }
-            }
-            update = terminals_rx.recv() => {
-                if let Some(update) = update {
-                    app.terminal(&update);
-                    frames.dirty = true;
+            update = updates_rx.recv() => {
+                match update {
+                    Some(SessionUpdate::Terminal(update)) => {
+                        app.terminal(&update);
+                        frames.dirty = true;
+                    }
+                    // A background agent started, made a call or ended.
+                    Some(SessionUpdate::Task(_)) => {
+                        if app.background(handle.tasks()) {
+                            frames.dirty = true;
+                        }
+                    }
+                    Some(SessionUpdate::Queue(_)) | None => {}
                 }
             }
             failed = writer.failed.recv() => {
@@ -463,17 +459,4 @@ fn show_status(status: &mut watch::Receiver<SessionStatus>, app: &mut App) {
     let s = status.borrow_and_update().clone();
     app.status(&s.model, s.mode);
     app.thinking_level(s.thinking);
-}
-
-/// Reads the background agents again after `changes` said they changed;
-/// whether the app's list of them changed.
-fn tasks_changed(
-    changes: &mut mpsc::UnboundedReceiver<()>,
-    background: &riot_kernel::background::BackgroundTasks,
-    app: &mut App,
-) -> bool {
-    // Changes come in bursts (a task's calls): one read for
-    // all that are waiting.
-    while changes.try_recv().is_ok() {}
-    app.background(background.list())
 }

@@ -77,8 +77,7 @@ pub(super) async fn run_turns(run: &Run<'_>, mut turn: Turn, out: &mut Outputs, 
 /// The ids of the session's background agents still running.
 fn running_agents(session: &SessionHandle) -> Vec<String> {
     session
-        .background()
-        .list()
+        .tasks()
         .into_iter()
         .filter(|t| t.state == riot_kernel::background::TaskState::Running)
         .map(|t| t.id)
@@ -110,7 +109,7 @@ fn tell_running_agents(running: &[String], waiting: bool) {
 fn stop_running_agents(session: &SessionHandle, ceiling_ms: u64) {
     let stopped = running_agents(session);
     for id in &stopped {
-        session.background().stop_for_riot(id);
+        session.stop_task(id, riot_kernel::Stopper::Riot);
     }
     let waited = ceiling_ms;
     let waited = if waited.is_multiple_of(1000) {

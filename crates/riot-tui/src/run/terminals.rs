@@ -1,21 +1,20 @@
-//! The session's terminals as the loop sees them: their updates as they
-//! come, and the person's keys written to them by a task of their own.
+//! The session as the loop watches it beside its turns: its updates as
+//! they come, and the person's keys written to its terminals by a task
+//! of their own.
 
 use std::sync::Arc;
 
-use riot_kernel::SessionHandle;
-use riot_protocol::{TerminalUpdate, Typist};
+use riot_kernel::{SessionHandle, SessionUpdate};
 use tokio::sync::mpsc;
 
-/// The session's terminals, as they change (the open ones first).
-pub(super) fn watch_terminals(handle: &SessionHandle) -> mpsc::UnboundedReceiver<TerminalUpdate> {
-    let (terminals_tx, terminals_rx) = mpsc::unbounded_channel::<TerminalUpdate>();
-    handle
-        .terminals()
-        .subscribe(Arc::new(move |update: &TerminalUpdate| {
-            let _ = terminals_tx.send(update.clone());
-        }));
-    terminals_rx
+/// The session's updates — its terminals (the open ones first), its
+/// background agents and its queue — as they come.
+pub(super) fn watch_updates(handle: &SessionHandle) -> mpsc::UnboundedReceiver<SessionUpdate> {
+    let (updates_tx, updates_rx) = mpsc::unbounded_channel::<SessionUpdate>();
+    handle.watch_updates(Arc::new(move |update: &SessionUpdate| {
+        updates_tx.send(update.clone()).is_ok()
+    }));
+    updates_rx
 }
 
 /// The person's keys for the terminals, written in order by a task of
@@ -35,10 +34,10 @@ impl Writer {
     pub(super) fn spawn(handle: &SessionHandle) -> Self {
         let (writes_tx, mut writes_rx) = mpsc::unbounded_channel::<(String, Vec<u8>)>();
         let (failed_tx, failed_rx) = mpsc::unbounded_channel::<String>();
-        let terminals = Arc::clone(handle.terminals());
+        let handle = handle.clone();
         let writer = tokio::spawn(async move {
             while let Some((name, input)) = writes_rx.recv().await {
-                if let Err(e) = terminals.write(&name, &input, Typist::Person).await {
+                if let Err(e) = handle.write_terminal(&name, &input).await {
                     let _ = failed_tx.send(format!("Terminal {name}: {e}"));
                 }
             }

@@ -7,7 +7,9 @@ use std::io::Write;
 use std::sync::Arc;
 
 use crossterm::terminal;
-use riot_kernel::{Answer, KernelError, Question, QuestionAsked, QuestionId, SessionHandle, Turn};
+use riot_kernel::{
+    Answer, KernelError, Question, QuestionAsked, QuestionId, SessionHandle, Stopper, Turn,
+};
 use riot_protocol::{
     AgentError, AgentEvent, CancelReason, ErrorKind, Message, SystemLevel, TerminalReason,
     UserBlock,
@@ -33,7 +35,6 @@ pub(super) struct Wiring<'a> {
     pub(super) images: &'a mpsc::UnboundedSender<ReadImages>,
     pub(super) files: &'a mpsc::UnboundedSender<(String, Vec<String>)>,
     pub(super) writes: &'a mpsc::UnboundedSender<(String, Vec<u8>)>,
-    pub(super) background: &'a riot_kernel::background::BackgroundTasks,
     pub(super) turn: &'a mut Option<Turn>,
 }
 
@@ -125,8 +126,8 @@ impl Wiring<'_> {
                 );
             }
             Effect::StopTask(id) => {
-                self.background.stop(&id);
-                app.background(self.background.list());
+                self.handle.stop_task(&id, Stopper::Person);
+                app.background(self.handle.tasks());
             }
             Effect::Bell => {
                 let out = &mut terminal.backend_mut().inner;
@@ -168,8 +169,7 @@ fn answer(handle: &SessionHandle, key: u64, answer: Answer) {
 /// session.
 fn take_queued(handle: &SessionHandle) -> Vec<String> {
     handle
-        .pending()
-        .take_all()
+        .take_queued()
         .iter()
         .filter_map(|m| match m {
             Message::User(u) => u.content.iter().find_map(|b| match b {
@@ -190,7 +190,7 @@ async fn fit_terminal(handle: &SessionHandle, app: &mut App, name: &str) -> std:
         rows: rows.saturating_sub(2),
         cols,
     };
-    match handle.terminals().resize(name, size).await {
+    match handle.resize_terminal(name, size).await {
         Ok(set) => app.hint(format!(
             "{name} is now {}×{}: its program was told.",
             set.cols, set.rows
