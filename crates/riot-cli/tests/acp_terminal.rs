@@ -493,7 +493,9 @@ async fn a_command_over_its_timeout_is_killed_in_the_editors_terminal_then_relea
             tool_call(
                 "call_slow_1",
                 "Bash",
-                json!({"command": "echo started; sleep 60", "timeout": 500}),
+                // Long enough that a loaded machine still prints `started`
+                // in the editor's terminal inside it.
+                json!({"command": "echo started; sleep 60", "timeout": 2000}),
             ),
             Reply::Text("It was too slow.".into()),
         ],
@@ -521,7 +523,7 @@ async fn a_command_over_its_timeout_is_killed_in_the_editors_terminal_then_relea
     assert_eq!(
         text,
         format!(
-            "started\nThe command timed out after 500 ms and was stopped (with everything it started); the output above is what it produced until then. Run long commands with a larger `timeout` (at most {}) or with run_in_background.",
+            "started\nThe command timed out after 2000 ms and was stopped (with everything it started); the output above is what it produced until then. Run long commands with a larger `timeout` (at most {}) or with run_in_background.",
             600_000
         )
     );

@@ -798,19 +798,20 @@ async fn slash_tasks_lists_a_running_background_agent_and_x_stops_it() {
     tmux.wait_for("╭ Background agents").await;
     tmux.wait_for("› bg_1 explore — look around · running · 0 calls")
         .await;
+    // Stopped only once it has asked the model (it starts on its own
+    // task: the list may show it first).
+    support::wait_until("the agent's request to reach the model", || {
+        requests(&server)
+            .iter()
+            .any(|b| b.to_string().contains("CHILD-STALL wait"))
+    })
+    .await;
     tmux.keys(&["x"]);
     tmux.wait_for("› bg_1 explore — look around · stopped · 0 calls")
         .await;
     tmux.keys(&["Escape"]);
     let pane = tmux.wait_for("shift+tab mode").await;
     assert!(!pane.contains("background (/tasks)"), "{pane}");
-    // The agent had asked the model and was waiting for its answer.
-    let reqs = requests(&server);
-    assert!(
-        reqs.iter()
-            .any(|b| b.to_string().contains("CHILD-STALL wait")),
-        "{reqs:#?}"
-    );
     // The person stopped it: its result waits for their next message
     // instead of starting a turn, and goes with it, once.
     let parents = |server: &MockServer| {

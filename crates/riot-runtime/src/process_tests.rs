@@ -113,7 +113,9 @@ async fn timeout_kills_the_whole_group_and_returns_output_so_far() {
         dir.path(),
         "echo started; sleep 60 & echo $! > grandchild.pid; wait",
     );
-    s.timeout_ms = Some(500);
+    // Long enough that a loaded machine still runs the script's first
+    // lines inside it.
+    s.timeout_ms = Some(2000);
     let out = RealProcessRunner::new()
         .run(s, CancellationToken::new(), None)
         .await
