@@ -16,9 +16,9 @@ use crate::{background, queue};
 
 impl RiotAgent {
     /// Sends the new session's queue, background task and terminal
-    /// changes as the notifications the client asked for, until the
-    /// session is closed on this connection (it may live on for another
-    /// opening of it, which watches anew).
+    /// changes as the notifications the client asked for; queue and task
+    /// changes until the session is closed on this connection (it may
+    /// live on for another opening of it, which watches anew).
     pub(super) fn watch_updates(&self, cx: &ConnectionTo<Client>, id: &str, slot: &Arc<Slot>) {
         let wanted = lock(&self.wanted).clone();
         let wants = |method: &str| wanted.iter().any(|m| m == method);
@@ -32,7 +32,11 @@ impl RiotAgent {
         }
         let (cx, id, closed) = (cx.clone(), id.to_owned(), slot.closed.clone());
         slot.session.watch_updates(Arc::new(move |update| {
-            if closed.is_cancelled() {
+            // Closed on this connection: the queue may live on for another
+            // opening of the session and its tasks are stopped, so this
+            // connection hears no more of them; the terminals' last updates
+            // (closed, as the session closes them) still go out.
+            if closed.is_cancelled() && !matches!(update, SessionUpdate::Terminal(_)) {
                 return false;
             }
             let sent = match update {

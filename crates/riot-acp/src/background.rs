@@ -1,7 +1,6 @@
 //! A session's background agents over ACP (docs/parallel.md): Task calls
 //! with `run_in_background`, listed and stopped through the session
-//! handle's [`BackgroundTasks`](riot_kernel::background::BackgroundTasks),
-//! during a turn or between turns.
+//! handle (`tasks`, `stop_task`), during a turn or between turns.
 //!
 //! - `_riot/background` (request, `{sessionId}`): the session's
 //!   background tasks, oldest first.

@@ -1,8 +1,7 @@
 //! A session's message queue over ACP (docs/design.md §5): what the person
-//! sends while a turn runs waits in the session handle's
-//! [`PendingMessages`](riot_kernel::queue::PendingMessages), not in the
-//! client, so it survives a page reload and every window shows the same
-//! queue.
+//! sends while a turn runs waits in the session (the handle's queue
+//! operations), not in the client, so it survives a page reload and every
+//! window shows the same queue.
 //!
 //! - `_riot/queue` (request, `{sessionId, action, id?, text?}`): `action`
 //!   is `list` (the default), `push` (`text`), `edit` (`id`, `text`),

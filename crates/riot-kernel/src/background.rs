@@ -10,8 +10,9 @@
 //! demand. They stop with their session: [`BackgroundGuard`], held by the
 //! session, cancels every one still running when the session is dropped.
 //! Faces list them and stop one through the session handle
-//! (`SessionHandle::background`), and [`watch`](BackgroundTasks::watch)
-//! them to hear when one starts, makes a tool call or ends.
+//! (`SessionHandle::tasks`, `stop_task`), and hear when one starts, makes
+//! a tool call or ends as a `SessionUpdate::Task`
+//! (`SessionHandle::watch_updates`).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};

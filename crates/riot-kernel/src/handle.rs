@@ -23,6 +23,11 @@
 //! - [`SessionHandle::status`] / [`SessionHandle::watch`] say whether a
 //!   turn runs and which mode and model hold, so no face needs its own copy
 //!   or a lock probe.
+//! - The queue, the background tasks and the terminals are reached only
+//!   through operations on the handle (`handle/updates.rs`), and a face
+//!   hears of their changes through [`SessionHandle::watch_updates`]; the
+//!   session's questions come out of [`SessionHandle::questions`] and go
+//!   back in with [`SessionHandle::answer`].
 //!
 //! When the last handle is dropped, a running turn is cancelled, runs to
 //! its end (results paired, transcript written) and the actor saves the

@@ -1,9 +1,11 @@
 //! Messages the person sends while a turn runs (docs/design.md §5): queued,
 //! editable and removable until the loop delivers them after the pending
 //! tool results; one queued after the final answer starts the next turn
-//! (the face submits it). Faces that show the queue (`_riot/queue` over
-//! ACP) [`watch`](PendingMessages::watch) it: each change tells them what
-//! waits, and what the loop has just delivered.
+//! (the face submits it). Faces reach it only through the session
+//! handle's queue operations, and hear of each change — what waits, and
+//! what the loop has just delivered — as a `SessionUpdate::Queue`
+//! (`SessionHandle::watch_updates`, which [`watch`](PendingMessages::watch)es
+//! it).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -23,7 +25,9 @@ pub struct QueueChange {
 }
 
 /// Told of every change of a queue, in the order the changes were made;
-/// called outside the queue's lock (it may read the queue, not change it).
+/// called outside the queue's lock but inside its ordering lock: it may
+/// read the queue (`list`, `now`), and must not change it (the change
+/// would wait for the one being told, forever).
 /// Returns whether it still watches: one that returns false is dropped
 /// (a client that went away).
 pub type QueueWatcher = Arc<dyn Fn(&QueueChange) -> bool + Send + Sync>;
@@ -118,14 +122,25 @@ impl PendingMessages {
             .push(watcher);
     }
 
-    /// What waits now, held ones marked (nothing delivered).
+    /// What waits now, held ones marked (nothing delivered). Changes
+    /// nothing and takes no ordering lock, so a watcher may call it: a
+    /// held mark is set before its message waits and cleared only after
+    /// it left.
     pub fn now(&self) -> QueueChange {
-        let _order = self.watchers.in_order();
         let waiting = self.list();
+        let held = {
+            let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            waiting
+                .iter()
+                .map(Message::id)
+                .filter(|id| held.contains(*id))
+                .cloned()
+                .collect()
+        };
         QueueChange {
-            held: self.held_of(&waiting),
             waiting,
             delivered: Vec::new(),
+            held,
         }
     }
 
@@ -202,6 +217,7 @@ impl PendingMessages {
     }
 
     /// Whether waiting message `id` is held.
+    #[cfg(test)]
     pub fn is_held(&self, id: &MessageId) -> bool {
         self.held
             .lock()

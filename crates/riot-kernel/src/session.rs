@@ -114,14 +114,15 @@ pub struct Session {
 }
 
 impl Session {
-    /// The session's background tasks (faces list them and stop them).
-    pub fn background_tasks(&self) -> &crate::background::BackgroundTasks {
+    /// The session's background tasks (faces reach them through the
+    /// handle's task operations and updates).
+    pub(crate) fn background_tasks(&self) -> &crate::background::BackgroundTasks {
         &self.background.0
     }
 
-    /// The session's terminals: faces watch them and type into them
-    /// (docs/terminals.md).
-    pub fn terminals(&self) -> &Arc<dyn riot_protocol::Terminals> {
+    /// The session's terminals (faces reach them through the handle's
+    /// terminal operations and updates; docs/terminals.md).
+    pub(crate) fn terminals(&self) -> &Arc<dyn riot_protocol::Terminals> {
         &self.terminals
     }
 
@@ -267,7 +268,7 @@ impl Session {
     /// The queue of messages sent while a turn runs. Clone the handle
     /// before starting a turn; messages pushed during it are delivered
     /// after the pending tool results.
-    pub fn pending(&self) -> crate::queue::PendingMessages {
+    pub(crate) fn pending(&self) -> crate::queue::PendingMessages {
         self.pending.clone()
     }
 

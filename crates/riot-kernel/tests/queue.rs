@@ -79,18 +79,18 @@ impl World {
 }
 
 fn texts(handle: &SessionHandle) -> Vec<String> {
-    handle
-        .queued()
-        .waiting
-        .iter()
-        .map(|m| match m {
-            Message::User(u) => match &u.content[..] {
-                [UserBlock::Text { text }] => text.clone(),
-                other => panic!("{other:?}"),
-            },
+    handle.queued().waiting.iter().map(text_of).collect()
+}
+
+/// The text of a queued message (one text block from the person).
+fn text_of(message: &Message) -> String {
+    match message {
+        Message::User(u) => match &u.content[..] {
+            [UserBlock::Text { text }] => text.clone(),
             other => panic!("{other:?}"),
-        })
-        .collect()
+        },
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -148,17 +148,7 @@ async fn queue_changes_reach_a_watching_face_in_order_until_it_stops_watching() 
         let (seen, watching) = (Arc::clone(&seen), Arc::clone(&watching));
         handle.watch_updates(Arc::new(move |update| {
             if let riot_kernel::SessionUpdate::Queue(change) = update {
-                let texts = change
-                    .waiting
-                    .iter()
-                    .map(|m| match m {
-                        Message::User(u) => match &u.content[..] {
-                            [UserBlock::Text { text }] => text.clone(),
-                            other => panic!("{other:?}"),
-                        },
-                        other => panic!("{other:?}"),
-                    })
-                    .collect();
+                let texts = change.waiting.iter().map(text_of).collect();
                 seen.lock().unwrap().push(texts);
             }
             watching.load(std::sync::atomic::Ordering::SeqCst)

@@ -86,12 +86,15 @@ fn pid_of(terms: &PtyTerminals, name: &str) -> u32 {
 async fn a_python_repl_is_written_to_and_read_back_as_a_rendered_screen() {
     let dir = tempfile::tempdir().unwrap();
     let terms = PtyTerminals::default();
-    let first = terms
+    let opened = terms
         .open(spec("py", "python3 -q", dir.path()))
         .await
         .unwrap();
+    assert!(opened.exit.is_none());
+    // A loaded machine may start Python after `open` stopped waiting for
+    // its first output: read until the prompt is there.
+    let first = screen_with(&terms, "py", ">>>").await;
     assert_eq!(first.screen, ">>>", "the prompt, trailing space trimmed");
-    assert!(first.exit.is_none());
 
     terms.write("py", b"6 * 7\r", Typist::Agent).await.unwrap();
     // The answer and the whole next prompt: Python may draw them apart.
@@ -239,6 +242,8 @@ async fn close_kills_the_whole_process_group() {
         .await
         .unwrap();
     let pgid = pid_of(&terms, "jobs");
+    // `started` comes after both sleeps were started.
+    screen_with(&terms, "jobs", "started").await;
     assert_eq!(group_members(pgid).len(), 3, "bash and two sleeps");
 
     let view = terms.close("jobs").await.unwrap();

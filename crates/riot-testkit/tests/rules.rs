@@ -292,7 +292,7 @@ async fn a_held_rule_answers_only_once_the_request_it_waits_for_has_arrived() {
             .await
         })
     };
-    // Another request is answered meanwhile: the held one holds only itself.
+    // A request no rule holds is answered at once, whatever waits.
     let (status, other) = post(
         &server,
         "/v1/messages",

@@ -27,7 +27,7 @@ const EDIT_TOOLS: &[(&str, &str)] = &[
 const COMMAND_TOOLS: &[&str] = &["Bash"];
 
 /// At most this many new diagnostics are listed after an edit.
-pub const MAX_LISTED: usize = 20;
+const MAX_LISTED: usize = 20;
 
 /// A session's tool hooks, then its language servers.
 #[derive(Debug)]
@@ -55,11 +55,6 @@ impl LspHooks {
             home,
             reported: Mutex::new(HashMap::new()),
         }
-    }
-
-    /// The language servers (to stop them when the session ends).
-    pub fn servers(&self) -> &Arc<dyn LanguageServers> {
-        &self.servers
     }
 
     /// The file a successful edit call changed, as the tool resolved it.
@@ -129,7 +124,7 @@ impl LspHooks {
 /// The errors in `after` that `before` did not have: told apart by code
 /// and message, not position (an edit above moves the old ones), counted
 /// (two identical errors where there was one is one new).
-pub fn new_errors(before: &[Diagnostic], after: &[Diagnostic]) -> Vec<Diagnostic> {
+fn new_errors(before: &[Diagnostic], after: &[Diagnostic]) -> Vec<Diagnostic> {
     let mut old: Vec<(&Option<String>, &str)> = before
         .iter()
         .map(|d| (&d.code, d.message.as_str()))

@@ -360,19 +360,19 @@ async fn drive(
                     frames.redraw_now();
                 }
             }
-            update = updates_rx.recv() => {
+            Some(update) = updates_rx.recv() => {
                 match update {
-                    Some(SessionUpdate::Terminal(update)) => {
+                    SessionUpdate::Terminal(update) => {
                         app.terminal(&update);
                         frames.dirty = true;
                     }
                     // A background agent started, made a call or ended.
-                    Some(SessionUpdate::Task(_)) => {
+                    SessionUpdate::Task(_) => {
                         if app.background(handle.tasks()) {
                             frames.dirty = true;
                         }
                     }
-                    Some(SessionUpdate::Queue(_)) | None => {}
+                    SessionUpdate::Queue(_) => {}
                 }
             }
             failed = writer.failed.recv() => {

@@ -1,15 +1,14 @@
 //! What a session holds beside its turns — the queue of messages waiting
 //! for the model, the background tasks, the terminals — reached only
-//! through the handle: operations in, one ordered stream of
-//! [`SessionUpdate`]s out. No face holds the queue, the task list or the
+//! through the handle: operations in, [`SessionUpdate`]s out, each kind
+//! in the order its changes happen. No face holds the queue, the task list or the
 //! terminals themselves.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use riot_protocol::{Message, MessageId, TerminalError, TerminalSize, TerminalUpdate, Typist};
 
-use super::SessionHandle;
+use super::{SessionHandle, lock};
 use crate::background::TaskSummary;
 use crate::queue::QueueChange;
 
@@ -25,10 +24,12 @@ pub enum SessionUpdate {
     Terminal(TerminalUpdate),
 }
 
-/// Told of every [`SessionUpdate`], in the order they happen; returns
-/// whether it still watches (a face that went away returns false and is
-/// told nothing more). Called from the task that made the change, so it
-/// must not block.
+/// Told of every [`SessionUpdate`]: the changes of each kind (the queue,
+/// the tasks, the terminals) in the order they happened. Returns whether
+/// it still watches that kind: told nothing more of it after returning
+/// false (a face that went away returns false to all). Called from the
+/// task or thread that made the change, so it must not block, nor change
+/// the queue (a queue change waits until the one being told is told).
 pub type UpdateSink = Arc<dyn Fn(&SessionUpdate) -> bool + Send + Sync>;
 
 /// Who stops a background task, which decides where its result goes.
@@ -42,33 +43,45 @@ pub enum Stopper {
     Riot,
 }
 
+/// One kind's hold on a sink, let go (with whatever the sink holds, such
+/// as a client's connection) once the sink stops watching that kind.
+struct Teller(Mutex<Option<UpdateSink>>);
+
+impl Teller {
+    fn new(sink: &UpdateSink) -> Self {
+        Self(Mutex::new(Some(Arc::clone(sink))))
+    }
+
+    /// Tells the sink, outside the hold's lock; whether it still watches.
+    fn tell(&self, update: SessionUpdate) -> bool {
+        let Some(sink) = lock(&self.0).clone() else {
+            return false;
+        };
+        let watching = sink(&update);
+        if !watching {
+            lock(&self.0).take();
+        }
+        watching
+    }
+}
+
 impl SessionHandle {
     /// Tells `sink` of every change of the queue, the background tasks and
-    /// the terminals from now on — the terminals already open first — in
-    /// the order they happen, until it returns false.
+    /// the terminals from now on — the terminals already open first — each
+    /// kind in the order its changes happen, until it returns false for
+    /// that kind (see [`UpdateSink`]).
     pub fn watch_updates(&self, sink: UpdateSink) {
-        let gone = Arc::new(AtomicBool::new(false));
-        let tell = move |update: SessionUpdate| {
-            if gone.load(Ordering::Acquire) {
-                return false;
-            }
-            let watching = sink(&update);
-            if !watching {
-                gone.store(true, Ordering::Release);
-            }
-            watching
-        };
-        let tell = Arc::new(tell);
-        let queue = Arc::clone(&tell);
+        let queue = Teller::new(&sink);
         self.shared.pending.watch(Arc::new(move |change| {
-            queue(SessionUpdate::Queue(change.clone()))
+            queue.tell(SessionUpdate::Queue(change.clone()))
         }));
-        let tasks = Arc::clone(&tell);
+        let tasks = Teller::new(&sink);
         self.shared.background.watch(Arc::new(move |task| {
-            tasks(SessionUpdate::Task(task.clone()));
+            tasks.tell(SessionUpdate::Task(task.clone()));
         }));
+        let terminals = Teller::new(&sink);
         self.shared.terminals.subscribe(Arc::new(move |update| {
-            tell(SessionUpdate::Terminal(update.clone()));
+            terminals.tell(SessionUpdate::Terminal(update.clone()));
         }));
     }
 
