@@ -585,15 +585,20 @@ async fn the_foreground_program_is_what_the_terminal_runs_now() {
     assert!(names.iter().any(|n| n == "python3"), "{names:?}");
     assert!(!names.iter().any(|n| n == "bash"), "{names:?}");
     terms.write("sh", b"exit()\r", Typist::Agent).await.unwrap();
-    let mut names = Vec::new();
+    // Until the shell takes the terminal back, its foreground group is
+    // the one Python left: no programs to report for a moment.
+    let mut now = riot_protocol::TerminalForeground::Unknown;
     for _ in 0..200 {
-        names = foreground_names(&terms, "sh");
-        if names == ["bash"] {
+        now = terms.foreground("sh");
+        if now == riot_protocol::TerminalForeground::Programs(vec!["bash".into()]) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(names, ["bash"]);
+    assert_eq!(
+        now,
+        riot_protocol::TerminalForeground::Programs(vec!["bash".into()])
+    );
 
     assert_eq!(
         terms.foreground("nope"),
