@@ -29,6 +29,13 @@ pub(super) async fn run_turns(run: &Run<'_>, mut turn: Turn, out: &mut Outputs, 
         if let Some(r) = out.report.as_mut() {
             r.finish();
         }
+        if run.interrupt.seen() && tally.reason() == TerminalReason::Completed {
+            // Ctrl-C as the turn ended: the run ends interrupted (exit
+            // 130), and its result says so rather than success.
+            tally.reason = Some(TerminalReason::Aborted {
+                by: riot_protocol::AbortSource::User,
+            });
+        }
         if tally.reason() != TerminalReason::Completed || run.interrupt.seen() || ceiling_passed {
             break;
         }
