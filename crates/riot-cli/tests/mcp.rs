@@ -99,7 +99,9 @@ async fn add_list_and_remove_manage_the_user_file_and_report_each_servers_status
     );
 
     let mut list = world.bare(&["mcp", "list", "--json"]);
-    list.env("RIOT_MCP_STARTUP_TIMEOUT_MS", "3000");
+    // Long enough for Node to start the ready server on a loaded
+    // machine; the silent one fails when it runs out.
+    list.env("RIOT_MCP_STARTUP_TIMEOUT_MS", "10000");
     let listed = run(list).await;
     assert_eq!(listed.code, Some(0), "{listed:?}");
     let rows: Vec<Value> = serde_json::from_str(&listed.stdout).unwrap();
@@ -114,7 +116,7 @@ async fn add_list_and_remove_manage_the_user_file_and_report_each_servers_status
         silent_row["reason"]
             .as_str()
             .unwrap()
-            .contains("did not answer `initialize` within 3 s (the startup timeout)"),
+            .contains("did not answer `initialize` within 10 s (the startup timeout)"),
         "{silent_row}"
     );
     let remote = row("remote");
