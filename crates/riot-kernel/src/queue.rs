@@ -12,6 +12,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use riot_core::MessageQueue;
 use riot_protocol::{IdGen, Message, MessageId, MessageOrigin, UserBlock, UserMessage};
 
+/// The ids of `waiting` that `held` marks, in queue order.
+fn marked(waiting: &[Message], held: &std::collections::HashSet<MessageId>) -> Vec<MessageId> {
+    waiting
+        .iter()
+        .map(Message::id)
+        .filter(|id| held.contains(*id))
+        .cloned()
+        .collect()
+}
+
 /// What a queue's watchers are told after each change.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueueChange {
@@ -128,15 +138,10 @@ impl PendingMessages {
     /// it left.
     pub fn now(&self) -> QueueChange {
         let waiting = self.list();
-        let held = {
-            let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-            waiting
-                .iter()
-                .map(Message::id)
-                .filter(|id| held.contains(*id))
-                .cloned()
-                .collect()
-        };
+        let held = marked(
+            &waiting,
+            &self.held.lock().unwrap_or_else(|e| e.into_inner()),
+        );
         QueueChange {
             waiting,
             delivered: Vec::new(),
@@ -148,12 +153,7 @@ impl PendingMessages {
     fn held_of(&self, waiting: &[Message]) -> Vec<MessageId> {
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         held.retain(|id| waiting.iter().any(|m| m.id() == id));
-        waiting
-            .iter()
-            .map(Message::id)
-            .filter(|id| held.contains(*id))
-            .cloned()
-            .collect()
+        marked(waiting, &held)
     }
 
     /// Tells the watchers; `waiting` was read under the lock that made
