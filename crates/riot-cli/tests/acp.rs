@@ -2504,6 +2504,18 @@ async fn a_client_watches_a_terminal_types_into_it_and_the_model_is_told() {
         .await;
     let (responses, _, _) = responses_to(&mut client, &[id]).await;
     assert_eq!(responses[0]["result"], json!({"rows": 5, "cols": 20}));
+    // Closing the session closes its terminals, and the client that
+    // watches them hears so before the close is answered.
+    let id = client
+        .send_request("session/close", json!({"sessionId": session_id}))
+        .await;
+    let (responses, _, extensions) = responses_to(&mut client, &[id]).await;
+    assert!(responses[0].get("error").is_none(), "{:?}", responses[0]);
+    assert!(
+        extensions.iter().any(|e| e["method"] == "_riot/terminal"
+            && e["params"]["update"] == json!({"type": "closed", "name": "py"})),
+        "{extensions:#?}"
+    );
     client.close().await;
     server.shutdown().await;
 }

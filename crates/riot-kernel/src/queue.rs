@@ -218,7 +218,7 @@ impl PendingMessages {
 
     /// Whether waiting message `id` is held.
     #[cfg(test)]
-    pub fn is_held(&self, id: &MessageId) -> bool {
+    pub(crate) fn is_held(&self, id: &MessageId) -> bool {
         self.held
             .lock()
             .unwrap_or_else(|e| e.into_inner())

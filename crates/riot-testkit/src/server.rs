@@ -147,9 +147,16 @@ impl MockServer {
         }
     }
 
-    /// Every request so far, in arrival order.
+    /// Every request answered so far, in the order they were answered:
+    /// arrival order, but for a request a held rule kept waiting.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared).requests.clone()
+    }
+
+    /// How many requests (all but model listings) have arrived, answered
+    /// or still held.
+    pub fn arrivals(&self) -> usize {
+        lock(&self.shared).arrived.len()
     }
 
     /// The model listings (`GET` of the models path) received so far.

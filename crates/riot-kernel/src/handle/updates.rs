@@ -1,8 +1,8 @@
 //! What a session holds beside its turns — the queue of messages waiting
 //! for the model, the background tasks, the terminals — reached only
-//! through the handle: operations in, [`SessionUpdate`]s out, each kind
-//! in the order its changes happen. No face holds the queue, the task list or the
-//! terminals themselves.
+//! through the handle: operations in, [`SessionUpdate`]s out, each kind in
+//! the order its changes happen. No face holds the queue, the task list
+//! or the terminals themselves.
 
 use std::sync::{Arc, Mutex};
 
